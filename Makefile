@@ -1,0 +1,16 @@
+# The test command of this repository is `make test` (see README.md).
+FUZZTIME ?= 3s
+
+.PHONY: test bench fuzz fmt
+
+test:
+	FUZZTIME=$(FUZZTIME) ./hack/test.sh
+
+bench:
+	@for m in $$(./hack/modules.sh); do (cd $$m && go test -run='^$$' -bench=. -benchmem ./...) || exit 1; done
+
+fuzz:
+	./hack/fuzz.sh $(FUZZTIME)
+
+fmt:
+	gofmt -w $$(git ls-files --cached --others --exclude-standard '*.go')

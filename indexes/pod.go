@@ -1,0 +1,91 @@
+package indexes
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Unknown is the index of a pod without a valid completion index annotation.
+const Unknown = -1
+
+// AnnotationError reports a pod annotation that is missing or cannot be used.
+type AnnotationError struct {
+	// Pod is "namespace/name" of the pod.
+	Pod string
+	// Key is the annotation key.
+	Key string
+	// Value is the annotation value as found ("" when missing).
+	Value string
+	// Reason says what is wrong.
+	Reason string
+}
+
+func (e *AnnotationError) Error() string {
+	return fmt.Sprintf("pod %s: annotation %s=%q: %s", e.Pod, e.Key, e.Value, e.Reason)
+}
+
+func podKey(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
+
+// PodIndex returns the completion index of a pod of an Indexed Job, read from the
+// annotation batch.kubernetes.io/job-completion-index only (as the upstream controller
+// does; the label of the same name is informational). A missing, non-numeric, negative
+// or larger than MaxInt32 value yields Unknown and an *AnnotationError naming the value,
+// so callers can log it; such a pod is a stray to remove. It does not allocate unless
+// it returns an error.
+func PodIndex(pod *corev1.Pod) (int, error) {
+	v, ok := pod.Annotations[batchv1.JobCompletionIndexAnnotation]
+	if !ok {
+		return Unknown, &AnnotationError{Pod: podKey(pod), Key: batchv1.JobCompletionIndexAnnotation, Reason: "missing"}
+	}
+	x, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || x < 0 {
+		return Unknown, &AnnotationError{Pod: podKey(pod), Key: batchv1.JobCompletionIndexAnnotation, Value: v, Reason: "not a non-negative 32-bit integer"}
+	}
+	return int(x), nil
+}
+
+// FailureCount is what a pod of an Indexed Job with backoffLimitPerIndex records about
+// the earlier pods of its index.
+type FailureCount struct {
+	// Failed counts the earlier failed pods of the index that counted towards
+	// backoffLimitPerIndex (annotation batch.kubernetes.io/job-index-failure-count).
+	Failed int32
+	// Ignored counts the earlier failed pods matched by an Ignore rule of the pod
+	// failure policy (annotation batch.kubernetes.io/job-index-ignored-failure-count).
+	Ignored int32
+}
+
+// PodFailureCount reads the failure-count annotations of a pod. A missing annotation
+// counts 0. A value that is not a non-negative 32-bit integer counts 0 and is reported in
+// the returned error (an *AnnotationError, or two joined), while the other annotation is
+// still read.
+func PodFailureCount(pod *corev1.Pod) (FailureCount, error) {
+	failed, err1 := readCount(pod, batchv1.JobIndexFailureCountAnnotation)
+	ignored, err2 := readCount(pod, batchv1.JobIndexIgnoredFailureCountAnnotation)
+	fc := FailureCount{Failed: failed, Ignored: ignored}
+	switch {
+	case err1 != nil && err2 != nil:
+		return fc, fmt.Errorf("%w; %w", err1, err2)
+	case err1 != nil:
+		return fc, err1
+	case err2 != nil:
+		return fc, err2
+	}
+	return fc, nil
+}
+
+func readCount(pod *corev1.Pod, key string) (int32, error) {
+	v, ok := pod.Annotations[key]
+	if !ok {
+		return 0, nil
+	}
+	x, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || x < 0 || x > math.MaxInt32 {
+		return 0, &AnnotationError{Pod: podKey(pod), Key: key, Value: v, Reason: "not a non-negative 32-bit integer"}
+	}
+	return int32(x), nil
+}
