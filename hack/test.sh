@@ -18,6 +18,8 @@ for mod in $(hack/modules.sh); do
 		go test -race -count=1 ./...
 	) || fail=1
 done
+echo "== README quick start"
+hack/readme-check.sh || fail=1
 [ "$fail" = 0 ] || { echo "FAIL"; exit 1; }
 hack/fuzz.sh "${FUZZTIME:-3s}"
 echo "PASS"

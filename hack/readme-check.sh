@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Compiles and runs the Go quick start in README.md (the block after the line
+# "<!-- quickstart -->"), so the README cannot drift from the API.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=$(mktemp -d "$PWD/.readme-check.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+awk '/<!-- quickstart -->/{f=1; next} f && /^```go/{g=1; next} g && /^```/{exit} g{print}' README.md >"$dir/main.go"
+if [ ! -s "$dir/main.go" ]; then
+	echo "README.md: no quick start block found after <!-- quickstart -->"
+	exit 1
+fi
+go run "./$(basename "$dir")"
