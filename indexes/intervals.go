@@ -24,7 +24,8 @@ func (iv Interval) Count() int { return iv.Last - iv.First + 1 }
 // Intervals is an ordered list of disjoint inclusive intervals. Intervals built by this
 // package are canonical: sorted, non-overlapping and non-adjacent (two intervals are
 // separated by at least one missing index), so equal sets have equal Intervals.
-// The nil value is the empty set. Methods never modify their receiver.
+// The nil value is the empty set, and every empty result of this package is nil.
+// Methods never modify their receiver, and their results never share memory with it.
 type Intervals []Interval
 
 // PartError describes one invalid comma-separated part of an interval string.
@@ -37,6 +38,7 @@ type PartError struct {
 	Reason string
 }
 
+// Error describes the part as `part <position> "<text>": <reason>`.
 func (e PartError) Error() string {
 	return fmt.Sprintf("part %d %q: %s", e.Position, e.Part, e.Reason)
 }
@@ -50,6 +52,7 @@ type ParseError struct {
 	Parts []PartError
 }
 
+// Error names the input (cut to 64 bytes) and up to five invalid parts.
 func (e *ParseError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "invalid index intervals %q: ", truncate(e.Input, 64))
@@ -105,7 +108,9 @@ func Parse(s string, limit int) (Intervals, error) {
 		limit = math.MaxInt32 + 1
 	}
 	var (
-		out      Intervals
+		// One interval per part at most; one allocation beats growing a list of
+		// 100,000 intervals step by step.
+		out      = make(Intervals, 0, strings.Count(s, ",")+1)
 		errs     []PartError
 		unsorted Intervals // parts that came out of order; merged at the end
 		prevLast = -1
@@ -150,6 +155,11 @@ func Parse(s string, limit int) (Intervals, error) {
 	}
 	if len(unsorted) > 0 {
 		out = out.Union(normalize(unsorted))
+	}
+	if len(out) == 0 || cap(out) > 2*len(out)+8 {
+		// Most parts merged or were dropped: do not keep the oversized array alive.
+		// (clone also turns an empty result into nil.)
+		out = clone(out)
 	}
 	if len(errs) > 0 {
 		return out, &ParseError{Input: s, Parts: errs}
@@ -213,17 +223,21 @@ func normalize(ivs Intervals) Intervals {
 	return out
 }
 
-// FromIndexes builds canonical Intervals from indexes in any order; duplicates and
-// negative values are ignored.
+// FromIndexes builds canonical Intervals from indexes in any order; duplicates are
+// merged, and negative values and values above math.MaxInt32 (which no completion index
+// can take) are ignored. It runs in O(n log n) and never modifies xs.
 func FromIndexes(xs []int) Intervals {
 	ivs := make(Intervals, 0, len(xs))
 	for _, x := range xs {
-		if x >= 0 {
+		if validIndex(x) {
 			ivs = append(ivs, Interval{First: x, Last: x})
 		}
 	}
 	return normalize(ivs)
 }
+
+// validIndex reports whether x can be a completion index: the API stores them as int32.
+func validIndex(x int) bool { return x >= 0 && x <= math.MaxInt32 }
 
 // String writes the canonical status form: a single index as "a", two consecutive
 // indexes as "a,b" and three or more as "a-c", joined by commas. The empty set is "".
@@ -275,10 +289,10 @@ func (ivs Intervals) Count() int {
 // Union returns the canonical union of two sets in O(len(a)+len(b)).
 func (ivs Intervals) Union(other Intervals) Intervals {
 	if len(other) == 0 {
-		return slices.Clone(ivs)
+		return clone(ivs)
 	}
 	if len(ivs) == 0 {
-		return slices.Clone(other)
+		return clone(other)
 	}
 	out := make(Intervals, 0, len(ivs)+len(other))
 	push := func(iv Interval) {
@@ -301,19 +315,24 @@ func (ivs Intervals) Union(other Intervals) Intervals {
 	return out
 }
 
-// WithSorted returns the set with the indexes of xs added. xs must be sorted in
-// increasing order (duplicates allowed); negative values are ignored. It runs in
-// O(len(ivs)+len(xs)).
+// WithSorted returns the set with the indexes of xs added. xs should be sorted in
+// increasing order (duplicates allowed), which makes it run in O(len(ivs)+len(xs));
+// unsorted xs are still handled correctly, in O(len(xs) log len(xs)) more. Negative
+// values and values above math.MaxInt32 are ignored.
 func (ivs Intervals) WithSorted(xs []int) Intervals {
 	if len(xs) == 0 {
-		return slices.Clone(ivs)
+		return clone(ivs)
 	}
 	add := make(Intervals, 0, len(xs))
 	for _, x := range xs {
-		if x < 0 {
+		if !validIndex(x) {
 			continue
 		}
-		if n := len(add); n > 0 && x <= add[n-1].Last+1 {
+		n := len(add)
+		if n > 0 && x < add[n-1].First {
+			return ivs.Union(FromIndexes(xs))
+		}
+		if n > 0 && x <= add[n-1].Last+1 {
 			add[n-1].Last = max(add[n-1].Last, x)
 			continue
 		}
@@ -352,11 +371,25 @@ func (ivs Intervals) Trim(limit int) Intervals {
 		}
 		return 1
 	})
-	out := slices.Clone(ivs[:i])
-	if i < len(ivs) && ivs[i].First < limit {
+	partial := i < len(ivs) && ivs[i].First < limit
+	if i == 0 && !partial {
+		return nil
+	}
+	out := make(Intervals, i, i+1)
+	copy(out, ivs[:i])
+	if partial {
 		out = append(out, Interval{First: ivs[i].First, Last: limit - 1})
 	}
 	return out
+}
+
+// clone copies ivs; the copy of an empty set is nil, so that equal sets stay equal
+// under reflect.DeepEqual and cmp.Diff.
+func clone(ivs Intervals) Intervals {
+	if len(ivs) == 0 {
+		return nil
+	}
+	return slices.Clone(ivs)
 }
 
 // All iterates over every index of the set in increasing order.

@@ -24,6 +24,7 @@ type AnnotationError struct {
 	Reason string
 }
 
+// Error names the pod, the annotation, its value and the reason.
 func (e *AnnotationError) Error() string {
 	return fmt.Sprintf("pod %s: annotation %s=%q: %s", e.Pod, e.Key, e.Value, e.Reason)
 }
@@ -41,11 +42,43 @@ func PodIndex(pod *corev1.Pod) (int, error) {
 	if !ok {
 		return Unknown, &AnnotationError{Pod: podKey(pod), Key: batchv1.JobCompletionIndexAnnotation, Reason: "missing"}
 	}
-	x, err := strconv.ParseInt(v, 10, 32)
-	if err != nil || x < 0 {
+	x, ok := parseIndexAnnotation(v)
+	if !ok {
 		return Unknown, &AnnotationError{Pod: podKey(pod), Key: batchv1.JobCompletionIndexAnnotation, Value: v, Reason: "not a non-negative 32-bit integer"}
 	}
-	return int(x), nil
+	return x, nil
+}
+
+// podIndex is PodIndex without the error, for loops over many pods.
+func podIndex(pod *corev1.Pod) int {
+	x, ok := parseIndexAnnotation(pod.Annotations[batchv1.JobCompletionIndexAnnotation])
+	if !ok {
+		return Unknown
+	}
+	return x
+}
+
+// parseIndexAnnotation accepts what strconv.ParseInt accepts (upstream reads the
+// annotation with strconv.Atoi, so "+3" is 3) within [0, MaxInt32]. Values that are
+// plainly not numbers are turned away before ParseInt, whose error allocates.
+func parseIndexAnnotation(v string) (int, bool) {
+	digits := v
+	if digits != "" && (digits[0] == '+' || digits[0] == '-') {
+		digits = digits[1:]
+	}
+	if digits == "" {
+		return Unknown, false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return Unknown, false
+		}
+	}
+	x, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || x < 0 {
+		return Unknown, false
+	}
+	return int(x), true
 }
 
 // FailureCount is what a pod of an Indexed Job with backoffLimitPerIndex records about

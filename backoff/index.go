@@ -1,0 +1,45 @@
+package backoff
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/jobkit/jobkit/indexes"
+)
+
+// IndexRemaining returns how long the replacement pod of one index of a Job with
+// backoffLimitPerIndex waits at now under policy p. failedPod is the last failed pod
+// of the index (the one whose replacement is due); nil means the index has no failed
+// pod and yields 0.
+//
+// The pod's annotations batch.kubernetes.io/job-index-failure-count and
+// job-index-ignored-failure-count count the earlier failures of the index, so the
+// failure number is failed + ignored + 1 (the pod itself), and the last failure
+// finished at FinishTime(failedPod). See [IndexRemainingFromCounts].
+//
+// An annotation that is not a non-negative 32-bit integer counts 0, as upstream; the
+// delay is still computed and returned together with an error that wraps the
+// *indexes.AnnotationError, so callers can log it and go on. The pod is not modified.
+func IndexRemaining(failedPod *corev1.Pod, p Policy, now time.Time) (time.Duration, error) {
+	if failedPod == nil {
+		return 0, nil
+	}
+	fc, err := indexes.PodFailureCount(failedPod)
+	d := IndexRemainingFromCounts(fc.Failed, fc.Ignored, FinishTime(failedPod), p, now)
+	if err != nil {
+		return d, fmt.Errorf("backoff of the index of pod %s/%s: %w", failedPod.Namespace, failedPod.Name, err)
+	}
+	return d, nil
+}
+
+// IndexRemainingFromCounts is the plain form of [IndexRemaining]: the last failed pod
+// of an index recorded failed earlier failures that count towards the limit and
+// ignored earlier failures matched by an Ignore rule, and finished at lastFailure.
+// The failure number is failed + ignored + 1, computed without int32 overflow; a
+// negative count counts 0.
+func IndexRemainingFromCounts(failed, ignored int32, lastFailure time.Time, p Policy, now time.Time) time.Duration {
+	n := max(int(failed), 0) + max(int(ignored), 0) + 1
+	return p.Remaining(n, lastFailure, now)
+}

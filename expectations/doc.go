@@ -1,0 +1,78 @@
+// Package expectations remembers which pod changes a controller has asked for
+// and not yet seen in its informer cache, so that it does not act twice on a
+// stale cache (create a pod twice, count a finished pod twice).
+//
+// Two types, both generic over the key (a Job's "namespace/name" string or a
+// types.NamespacedName):
+//
+//   - Expectations counts outstanding creations and deletions per key, with a
+//     TTL. Deletions are either counted (ExpectDeletions, DeletionObserved) or
+//     tracked by pod UID (ExpectDeletionsOf, DeletionObservedUID). Expect*
+//     replaces a key's record; Raise* adds to it before each API call; a failed
+//     call, or a create never sent, is given back with CreationObserved,
+//     DeletionObserved, DeletionObservedUID or Lower. Satisfied tells whether
+//     the key may be synced.
+//   - FinalizerRemovals holds, per key, the UIDs of pods whose tracking
+//     finalizer removal is in flight. It has no TTL.
+//
+// # Rules and invariants
+//
+//   - A key is satisfied when it has no record, when its creations, counted
+//     deletions and UID-tracked deletions are all zero, or when the record was
+//     last set or raised more than the TTL ago (strictly more: a record exactly
+//     TTL old still waits). The TTL defaults to 5 minutes (DefaultTTL).
+//   - Counts never go below zero; observing more than was expected is harmless.
+//   - A UID lowers its key at most once per expectation: a second observation
+//     of the same UID, or one never expected, does nothing.
+//   - Observations never create a record and never change its time; only
+//     Expect* and Raise* (with something to add) set the time to now.
+//   - Raising an expired record starts from zero, since Satisfied already
+//     treats its leftover counts as lost events.
+//   - Records, expired ones included, stay until replaced or deleted: call
+//     Delete when the object behind a key goes away.
+//   - Bad input (a negative count, an empty UID, a negative TTL) is an
+//     *InputError wrapping ErrInvalidInput; the valid part of the call is kept
+//     (valid UIDs are still recorded), a rejected count changes nothing.
+//   - Counted and UID-tracked deletions are independent: observe a key the way
+//     its deletions were expected.
+//
+// # Cost
+//
+// Satisfied, Get, CreationObserved, DeletionObserved, DeletionObservedUID,
+// Lower, ExpectCreations, ExpectDeletions, Raise{Creations,Deletions}, Delete,
+// and FinalizerRemovals.Has, Observed, PendingCount and Delete are O(1) and do
+// not allocate once a key has a record. ExpectDeletionsOf, RaiseDeletionsOf,
+// FinalizerRemovals.Expect and FinalizerRemovals.Pending are O(n) in the UIDs
+// passed or returned. Memory is one small record per key plus one map entry
+// per outstanding UID; a UID table is released as soon as it empties.
+//
+// # Concurrency
+//
+// Both types are safe for concurrent use. Each holds one mutex for O(1)
+// critical sections; the clock is read outside it, and ExpectDeletionsOf
+// builds its UID set before taking it. Only RaiseDeletionsOf and
+// FinalizerRemovals.Expect insert their UIDs under the lock.
+//
+// # Differences from upstream
+//
+// The Job controller of Kubernetes 1.37 keeps its expectations in
+// ControllerExpectations (pkg/controller) and its finalizer removals in
+// uidTrackingExpectations (pkg/controller/job). This package differs on purpose:
+//
+//   - Deletions can be tracked by UID. Upstream counts them, and the Job
+//     controller lowers the count on every pod update that carries a
+//     deletionTimestamp and again on the final delete event, so one pod can
+//     lower it several times; its counter then goes negative and the key
+//     looks satisfied while other deletions are still in flight. With UIDs each pod
+//     counts once. The counted API is kept for callers without UIDs.
+//   - Counts stop at zero instead of going negative, so an extra observation
+//     cannot absorb a later raise.
+//   - The clock and the TTL are injected through Config (upstream reads the
+//     real clock and has a fixed 5 minutes), so expiry is testable.
+//   - Raise* creates a missing record and resets the record's time (upstream's
+//     RaiseExpectations does nothing without a record and keeps the old time),
+//     because this package is meant to be raised before every API call.
+//   - Negative counts and empty UIDs are rejected instead of recorded.
+//   - FinalizerRemovals drops a key once its last UID is observed (upstream
+//     keeps an empty set); the observable behaviour is the same.
+package expectations

@@ -1,0 +1,591 @@
+package expectations_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/jobkit/jobkit/expectations"
+)
+
+var t0 = time.Date(2026, time.March, 4, 10, 0, 0, 0, time.UTC)
+
+const key = "ns/job"
+
+func newFake(t testing.TB, ttl time.Duration) (*expectations.Expectations[string], *testingclock.FakePassiveClock) {
+	t.Helper()
+	clk := testingclock.NewFakePassiveClock(t0)
+	e, err := expectations.New[string](expectations.Config{Clock: clk, TTL: ttl})
+	require.NoError(t, err)
+	return e, clk
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	require.NoError(t, err)
+}
+
+// advance moves the fake clock forward by d.
+func advance(clk *testingclock.FakePassiveClock, d time.Duration) { clk.SetTime(clk.Now().Add(d)) }
+
+func TestExpectationsRules(t *testing.T) {
+	type env struct {
+		t   *testing.T
+		e   *expectations.Expectations[string]
+		clk *testingclock.FakePassiveClock
+	}
+	tests := []struct {
+		name          string
+		ttl           time.Duration
+		run           func(v env)
+		wantSatisfied bool
+		wantState     expectations.State
+	}{
+		{
+			name:          "no record",
+			run:           func(env) {},
+			wantSatisfied: true,
+			wantState:     expectations.State{Satisfied: true},
+		},
+		{
+			name:      "creations expected, none observed",
+			run:       func(v env) { must(v.t, v.e.ExpectCreations(key, 3)) },
+			wantState: expectations.State{Exists: true, Creations: 3, SetAt: t0},
+		},
+		{
+			name: "creations partially observed",
+			run: func(v env) {
+				must(v.t, v.e.ExpectCreations(key, 3))
+				v.e.CreationObserved(key)
+				v.e.CreationObserved(key)
+			},
+			wantState: expectations.State{Exists: true, Creations: 1, SetAt: t0},
+		},
+		{
+			name: "all creations observed",
+			run: func(v env) {
+				must(v.t, v.e.ExpectCreations(key, 2))
+				v.e.CreationObserved(key)
+				v.e.CreationObserved(key)
+			},
+			wantSatisfied: true,
+			wantState:     expectations.State{Exists: true, SetAt: t0, Satisfied: true},
+		},
+		{
+			name: "all counted deletions observed",
+			run: func(v env) {
+				must(v.t, v.e.ExpectDeletions(key, 2))
+				v.e.DeletionObserved(key)
+				v.e.DeletionObserved(key)
+			},
+			wantSatisfied: true,
+			wantState:     expectations.State{Exists: true, SetAt: t0, Satisfied: true},
+		},
+		{
+			name:          "zero creations expected leaves a satisfied record",
+			run:           func(v env) { must(v.t, v.e.ExpectCreations(key, 0)) },
+			wantSatisfied: true,
+			wantState:     expectations.State{Exists: true, SetAt: t0, Satisfied: true},
+		},
+		{
+			name: "creations done but deletions outstanding",
+			run: func(v env) {
+				must(v.t, v.e.ExpectCreations(key, 1))
+				must(v.t, v.e.RaiseDeletions(key, 1))
+				v.e.CreationObserved(key)
+			},
+			wantState: expectations.State{Exists: true, Deletions: 1, SetAt: t0},
+		},
+		{
+			name: "counts stop at zero",
+			run: func(v env) {
+				must(v.t, v.e.ExpectCreations(key, 1))
+				v.e.CreationObserved(key)
+				v.e.CreationObserved(key)
+				v.e.DeletionObserved(key)
+			},
+			wantSatisfied: true,
+			wantState:     expectations.State{Exists: true, SetAt: t0, Satisfied: true},
+		},
+		{
+			name: "an extra observation does not absorb a later raise",
+			run: func(v env) {
+				must(v.t, v.e.ExpectCreations(key, 1))
+				v.e.CreationObserved(key)
+				v.e.CreationObserved(key) // upstream would now be at -1
+				must(v.t, v.e.RaiseCreations(key, 1))
+			},
+			wantState: expectations.State{Exists: true, Creations: 1, SetAt: t0},
+		},
+		{
+			name: "expired one nanosecond after the TTL",
+			run: func(v env) {
+				must(v.t, v.e.ExpectCreations(key, 1))
+				advance(v.clk, expectations.DefaultTTL+time.Nanosecond)
+			},
+			wantSatisfied: true,
+			wantState:     expectations.State{Exists: true, Creations: 1, SetAt: t0, Expired: true, Satisfied: true},
+		},
+		{
+			name: "not expired at exactly the TTL",
+			run: func(v env) {
+				must(v.t, v.e.ExpectCreations(key, 1))
+				advance(v.clk, expectations.DefaultTTL)
+			},
+			wantState: expectations.State{Exists: true, Creations: 1, SetAt: t0},
+		},
+		{
+			name: "custom TTL",
+			ttl:  time.Minute,
+			run: func(v env) {
+				must(v.t, v.e.ExpectDeletions(key, 1))
+				advance(v.clk, time.Minute+time.Second)
+			},
+			wantSatisfied: true,
+			wantState:     expectations.State{Exists: true, Deletions: 1, SetAt: t0, Expired: true, Satisfied: true},
+		},
+		{
+			name: "observations do not extend the TTL",
+			run: func(v env) {
+				must(v.t, v.e.ExpectCreations(key, 2))
+				advance(v.clk, 4*time.Minute)
+				v.e.CreationObserved(key)
+				advance(v.clk, 2*time.Minute)
+			},
+			wantSatisfied: true,
+			wantState:     expectations.State{Exists: true, Creations: 1, SetAt: t0, Expired: true, Satisfied: true},
+		},
+		{
+			name: "expect replaces counts",
+			run: func(v env) {
+				must(v.t, v.e.ExpectCreations(key, 3))
+				v.e.CreationObserved(key)
+				must(v.t, v.e.ExpectDeletions(key, 2))
+			},
+			wantState: expectations.State{Exists: true, Deletions: 2, SetAt: t0},
+		},
+		{
+			name: "expect replaces UIDs",
+			run: func(v env) {
+				must(v.t, v.e.ExpectDeletionsOf(key, "a", "b"))
+				must(v.t, v.e.ExpectCreations(key, 1))
+			},
+			wantState: expectations.State{Exists: true, Creations: 1, SetAt: t0},
+		},
+		{
+			name: "expect resets the time",
+			run: func(v env) {
+				must(v.t, v.e.ExpectCreations(key, 1))
+				advance(v.clk, 4*time.Minute)
+				must(v.t, v.e.ExpectCreations(key, 1))
+				advance(v.clk, 2*time.Minute)
+			},
+			wantState: expectations.State{Exists: true, Creations: 1, SetAt: t0.Add(4 * time.Minute)},
+		},
+		{
+			name: "raise adds to the counts",
+			run: func(v env) {
+				must(v.t, v.e.ExpectCreations(key, 2))
+				must(v.t, v.e.RaiseCreations(key, 3))
+				must(v.t, v.e.RaiseDeletions(key, 4))
+			},
+			wantState: expectations.State{Exists: true, Creations: 5, Deletions: 4, SetAt: t0},
+		},
+		{
+			name:      "raise creates a missing record",
+			run:       func(v env) { must(v.t, v.e.RaiseCreations(key, 2)) },
+			wantState: expectations.State{Exists: true, Creations: 2, SetAt: t0},
+		},
+		{
+			name: "raise resets the time",
+			run: func(v env) {
+				must(v.t, v.e.ExpectCreations(key, 1))
+				advance(v.clk, 4*time.Minute)
+				must(v.t, v.e.RaiseCreations(key, 1))
+				advance(v.clk, 2*time.Minute)
+			},
+			wantState: expectations.State{Exists: true, Creations: 2, SetAt: t0.Add(4 * time.Minute)},
+		},
+		{
+			name: "raise by zero neither creates a record",
+			run: func(v env) {
+				must(v.t, v.e.RaiseCreations(key, 0))
+				must(v.t, v.e.RaiseDeletions(key, 0))
+				must(v.t, v.e.RaiseDeletionsOf(key))
+			},
+			wantSatisfied: true,
+			wantState:     expectations.State{Satisfied: true},
+		},
+		{
+			name: "raise by zero does not extend the TTL",
+			run: func(v env) {
+				must(v.t, v.e.ExpectCreations(key, 1))
+				advance(v.clk, 4*time.Minute)
+				must(v.t, v.e.RaiseCreations(key, 0))
+				advance(v.clk, 2*time.Minute)
+			},
+			wantSatisfied: true,
+			wantState:     expectations.State{Exists: true, Creations: 1, SetAt: t0, Expired: true, Satisfied: true},
+		},
+		{
+			name: "raise of an expired record starts from zero",
+			run: func(v env) {
+				must(v.t, v.e.ExpectCreations(key, 3))
+				must(v.t, v.e.RaiseDeletionsOf(key, "lost"))
+				advance(v.clk, 6*time.Minute)
+				must(v.t, v.e.RaiseDeletions(key, 1))
+			},
+			wantState: expectations.State{Exists: true, Deletions: 1, SetAt: t0.Add(6 * time.Minute)},
+		},
+		{
+			name: "lower several at once",
+			run: func(v env) {
+				must(v.t, v.e.ExpectCreations(key, 5))
+				must(v.t, v.e.RaiseDeletions(key, 2))
+				must(v.t, v.e.Lower(key, 3, 1))
+			},
+			wantState: expectations.State{Exists: true, Creations: 2, Deletions: 1, SetAt: t0},
+		},
+		{
+			name: "observations on a missing key create no record",
+			run: func(v env) {
+				v.e.CreationObserved(key)
+				v.e.DeletionObserved(key)
+				v.e.DeletionObservedUID(key, "a")
+				must(v.t, v.e.Lower(key, 1, 1))
+			},
+			wantSatisfied: true,
+			wantState:     expectations.State{Satisfied: true},
+		},
+		{
+			name: "UID deletions partially observed",
+			run: func(v env) {
+				must(v.t, v.e.ExpectDeletionsOf(key, "a", "b", "c"))
+				v.e.DeletionObservedUID(key, "a")
+			},
+			wantState: expectations.State{Exists: true, DeletionUIDs: 2, SetAt: t0},
+		},
+		{
+			name: "UID observed twice lowers once",
+			run: func(v env) {
+				must(v.t, v.e.ExpectDeletionsOf(key, "a", "b"))
+				v.e.DeletionObservedUID(key, "a") // deletionTimestamp set
+				v.e.DeletionObservedUID(key, "a") // final delete event
+			},
+			wantState: expectations.State{Exists: true, DeletionUIDs: 1, SetAt: t0},
+		},
+		{
+			name: "unknown UID does nothing",
+			run: func(v env) {
+				must(v.t, v.e.ExpectDeletionsOf(key, "a"))
+				v.e.DeletionObservedUID(key, "z")
+			},
+			wantState: expectations.State{Exists: true, DeletionUIDs: 1, SetAt: t0},
+		},
+		{
+			name: "all UIDs observed",
+			run: func(v env) {
+				must(v.t, v.e.ExpectDeletionsOf(key, "a", "b"))
+				v.e.DeletionObservedUID(key, "b")
+				v.e.DeletionObservedUID(key, "a")
+			},
+			wantSatisfied: true,
+			wantState:     expectations.State{Exists: true, SetAt: t0, Satisfied: true},
+		},
+		{
+			name:      "duplicate UIDs count once",
+			run:       func(v env) { must(v.t, v.e.ExpectDeletionsOf(key, "a", "a", "b")) },
+			wantState: expectations.State{Exists: true, DeletionUIDs: 2, SetAt: t0},
+		},
+		{
+			name: "raise by UID adds new UIDs only",
+			run: func(v env) {
+				must(v.t, v.e.ExpectDeletionsOf(key, "a"))
+				must(v.t, v.e.RaiseDeletionsOf(key, "a", "b"))
+				must(v.t, v.e.RaiseDeletionsOf(key, "c"))
+			},
+			wantState: expectations.State{Exists: true, DeletionUIDs: 3, SetAt: t0},
+		},
+		{
+			name: "a UID observed then raised again is outstanding again",
+			run: func(v env) {
+				must(v.t, v.e.ExpectDeletionsOf(key, "a"))
+				v.e.DeletionObservedUID(key, "a")
+				must(v.t, v.e.RaiseDeletionsOf(key, "a"))
+			},
+			wantState: expectations.State{Exists: true, DeletionUIDs: 1, SetAt: t0},
+		},
+		{
+			name: "counted observation does not lower UID deletions",
+			run: func(v env) {
+				must(v.t, v.e.ExpectDeletionsOf(key, "a"))
+				v.e.DeletionObserved(key)
+			},
+			wantState: expectations.State{Exists: true, DeletionUIDs: 1, SetAt: t0},
+		},
+		{
+			name: "UID observation does not lower counted deletions",
+			run: func(v env) {
+				must(v.t, v.e.ExpectDeletions(key, 1))
+				v.e.DeletionObservedUID(key, "a")
+			},
+			wantState: expectations.State{Exists: true, Deletions: 1, SetAt: t0},
+		},
+		{
+			name: "delete forgets the record",
+			run: func(v env) {
+				must(v.t, v.e.ExpectCreations(key, 1))
+				v.e.Delete(key)
+			},
+			wantSatisfied: true,
+			wantState:     expectations.State{Satisfied: true},
+		},
+		{
+			name: "other keys are independent",
+			run: func(v env) {
+				must(v.t, v.e.ExpectCreations(key, 1))
+				must(v.t, v.e.ExpectCreations("ns/other", 1))
+				v.e.CreationObserved("ns/other")
+				v.e.Delete("ns/other")
+			},
+			wantState: expectations.State{Exists: true, Creations: 1, SetAt: t0},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, clk := newFake(t, tc.ttl)
+			tc.run(env{t: t, e: e, clk: clk})
+			assert.Equal(t, tc.wantSatisfied, e.Satisfied(key), "Satisfied(%q)", key)
+			if diff := cmp.Diff(tc.wantState, e.Get(key)); diff != "" {
+				t.Errorf("Get(%q) mismatch (-want +got):\n%s", key, diff)
+			}
+		})
+	}
+}
+
+func TestDeletionObservedUIDResult(t *testing.T) {
+	tests := []struct {
+		name    string
+		expect  []types.UID
+		observe []types.UID
+		want    []bool
+	}{
+		{name: "expected once", expect: []types.UID{"a"}, observe: []types.UID{"a"}, want: []bool{true}},
+		{name: "twice", expect: []types.UID{"a"}, observe: []types.UID{"a", "a"}, want: []bool{true, false}},
+		{name: "unknown", expect: []types.UID{"a"}, observe: []types.UID{"b"}, want: []bool{false}},
+		{name: "no record", observe: []types.UID{"a"}, want: []bool{false}},
+		{name: "empty UID", expect: []types.UID{"a"}, observe: []types.UID{""}, want: []bool{false}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _ := newFake(t, 0)
+			if tc.expect != nil {
+				must(t, e.ExpectDeletionsOf(key, tc.expect...))
+			}
+			var got []bool
+			for _, uid := range tc.observe {
+				got = append(got, e.DeletionObservedUID(key, uid))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("DeletionObservedUID results mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	tests := []struct {
+		name      string
+		call      func(e *expectations.Expectations[string]) error
+		wantErr   expectations.InputError
+		wantState expectations.State
+	}{
+		{
+			name:      "ExpectCreations negative",
+			call:      func(e *expectations.Expectations[string]) error { return e.ExpectCreations(key, -1) },
+			wantErr:   expectations.InputError{Op: "ExpectCreations", Field: "count", Value: "-1"},
+			wantState: expectations.State{Exists: true, Creations: 2, SetAt: t0},
+		},
+		{
+			name:      "ExpectDeletions negative",
+			call:      func(e *expectations.Expectations[string]) error { return e.ExpectDeletions(key, -5) },
+			wantErr:   expectations.InputError{Op: "ExpectDeletions", Field: "count", Value: "-5"},
+			wantState: expectations.State{Exists: true, Creations: 2, SetAt: t0},
+		},
+		{
+			name:      "RaiseCreations negative",
+			call:      func(e *expectations.Expectations[string]) error { return e.RaiseCreations(key, -1) },
+			wantErr:   expectations.InputError{Op: "RaiseCreations", Field: "count", Value: "-1"},
+			wantState: expectations.State{Exists: true, Creations: 2, SetAt: t0},
+		},
+		{
+			name:      "RaiseDeletions negative",
+			call:      func(e *expectations.Expectations[string]) error { return e.RaiseDeletions(key, -1) },
+			wantErr:   expectations.InputError{Op: "RaiseDeletions", Field: "count", Value: "-1"},
+			wantState: expectations.State{Exists: true, Creations: 2, SetAt: t0},
+		},
+		{
+			name:      "Lower negative adds",
+			call:      func(e *expectations.Expectations[string]) error { return e.Lower(key, -1, 1) },
+			wantErr:   expectations.InputError{Op: "Lower", Field: "adds", Value: "-1"},
+			wantState: expectations.State{Exists: true, Creations: 2, SetAt: t0},
+		},
+		{
+			name:      "Lower negative dels",
+			call:      func(e *expectations.Expectations[string]) error { return e.Lower(key, 1, -2) },
+			wantErr:   expectations.InputError{Op: "Lower", Field: "dels", Value: "-2"},
+			wantState: expectations.State{Exists: true, Creations: 2, SetAt: t0},
+		},
+		{
+			name:      "ExpectDeletionsOf keeps the valid UIDs",
+			call:      func(e *expectations.Expectations[string]) error { return e.ExpectDeletionsOf(key, "a", "", "b", "") },
+			wantErr:   expectations.InputError{Op: "ExpectDeletionsOf", Field: "uids[1]", Value: `""`},
+			wantState: expectations.State{Exists: true, DeletionUIDs: 2, SetAt: t0},
+		},
+		{
+			name:      "ExpectDeletionsOf with only empty UIDs still replaces",
+			call:      func(e *expectations.Expectations[string]) error { return e.ExpectDeletionsOf(key, "") },
+			wantErr:   expectations.InputError{Op: "ExpectDeletionsOf", Field: "uids[0]", Value: `""`},
+			wantState: expectations.State{Exists: true, SetAt: t0, Satisfied: true},
+		},
+		{
+			name:      "RaiseDeletionsOf keeps the valid UIDs",
+			call:      func(e *expectations.Expectations[string]) error { return e.RaiseDeletionsOf(key, "", "b") },
+			wantErr:   expectations.InputError{Op: "RaiseDeletionsOf", Field: "uids[0]", Value: `""`},
+			wantState: expectations.State{Exists: true, Creations: 2, DeletionUIDs: 1, SetAt: t0},
+		},
+		{
+			name:      "RaiseDeletionsOf with only empty UIDs changes nothing",
+			call:      func(e *expectations.Expectations[string]) error { return e.RaiseDeletionsOf(key, "") },
+			wantErr:   expectations.InputError{Op: "RaiseDeletionsOf", Field: "uids[0]", Value: `""`},
+			wantState: expectations.State{Exists: true, Creations: 2, SetAt: t0},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _ := newFake(t, 0)
+			must(t, e.ExpectCreations(key, 2))
+			err := tc.call(e)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, expectations.ErrInvalidInput)
+			var ie *expectations.InputError
+			require.ErrorAs(t, err, &ie)
+			if diff := cmp.Diff(tc.wantErr, *ie, cmp.FilterPath(func(p cmp.Path) bool {
+				return p.Last().String() == ".Reason"
+			}, cmp.Ignore())); diff != "" {
+				t.Errorf("error mismatch (-want +got):\n%s", diff)
+			}
+			assert.NotEmpty(t, ie.Reason)
+			assert.Contains(t, err.Error(), tc.wantErr.Field)
+			if diff := cmp.Diff(tc.wantState, e.Get(key)); diff != "" {
+				t.Errorf("Get(%q) after bad input mismatch (-want +got):\n%s", key, diff)
+			}
+		})
+	}
+}
+
+func TestNew(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     expectations.Config
+		wantTTL time.Duration
+		wantErr bool
+	}{
+		{name: "zero config", cfg: expectations.Config{}, wantTTL: expectations.DefaultTTL},
+		{name: "custom TTL", cfg: expectations.Config{TTL: time.Second}, wantTTL: time.Second},
+		{name: "negative TTL", cfg: expectations.Config{TTL: -time.Second}, wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := expectations.New[string](tc.cfg)
+			if tc.wantErr {
+				require.ErrorIs(t, err, expectations.ErrInvalidInput)
+				assert.Contains(t, err.Error(), "Config.TTL=-1s")
+				assert.Nil(t, e)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantTTL, e.TTL(), "TTL()")
+		})
+	}
+}
+
+func TestZeroValueUsesRealClock(t *testing.T) {
+	var e expectations.Expectations[string]
+	before := time.Now()
+	must(t, e.ExpectCreations(key, 1))
+	got := e.Get(key)
+	assert.False(t, got.SetAt.Before(before), "SetAt %v before %v", got.SetAt, before)
+	assert.False(t, e.Satisfied(key))
+	assert.Equal(t, expectations.DefaultTTL, e.TTL())
+}
+
+func TestLen(t *testing.T) {
+	e, clk := newFake(t, 0)
+	must(t, e.ExpectCreations("a", 1))
+	must(t, e.ExpectCreations("b", 0))
+	advance(clk, time.Hour) // expired records still count
+	assert.Equal(t, 2, e.Len())
+	e.Delete("a")
+	e.Delete("missing")
+	assert.Equal(t, 1, e.Len())
+}
+
+func TestNamespacedNameKey(t *testing.T) {
+	e, err := expectations.New[types.NamespacedName](expectations.Config{})
+	require.NoError(t, err)
+	k := types.NamespacedName{Namespace: "ns", Name: "job"}
+	must(t, e.ExpectDeletionsOf(k, "uid-1"))
+	assert.False(t, e.Satisfied(k))
+	assert.True(t, e.Satisfied(types.NamespacedName{Namespace: "other", Name: "job"}))
+	assert.True(t, e.DeletionObservedUID(k, "uid-1"))
+	assert.True(t, e.Satisfied(k))
+}
+
+func TestSaturation(t *testing.T) {
+	e, _ := newFake(t, 0)
+	const maxInt = int(^uint(0) >> 1)
+	must(t, e.ExpectCreations(key, maxInt))
+	must(t, e.RaiseCreations(key, 10))
+	assert.Equal(t, maxInt, e.Get(key).Creations)
+}
+
+func TestNoAllocs(t *testing.T) {
+	e, _ := newFake(t, 0)
+	must(t, e.ExpectCreations(key, 1))
+	must(t, e.RaiseDeletionsOf(key, "a", "b"))
+	must(t, e.ExpectCreations("ns/other", 1))
+	tests := []struct {
+		name string
+		f    func()
+	}{
+		{"Satisfied", func() { e.Satisfied(key) }},
+		{"Satisfied missing", func() { e.Satisfied("missing") }},
+		{"Get", func() { e.Get(key) }},
+		{"CreationObserved", func() { e.CreationObserved(key) }},
+		{"DeletionObservedUID unknown", func() { e.DeletionObservedUID(key, "zzz") }},
+		{"RaiseCreations existing", func() { _ = e.RaiseCreations(key, 1) }},
+		{"ExpectCreations existing", func() { _ = e.ExpectCreations("ns/other", 1) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := testing.AllocsPerRun(100, tc.f); got != 0 {
+				t.Errorf("%s allocates %v times per run, want 0", tc.name, got)
+			}
+		})
+	}
+}
+
+// TestErrorMessage pins the text users see in logs.
+func TestErrorMessage(t *testing.T) {
+	e, _ := newFake(t, 0)
+	err := e.ExpectCreations(key, -3)
+	assert.EqualError(t, err, "expectations.ExpectCreations: count=-3: must not be negative")
+	assert.True(t, errors.Is(err, expectations.ErrInvalidInput))
+}

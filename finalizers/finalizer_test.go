@@ -1,0 +1,233 @@
+package finalizers_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"github.com/jobkit/jobkit/finalizers"
+)
+
+const other = "example.com/other"
+
+// newPod returns a pod named name with UID "uid-<name>" carrying the given
+// finalizers.
+func newPod(name string, fins ...string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Namespace:  "ns",
+		Name:       name,
+		UID:        types.UID("uid-" + name),
+		Finalizers: fins,
+	}}
+}
+
+// tracked returns a pod that carries the tracking finalizer after another one.
+func tracked(name string) *corev1.Pod { return newPod(name, other, finalizers.Name) }
+
+func TestHas(t *testing.T) {
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		want bool
+	}{
+		{name: "nil pod", pod: nil, want: false},
+		{name: "no finalizers", pod: newPod("a"), want: false},
+		{name: "other finalizer only", pod: newPod("a", other), want: false},
+		{name: "tracking finalizer only", pod: newPod("a", finalizers.Name), want: true},
+		{name: "tracking finalizer among others", pod: newPod("a", other, finalizers.Name, "x/y"), want: true},
+		{name: "similar name is not it", pod: newPod("a", finalizers.Name+"-x", "batch.kubernetes.io/job"), want: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := finalizers.Has(tc.pod); got != tc.want {
+				t.Errorf("Has(%v) = %v, want %v", tc.pod, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestEnsureOnPod(t *testing.T) {
+	tests := []struct {
+		name        string
+		finalizers  []string
+		wantChanged bool
+		want        []string
+	}{
+		{name: "nil list", finalizers: nil, wantChanged: true, want: []string{finalizers.Name}},
+		{name: "other finalizer kept first", finalizers: []string{other}, wantChanged: true, want: []string{other, finalizers.Name}},
+		{name: "already there", finalizers: []string{finalizers.Name}, wantChanged: false, want: []string{finalizers.Name}},
+		{name: "already there among others", finalizers: []string{other, finalizers.Name, "x/y"}, wantChanged: false, want: []string{other, finalizers.Name, "x/y"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			meta := metav1.ObjectMeta{Finalizers: tc.finalizers}
+			changed := finalizers.EnsureOnPod(&meta)
+			assert.Equal(t, tc.wantChanged, changed, "EnsureOnPod changed")
+			if diff := cmp.Diff(tc.want, meta.Finalizers); diff != "" {
+				t.Errorf("EnsureOnPod finalizers (-want +got):\n%s", diff)
+			}
+			again := finalizers.EnsureOnPod(&meta)
+			assert.False(t, again, "second EnsureOnPod must not change anything")
+			if diff := cmp.Diff(tc.want, meta.Finalizers); diff != "" {
+				t.Errorf("second EnsureOnPod finalizers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A shallow copy of a cached pod shares its Finalizers slice; adding must not write
+// into the shared backing array.
+func TestEnsureOnPodDoesNotWriteIntoSharedSlice(t *testing.T) {
+	backing := make([]string, 1, 4)
+	backing[0] = other
+	cached := metav1.ObjectMeta{Finalizers: backing}
+	own := cached // shallow copy, as `*pod` copies do
+	require.True(t, finalizers.EnsureOnPod(&own))
+	assert.Equal(t, []string{other, finalizers.Name}, own.Finalizers)
+	assert.Equal(t, []string{other}, cached.Finalizers)
+	assert.Equal(t, "", backing[:2][1], "the cached backing array was written")
+}
+
+func TestAddToTemplate(t *testing.T) {
+	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Finalizers: []string{other}}}
+	assert.True(t, finalizers.AddToTemplate(&tmpl))
+	assert.False(t, finalizers.AddToTemplate(&tmpl))
+	assert.Equal(t, []string{other, finalizers.Name}, tmpl.Finalizers)
+}
+
+func TestRemovalPatchBytes(t *testing.T) {
+	tests := []struct {
+		name     string
+		pod      *corev1.Pod
+		wantData string
+	}{
+		{
+			name:     "with UID precondition",
+			pod:      tracked("a"),
+			wantData: `{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"],"uid":"uid-a"}}`,
+		},
+		{
+			name:     "pod without UID gets the bare patch",
+			pod:      &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", Finalizers: []string{finalizers.Name}}},
+			wantData: `{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"]}}`,
+		},
+		{
+			name:     "nil pod gets the bare patch",
+			pod:      nil,
+			wantData: `{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"]}}`,
+		},
+		{
+			name:     "UID with characters JSON must escape",
+			pod:      &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: `a"b\c<`}},
+			wantData: `{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"],"uid":"a\"b\\c\u003c"}}`,
+		},
+		{
+			name:     "typical server UID",
+			pod:      &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "0c5b2f8e-3a1d-4b7e-9f10-2d3c4b5a6e7f"}},
+			wantData: `{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"],"uid":"0c5b2f8e-3a1d-4b7e-9f10-2d3c4b5a6e7f"}}`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := finalizers.RemovalPatch(tc.pod)
+			assert.Equal(t, types.StrategicMergePatchType, got.Type)
+			assert.Equal(t, tc.wantData, string(got.Data))
+			assert.True(t, json.Valid(got.Data), "RemovalPatch(%v).Data is not valid JSON: %s", tc.pod, got.Data)
+		})
+	}
+}
+
+func TestRemovalPatchReturnsFreshBytes(t *testing.T) {
+	a := finalizers.RemovalPatch(nil)
+	a.Data[0] = 'X'
+	b := finalizers.RemovalPatch(nil)
+	assert.Equal(t, byte('{'), b.Data[0], "a caller's edit leaked into the next patch")
+}
+
+// TestRemovalPatchApplies applies the patch with apimachinery's strategic merge
+// patch implementation, as the API server does, to prove that it removes only the
+// tracking finalizer and that the UID field acts as a precondition.
+func TestRemovalPatchApplies(t *testing.T) {
+	tests := []struct {
+		name           string
+		podUID         types.UID
+		patchUID       types.UID
+		finalizers     []string
+		wantFinalizers []string
+		wantUIDChange  bool
+	}{
+		{
+			name:           "between other finalizers",
+			podUID:         "u1",
+			patchUID:       "u1",
+			finalizers:     []string{"a/x", finalizers.Name, "b/y"},
+			wantFinalizers: []string{"a/x", "b/y"},
+		},
+		{
+			name:           "only finalizer",
+			podUID:         "u1",
+			patchUID:       "u1",
+			finalizers:     []string{finalizers.Name},
+			wantFinalizers: nil,
+		},
+		{
+			name:           "absent: no-op",
+			podUID:         "u1",
+			patchUID:       "u1",
+			finalizers:     []string{"a/x"},
+			wantFinalizers: []string{"a/x"},
+		},
+		{
+			name:           "listed twice: all copies go",
+			podUID:         "u1",
+			patchUID:       "u1",
+			finalizers:     []string{finalizers.Name, "a/x", finalizers.Name},
+			wantFinalizers: []string{"a/x"},
+		},
+		{
+			// The patched object would carry another UID; metadata.uid is immutable,
+			// so the API server rejects the update and the new pod keeps its finalizer.
+			name:           "recreated pod: UID precondition trips",
+			podUID:         "u2",
+			patchUID:       "u1",
+			finalizers:     []string{finalizers.Name},
+			wantFinalizers: nil,
+			wantUIDChange:  true,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			orig := corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: tc.podUID, Finalizers: tc.finalizers},
+				Status:     corev1.PodStatus{Phase: corev1.PodSucceeded},
+			}
+			origJSON, err := json.Marshal(&orig)
+			require.NoError(t, err)
+			patch := finalizers.RemovalPatch(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: tc.patchUID}})
+
+			out, err := strategicpatch.StrategicMergePatch(origJSON, patch.Data, corev1.Pod{})
+			require.NoError(t, err, "StrategicMergePatch rejected %s", patch.Data)
+			var got corev1.Pod
+			require.NoError(t, json.Unmarshal(out, &got))
+
+			if diff := cmp.Diff(tc.wantFinalizers, got.Finalizers, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("finalizers after patch (-want +got):\n%s", diff)
+			}
+			assert.Equal(t, tc.wantUIDChange, got.UID != orig.UID, "UID after patch = %q, pod UID %q", got.UID, orig.UID)
+			// Nothing else moved.
+			got.Finalizers, orig.Finalizers = nil, nil
+			got.UID, orig.UID = "", ""
+			if diff := cmp.Diff(orig, got); diff != "" {
+				t.Errorf("patch changed more than finalizers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

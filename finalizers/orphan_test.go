@@ -1,0 +1,244 @@
+package finalizers_test
+
+import (
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/finalizers"
+)
+
+const me = "example.com/my-job-controller"
+
+func orphanPod(phase corev1.PodPhase, fins []string, refs ...metav1.OwnerReference) *corev1.Pod {
+	p := newPod("p", fins...)
+	p.OwnerReferences = refs
+	p.Status.Phase = phase
+	return p
+}
+
+func jobRef(uid types.UID) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: "j", UID: uid, Controller: ptr.To(true)}
+}
+
+func job(uid types.UID, managedBy *string, conds ...batchv1.JobConditionType) *batchv1.Job {
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j", UID: uid}}
+	j.Spec.ManagedBy = managedBy
+	for _, c := range conds {
+		j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: c, Status: corev1.ConditionTrue})
+	}
+	return j
+}
+
+func TestDecideOrphan(t *testing.T) {
+	withFin := []string{other, finalizers.Name}
+	tests := []struct {
+		name           string
+		pod            *corev1.Pod
+		job            *batchv1.Job
+		controllerName string
+		wantRemove     bool
+		wantReason     string
+	}{
+		{
+			name:           "nil pod",
+			pod:            nil,
+			controllerName: me,
+			wantReason:     finalizers.ReasonNoFinalizer,
+		},
+		{
+			name:           "no finalizer: nothing to do even without controller",
+			pod:            orphanPod(corev1.PodSucceeded, []string{other}),
+			controllerName: me,
+			wantReason:     finalizers.ReasonNoFinalizer,
+		},
+		{
+			name:           "no controller reference",
+			pod:            orphanPod(corev1.PodSucceeded, withFin),
+			controllerName: me,
+			wantRemove:     true,
+			wantReason:     finalizers.ReasonNoController,
+		},
+		{
+			name:           "no controller reference, pod still running: removed too",
+			pod:            orphanPod(corev1.PodRunning, withFin),
+			controllerName: me,
+			wantRemove:     true,
+			wantReason:     finalizers.ReasonNoController,
+		},
+		{
+			name: "owner reference that is not a controller counts as none",
+			pod: orphanPod(corev1.PodFailed, withFin, metav1.OwnerReference{
+				APIVersion: "batch/v1", Kind: "Job", Name: "j", UID: "job-uid",
+			}),
+			job:            job("job-uid", ptr.To(me)),
+			controllerName: me,
+			wantRemove:     true,
+			wantReason:     finalizers.ReasonNoController,
+		},
+		{
+			name: "controller is not a Job",
+			pod: orphanPod(corev1.PodSucceeded, withFin, metav1.OwnerReference{
+				APIVersion: "example.com/v1", Kind: "TrainingRun", Name: "t", UID: "t-uid", Controller: ptr.To(true),
+			}),
+			controllerName: me,
+			wantReason:     finalizers.ReasonNotJob,
+		},
+		{
+			name: "controller kind Job of another group",
+			pod: orphanPod(corev1.PodSucceeded, withFin, metav1.OwnerReference{
+				APIVersion: "example.com/v1", Kind: "Job", Name: "j", UID: "job-uid", Controller: ptr.To(true),
+			}),
+			controllerName: me,
+			wantReason:     finalizers.ReasonNotJob,
+		},
+		{
+			name: "controller batch/v1 but not kind Job",
+			pod: orphanPod(corev1.PodSucceeded, withFin, metav1.OwnerReference{
+				APIVersion: "batch/v1", Kind: "CronJob", Name: "c", UID: "c-uid", Controller: ptr.To(true),
+			}),
+			controllerName: me,
+			wantReason:     finalizers.ReasonNotJob,
+		},
+		{
+			name: "controller batch Job of another version",
+			pod: orphanPod(corev1.PodSucceeded, withFin, metav1.OwnerReference{
+				APIVersion: "batch/v2", Kind: "Job", Name: "j", UID: "job-uid", Controller: ptr.To(true),
+			}),
+			controllerName: me,
+			wantReason:     finalizers.ReasonNotJob,
+		},
+		{
+			name:           "job missing",
+			pod:            orphanPod(corev1.PodSucceeded, withFin, jobRef("job-uid")),
+			job:            nil,
+			controllerName: me,
+			wantRemove:     true,
+			wantReason:     finalizers.ReasonJobGone,
+		},
+		{
+			name:           "job with the name has another UID (recreated)",
+			pod:            orphanPod(corev1.PodSucceeded, withFin, jobRef("old-uid")),
+			job:            job("new-uid", ptr.To(me)),
+			controllerName: me,
+			wantRemove:     true,
+			wantReason:     finalizers.ReasonJobGone,
+		},
+		{
+			name:           "job missing, managed elsewhere unknown: removed",
+			pod:            orphanPod(corev1.PodRunning, withFin, jobRef("job-uid")),
+			job:            nil,
+			controllerName: "",
+			wantRemove:     true,
+			wantReason:     finalizers.ReasonJobGone,
+		},
+		{
+			name:           "job finished Complete",
+			pod:            orphanPod(corev1.PodSucceeded, withFin, jobRef("job-uid")),
+			job:            job("job-uid", ptr.To(me), batchv1.JobSuccessCriteriaMet, batchv1.JobComplete),
+			controllerName: me,
+			wantRemove:     true,
+			wantReason:     finalizers.ReasonJobFinished,
+		},
+		{
+			name:           "job finished Failed",
+			pod:            orphanPod(corev1.PodRunning, withFin, jobRef("job-uid")),
+			job:            job("job-uid", ptr.To(me), batchv1.JobFailureTarget, batchv1.JobFailed),
+			controllerName: me,
+			wantRemove:     true,
+			wantReason:     finalizers.ReasonJobFinished,
+		},
+		{
+			name:           "interim conditions only: not finished",
+			pod:            orphanPod(corev1.PodSucceeded, withFin, jobRef("job-uid")),
+			job:            job("job-uid", ptr.To(me), batchv1.JobFailureTarget, batchv1.JobSuccessCriteriaMet),
+			controllerName: me,
+			wantReason:     finalizers.ReasonJobActive,
+		},
+		{
+			name: "Complete condition False: not finished",
+			pod:  orphanPod(corev1.PodSucceeded, withFin, jobRef("job-uid")),
+			job: func() *batchv1.Job {
+				j := job("job-uid", ptr.To(me))
+				j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionFalse}}
+				return j
+			}(),
+			controllerName: me,
+			wantReason:     finalizers.ReasonJobActive,
+		},
+		{
+			name:           "live job of ours",
+			pod:            orphanPod(corev1.PodSucceeded, withFin, jobRef("job-uid")),
+			job:            job("job-uid", ptr.To(me)),
+			controllerName: me,
+			wantReason:     finalizers.ReasonJobActive,
+		},
+		{
+			name:           "managedBy another controller",
+			pod:            orphanPod(corev1.PodSucceeded, withFin, jobRef("job-uid")),
+			job:            job("job-uid", ptr.To("example.com/someone-else")),
+			controllerName: me,
+			wantReason:     finalizers.ReasonManagedElsewhere,
+		},
+		{
+			name:           "managedBy another controller, even when finished",
+			pod:            orphanPod(corev1.PodSucceeded, withFin, jobRef("job-uid")),
+			job:            job("job-uid", ptr.To("example.com/someone-else"), batchv1.JobComplete),
+			controllerName: me,
+			wantReason:     finalizers.ReasonManagedElsewhere,
+		},
+		{
+			name:           "unset managedBy belongs to the built-in controller, not to us",
+			pod:            orphanPod(corev1.PodSucceeded, withFin, jobRef("job-uid")),
+			job:            job("job-uid", nil, batchv1.JobComplete),
+			controllerName: me,
+			wantReason:     finalizers.ReasonManagedElsewhere,
+		},
+		{
+			name:           "unset managedBy, we are the built-in controller, finished",
+			pod:            orphanPod(corev1.PodSucceeded, withFin, jobRef("job-uid")),
+			job:            job("job-uid", nil, batchv1.JobComplete),
+			controllerName: batchv1.JobControllerName,
+			wantRemove:     true,
+			wantReason:     finalizers.ReasonJobFinished,
+		},
+		{
+			name:           "explicit built-in managedBy, we are the built-in controller, live",
+			pod:            orphanPod(corev1.PodSucceeded, withFin, jobRef("job-uid")),
+			job:            job("job-uid", ptr.To(batchv1.JobControllerName)),
+			controllerName: batchv1.JobControllerName,
+			wantReason:     finalizers.ReasonJobActive,
+		},
+		{
+			name:           "empty controller name matches no job",
+			pod:            orphanPod(corev1.PodSucceeded, withFin, jobRef("job-uid")),
+			job:            job("job-uid", nil, batchv1.JobFailed),
+			controllerName: "",
+			wantReason:     finalizers.ReasonManagedElsewhere,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := finalizers.DecideOrphan(tc.pod, tc.job, tc.controllerName)
+			want := finalizers.OrphanDecision{Remove: tc.wantRemove, Reason: tc.wantReason}
+			if got != want {
+				t.Errorf("DecideOrphan(%s, job, %q) = %+v, want %+v", tc.name, tc.controllerName, got, want)
+			}
+		})
+	}
+}
+
+func TestDecideOrphanDoesNotAllocate(t *testing.T) {
+	pod := orphanPod(corev1.PodSucceeded, []string{finalizers.Name}, jobRef("job-uid"))
+	j := job("job-uid", ptr.To(me), batchv1.JobComplete)
+	allocs := testing.AllocsPerRun(100, func() {
+		_ = finalizers.DecideOrphan(pod, j, me)
+	})
+	if allocs != 0 {
+		t.Errorf("DecideOrphan allocates %v times per call, want 0", allocs)
+	}
+}

@@ -1,0 +1,167 @@
+package indexes_test
+
+import (
+	"errors"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/indexes"
+)
+
+func ExampleParse() {
+	set, err := indexes.Parse("1,3-5,7", 10)
+	fmt.Println(set, set.Count(), set.Has(4), err)
+
+	// Bad parts are reported; the good ones are kept.
+	set, err = indexes.Parse("0,x,8-12", 10)
+	fmt.Println(set)
+	var perr *indexes.ParseError
+	if errors.As(err, &perr) {
+		for _, p := range perr.Parts {
+			fmt.Printf("part %d %q: %s\n", p.Position, p.Part, p.Reason)
+		}
+	}
+	// Output:
+	// 1,3-5,7 5 true <nil>
+	// 0,8,9
+	// part 1 "x": not a non-negative decimal number
+	// part 2 "8-12": index out of range: must be below 10
+}
+
+func ExampleIntervals_String() {
+	fmt.Println(indexes.FromIndexes([]int{9, 0, 1, 4, 5, 6, 7}).String())
+	// Output: 0,1,4-7,9
+}
+
+func ExampleFirstPending() {
+	succeeded, _ := indexes.Parse("0-3,6", indexes.NoLimit)
+	failed, _ := indexes.Parse("5", indexes.NoLimit)
+	active := indexes.FromIndexes([]int{4, 8})
+	fmt.Println(indexes.FirstPending(10, 3, succeeded, failed, active))
+	// Output: [7 9]
+}
+
+func ExampleFirstPendingFunc() {
+	inBackoff := map[int]bool{1: true}
+	fmt.Println(indexes.FirstPendingFunc(10, 2, func(ix int) bool { return inBackoff[ix] }))
+	// Output: [0 2]
+}
+
+func ExamplePodIndex() {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Namespace:   "default",
+		Name:        "job-3-abcde",
+		Annotations: map[string]string{batchv1.JobCompletionIndexAnnotation: "3"},
+	}}
+	fmt.Println(indexes.PodIndex(pod))
+
+	pod.Annotations[batchv1.JobCompletionIndexAnnotation] = "three"
+	fmt.Println(indexes.PodIndex(pod))
+	// Output:
+	// 3 <nil>
+	// -1 pod default/job-3-abcde: annotation batch.kubernetes.io/job-completion-index="three": not a non-negative 32-bit integer
+}
+
+func indexedPod(name, index string, ready bool) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+		Spec:       corev1.PodSpec{NodeName: "node-1"},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	if index != "" {
+		p.Annotations = map[string]string{batchv1.JobCompletionIndexAnnotation: index}
+	}
+	if ready {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	}
+	return p
+}
+
+func ExampleStrays() {
+	active := []*corev1.Pod{
+		indexedPod("a", "0", true),
+		indexedPod("b", "1", true),
+		indexedPod("c", "1", false), // a duplicate that is not ready yet
+		indexedPod("d", "5", true),  // the job was scaled down to 3 completions
+		indexedPod("e", "", true),   // no index at all
+	}
+	res := indexes.Strays(active, 3)
+	for _, s := range res.Remove {
+		fmt.Println("remove", s.Pod.Name, s.Reason)
+	}
+	fmt.Println("active indexes:", res.Active)
+	// Output:
+	// remove e NoIndex
+	// remove c Duplicate
+	// remove d OutOfRange
+	// active indexes: 0,1
+}
+
+func ExampleShapePod() {
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "train"},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "worker"}}},
+		}},
+	}
+	// Always shape a copy: the template belongs to the Job from the informer.
+	pod := &corev1.Pod{
+		ObjectMeta: *job.Spec.Template.ObjectMeta.DeepCopy(),
+		Spec:       *job.Spec.Template.Spec.DeepCopy(),
+	}
+	changed := indexes.ShapePod(pod, job.Name, 2)
+	fmt.Println(changed, pod.GenerateName, pod.Spec.Hostname)
+	fmt.Println(pod.Annotations[batchv1.JobCompletionIndexAnnotation], pod.Labels[batchv1.JobCompletionIndexAnnotation])
+	env := pod.Spec.Containers[0].Env[0]
+	fmt.Println(env.Name, env.ValueFrom.FieldRef.FieldPath)
+	fmt.Println(len(job.Spec.Template.Spec.Containers[0].Env))
+	// Output:
+	// true train-2- train-2
+	// 2 2
+	// JOB_COMPLETION_INDEX metadata.labels['batch.kubernetes.io/job-completion-index']
+	// 0
+}
+
+func ExampleGenerateName() {
+	fmt.Println(indexes.GenerateName("pi", 7))
+	long := "a-very-long-job-name-that-somebody-chose-for-a-nightly-batch-run"
+	name := indexes.GenerateName(long, 12)
+	fmt.Println(name, len(name))
+	// Output:
+	// pi-7-
+	// a-very-long-job-name-that-somebody-chose-for-a-nightly-12- 58
+}
+
+func ExampleSucceededIndexes() {
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "job"},
+		Spec:       batchv1.JobSpec{Completions: ptr.To[int32](6), CompletionMode: ptr.To(batchv1.IndexedCompletion)},
+		Status:     batchv1.JobStatus{CompletedIndexes: "0,1"},
+	}
+	done := indexedPod("job-3-xyz", "3", false)
+	done.Status.Phase = corev1.PodSucceeded
+	done.Finalizers = []string{batchv1.JobTrackingFinalizer}
+	set, err := indexes.SucceededIndexes(job, []*corev1.Pod{done})
+	fmt.Println(set, err)
+	// Output: 0,1,3 <nil>
+}
+
+func ExampleNextFailureCount() {
+	failed := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+		batchv1.JobIndexFailureCountAnnotation: "1",
+	}}}
+	prev, _ := indexes.PodFailureCount(failed)
+	next := indexes.NextFailureCount(prev, false)
+
+	replacement := &corev1.Pod{}
+	indexes.SetFailureCountAnnotations(replacement, next)
+	fmt.Println(next, replacement.Annotations)
+	fmt.Println("a failure of the replacement fails the index at backoffLimitPerIndex=2:", next.Exhausts(2))
+	// Output:
+	// {2 0} map[batch.kubernetes.io/job-index-failure-count:2]
+	// a failure of the replacement fails the index at backoffLimitPerIndex=2: true
+}

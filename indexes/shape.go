@@ -1,0 +1,172 @@
+package indexes
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// EnvName is the environment variable through which a container of an Indexed Job reads
+// its completion index.
+const EnvName = "JOB_COMPLETION_INDEX"
+
+// MaxGeneratedNameLength is the longest metadata.generateName the API server keeps
+// whole: a generated name is the prefix plus 5 random characters and must fit a
+// 63-character DNS label. apimachinery does not export it (the API server's
+// storage/names package does), hence this copy of the number.
+const MaxGeneratedNameLength = validation.DNS1123LabelMaxLength - 5
+
+// GenerateName returns the metadata.generateName of a pod for an index: "<job>-<index>-".
+// When that is longer than MaxGeneratedNameLength, the job name is cut so that the whole
+// fits, the index always kept, as upstream does. jobkit also drops the dots that the cut
+// leaves at the end of the job name, because "<name>.-<index>-" is not a valid DNS
+// subdomain and the pod could not be created.
+func GenerateName(jobName string, index int) string {
+	suffix := "-" + strconv.Itoa(index) + "-"
+	if keep := MaxGeneratedNameLength - len(suffix); len(jobName) > keep {
+		jobName = strings.TrimRight(jobName[:max(keep, 0)], ".")
+	}
+	return jobName + suffix
+}
+
+// Hostname returns the spec.hostname of the pod of an index: "<job>-<index>".
+func Hostname(jobName string, index int) string {
+	return jobName + "-" + strconv.Itoa(index)
+}
+
+// ShapePod turns a fresh copy of a Job's pod template into the pod of one index, the way
+// the upstream controller does. It MODIFIES pod, which must be the caller's own copy and
+// not an object from an informer. It sets:
+//
+//   - the annotation and the label batch.kubernetes.io/job-completion-index to the index;
+//   - spec.hostname to "<job>-<index>", replacing any hostname of the template, as
+//     upstream does (so that pods of an Indexed Job with a headless Service reach each
+//     other by index);
+//   - metadata.generateName to [GenerateName];
+//   - in every init container and container without one, the environment variable
+//     JOB_COMPLETION_INDEX, read through the downward API from the label
+//     metadata.labels['batch.kubernetes.io/job-completion-index']. A container that
+//     already declares JOB_COMPLETION_INDEX keeps its own definition.
+//
+// It reports whether anything changed. A negative index changes nothing and returns
+// false. Maps and slices of pod that ShapePod grows are modified in place; ShapePod does
+// not touch the ephemeral containers.
+func ShapePod(pod *corev1.Pod, jobName string, index int) (changed bool) {
+	if index < 0 {
+		return false
+	}
+	v := strconv.Itoa(index)
+	changed = setMapValue(&pod.Annotations, batchv1.JobCompletionIndexAnnotation, v)
+	changed = setMapValue(&pod.Labels, batchv1.JobCompletionIndexAnnotation, v) || changed
+	if h := Hostname(jobName, index); pod.Spec.Hostname != h {
+		pod.Spec.Hostname = h
+		changed = true
+	}
+	if g := GenerateName(jobName, index); pod.GenerateName != g {
+		pod.GenerateName = g
+		changed = true
+	}
+	for i := range pod.Spec.InitContainers {
+		changed = addIndexEnv(&pod.Spec.InitContainers[i]) || changed
+	}
+	for i := range pod.Spec.Containers {
+		changed = addIndexEnv(&pod.Spec.Containers[i]) || changed
+	}
+	return changed
+}
+
+var indexFieldPath = fmt.Sprintf("metadata.labels['%s']", batchv1.JobCompletionIndexAnnotation)
+
+func addIndexEnv(c *corev1.Container) bool {
+	for _, e := range c.Env {
+		if e.Name == EnvName {
+			return false
+		}
+	}
+	c.Env = append(c.Env, corev1.EnvVar{
+		Name: EnvName,
+		ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: indexFieldPath},
+		},
+	})
+	return true
+}
+
+func setMapValue(m *map[string]string, k, v string) bool {
+	if old, ok := (*m)[k]; ok && old == v {
+		return false
+	}
+	if *m == nil {
+		*m = make(map[string]string, 1)
+	}
+	(*m)[k] = v
+	return true
+}
+
+// Total returns Failed + Ignored: every earlier failure of the index, which is what the
+// per-index backoff delay counts.
+func (fc FailureCount) Total() int {
+	return int(fc.Failed) + int(fc.Ignored)
+}
+
+// Exhausts reports whether one more counted failure of the pod that carries fc fails its
+// index: the pod's Failed count has reached backoffLimitPerIndex. (The pod's own failure
+// is not yet in its annotation, so Failed+1 failures exceed the limit.)
+func (fc FailureCount) Exhausts(backoffLimitPerIndex int32) bool {
+	return fc.Failed >= backoffLimitPerIndex
+}
+
+// NextFailureCount returns the failure counts of the pod that replaces a failed pod whose
+// counts were prev: one more Failed when its failure counted towards
+// backoffLimitPerIndex, one more Ignored when an Ignore rule of the pod failure policy
+// matched it. Counts stop at math.MaxInt32.
+func NextFailureCount(prev FailureCount, ignored bool) FailureCount {
+	if ignored {
+		prev.Ignored = inc(prev.Ignored)
+	} else {
+		prev.Failed = inc(prev.Failed)
+	}
+	return prev
+}
+
+func inc(x int32) int32 {
+	if x == math.MaxInt32 {
+		return x
+	}
+	return x + 1
+}
+
+// ReplacementFailureCount returns the failure counts of the pod that replaces failed:
+// [NextFailureCount] of failed's own counts. A nil failed (no earlier pod of the index
+// is known) gives the zero FailureCount. An annotation of failed that cannot be read
+// counts 0 and is reported in the error, as [PodFailureCount] does.
+func ReplacementFailureCount(failed *corev1.Pod, ignored bool) (FailureCount, error) {
+	if failed == nil {
+		return FailureCount{}, nil
+	}
+	prev, err := PodFailureCount(failed)
+	return NextFailureCount(prev, ignored), err
+}
+
+// SetFailureCountAnnotations writes fc into the annotations of pod, which it MODIFIES
+// (the caller's fresh copy of the template). batch.kubernetes.io/job-index-failure-count
+// is always written, and batch.kubernetes.io/job-index-ignored-failure-count only when
+// fc.Ignored is positive, as upstream does; jobkit also removes an ignored count that
+// the template carried when fc.Ignored is 0, so the pod states exactly fc. It reports
+// whether anything changed. A negative count is written as 0.
+func SetFailureCountAnnotations(pod *corev1.Pod, fc FailureCount) (changed bool) {
+	changed = setMapValue(&pod.Annotations, batchv1.JobIndexFailureCountAnnotation, strconv.Itoa(int(max(fc.Failed, 0))))
+	if fc.Ignored > 0 {
+		return setMapValue(&pod.Annotations, batchv1.JobIndexIgnoredFailureCountAnnotation, strconv.Itoa(int(fc.Ignored))) || changed
+	}
+	if _, ok := pod.Annotations[batchv1.JobIndexIgnoredFailureCountAnnotation]; ok {
+		delete(pod.Annotations, batchv1.JobIndexIgnoredFailureCountAnnotation)
+		changed = true
+	}
+	return changed
+}

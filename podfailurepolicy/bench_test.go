@@ -1,0 +1,81 @@
+package podfailurepolicy
+
+import (
+	"fmt"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+)
+
+func BenchmarkMatch(b *testing.B) {
+	p := maximalMatchPolicy()
+	pods := []struct {
+		name string
+		pod  *corev1.Pod
+	}{
+		{"rules=20/last-rule-matches", failedPod([]corev1.ContainerStatus{terminated("main", 200)}, []corev1.ContainerStatus{terminated("init", 1)},
+			cond(corev1.PodReady, corev1.ConditionFalse), cond(corev1.DisruptionTarget, corev1.ConditionTrue))},
+		{"rules=20/no-match", failedPod([]corev1.ContainerStatus{terminated("main", 1)}, []corev1.ContainerStatus{terminated("init", 1)},
+			cond(corev1.PodReady, corev1.ConditionFalse), cond(corev1.DisruptionTarget, corev1.ConditionTrue))},
+		{"rules=20/first-rule-matches", failedPod([]corev1.ContainerStatus{terminated("main", 2)}, nil)},
+	}
+	for _, tc := range pods {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = Match(p, tc.pod)
+			}
+		})
+	}
+}
+
+// maximalValidSpec is a valid spec with a policy at every limit: 20 rules, half with
+// 255 exit codes and half with 20 condition patterns.
+func maximalValidSpec() *batchv1.JobSpec {
+	var rules []batchv1.PodFailurePolicyRule
+	for i := range MaxRules {
+		if i%2 == 0 {
+			r := containerRule(failIndex, "init", opIn, seq(1, MaxExitCodeValues)...)
+			rules = append(rules, r)
+			continue
+		}
+		ps := make([]batchv1.PodFailurePolicyOnPodConditionsPattern, MaxConditionPatterns)
+		for j := range ps {
+			ps[j] = pattern(corev1.PodConditionType(fmt.Sprintf("example.com/Condition-%d", j)), corev1.ConditionFalse)
+		}
+		rules = append(rules, condRule(ignore, ps...))
+	}
+	spec := jobSpec(rules...)
+	spec.BackoffLimitPerIndex = ptr.To[int32](3)
+	spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
+	return spec
+}
+
+func BenchmarkValidate(b *testing.B) {
+	valid := maximalValidSpec()
+	if errs := Validate(valid, nil); len(errs) != 0 {
+		b.Fatalf("Validate(maximal spec) = %v, want no errors", errs)
+	}
+	invalid := maximalValidSpec()
+	for i := range invalid.PodFailurePolicy.Rules {
+		if r := invalid.PodFailurePolicy.Rules[i].OnExitCodes; r != nil {
+			// Reverse the values: unordered, so the duplicate check needs a set.
+			for l, h := 0, len(r.Values)-1; l < h; l, h = l+1, h-1 {
+				r.Values[l], r.Values[h] = r.Values[h], r.Values[l]
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		spec *batchv1.JobSpec
+	}{{"maximal/valid", valid}, {"maximal/unordered", invalid}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = Validate(tc.spec, nil)
+			}
+		})
+	}
+}
