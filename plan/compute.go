@@ -1,0 +1,818 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/backoff"
+	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/indexes"
+	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/podfailurepolicy"
+	"github.com/jobkit/jobkit/successpolicy"
+)
+
+// Condition messages and reasons the upstream controller writes.
+const (
+	MessageBackoffLimitExceeded     = "Job has reached the specified backoff limit"
+	MessageDeadlineExceeded         = "Job was active longer than specified deadline"
+	MessageMaxFailedIndexesExceeded = "Job has exceeded the specified maximal number of failed indexes"
+	MessageFailedIndexes            = "Job has failed indexes"
+	MessageCompletionsReached       = "Reached expected number of succeeded pods"
+	ReasonSuspended                 = "JobSuspended"
+	MessageSuspended                = "Job suspended"
+	ReasonResumed                   = "JobResumed"
+	MessageResumed                  = "Job resumed"
+)
+
+// ErrInvalidJob is wrapped by the errors Compute returns for a Job it cannot plan.
+var ErrInvalidJob = errors.New("invalid job")
+
+// Compute decides one sync of a Job. It is pure: it reads in, performs no I/O,
+// reads no clock and modifies neither the Job nor the pods.
+//
+// It returns an error wrapping ErrInvalidJob for input it cannot plan (nil Job, empty
+// ControllerName, an unknown completion mode, an Indexed Job without completions,
+// negative counts); bad data it can work around (an unparsable completedIndexes, a
+// pod with a bad index annotation) is reported in Plan.Warnings instead, with the
+// valid part kept.
+//
+// Cost: O(n log n) in the number of pods plus the length of the status strings.
+func Compute(in Input) (*Plan, error) {
+	if in.Job == nil {
+		return nil, fmt.Errorf("%w: job is nil", ErrInvalidJob)
+	}
+	if in.ControllerName == "" {
+		return nil, fmt.Errorf("%w: ControllerName is empty: the controller must name itself (spec.managedBy)", ErrInvalidJob)
+	}
+	job := in.Job
+	if !handles(job, in.ControllerName) {
+		return &Plan{Skip: fmt.Sprintf("spec.managedBy is %q, not %q", ptr.Deref(job.Spec.ManagedBy, batchv1.JobControllerName), in.ControllerName)}, nil
+	}
+	sp, err := readSpec(job)
+	if err != nil {
+		return nil, err
+	}
+	if jobstatus.IsFinished(&job.Status) {
+		return planFinished(in), nil
+	}
+	c := &computation{in: in, job: job, spec: sp, opts: in.Options, now: in.Now, plan: &Plan{}}
+	c.pending = in.PendingFinalizerRemovals
+	if c.pending == nil {
+		c.pending = sets.New[types.UID]()
+	}
+	c.claim()
+	c.classify()
+	c.decide()
+	c.ledger()
+	c.finish()
+	return c.plan, nil
+}
+
+// handles says whether a controller named name manages job.
+func handles(job *batchv1.Job, name string) bool {
+	if job.Spec.ManagedBy == nil {
+		return name == batchv1.JobControllerName
+	}
+	return *job.Spec.ManagedBy == name
+}
+
+// spec is the Job spec with the API's defaults applied.
+type spec struct {
+	indexed          bool
+	completions      *int32 // nil: a work queue, done when any pod succeeds
+	parallelism      int32
+	backoffLimit     int32
+	perIndex         *int32
+	maxFailedIndexes *int32
+	onlyFailed       bool // podReplacementPolicy Failed
+	suspended        bool
+	deadline         *int64
+	failurePolicy    *batchv1.PodFailurePolicy
+	successPolicy    *batchv1.SuccessPolicy
+	onFailure        bool
+}
+
+func readSpec(job *batchv1.Job) (spec, error) {
+	s := job.Spec
+	var out spec
+	switch mode := ptr.Deref(s.CompletionMode, batchv1.NonIndexedCompletion); mode {
+	case batchv1.NonIndexedCompletion:
+	case batchv1.IndexedCompletion:
+		out.indexed = true
+	default:
+		return out, fmt.Errorf("%w: spec.completionMode: unknown value %q", ErrInvalidJob, mode)
+	}
+	out.completions = s.Completions
+	out.parallelism = 1
+	if s.Parallelism != nil {
+		out.parallelism = *s.Parallelism
+	} else if s.Completions == nil {
+		out.completions = ptr.To[int32](1)
+	}
+	if out.parallelism < 0 {
+		return out, fmt.Errorf("%w: spec.parallelism: must not be negative, got %d", ErrInvalidJob, out.parallelism)
+	}
+	if out.completions != nil && *out.completions < 0 {
+		return out, fmt.Errorf("%w: spec.completions: must not be negative, got %d", ErrInvalidJob, *out.completions)
+	}
+	if out.indexed && out.completions == nil {
+		return out, fmt.Errorf("%w: spec.completions: required when completionMode is Indexed", ErrInvalidJob)
+	}
+	out.perIndex = s.BackoffLimitPerIndex
+	if !out.indexed {
+		out.perIndex = nil
+	}
+	out.maxFailedIndexes = s.MaxFailedIndexes
+	switch {
+	case s.BackoffLimit != nil:
+		out.backoffLimit = *s.BackoffLimit
+	case out.perIndex != nil:
+		out.backoffLimit = math.MaxInt32
+	default:
+		out.backoffLimit = 6
+	}
+	if out.backoffLimit < 0 {
+		return out, fmt.Errorf("%w: spec.backoffLimit: must not be negative, got %d", ErrInvalidJob, out.backoffLimit)
+	}
+	policy := batchv1.TerminatingOrFailed
+	if s.PodFailurePolicy != nil {
+		policy = batchv1.Failed
+	}
+	out.onlyFailed = ptr.Deref(s.PodReplacementPolicy, policy) == batchv1.Failed
+	out.suspended = ptr.Deref(s.Suspend, false)
+	out.deadline = s.ActiveDeadlineSeconds
+	out.failurePolicy = s.PodFailurePolicy
+	out.successPolicy = s.SuccessPolicy
+	out.onFailure = s.Template.Spec.RestartPolicy == corev1.RestartPolicyOnFailure
+	return out, nil
+}
+
+// planFinished handles a Job that already has Complete or Failed: its pods only lose
+// their finalizers (upstream leaves this to the orphan worker).
+func planFinished(in Input) *Plan {
+	p := &Plan{Status: *in.Job.Status.DeepCopy()}
+	for _, pod := range in.Pods {
+		ref := metav1.GetControllerOf(pod)
+		if ref != nil && ref.UID == in.Job.UID && finalizers.Has(pod) && !in.PendingFinalizerRemovals.Has(pod.UID) {
+			p.RemoveFinalizers = append(p.RemoveFinalizers, PodAction{Pod: pod, Reason: "job finished"})
+		}
+	}
+	if len(p.RemoveFinalizers) == 0 {
+		return &Plan{Skip: "job finished"}
+	}
+	p.settle = settleState{base: p.Status, original: &in.Job.Status, pods: in.Pods, pending: in.PendingFinalizerRemovals, now: in.Now}
+	return p
+}
+
+// podInfo caches what the plan needs to know of one pod.
+type podInfo struct {
+	pod         *corev1.Pod
+	index       int  // completion index; indexes.Unknown when none or NonIndexed
+	validIndex  bool // Indexed and 0 <= index < completions
+	tracked     bool // carries the finalizer and its removal is not pending
+	active      bool
+	terminating bool
+	ready       bool
+	failed      bool // counts as failed (phase Failed, or deleted unless policy Failed)
+	matched     bool // policy already matched
+	match       podfailurepolicy.Result
+}
+
+// policyMatch matches the pod failure policy once per pod.
+func (c *computation) policyMatch(pi *podInfo) podfailurepolicy.Result {
+	if !pi.matched {
+		pi.match = podfailurepolicy.Match(c.spec.failurePolicy, pi.pod)
+		pi.matched = true
+	}
+	return pi.match
+}
+
+// verdict is a decision to finish the Job.
+type verdict struct {
+	success  bool
+	reason   string
+	message  string
+	existing bool // the interim condition is already in the status
+}
+
+type computation struct {
+	in      Input
+	job     *batchv1.Job
+	spec    spec
+	opts    Options
+	now     time.Time
+	plan    *Plan
+	pending sets.Set[types.UID]
+
+	pods []*podInfo // the Job's pods (owned, or adopted in this sync)
+	st   *batchv1.JobStatus
+
+	uncountedSucceeded, uncountedFailed sets.Set[types.UID]
+	newSucceeded, newFailed             []*corev1.Pod
+	succeeded, failed                   int32
+	active, ready, terminating          int32
+
+	succeededIx, prevSucceededIx, failedIx indexes.Intervals
+	delayed                                map[int]*podInfo // per-index: the failed pod whose replacement is due
+
+	verdict      *verdict
+	manageCalled bool
+	limitReached bool
+}
+
+func (c *computation) warn(format string, args ...any) {
+	c.plan.Warnings = append(c.plan.Warnings, fmt.Sprintf(format, args...))
+}
+
+// claim sorts the listed pods into the Job's own, orphans to adopt and pods to release.
+func (c *computation) claim() {
+	var selector labels.Selector
+	if c.job.Spec.Selector != nil {
+		s, err := metav1.LabelSelectorAsSelector(c.job.Spec.Selector)
+		if err != nil {
+			c.warn("spec.selector: %v: no pod is adopted or released", err)
+		} else {
+			selector = s
+		}
+	}
+	deleting := c.job.DeletionTimestamp != nil
+	for _, pod := range c.in.Pods {
+		if pod == nil {
+			continue
+		}
+		ref := metav1.GetControllerOf(pod)
+		switch {
+		case ref != nil && ref.UID == c.job.UID:
+			if selector != nil && !selector.Matches(labels.Set(pod.Labels)) && pod.DeletionTimestamp == nil {
+				c.plan.Release = append(c.plan.Release, PodAction{Pod: pod, Reason: "labels no longer match the selector"})
+				continue
+			}
+		case ref != nil:
+			continue // another controller's pod
+		default:
+			if selector == nil || deleting || pod.DeletionTimestamp != nil || !selector.Matches(labels.Set(pod.Labels)) {
+				continue
+			}
+			c.plan.Adopt = append(c.plan.Adopt, PodAction{Pod: pod, Reason: "orphan matching the selector"})
+		}
+		c.pods = append(c.pods, &podInfo{pod: pod})
+	}
+}
+
+func isTerminal(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+func isReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// classify counts the pods and finds the newly finished ones.
+func (c *computation) classify() {
+	c.st = c.job.Status.DeepCopy()
+	if c.st.UncountedTerminatedPods == nil {
+		c.st.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
+	}
+	c.uncountedSucceeded = sets.New(c.st.UncountedTerminatedPods.Succeeded...)
+	c.uncountedFailed = sets.New(c.st.UncountedTerminatedPods.Failed...)
+	completions := int(ptr.Deref(c.spec.completions, 0))
+	badIndexes := 0
+	for _, pi := range c.pods {
+		pod := pi.pod
+		pi.index = indexes.Unknown
+		if c.spec.indexed {
+			ix, err := indexes.PodIndex(pod)
+			if err == nil {
+				pi.index = ix
+				pi.validIndex = ix < completions
+			} else if badIndexes < 5 {
+				badIndexes++
+				c.warn("%v", err)
+			}
+		}
+		pi.tracked = finalizers.Has(pod) && !c.pending.Has(pod.UID)
+		terminal := isTerminal(pod)
+		pi.active = !terminal && pod.DeletionTimestamp == nil
+		pi.terminating = !terminal && pod.DeletionTimestamp != nil
+		pi.ready = pi.active && isReady(pod)
+		pi.failed = pod.Status.Phase == corev1.PodFailed ||
+			(!c.spec.onlyFailed && pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded)
+		if pi.active {
+			c.active++
+			if pi.ready {
+				c.ready++
+			}
+		}
+		if pi.terminating {
+			c.terminating++
+		}
+		if !pi.tracked || (c.spec.indexed && !pi.validIndex) {
+			continue
+		}
+		switch {
+		case pod.Status.Phase == corev1.PodSucceeded && !c.uncountedSucceeded.Has(pod.UID):
+			c.newSucceeded = append(c.newSucceeded, pod)
+		case pi.failed && !c.uncountedFailed.Has(pod.UID):
+			c.newFailed = append(c.newFailed, pod)
+			if c.spec.failurePolicy == nil || c.policyMatch(pi).CountsTowardBackoff {
+				c.failed++
+			}
+		}
+	}
+	c.succeeded = sat(int64(c.st.Succeeded) + int64(len(c.newSucceeded)) + int64(c.uncountedSucceeded.Len()))
+	c.failed = sat(int64(c.st.Failed) + int64(c.failed) + int64(c.uncountedFailed.Len()))
+
+	// The backoff record: the caller's, advanced by the new finishes, merged with one
+	// rebuilt from the pods so that a restart does not forget earlier failures.
+	isFailed := func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodFailed || (!c.spec.onlyFailed && p.DeletionTimestamp != nil)
+	}
+	all := make([]*corev1.Pod, len(c.pods))
+	for i, pi := range c.pods {
+		all[i] = pi.pod
+	}
+	c.plan.Backoff = backoff.Merge(c.in.Backoff.AdvancePods(c.newSucceeded, c.newFailed), backoff.FromPodsFunc(all, isFailed))
+
+	if c.st.StartTime == nil && !c.spec.suspended {
+		c.st.StartTime = ptr.To(metav1.NewTime(c.now))
+	}
+}
+
+func sat(v int64) int32 {
+	if v > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return int32(v)
+}
+
+// decide finds whether the Job fails or succeeds, in upstream's order, and what to
+// create or delete.
+func (c *computation) decide() {
+	conds := c.st.Conditions
+	if cond := jobstatus.FindCondition(conds, batchv1.JobSuccessCriteriaMet); cond != nil && cond.Status == corev1.ConditionTrue {
+		c.verdict = &verdict{success: true, reason: cond.Reason, message: cond.Message, existing: true}
+	} else if cond := jobstatus.FindCondition(conds, batchv1.JobFailureTarget); cond != nil && cond.Status == corev1.ConditionTrue {
+		c.verdict = &verdict{reason: cond.Reason, message: cond.Message, existing: true}
+	} else if msg, ok := c.failJobMessage(); ok {
+		c.verdict = &verdict{reason: batchv1.JobReasonPodFailurePolicy, message: msg}
+	}
+	if c.verdict == nil {
+		switch {
+		case c.failed > c.spec.backoffLimit || c.pastBackoffLimitOnFailure():
+			c.verdict = &verdict{reason: batchv1.JobReasonBackoffLimitExceeded, message: MessageBackoffLimitExceeded}
+		case c.pastDeadline():
+			c.verdict = &verdict{reason: batchv1.JobReasonDeadlineExceeded, message: MessageDeadlineExceeded}
+		case c.spec.deadline != nil && !c.spec.suspended && c.st.StartTime != nil:
+			left := c.st.StartTime.Add(time.Duration(*c.spec.deadline) * time.Second).Sub(c.now)
+			c.requeue(left, "active deadline")
+		}
+	}
+	if c.spec.indexed {
+		c.decideIndexed()
+	}
+	if c.verdict != nil {
+		c.deleteActiveForFinish()
+	} else {
+		if c.in.ExpectationsSatisfied && c.job.DeletionTimestamp == nil {
+			c.manage()
+			c.manageCalled = true
+		}
+		complete := false
+		if c.spec.completions == nil {
+			complete = c.succeeded > 0 && c.active == 0
+		} else {
+			complete = c.succeeded >= *c.spec.completions && c.active == 0
+		}
+		if complete {
+			c.verdict = &verdict{success: true, reason: batchv1.JobReasonCompletionsReached, message: MessageCompletionsReached}
+		} else if c.manageCalled {
+			c.suspendConditions()
+		}
+	}
+}
+
+// failJobMessage finds a failed pod matched by a FailJob rule.
+func (c *computation) failJobMessage() (string, bool) {
+	if c.spec.failurePolicy == nil {
+		return "", false
+	}
+	for _, pi := range c.pods {
+		if !pi.failed {
+			continue
+		}
+		if m := c.policyMatch(pi); m.Matched && m.Action == batchv1.PodFailurePolicyActionFailJob {
+			return m.Message, true
+		}
+	}
+	return "", false
+}
+
+// pastBackoffLimitOnFailure sums container restarts of pending and running pods when
+// the template restarts containers in place (restartPolicy OnFailure).
+func (c *computation) pastBackoffLimitOnFailure() bool {
+	if !c.spec.onFailure {
+		return false
+	}
+	var restarts int64
+	for _, pi := range c.pods {
+		phase := pi.pod.Status.Phase
+		if phase != corev1.PodRunning && phase != corev1.PodPending {
+			continue
+		}
+		for _, s := range pi.pod.Status.InitContainerStatuses {
+			restarts += int64(s.RestartCount)
+		}
+		for _, s := range pi.pod.Status.ContainerStatuses {
+			restarts += int64(s.RestartCount)
+		}
+	}
+	if c.spec.backoffLimit == 0 {
+		return restarts > 0
+	}
+	return restarts >= int64(c.spec.backoffLimit)
+}
+
+func (c *computation) pastDeadline() bool {
+	if c.spec.deadline == nil || c.st.StartTime == nil || c.spec.suspended {
+		return false
+	}
+	return c.now.Sub(c.st.StartTime.Time) >= time.Duration(*c.spec.deadline)*time.Second
+}
+
+func (c *computation) requeue(d time.Duration, why string) {
+	if d <= 0 {
+		d = time.Nanosecond
+	}
+	if c.plan.RequeueAfter == 0 || d < c.plan.RequeueAfter {
+		c.plan.RequeueAfter = d
+		c.plan.RequeueReason = why
+	}
+}
+
+// decideIndexed computes succeeded and failed indexes, the per-index verdicts and the
+// success policy.
+func (c *computation) decideIndexed() {
+	completions := int(*c.spec.completions)
+	var err error
+	c.prevSucceededIx, err = indexes.Parse(c.st.CompletedIndexes, completions)
+	var perr *indexes.ParseError
+	if err != nil && errors.As(err, &perr) {
+		// Indexes beyond completions are expected after an elastic scale-down.
+		var real []indexes.PartError
+		for _, p := range perr.Parts {
+			if len(p.Reason) < len(indexes.ReasonOutOfRange) || p.Reason[:len(indexes.ReasonOutOfRange)] != indexes.ReasonOutOfRange {
+				real = append(real, p)
+			}
+		}
+		if len(real) > 0 {
+			c.warn("status.completedIndexes: %v", &indexes.ParseError{Input: perr.Input, Parts: real})
+		}
+	}
+	ix := make([]int, 0, len(c.newSucceeded))
+	for _, pi := range c.pods {
+		if pi.tracked && pi.validIndex && pi.pod.Status.Phase == corev1.PodSucceeded {
+			ix = append(ix, pi.index)
+		}
+	}
+	c.succeededIx = c.prevSucceededIx.Union(indexes.FromIndexes(ix))
+	c.succeeded = int32(c.succeededIx.Count())
+
+	if c.spec.perIndex != nil {
+		var prevFailed indexes.Intervals
+		if c.st.FailedIndexes != nil {
+			prevFailed, err = indexes.Parse(*c.st.FailedIndexes, completions)
+			if err != nil && errors.As(err, &perr) {
+				c.warn("status.failedIndexes: %v", err)
+			}
+		}
+		var failedIx []int
+		for _, pi := range c.pods {
+			if pi.tracked && pi.validIndex && c.indexFailed(pi) {
+				failedIx = append(failedIx, pi.index)
+			}
+		}
+		c.failedIx = prevFailed.Union(indexes.FromIndexes(failedIx))
+		if c.verdict == nil {
+			nFailed := c.failedIx.Count()
+			if c.spec.maxFailedIndexes != nil && nFailed > int(*c.spec.maxFailedIndexes) {
+				c.verdict = &verdict{reason: batchv1.JobReasonMaxFailedIndexesExceeded, message: MessageMaxFailedIndexesExceeded}
+			} else if nFailed > 0 && nFailed+int(c.succeeded) >= completions {
+				c.verdict = &verdict{reason: batchv1.JobReasonFailedIndexes, message: MessageFailedIndexes}
+			}
+		}
+		c.findDelayed()
+	}
+	if c.verdict == nil && c.spec.successPolicy != nil {
+		compiled, err := successpolicy.Compile(c.spec.successPolicy, completions)
+		if err != nil {
+			c.warn("%v", err)
+		}
+		if res := compiled.Match(c.succeededIx); res.Matched {
+			c.verdict = &verdict{success: true, reason: res.Reason, message: res.Message}
+		}
+	}
+}
+
+// indexFailed says whether a failed pod fails its index: a FailIndex rule, or its
+// index's counted failures reaching backoffLimitPerIndex.
+func (c *computation) indexFailed(pi *podInfo) bool {
+	if !pi.failed {
+		return false
+	}
+	counted := true
+	if c.spec.failurePolicy != nil {
+		m := c.policyMatch(pi)
+		if m.Matched && m.Action == batchv1.PodFailurePolicyActionFailIndex {
+			return true
+		}
+		counted = m.CountsTowardBackoff
+	}
+	if !counted {
+		return false
+	}
+	fc, _ := indexes.PodFailureCount(pi.pod)
+	return fc.Exhausts(*c.spec.perIndex)
+}
+
+// findDelayed picks, per index, the failed pod that keeps its finalizer until its
+// replacement exists, so that the replacement inherits its failure count.
+func (c *computation) findDelayed() {
+	activeIx := sets.New[int]()
+	for _, pi := range c.pods {
+		if pi.active && pi.index >= 0 {
+			activeIx.Insert(pi.index)
+		}
+	}
+	c.delayed = map[int]*podInfo{}
+	for _, pi := range c.pods {
+		if !pi.tracked || !pi.validIndex || !pi.failed {
+			continue
+		}
+		ix := pi.index
+		if c.succeededIx.Has(ix) || c.failedIx.Has(ix) || activeIx.Has(ix) {
+			continue
+		}
+		prev, ok := c.delayed[ix]
+		if !ok || laterFailure(pi.pod, prev.pod) {
+			c.delayed[ix] = pi
+		}
+	}
+}
+
+// laterFailure says whether pod a is the later failure of its index than b: at least
+// as many recorded failures and a finish time not before b's.
+func laterFailure(a, b *corev1.Pod) bool {
+	fa, _ := indexes.PodFailureCount(a)
+	fb, _ := indexes.PodFailureCount(b)
+	return int64(fb.Failed)+int64(fb.Ignored) <= int64(fa.Failed)+int64(fa.Ignored) &&
+		!backoff.FinishTime(a).Before(backoff.FinishTime(b))
+}
+
+// deleteActiveForFinish deletes the active pods of a finishing Job; their finalizers
+// stay until they are counted.
+func (c *computation) deleteActiveForFinish() {
+	reason := "job finishing: " + c.verdict.reason
+	for _, pi := range c.pods {
+		if !pi.active {
+			continue
+		}
+		if len(c.plan.Delete) >= c.opts.maxDeletes() {
+			break
+		}
+		c.plan.Delete = append(c.plan.Delete, Deletion{Pod: pi.pod, Reason: reason})
+		c.active--
+		c.terminating++
+		if pi.ready {
+			c.ready--
+		}
+	}
+}
+
+// suspendConditions maintains the Suspended condition and startTime.
+func (c *computation) suspendConditions() {
+	if c.spec.suspended {
+		if c.setCondition(batchv1.JobSuspended, corev1.ConditionTrue, ReasonSuspended, MessageSuspended) {
+			c.plan.Events = append(c.plan.Events, Event{Type: corev1.EventTypeNormal, Reason: "Suspended", Message: MessageSuspended})
+			// Kubernetes 1.36+ (MutableSchedulingDirectivesForSuspendedJobs): a
+			// suspended Job has no start time; resuming sets a new one.
+			c.st.StartTime = nil
+		}
+		return
+	}
+	if c.setCondition(batchv1.JobSuspended, corev1.ConditionFalse, ReasonResumed, MessageResumed) {
+		c.plan.Events = append(c.plan.Events, Event{Type: corev1.EventTypeNormal, Reason: "Resumed", Message: MessageResumed})
+		c.st.StartTime = ptr.To(metav1.NewTime(c.now))
+	}
+}
+
+func (c *computation) setCondition(t batchv1.JobConditionType, s corev1.ConditionStatus, reason, msg string) bool {
+	var changed bool
+	c.st.Conditions, changed = jobstatus.SetCondition(c.st.Conditions, jobstatus.NewCondition(t, s, reason, msg), c.now)
+	if changed {
+		c.plan.Conditions = append(c.plan.Conditions, ConditionChange{Type: t, Status: s, Reason: reason, Message: msg})
+	}
+	return changed
+}
+
+// ledger decides which finished pods are recorded and which finalizers are removed.
+func (c *computation) ledger() {
+	// Count first what no longer carries the finalizer: it frees room in the ledger.
+	settled, err := finalizers.Settle(c.st.UncountedTerminatedPods, c.podList(), c.pending)
+	if err != nil {
+		c.warn("%v", err)
+	}
+	settled.ApplyTo(c.st)
+
+	deleting := c.job.DeletionTimestamp != nil
+	failing := c.verdict != nil && !c.verdict.success
+	var finished []finalizers.FinishedPod
+	for _, pi := range c.pods {
+		if !pi.tracked {
+			continue
+		}
+		pod := pi.pod
+		succeeded := pod.Status.Phase == corev1.PodSucceeded
+		if !(deleting || c.verdict != nil || succeeded) {
+			if !pi.failed {
+				continue
+			}
+			if d, ok := c.delayed[pi.index]; ok && d == pi {
+				continue // keeps its finalizer until its replacement exists
+			}
+		}
+		fp := finalizers.FinishedPod{Pod: pod, Outcome: finalizers.NotCounted}
+		switch {
+		case succeeded && !c.uncountedFailed.Has(pod.UID):
+			if !c.spec.indexed {
+				fp.Outcome = finalizers.Succeeded
+			} else if pi.validIndex && !c.prevSucceededIx.Has(pi.index) {
+				fp.Outcome, fp.Index = finalizers.SucceededIndex, pi.index
+			}
+		case pi.failed || failing:
+			if c.spec.indexed && !pi.validIndex {
+				break
+			}
+			if c.spec.failurePolicy != nil {
+				m := c.policyMatch(pi)
+				if m.Matched && !c.uncountedFailed.Has(pod.UID) {
+					if c.plan.FailurePolicyActions == nil {
+						c.plan.FailurePolicyActions = map[batchv1.PodFailurePolicyAction]int{}
+					}
+					c.plan.FailurePolicyActions[m.Action]++
+				}
+				if !m.CountsTowardBackoff {
+					break
+				}
+			}
+			fp.Outcome = finalizers.Failed
+		}
+		finished = append(finished, fp)
+	}
+	rec, err := finalizers.Record(c.st.UncountedTerminatedPods, finished, c.pending, c.opts.maxUncounted())
+	if err != nil {
+		c.warn("%v", err)
+	}
+	c.limitReached = rec.LimitReached
+	c.st.UncountedTerminatedPods = &rec.Uncounted
+	for _, pod := range rec.RemoveFinalizer {
+		c.plan.RemoveFinalizers = append(c.plan.RemoveFinalizers, PodAction{Pod: pod, Reason: finalizerReason(pod, deleting, c.verdict)})
+	}
+	if c.spec.indexed {
+		c.succeededIx = c.succeededIx.WithSorted(rec.NewSucceededIndexes)
+		c.st.CompletedIndexes = c.succeededIx.String()
+		c.st.Succeeded = int32(c.succeededIx.Count())
+		if c.spec.perIndex != nil {
+			c.st.FailedIndexes = ptr.To(c.failedIx.String())
+		} else {
+			c.st.FailedIndexes = nil
+		}
+	}
+}
+
+func finalizerReason(pod *corev1.Pod, deleting bool, v *verdict) string {
+	switch {
+	case pod.Status.Phase == corev1.PodSucceeded:
+		return "pod succeeded"
+	case pod.Status.Phase == corev1.PodFailed:
+		return "pod failed"
+	case pod.DeletionTimestamp != nil:
+		return "pod deleted"
+	case deleting:
+		return "job being deleted"
+	case v != nil:
+		return "job finishing: " + v.reason
+	}
+	return "pod finished"
+}
+
+func (c *computation) podList() []*corev1.Pod {
+	out := make([]*corev1.Pod, len(c.pods))
+	for i, pi := range c.pods {
+		out[i] = pi.pod
+	}
+	return out
+}
+
+// finish assembles the statuses of the plan.
+func (c *computation) finish() {
+	st := c.st
+	st.Active = c.active
+	st.Ready = ptr.To(c.ready)
+	st.Terminating = ptr.To(c.terminating)
+	var final *batchv1.JobCondition
+	if v := c.verdict; v != nil {
+		interim, last := batchv1.JobFailureTarget, batchv1.JobFailed
+		if v.success {
+			interim, last = batchv1.JobSuccessCriteriaMet, batchv1.JobComplete
+		}
+		if !v.existing {
+			c.setCondition(interim, corev1.ConditionTrue, v.reason, v.message)
+		}
+		final = &batchv1.JobCondition{Type: last, Status: corev1.ConditionTrue, Reason: v.reason, Message: v.message}
+	}
+	original := &c.job.Status
+	c.plan.settle = settleState{
+		original:    original,
+		pods:        c.podList(),
+		pending:     c.pending,
+		finishing:   final,
+		canFinish:   c.in.ExpectationsSatisfied && c.active == 0 && !c.limitReached,
+		terminating: c.terminating,
+		completions: c.spec.completions,
+		now:         c.now,
+	}
+	if len(c.plan.RemoveFinalizers) > 0 && !equality.Semantic.DeepEqual(st, original) {
+		c.plan.RecordStatus = st.DeepCopy()
+		c.plan.settle.recorded = true
+	}
+	c.plan.settle.base = *st
+	removed := sets.New[types.UID]()
+	for _, a := range c.plan.RemoveFinalizers {
+		removed.Insert(a.Pod.UID)
+	}
+	s := c.plan.Settle(removed)
+	c.plan.Status = s.Status
+	c.plan.StatusChanged = !equality.Semantic.DeepEqual(&s.Status, original)
+	if s.Finished != nil {
+		c.plan.Conditions = append(c.plan.Conditions, ConditionChange{Type: s.Finished.Type, Status: s.Finished.Status, Reason: s.Finished.Reason, Message: s.Finished.Message})
+	}
+	c.plan.Events = append(c.plan.Events, s.Events...)
+}
+
+// Settle returns the status after the finalizer removals of step 3: the UIDs of
+// removed (those whose removal the API server accepted) and the pods that no longer
+// carry the finalizer move from uncountedTerminatedPods into the counters, and the
+// terminal condition (Complete with completionTime, or Failed) is added once nothing
+// is uncounted, no pod is active or terminating and expectations are satisfied.
+// Settle does not modify the plan.
+func (p *Plan) Settle(removed sets.Set[types.UID]) Settled {
+	s := &p.settle
+	st := *s.base.DeepCopy()
+	out := Settled{}
+	gone := s.pending.Union(removed)
+	res, _ := finalizers.Settle(st.UncountedTerminatedPods, s.pods, gone)
+	if st.UncountedTerminatedPods != nil || res.Changed {
+		res.ApplyTo(&st)
+	}
+	if s.finishing != nil && s.canFinish && s.terminating == 0 &&
+		len(res.Uncounted.Succeeded)+len(res.Uncounted.Failed) == 0 {
+		cond := *s.finishing
+		st.Conditions, _ = jobstatus.SetCondition(st.Conditions, jobstatus.NewCondition(cond.Type, cond.Status, cond.Reason, cond.Message), s.now)
+		if cond.Type == batchv1.JobComplete {
+			st.CompletionTime = ptr.To(metav1.NewTime(s.now))
+			if s.completions != nil && st.Succeeded > *s.completions {
+				out.Events = append(out.Events, Event{Type: corev1.EventTypeWarning, Reason: "TooManySucceededPods", Message: "Too many succeeded pods running after completion count reached"})
+			}
+			out.Events = append(out.Events, Event{Type: corev1.EventTypeNormal, Reason: "Completed", Message: "Job completed"})
+		} else {
+			out.Events = append(out.Events, Event{Type: corev1.EventTypeWarning, Reason: cond.Reason, Message: cond.Message})
+		}
+		out.Finished = jobstatus.FindCondition(st.Conditions, cond.Type).DeepCopy()
+	}
+	out.Status = st
+	last := s.original
+	if s.recorded {
+		last = &s.base
+	}
+	out.Changed = last == nil || !equality.Semantic.DeepEqual(&st, last)
+	return out
+}
+
+func durationOf(ns int64) time.Duration { return time.Duration(ns) }

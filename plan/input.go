@@ -1,0 +1,89 @@
+package plan
+
+import (
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/jobkit/jobkit/backoff"
+)
+
+// Default caps per sync, as in the upstream controller.
+const (
+	// DefaultMaxCreatesPerSync caps the pods created in one sync.
+	DefaultMaxCreatesPerSync = 500
+	// DefaultMaxDeletesPerSync caps the pods deleted in one sync.
+	DefaultMaxDeletesPerSync = 500
+	// DefaultMaxUncounted caps the entries of status.uncountedTerminatedPods (plus new
+	// completed indexes) recorded in one sync.
+	DefaultMaxUncounted = 500
+)
+
+// Input is everything one sync of a Job needs. Compute never modifies it.
+type Input struct {
+	// Job is the Job as read from the cache.
+	Job *batchv1.Job
+	// Pods are the pods owned by the Job (controller reference with the Job's UID) and
+	// the orphans that match its selector, as read from the cache. Pods owned by
+	// another controller are ignored.
+	Pods []*corev1.Pod
+	// ControllerName is the name this controller answers to in spec.managedBy. It is
+	// required: a Job is handled when spec.managedBy equals it, or when
+	// spec.managedBy is unset and ControllerName is batchv1.JobControllerName.
+	ControllerName string
+	// ExpectationsSatisfied says whether every creation and deletion this controller
+	// issued for the Job has been observed in the cache. When false the plan creates
+	// and deletes nothing and does not finish the Job (a pod may be missing from
+	// Pods).
+	ExpectationsSatisfied bool
+	// PendingFinalizerRemovals holds the UIDs of pods whose tracking-finalizer
+	// removal the API server accepted but the cache does not show yet. Those pods are
+	// treated as already without the finalizer.
+	PendingFinalizerRemovals sets.Set[types.UID]
+	// Backoff is the Job's failure record kept by the caller (zero when none, for
+	// example after a restart). The plan merges it with a record rebuilt from Pods.
+	Backoff backoff.Record
+	// Now is the time of the sync.
+	Now time.Time
+	// Options tune the caps and the backoff; the zero value means upstream's values.
+	Options Options
+}
+
+// Options are the caps and delays of a sync. The zero value means the upstream
+// controller's values.
+type Options struct {
+	// MaxCreatesPerSync caps pod creations per sync; 0 means DefaultMaxCreatesPerSync.
+	MaxCreatesPerSync int
+	// MaxDeletesPerSync caps pod deletions per sync (suspend included); 0 means
+	// DefaultMaxDeletesPerSync.
+	MaxDeletesPerSync int
+	// MaxUncounted caps status.uncountedTerminatedPods; 0 means DefaultMaxUncounted.
+	MaxUncounted int
+	// Backoff is the pod failure backoff; the zero value means 10s doubling to 10m.
+	Backoff backoff.Policy
+	// MinRequeue is the shortest requeue for a backoff wait; 0 means one second, as
+	// upstream. It does not apply to the active deadline, which is requeued exactly.
+	MinRequeue time.Duration
+}
+
+func (o Options) maxCreates() int { return orDefault(o.MaxCreatesPerSync, DefaultMaxCreatesPerSync) }
+func (o Options) maxDeletes() int { return orDefault(o.MaxDeletesPerSync, DefaultMaxDeletesPerSync) }
+func (o Options) maxUncounted() int {
+	return orDefault(o.MaxUncounted, DefaultMaxUncounted)
+}
+func (o Options) minRequeue() time.Duration {
+	if o.MinRequeue <= 0 {
+		return time.Second
+	}
+	return o.MinRequeue
+}
+
+func orDefault(v, d int) int {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
