@@ -1,0 +1,63 @@
+// Package plan is the pure decision of one sync of a batch/v1 Job: given the Job, its
+// pods, what the caller knows about work in flight and the time, Compute returns a
+// Plan saying which pods to adopt, release, create and delete, whose tracking
+// finalizers to remove, the status to write and when to look again. It performs no
+// I/O, reads no clock and modifies none of its inputs, so a Plan can be compared with
+// cmp.Diff in a test and printed in a log (Plan.String).
+//
+// The behaviour is that of the Job controller of Kubernetes 1.37, built from the
+// primitive packages (indexes, backoff, finalizers, podfailurepolicy, successpolicy,
+// podorder, jobstatus):
+//
+//   - pods are active (not terminal, not being deleted), terminating, ready, succeeded
+//     or failed, where a pod being deleted before succeeding counts as failed unless
+//     podReplacementPolicy is Failed; newly finished pods are those still carrying the
+//     tracking finalizer and not yet in uncountedTerminatedPods;
+//   - failure is decided in upstream's order: an existing FailureTarget, a FailJob
+//     rule, failures beyond backoffLimit (Ignore matches excluded) or container
+//     restarts under restartPolicy OnFailure, activeDeadlineSeconds, failed indexes
+//     beyond maxFailedIndexes, all indexes finished with some failed; success by
+//     successPolicy or completions; SuccessCriteriaMet is final;
+//   - terminal conditions are two-step (FailureTarget or SuccessCriteriaMet first,
+//     Failed or Complete once nothing is active, terminating or uncounted);
+//   - the uncountedTerminatedPods ledger keeps each finished pod counted exactly once,
+//     with at most 500 entries;
+//   - creations and deletions (never both in one sync, at most 500 each), indexes by
+//     first pending, backoff job-wide or per index, suspend and resume, elastic
+//     Indexed Jobs, adoption and release, a Job being deleted.
+//
+// # Executing a plan
+//
+// The order matters for exactness across crashes; the Plan type documents it.
+// Package reconcile implements it over a small client interface.
+//
+// # Differences from upstream, on purpose
+//
+//   - The caller names the controller (Input.ControllerName); there is no default, so
+//     a controller built on jobkit never takes Jobs of the kube-controller-manager by
+//     accident.
+//   - The job-wide backoff record is merged with one rebuilt from the pods
+//     (backoff.FromPods), so a restarted controller keeps backing off; upstream keeps
+//     it in memory only.
+//   - Deletions of a suspended Job and of a finishing Job are capped like scale-down
+//     deletions (MaxDeletesPerSync); upstream issues them all in one sync.
+//   - A finishing Job's interim condition is written even when some of its active pods
+//     cannot be deleted in this sync; upstream withholds it until every deletion
+//     succeeded. The terminal condition still waits for every pod to be gone.
+//   - Per-index backoff requeues for the earliest waiting index even when other
+//     indexes start now; upstream relies on the new pods' events.
+//   - A finished Job's pods that still carry the finalizer get it removed here;
+//     upstream leaves that to its orphan worker.
+//   - While the job-wide backoff holds creations back, status.active keeps the real
+//     number of active pods (upstream reported 0, kubernetes#139428).
+//   - A pod's finalizer is removed by exactly one patch: a pod already listed in
+//     RemoveFinalizers is never also deleted with a finalizer patch.
+//   - Bad data is reported in Plan.Warnings, naming the field and the value, and the
+//     valid part is used; upstream logs it.
+//
+// # Cost
+//
+// Compute runs in O(n log n) for n pods (sorting pods for removal, building index
+// sets) plus the length of the status strings, and allocates O(n). It is safe for
+// concurrent use: it shares nothing between calls.
+package plan
