@@ -269,7 +269,7 @@ func (w *world) terminate(pod *corev1.Pod, phase corev1.PodPhase, exitCode int32
 	}}}}
 }
 
-func (w *world) succeed(pod *corev1.Pod)         { w.terminate(pod, corev1.PodSucceeded, 0) }
+func (w *world) succeed(pod *corev1.Pod)          { w.terminate(pod, corev1.PodSucceeded, 0) }
 func (w *world) fail(pod *corev1.Pod, code int32) { w.terminate(pod, corev1.PodFailed, code) }
 
 // evict fails the pod with a DisruptionTarget condition, as the eviction API does.
