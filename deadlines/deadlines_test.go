@@ -1,0 +1,355 @@
+package deadlines_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/jobkit/jobkit/deadlines"
+)
+
+var (
+	created = time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
+	started = created.Add(2 * time.Minute)
+)
+
+type podOpt func(*corev1.Pod)
+
+func newPod(phase corev1.PodPhase, opts ...podOpt) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "job-1", CreationTimestamp: metav1.NewTime(created)},
+		Status:     corev1.PodStatus{Phase: phase},
+	}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+func startedAt(t time.Time) podOpt {
+	return func(p *corev1.Pod) { p.Status.StartTime = ptrTime(t) }
+}
+
+func ptrTime(t time.Time) *metav1.Time { mt := metav1.NewTime(t); return &mt }
+
+var timeouts = deadlines.Timeouts{Unscheduled: 5 * time.Minute, Pending: 10 * time.Minute, Running: time.Hour}
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name     string
+		pod      *corev1.Pod
+		timeouts deadlines.Timeouts
+		now      time.Time
+		want     deadlines.Result
+	}{
+		// Unscheduled.
+		{
+			name: "unscheduled: time left",
+			pod:  newPod(corev1.PodPending), timeouts: timeouts, now: created.Add(time.Minute),
+			want: deadlines.Result{Kind: deadlines.KindUnscheduled, Timeout: 5 * time.Minute,
+				Elapsed: time.Minute, Remaining: 4 * time.Minute},
+		},
+		{
+			name: "unscheduled: expires exactly at the timeout",
+			pod:  newPod(corev1.PodPending), timeouts: timeouts, now: created.Add(5 * time.Minute),
+			want: deadlines.Result{Kind: deadlines.KindUnscheduled, Expired: true, Reason: "Pod scheduling timeout.",
+				Timeout: 5 * time.Minute, Elapsed: 5 * time.Minute},
+		},
+		{
+			name: "unscheduled: one nanosecond before",
+			pod:  newPod(corev1.PodPending), timeouts: timeouts, now: created.Add(5*time.Minute - 1),
+			want: deadlines.Result{Kind: deadlines.KindUnscheduled, Timeout: 5 * time.Minute,
+				Elapsed: 5*time.Minute - 1, Remaining: 1},
+		},
+		{
+			name: "unscheduled: an empty phase is Pending",
+			pod:  newPod(""), timeouts: timeouts, now: created.Add(6 * time.Minute),
+			want: deadlines.Result{Kind: deadlines.KindUnscheduled, Expired: true, Reason: "Pod scheduling timeout.",
+				Timeout: 5 * time.Minute, Elapsed: 6 * time.Minute},
+		},
+		{
+			name:     "unscheduled: a zero start time counts as unset",
+			pod:      newPod(corev1.PodPending, func(p *corev1.Pod) { p.Status.StartTime = &metav1.Time{} }),
+			timeouts: timeouts, now: created.Add(time.Minute),
+			want: deadlines.Result{Kind: deadlines.KindUnscheduled, Timeout: 5 * time.Minute,
+				Elapsed: time.Minute, Remaining: 4 * time.Minute},
+		},
+		{
+			name: "unscheduled: disabled",
+			pod:  newPod(corev1.PodPending), timeouts: deadlines.Timeouts{Pending: time.Second, Running: time.Second},
+			now:  created.Add(time.Hour),
+			want: deadlines.Result{},
+		},
+		{
+			name: "unscheduled: disabled, no creation time needed",
+			pod:  newPod(corev1.PodPending, func(p *corev1.Pod) { p.CreationTimestamp = metav1.Time{} }),
+			now:  created,
+			want: deadlines.Result{},
+		},
+		{
+			name: "unscheduled: creation in the future counts as no time elapsed",
+			pod:  newPod(corev1.PodPending), timeouts: timeouts, now: created.Add(-time.Hour),
+			want: deadlines.Result{Kind: deadlines.KindUnscheduled, Timeout: 5 * time.Minute,
+				Remaining: 5 * time.Minute},
+		},
+
+		// Pending.
+		{
+			name: "pending: measured from start time, not creation",
+			pod:  newPod(corev1.PodPending, startedAt(started)), timeouts: timeouts, now: started.Add(9 * time.Minute),
+			want: deadlines.Result{Kind: deadlines.KindPending, Timeout: 10 * time.Minute,
+				Elapsed: 9 * time.Minute, Remaining: time.Minute},
+		},
+		{
+			name: "pending: expired",
+			pod:  newPod(corev1.PodPending, startedAt(started)), timeouts: timeouts, now: started.Add(10 * time.Minute),
+			want: deadlines.Result{Kind: deadlines.KindPending, Expired: true, Reason: "Pod pending timeout.",
+				Timeout: 10 * time.Minute, Elapsed: 10 * time.Minute},
+		},
+		{
+			name: "pending: disabled",
+			pod:  newPod(corev1.PodPending, startedAt(started)), timeouts: deadlines.Timeouts{Unscheduled: time.Second},
+			now:  started.Add(time.Hour),
+			want: deadlines.Result{},
+		},
+		{
+			name: "pending: start time in the future",
+			pod:  newPod(corev1.PodPending, startedAt(started)), timeouts: timeouts, now: started.Add(-time.Minute),
+			want: deadlines.Result{Kind: deadlines.KindPending, Timeout: 10 * time.Minute, Remaining: 10 * time.Minute},
+		},
+
+		// Running.
+		{
+			name: "running: measured from start time",
+			pod:  newPod(corev1.PodRunning, startedAt(started)), timeouts: timeouts, now: started.Add(59 * time.Minute),
+			want: deadlines.Result{Kind: deadlines.KindRunning, Timeout: time.Hour,
+				Elapsed: 59 * time.Minute, Remaining: time.Minute},
+		},
+		{
+			name: "running: expired",
+			pod:  newPod(corev1.PodRunning, startedAt(started)), timeouts: timeouts, now: started.Add(2 * time.Hour),
+			want: deadlines.Result{Kind: deadlines.KindRunning, Expired: true, Reason: "Pod running timeout.",
+				Timeout: time.Hour, Elapsed: 2 * time.Hour},
+		},
+		{
+			name: "running: without a start time there is no timeout",
+			pod:  newPod(corev1.PodRunning), timeouts: timeouts, now: created.Add(100 * time.Hour),
+			want: deadlines.Result{},
+		},
+		{
+			name: "running: disabled",
+			pod:  newPod(corev1.PodRunning, startedAt(started)), timeouts: deadlines.Timeouts{Unscheduled: 1, Pending: 1},
+			now:  started.Add(100 * time.Hour),
+			want: deadlines.Result{},
+		},
+		{
+			name: "running: a terminating pod still reports its timeout",
+			pod: newPod(corev1.PodRunning, startedAt(started), func(p *corev1.Pod) {
+				p.DeletionTimestamp = ptrTime(started)
+			}),
+			timeouts: timeouts, now: started.Add(30 * time.Minute),
+			want: deadlines.Result{Kind: deadlines.KindRunning, Timeout: time.Hour,
+				Elapsed: 30 * time.Minute, Remaining: 30 * time.Minute},
+		},
+
+		// No timeout.
+		{
+			name: "succeeded", pod: newPod(corev1.PodSucceeded, startedAt(started)), timeouts: timeouts,
+			now: started.Add(100 * time.Hour), want: deadlines.Result{},
+		},
+		{
+			name: "failed", pod: newPod(corev1.PodFailed, startedAt(started)), timeouts: timeouts,
+			now: started.Add(100 * time.Hour), want: deadlines.Result{},
+		},
+		{
+			name: "unknown phase", pod: newPod(corev1.PodUnknown, startedAt(started)), timeouts: timeouts,
+			now: started.Add(100 * time.Hour), want: deadlines.Result{},
+		},
+		{
+			name: "unrecognised phase", pod: newPod("Paused"), timeouts: timeouts,
+			now: started.Add(100 * time.Hour), want: deadlines.Result{},
+		},
+		{
+			name: "zero timeouts", pod: newPod(corev1.PodPending), now: created.Add(100 * time.Hour),
+			want: deadlines.Result{},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := tt.pod.DeepCopy()
+			got, err := deadlines.Check(tt.pod, tt.timeouts, tt.now)
+			require.NoError(t, err)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Check() mismatch (-want +got):\n%s", diff)
+			}
+			assert.Equal(t, before, tt.pod, "Check modified the pod")
+		})
+	}
+}
+
+func TestCheckErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		pod      *corev1.Pod
+		timeouts deadlines.Timeouts
+		wantErr  string
+	}{
+		{
+			name: "nil pod", pod: nil, timeouts: timeouts,
+			wantErr: "deadlines.Check: invalid input: pod is nil",
+		},
+		{
+			name: "negative unscheduled", pod: newPod(corev1.PodRunning), timeouts: deadlines.Timeouts{Unscheduled: -time.Second},
+			wantErr: `deadlines.Check: invalid input: timeouts.unscheduled: Invalid value: "-1s": must not be negative (0 means no timeout)`,
+		},
+		{
+			name: "negative pending", pod: newPod(corev1.PodRunning), timeouts: deadlines.Timeouts{Pending: -time.Minute},
+			wantErr: `deadlines.Check: invalid input: timeouts.pending: Invalid value: "-1m0s": must not be negative (0 means no timeout)`,
+		},
+		{
+			name: "negative running", pod: newPod(corev1.PodSucceeded), timeouts: deadlines.Timeouts{Running: -1},
+			wantErr: `deadlines.Check: invalid input: timeouts.running: Invalid value: "-1ns": must not be negative (0 means no timeout)`,
+		},
+		{
+			name: "all negative", pod: newPod(corev1.PodPending), timeouts: deadlines.Timeouts{Unscheduled: -1, Pending: -2, Running: -3},
+			wantErr: `deadlines.Check: invalid input: [timeouts.unscheduled: Invalid value: "-1ns": must not be negative (0 means no timeout), ` +
+				`timeouts.pending: Invalid value: "-2ns": must not be negative (0 means no timeout), ` +
+				`timeouts.running: Invalid value: "-3ns": must not be negative (0 means no timeout)]`,
+		},
+		{
+			name:     "unscheduled timeout without a creation time",
+			pod:      newPod(corev1.PodPending, func(p *corev1.Pod) { p.CreationTimestamp = metav1.Time{} }),
+			timeouts: timeouts,
+			wantErr:  "deadlines.Check: invalid input: metadata.creationTimestamp: Required value: needed to measure the unscheduled timeout",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := deadlines.Check(tt.pod, tt.timeouts, created)
+			require.Error(t, err)
+			assert.EqualError(t, err, tt.wantErr)
+			assert.ErrorIs(t, err, deadlines.ErrInvalidInput)
+			assert.Equal(t, deadlines.Result{}, got)
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name     string
+		timeouts deadlines.Timeouts
+		path     *field.Path
+		want     field.ErrorList
+	}{
+		{name: "zero", want: nil},
+		{name: "defaults", timeouts: deadlines.DefaultTimeouts(), want: nil},
+		{
+			name: "negative pending, no path", timeouts: deadlines.Timeouts{Pending: -time.Second},
+			want: field.ErrorList{field.Invalid(field.NewPath("pending"), "-1s", "must not be negative (0 means no timeout)")},
+		},
+		{
+			name: "negative unscheduled and running under spec.timeouts",
+			path: field.NewPath("spec", "timeouts"), timeouts: deadlines.Timeouts{Unscheduled: -1, Pending: 1, Running: -time.Hour},
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("spec", "timeouts", "unscheduled"), "-1ns", "must not be negative (0 means no timeout)"),
+				field.Invalid(field.NewPath("spec", "timeouts", "running"), "-1h0m0s", "must not be negative (0 means no timeout)"),
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.timeouts.Validate(tt.path)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Validate() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMeasure(t *testing.T) {
+	tests := []struct {
+		name    string
+		kind    deadlines.Kind
+		timeout time.Duration
+		now     time.Time
+		want    deadlines.Result
+	}{
+		{name: "kind none", kind: deadlines.KindNone, timeout: time.Minute, now: created, want: deadlines.Result{}},
+		{name: "zero timeout", kind: deadlines.KindRunning, now: created, want: deadlines.Result{}},
+		{name: "negative timeout", kind: deadlines.KindRunning, timeout: -time.Minute, now: created, want: deadlines.Result{}},
+		{
+			name: "huge timeout does not overflow", kind: deadlines.KindRunning, timeout: time.Duration(1<<63 - 1),
+			now: created.Add(time.Hour),
+			want: deadlines.Result{Kind: deadlines.KindRunning, Timeout: time.Duration(1<<63 - 1), Elapsed: time.Hour,
+				Remaining: time.Duration(1<<63-1) - time.Hour},
+		},
+		{
+			name: "now far past since saturates elapsed", kind: deadlines.KindPending, timeout: time.Hour,
+			now: created.AddDate(400, 0, 0),
+			want: deadlines.Result{Kind: deadlines.KindPending, Expired: true, Reason: deadlines.ReasonPending,
+				Timeout: time.Hour, Elapsed: time.Duration(1<<63 - 1)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := deadlines.Measure(tt.kind, created, tt.timeout, tt.now)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Measure() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestKindReason(t *testing.T) {
+	for kind, want := range map[deadlines.Kind]string{
+		deadlines.KindNone:        "",
+		deadlines.KindUnscheduled: "Pod scheduling timeout.",
+		deadlines.KindPending:     "Pod pending timeout.",
+		deadlines.KindRunning:     "Pod running timeout.",
+		"Other":                   "",
+	} {
+		assert.Equal(t, want, kind.Reason(), "Kind(%q).Reason()", kind)
+	}
+}
+
+// TestMeasureInvariants sweeps now across a timeout and checks the documented
+// invariants at every step.
+func TestMeasureInvariants(t *testing.T) {
+	const timeout = 10 * time.Second
+	for off := -3 * time.Second; off <= 13*time.Second; off += 250 * time.Millisecond {
+		r := deadlines.Measure(deadlines.KindPending, created, timeout, created.Add(off))
+		require.GreaterOrEqual(t, r.Remaining, time.Duration(0), "offset %v", off)
+		require.LessOrEqual(t, r.Remaining, timeout, "offset %v", off)
+		require.Equal(t, r.Elapsed >= timeout, r.Expired, "offset %v", off)
+		if r.Expired {
+			require.Zero(t, r.Remaining, "offset %v", off)
+			require.Equal(t, deadlines.ReasonPending, r.Reason)
+		} else {
+			require.Equal(t, timeout, r.Elapsed+r.Remaining, "offset %v", off)
+			require.Empty(t, r.Reason)
+		}
+	}
+}
+
+func TestCheckDoesNotAllocate(t *testing.T) {
+	pod := newPod(corev1.PodRunning, startedAt(started))
+	allocs := testing.AllocsPerRun(100, func() {
+		_, _ = deadlines.Check(pod, timeouts, started.Add(time.Minute))
+	})
+	assert.Zero(t, allocs)
+}
+
+func BenchmarkCheck(b *testing.B) {
+	pod := newPod(corev1.PodPending, startedAt(started))
+	now := started.Add(time.Minute)
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = deadlines.Check(pod, timeouts, now)
+	}
+}
