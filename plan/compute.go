@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -164,7 +165,10 @@ func readSpec(job *batchv1.Job) (spec, error) {
 func planFinished(in Input) *Plan {
 	p := &Plan{Status: *in.Job.Status.DeepCopy()}
 	for _, pod := range in.Pods {
-		ref := metav1.GetControllerOf(pod)
+		if pod == nil {
+			continue
+		}
+		ref := metav1.GetControllerOfNoCopy(pod)
 		if ref != nil && ref.UID == in.Job.UID && finalizers.Has(pod) && !in.PendingFinalizerRemovals.Has(pod.UID) {
 			p.RemoveFinalizers = append(p.RemoveFinalizers, PodAction{Pod: pod, Reason: "job finished"})
 		}
@@ -216,7 +220,8 @@ type computation struct {
 	plan    *Plan
 	pending sets.Set[types.UID]
 
-	pods []*podInfo // the Job's pods (owned, or adopted in this sync)
+	pods []*podInfo    // the Job's pods (owned, or adopted in this sync)
+	list []*corev1.Pod // the pods of pods, from podList
 	st   *batchv1.JobStatus
 
 	uncountedSucceeded, uncountedFailed sets.Set[types.UID]
@@ -248,15 +253,21 @@ func (c *computation) claim() {
 		}
 	}
 	deleting := c.job.DeletionTimestamp != nil
+	// One allocation for every podInfo; the capacity is never exceeded, so the
+	// pointers into it stay valid.
+	infos := make([]podInfo, 0, len(c.in.Pods))
+	c.pods = make([]*podInfo, 0, len(c.in.Pods))
 	for _, pod := range c.in.Pods {
 		if pod == nil {
 			continue
 		}
-		ref := metav1.GetControllerOf(pod)
+		ref := metav1.GetControllerOfNoCopy(pod) // no copy: three allocations per pod saved
 		switch {
 		case ref != nil && ref.UID == c.job.UID:
 			if selector != nil && !selector.Matches(labels.Set(pod.Labels)) && pod.DeletionTimestamp == nil {
-				c.plan.Release = append(c.plan.Release, PodAction{Pod: pod, Reason: "labels no longer match the selector"})
+				if !deleting { // as upstream, a Job being deleted releases nothing
+					c.plan.Release = append(c.plan.Release, PodAction{Pod: pod, Reason: "labels no longer match the selector"})
+				}
 				continue
 			}
 		case ref != nil:
@@ -266,8 +277,15 @@ func (c *computation) claim() {
 				continue
 			}
 			c.plan.Adopt = append(c.plan.Adopt, PodAction{Pod: pod, Reason: "orphan matching the selector"})
+			if !finalizers.Has(pod) {
+				// Adoption adds the finalizer, so the pod is tracked from this sync on,
+				// as upstream does; a copy, since the listed pod is not ours to change.
+				pod = pod.DeepCopy()
+				finalizers.EnsureOnPod(&pod.ObjectMeta)
+			}
 		}
-		c.pods = append(c.pods, &podInfo{pod: pod})
+		infos = append(infos, podInfo{pod: pod})
+		c.pods = append(c.pods, &infos[len(infos)-1])
 	}
 }
 
@@ -344,11 +362,17 @@ func (c *computation) classify() {
 	isFailed := func(p *corev1.Pod) bool {
 		return p.Status.Phase == corev1.PodFailed || (!c.spec.onlyFailed && p.DeletionTimestamp != nil)
 	}
-	all := make([]*corev1.Pod, len(c.pods))
-	for i, pi := range c.pods {
-		all[i] = pi.pod
+	rebuildFrom := c.podList()
+	if c.spec.indexed {
+		// Pods without a valid index are strays; they do not tell the Job's history.
+		rebuildFrom = make([]*corev1.Pod, 0, len(c.pods))
+		for i := range c.pods {
+			if c.pods[i].validIndex {
+				rebuildFrom = append(rebuildFrom, c.pods[i].pod)
+			}
+		}
 	}
-	c.plan.Backoff = backoff.Merge(c.in.Backoff.AdvancePods(c.newSucceeded, c.newFailed), backoff.FromPodsFunc(all, isFailed))
+	c.plan.Backoff = backoff.Merge(c.in.Backoff.AdvancePods(c.newSucceeded, c.newFailed), backoff.FromPodsFunc(rebuildFrom, isFailed))
 
 	if c.st.StartTime == nil && !c.spec.suspended {
 		c.st.StartTime = ptr.To(metav1.NewTime(c.now))
@@ -472,19 +496,7 @@ func (c *computation) decideIndexed() {
 	completions := int(*c.spec.completions)
 	var err error
 	c.prevSucceededIx, err = indexes.Parse(c.st.CompletedIndexes, completions)
-	var perr *indexes.ParseError
-	if err != nil && errors.As(err, &perr) {
-		// Indexes beyond completions are expected after an elastic scale-down.
-		var real []indexes.PartError
-		for _, p := range perr.Parts {
-			if len(p.Reason) < len(indexes.ReasonOutOfRange) || p.Reason[:len(indexes.ReasonOutOfRange)] != indexes.ReasonOutOfRange {
-				real = append(real, p)
-			}
-		}
-		if len(real) > 0 {
-			c.warn("status.completedIndexes: %v", &indexes.ParseError{Input: perr.Input, Parts: real})
-		}
-	}
+	c.warnIndexes("status.completedIndexes", err)
 	ix := make([]int, 0, len(c.newSucceeded))
 	for _, pi := range c.pods {
 		if pi.tracked && pi.validIndex && pi.pod.Status.Phase == corev1.PodSucceeded {
@@ -498,9 +510,7 @@ func (c *computation) decideIndexed() {
 		var prevFailed indexes.Intervals
 		if c.st.FailedIndexes != nil {
 			prevFailed, err = indexes.Parse(*c.st.FailedIndexes, completions)
-			if err != nil && errors.As(err, &perr) {
-				c.warn("status.failedIndexes: %v", err)
-			}
+			c.warnIndexes("status.failedIndexes", err)
 		}
 		var failedIx []int
 		for _, pi := range c.pods {
@@ -527,6 +537,24 @@ func (c *computation) decideIndexed() {
 		if res := compiled.Match(c.succeededIx); res.Matched {
 			c.verdict = &verdict{success: true, reason: res.Reason, message: res.Message}
 		}
+	}
+}
+
+// warnIndexes reports the bad parts of an index string, except indexes at or above
+// completions, which an elastic scale-down leaves behind (they are trimmed).
+func (c *computation) warnIndexes(field string, err error) {
+	var perr *indexes.ParseError
+	if err == nil || !errors.As(err, &perr) {
+		return
+	}
+	var real []indexes.PartError
+	for _, p := range perr.Parts {
+		if !strings.HasPrefix(p.Reason, indexes.ReasonOutOfRange) {
+			real = append(real, p)
+		}
+	}
+	if len(real) > 0 {
+		c.warn("%s: %v", field, &indexes.ParseError{Input: perr.Input, Parts: real})
 	}
 }
 
@@ -585,16 +613,14 @@ func laterFailure(a, b *corev1.Pod) bool {
 		!backoff.FinishTime(a).Before(backoff.FinishTime(b))
 }
 
-// deleteActiveForFinish deletes the active pods of a finishing Job; their finalizers
+// deleteActiveForFinish deletes every active pod of a finishing Job, uncapped as
+// upstream (they are all counted in this sync, so they must all go); their finalizers
 // stay until they are counted.
 func (c *computation) deleteActiveForFinish() {
 	reason := "job finishing: " + c.verdict.reason
 	for _, pi := range c.pods {
 		if !pi.active {
 			continue
-		}
-		if len(c.plan.Delete) >= c.opts.maxDeletes() {
-			break
 		}
 		c.plan.Delete = append(c.plan.Delete, Deletion{Pod: pi.pod, Reason: reason})
 		c.active--
@@ -642,9 +668,20 @@ func (c *computation) ledger() {
 
 	deleting := c.job.DeletionTimestamp != nil
 	failing := c.verdict != nil && !c.verdict.success
+	// A pod deleted with its finalizer removed first (scale-down, suspend) gets that
+	// one patch only, even when the Job finishes in the same sync.
+	var patchedByDelete map[*corev1.Pod]bool
+	for _, d := range c.plan.Delete {
+		if d.RemoveFinalizerFirst {
+			if patchedByDelete == nil {
+				patchedByDelete = map[*corev1.Pod]bool{}
+			}
+			patchedByDelete[d.Pod] = true
+		}
+	}
 	var finished []finalizers.FinishedPod
 	for _, pi := range c.pods {
-		if !pi.tracked {
+		if !pi.tracked || patchedByDelete[pi.pod] {
 			continue
 		}
 		pod := pi.pod
@@ -722,12 +759,15 @@ func finalizerReason(pod *corev1.Pod, deleting bool, v *verdict) string {
 	return "pod finished"
 }
 
+// podList returns the Job's pods, built once; callers only read it.
 func (c *computation) podList() []*corev1.Pod {
-	out := make([]*corev1.Pod, len(c.pods))
-	for i, pi := range c.pods {
-		out[i] = pi.pod
+	if c.list == nil {
+		c.list = make([]*corev1.Pod, len(c.pods))
+		for i, pi := range c.pods {
+			c.list[i] = pi.pod
+		}
 	}
-	return out
+	return c.list
 }
 
 // finish assembles the statuses of the plan.
@@ -766,6 +806,7 @@ func (c *computation) finish() {
 	removed := sets.New[types.UID]()
 	for _, a := range c.plan.RemoveFinalizers {
 		removed.Insert(a.Pod.UID)
+		c.plan.settle.toRemove = append(c.plan.settle.toRemove, a.Pod.UID)
 	}
 	s := c.plan.Settle(removed)
 	c.plan.Status = s.Status
@@ -780,9 +821,15 @@ func (c *computation) finish() {
 // removed (those whose removal the API server accepted) and the pods that no longer
 // carry the finalizer move from uncountedTerminatedPods into the counters, and the
 // terminal condition (Complete with completionTime, or Failed) is added once nothing
-// is uncounted, no pod is active or terminating and expectations are satisfied.
-// Settle does not modify the plan.
+// is uncounted, every planned finalizer removal succeeded (as upstream, which does not
+// finish a Job in a sync where a removal failed), no pod is active or terminating and
+// expectations are satisfied.
+// Settle does not modify the plan. For a skipped plan it returns the zero Settled
+// (Changed false).
 func (p *Plan) Settle(removed sets.Set[types.UID]) Settled {
+	if p.Skip != "" {
+		return Settled{} // nothing to write for a Job this plan does not handle
+	}
 	s := &p.settle
 	st := *s.base.DeepCopy()
 	out := Settled{}
@@ -791,7 +838,14 @@ func (p *Plan) Settle(removed sets.Set[types.UID]) Settled {
 	if st.UncountedTerminatedPods != nil || res.Changed {
 		res.ApplyTo(&st)
 	}
-	if s.finishing != nil && s.canFinish && s.terminating == 0 &&
+	allRemoved := true
+	for _, uid := range s.toRemove {
+		if !gone.Has(uid) {
+			allRemoved = false
+			break
+		}
+	}
+	if s.finishing != nil && s.canFinish && allRemoved && s.terminating == 0 &&
 		len(res.Uncounted.Succeeded)+len(res.Uncounted.Failed) == 0 {
 		cond := *s.finishing
 		st.Conditions, _ = jobstatus.SetCondition(st.Conditions, jobstatus.NewCondition(cond.Type, cond.Status, cond.Reason, cond.Message), s.now)

@@ -39,11 +39,13 @@
 //   - The job-wide backoff record is merged with one rebuilt from the pods
 //     (backoff.FromPods), so a restarted controller keeps backing off; upstream keeps
 //     it in memory only.
-//   - Deletions of a suspended Job and of a finishing Job are capped like scale-down
-//     deletions (MaxDeletesPerSync); upstream issues them all in one sync.
-//   - A finishing Job's interim condition is written even when some of its active pods
-//     cannot be deleted in this sync; upstream withholds it until every deletion
-//     succeeded. The terminal condition still waits for every pod to be gone.
+//   - Deletions of a suspended Job are capped like scale-down deletions
+//     (MaxDeletesPerSync); upstream issues them all in one sync. (A finishing Job
+//     deletes all its active pods at once, as upstream, because it counts them all.)
+//   - A finishing Job's interim condition is written even when expectations are not
+//     satisfied or some active pod cannot be deleted in this sync; upstream withholds
+//     it until then. The terminal condition still waits for every pod to be gone,
+//     every count to be settled and every planned finalizer removal to succeed.
 //   - Per-index backoff requeues for the earliest waiting index even when other
 //     indexes start now; upstream relies on the new pods' events.
 //   - A finished Job's pods that still carry the finalizer get it removed here;

@@ -44,7 +44,7 @@ func (c *computation) manage() {
 	}
 	if c.spec.perIndex == nil {
 		if left := backoff.RemainingForRecord(c.plan.Backoff, c.opts.Backoff, c.now); left > 0 {
-			c.requeue(max(left, c.opts.minRequeue()), fmt.Sprintf("pod failure backoff after %d failures", c.plan.Backoff.Failures))
+			c.requeue(max(left, c.opts.minRequeue()), fmt.Sprintf("pod failure backoff after %d consecutive failure(s)", c.plan.Backoff.Failures))
 			return
 		}
 	}
@@ -77,6 +77,9 @@ type removal struct {
 // removalOrder picks at least n active pods to remove: for Indexed Jobs first the
 // strays and duplicates, then pods in the upstream removal order.
 func (c *computation) removalOrder(active []*podInfo, n int) []removal {
+	if n <= 0 && !c.spec.indexed {
+		return nil // only Indexed Jobs have strays to remove regardless of n
+	}
 	byPod := make(map[*corev1.Pod]*podInfo, len(active))
 	pods := make([]*corev1.Pod, len(active))
 	for i, pi := range active {
@@ -216,10 +219,8 @@ func (c *computation) create(index int, replaced *podInfo, reason string) {
 				prev = replaced.pod
 				ignored = c.spec.failurePolicy != nil && !c.policyMatch(replaced).CountsTowardBackoff
 			}
-			fc, err := indexes.ReplacementFailureCount(prev, ignored)
-			if err != nil {
-				c.warn("%v", err)
-			}
+			// A bad annotation of prev was already reported with its backoff.
+			fc, _ := indexes.ReplacementFailureCount(prev, ignored)
 			indexes.SetFailureCountAnnotations(pod, fc)
 		}
 	}

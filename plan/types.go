@@ -138,6 +138,7 @@ type settleState struct {
 	completions *int32
 	now         time.Time
 	recorded    bool
+	toRemove    []types.UID // the UIDs of RemoveFinalizers
 }
 
 // IsEmpty reports whether the plan asks for nothing: no API call and no requeue.

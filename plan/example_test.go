@@ -1,0 +1,162 @@
+package plan_test
+
+import (
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/plan"
+)
+
+var exampleNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// exampleJob is a Job as the API server stores it: defaulted, with the labels it adds
+// to the template and the selector it generates.
+func exampleJob(mode batchv1.CompletionMode, completions, parallelism int32) *batchv1.Job {
+	labels := map[string]string{
+		batchv1.JobNameLabel: "pi", batchv1.ControllerUidLabel: "uid-1",
+		"job-name": "pi", "controller-uid": "uid-1",
+	}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "pi", Namespace: "default", UID: "uid-1"},
+		Spec: batchv1.JobSpec{
+			Completions:    ptr.To(completions),
+			Parallelism:    ptr.To(parallelism),
+			CompletionMode: ptr.To(mode),
+			BackoffLimit:   ptr.To[int32](6),
+			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{batchv1.ControllerUidLabel: "uid-1"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers:    []corev1.Container{{Name: "pi", Image: "perl"}},
+				},
+			},
+		},
+	}
+}
+
+// examplePod is a pod of exampleJob that carries the tracking finalizer.
+func examplePod(job *batchv1.Job, name string, phase corev1.PodPhase, index string) *corev1.Pod {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: job.Namespace, UID: types.UID(name),
+			Labels:            job.Spec.Template.Labels,
+			Finalizers:        []string{batchv1.JobTrackingFinalizer},
+			OwnerReferences:   []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
+			CreationTimestamp: metav1.NewTime(exampleNow.Add(-time.Hour)),
+		},
+		Status: corev1.PodStatus{Phase: phase},
+	}
+	if index != "" {
+		pod.Annotations = map[string]string{batchv1.JobCompletionIndexAnnotation: index}
+	}
+	return pod
+}
+
+func ExampleCompute() {
+	job := exampleJob(batchv1.NonIndexedCompletion, 3, 2)
+	p, err := plan.Compute(plan.Input{
+		Job:                   job,
+		ControllerName:        batchv1.JobControllerName, // the Job has no spec.managedBy
+		ExpectationsSatisfied: true,
+		Now:                   exampleNow,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// The first sync starts the Job and creates as many pods as parallelism allows.
+	for _, c := range p.Create {
+		fmt.Println("create", c.Pod.GenerateName, c.Pod.Finalizers, "owner", c.Pod.OwnerReferences[0].Kind, c.Pod.OwnerReferences[0].Name)
+	}
+	fmt.Println("active", p.Status.Active, "started", p.Status.StartTime.UTC().Format(time.RFC3339), "write status", p.StatusChanged)
+	// Output:
+	// create pi- [batch.kubernetes.io/job-tracking] owner Job pi
+	// create pi- [batch.kubernetes.io/job-tracking] owner Job pi
+	// active 2 started 2026-03-01T12:00:00Z write status true
+}
+
+func ExampleCompute_indexed() {
+	job := exampleJob(batchv1.IndexedCompletion, 4, 2)
+	job.Status.StartTime = ptr.To(metav1.NewTime(exampleNow.Add(-time.Hour)))
+	pods := []*corev1.Pod{
+		examplePod(job, "pi-0", corev1.PodSucceeded, "0"),
+		examplePod(job, "pi-1", corev1.PodRunning, "1"),
+	}
+	p, err := plan.Compute(plan.Input{Job: job, Pods: pods, ControllerName: batchv1.JobControllerName, ExpectationsSatisfied: true, Now: exampleNow})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Index 0 is recorded in completedIndexes before its pod loses the finalizer...
+	fmt.Printf("record completedIndexes=%q\n", p.RecordStatus.CompletedIndexes)
+	for _, a := range p.RemoveFinalizers {
+		fmt.Println("remove finalizer", a.Pod.Name, "-", a.Reason)
+	}
+	// ...and the next pending index takes the free slot.
+	for _, c := range p.Create {
+		fmt.Println("create index", c.Index, c.Pod.GenerateName, "hostname", c.Pod.Spec.Hostname)
+	}
+	// Output:
+	// record completedIndexes="0"
+	// remove finalizer pi-0 - pod succeeded
+	// create index 2 pi-2- hostname pi-2
+}
+
+func ExamplePlan_Settle() {
+	job := exampleJob(batchv1.NonIndexedCompletion, 2, 2)
+	job.Status.StartTime = ptr.To(metav1.NewTime(exampleNow.Add(-time.Hour)))
+	pods := []*corev1.Pod{
+		examplePod(job, "a", corev1.PodSucceeded, ""),
+		examplePod(job, "b", corev1.PodSucceeded, ""),
+	}
+	p, err := plan.Compute(plan.Input{Job: job, Pods: pods, ControllerName: batchv1.JobControllerName, ExpectationsSatisfied: true, Now: exampleNow})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Step 2: the caller writes RecordStatus, which lists both pods as uncounted.
+	fmt.Println("recorded", p.RecordStatus.UncountedTerminatedPods.Succeeded)
+
+	// Step 3: removing the finalizer of b fails; only a is counted, and the Job
+	// cannot complete while b is uncounted.
+	s := p.Settle(sets.New[types.UID]("a"))
+	fmt.Println("succeeded", s.Status.Succeeded, "uncounted", s.Status.UncountedTerminatedPods.Succeeded, "finished", s.Finished != nil, "write", s.Changed)
+
+	// When both removals succeed, the Job completes.
+	s = p.Settle(sets.New[types.UID]("a", "b"))
+	fmt.Println("succeeded", s.Status.Succeeded, "finished", s.Finished.Type, s.Finished.Reason, "at", s.Status.CompletionTime.UTC().Format(time.Kitchen))
+	// Output:
+	// recorded [a b]
+	// succeeded 1 uncounted [b] finished false write true
+	// succeeded 2 finished Complete CompletionsReached at 12:00PM
+}
+
+func ExamplePlan_String() {
+	job := exampleJob(batchv1.NonIndexedCompletion, 3, 2)
+	job.Spec.BackoffLimit = ptr.To[int32](0)
+	job.Status.StartTime = ptr.To(metav1.NewTime(exampleNow.Add(-time.Hour)))
+	pods := []*corev1.Pod{
+		examplePod(job, "a", corev1.PodFailed, ""),
+		examplePod(job, "b", corev1.PodRunning, ""),
+	}
+	p, err := plan.Compute(plan.Input{Job: job, Pods: pods, ControllerName: batchv1.JobControllerName, ExpectationsSatisfied: true, Now: exampleNow})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(p)
+	// Output:
+	// status: active=0 ready=0 terminating=1 succeeded=0 failed=2 (changed)
+	// record first: uncounted succeeded=0 failed=2
+	// remove finalizer 2: a (pod failed), b (job finishing: BackoffLimitExceeded)
+	// delete 1: b (job finishing: BackoffLimitExceeded)
+	// condition FailureTarget=True BackoffLimitExceeded: Job has reached the specified backoff limit
+}
