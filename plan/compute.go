@@ -814,7 +814,6 @@ func (c *computation) finish() {
 	if s.Finished != nil {
 		c.plan.Conditions = append(c.plan.Conditions, ConditionChange{Type: s.Finished.Type, Status: s.Finished.Status, Reason: s.Finished.Reason, Message: s.Finished.Message})
 	}
-	c.plan.Events = append(c.plan.Events, s.Events...)
 }
 
 // Settle returns the status after the finalizer removals of step 3: the UIDs of

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -563,8 +564,9 @@ func TestDecision3_Success(t *testing.T) {
 			}
 			assert.Len(t, p.Create, tc.wantCreate, "Compute(in).Create")
 			if tc.wantEvents != nil {
+				// The events of finishing come from Settle (every removal accepted).
 				var got []string
-				for _, e := range p.Events {
+				for _, e := range append(slices.Clone(p.Events), p.Settle(tbAllRemoved(p)).Events...) {
 					got = append(got, e.Reason)
 				}
 				assert.Equal(t, tc.wantEvents, got, "event reasons")
@@ -733,4 +735,13 @@ func tbHasCond(conds []batchv1.JobCondition, t batchv1.JobConditionType) bool {
 		}
 	}
 	return false
+}
+
+// tbAllRemoved is the set of every UID the plan removes a finalizer from.
+func tbAllRemoved(p *Plan) sets.Set[types.UID] {
+	out := sets.New[types.UID]()
+	for _, a := range p.RemoveFinalizers {
+		out.Insert(a.Pod.UID)
+	}
+	return out
 }

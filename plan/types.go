@@ -55,7 +55,9 @@ type Plan struct {
 
 	// Conditions lists the condition changes of this sync with their reasons.
 	Conditions []ConditionChange
-	// Events lists the events worth recording, terminal ones included.
+	// Events lists the events of this sync's decisions (Suspended, Resumed). The
+	// events of finishing (Completed, TooManySucceededPods, the failure reason) depend
+	// on the finalizer removals and come with Settled.Events.
 	Events []Event
 	// Backoff is the failure record to keep for the next sync.
 	Backoff backoff.Record

@@ -1,0 +1,148 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/jobkit/jobkit/finalizers"
+)
+
+// Client is everything the Reconciler asks of the API server. Listing is not part of
+// it: pods and Jobs come from the caller's cache. Implementations return the errors
+// of k8s.io/apimachinery/pkg/api/errors (NotFound, Conflict, Invalid, ...) so that
+// the Reconciler can tell them apart; reconciletest.RunClientConformance checks that
+// an implementation behaves like the API server.
+type Client interface {
+	// CreatePod creates pod (its Name may be empty when GenerateName is set) and
+	// returns the pod as stored.
+	CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error)
+	// DeletePod deletes a pod with the precondition that its UID is uid (an empty uid
+	// means no precondition). A pod with another UID yields a Conflict error, a
+	// missing pod NotFound.
+	DeletePod(ctx context.Context, namespace, name string, uid types.UID) error
+	// PatchPod patches a pod's metadata; pt is types.StrategicMergePatchType for
+	// every patch the Reconciler sends (finalizer removal, adoption, release).
+	PatchPod(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*corev1.Pod, error)
+	// UpdateJobStatus writes job.Status through the status subresource, with
+	// job.ResourceVersion as the optimistic-concurrency precondition, and returns
+	// the Job as stored.
+	UpdateJobStatus(ctx context.Context, job *batchv1.Job) (*batchv1.Job, error)
+}
+
+// Patch is a patch body with its content type.
+type Patch = finalizers.Patch
+
+// jobGVK is the controller reference kind of Job pods.
+var jobGVK = batchv1.SchemeGroupVersion.WithKind("Job")
+
+type patchMeta struct {
+	Metadata patchObjectMeta `json:"metadata"`
+}
+
+type patchObjectMeta struct {
+	OwnerReferences []any     `json:"ownerReferences,omitempty"`
+	UID             types.UID `json:"uid,omitempty"`
+	Finalizers      []string  `json:"finalizers,omitempty"`
+}
+
+// AdoptPatch returns the strategic merge patch that makes job the controller of pod
+// and adds the tracking finalizer, keeping the pod's other owner references and
+// finalizers:
+//
+//	{"metadata":{"ownerReferences":[{...,"controller":true,"blockOwnerDeletion":true,"uid":"<job>"}],
+//	 "uid":"<pod>","finalizers":["batch.kubernetes.io/job-tracking"]}}
+//
+// The pod's UID is a precondition, as in finalizers.RemovalPatch: a pod recreated
+// under the same name is not adopted (the API server answers 422 Invalid). The API
+// server also refuses to add a finalizer to a pod that is being deleted, so terminating
+// pods are not adopted (plan.Compute never asks for that).
+func AdoptPatch(job *batchv1.Job, pod *corev1.Pod) Patch {
+	ref := metav1.NewControllerRef(job, jobGVK)
+	p := patchMeta{Metadata: patchObjectMeta{
+		OwnerReferences: []any{ref},
+		UID:             pod.UID,
+		Finalizers:      []string{finalizers.Name},
+	}}
+	return Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
+}
+
+// ReleasePatch returns the strategic merge patch that removes the owner reference to
+// the Job with UID jobUID from pod, keeping every other owner reference:
+//
+//	{"metadata":{"ownerReferences":[{"$patch":"delete","uid":"<job>"}],"uid":"<pod>"}}
+//
+// The tracking finalizer stays: the released pod is an orphan, and the orphan cleanup
+// (DecideOrphan) removes it, as upstream.
+func ReleasePatch(jobUID types.UID, pod *corev1.Pod) Patch {
+	p := patchMeta{Metadata: patchObjectMeta{
+		OwnerReferences: []any{map[string]any{"$patch": "delete", "uid": jobUID}},
+		UID:             pod.UID,
+	}}
+	return Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
+}
+
+// unchangedRemovalPatch is finalizers.RemovalPatch with the pod's resourceVersion as
+// a second precondition: the API server answers Conflict if the pod changed since
+// the cache showed it. A scale-down uses it, so that a pod which finished after the
+// plan chose it keeps its finalizer and gets counted instead of being stripped.
+func unchangedRemovalPatch(pod *corev1.Pod) Patch {
+	if pod.ResourceVersion == "" {
+		return finalizers.RemovalPatch(pod)
+	}
+	p := struct {
+		Metadata struct {
+			Delete          []string  `json:"$deleteFromPrimitiveList/finalizers"`
+			UID             types.UID `json:"uid,omitempty"`
+			ResourceVersion string    `json:"resourceVersion"`
+		} `json:"metadata"`
+	}{}
+	p.Metadata.Delete = []string{finalizers.Name}
+	p.Metadata.UID = pod.UID
+	p.Metadata.ResourceVersion = pod.ResourceVersion
+	return Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil { // the values are plain strings and booleans
+		panic(err)
+	}
+	return b
+}
+
+// IsPodGone reports whether err, returned by a PatchPod that carried the pod's UID as
+// a precondition, proves that the pod it was meant for is gone: NotFound, or Invalid
+// on metadata.uid (a new pod took the name). A finalizer removal that fails this way
+// counts as done. Any other error (a Conflict included) proves nothing.
+func IsPodGone(err error) bool {
+	if err == nil {
+		return false
+	}
+	if apierrors.IsNotFound(err) {
+		return true
+	}
+	if apierrors.IsInvalid(err) {
+		var st apierrors.APIStatus
+		if errors.As(err, &st) && st.Status().Details != nil {
+			for _, c := range st.Status().Details.Causes {
+				if c.Field == "metadata.uid" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// isDeleteGone reports whether a DELETE with a UID precondition failed because the pod
+// is gone: NotFound, or Conflict when another pod took the name.
+func isDeleteGone(err error) bool {
+	return apierrors.IsNotFound(err) || apierrors.IsConflict(err)
+}

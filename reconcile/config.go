@@ -1,0 +1,167 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/jobkit/jobkit/backoff"
+	"github.com/jobkit/jobkit/expectations"
+	"github.com/jobkit/jobkit/plan"
+)
+
+// Defaults of Config, as in the upstream Job controller where it has one.
+const (
+	// DefaultPodEventBatchPeriod is how long pod events are batched before a sync
+	// (upstream's syncJobBatchPeriod).
+	DefaultPodEventBatchPeriod = time.Second
+	// DefaultFinalizerRemovalParallelism bounds the API calls one sync runs at once.
+	// Upstream runs every finalizer removal of a sync in parallel (up to 500).
+	DefaultFinalizerRemovalParallelism = 8
+	// MaxFinalizerRemovalParallelism is the largest parallelism Config accepts.
+	MaxFinalizerRemovalParallelism = 500
+	// DefaultStaleCacheRequeue is how soon a Job whose cache has not caught up with
+	// this reconciler's last status write is synced again.
+	DefaultStaleCacheRequeue = 100 * time.Millisecond
+)
+
+// ErrInvalidConfig is wrapped by the errors New returns for a bad Config.
+var ErrInvalidConfig = errors.New("invalid reconcile config")
+
+// Config configures a Reconciler. The zero value means upstream's values, except
+// Name, which is required.
+type Config struct {
+	// Name is the name this controller answers to in spec.managedBy. Required: a
+	// controller built on jobkit must name itself, so that it never takes a Job that
+	// belongs to kube-controller-manager by accident. Only batchv1.JobControllerName
+	// ("kubernetes.io/job-controller") also takes Jobs whose managedBy is unset.
+	Name string
+
+	// Backoff is the pod failure backoff; zero means 10s doubling to 10m.
+	Backoff backoff.Policy
+	// PodEventBatchPeriod is the delay MapPodEvent and ObservePodEvent give pod
+	// events, so that a burst of them makes one sync; zero means 1s.
+	PodEventBatchPeriod time.Duration
+	// MaxCreatesPerSync, MaxDeletesPerSync and MaxUncounted cap a sync's pod
+	// creations, pod deletions and status.uncountedTerminatedPods entries; zero means
+	// 500 each.
+	MaxCreatesPerSync, MaxDeletesPerSync, MaxUncounted int
+	// MinBackoffRequeue is the shortest requeue for a pod-failure backoff wait; zero
+	// means one second, as upstream.
+	MinBackoffRequeue time.Duration
+	// ExpectationsTTL is how long creations and deletions wait to be observed before
+	// a Job is synced anyway; zero means 5m. It applies to the Expectations store New
+	// creates, not to one given in Expectations.
+	ExpectationsTTL time.Duration
+	// FinalizerRemovalParallelism bounds the API calls one sync runs at once: the
+	// finalizer removals, the deletions and each slow-start batch of creations. Zero
+	// means 8; it must not exceed 500. 1 makes every sync issue its calls one at a
+	// time in plan order, which makes a run reproducible.
+	FinalizerRemovalParallelism int
+	// StaleCacheRequeue is the RequeueAfter of a sync skipped because the cached Job
+	// is older than this reconciler's last status write; zero means 100ms.
+	StaleCacheRequeue time.Duration
+
+	// Clock gives the time of each sync and of the expectations New creates; nil
+	// means the real clock.
+	Clock clock.PassiveClock
+	// Logger receives structured logs; the zero Logger discards them.
+	Logger logr.Logger
+	// Metrics receives the job_controller_* metrics; nil means none.
+	Metrics Metrics
+	// Events records events on Jobs; nil means none. client-go's
+	// record.EventRecorder satisfies it.
+	Events EventRecorder
+
+	// Expectations, FinalizerRemovals and BackoffStore hold the Reconciler's state
+	// per Job key ("namespace/name"). Nil means New creates them. Give them to share
+	// state between reconcilers, to inspect it in tests, or to drop it (a new store
+	// models a controller restart).
+	Expectations      *expectations.Expectations[string]
+	FinalizerRemovals *expectations.FinalizerRemovals[string]
+	BackoffStore      *backoff.Store[string]
+}
+
+// validate checks cfg and fills in defaults on a copy.
+func (cfg Config) withDefaults() (Config, error) {
+	var errs []error
+	bad := func(field string, value any, why string) {
+		errs = append(errs, fmt.Errorf("%w: %s: %v: %s", ErrInvalidConfig, field, value, why))
+	}
+	if cfg.Name == "" {
+		bad("Name", `""`, "required: the name this controller answers to in spec.managedBy (for example \"example.com/job-controller\", or \""+batchv1.JobControllerName+"\" to also take Jobs without managedBy)")
+	} else if len(cfg.Name) > 63 {
+		bad("Name", fmt.Sprintf("%q", cfg.Name), "must be at most 63 characters (the limit of spec.managedBy)")
+	}
+	nonNegDur := func(field string, d time.Duration) {
+		if d < 0 {
+			bad(field, d, "must not be negative (zero means the default)")
+		}
+	}
+	nonNegInt := func(field string, n int) {
+		if n < 0 {
+			bad(field, n, "must not be negative (zero means the default)")
+		}
+	}
+	nonNegDur("Backoff.Base", cfg.Backoff.Base)
+	nonNegDur("Backoff.Max", cfg.Backoff.Max)
+	nonNegDur("PodEventBatchPeriod", cfg.PodEventBatchPeriod)
+	nonNegDur("ExpectationsTTL", cfg.ExpectationsTTL)
+	nonNegDur("StaleCacheRequeue", cfg.StaleCacheRequeue)
+	nonNegInt("MaxCreatesPerSync", cfg.MaxCreatesPerSync)
+	nonNegInt("MaxDeletesPerSync", cfg.MaxDeletesPerSync)
+	nonNegInt("MaxUncounted", cfg.MaxUncounted)
+	nonNegInt("FinalizerRemovalParallelism", cfg.FinalizerRemovalParallelism)
+	if cfg.FinalizerRemovalParallelism > MaxFinalizerRemovalParallelism {
+		bad("FinalizerRemovalParallelism", cfg.FinalizerRemovalParallelism, fmt.Sprintf("must be at most %d", MaxFinalizerRemovalParallelism))
+	}
+	if len(errs) > 0 {
+		return cfg, errors.Join(errs...)
+	}
+	if cfg.PodEventBatchPeriod == 0 {
+		cfg.PodEventBatchPeriod = DefaultPodEventBatchPeriod
+	}
+	if cfg.FinalizerRemovalParallelism == 0 {
+		cfg.FinalizerRemovalParallelism = DefaultFinalizerRemovalParallelism
+	}
+	if cfg.StaleCacheRequeue == 0 {
+		cfg.StaleCacheRequeue = DefaultStaleCacheRequeue
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NoMetrics{}
+	}
+	if cfg.Events == nil {
+		cfg.Events = noEvents{}
+	}
+	if cfg.Expectations == nil {
+		e, err := expectations.New[string](expectations.Config{Clock: cfg.Clock, TTL: cfg.ExpectationsTTL})
+		if err != nil {
+			return cfg, fmt.Errorf("%w: ExpectationsTTL: %w", ErrInvalidConfig, err)
+		}
+		cfg.Expectations = e
+	}
+	if cfg.FinalizerRemovals == nil {
+		cfg.FinalizerRemovals = expectations.NewFinalizerRemovals[string]()
+	}
+	if cfg.BackoffStore == nil {
+		cfg.BackoffStore = &backoff.Store[string]{}
+	}
+	return cfg, nil
+}
+
+func (cfg *Config) planOptions() plan.Options {
+	return plan.Options{
+		MaxCreatesPerSync: cfg.MaxCreatesPerSync,
+		MaxDeletesPerSync: cfg.MaxDeletesPerSync,
+		MaxUncounted:      cfg.MaxUncounted,
+		Backoff:           cfg.Backoff,
+		MinRequeue:        cfg.MinBackoffRequeue,
+	}
+}

@@ -1,0 +1,138 @@
+// Package reconcile runs the sync of batch/v1 Jobs against a small Client interface,
+// as the Job controller of Kubernetes 1.37 does: it checks the expectations, computes
+// the pure decision of package plan, and executes it in the crash-safe order. It also
+// maps informer events to the Jobs to sync and the expectations they fulfil, and
+// cleans the tracking finalizer of orphan pods. It depends on no client library: an
+// adapter over client-go or controller-runtime implements Client (four calls) and
+// runs reconciletest.RunClientConformance to prove it behaves as the API server.
+//
+// # One sync
+//
+// Reconciler.SyncWith(ctx, job, list), with job read from the caller's cache:
+//
+//  1. a new UID under a known key means the Job was recreated: its state is dropped;
+//  2. a Job older than the last status this Reconciler wrote (resourceVersions
+//     compared as integers when both parse, else by equality with the versions seen
+//     before the write) is not acted on: Result.RequeueAfter is StaleCacheRequeue;
+//  3. the expectations are checked, then the pods listed, then plan.Compute runs;
+//  4. adopt and release patches; a pod found gone stops the sync (Result.Requeue);
+//  5. plan.RecordStatus is written, when set, before any finalizer goes;
+//  6. the tracking finalizers are removed, at most FinalizerRemovalParallelism at a
+//     time; each UID is recorded as a pending removal before its patch and dropped
+//     again if the patch fails; NotFound, and Invalid on metadata.uid (the pod's UID
+//     precondition: a new pod took the name), count as removed;
+//  7. plan.Settle with the accepted removals gives the status to write (counters,
+//     terminal condition); the backoff record is stored once the newly finished pods
+//     are in the API;
+//  8. pods are deleted (the finalizer first when the plan says so, so that a
+//     scale-down is not a failure), each deletion expected by UID before the call;
+//     that finalizer removal carries the cached resourceVersion as a precondition,
+//     and a Conflict (the pod changed, perhaps finished) skips the pod and requeues;
+//  9. pods are created in slow-start batches of 1, 2, 4, ...; each creation is
+//     expected before its call and given back when it fails; after a batch with a
+//     failure the creations not tried are dropped. A failed creation never fails the
+//     Job: FailedCreate event, error returned so that the caller requeues with rate
+//     limiting. A namespace being deleted stops the creations without error.
+//
+// A Conflict on a status write ends the sync with Result.Requeue and no error; other
+// errors are returned wrapped (errors.Is and apierrors predicates see through them),
+// after every independent call of the sync was tried.
+//
+// # Invariants
+//
+//   - No finalizer is removed before the status that records its pod was written,
+//     and a pod is counted only in the write that removes it from the uncounted
+//     lists: a crash at any point neither loses nor double-counts a pod.
+//   - Every create, delete and finalizer removal is expected before the call; an
+//     expectation is given back only when the call surely did nothing.
+//   - Inputs (Jobs and pods from the cache) are never modified.
+//   - All state is in the stores of Config (expectations, finalizer removals,
+//     backoff records) plus, per Job key, the last UID and the last status write;
+//     Forget drops all of it.
+//
+// # Events, logs and metrics
+//
+// Events (Config.Events, the signature of client-go's record.EventRecorder):
+// SuccessfulCreate, FailedCreate, SuccessfulDelete, FailedDelete, InvalidJob, and the
+// plan's: Suspended, Resumed, Completed, TooManySucceededPods and the failure reasons
+// (BackoffLimitExceeded, DeadlineExceeded, PodFailurePolicy, FailedIndexes,
+// MaxFailedIndexesExceeded). The events of finishing are recorded only once the
+// terminal condition is written.
+//
+// Logs go to Config.Logger (logr) with the key "job"; V(2) per API call, V(4) plans.
+//
+// Metrics go to Config.Metrics; a Prometheus implementation would register them under
+// upstream's names, all prefixed job_controller_:
+//
+//	job_sync_duration_seconds      histogram {completion_mode, result, action}  Metrics.JobSync
+//	job_syncs_total                counter   {completion_mode, result, action}  Metrics.JobSync
+//	jobs_finished_total            counter   {completion_mode, result, reason}  Metrics.JobFinished
+//	job_pods_finished_total        counter   {completion_mode, result}          Metrics.PodsFinished
+//	pod_failures_handled_by_failure_policy_total  counter {action}              Metrics.PodFailuresHandledByPolicy
+//	terminated_pods_tracking_finalizer_total      counter {event}               Metrics.TerminatedPodsTrackingFinalizer
+//	job_pods_creation_total        counter   {reason, status}                   Metrics.PodsCreated
+//	stale_sync_skips_total         counter                                      Metrics.StaleSyncSkipped
+//
+// completion_mode is NonIndexed or Indexed; result is success or error for syncs,
+// succeeded or failed otherwise; action is pods_created, pods_deleted, tracking (only
+// status and finalizer work) or reconciling (nothing to do).
+//
+// # Event mapping
+//
+// MapPodEvent and MapJobEvent are pure: which Job keys an informer event concerns,
+// when to sync them (pod events and status-only Job changes after
+// PodEventBatchPeriod, Job additions and spec changes at once), and which
+// expectations the event fulfils. Reconciler.ObservePodEvent and ObserveJobEvent apply
+// them to the Reconciler's stores, checking the Job's UID so that a pod of a deleted
+// Job never fulfils the expectations of a new Job with the same name, and tell the
+// caller which pods need the orphan cleanup (CleanOrphan, with finalizers.DecideOrphan
+// rules) and when orphans may be adopted (MatchingJobs).
+//
+// # Cost
+//
+// A sync is plan.Compute (O(n log n) in pods) plus one API call per action; the
+// stores are O(1) per call. Listing stays the caller's. MapPodEvent allocates only the
+// target slice and key (none for a resync). See the benchmarks for figures.
+//
+// # Concurrency
+//
+// A Reconciler is safe for concurrent use as long as each Job key is synced by one
+// goroutine at a time, which a workqueue guarantees. Event handlers may run
+// concurrently with syncs. Within a sync, API calls run on up to
+// FinalizerRemovalParallelism goroutines; with 1 they run in plan order on the
+// caller's goroutine, which makes a run against reconciletest reproducible.
+//
+// # Differences from upstream
+//
+//   - The controller names itself (Config.Name, required); only
+//     "kubernetes.io/job-controller" also takes Jobs without spec.managedBy.
+//   - Order: upstream creates and deletes pods before the status and finalizer work
+//     of the same sync; here creations and deletions come last, after the status
+//     that reflects the finished pods, as plan.Plan documents.
+//   - Expectations are raised per call and deletions tracked by pod UID (see package
+//     expectations), so a graceful deletion observed twice lowers its key once and a
+//     batch dropped after an error has nothing to give back.
+//   - A creation refused because the namespace is being deleted gives its expectation
+//     back; upstream forgets to, and the Job waits for the 5-minute expiry.
+//   - Finalizer removal and adoption patches carry the pod's UID as a precondition,
+//     and their Invalid answer on metadata.uid counts as "the pod is gone".
+//   - Scale-down and suspend remove a pod's finalizer with the cached
+//     resourceVersion as a precondition. Upstream sends the plain patch, so a pod
+//     that finished after the cache showed it running loses its finalizer without
+//     being counted: a lost completion (or failure). Here the patch fails with a
+//     Conflict, the pod is left alone and the next sync counts it.
+//   - Finalizer removals still pending for pods no longer listed are dropped at the
+//     next sync (the cache processed their deletion), so they cannot leak.
+//   - Read-your-writes returns Result.RequeueAfter without error (upstream returns an
+//     error and relies on the rate limiter).
+//   - API calls of one sync are bounded by FinalizerRemovalParallelism (upstream runs
+//     each group fully in parallel).
+//   - A failed adoption or release stops the sync instead of syncing without the pod:
+//     the plan counted it.
+//   - A Job the plan cannot handle gets a Warning event InvalidJob (upstream:
+//     UnknownCompletionMode) and is skipped without error.
+//   - job_pods_creation_total counts each creation by its real outcome; upstream
+//     counts failed creations as succeeded.
+//   - The active deadline needs no timer of its own: each sync returns the remaining
+//     time in Result.RequeueAfter.
+package reconcile

@@ -1,0 +1,153 @@
+package reconcile_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/reconcile"
+	"github.com/jobkit/jobkit/reconcile/reconciletest"
+)
+
+// A Job of 5 completions, 2 at a time, run to completion on the in-memory cluster:
+// the Driver delivers watch events, syncs the Job and lets the kubelet script move
+// the pods, one simulated second per step.
+func ExampleReconciler_Sync() {
+	cluster := reconciletest.NewCluster(reconciletest.Options{})
+	r, err := reconcile.New(reconcile.Config{
+		Name:                        "example.com/job-controller",
+		Clock:                       cluster.Clock(),
+		FinalizerRemovalParallelism: 1,
+	}, cluster)
+	if err != nil {
+		panic(err)
+	}
+	job := reconciletest.NewJob("default", "pi", 5, 2)
+	job.Spec.ManagedBy = ptr.To("example.com/job-controller")
+	if _, err := cluster.CreateJob(job); err != nil {
+		panic(err)
+	}
+	cluster.Kubelet().SetScript(reconciletest.SucceedPods())
+
+	d := reconciletest.NewDriver(cluster, r)
+	rr, err := d.Run(context.Background(), "default", "pi", 100)
+	if err != nil {
+		panic(err)
+	}
+	st := rr.Job.Status
+	fmt.Printf("steps=%d succeeded=%d failed=%d active=%d\n", rr.Steps, st.Succeeded, st.Failed, st.Active)
+	for _, c := range st.Conditions {
+		fmt.Println(c.Type, c.Status, c.Reason)
+	}
+	// Output:
+	// steps=7 succeeded=5 failed=0 active=0
+	// SuccessCriteriaMet True CompletionsReached
+	// Complete True CompletionsReached
+}
+
+// The name is required: it is what the controller answers to in spec.managedBy.
+func ExampleNew() {
+	_, err := reconcile.New(reconcile.Config{}, reconciletest.NewCluster(reconciletest.Options{}))
+	fmt.Println(errors.Is(err, reconcile.ErrInvalidConfig))
+	// Output:
+	// true
+}
+
+// An informer's pod handler asks MapPodEvent which Job to sync and what the event
+// tells the expectations.
+func ExampleMapPodEvent() {
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pi", UID: "1234"}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "default", Name: "pi-x7k2p", UID: "abcd", ResourceVersion: "7",
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
+		Finalizers:      []string{finalizers.Name},
+	}}
+	m := reconcile.MapPodEvent(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, time.Second)
+	for _, t := range m.Jobs {
+		fmt.Printf("sync %s after %s; creation observed: %v\n", t.Key, m.Delay, t.CreationObserved)
+	}
+
+	gone := pod.DeepCopy()
+	gone.ResourceVersion = "9"
+	gone.Finalizers = nil
+	m = reconcile.MapPodEvent(reconcile.PodEvent{Type: reconcile.PodDeleted, Old: gone}, time.Second)
+	t := m.Jobs[0]
+	fmt.Printf("deletion observed: %v; finalizer removal observed: %v\n", t.DeletionObserved, t.FinalizerRemovalObserved)
+	// Output:
+	// sync default/pi after 1s; creation observed: true
+	// deletion observed: true; finalizer removal observed: true
+}
+
+// ObservePodEvent applies an event to the Reconciler's expectations; a pod whose Job
+// is gone goes to the orphan cleanup.
+func ExampleReconciler_ObservePodEvent() {
+	r, _ := reconcile.New(reconcile.Config{Name: "example.com/job-controller"}, reconciletest.NewCluster(reconciletest.Options{}))
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pi", UID: "1234"}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "default", Name: "pi-x7k2p", UID: "abcd",
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
+		Finalizers:      []string{finalizers.Name},
+	}}
+	noJobs := func(namespace, name string) *batchv1.Job { return nil }
+	res := r.ObservePodEvent(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, noJobs)
+	fmt.Println("sync:", res.Sync, "orphan cleanup:", res.OrphanCleanup)
+
+	d := r.DecideOrphan(pod, nil)
+	fmt.Println(d.Remove, d.Reason)
+	// Output:
+	// sync: [] orphan cleanup: true
+	// true controlling Job no longer exists
+}
+
+// Job events: a spec change syncs at once, a status change is batched.
+func ExampleMapJobEvent() {
+	old := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pi", UID: "1", Generation: 1}}
+	cur := old.DeepCopy()
+	cur.Generation = 2
+	fmt.Printf("%+v\n", reconcile.MapJobEvent(reconcile.JobEvent{Type: reconcile.JobUpdated, Old: old, New: cur}, time.Second))
+	cur = old.DeepCopy()
+	cur.Status.Active = 1
+	fmt.Printf("%+v\n", reconcile.MapJobEvent(reconcile.JobEvent{Type: reconcile.JobUpdated, Old: old, New: cur}, time.Second))
+	// Output:
+	// {Key:default/pi Sync:true Delay:0s Forget:false OrphanCleanup:false}
+	// {Key:default/pi Sync:true Delay:1s Forget:false OrphanCleanup:false}
+}
+
+func ExampleAdoptPatch() {
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pi", UID: "1234"}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "stray", UID: "abcd"}}
+	p := reconcile.AdoptPatch(job, pod)
+	fmt.Println(p.Type)
+	fmt.Println(string(p.Data))
+	// Output:
+	// application/strategic-merge-patch+json
+	// {"metadata":{"ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":"pi","uid":"1234","controller":true,"blockOwnerDeletion":true}],"uid":"abcd","finalizers":["batch.kubernetes.io/job-tracking"]}}
+}
+
+func ExampleReleasePatch() {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pi-x7k2p", UID: "abcd"}}
+	fmt.Println(string(reconcile.ReleasePatch("1234", pod).Data))
+	// Output:
+	// {"metadata":{"ownerReferences":[{"$patch":"delete","uid":"1234"}],"uid":"abcd"}}
+}
+
+// MatchingJobs finds the Jobs that may adopt an orphan pod.
+func ExampleMatchingJobs() {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "stray", Labels: map[string]string{"app": "pi"}}}
+	jobs := []*batchv1.Job{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pi"}, Spec: batchv1.JobSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "pi"}}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "e"}, Spec: batchv1.JobSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "e"}}}},
+	}
+	for _, j := range reconcile.MatchingJobs(pod, jobs) {
+		fmt.Println(j.Name)
+	}
+	// Output:
+	// pi
+}

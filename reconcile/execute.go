@@ -1,0 +1,432 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-logr/logr"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/plan"
+)
+
+// slowStartInitialBatchSize is the size of the first batch of creations; each next
+// batch is twice as large (upstream's SlowStartInitialBatchSize).
+const slowStartInitialBatchSize = 1
+
+// execution is the state of one sync.
+type execution struct {
+	r      *Reconciler
+	ctx    context.Context
+	key    string
+	orig   *batchv1.Job // the Job as read from the cache
+	job    *batchv1.Job // the latest version known: orig, then what status writes return
+	plan   *plan.Plan
+	log    logr.Logger
+	mode   string
+	action string
+	res    Result
+
+	mu        sync.Mutex
+	errs      []error
+	persisted bool
+}
+
+func (ex *execution) fail(err error) {
+	ex.mu.Lock()
+	ex.errs = append(ex.errs, err)
+	ex.mu.Unlock()
+}
+
+func (ex *execution) result() (Result, error) {
+	if len(ex.errs) == 0 {
+		return ex.res, nil
+	}
+	return ex.res, fmt.Errorf("sync job %s: %w", ex.key, errors.Join(ex.errs...))
+}
+
+// execute runs the plan in the crash-safe order documented on plan.Plan.
+func (ex *execution) execute() (Result, error) {
+	p := ex.plan
+	ex.res.RequeueAfter = p.RequeueAfter
+	switch {
+	case len(p.Create) > 0:
+		ex.action = ActionPodsCreated
+	case len(p.Delete) > 0:
+		ex.action = ActionPodsDeleted
+	case p.RecordStatus != nil || len(p.RemoveFinalizers) > 0 || p.StatusChanged:
+		ex.action = ActionTracking
+	}
+
+	// 1. Adopt and release. The plan counts these pods as the Job's (or not); if one
+	// of them could not be changed, the plan is wrong, so stop before anything else.
+	if stop, err := ex.claim(); stop || err != nil {
+		return ex.res, err
+	}
+
+	// 2. Persist the newly finished pods before any finalizer goes.
+	if p.RecordStatus != nil {
+		if ok, err := ex.writeStatus(*p.RecordStatus, "record finished pods"); !ok {
+			return ex.res, err
+		}
+	}
+
+	// 3. Remove finalizers.
+	removed := ex.removeFinalizers()
+
+	// 4. Count what lost its finalizer; finish the Job when everything is counted.
+	settled := p.Settle(removed)
+	if settled.Changed {
+		if ok, err := ex.writeStatus(settled.Status, "settle"); !ok {
+			if err != nil {
+				ex.fail(err)
+			}
+			return ex.result()
+		}
+	}
+	ex.persist()
+	ex.afterStatus(settled)
+
+	// 5. Delete, then create.
+	ex.deletePods()
+	ex.createPods()
+	return ex.result()
+}
+
+// claim adopts and releases pods. It stops the sync (stop true) when a pod was not
+// found: the plan counted it, so it is recomputed on the next sync.
+func (ex *execution) claim() (stop bool, err error) {
+	p := ex.plan
+	type call struct {
+		a     plan.PodAction
+		patch Patch
+		verb  string
+	}
+	calls := make([]call, 0, len(p.Adopt)+len(p.Release))
+	for _, a := range p.Adopt {
+		calls = append(calls, call{a, AdoptPatch(ex.orig, a.Pod), "adopt"})
+	}
+	for _, a := range p.Release {
+		calls = append(calls, call{a, ReleasePatch(ex.orig.UID, a.Pod), "release"})
+	}
+	var errs []error
+	for _, c := range calls {
+		pod := c.a.Pod
+		_, err := ex.r.client.PatchPod(ex.ctx, pod.Namespace, pod.Name, c.patch.Type, c.patch.Data)
+		switch {
+		case err == nil:
+			ex.log.V(2).Info("Pod "+c.verb+"ed", "pod", pod.Name, "reason", c.a.Reason)
+		case IsPodGone(err):
+			ex.log.V(2).Info("Pod gone before "+c.verb+"ion", "pod", pod.Name)
+			stop = true
+		default:
+			errs = append(errs, fmt.Errorf("%s pod %s/%s: %w", c.verb, pod.Namespace, pod.Name, err))
+		}
+	}
+	if len(errs) > 0 {
+		return true, fmt.Errorf("sync job %s: %w", ex.key, errors.Join(errs...))
+	}
+	if stop {
+		ex.res.Requeue = true
+	}
+	return stop, nil
+}
+
+// writeStatus writes st as the Job's status. It returns ok false when the write
+// failed: with a nil error and Result.Requeue set on a conflict, with the error
+// otherwise.
+func (ex *execution) writeStatus(st batchv1.JobStatus, what string) (ok bool, err error) {
+	j := ex.job.DeepCopy()
+	j.Status = st
+	out, err := ex.r.client.UpdateJobStatus(ex.ctx, j)
+	if err != nil {
+		if apierrors.IsConflict(err) {
+			ex.log.V(2).Info("Conflict writing the Job status; requeueing", "step", what)
+			ex.res.Requeue = true
+			return false, nil
+		}
+		return false, fmt.Errorf("sync job %s: write status (%s): %w", ex.key, what, err)
+	}
+	if out == nil {
+		out = j
+	}
+	ex.r.recordWrite(ex.key, ex.job.ResourceVersion, out.ResourceVersion)
+	ex.job = out
+	ex.res.StatusWrites++
+	ex.persist()
+	return true, nil
+}
+
+// persist runs once the newly finished pods are in the API (the first status write
+// succeeded, or none was needed): the backoff record moves on, and the failure policy
+// metrics count them. Doing it earlier would count the same pods again after a failed
+// write.
+func (ex *execution) persist() {
+	if ex.persisted {
+		return
+	}
+	ex.persisted = true
+	ex.r.cfg.BackoffStore.Set(ex.key, ex.plan.Backoff)
+	for action, n := range ex.plan.FailurePolicyActions {
+		ex.r.cfg.Metrics.PodFailuresHandledByPolicy(string(action), n)
+	}
+}
+
+// afterStatus records the events and metrics of the statuses written.
+func (ex *execution) afterStatus(settled plan.Settled) {
+	r := ex.r
+	for _, e := range ex.plan.Events {
+		r.cfg.Events.Eventf(ex.orig, e.Type, e.Reason, "%s", e.Message)
+	}
+	for _, e := range settled.Events {
+		r.cfg.Events.Eventf(ex.orig, e.Type, e.Reason, "%s", e.Message)
+	}
+	before, after := &ex.orig.Status, &ex.job.Status
+	if d := after.Succeeded - before.Succeeded; d > 0 {
+		r.cfg.Metrics.PodsFinished(ex.mode, Succeeded, int(d))
+	}
+	if d := after.Failed - before.Failed; d > 0 {
+		r.cfg.Metrics.PodsFinished(ex.mode, Failed, int(d))
+	}
+	if f := settled.Finished; f != nil && ex.res.StatusWrites > 0 {
+		result := Succeeded
+		if f.Type == batchv1.JobFailed {
+			result = Failed
+		}
+		r.cfg.Metrics.JobFinished(ex.mode, result, f.Reason)
+		r.cfg.BackoffStore.Delete(ex.key)
+		ex.log.Info("Job finished", "condition", f.Type, "reason", f.Reason)
+	}
+}
+
+// removeFinalizers sends the removal patches of the plan, at most
+// FinalizerRemovalParallelism at a time, and returns the UIDs whose removal the API
+// server accepted (or whose pod is gone).
+func (ex *execution) removeFinalizers() sets.Set[types.UID] {
+	actions := ex.plan.RemoveFinalizers
+	removed := sets.New[types.UID]()
+	var mu sync.Mutex
+	ex.parallel(len(actions), func(i int) {
+		pod := actions[i].Pod
+		out, err := ex.removeFinalizer(pod, unchangedRemovalPatch(pod))
+		if err != nil {
+			ex.fail(fmt.Errorf("remove tracking finalizer of pod %s/%s: %w", pod.Namespace, pod.Name, err))
+			return
+		}
+		mu.Lock()
+		removed.Insert(pod.UID)
+		if out == finalizerRemoved {
+			ex.res.FinalizersRemoved++
+		}
+		mu.Unlock()
+	})
+	return removed
+}
+
+// removalOutcome is what became of a finalizer removal.
+type removalOutcome int
+
+const (
+	finalizerRemoved removalOutcome = iota // the API server accepted the patch
+	podGone                                // the pod is gone (or replaced)
+	removalFailed
+)
+
+// removeFinalizer removes the tracking finalizer of pod, raising the finalizer
+// expectation first and lowering it on failure. The expectation of a pod found gone
+// is left to the delete event, or to the pruning of pods no longer listed: until
+// then, a stale cache may still show the pod with its finalizer.
+func (ex *execution) removeFinalizer(pod *corev1.Pod, patch Patch) (removalOutcome, error) {
+	fr := ex.r.cfg.FinalizerRemovals
+	if err := fr.Expect(ex.key, pod.UID); err != nil {
+		ex.log.Info("Cannot track the finalizer removal", "pod", pod.Name, "err", err.Error())
+	}
+	_, err := ex.r.client.PatchPod(ex.ctx, pod.Namespace, pod.Name, patch.Type, patch.Data)
+	switch {
+	case err == nil:
+		return finalizerRemoved, nil
+	case IsPodGone(err):
+		return podGone, nil
+	default:
+		fr.Observed(ex.key, pod.UID)
+		return removalFailed, err
+	}
+}
+
+// deletePods deletes the pods of the plan, removing the tracking finalizer first
+// when asked, at most FinalizerRemovalParallelism at a time.
+func (ex *execution) deletePods() {
+	dels := ex.plan.Delete
+	if len(dels) == 0 || ex.ctx.Err() != nil {
+		return
+	}
+	var deleted atomic.Int32
+	ex.parallel(len(dels), func(i int) {
+		if ex.deletePod(dels[i]) {
+			deleted.Add(1)
+		}
+	})
+	ex.res.Deleted += int(deleted.Load())
+}
+
+func (ex *execution) deletePod(d plan.Deletion) bool {
+	r, pod := ex.r, d.Pod
+	if d.RemoveFinalizerFirst && finalizers.Has(pod) {
+		out, err := ex.removeFinalizer(pod, unchangedRemovalPatch(pod))
+		switch {
+		case out == removalFailed && apierrors.IsConflict(err) && pod.ResourceVersion != "":
+			// The pod changed since the cache showed it active: it may have
+			// finished, and must then be counted, not stripped. Look again.
+			ex.log.V(2).Info("Pod changed since the plan; not deleting it in this sync", "pod", pod.Name)
+			ex.mu.Lock()
+			ex.res.Requeue = true
+			ex.mu.Unlock()
+			return false
+		case out == removalFailed:
+			ex.fail(fmt.Errorf("remove tracking finalizer of pod %s/%s before deleting it: %w", pod.Namespace, pod.Name, err))
+			r.cfg.Events.Eventf(ex.orig, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting: %v", err)
+			return false
+		case out == podGone:
+			ex.log.V(2).Info("Pod already gone", "pod", pod.Name)
+			return false
+		}
+		ex.mu.Lock()
+		ex.res.FinalizersRemoved++
+		ex.mu.Unlock()
+	}
+	exp := r.cfg.Expectations
+	if err := exp.RaiseDeletionsOf(ex.key, pod.UID); err != nil {
+		ex.log.Info("Cannot track the deletion", "pod", pod.Name, "err", err.Error())
+	}
+	err := r.client.DeletePod(ex.ctx, pod.Namespace, pod.Name, pod.UID)
+	if err != nil {
+		exp.DeletionObservedUID(ex.key, pod.UID)
+		if isDeleteGone(err) {
+			ex.log.V(2).Info("Pod already gone", "pod", pod.Name)
+			return false
+		}
+		ex.fail(fmt.Errorf("delete pod %s/%s: %w", pod.Namespace, pod.Name, err))
+		r.cfg.Events.Eventf(ex.orig, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting: %v", err)
+		return false
+	}
+	ex.log.V(2).Info("Pod deleted", "pod", pod.Name, "reason", d.Reason)
+	r.cfg.Events.Eventf(ex.orig, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted pod: %v", pod.Name)
+	return true
+}
+
+// createPods creates the pods of the plan in slow-start batches of 1, 2, 4, ...;
+// after a batch with an error, the creations not yet tried are dropped.
+func (ex *execution) createPods() {
+	creates := ex.plan.Create
+	if len(creates) == 0 {
+		return
+	}
+	reason := ex.creationReason()
+	var created atomic.Int32
+	next, size := 0, slowStartInitialBatchSize
+	for next < len(creates) {
+		if err := ex.ctx.Err(); err != nil {
+			ex.fail(fmt.Errorf("create pods: %w", err))
+			break
+		}
+		batch := creates[next:min(next+size, len(creates))]
+		next += len(batch)
+		var failed, nsGone atomic.Bool
+		ex.parallel(len(batch), func(i int) {
+			switch err := ex.createPod(batch[i], reason); {
+			case err == nil:
+				created.Add(1)
+			case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+				nsGone.Store(true)
+			default:
+				failed.Store(true)
+			}
+		})
+		if failed.Load() || nsGone.Load() {
+			if skipped := len(creates) - next; skipped > 0 {
+				ex.log.V(2).Info("Dropping the creations not tried after a failed batch", "skipped", skipped, "namespaceTerminating", nsGone.Load())
+			}
+			break
+		}
+		size *= 2
+	}
+	ex.res.Created += int(created.Load())
+}
+
+// createPod creates one pod, raising the creation expectation first and lowering it
+// when the request fails. A namespace being deleted is not an error of the sync.
+func (ex *execution) createPod(c plan.Creation, reason string) error {
+	r := ex.r
+	exp := r.cfg.Expectations
+	_ = exp.RaiseCreations(ex.key, 1)
+	out, err := r.client.CreatePod(ex.ctx, c.Pod)
+	if err != nil {
+		exp.CreationObserved(ex.key)
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			ex.log.V(2).Info("Namespace is being deleted; not creating pods", "namespace", c.Pod.Namespace)
+			return err
+		}
+		r.cfg.Metrics.PodsCreated(reason, Failed, 1)
+		r.cfg.Events.Eventf(ex.orig, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating: %v", err)
+		ex.fail(fmt.Errorf("create pod for job %s (%s): %w", ex.key, c.Reason, err))
+		return err
+	}
+	name := c.Pod.GenerateName
+	if out != nil {
+		name = out.Name
+	}
+	r.cfg.Metrics.PodsCreated(reason, Succeeded, 1)
+	r.cfg.Events.Eventf(ex.orig, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %v", name)
+	ex.log.V(2).Info("Pod created", "pod", name, "index", c.Index, "reason", c.Reason)
+	return nil
+}
+
+// creationReason is the reason label of job_pods_creation_total.
+func (ex *execution) creationReason() string {
+	if ex.orig.Status.Failed == 0 {
+		return CreationNew
+	}
+	policy := batchv1.TerminatingOrFailed
+	if ex.orig.Spec.PodFailurePolicy != nil {
+		policy = batchv1.Failed
+	}
+	if ptr.Deref(ex.orig.Spec.PodReplacementPolicy, policy) == batchv1.Failed {
+		return CreationRecreateFailed
+	}
+	return CreationRecreateTerminatingOrFailed
+}
+
+// parallel runs fn(0..n-1) with at most FinalizerRemovalParallelism goroutines; with
+// a parallelism of 1 it runs them in order on the calling goroutine.
+func (ex *execution) parallel(n int, fn func(i int)) {
+	workers := min(ex.r.cfg.FinalizerRemovalParallelism, n)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,125 @@
+package reconcile_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/backoff"
+	"github.com/jobkit/jobkit/reconcile"
+	"github.com/jobkit/jobkit/reconcile/reconciletest"
+)
+
+const (
+	testName = "jobkit.dev/test"
+	ns       = "ns"
+)
+
+// env is a cluster, a reconciler and a driver wired together, with sequential API
+// calls so that call logs are reproducible.
+type env struct {
+	c       *reconciletest.Cluster
+	r       *reconcile.Reconciler
+	d       *reconciletest.Driver
+	events  *reconciletest.Events
+	metrics *reconciletest.Metrics
+}
+
+func newEnv(t *testing.T, configure ...func(*reconcile.Config)) *env {
+	t.Helper()
+	c := reconciletest.NewCluster(reconciletest.Options{Seed: 7})
+	e := &env{c: c, events: &reconciletest.Events{}, metrics: &reconciletest.Metrics{}}
+	cfg := reconcile.Config{
+		Name:                        testName,
+		Clock:                       c.Clock(),
+		Events:                      e.events,
+		Metrics:                     e.metrics,
+		FinalizerRemovalParallelism: 1,
+		Backoff:                     backoff.Policy{Base: time.Second, Max: 4 * time.Second},
+	}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	r, err := reconcile.New(cfg, c)
+	require.NoError(t, err)
+	e.r = r
+	e.d = reconciletest.NewDriver(c, r)
+	return e
+}
+
+// job returns a Job managed by testName.
+func job(name string, completions, parallelism int32) *batchv1.Job {
+	j := reconciletest.NewJob(ns, name, completions, parallelism)
+	j.Spec.ManagedBy = ptr.To(testName)
+	return j
+}
+
+func indexedJob(name string, completions, parallelism int32) *batchv1.Job {
+	j := job(name, completions, parallelism)
+	j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	return j
+}
+
+func (e *env) create(t *testing.T, j *batchv1.Job) *batchv1.Job {
+	t.Helper()
+	out, err := e.c.CreateJob(j)
+	require.NoError(t, err)
+	e.c.Cache().DeliverAll()
+	return out
+}
+
+// sync syncs the cached Job once.
+func (e *env) sync(t *testing.T, name string) (reconcile.Result, error) {
+	t.Helper()
+	synced, res, err := e.d.Sync(t.Context(), ns, name)
+	require.True(t, synced, "job %s not in the cache", name)
+	return res, err
+}
+
+// ops returns the operations of the call log, in order.
+func (e *env) ops() []reconciletest.Op {
+	var out []reconciletest.Op
+	for _, c := range e.c.Calls() {
+		out = append(out, c.Op)
+	}
+	return out
+}
+
+func (e *env) count(op reconciletest.Op) int {
+	n := 0
+	for _, c := range e.c.Calls() {
+		if c.Op == op {
+			n++
+		}
+	}
+	return n
+}
+
+// pods returns the stored pods of the namespace.
+func (e *env) pods() []*corev1.Pod { return e.c.ListPods(ns) }
+
+func (e *env) apiJob(t *testing.T, name string) *batchv1.Job {
+	t.Helper()
+	j, err := e.c.GetJob(t.Context(), ns, name)
+	require.NoError(t, err)
+	return j
+}
+
+// runPods starts every Pending pod, ready.
+func (e *env) runPods(t *testing.T) {
+	t.Helper()
+	for _, p := range e.pods() {
+		if p.Status.Phase == corev1.PodPending && p.DeletionTimestamp == nil {
+			require.NoError(t, e.c.Kubelet().Run(ns, p.Name))
+			require.NoError(t, e.c.Kubelet().SetReady(ns, p.Name, true))
+		}
+	}
+}
+
+func reconcileFault(o reconciletest.Op) reconciletest.Fault {
+	return reconciletest.Fault{Op: o, Err: reconciletest.ServerError()}
+}

@@ -1,0 +1,409 @@
+package reconcile
+
+import (
+	"maps"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/jobkit/jobkit/finalizers"
+)
+
+// PodEventType is the kind of an informer event about a pod.
+type PodEventType int
+
+// Pod event types.
+const (
+	PodAdded PodEventType = iota + 1
+	PodUpdated
+	PodDeleted
+)
+
+// String returns "add", "update" or "delete".
+func (t PodEventType) String() string {
+	switch t {
+	case PodAdded:
+		return "add"
+	case PodUpdated:
+		return "update"
+	case PodDeleted:
+		return "delete"
+	}
+	return "unknown"
+}
+
+// PodEvent is an informer event about a pod.
+//
+// For PodAdded, New is the pod. For PodUpdated, Old and New are the pod before and
+// after. For PodDeleted, Old is the last state known: with client-go, a delete handler
+// may receive a cache.DeletedFinalStateUnknown tombstone instead of a pod (the delete
+// was missed and found on a relist); pass its Obj, when it is a *corev1.Pod, as Old.
+// The pods are read, never modified.
+type PodEvent struct {
+	Type PodEventType
+	Old  *corev1.Pod
+	New  *corev1.Pod
+}
+
+// JobTarget is a Job concerned by a pod event, with what the event tells its
+// expectations.
+type JobTarget struct {
+	// Key is the Job's "namespace/name"; UID is the UID in the pod's controller
+	// reference, which the Job under Key must have for the event to concern it.
+	Key string
+	UID types.UID
+	// PodUID is the UID of the pod of the event.
+	PodUID types.UID
+	// CreationObserved: a pod of the Job appeared (expectations.CreationObserved).
+	CreationObserved bool
+	// DeletionObserved: the pod is being deleted or is gone
+	// (expectations.DeletionObservedUID).
+	DeletionObserved bool
+	// FinalizerRemovalObserved: the pod no longer carries the tracking finalizer, or
+	// is gone (FinalizerRemovals.Observed).
+	FinalizerRemovalObserved bool
+}
+
+// PodEventMapping is what a pod event means for the Job controller.
+type PodEventMapping struct {
+	// Jobs are the Jobs to sync: the Job controlling the pod, and the one that
+	// controlled it before when the controller reference changed (old first).
+	Jobs []JobTarget
+	// Delay is when to sync them: pod events are batched for the batch period.
+	Delay time.Duration
+	// Adoptable is true for a pod without controller, not being deleted, that was
+	// added or whose labels or controller changed: the Jobs whose selector matches it
+	// (MatchingJobs) should be synced so that one may adopt it.
+	Adoptable bool
+	// Orphan is true when the pod has no controller at all and carries the tracking
+	// finalizer: queue it for the orphan cleanup (DecideOrphan).
+	Orphan bool
+	// TrackingFinalizer is FinalizerEventAdd or FinalizerEventDelete when the event
+	// makes a finished pod gain or lose the tracking finalizer (the metric
+	// terminated_pods_tracking_finalizer_total), or empty.
+	TrackingFinalizer string
+}
+
+// MapPodEvent maps a pod event to the Jobs to sync and the expectations it fulfils,
+// with batchPeriod as the delay, as upstream's pod event handlers do:
+//
+//   - add: a pod controlled by a Job fulfils a creation, or a deletion when it
+//     already has a deletionTimestamp (a controller restarted while it was being
+//     deleted; it must not count as a creation);
+//   - update: ignored when the resourceVersion did not change (a resync); a
+//     deletionTimestamp fulfils a deletion; a pod without the tracking finalizer
+//     fulfils its finalizer removal; when the controller reference changed, the old
+//     controller is synced too;
+//   - delete: fulfils the deletion and the finalizer removal.
+//
+// Only controller references to Jobs of the batch group count. The function is pure and
+// allocates only the Jobs slice and their keys.
+func MapPodEvent(ev PodEvent, batchPeriod time.Duration) PodEventMapping {
+	var m PodEventMapping
+	switch ev.Type {
+	case PodAdded:
+		pod := ev.New
+		if pod == nil {
+			return m
+		}
+		m.TrackingFinalizer = trackingFinalizerChange(nil, pod)
+		deleting := pod.DeletionTimestamp != nil
+		if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+			if isJobRef(ref) {
+				m.Jobs = []JobTarget{{
+					Key: KeyFor(pod.Namespace, ref.Name), UID: ref.UID, PodUID: pod.UID,
+					CreationObserved:         !deleting,
+					DeletionObserved:         deleting,
+					FinalizerRemovalObserved: !finalizers.Has(pod),
+				}}
+			}
+		} else {
+			m.Adoptable = !deleting
+			m.Orphan = finalizers.Has(pod)
+		}
+	case PodUpdated:
+		cur, old := ev.New, ev.Old
+		if cur == nil {
+			return m
+		}
+		if old == nil {
+			old = &corev1.Pod{}
+		} else if cur.ResourceVersion != "" && old.ResourceVersion == cur.ResourceVersion {
+			return m
+		}
+		m.TrackingFinalizer = trackingFinalizerChange(old, cur)
+		deleting := cur.DeletionTimestamp != nil
+		removed := !finalizers.Has(cur)
+		oldRef, curRef := metav1.GetControllerOfNoCopy(old), metav1.GetControllerOfNoCopy(cur)
+		refChanged := !sameRef(oldRef, curRef)
+		if refChanged && oldRef != nil && isJobRef(oldRef) {
+			m.Jobs = append(m.Jobs, JobTarget{
+				Key: KeyFor(old.Namespace, oldRef.Name), UID: oldRef.UID, PodUID: cur.UID,
+				DeletionObserved: deleting, FinalizerRemovalObserved: removed,
+			})
+		}
+		if curRef != nil {
+			if isJobRef(curRef) {
+				m.Jobs = append(m.Jobs, JobTarget{
+					Key: KeyFor(cur.Namespace, curRef.Name), UID: curRef.UID, PodUID: cur.UID,
+					DeletionObserved: deleting, FinalizerRemovalObserved: removed,
+				})
+			}
+		} else {
+			m.Adoptable = !deleting && (refChanged || !maps.Equal(old.Labels, cur.Labels))
+			m.Orphan = !removed
+		}
+	case PodDeleted:
+		pod := ev.Old
+		if pod == nil {
+			pod = ev.New
+		}
+		if pod == nil {
+			return m
+		}
+		m.TrackingFinalizer = trackingFinalizerChange(pod, nil)
+		if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+			if isJobRef(ref) {
+				m.Jobs = []JobTarget{{
+					Key: KeyFor(pod.Namespace, ref.Name), UID: ref.UID, PodUID: pod.UID,
+					DeletionObserved: true, FinalizerRemovalObserved: true,
+				}}
+			}
+		} else {
+			// A tombstone may show a finalizer the pod lost since; the orphan cleanup
+			// looks the pod up and finds it gone.
+			m.Orphan = finalizers.Has(pod)
+		}
+	}
+	if len(m.Jobs) > 0 || m.Adoptable {
+		m.Delay = batchPeriod
+	}
+	return m
+}
+
+// isJobRef reports whether ref points to a batch Job (any version of group batch).
+func isJobRef(ref *metav1.OwnerReference) bool {
+	if ref.Kind != "Job" {
+		return false
+	}
+	group, _, _ := strings.Cut(ref.APIVersion, "/")
+	return group == batchv1.GroupName
+}
+
+func sameRef(a, b *metav1.OwnerReference) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.UID == b.UID && a.Name == b.Name && a.Kind == b.Kind && a.APIVersion == b.APIVersion
+}
+
+// finishedWithFinalizer reports whether pod is terminal and carries the tracking
+// finalizer.
+func finishedWithFinalizer(pod *corev1.Pod) bool {
+	return pod != nil && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed) && finalizers.Has(pod)
+}
+
+func trackingFinalizerChange(old, cur *corev1.Pod) string {
+	was, is := finishedWithFinalizer(old), finishedWithFinalizer(cur)
+	switch {
+	case was == is:
+		return ""
+	case is:
+		return FinalizerEventAdd
+	default:
+		return FinalizerEventDelete
+	}
+}
+
+// JobLookup returns the Job namespace/name from the caller's cache, or nil.
+type JobLookup func(namespace, name string) *batchv1.Job
+
+// PodEventResult is what ObservePodEvent asks the caller to do.
+type PodEventResult struct {
+	// Sync holds the keys of the Jobs to sync after Delay.
+	Sync  []string
+	Delay time.Duration
+	// Adoptable: sync, after Delay, the Jobs whose selector matches the pod
+	// (MatchingJobs).
+	Adoptable bool
+	// OrphanCleanup: the pod carries the tracking finalizer and no live, unfinished
+	// Job counts it (no controller, its Job is gone, replaced or finished); queue it
+	// for CleanOrphan.
+	OrphanCleanup bool
+}
+
+// ObservePodEvent applies a pod event to the Reconciler's expectations and finalizer
+// removals (MapPodEvent) and returns what to enqueue. lookup resolves the Jobs named by
+// controller references in the caller's cache: a Job that is missing or has another
+// UID than the reference is not concerned (a pod of a deleted Job must not fulfil the
+// expectations of a new Job with the same name), and a finished Job is not synced;
+// in both cases the pod goes to the orphan cleanup if it carries the finalizer. A
+// nil lookup trusts the UID the Reconciler last synced under the key.
+//
+// It also reports terminated_pods_tracking_finalizer_total to the Metrics. It is
+// safe for concurrent use.
+func (r *Reconciler) ObservePodEvent(ev PodEvent, lookup JobLookup) PodEventResult {
+	m := MapPodEvent(ev, r.cfg.PodEventBatchPeriod)
+	if m.TrackingFinalizer != "" {
+		r.cfg.Metrics.TerminatedPodsTrackingFinalizer(m.TrackingFinalizer)
+	}
+	out := PodEventResult{Delay: m.Delay, Adoptable: m.Adoptable, OrphanCleanup: m.Orphan}
+	pod := ev.New
+	if ev.Type == PodDeleted || pod == nil {
+		pod = ev.Old
+	}
+	for _, t := range m.Jobs {
+		live, finished := true, false
+		if lookup != nil {
+			ns, name, _ := strings.Cut(t.Key, "/")
+			job := lookup(ns, name)
+			live = job != nil && job.UID == t.UID
+			finished = live && jobFinished(job)
+		} else if uid, ok := r.knownUID(t.Key); ok && uid != t.UID {
+			live = false
+		}
+		if (!live || finished) && finalizers.Has(pod) {
+			out.OrphanCleanup = true
+		}
+		if !live {
+			continue
+		}
+		r.observe(t)
+		if !finished && (len(out.Sync) == 0 || out.Sync[len(out.Sync)-1] != t.Key) {
+			out.Sync = append(out.Sync, t.Key)
+		}
+	}
+	if len(out.Sync) == 0 && !out.Adoptable {
+		out.Delay = 0
+	}
+	return out
+}
+
+// observe applies the observations of one target.
+func (r *Reconciler) observe(t JobTarget) {
+	if t.CreationObserved {
+		r.cfg.Expectations.CreationObserved(t.Key)
+	}
+	if t.DeletionObserved {
+		r.cfg.Expectations.DeletionObservedUID(t.Key, t.PodUID)
+	}
+	if t.FinalizerRemovalObserved {
+		r.cfg.FinalizerRemovals.Observed(t.Key, t.PodUID)
+	}
+}
+
+// MatchingJobs returns the Jobs of jobs, in order, that are in pod's namespace, are
+// not being deleted, and whose selector matches pod's labels: the candidates to adopt
+// an orphan. Jobs without a selector, or with an invalid or empty one, match nothing.
+// Cost: O(len(jobs) × selector size).
+func MatchingJobs(pod *corev1.Pod, jobs []*batchv1.Job) []*batchv1.Job {
+	if pod == nil {
+		return nil
+	}
+	var out []*batchv1.Job
+	set := labels.Set(pod.Labels)
+	for _, job := range jobs {
+		if job == nil || job.Namespace != pod.Namespace || job.DeletionTimestamp != nil || job.Spec.Selector == nil {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
+		if err != nil || sel.Empty() {
+			continue
+		}
+		if sel.Matches(set) {
+			out = append(out, job)
+		}
+	}
+	return out
+}
+
+// JobEventType is the kind of an informer event about a Job.
+type JobEventType int
+
+// Job event types.
+const (
+	JobAdded JobEventType = iota + 1
+	JobUpdated
+	JobDeleted
+)
+
+// JobEvent is an informer event about a Job; the fields mean what they mean in
+// PodEvent.
+type JobEvent struct {
+	Type JobEventType
+	Old  *batchv1.Job
+	New  *batchv1.Job
+}
+
+// JobEventMapping is what a Job event means for the Job controller.
+type JobEventMapping struct {
+	// Key is the Job's key; empty when the event carries no Job.
+	Key string
+	// Sync asks for a sync of Key after Delay: added Jobs and spec changes
+	// (generation changed) sync at once, status or metadata changes after the batch
+	// period.
+	Sync  bool
+	Delay time.Duration
+	// Forget asks to drop the Job's state (Reconciler.Forget): it was deleted, or
+	// recreated with a new UID.
+	Forget bool
+	// OrphanCleanup asks to queue the pods of the old Job (its selector) for the
+	// orphan cleanup: the Job was deleted, replaced, or has just finished.
+	OrphanCleanup bool
+}
+
+// MapJobEvent maps a Job event, as upstream's Job event handlers do. The active
+// deadline needs no timer here: the sync that follows a spec change requeues itself
+// for the deadline (Result.RequeueAfter).
+func MapJobEvent(ev JobEvent, batchPeriod time.Duration) JobEventMapping {
+	var m JobEventMapping
+	switch ev.Type {
+	case JobAdded:
+		if ev.New == nil {
+			return m
+		}
+		m.Key, m.Sync = Key(ev.New), true
+	case JobUpdated:
+		cur, old := ev.New, ev.Old
+		if cur == nil {
+			return m
+		}
+		m.Key, m.Sync = Key(cur), true
+		if old == nil {
+			return m
+		}
+		if old.UID != cur.UID {
+			m.Forget, m.OrphanCleanup = true, true
+			return m
+		}
+		if old.Generation == cur.Generation {
+			m.Delay = batchPeriod
+		}
+		m.OrphanCleanup = !jobFinished(old) && jobFinished(cur)
+	case JobDeleted:
+		job := ev.Old
+		if job == nil {
+			job = ev.New
+		}
+		if job == nil {
+			return m
+		}
+		m.Key, m.Forget, m.OrphanCleanup = Key(job), true, true
+	}
+	return m
+}
+
+// ObserveJobEvent maps a Job event (MapJobEvent with the configured batch period) and
+// forgets the Job's state when the mapping says so.
+func (r *Reconciler) ObserveJobEvent(ev JobEvent) JobEventMapping {
+	m := MapJobEvent(ev, r.cfg.PodEventBatchPeriod)
+	if m.Forget {
+		r.Forget(m.Key)
+	}
+	return m
+}

@@ -1,0 +1,351 @@
+package reconcile_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/reconcile"
+)
+
+var (
+	t0      = metav1.NewTime(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	jobA    = &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a", UID: "job-a"}}
+	jobB    = &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "b", UID: "job-b"}}
+	jobKind = batchv1.SchemeGroupVersion.WithKind("Job")
+)
+
+// podOf builds a pod; opts change it.
+func podOf(rv string, opts ...func(*corev1.Pod)) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p", UID: "pod-uid", ResourceVersion: rv, Labels: map[string]string{"app": "x"}}}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+func ownedBy(j *batchv1.Job) func(*corev1.Pod) {
+	return func(p *corev1.Pod) { p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(j, jobKind)} }
+}
+
+func withFinalizer(p *corev1.Pod) { p.Finalizers = []string{finalizers.Name} }
+func deleting(p *corev1.Pod)      { p.DeletionTimestamp = &t0 }
+func succeeded(p *corev1.Pod)     { p.Status.Phase = corev1.PodSucceeded }
+func labelled(v string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) { p.Labels = map[string]string{"app": v} }
+}
+func ownedByReplicaSet(p *corev1.Pod) {
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "rs-uid", Controller: ptr.To(true)}}
+}
+
+func TestMapPodEvent(t *testing.T) {
+	const batch = time.Second
+	target := func(j *batchv1.Job, mod func(*reconcile.JobTarget)) reconcile.JobTarget {
+		tg := reconcile.JobTarget{Key: reconcile.Key(j), UID: j.UID, PodUID: "pod-uid"}
+		mod(&tg)
+		return tg
+	}
+	tests := []struct {
+		name string
+		ev   reconcile.PodEvent
+		want reconcile.PodEventMapping
+	}{
+		{
+			name: "add of an owned pod observes a creation",
+			ev:   reconcile.PodEvent{Type: reconcile.PodAdded, New: podOf("1", ownedBy(jobA), withFinalizer)},
+			want: reconcile.PodEventMapping{Delay: batch, Jobs: []reconcile.JobTarget{target(jobA, func(t *reconcile.JobTarget) { t.CreationObserved = true })}},
+		},
+		{
+			name: "add of a pod being deleted observes a deletion, not a creation",
+			ev:   reconcile.PodEvent{Type: reconcile.PodAdded, New: podOf("1", ownedBy(jobA), withFinalizer, deleting)},
+			want: reconcile.PodEventMapping{Delay: batch, Jobs: []reconcile.JobTarget{target(jobA, func(t *reconcile.JobTarget) { t.DeletionObserved = true })}},
+		},
+		{
+			name: "add of an owned pod without finalizer observes its removal too",
+			ev:   reconcile.PodEvent{Type: reconcile.PodAdded, New: podOf("1", ownedBy(jobA))},
+			want: reconcile.PodEventMapping{Delay: batch, Jobs: []reconcile.JobTarget{target(jobA, func(t *reconcile.JobTarget) {
+				t.CreationObserved, t.FinalizerRemovalObserved = true, true
+			})}},
+		},
+		{
+			name: "add of a finished pod with the finalizer counts for the metric",
+			ev:   reconcile.PodEvent{Type: reconcile.PodAdded, New: podOf("1", ownedBy(jobA), withFinalizer, succeeded)},
+			want: reconcile.PodEventMapping{Delay: batch, TrackingFinalizer: reconcile.FinalizerEventAdd,
+				Jobs: []reconcile.JobTarget{target(jobA, func(t *reconcile.JobTarget) { t.CreationObserved = true })}},
+		},
+		{
+			name: "add of an orphan with the finalizer: adoptable and orphan cleanup",
+			ev:   reconcile.PodEvent{Type: reconcile.PodAdded, New: podOf("1", withFinalizer)},
+			want: reconcile.PodEventMapping{Delay: batch, Adoptable: true, Orphan: true},
+		},
+		{
+			name: "add of a pod of another controller: nothing",
+			ev:   reconcile.PodEvent{Type: reconcile.PodAdded, New: podOf("1", ownedByReplicaSet, withFinalizer)},
+			want: reconcile.PodEventMapping{},
+		},
+		{
+			name: "update with the same resourceVersion is a resync: nothing",
+			ev:   reconcile.PodEvent{Type: reconcile.PodUpdated, Old: podOf("5", ownedBy(jobA)), New: podOf("5", ownedBy(jobA), deleting)},
+			want: reconcile.PodEventMapping{},
+		},
+		{
+			name: "update to a deletionTimestamp observes the deletion",
+			ev:   reconcile.PodEvent{Type: reconcile.PodUpdated, Old: podOf("5", ownedBy(jobA), withFinalizer), New: podOf("6", ownedBy(jobA), withFinalizer, deleting)},
+			want: reconcile.PodEventMapping{Delay: batch, Jobs: []reconcile.JobTarget{target(jobA, func(t *reconcile.JobTarget) { t.DeletionObserved = true })}},
+		},
+		{
+			name: "update losing the finalizer observes its removal",
+			ev:   reconcile.PodEvent{Type: reconcile.PodUpdated, Old: podOf("5", ownedBy(jobA), withFinalizer, succeeded), New: podOf("6", ownedBy(jobA), succeeded)},
+			want: reconcile.PodEventMapping{Delay: batch, TrackingFinalizer: reconcile.FinalizerEventDelete,
+				Jobs: []reconcile.JobTarget{target(jobA, func(t *reconcile.JobTarget) { t.FinalizerRemovalObserved = true })}},
+		},
+		{
+			name: "update with a new controller syncs the old one first, then the new one",
+			ev:   reconcile.PodEvent{Type: reconcile.PodUpdated, Old: podOf("5", ownedBy(jobA), withFinalizer), New: podOf("6", ownedBy(jobB), withFinalizer)},
+			want: reconcile.PodEventMapping{Delay: batch, Jobs: []reconcile.JobTarget{
+				target(jobA, func(*reconcile.JobTarget) {}), target(jobB, func(*reconcile.JobTarget) {}),
+			}},
+		},
+		{
+			name: "release: the old controller is synced, the orphan is adoptable",
+			ev:   reconcile.PodEvent{Type: reconcile.PodUpdated, Old: podOf("5", ownedBy(jobA), withFinalizer), New: podOf("6", withFinalizer)},
+			want: reconcile.PodEventMapping{Delay: batch, Adoptable: true, Orphan: true, Jobs: []reconcile.JobTarget{target(jobA, func(*reconcile.JobTarget) {})}},
+		},
+		{
+			name: "orphan whose labels changed is adoptable",
+			ev:   reconcile.PodEvent{Type: reconcile.PodUpdated, Old: podOf("5"), New: podOf("6", labelled("y"))},
+			want: reconcile.PodEventMapping{Delay: batch, Adoptable: true},
+		},
+		{
+			name: "orphan with unchanged labels: nothing to adopt",
+			ev:   reconcile.PodEvent{Type: reconcile.PodUpdated, Old: podOf("5"), New: podOf("6", succeeded)},
+			want: reconcile.PodEventMapping{},
+		},
+		{
+			name: "delete of an owned pod observes the deletion and the finalizer removal",
+			ev:   reconcile.PodEvent{Type: reconcile.PodDeleted, Old: podOf("9", ownedBy(jobA), succeeded)},
+			want: reconcile.PodEventMapping{Delay: batch, Jobs: []reconcile.JobTarget{target(jobA, func(t *reconcile.JobTarget) {
+				t.DeletionObserved, t.FinalizerRemovalObserved = true, true
+			})}},
+		},
+		{
+			name: "delete from a stale tombstone of a finished pod with the finalizer",
+			ev:   reconcile.PodEvent{Type: reconcile.PodDeleted, Old: podOf("9", ownedBy(jobA), succeeded, withFinalizer)},
+			want: reconcile.PodEventMapping{Delay: batch, TrackingFinalizer: reconcile.FinalizerEventDelete, Jobs: []reconcile.JobTarget{target(jobA, func(t *reconcile.JobTarget) {
+				t.DeletionObserved, t.FinalizerRemovalObserved = true, true
+			})}},
+		},
+		{
+			name: "delete of an orphan tombstone with the finalizer goes to the orphan cleanup",
+			ev:   reconcile.PodEvent{Type: reconcile.PodDeleted, Old: podOf("9", withFinalizer)},
+			want: reconcile.PodEventMapping{Orphan: true},
+		},
+		{name: "add without pod", ev: reconcile.PodEvent{Type: reconcile.PodAdded}},
+		{name: "update without new pod", ev: reconcile.PodEvent{Type: reconcile.PodUpdated, Old: podOf("1")}},
+		{name: "delete without pod", ev: reconcile.PodEvent{Type: reconcile.PodDeleted}},
+		{name: "unknown type", ev: reconcile.PodEvent{New: podOf("1", ownedBy(jobA))}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := reconcile.MapPodEvent(tc.ev, batch)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("MapPodEvent(%s) (-want +got):\n%s", tc.ev.Type, diff)
+			}
+		})
+	}
+}
+
+func TestMapPodEventDoesNotMutate(t *testing.T) {
+	old, cur := podOf("1", ownedBy(jobA), withFinalizer), podOf("2", ownedBy(jobB), deleting)
+	oldCopy, curCopy := old.DeepCopy(), cur.DeepCopy()
+	reconcile.MapPodEvent(reconcile.PodEvent{Type: reconcile.PodUpdated, Old: old, New: cur}, time.Second)
+	assert.Equal(t, oldCopy, old)
+	assert.Equal(t, curCopy, cur)
+}
+
+func TestObservePodEvent(t *testing.T) {
+	finished := jobA.DeepCopy()
+	finished.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	replaced := jobA.DeepCopy()
+	replaced.UID = "job-a-2"
+	lookupOf := func(j *batchv1.Job) reconcile.JobLookup {
+		return func(namespace, name string) *batchv1.Job {
+			if j != nil && namespace == j.Namespace && name == j.Name {
+				return j
+			}
+			return nil
+		}
+	}
+	tests := []struct {
+		name          string
+		lookup        reconcile.JobLookup
+		pod           *corev1.Pod
+		wantSync      []string
+		wantOrphan    bool
+		wantSatisfied bool
+	}{
+		{name: "live Job: observed and synced", lookup: lookupOf(jobA), pod: podOf("1", ownedBy(jobA), withFinalizer), wantSync: []string{"ns/a"}, wantSatisfied: true},
+		{name: "nil lookup trusts the UID last synced", pod: podOf("1", ownedBy(jobA), withFinalizer), wantSync: []string{"ns/a"}, wantSatisfied: true},
+		{name: "Job gone: orphan cleanup, not observed", lookup: lookupOf(nil), pod: podOf("1", ownedBy(jobA), withFinalizer), wantOrphan: true},
+		{name: "Job replaced under the same name: not its pod", lookup: lookupOf(replaced), pod: podOf("1", ownedBy(jobA), withFinalizer), wantOrphan: true},
+		{name: "Job finished: orphan cleanup, not synced", lookup: lookupOf(finished), pod: podOf("1", ownedBy(jobA), withFinalizer), wantOrphan: true, wantSatisfied: true},
+		{name: "Job gone, pod without finalizer: nothing", lookup: lookupOf(nil), pod: podOf("1", ownedBy(jobA))},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			_, _ = e.r.Sync(t.Context(), jobA, nil) // remembers jobA's UID
+			exp := e.r.Config().Expectations
+			exp.Delete("ns/a")
+			require.NoError(t, exp.RaiseCreations("ns/a", 1))
+			got := e.r.ObservePodEvent(reconcile.PodEvent{Type: reconcile.PodAdded, New: tc.pod}, tc.lookup)
+			assert.Equal(t, tc.wantSync, got.Sync, "Sync")
+			assert.Equal(t, tc.wantOrphan, got.OrphanCleanup, "OrphanCleanup")
+			assert.Equal(t, tc.wantSatisfied, exp.Satisfied("ns/a"), "creation observed")
+			if len(got.Sync) > 0 {
+				assert.Equal(t, time.Second, got.Delay)
+			} else {
+				assert.Zero(t, got.Delay)
+			}
+		})
+	}
+}
+
+func TestObservePodEventClearsFinalizerAndDeletion(t *testing.T) {
+	e := newEnv(t)
+	fr, exp := e.r.Config().FinalizerRemovals, e.r.Config().Expectations
+	require.NoError(t, fr.Expect("ns/a", "pod-uid"))
+	require.NoError(t, exp.RaiseDeletionsOf("ns/a", "pod-uid"))
+	e.r.ObservePodEvent(reconcile.PodEvent{Type: reconcile.PodUpdated,
+		Old: podOf("1", ownedBy(jobA), withFinalizer, succeeded), New: podOf("2", ownedBy(jobA), succeeded)}, nil)
+	assert.False(t, fr.Has("ns/a", "pod-uid"), "finalizer removal observed")
+	assert.False(t, exp.Satisfied("ns/a"), "deletion still awaited")
+	e.r.ObservePodEvent(reconcile.PodEvent{Type: reconcile.PodDeleted, Old: podOf("3", ownedBy(jobA), succeeded)}, nil)
+	assert.True(t, exp.Satisfied("ns/a"), "deletion observed")
+	assert.Equal(t, 1, e.metrics.Get("terminated_pods_tracking_finalizer_total{delete}"))
+}
+
+func TestMapJobEvent(t *testing.T) {
+	const batch = time.Second
+	gen2 := jobA.DeepCopy()
+	gen2.Generation = 2
+	statusOnly := jobA.DeepCopy()
+	statusOnly.Status.Active = 3
+	done := jobA.DeepCopy()
+	done.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}
+	recreated := jobA.DeepCopy()
+	recreated.UID = "job-a-2"
+	tests := []struct {
+		name string
+		ev   reconcile.JobEvent
+		want reconcile.JobEventMapping
+	}{
+		{name: "add syncs at once", ev: reconcile.JobEvent{Type: reconcile.JobAdded, New: jobA}, want: reconcile.JobEventMapping{Key: "ns/a", Sync: true}},
+		{name: "spec change syncs at once", ev: reconcile.JobEvent{Type: reconcile.JobUpdated, Old: jobA, New: gen2}, want: reconcile.JobEventMapping{Key: "ns/a", Sync: true}},
+		{name: "status change is batched", ev: reconcile.JobEvent{Type: reconcile.JobUpdated, Old: jobA, New: statusOnly}, want: reconcile.JobEventMapping{Key: "ns/a", Sync: true, Delay: batch}},
+		{name: "finishing queues the orphans", ev: reconcile.JobEvent{Type: reconcile.JobUpdated, Old: jobA, New: done}, want: reconcile.JobEventMapping{Key: "ns/a", Sync: true, Delay: batch, OrphanCleanup: true}},
+		{name: "new UID: forget, sync at once", ev: reconcile.JobEvent{Type: reconcile.JobUpdated, Old: jobA, New: recreated}, want: reconcile.JobEventMapping{Key: "ns/a", Sync: true, Forget: true, OrphanCleanup: true}},
+		{name: "delete forgets", ev: reconcile.JobEvent{Type: reconcile.JobDeleted, Old: jobA}, want: reconcile.JobEventMapping{Key: "ns/a", Forget: true, OrphanCleanup: true}},
+		{name: "update without old", ev: reconcile.JobEvent{Type: reconcile.JobUpdated, New: jobA}, want: reconcile.JobEventMapping{Key: "ns/a", Sync: true}},
+		{name: "no job", ev: reconcile.JobEvent{Type: reconcile.JobDeleted}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, reconcile.MapJobEvent(tc.ev, batch)); diff != "" {
+				t.Errorf("MapJobEvent (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestObserveJobEventForgets(t *testing.T) {
+	e := newEnv(t)
+	exp := e.r.Config().Expectations
+	require.NoError(t, exp.RaiseCreations("ns/a", 2))
+	m := e.r.ObserveJobEvent(reconcile.JobEvent{Type: reconcile.JobDeleted, Old: jobA})
+	assert.True(t, m.Forget)
+	assert.False(t, exp.Get("ns/a").Exists, "expectations dropped")
+}
+
+func TestMatchingJobs(t *testing.T) {
+	sel := func(name string, labels map[string]string, mod ...func(*batchv1.Job)) *batchv1.Job {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		if labels != nil {
+			j.Spec.Selector = &metav1.LabelSelector{MatchLabels: labels}
+		}
+		for _, m := range mod {
+			m(j)
+		}
+		return j
+	}
+	match := sel("match", map[string]string{"app": "x"})
+	jobs := []*batchv1.Job{
+		match,
+		sel("other-labels", map[string]string{"app": "y"}),
+		sel("no-selector", nil),
+		sel("empty-selector", map[string]string{}),
+		sel("other-namespace", map[string]string{"app": "x"}, func(j *batchv1.Job) { j.Namespace = "elsewhere" }),
+		sel("deleting", map[string]string{"app": "x"}, func(j *batchv1.Job) { j.DeletionTimestamp = &t0 }),
+		sel("invalid", nil, func(j *batchv1.Job) {
+			j.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}
+		}),
+		nil,
+	}
+	got := reconcile.MatchingJobs(podOf("1"), jobs)
+	assert.Equal(t, []*batchv1.Job{match}, got)
+	assert.Nil(t, reconcile.MatchingJobs(nil, jobs))
+}
+
+func TestCleanOrphan(t *testing.T) {
+	e := newEnv(t)
+	live := e.create(t, job("live", 1, 1))
+	orphan, err := e.c.AddPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "o-", Finalizers: []string{finalizers.Name, "example.com/keep"}}})
+	require.NoError(t, err)
+	owned, err := e.c.AddPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "w-", Finalizers: []string{finalizers.Name},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(live, jobKind)}}})
+	require.NoError(t, err)
+
+	d, err := e.r.CleanOrphan(t.Context(), orphan, nil)
+	require.NoError(t, err)
+	assert.Equal(t, finalizers.ReasonNoController, d.Reason)
+	got, err := e.c.GetPod(t.Context(), ns, orphan.Name)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"example.com/keep"}, got.Finalizers)
+
+	d, err = e.r.CleanOrphan(t.Context(), owned, live)
+	require.NoError(t, err)
+	assert.False(t, d.Remove, "a live Job's pod keeps its finalizer")
+	assert.Equal(t, 1, e.count(patch), "no call for a pod that keeps its finalizer")
+
+	d, err = e.r.CleanOrphan(t.Context(), owned, nil)
+	require.NoError(t, err)
+	assert.Equal(t, finalizers.ReasonJobGone, d.Reason)
+
+	gone := owned.DeepCopy()
+	gone.Name, gone.UID = "missing", types.UID("missing-uid")
+	_, err = e.r.CleanOrphan(t.Context(), gone, nil)
+	assert.NoError(t, err, "a pod already gone is cleaned")
+
+	e.c.InjectFault(reconcileFault(patch))
+	_, err = e.r.CleanOrphan(t.Context(), orphan.DeepCopy(), nil)
+	assert.Error(t, err)
+	d, err = e.r.CleanOrphan(t.Context(), nil, nil)
+	assert.NoError(t, err)
+	assert.False(t, d.Remove)
+}
+
+func TestPodEventTypeString(t *testing.T) {
+	assert.Equal(t, "add", reconcile.PodAdded.String())
+	assert.Equal(t, "update", reconcile.PodUpdated.String())
+	assert.Equal(t, "delete", reconcile.PodDeleted.String())
+	assert.Equal(t, "unknown", reconcile.PodEventType(0).String())
+}

@@ -1,0 +1,358 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/plan"
+)
+
+// Reconciler runs the sync of one Job at a time against a Client: it checks the
+// expectations, computes a plan.Plan and executes it in the crash-safe order. It keeps
+// per-Job state (expectations, finalizer removals in flight, backoff records, the UID
+// and the last status version it wrote) keyed by "namespace/name".
+//
+// A Reconciler is safe for concurrent use by several workers as long as one Job key
+// is synced by one worker at a time (a workqueue guarantees that).
+type Reconciler struct {
+	cfg    Config
+	client Client
+
+	mu     sync.Mutex
+	uids   map[string]types.UID
+	writes map[string]lastWrite
+}
+
+// lastWrite remembers the last status this reconciler wrote for a Job, to detect a
+// cache that has not caught up with it.
+type lastWrite struct {
+	version string   // resourceVersion returned by the write
+	older   []string // versions seen before it, for non-numeric comparisons
+}
+
+// Result is the outcome of a sync.
+type Result struct {
+	// RequeueAfter, when positive, asks for another sync after that delay (backoff,
+	// active deadline, or a stale cache).
+	RequeueAfter time.Duration
+	// Requeue asks for another sync soon, without an error: a status write met a
+	// conflict, or a pod vanished while being adopted.
+	Requeue bool
+	// Skipped says why the Job was not acted on, or is empty: another controller
+	// manages it, it has finished, the cache is stale, or the Job is invalid.
+	Skipped string
+	// Plan is the plan the sync executed (nil when none was computed).
+	Plan *plan.Plan
+	// StatusWrites, FinalizersRemoved, Deleted and Created count the API calls
+	// that succeeded.
+	StatusWrites, FinalizersRemoved, Deleted, Created int
+}
+
+// PodLister lists the pods of a Job from the caller's cache: the pods controlled by
+// the Job and the orphans in its namespace matching its selector.
+type PodLister func(job *batchv1.Job) ([]*corev1.Pod, error)
+
+// ErrInvalidArgument is wrapped by the errors of calls given a nil Job or client.
+var ErrInvalidArgument = errors.New("invalid argument")
+
+// New returns a Reconciler for cfg that talks to client. It fails, with an error
+// wrapping ErrInvalidConfig that names every bad field, when cfg.Name is empty or a
+// value is out of range.
+func New(cfg Config, client Client) (*Reconciler, error) {
+	if client == nil {
+		return nil, fmt.Errorf("%w: client is nil", ErrInvalidArgument)
+	}
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Reconciler{cfg: c, client: client, uids: map[string]types.UID{}, writes: map[string]lastWrite{}}, nil
+}
+
+// Key returns the key of a Job in the Reconciler's stores: "namespace/name".
+func Key(job *batchv1.Job) string { return KeyFor(job.Namespace, job.Name) }
+
+// KeyFor returns the key of the Job namespace/name.
+func KeyFor(namespace, name string) string { return namespace + "/" + name }
+
+// Name returns the name the Reconciler answers to in spec.managedBy.
+func (r *Reconciler) Name() string { return r.cfg.Name }
+
+// Config returns the Reconciler's configuration with its defaults filled in (the
+// stores included).
+func (r *Reconciler) Config() Config { return r.cfg }
+
+// Forget drops everything the Reconciler keeps about the Job key: expectations,
+// finalizer removals in flight, the backoff record, the Job's UID and its last status
+// write. Call it when the Job is deleted or not found; Sync calls it itself when it
+// sees a new UID under a known key (the Job was recreated).
+func (r *Reconciler) Forget(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.forgetLocked(key)
+}
+
+func (r *Reconciler) forgetLocked(key string) {
+	r.cfg.Expectations.Delete(key)
+	r.cfg.FinalizerRemovals.Delete(key)
+	r.cfg.BackoffStore.Delete(key)
+	delete(r.uids, key)
+	delete(r.writes, key)
+}
+
+// JobDeleted is Forget for a deleted Job. A nil job is ignored.
+func (r *Reconciler) JobDeleted(job *batchv1.Job) {
+	if job != nil {
+		r.Forget(Key(job))
+	}
+}
+
+// Sync syncs job with pods, the Job's pods as listed from the caller's cache (see
+// PodLister). It is SyncWith with a lister that returns pods.
+//
+// The expectations are checked when Sync starts; a caller with a live informer should
+// prefer SyncWith, which lists only after that check: a pod created by the previous
+// sync can arrive in the cache between an earlier list and the check, and the Job
+// would then look one pod short.
+func (r *Reconciler) Sync(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) (Result, error) {
+	return r.SyncWith(ctx, job, func(*batchv1.Job) ([]*corev1.Pod, error) { return pods, nil })
+}
+
+// SyncWith syncs job, as read from the caller's cache, listing its pods with list
+// after checking the expectations. It:
+//
+//  1. forgets the Job's state when job has a new UID under a known key;
+//  2. skips the Job (RequeueAfter StaleCacheRequeue) when job is older than the last
+//     status this Reconciler wrote for it;
+//  3. checks the expectations, lists the pods and computes the plan;
+//  4. executes the plan: adopt and release; write RecordStatus; remove finalizers in
+//     parallel; write the settled status; delete; create in slow-start batches.
+//
+// A conflict on a status write ends the sync with Result.Requeue and no error. A
+// failed pod creation, deletion or finalizer removal does not stop the other calls;
+// the errors are returned together after the sync, so the caller requeues with rate
+// limiting. A Job the plan cannot handle (an unknown completion mode...) gets a
+// Warning event and Result.Skipped, without error: retrying would not help.
+func (r *Reconciler) SyncWith(ctx context.Context, job *batchv1.Job, list PodLister) (Result, error) {
+	if job == nil {
+		return Result{}, fmt.Errorf("%w: Sync: job is nil", ErrInvalidArgument)
+	}
+	if list == nil {
+		return Result{}, fmt.Errorf("%w: SyncWith: list is nil", ErrInvalidArgument)
+	}
+	start := r.cfg.Clock.Now()
+	key := Key(job)
+	ex := &execution{
+		r:      r,
+		ctx:    ctx,
+		key:    key,
+		orig:   job,
+		job:    job,
+		log:    r.cfg.Logger.WithValues("job", key),
+		mode:   completionMode(job),
+		action: ActionReconciling,
+	}
+	res, err := ex.sync(list, start)
+	result := ResultSuccess
+	if err != nil {
+		result = ResultError
+	}
+	r.cfg.Metrics.JobSync(ex.mode, result, ex.action, r.cfg.Clock.Since(start))
+	return res, err
+}
+
+func (ex *execution) sync(list PodLister, now time.Time) (Result, error) {
+	r, key, job := ex.r, ex.key, ex.orig
+	r.noteUID(key, job.UID)
+	if r.stale(key, job.ResourceVersion) {
+		r.cfg.Metrics.StaleSyncSkipped()
+		ex.log.V(2).Info("Cached Job is older than the last status write; waiting for the cache", "resourceVersion", job.ResourceVersion)
+		return Result{RequeueAfter: r.cfg.StaleCacheRequeue, Skipped: "cache older than the last status write"}, nil
+	}
+	satisfied := r.cfg.Expectations.Satisfied(key)
+	pods, err := list(job)
+	if err != nil {
+		return Result{}, fmt.Errorf("list pods of job %s: %w", key, err)
+	}
+	pending := r.prunePending(key, pods)
+	rec, _ := r.cfg.BackoffStore.Get(key)
+	p, err := plan.Compute(plan.Input{
+		Job:                      job,
+		Pods:                     pods,
+		ControllerName:           r.cfg.Name,
+		ExpectationsSatisfied:    satisfied,
+		PendingFinalizerRemovals: pending,
+		Backoff:                  rec,
+		Now:                      now,
+		Options:                  r.cfg.planOptions(),
+	})
+	if err != nil {
+		if errors.Is(err, plan.ErrInvalidJob) {
+			r.cfg.Events.Eventf(job, corev1.EventTypeWarning, ReasonInvalidJob, "%v", err)
+			ex.log.Info("Job cannot be synced", "err", err.Error())
+			return Result{Skipped: err.Error()}, nil
+		}
+		return Result{}, fmt.Errorf("plan job %s: %w", key, err)
+	}
+	for _, w := range p.Warnings {
+		ex.log.Info("Bad input worked around", "warning", w)
+	}
+	if p.Skip != "" {
+		if jobFinished(job) {
+			r.cfg.BackoffStore.Delete(key)
+		}
+		ex.log.V(4).Info("Skipping Job", "reason", p.Skip)
+		return Result{Skipped: p.Skip, Plan: p}, nil
+	}
+	ex.plan = p
+	ex.res.Plan = p
+	ex.log.V(4).Info("Plan", "satisfied", satisfied, "plan", p.String())
+	return ex.execute()
+}
+
+// noteUID remembers the UID of the Job under key and forgets the key's state when
+// the UID changed: the Job was deleted and recreated under the same name.
+func (r *Reconciler) noteUID(key string, uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, ok := r.uids[key]; ok && old != uid {
+		r.forgetLocked(key)
+	}
+	r.uids[key] = uid
+}
+
+// knownUID returns the UID last seen under key.
+func (r *Reconciler) knownUID(key string) (types.UID, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	uid, ok := r.uids[key]
+	return uid, ok
+}
+
+// stale reports whether version is older than the last status this reconciler wrote
+// under key, and forgets the write once the cache has caught up.
+func (r *Reconciler) stale(key, version string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w, ok := r.writes[key]
+	if !ok {
+		return false
+	}
+	if caughtUp(w, version) {
+		delete(r.writes, key)
+		return false
+	}
+	return true
+}
+
+// caughtUp compares resourceVersions as integers when both parse (etcd revisions
+// do), and otherwise treats version as stale only when it is one this reconciler saw
+// before its write: resourceVersions are opaque strings to clients.
+func caughtUp(w lastWrite, version string) bool {
+	a, errA := strconv.ParseUint(version, 10, 64)
+	b, errB := strconv.ParseUint(w.version, 10, 64)
+	if errA == nil && errB == nil {
+		return a >= b
+	}
+	return !slices.Contains(w.older, version)
+}
+
+// recordWrite remembers a status write that moved the Job from version before to
+// after.
+func (r *Reconciler) recordWrite(key, before, after string) {
+	if before == after {
+		return // the server changed nothing: there is nothing for the cache to show
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := r.writes[key]
+	if w.version != before { // a new sequence of writes
+		w.older = w.older[:0]
+	}
+	if before != "" && !slices.Contains(w.older, before) {
+		w.older = append(w.older, before)
+	}
+	if len(w.older) > 8 { // bounded: only the versions of the latest writes matter
+		w.older = w.older[len(w.older)-8:]
+	}
+	w.version = after
+	r.writes[key] = w
+}
+
+// prunePending returns the finalizer removals still in flight for key, after
+// dropping those of pods no longer listed: the cache has processed their deletion (or
+// they left the Job), so no event will ever clear them.
+func (r *Reconciler) prunePending(key string, pods []*corev1.Pod) sets.Set[types.UID] {
+	fr := r.cfg.FinalizerRemovals
+	if fr.PendingCount(key) == 0 {
+		return nil
+	}
+	pending := fr.Pending(key)
+	listed := make(sets.Set[types.UID], len(pods))
+	for _, p := range pods {
+		if p != nil {
+			listed.Insert(p.UID)
+		}
+	}
+	for uid := range pending {
+		if !listed.Has(uid) {
+			fr.Observed(key, uid)
+			pending.Delete(uid)
+		}
+	}
+	return pending
+}
+
+func completionMode(job *batchv1.Job) string {
+	if ptr.Deref(job.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion {
+		return CompletionModeIndexed
+	}
+	return CompletionModeNonIndexed
+}
+
+func jobFinished(job *batchv1.Job) bool {
+	for _, c := range job.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// DecideOrphan decides whether the tracking finalizer of pod may be removed outside
+// its Job's sync (finalizers.DecideOrphan with this Reconciler's name). job is the Job
+// the caller found under the name of the pod's controller reference, or nil.
+func (r *Reconciler) DecideOrphan(pod *corev1.Pod, job *batchv1.Job) finalizers.OrphanDecision {
+	return finalizers.DecideOrphan(pod, job, r.cfg.Name)
+}
+
+// CleanOrphan removes the tracking finalizer of pod when DecideOrphan allows it, and
+// returns the decision. A pod that is gone counts as cleaned; other errors are
+// returned for the caller to retry.
+func (r *Reconciler) CleanOrphan(ctx context.Context, pod *corev1.Pod, job *batchv1.Job) (finalizers.OrphanDecision, error) {
+	if pod == nil {
+		return finalizers.OrphanDecision{Reason: finalizers.ReasonNoFinalizer}, nil
+	}
+	d := r.DecideOrphan(pod, job)
+	if !d.Remove {
+		return d, nil
+	}
+	patch := finalizers.RemovalPatch(pod)
+	if _, err := r.client.PatchPod(ctx, pod.Namespace, pod.Name, patch.Type, patch.Data); err != nil && !IsPodGone(err) {
+		return d, fmt.Errorf("remove tracking finalizer of orphan pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	r.cfg.Logger.V(2).Info("Removed the tracking finalizer of an orphan pod", "pod", pod.Namespace+"/"+pod.Name, "reason", d.Reason)
+	return d, nil
+}

@@ -1,0 +1,320 @@
+package reconciletest
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+)
+
+// Labels the API server adds to the pod template of a Job without a manual selector.
+const (
+	labelControllerUID       = "batch.kubernetes.io/controller-uid"
+	labelJobName             = "batch.kubernetes.io/job-name"
+	legacyLabelControllerUID = "controller-uid"
+	legacyLabelJobName       = "job-name"
+)
+
+// NewJob returns a NonIndexed Job namespace/name with the given completions and
+// parallelism, restartPolicy Never and one container "main": a starting point that
+// tests change as they need.
+func NewJob(namespace, name string, completions, parallelism int32) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: batchv1.JobSpec{
+			Completions: ptr.To(completions),
+			Parallelism: ptr.To(parallelism),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}},
+			}},
+		},
+	}
+}
+
+// CreateJob stores a copy of job as the API server would: a name from GenerateName
+// when Name is empty, a UID, resourceVersion, generation 1, the creation time, the
+// API defaults (parallelism and completions, backoffLimit, completionMode, suspend,
+// podReplacementPolicy, onPodConditions status) and, unless spec.manualSelector is
+// true, the generated selector and template labels. Its status is kept as given (the
+// API server would clear it; tests may seed one). It is not a reconcile.Client call:
+// no fault applies and the call log does not record it.
+func (c *Cluster) CreateJob(job *batchv1.Job) (*batchv1.Job, error) {
+	if job == nil {
+		return nil, apierrors.NewBadRequest("job is nil")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j := job.DeepCopy()
+	if j.Namespace == "" {
+		return nil, apierrors.NewInvalid(jobKind, j.Name, field.ErrorList{field.Required(field.NewPath("metadata", "namespace"), "")})
+	}
+	if j.Name == "" {
+		if j.GenerateName == "" {
+			return nil, apierrors.NewInvalid(jobKind, "", field.ErrorList{field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
+		}
+		for {
+			j.Name = c.generateName(j.GenerateName)
+			if _, taken := c.jobs[key(j.Namespace, j.Name)]; !taken {
+				break
+			}
+		}
+	} else if _, taken := c.jobs[key(j.Namespace, j.Name)]; taken {
+		return nil, apierrors.NewAlreadyExists(jobsResource, j.Name)
+	}
+	j.UID = c.nextUID()
+	j.ResourceVersion = c.nextRV()
+	j.Generation = 1
+	j.CreationTimestamp = c.now()
+	defaultJob(j)
+	c.jobs[key(j.Namespace, j.Name)] = j
+	c.emitLocked(watch.Added, nil, j)
+	return j.DeepCopy(), nil
+}
+
+// defaultJob applies the API defaults and the generated selector to j.
+func defaultJob(j *batchv1.Job) {
+	s := &j.Spec
+	if s.Completions == nil && s.Parallelism == nil {
+		s.Completions, s.Parallelism = ptr.To[int32](1), ptr.To[int32](1)
+	}
+	if s.Parallelism == nil {
+		s.Parallelism = ptr.To[int32](1)
+	}
+	if s.CompletionMode == nil {
+		s.CompletionMode = ptr.To(batchv1.NonIndexedCompletion)
+	}
+	if s.BackoffLimit == nil {
+		if s.BackoffLimitPerIndex != nil {
+			s.BackoffLimit = ptr.To[int32](math.MaxInt32)
+		} else {
+			s.BackoffLimit = ptr.To[int32](6)
+		}
+	}
+	if s.Suspend == nil {
+		s.Suspend = ptr.To(false)
+	}
+	if s.PodReplacementPolicy == nil {
+		if s.PodFailurePolicy != nil {
+			s.PodReplacementPolicy = ptr.To(batchv1.Failed)
+		} else {
+			s.PodReplacementPolicy = ptr.To(batchv1.TerminatingOrFailed)
+		}
+	}
+	if s.PodFailurePolicy != nil {
+		for i := range s.PodFailurePolicy.Rules {
+			for k := range s.PodFailurePolicy.Rules[i].OnPodConditions {
+				p := &s.PodFailurePolicy.Rules[i].OnPodConditions[k]
+				if p.Status == "" {
+					p.Status = corev1.ConditionTrue
+				}
+			}
+		}
+	}
+	if ptr.Deref(s.ManualSelector, false) {
+		return
+	}
+	uid := string(j.UID)
+	if s.Template.Labels == nil {
+		s.Template.Labels = map[string]string{}
+	}
+	s.Template.Labels[labelControllerUID] = uid
+	s.Template.Labels[legacyLabelControllerUID] = uid
+	s.Template.Labels[labelJobName] = j.Name
+	s.Template.Labels[legacyLabelJobName] = j.Name
+	if s.Selector == nil {
+		s.Selector = &metav1.LabelSelector{}
+	}
+	if s.Selector.MatchLabels == nil {
+		s.Selector.MatchLabels = map[string]string{}
+	}
+	s.Selector.MatchLabels[labelControllerUID] = uid
+}
+
+// UpdateJob applies mutate to a copy of the stored Job and stores the result as a
+// user's update would be: status changes are ignored, the generation is incremented
+// when the spec changed. It is not a reconcile.Client call.
+func (c *Cluster) UpdateJob(namespace, name string, mutate func(*batchv1.Job)) (*batchv1.Job, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur, ok := c.jobs[key(namespace, name)]
+	if !ok {
+		return nil, apierrors.NewNotFound(jobsResource, name)
+	}
+	j := cur.DeepCopy()
+	mutate(j)
+	j.Status = *cur.Status.DeepCopy()
+	j.UID, j.Name, j.Namespace, j.CreationTimestamp = cur.UID, cur.Name, cur.Namespace, cur.CreationTimestamp
+	if equality.Semantic.DeepEqual(j, cur) {
+		return cur.DeepCopy(), nil
+	}
+	if !equality.Semantic.DeepEqual(j.Spec, cur.Spec) {
+		j.Generation = cur.Generation + 1
+	}
+	j.ResourceVersion = c.nextRV()
+	c.jobs[key(namespace, name)] = j
+	c.emitLocked(watch.Modified, nil, j)
+	return j.DeepCopy(), nil
+}
+
+// DeleteJob removes a Job at once. There is no garbage collector: its pods stay, with
+// their owner reference and finalizers, until CollectGarbage or the test removes
+// them. It is not a reconcile.Client call.
+func (c *Cluster) DeleteJob(namespace, name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur, ok := c.jobs[key(namespace, name)]
+	if !ok {
+		return apierrors.NewNotFound(jobsResource, name)
+	}
+	delete(c.jobs, key(namespace, name))
+	final := cur.DeepCopy()
+	final.ResourceVersion = c.nextRV()
+	c.emitLocked(watch.Deleted, nil, final)
+	return nil
+}
+
+// CollectGarbage deletes, as the garbage collector would with background
+// propagation, every pod whose owner references all name Jobs (by UID) that no
+// longer exist. It returns how many deletions it issued. Pods with finalizers keep
+// existing, with a deletionTimestamp, until their finalizers are removed.
+func (c *Cluster) CollectGarbage() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	live := map[types.UID]bool{}
+	for _, j := range c.jobs {
+		live[j.UID] = true
+	}
+	n := 0
+	for _, p := range c.sortedPodsLocked("") {
+		if len(p.OwnerReferences) == 0 || p.DeletionTimestamp != nil {
+			continue
+		}
+		orphaned := true
+		for _, ref := range p.OwnerReferences {
+			if ref.Kind != "Job" || live[ref.UID] {
+				orphaned = false
+			}
+		}
+		if orphaned && c.deletePodLocked(p.Namespace, p.Name, p.UID, nil) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// AddPod creates a pod as another actor would (a user, another controller): like
+// CreatePod, but no fault applies and the call log does not record it.
+func (c *Cluster) AddPod(pod *corev1.Pod) (*corev1.Pod, error) {
+	if pod == nil {
+		return nil, apierrors.NewBadRequest("pod is nil")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, err := c.createPodLocked(pod)
+	if err != nil {
+		return nil, err
+	}
+	return p.DeepCopy(), nil
+}
+
+// RemovePod deletes a pod as another actor would, with the pod's grace period (or
+// gracePeriod when not nil; 0 forces an immediate deletion once no finalizer is
+// left). No fault applies and the call log does not record it.
+func (c *Cluster) RemovePod(namespace, name string, gracePeriod *int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.deletePodLocked(namespace, name, "", gracePeriod)
+}
+
+// PatchPodAs applies a strategic merge patch as another actor would: no fault
+// applies and the call log does not record it.
+func (c *Cluster) PatchPodAs(namespace, name string, data []byte) (*corev1.Pod, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, _, err := c.patchPodLocked(namespace, name, types.StrategicMergePatchType, data)
+	if err != nil {
+		return nil, err
+	}
+	return p.DeepCopy(), nil
+}
+
+// TerminateNamespace makes every later pod creation in namespace fail as in a
+// namespace being deleted (NamespaceTerminatingError). Existing objects stay.
+func (c *Cluster) TerminateNamespace(namespace string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.terminating.Insert(namespace)
+}
+
+// GetJob returns a copy of the stored Job, or a NotFound error.
+func (c *Cluster) GetJob(ctx context.Context, namespace, name string) (*batchv1.Job, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j, ok := c.jobs[key(namespace, name)]
+	if !ok {
+		return nil, apierrors.NewNotFound(jobsResource, name)
+	}
+	return j.DeepCopy(), nil
+}
+
+// GetPod returns a copy of the stored pod, or a NotFound error.
+func (c *Cluster) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.pods[key(namespace, name)]
+	if !ok {
+		return nil, apierrors.NewNotFound(podsResource, name)
+	}
+	return p.DeepCopy(), nil
+}
+
+// ListPods returns copies of the stored pods of namespace (all namespaces when
+// empty), in creation order.
+func (c *Cluster) ListPods(namespace string) []*corev1.Pod {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pods := c.sortedPodsLocked(namespace)
+	out := make([]*corev1.Pod, len(pods))
+	for i, p := range pods {
+		out[i] = p.DeepCopy()
+	}
+	return out
+}
+
+// ListJobs returns copies of the stored Jobs, sorted by namespace and name.
+func (c *Cluster) ListJobs() []*batchv1.Job {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*batchv1.Job, 0, len(c.jobs))
+	for _, j := range c.jobs {
+		out = append(out, j.DeepCopy())
+	}
+	slices.SortFunc(out, func(a, b *batchv1.Job) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// describeJobPods summarises the stored pods of a Job for test failures.
+func (c *Cluster) describeJobPods(job *batchv1.Job) string {
+	s := ""
+	for _, p := range c.ListPods(job.Namespace) {
+		if ref := metav1.GetControllerOfNoCopy(p); ref == nil || ref.UID != job.UID {
+			continue
+		}
+		s += fmt.Sprintf("\n  %s %s finalizers=%v deleting=%v", p.Name, p.Status.Phase, p.Finalizers, p.DeletionTimestamp != nil)
+	}
+	return s
+}

@@ -1,0 +1,363 @@
+package reconciletest
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/jobkit/jobkit/reconcile"
+)
+
+// WatchEvent is a change to one stored object, as a watch would report it. Exactly
+// one of Pod and Job is set; it is the object after the change (its last state for
+// Deleted). The objects are shared, never modified: do not modify them.
+type WatchEvent struct {
+	Type watch.EventType
+	Pod  *corev1.Pod
+	Job  *batchv1.Job
+	// Time is when the change was written; DueAt when it may be delivered by
+	// DeliverDue (Time plus the event latency at that moment).
+	Time  time.Time
+	DueAt time.Time
+
+	seq uint64 // queue order, to find an event again
+}
+
+// String renders the event on one line.
+func (e WatchEvent) String() string {
+	if e.Pod != nil {
+		return fmt.Sprintf("%s pod %s/%s rv=%s", e.Type, e.Pod.Namespace, e.Pod.Name, e.Pod.ResourceVersion)
+	}
+	if e.Job != nil {
+		return fmt.Sprintf("%s job %s/%s rv=%s", e.Type, e.Job.Namespace, e.Job.Name, e.Job.ResourceVersion)
+	}
+	return string(e.Type)
+}
+
+// objectKey identifies the object of an event, to keep per-object order.
+type objectKey struct {
+	pod  bool
+	name types.NamespacedName
+}
+
+func (e WatchEvent) object() objectKey {
+	if e.Pod != nil {
+		return objectKey{pod: true, name: key(e.Pod.Namespace, e.Pod.Name)}
+	}
+	return objectKey{name: key(e.Job.Namespace, e.Job.Name)}
+}
+
+// Cache is the informer-like view of a Cluster: the state made of the watch events
+// delivered so far. Events wait in a queue until the test delivers them (DeliverAll,
+// DeliverN, DeliverDue, DeliverAt) or drops them (DropAt: the cache takes the change
+// but no handler hears of it, as when a watch misses an event and a relist finds the
+// new state). Events of one object are always applied in order; events of different
+// objects may be delivered in any order the test picks.
+//
+// Handlers run synchronously on the goroutine that delivers, outside the Cluster's
+// lock, so they may call the Cluster (and a Reconciler). Objects returned by the
+// Cache are shared snapshots, as from an informer: do not modify them.
+type Cache struct {
+	c *Cluster // its mu guards the fields below
+
+	jobs    map[types.NamespacedName]*batchv1.Job
+	pods    map[types.NamespacedName]*corev1.Pod
+	pending []WatchEvent
+	seq     uint64
+
+	podHandlers []func(reconcile.PodEvent)
+	jobHandlers []func(reconcile.JobEvent)
+}
+
+func newCache(c *Cluster) *Cache {
+	return &Cache{c: c, jobs: map[types.NamespacedName]*batchv1.Job{}, pods: map[types.NamespacedName]*corev1.Pod{}}
+}
+
+func (ca *Cache) queueLocked(ev WatchEvent) {
+	ca.seq++
+	ev.seq = ca.seq
+	ca.pending = append(ca.pending, ev)
+}
+
+// OnPodEvent registers a handler for delivered pod events.
+func (ca *Cache) OnPodEvent(h func(reconcile.PodEvent)) {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	ca.podHandlers = append(ca.podHandlers, h)
+}
+
+// OnJobEvent registers a handler for delivered Job events.
+func (ca *Cache) OnJobEvent(h func(reconcile.JobEvent)) {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	ca.jobHandlers = append(ca.jobHandlers, h)
+}
+
+// Pending returns the queued events, oldest first.
+func (ca *Cache) Pending() []WatchEvent {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	return slices.Clone(ca.pending)
+}
+
+// DeliverAll delivers every queued event and returns how many it delivered,
+// including those queued by the handlers meanwhile.
+func (ca *Cache) DeliverAll() int {
+	n := 0
+	for ca.deliver(0, true) {
+		n++
+	}
+	return n
+}
+
+// DeliverN delivers up to n queued events, oldest first, and returns how many.
+func (ca *Cache) DeliverN(n int) int {
+	d := 0
+	for d < n && ca.deliver(0, true) {
+		d++
+	}
+	return d
+}
+
+// DeliverDue delivers, oldest first, the queued events due by the cluster clock's
+// now; an event not yet due holds back the later events of the same object. It
+// returns how many it delivered.
+func (ca *Cache) DeliverDue() int {
+	n := 0
+	for {
+		i := ca.firstDue()
+		if i < 0 || !ca.deliver(i, true) {
+			return n
+		}
+		n++
+	}
+}
+
+func (ca *Cache) firstDue() int {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	now := ca.c.clock.Now()
+	held := map[objectKey]bool{}
+	for i, ev := range ca.pending {
+		k := ev.object()
+		if held[k] {
+			continue
+		}
+		if ev.DueAt.After(now) {
+			held[k] = true
+			continue
+		}
+		return i
+	}
+	return -1
+}
+
+// DeliverAt delivers the queued event at index i (in Pending), after the events of
+// the same object queued before it. It returns an error when i is out of range.
+func (ca *Cache) DeliverAt(i int) error { return ca.apply(i, true) }
+
+// DropAt applies the queued event at index i (after the earlier events of the same
+// object, also silently) to the cache without calling any handler: the change is
+// in the next list, but no handler hears of it, as when a watch loses a delete event
+// and a relist finds the object gone.
+func (ca *Cache) DropAt(i int) error { return ca.apply(i, false) }
+
+func (ca *Cache) apply(i int, notify bool) error {
+	ca.c.mu.Lock()
+	if i < 0 || i >= len(ca.pending) {
+		n := len(ca.pending)
+		ca.c.mu.Unlock()
+		return fmt.Errorf("reconciletest: event index %d out of range [0,%d)", i, n)
+	}
+	target := ca.pending[i]
+	ca.c.mu.Unlock()
+	for {
+		ca.c.mu.Lock()
+		first := slices.IndexFunc(ca.pending, func(ev WatchEvent) bool { return ev.object() == target.object() })
+		done := first < 0 || ca.pending[first].seq == target.seq
+		ca.c.mu.Unlock()
+		if first < 0 {
+			return nil // a handler delivered it meanwhile
+		}
+		ca.deliver(first, notify)
+		if done {
+			return nil
+		}
+	}
+}
+
+// deliver applies pending[i] to the cache and, when notify, calls the handlers.
+func (ca *Cache) deliver(i int, notify bool) bool {
+	ca.c.mu.Lock()
+	if i >= len(ca.pending) {
+		ca.c.mu.Unlock()
+		return false
+	}
+	ev := ca.pending[i]
+	if i == 0 {
+		ca.pending[0] = WatchEvent{} // drop the references
+		ca.pending = ca.pending[1:]
+	} else {
+		ca.pending = slices.Delete(ca.pending, i, i+1)
+	}
+	var podEv *reconcile.PodEvent
+	var jobEv *reconcile.JobEvent
+	if ev.Pod != nil {
+		k := key(ev.Pod.Namespace, ev.Pod.Name)
+		old := ca.pods[k]
+		switch ev.Type {
+		case watch.Deleted:
+			delete(ca.pods, k)
+			podEv = &reconcile.PodEvent{Type: reconcile.PodDeleted, Old: ev.Pod}
+		default:
+			ca.pods[k] = ev.Pod
+			if old == nil {
+				podEv = &reconcile.PodEvent{Type: reconcile.PodAdded, New: ev.Pod}
+			} else {
+				podEv = &reconcile.PodEvent{Type: reconcile.PodUpdated, Old: old, New: ev.Pod}
+			}
+		}
+	} else {
+		k := key(ev.Job.Namespace, ev.Job.Name)
+		old := ca.jobs[k]
+		switch ev.Type {
+		case watch.Deleted:
+			delete(ca.jobs, k)
+			jobEv = &reconcile.JobEvent{Type: reconcile.JobDeleted, Old: ev.Job}
+		default:
+			ca.jobs[k] = ev.Job
+			if old == nil {
+				jobEv = &reconcile.JobEvent{Type: reconcile.JobAdded, New: ev.Job}
+			} else {
+				jobEv = &reconcile.JobEvent{Type: reconcile.JobUpdated, Old: old, New: ev.Job}
+			}
+		}
+	}
+	podHandlers, jobHandlers := ca.podHandlers, ca.jobHandlers
+	ca.c.mu.Unlock()
+	if !notify {
+		return true
+	}
+	if podEv != nil {
+		for _, h := range podHandlers {
+			h(*podEv)
+		}
+	}
+	if jobEv != nil {
+		for _, h := range jobHandlers {
+			h(*jobEv)
+		}
+	}
+	return true
+}
+
+// Reset models a new informer, as after a controller restart: the cache is emptied,
+// the queued events are dropped, and an Added event for every stored object (Jobs
+// first, then pods in creation order) is queued, due now.
+func (ca *Cache) Reset() {
+	c := ca.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ca.jobs = map[types.NamespacedName]*batchv1.Job{}
+	ca.pods = map[types.NamespacedName]*corev1.Pod{}
+	ca.pending = nil
+	now := c.clock.Now()
+	jobs := make([]*batchv1.Job, 0, len(c.jobs))
+	for _, j := range c.jobs {
+		jobs = append(jobs, j)
+	}
+	slices.SortFunc(jobs, func(a, b *batchv1.Job) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	for _, j := range jobs {
+		ca.queueLocked(WatchEvent{Type: watch.Added, Job: j, Time: now, DueAt: now})
+	}
+	for _, p := range c.sortedPodsLocked("") {
+		ca.queueLocked(WatchEvent{Type: watch.Added, Pod: p, Time: now, DueAt: now})
+	}
+}
+
+// Job returns the cached Job, or nil. It has the signature of reconcile.JobLookup.
+func (ca *Cache) Job(namespace, name string) *batchv1.Job {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	return ca.jobs[key(namespace, name)]
+}
+
+// Jobs returns the cached Jobs sorted by namespace and name.
+func (ca *Cache) Jobs() []*batchv1.Job {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	out := make([]*batchv1.Job, 0, len(ca.jobs))
+	for _, j := range ca.jobs {
+		out = append(out, j)
+	}
+	slices.SortFunc(out, func(a, b *batchv1.Job) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// Pod returns the cached pod, or nil.
+func (ca *Cache) Pod(namespace, name string) *corev1.Pod {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	return ca.pods[key(namespace, name)]
+}
+
+// Pods returns the cached pods of namespace (all when empty) in creation order.
+func (ca *Cache) Pods(namespace string) []*corev1.Pod {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	return ca.podsLocked(namespace, nil)
+}
+
+func (ca *Cache) podsLocked(namespace string, keep func(*corev1.Pod) bool) []*corev1.Pod {
+	type entry struct {
+		seq uint64
+		pod *corev1.Pod
+	}
+	entries := make([]entry, 0, len(ca.pods))
+	for k, p := range ca.pods {
+		if (namespace == "" || k.Namespace == namespace) && (keep == nil || keep(p)) {
+			entries = append(entries, entry{ca.c.order[p.UID], p})
+		}
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]*corev1.Pod, len(entries))
+	for i, e := range entries {
+		out[i] = e.pod
+	}
+	return out
+}
+
+// PodsForJob returns what a Job controller lists for job: the cached pods of its
+// namespace controlled by it (controller reference with its UID) and the orphans
+// matching its selector, in creation order. It has the signature of
+// reconcile.PodLister.
+func (ca *Cache) PodsForJob(job *batchv1.Job) ([]*corev1.Pod, error) {
+	var sel labels.Selector
+	if job.Spec.Selector != nil {
+		s, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
+		if err == nil && !s.Empty() {
+			sel = s
+		}
+	}
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	return ca.podsLocked(job.Namespace, func(p *corev1.Pod) bool {
+		ref := metav1.GetControllerOfNoCopy(p)
+		if ref != nil {
+			return ref.UID == job.UID
+		}
+		return sel != nil && sel.Matches(labels.Set(p.Labels))
+	}), nil
+}

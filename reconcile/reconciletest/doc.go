@@ -1,0 +1,71 @@
+// Package reconciletest is an in-memory Kubernetes API for tests of Job controllers:
+// a Cluster of Jobs and Pods implementing reconcile.Client, an informer-like Cache
+// fed by watch events that the test delivers, a simulated Kubelet, fault injection,
+// a Driver that syncs a Job step by step until it finishes, and
+// RunClientConformance, which checks any reconcile.Client against the API server's
+// behaviour. It is for our tests, for operator authors' tests and for a
+// deterministic fault simulator built on it.
+//
+// # Determinism
+//
+// Nothing happens on its own. The clock is a fake clock (Options.Clock, or one at
+// DefaultStart) moved only by the test or the Driver; generated names come from a
+// random source seeded by Options.Seed; UIDs and resourceVersions are counters;
+// watch events wait in a queue until the test delivers them; the Kubelet acts only
+// when told or during Kubelet.Step, in pod creation order. With
+// reconcile.Config.FinalizerRemovalParallelism set to 1, a Reconciler issues its calls
+// in plan order, so one seed and one script give the same run call for call.
+//
+// # What is simulated
+//
+//   - Objects: Jobs and Pods, with UIDs, numeric resourceVersions (one counter for
+//     the whole cluster, as etcd revisions), generation for Jobs, generateName, and
+//     timestamps at whole seconds from the clock. Stored objects are never modified
+//     in place; every write stores a new copy.
+//   - Job creation applies the API defaults and the generated selector and template
+//     labels (batch.kubernetes.io/controller-uid, job-name).
+//   - Job status writes: resourceVersion and UID preconditions (Conflict), the API
+//     server's status rules (jobstatus.ValidateUpdate, Invalid), spec changes ignored.
+//   - Pod deletion: UID precondition (Conflict); pods that never ran or have finished
+//     go at once (grace period 0), others get a deletionTimestamp of now plus their
+//     grace period and go when the Kubelet finishes them; finalizers keep a pod, with
+//     its deletionTimestamp, until removed; no finalizer may be added to a pod being
+//     deleted.
+//   - Pod patches: strategic merge patches (apimachinery's strategicpatch) of labels,
+//     annotations, owner references and finalizers; metadata.uid, name and namespace
+//     are immutable (Invalid, so a "uid" in a patch works as a precondition); a
+//     resourceVersion in the patch is a precondition (Conflict); a no-op patch writes
+//     nothing.
+//   - A namespace being deleted (TerminateNamespace): creations fail with the
+//     NamespaceTerminating cause.
+//   - The Cache: a watch per object kind with per-object ordering; events delivered
+//     all at once, n at a time, when due (SetEventLatency), one chosen event at a time
+//     (reordering across objects), or dropped (the cache takes the change silently,
+//     as a relist would); Reset models a new informer after a restart.
+//   - The Kubelet: Pending → Running → Ready → Succeeded/Failed, evictions with a
+//     DisruptionTarget condition, container restarts, the end of graceful deletions.
+//   - Faults per call (Fault, FailNth, SetInterceptor): any error, for the nth
+//     matching call or several, optionally after the write happened (a timeout whose
+//     answer was lost). The call log (Calls) records every reconcile.Client call
+//     with its outcome; OnWrite sees every change as it is written.
+//
+// # What is not simulated
+//
+// Like controller-runtime's fake client, this is not an API server. There is no
+// admission (no webhooks, quotas, LimitRanges, pod security), no validation of Job
+// specs or pod specs beyond what is listed above, no scheduler (the Kubelet binds
+// pods to one node), no garbage collector (CollectGarbage runs one pass on demand;
+// deleting a Job leaves its pods), no pod garbage collector for finished pods, no
+// namespace lifecycle, no server-side apply, no JSON or merge patches (415), no
+// field selectors, watch bookmarks, resourceVersion-based lists or "too old"
+// resourceVersions, no managedFields, and no real concurrency between the API and
+// the kubelet: everything happens in the order the test calls it.
+//
+// # Concurrency and cost
+//
+// All types are safe for concurrent use; one mutex guards the cluster. Event handlers
+// and Kubelet scripts run outside it, on the caller's goroutine. Write hooks
+// (OnWrite), faults' Match and interceptors run under it and must not call the
+// Cluster. Writes cost a deep copy of the object (patches a JSON round trip); cached
+// lists sort their result, O(n log n) in the pods of the namespace.
+package reconciletest

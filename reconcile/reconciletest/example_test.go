@@ -1,0 +1,120 @@
+package reconciletest_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/backoff"
+	"github.com/jobkit/jobkit/reconcile"
+	"github.com/jobkit/jobkit/reconcile/reconciletest"
+)
+
+// An Indexed Job whose first two pods fail runs to completion; the Driver reports
+// each step.
+func ExampleDriver_Run() {
+	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1})
+	r, _ := reconcile.New(reconcile.Config{
+		Name:                        "example.com/jobs",
+		Clock:                       c.Clock(),
+		FinalizerRemovalParallelism: 1,
+		Backoff:                     backoff.Policy{Base: time.Second, Max: 2 * time.Second},
+	}, c)
+	job := reconciletest.NewJob("default", "render", 3, 3)
+	job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	job.Spec.ManagedBy = ptr.To("example.com/jobs")
+	_, _ = c.CreateJob(job)
+	c.Kubelet().SetScript(reconciletest.FailFirst(2, 1))
+
+	d := reconciletest.NewDriver(c, r)
+	rr, err := d.Run(context.Background(), "default", "render", 100)
+	if err != nil {
+		panic(err)
+	}
+	st := rr.Job.Status
+	fmt.Printf("succeeded=%d failed=%d completedIndexes=%q\n", st.Succeeded, st.Failed, st.CompletedIndexes)
+	fmt.Println(c.CountPods(rr.Job))
+	// Output:
+	// succeeded=3 failed=2 completedIndexes="0-2"
+	// map[Failed:2 Succeeded:3]
+}
+
+// Faults: the second pod creation fails, and the call log shows what the
+// controller saw.
+func ExampleCluster_FailNth() {
+	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1})
+	c.FailNth(reconciletest.OpCreatePod, 2, reconciletest.TooManyRequests())
+	for range 3 {
+		pod := &corev1.Pod{}
+		pod.Namespace, pod.GenerateName = "default", "worker-"
+		_, _ = c.CreatePod(context.Background(), pod)
+	}
+	for _, call := range c.Calls() {
+		fmt.Println(call)
+	}
+	// Output:
+	// #1 CreatePod default/worker-zth45
+	// #2 CreatePod default/worker-* err=simulated throttling
+	// #3 CreatePod default/worker-b8j8h
+}
+
+// A stale cache: the write is in the cluster at once, in the Cache only when the
+// test delivers its event.
+func ExampleCache() {
+	c := reconciletest.NewCluster(reconciletest.Options{})
+	c.Cache().OnPodEvent(func(ev reconcile.PodEvent) { fmt.Println("handler:", ev.Type, ev.New.Name) })
+	pod := &corev1.Pod{}
+	pod.Namespace, pod.Name = "default", "p"
+	_, _ = c.CreatePod(context.Background(), pod)
+
+	fmt.Println("cached before delivery:", c.Cache().Pod("default", "p") != nil)
+	c.Cache().DeliverAll()
+	fmt.Println("cached after delivery:", c.Cache().Pod("default", "p") != nil)
+	// Output:
+	// cached before delivery: false
+	// handler: add p
+	// cached after delivery: true
+}
+
+// The Kubelet moves a pod through its phases on command.
+func ExampleKubelet() {
+	c := reconciletest.NewCluster(reconciletest.Options{})
+	pod := &corev1.Pod{}
+	pod.Namespace, pod.Name = "default", "p"
+	pod.Spec.Containers = []corev1.Container{{Name: "main"}}
+	_, _ = c.CreatePod(context.Background(), pod)
+	k := c.Kubelet()
+	show := func() {
+		p, _ := c.GetPod(context.Background(), "default", "p")
+		fmt.Println(p.Status.Phase)
+	}
+	show()
+	_ = k.Run("default", "p")
+	show()
+	_ = k.Evict("default", "p")
+	show()
+	// Output:
+	// Pending
+	// Running
+	// Failed
+}
+
+// An adapter's test runs the conformance suite against its Client; this one runs it
+// against the in-memory cluster.
+func ExampleRunClientConformance() {
+	c := reconciletest.NewCluster(reconciletest.Options{})
+	fixture := reconciletest.ConformanceFixture{
+		Client:    c,
+		Namespace: "conformance",
+		CreateJob: func(_ context.Context, j *batchv1.Job) (*batchv1.Job, error) { return c.CreateJob(j) },
+		GetPod:    c.GetPod,
+		GetJob:    c.GetJob,
+	}
+	// In a _test.go file:
+	_ = func(t *testing.T) { reconciletest.RunClientConformance(t, fixture) }
+}
