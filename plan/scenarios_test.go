@@ -413,3 +413,33 @@ func isFinished(job *batchv1.Job) bool {
 	}
 	return false
 }
+
+func TestScenarioPodFailurePolicyFailIndex(t *testing.T) {
+	// Exit code 3 means the index's input is bad: fail that index at once, without
+	// retrying it, and let the other indexes finish.
+	w := newWorld(t, batchv1.JobSpec{Completions: ptr.To[int32](4), Parallelism: ptr.To[int32](4), CompletionMode: ptr.To(batchv1.IndexedCompletion),
+		BackoffLimitPerIndex: ptr.To[int32](5),
+		PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+			Action:      batchv1.PodFailurePolicyActionFailIndex,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{3}},
+		}}}})
+	got := w.untilFinished(30, func(w *world) {
+		for _, p := range w.active() {
+			if p.Status.Phase == corev1.PodPending {
+				w.start(p)
+				continue
+			}
+			if ix, _ := indexes.PodIndex(p); ix == 2 {
+				w.fail(p, 3)
+			} else {
+				w.succeed(p)
+			}
+		}
+	})
+	require.Equal(t, batchv1.JobFailed, got)
+	w.assertDone(batchv1.JobFailed, batchv1.JobReasonFailedIndexes)
+	assert.Equal(t, "2", ptr.Deref(w.job.Status.FailedIndexes, ""))
+	assert.Equal(t, "0,1,3", w.job.Status.CompletedIndexes)
+	assert.Equal(t, 4, w.created, "a FailIndex match is not retried despite backoffLimitPerIndex 5")
+	assert.Equal(t, int32(1), w.job.Status.Failed)
+}
