@@ -16,12 +16,12 @@ import (
 	"github.com/jobkit/jobkit/reconcile"
 )
 
-var podsResource = schema.GroupResource{Resource: "pods"}
+var createErrorPods = schema.GroupResource{Resource: "pods"}
 
 func TestClassifyCreateError(t *testing.T) {
 	invalid := apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "job-1",
 		field.ErrorList{field.Invalid(field.NewPath("spec", "containers").Index(0).Child("name"), "Bad_Name", "must be a DNS label")})
-	quota := apierrors.NewForbidden(podsResource, "job-1", errors.New("exceeded quota: compute, requested: cpu=1, used: cpu=4, limited: cpu=4"))
+	quota := apierrors.NewForbidden(createErrorPods, "job-1", errors.New("exceeded quota: compute, requested: cpu=1, used: cpu=4, limited: cpu=4"))
 	withoutCode := func(reason metav1.StatusReason) error {
 		return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Reason: reason}}
 	}
@@ -35,32 +35,32 @@ func TestClassifyCreateError(t *testing.T) {
 		// 4xx: the request itself is wrong, the job errors.
 		{name: "400 bad request", err: apierrors.NewBadRequest("no containers"), want: reconcile.CreateErrorTerminal},
 		{name: "401 unauthorized", err: apierrors.NewUnauthorized("token expired"), want: reconcile.CreateErrorTerminal},
-		{name: "403 forbidden", err: apierrors.NewForbidden(podsResource, "job-1", errors.New("pod security")), want: reconcile.CreateErrorTerminal},
+		{name: "403 forbidden", err: apierrors.NewForbidden(createErrorPods, "job-1", errors.New("pod security")), want: reconcile.CreateErrorTerminal},
 		{name: "403 exceeded quota", err: quota, want: reconcile.CreateErrorTerminal},
-		{name: "405 method not supported", err: apierrors.NewMethodNotSupported(podsResource, "create"), want: reconcile.CreateErrorTerminal},
+		{name: "405 method not supported", err: apierrors.NewMethodNotSupported(createErrorPods, "create"), want: reconcile.CreateErrorTerminal},
 		{name: "410 gone", err: apierrors.NewGone("gone"), want: reconcile.CreateErrorTerminal},
 		{name: "410 resource expired", err: apierrors.NewResourceExpired("expired"), want: reconcile.CreateErrorTerminal},
 		{name: "413 request entity too large", err: apierrors.NewRequestEntityTooLargeError("limit is 3MB"), want: reconcile.CreateErrorTerminal},
-		{name: "415 unsupported media type", err: apierrors.NewGenericServerResponse(415, "POST", podsResource, "job-1", "", 0, false), want: reconcile.CreateErrorTerminal},
-		{name: "418 any other 4xx", err: apierrors.NewGenericServerResponse(418, "POST", podsResource, "job-1", "", 0, false), want: reconcile.CreateErrorTerminal},
+		{name: "415 unsupported media type", err: apierrors.NewGenericServerResponse(415, "POST", createErrorPods, "job-1", "", 0, false), want: reconcile.CreateErrorTerminal},
+		{name: "418 any other 4xx", err: apierrors.NewGenericServerResponse(418, "POST", createErrorPods, "job-1", "", 0, false), want: reconcile.CreateErrorTerminal},
 		{name: "422 invalid", err: invalid, want: reconcile.CreateErrorTerminal},
 		{name: "422 invalid wrapped", err: fmt.Errorf("creating pod default/job-1: %w", invalid), want: reconcile.CreateErrorTerminal},
-		{name: "499 last 4xx", err: apierrors.NewGenericServerResponse(499, "POST", podsResource, "job-1", "", 0, false), want: reconcile.CreateErrorTerminal},
+		{name: "499 last 4xx", err: apierrors.NewGenericServerResponse(499, "POST", createErrorPods, "job-1", "", 0, false), want: reconcile.CreateErrorTerminal},
 
 		// 4xx exceptions: may succeed later.
 		{name: "404 not found (namespace not in cache yet)", err: apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "ci"), want: reconcile.CreateErrorRetry},
-		{name: "409 already exists", err: apierrors.NewAlreadyExists(podsResource, "job-1"), want: reconcile.CreateErrorRetry},
-		{name: "409 conflict", err: apierrors.NewConflict(podsResource, "job-1", errors.New("the object has been modified")), want: reconcile.CreateErrorRetry},
+		{name: "409 already exists", err: apierrors.NewAlreadyExists(createErrorPods, "job-1"), want: reconcile.CreateErrorRetry},
+		{name: "409 conflict", err: apierrors.NewConflict(createErrorPods, "job-1", errors.New("the object has been modified")), want: reconcile.CreateErrorRetry},
 		{name: "429 too many requests", err: apierrors.NewTooManyRequests("slow down", 1), want: reconcile.CreateErrorRetry},
 		{name: "429 wrapped", err: fmt.Errorf("create: %w", apierrors.NewTooManyRequestsError("admission webhook throttled")), want: reconcile.CreateErrorRetry},
 
 		// 5xx and everything without an API status: retried.
 		{name: "500 internal error", err: apierrors.NewInternalError(errors.New("etcd leader changed")), want: reconcile.CreateErrorRetry},
-		{name: "500 server timeout", err: apierrors.NewServerTimeout(podsResource, "create", 1), want: reconcile.CreateErrorRetry},
+		{name: "500 server timeout", err: apierrors.NewServerTimeout(createErrorPods, "create", 1), want: reconcile.CreateErrorRetry},
 		{name: "503 service unavailable", err: apierrors.NewServiceUnavailable("apiserver shutting down"), want: reconcile.CreateErrorRetry},
 		{name: "504 timeout", err: apierrors.NewTimeoutError("request timed out", 1), want: reconcile.CreateErrorRetry},
-		{name: "3xx is not a 4xx", err: apierrors.NewGenericServerResponse(302, "POST", podsResource, "job-1", "", 0, false), want: reconcile.CreateErrorRetry},
-		{name: "600 out of range", err: apierrors.NewGenericServerResponse(600, "POST", podsResource, "job-1", "", 0, false), want: reconcile.CreateErrorRetry},
+		{name: "3xx is not a 4xx", err: apierrors.NewGenericServerResponse(302, "POST", createErrorPods, "job-1", "", 0, false), want: reconcile.CreateErrorRetry},
+		{name: "600 out of range", err: apierrors.NewGenericServerResponse(600, "POST", createErrorPods, "job-1", "", 0, false), want: reconcile.CreateErrorRetry},
 		{name: "network error", err: &url.Error{Op: "Post", URL: "https://10.0.0.1/api/v1/namespaces/default/pods", Err: &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}}, want: reconcile.CreateErrorRetry},
 		{name: "context deadline", err: context.DeadlineExceeded, want: reconcile.CreateErrorRetry},
 		{name: "plain error", err: errors.New("webhook call failed"), want: reconcile.CreateErrorRetry},

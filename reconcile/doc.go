@@ -88,6 +88,14 @@
 // caller which pods need the orphan cleanup (CleanOrphan, with finalizers.DecideOrphan
 // rules) and when orphans may be adopted (MatchingJobs).
 //
+// # Helpers for other controllers
+//
+// WaitForCacheSync waits, bounded and on an injectable clock, until a cache shows a
+// resourceVersion at least as new as one just written (read-your-writes after a
+// state transition). ClassifyCreateError tells, for controllers of single-pod jobs,
+// whether a pod-create error is terminal (a 4xx other than 404, 409 and 429: the pod
+// can never be created) or worth retrying; batch Jobs never fail on create errors.
+//
 // # Cost
 //
 // A sync is plan.Compute (O(n log n) in pods) plus one API call per action; the

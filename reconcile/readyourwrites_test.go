@@ -18,7 +18,7 @@ import (
 	"github.com/jobkit/jobkit/reconcile"
 )
 
-var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+var cacheSyncEpoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func TestResourceVersionCaughtUp(t *testing.T) {
 	tests := []struct {
@@ -52,9 +52,9 @@ func TestResourceVersionCaughtUp(t *testing.T) {
 	}
 }
 
-// cache is a fake cache: each read returns the next of versions (the last one
+// versionCache is a fake cache: each read returns the next of versions (the last one
 // repeats); "" stands for NotFound. It records the fake clock's time of each read.
-type cache struct {
+type versionCache struct {
 	clk      *clocktesting.FakeClock
 	versions []string
 	err      error
@@ -63,11 +63,11 @@ type cache struct {
 	reads []time.Duration
 }
 
-func (c *cache) read(context.Context) (string, error) {
+func (c *versionCache) read(context.Context) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	i := min(len(c.reads), len(c.versions)-1)
-	c.reads = append(c.reads, c.clk.Since(epoch))
+	c.reads = append(c.reads, c.clk.Since(cacheSyncEpoch))
 	if c.err != nil {
 		return "", c.err
 	}
@@ -77,16 +77,16 @@ func (c *cache) read(context.Context) (string, error) {
 	return c.versions[i], nil
 }
 
-func (c *cache) readTimes() []time.Duration {
+func (c *versionCache) readTimes() []time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]time.Duration(nil), c.reads...)
 }
 
-// waitStepping runs WaitForCacheSync in a goroutine and advances the fake clock by
+// waitCacheSyncStepping runs WaitForCacheSync in a goroutine and advances the fake clock by
 // step whenever the wait is blocked on its timer, until it returns. The clock only
 // moves while the waiter is armed, so the read times are deterministic.
-func waitStepping(t *testing.T, clk *clocktesting.FakeClock, step time.Duration, fn func() error) error {
+func waitCacheSyncStepping(t *testing.T, clk *clocktesting.FakeClock, step time.Duration, fn func() error) error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- fn() }()
@@ -188,8 +188,8 @@ func TestWaitForCacheSync(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := clocktesting.NewFakeClock(epoch)
-			c := &cache{clk: clk, versions: tt.versions}
+			clk := clocktesting.NewFakeClock(cacheSyncEpoch)
+			c := &versionCache{clk: clk, versions: tt.versions}
 			opts := tt.opts
 			opts.Clock = clk
 			step := opts.Interval
@@ -199,7 +199,7 @@ func TestWaitForCacheSync(t *testing.T) {
 			if opts.Interval > sec { // step finely so that a shortened delay shows
 				step = sec
 			}
-			err := waitStepping(t, clk, step, func() error {
+			err := waitCacheSyncStepping(t, clk, step, func() error {
 				return reconcile.WaitForCacheSync(context.Background(), "default/job-1", tt.written, c.read, opts)
 			})
 			if tt.wantReads != nil {
@@ -255,8 +255,8 @@ func TestWaitForCacheSyncErrorMessage(t *testing.T) {
 }
 
 func TestWaitForCacheSyncContextCancelled(t *testing.T) {
-	clk := clocktesting.NewFakeClock(epoch)
-	c := &cache{clk: clk, versions: []string{"41"}}
+	clk := clocktesting.NewFakeClock(cacheSyncEpoch)
+	c := &versionCache{clk: clk, versions: []string{"41"}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -280,9 +280,9 @@ func TestWaitForCacheSyncContextCancelled(t *testing.T) {
 }
 
 func TestWaitForCacheSyncReadError(t *testing.T) {
-	clk := clocktesting.NewFakeClock(epoch)
+	clk := clocktesting.NewFakeClock(cacheSyncEpoch)
 	boom := errors.New("no kind is registered for the type")
-	c := &cache{clk: clk, versions: []string{"41"}, err: boom}
+	c := &versionCache{clk: clk, versions: []string{"41"}, err: boom}
 	err := reconcile.WaitForCacheSync(context.Background(), "default/job-1", "42", c.read, reconcile.CacheSyncOptions{Clock: clk})
 	require.ErrorIs(t, err, boom)
 	assert.NotErrorIs(t, err, reconcile.ErrCacheNotSynced)

@@ -25,7 +25,7 @@ func TestAPIServerEnforcesJobStatusRules(t *testing.T) {
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "default"}, Spec: batchv1.JobSpec{
 		ManagedBy: ptr.To("jobkit.dev/job-controller"),
-		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "x"}}}}}}
+		Template:  corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "x"}}}}}}
 	got, err := cs.BatchV1().Jobs("default").Create(context.Background(), job, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

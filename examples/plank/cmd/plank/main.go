@@ -1,0 +1,149 @@
+// Command plank runs the RunJob controller of examples/plank against the cluster
+// of a kubeconfig (or the one it runs in): single-pod jobs under concurrency
+// limits and pod timeouts, as Prow's plank runs ProwJobs.
+//
+//	plank --kubeconfig ~/.kube/config --max-pending 20 --queue gpu=2 --queue e2e=5
+//
+// Install the CRD first: kubectl apply -f examples/plank/config/crd/.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/klog/v2/textlogger"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/jobkit/jobkit/deadlines"
+	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
+	"github.com/jobkit/jobkit/examples/plank/controller"
+)
+
+func main() {
+	if err := run(ctrl.SetupSignalHandler(), os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "plank:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command line flags.
+type options struct {
+	leaderElect          bool
+	leaderElectNamespace string
+	namespace            string
+	metricsAddr          string
+	cfg                  controller.Config
+	timeouts             deadlines.Timeouts
+}
+
+// queueFlag collects --queue name=capacity flags.
+type queueFlag map[string]int
+
+func (q queueFlag) String() string {
+	parts := make([]string, 0, len(q))
+	for name, capacity := range q {
+		parts = append(parts, name+"="+strconv.Itoa(capacity))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (q queueFlag) Set(v string) error {
+	name, capacity, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("%q: want name=capacity", v)
+	}
+	n, err := strconv.Atoi(capacity)
+	if err != nil {
+		return fmt.Errorf("%q: capacity %q is not an integer", v, capacity)
+	}
+	if _, dup := q[name]; dup {
+		return fmt.Errorf("%q: queue %s given twice", v, name)
+	}
+	q[name] = n
+	return nil
+}
+
+// parseFlags parses args (including --kubeconfig and -v); usage and, later,
+// the logs go to out.
+func parseFlags(args []string, out io.Writer) (*options, *textlogger.Config, error) {
+	fs := flag.NewFlagSet("plank", flag.ContinueOnError)
+	fs.SetOutput(out)
+	o := &options{timeouts: deadlines.DefaultTimeouts()}
+	queues := queueFlag{}
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader among the replicas (a Lease named plank.examples.jobkit.dev).")
+	fs.StringVar(&o.leaderElectNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")
+	fs.StringVar(&o.namespace, "namespace", "", "Only reconcile RunJobs in this namespace (default: all namespaces).")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", `Address of the metrics endpoint, e.g. ":8080"; "0" disables it.`)
+	fs.IntVar(&o.cfg.MaxPending, "max-pending", 0, "At most this many pending RunJobs per namespace; 0 means no limit.")
+	fs.Var(queues, "queue", "A queue and its capacity, name=capacity (repeatable). 0 never runs, negative is unlimited.")
+	fs.IntVar(&o.cfg.Workers, "workers", controller.DefaultWorkers, "RunJobs reconciled at once.")
+	fs.DurationVar(&o.cfg.RetryAfter, "retry-after", 10*time.Second, "How often a RunJob held back by a limit asks again.")
+	fs.DurationVar(&o.timeouts.Unscheduled, "pod-unscheduled-timeout", o.timeouts.Unscheduled, "Default time a pod may wait for a node; 0 disables.")
+	fs.DurationVar(&o.timeouts.Pending, "pod-pending-timeout", o.timeouts.Pending, "Default time a started pod may stay Pending; 0 disables.")
+	fs.DurationVar(&o.timeouts.Running, "pod-running-timeout", o.timeouts.Running, "Default time a pod may run; 0 disables.")
+	config.RegisterFlags(fs) // --kubeconfig
+	logCfg := textlogger.NewConfig(textlogger.Output(out))
+	logCfg.AddFlags(fs) // -v, -vmodule
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if len(queues) > 0 {
+		o.cfg.Queues = queues
+	}
+	o.cfg.DefaultTimeouts = &o.timeouts
+	return o, logCfg, nil
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	o, logCfg, err := parseFlags(args, out)
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(textlogger.NewLogger(logCfg))
+
+	restCfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+		Scheme:                  scheme,
+		Cache:                   controller.CacheOptions(o.namespace),
+		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		LeaderElection:          o.leaderElect,
+		LeaderElectionID:        "plank.examples.jobkit.dev",
+		LeaderElectionNamespace: o.leaderElectNamespace,
+		// Hand the Lease over at once on shutdown; main exits right after Start.
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	r, err := controller.New(mgr.GetClient(), o.cfg)
+	if err != nil {
+		return err
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}

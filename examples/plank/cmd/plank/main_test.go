@@ -1,0 +1,69 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/jobkit/jobkit/deadlines"
+)
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name         string
+		args         []string
+		wantQueues   map[string]int
+		wantPending  int
+		wantTimeouts deadlines.Timeouts
+		wantLeader   bool
+		wantNS       string
+		wantErr      string
+	}{
+		{
+			name:         "defaults",
+			wantTimeouts: deadlines.DefaultTimeouts(),
+		},
+		{
+			name: "everything",
+			args: []string{"--leader-elect", "--namespace=ci", "--max-pending=20", "--queue", "gpu=2", "--queue=e2e=-1",
+				"--pod-unscheduled-timeout=1m", "--pod-pending-timeout=0", "--pod-running-timeout=2h", "--kubeconfig=/dev/null", "-v=2"},
+			wantQueues:   map[string]int{"gpu": 2, "e2e": -1},
+			wantPending:  20,
+			wantTimeouts: deadlines.Timeouts{Unscheduled: time.Minute, Running: 2 * time.Hour},
+			wantLeader:   true,
+			wantNS:       "ci",
+		},
+		{name: "queue without capacity", args: []string{"--queue=gpu"}, wantErr: `"gpu": want name=capacity`},
+		{name: "queue without name", args: []string{"--queue==2"}, wantErr: `"=2": want name=capacity`},
+		{name: "queue capacity not a number", args: []string{"--queue=gpu=two"}, wantErr: `capacity "two" is not an integer`},
+		{name: "queue twice", args: []string{"--queue=gpu=1", "--queue=gpu=2"}, wantErr: "queue gpu given twice"},
+		{name: "stray argument", args: []string{"run"}, wantErr: `unexpected arguments: ["run"]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, _, err := parseFlags(tt.args, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("parseFlags(%q) error = %v, want one containing %q", tt.args, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseFlags(%q) = %v", tt.args, err)
+			}
+			if diff := cmp.Diff(tt.wantQueues, o.cfg.Queues); diff != "" {
+				t.Errorf("queues (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantTimeouts, *o.cfg.DefaultTimeouts); diff != "" {
+				t.Errorf("timeouts (-want +got):\n%s", diff)
+			}
+			if o.cfg.MaxPending != tt.wantPending || o.leaderElect != tt.wantLeader || o.namespace != tt.wantNS {
+				t.Errorf("max-pending, leader-elect, namespace = %d, %v, %q, want %d, %v, %q",
+					o.cfg.MaxPending, o.leaderElect, o.namespace, tt.wantPending, tt.wantLeader, tt.wantNS)
+			}
+		})
+	}
+}

@@ -1,0 +1,127 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/jobkit/jobkit/concurrency"
+	"github.com/jobkit/jobkit/deadlines"
+	"github.com/jobkit/jobkit/reconcile"
+)
+
+// LabelRunUID is the label on every pod this controller creates; its value is
+// the UID of the RunJob (a UID always fits in a label value, a name may not).
+const LabelRunUID = "examples.jobkit.dev/run-uid"
+
+const (
+	// DefaultLockRetry is how soon a run whose lock is held by another worker is
+	// tried again when Config.LockRetry is zero (plank's 1s).
+	DefaultLockRetry = time.Second
+	// DefaultWorkers is the number of concurrent reconciles when Config.Workers
+	// is zero.
+	DefaultWorkers = 4
+)
+
+// ErrInvalidConfig is matched by the error New returns for a bad Config.
+var ErrInvalidConfig = errors.New("invalid plank config")
+
+// Config configures a Reconciler. The zero value is usable: no global cap, no
+// queues, plank's default timeouts, the real clock.
+type Config struct {
+	// MaxPending caps the pending runs of a namespace; 0 means no cap.
+	MaxPending int
+	// Queues maps a queue name to its capacity: 0 never starts its runs, a
+	// negative capacity is unlimited. A run naming a queue missing here waits.
+	Queues map[string]int
+	// DefaultTimeouts apply where a run leaves a timeout unset; nil means
+	// plank's defaults (deadlines.DefaultTimeouts). A zero field disables it.
+	DefaultTimeouts *deadlines.Timeouts
+	// RetryAfter is how long a run held back by a limit waits before it asks
+	// again; 0 means concurrency.DefaultRetryAfter (10s). Runs are also woken
+	// up when a run that held them back finishes.
+	RetryAfter time.Duration
+	// LockRetry is how long a run waits when another worker holds one of its
+	// locks; 0 means DefaultLockRetry.
+	LockRetry time.Duration
+	// CacheSync bounds the waits for the cache to show a status write.
+	CacheSync reconcile.CacheSyncOptions
+	// Clock tells the time for timestamps and timeouts; nil means the real clock.
+	Clock clock.PassiveClock
+	// Workers is the number of RunJobs reconciled at once; 0 means
+	// DefaultWorkers.
+	Workers int
+}
+
+func (c Config) validate() error {
+	var errs field.ErrorList
+	if c.MaxPending < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("MaxPending"), c.MaxPending, "must not be negative"))
+	}
+	if c.RetryAfter < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("RetryAfter"), c.RetryAfter.String(), "must not be negative"))
+	}
+	if c.LockRetry < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("LockRetry"), c.LockRetry.String(), "must not be negative"))
+	}
+	if c.Workers < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("Workers"), c.Workers, "must not be negative"))
+	}
+	for q := range c.Queues {
+		if q == "" {
+			errs = append(errs, field.Invalid(field.NewPath("Queues"), q, "queue name must not be empty"))
+		}
+	}
+	if c.DefaultTimeouts != nil {
+		errs = append(errs, c.DefaultTimeouts.Validate(field.NewPath("DefaultTimeouts"))...)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, errs.ToAggregate())
+	}
+	return nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.DefaultTimeouts == nil {
+		t := deadlines.DefaultTimeouts()
+		c.DefaultTimeouts = &t
+	}
+	if c.RetryAfter == 0 {
+		c.RetryAfter = concurrency.DefaultRetryAfter
+	}
+	if c.LockRetry == 0 {
+		c.LockRetry = DefaultLockRetry
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
+	return c
+}
+
+// CacheOptions returns the manager's cache options: only pods labelled
+// LabelRunUID are cached, and everything is restricted to namespace unless it
+// is "" (all namespaces).
+func CacheOptions(namespace string) cache.Options {
+	hasRun, err := labels.NewRequirement(LabelRunUID, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant key: cannot fail
+	}
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Pod{}: {Label: labels.NewSelector().Add(*hasRun)},
+	}}
+	if namespace != "" {
+		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
+	}
+	return opts
+}
