@@ -15,6 +15,8 @@
 //     compared as integers when both parse, else by equality with the versions seen
 //     before the write) is not acted on: Result.RequeueAfter is StaleCacheRequeue;
 //  3. the expectations are checked, then the pods listed, then plan.Compute runs;
+//     a deletion expected by UID whose pod is no longer listed, or is listed with
+//     a deletionTimestamp, counts as observed (its event was lost);
 //  4. adopt and release patches; a pod found gone stops the sync (Result.Requeue);
 //  5. plan.RecordStatus is written, when set, before any finalizer goes;
 //  6. the tracking finalizers are removed, at most FinalizerRemovalParallelism at a
@@ -131,6 +133,10 @@
 //     Conflict, the pod is left alone and the next sync counts it.
 //   - Finalizer removals still pending for pods no longer listed are dropped at the
 //     next sync (the cache processed their deletion), so they cannot leak.
+//     Deletions expected by UID are observed the same way: a delete event that
+//     never arrived (a relist found the pod gone) does not hold the Job until the
+//     expectations expire (5 minutes upstream, where a lost event can also stop a
+//     suspended Job from deleting its last pods for that long).
 //   - Read-your-writes returns Result.RequeueAfter without error (upstream returns an
 //     error and relies on the rate limiter).
 //   - API calls of one sync are bounded by FinalizerRemovalParallelism (upstream runs

@@ -399,11 +399,17 @@ func MapJobEvent(ev JobEvent, batchPeriod time.Duration) JobEventMapping {
 }
 
 // ObserveJobEvent maps a Job event (MapJobEvent with the configured batch period) and
-// forgets the Job's state when the mapping says so.
+// forgets the Job's state when the mapping says so: the state of the deleted or
+// replaced Job only, by UID, so that a late event never wipes the state of a Job
+// recreated under the same name and already synced.
 func (r *Reconciler) ObserveJobEvent(ev JobEvent) JobEventMapping {
 	m := MapJobEvent(ev, r.cfg.PodEventBatchPeriod)
 	if m.Forget {
-		r.Forget(m.Key)
+		gone := ev.Old
+		if gone == nil {
+			gone = ev.New
+		}
+		r.forgetUID(m.Key, gone.UID)
 	}
 	return m
 }

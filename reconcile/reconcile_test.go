@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
@@ -284,6 +285,30 @@ func TestSyncJobRecreatedClearsExpectations(t *testing.T) {
 	e.r.JobDeleted(fresh)
 	st := e.r.Config().Expectations.Get("ns/again")
 	assert.False(t, st.Exists, "JobDeleted forgets the expectations")
+}
+
+// A delete event of the old Job that arrives after the Job recreated under the same
+// name was synced must not wipe the new Job's expectations: that would let a stale
+// cache create its pods twice.
+func TestLateDeleteEventKeepsRecreatedJobState(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, job("again", 2, 2))
+	old := e.apiJob(t, "again")
+	require.NoError(t, e.c.DeleteJob(ns, "again"))
+	_, err := e.c.CreateJob(job("again", 2, 2))
+	require.NoError(t, err)
+	fresh := e.apiJob(t, "again")
+	require.NotEqual(t, old.UID, fresh.UID)
+	_, err = e.r.Sync(t.Context(), fresh, nil)
+	require.NoError(t, err)
+	require.False(t, e.r.Config().Expectations.Satisfied("ns/again"), "creations of the new Job pending")
+
+	e.r.JobDeleted(old)
+	e.r.ObserveJobEvent(reconcile.JobEvent{Type: reconcile.JobDeleted, Old: old})
+	assert.False(t, e.r.Config().Expectations.Satisfied("ns/again"), "the old Job's delete event kept the new Job's expectations")
+
+	e.r.JobDeleted(fresh)
+	assert.False(t, e.r.Config().Expectations.Get("ns/again").Exists, "the new Job's own delete event forgets them")
 }
 
 func TestRunToCompletion(t *testing.T) {
@@ -611,4 +636,47 @@ func TestParallelCallsAndConcurrentEvents(t *testing.T) {
 		assert.True(t, e.d.Done(j), "%s finished: %+v", name, j.Status)
 		assert.Equal(t, want, j.Status.Succeeded, "%s succeeded", name)
 	}
+}
+
+// A delete event that never arrives (a relist finds the pod gone) must not hold the
+// Job until the expectations expire: the deletion counts as observed once the pod is
+// no longer listed.
+func TestSyncLostDeleteEvent(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, job("lost", 4, 2))
+	_, err := e.sync(t, "lost")
+	require.NoError(t, err)
+	e.runPods(t)
+	e.c.Cache().DeliverAll()
+	_, err = e.c.UpdateJob(ns, "lost", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1) })
+	require.NoError(t, err)
+	e.c.Cache().DeliverAll()
+	res, err := e.sync(t, "lost")
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Deleted, "scale-down to 1")
+	exp := e.r.Config().Expectations
+	require.Equal(t, 1, exp.Get("ns/lost").DeletionUIDs)
+
+	// The pod goes (the kubelet ends it; it has no finalizer left) and its delete
+	// event is lost; the cache forgets it silently.
+	require.NoError(t, e.c.Kubelet().Step())
+	cache := e.c.Cache()
+	for {
+		i := slices.IndexFunc(cache.Pending(), func(ev reconciletest.WatchEvent) bool { return ev.Type == watch.Deleted })
+		if i < 0 {
+			break
+		}
+		require.NoError(t, cache.DropAt(i))
+	}
+	cache.DeliverAll()
+	require.False(t, exp.Satisfied("ns/lost"), "the event never came")
+	_, err = e.c.UpdateJob(ns, "lost", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](2) })
+	require.NoError(t, err)
+	cache.DeliverAll()
+
+	e.c.ResetCalls()
+	res, err = e.sync(t, "lost")
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.Created, "the replacement is created at once, not after the 5-minute TTL")
+	assert.Zero(t, exp.Get("ns/lost").DeletionUIDs, "the deletion counts as observed")
 }

@@ -112,11 +112,23 @@ func (r *Reconciler) forgetLocked(key string) {
 	delete(r.writes, key)
 }
 
-// JobDeleted is Forget for a deleted Job. A nil job is ignored.
+// JobDeleted is Forget for a deleted Job, keyed by its UID: when a Job recreated under
+// the same name has already been synced, the late delete event of the old one leaves
+// the new Job's state (its expectations above all) alone. A nil job is ignored.
 func (r *Reconciler) JobDeleted(job *batchv1.Job) {
 	if job != nil {
-		r.Forget(Key(job))
+		r.forgetUID(Key(job), job.UID)
 	}
+}
+
+// forgetUID forgets key unless its state belongs to a Job with another UID.
+func (r *Reconciler) forgetUID(key string, uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if known, ok := r.uids[key]; ok && uid != "" && known != uid {
+		return
+	}
+	r.forgetLocked(key)
 }
 
 // Sync syncs job with pods, the Job's pods as listed from the caller's cache (see
@@ -181,10 +193,16 @@ func (ex *execution) sync(list PodLister, now time.Time) (Result, error) {
 		ex.log.V(2).Info("Cached Job is older than the last status write; waiting for the cache", "resourceVersion", job.ResourceVersion)
 		return Result{RequeueAfter: r.cfg.StaleCacheRequeue, Skipped: "cache older than the last status write"}, nil
 	}
-	satisfied := r.cfg.Expectations.Satisfied(key)
+	exp := r.cfg.Expectations.Get(key)
+	satisfied := exp.Satisfied
 	pods, err := list(job)
 	if err != nil {
 		return Result{}, fmt.Errorf("list pods of job %s: %w", key, err)
+	}
+	if exp.DeletionUIDs > 0 && r.pruneDeletions(key, pods) && !satisfied {
+		// Nothing else was outstanding when the expectations were checked, before
+		// the list: every pod created earlier is in it.
+		satisfied = exp.Creations == 0 && exp.Deletions == 0
 	}
 	pending := r.prunePending(key, pods)
 	rec, _ := r.cfg.BackoffStore.Get(key)
@@ -291,6 +309,33 @@ func (r *Reconciler) recordWrite(key, before, after string) {
 	r.writes[key] = w
 }
 
+// pruneDeletions observes the UID-tracked deletions of key whose pods are no longer
+// listed, or are listed with a deletionTimestamp: their event was lost (a relist
+// found the pod gone), and waiting for it would hold the Job until the
+// expectations expire. It reports whether no deletion is outstanding any more.
+func (r *Reconciler) pruneDeletions(key string, pods []*corev1.Pod) bool {
+	exp := r.cfg.Expectations
+	uids := exp.PendingDeletionUIDs(key)
+	if uids.Len() == 0 {
+		return true
+	}
+	deleting := make(map[types.UID]bool, len(pods))
+	for _, p := range pods {
+		if p != nil {
+			deleting[p.UID] = p.DeletionTimestamp != nil
+		}
+	}
+	left := 0
+	for uid := range uids {
+		if d, listed := deleting[uid]; !listed || d {
+			exp.DeletionObservedUID(key, uid)
+		} else {
+			left++
+		}
+	}
+	return left == 0
+}
+
 // prunePending returns the finalizer removals still in flight for key, after
 // dropping those of pods no longer listed: the cache has processed their deletion (or
 // they left the Job), so no event will ever clear them.
@@ -341,6 +386,12 @@ func (r *Reconciler) DecideOrphan(pod *corev1.Pod, job *batchv1.Job) finalizers.
 // CleanOrphan removes the tracking finalizer of pod when DecideOrphan allows it, and
 // returns the decision. A pod that is gone counts as cleaned; other errors are
 // returned for the caller to retry.
+//
+// A nil job means the pod's Job does not exist, which frees the pod. Pods and Jobs
+// come from separate watches, so a pod can reach a cache before its Job: before
+// passing nil because the cache has no such Job, confirm it with a read from the API
+// server (the example controllers do), or a live pod may lose its finalizer and its
+// completion go uncounted.
 func (r *Reconciler) CleanOrphan(ctx context.Context, pod *corev1.Pod, job *batchv1.Job) (finalizers.OrphanDecision, error) {
 	if pod == nil {
 		return finalizers.OrphanDecision{Reason: finalizers.ReasonNoFinalizer}, nil
