@@ -70,13 +70,19 @@ func (ex *execution) execute() (Result, error) {
 	// 1. Adopt and release. The plan counts these pods as the Job's (or not); if one
 	// of them could not be changed, the plan is wrong, so stop before anything else.
 	if stop, err := ex.claim(); stop || err != nil {
-		return ex.res, err
+		if err != nil {
+			ex.fail(err)
+		}
+		return ex.result()
 	}
 
 	// 2. Persist the newly finished pods before any finalizer goes.
 	if p.RecordStatus != nil {
 		if ok, err := ex.writeStatus(*p.RecordStatus, "record finished pods"); !ok {
-			return ex.res, err
+			if err != nil {
+				ex.fail(err)
+			}
+			return ex.result()
 		}
 	}
 
@@ -133,7 +139,7 @@ func (ex *execution) claim() (stop bool, err error) {
 		}
 	}
 	if len(errs) > 0 {
-		return true, fmt.Errorf("sync job %s: %w", ex.key, errors.Join(errs...))
+		return true, errors.Join(errs...)
 	}
 	if stop {
 		ex.res.Requeue = true
@@ -154,7 +160,7 @@ func (ex *execution) writeStatus(st batchv1.JobStatus, what string) (ok bool, er
 			ex.res.Requeue = true
 			return false, nil
 		}
-		return false, fmt.Errorf("sync job %s: write status (%s): %w", ex.key, what, err)
+		return false, fmt.Errorf("write status (%s): %w", what, err)
 	}
 	if out == nil {
 		out = j

@@ -221,6 +221,7 @@ func TestSyncStatusErrors(t *testing.T) {
 				require.Error(t, err)
 				assert.True(t, tc.wantErr(err), "Sync error = %v", err)
 				assert.Contains(t, err.Error(), "ns/st")
+				assert.Equal(t, 1, strings.Count(err.Error(), "sync job"), "the job is named once: %v", err)
 			}
 			assert.Zero(t, e.count(create), "nothing is created after a failed status write")
 		})

@@ -1,0 +1,188 @@
+// Command jobkit-clientgo runs the client-go Job controller of package clientgo
+// against a cluster: it manages the batch/v1 Jobs whose spec.managedBy is its name.
+//
+//	jobkit-clientgo [--kubeconfig FILE] [--workers 5] [--managed-by jobkit.dev/job-controller]
+//	                [--leader-elect] [--leader-elect-namespace kube-system]
+//	                [--leader-elect-name jobkit-job-controller]
+//
+// Without --kubeconfig it uses $KUBECONFIG, ~/.kube/config or the in-cluster
+// configuration. Create a Job with spec.managedBy set to the name to hand it over:
+// the built-in Job controller then leaves it alone. With --leader-elect, replicas
+// share a coordination.k8s.io Lease and only the holder runs the controller; it exits
+// when it loses the lease. SIGINT and SIGTERM stop it (and release the lease).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/klog/v2"
+
+	"github.com/jobkit/jobkit/examples/clientgo"
+	"github.com/jobkit/jobkit/reconcile"
+)
+
+// options are the command's flags.
+type options struct {
+	kubeconfig     string
+	workers        int
+	managedBy      string
+	leaderElect    bool
+	leaseNamespace string
+	leaseName      string
+	resyncPeriod   time.Duration
+	leaseDuration  time.Duration
+	renewDeadline  time.Duration
+	retryPeriod    time.Duration
+}
+
+// parseFlags parses args (without the program name) into options; klog's flags
+// (-v, ...) are accepted too.
+func parseFlags(args []string, output io.Writer) (options, error) {
+	fs := flag.NewFlagSet("jobkit-clientgo", flag.ContinueOnError)
+	fs.SetOutput(output)
+	var o options
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path to a kubeconfig; empty means $KUBECONFIG, ~/.kube/config or in-cluster")
+	fs.IntVar(&o.workers, "workers", 5, "Jobs synced at once (each worker also runs an orphan-pod worker)")
+	fs.StringVar(&o.managedBy, "managed-by", clientgo.DefaultName, "the spec.managedBy value of the Jobs to manage")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "hold a Lease before running, so that only one replica acts")
+	fs.StringVar(&o.leaseNamespace, "leader-elect-namespace", "kube-system", "namespace of the leader election Lease")
+	fs.StringVar(&o.leaseName, "leader-elect-name", "jobkit-job-controller", "name of the leader election Lease")
+	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a lease is held without renewal")
+	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader retries renewing before giving up")
+	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "time between two attempts to acquire or renew")
+	fs.DurationVar(&o.resyncPeriod, "resync-period", 0, "informer resync period (0: none)")
+	klog.InitFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	case o.workers < 1:
+		return o, fmt.Errorf("--workers=%d: must be at least 1", o.workers)
+	case o.managedBy == "":
+		return o, errors.New("--managed-by must not be empty")
+	case o.leaderElect && (o.leaseNamespace == "" || o.leaseName == ""):
+		return o, errors.New("--leader-elect needs --leader-elect-namespace and --leader-elect-name")
+	}
+	return o, nil
+}
+
+func main() {
+	o, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jobkit-clientgo:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		klog.ErrorS(err, "jobkit-clientgo failed")
+		klog.Flush()
+		os.Exit(1)
+	}
+	klog.Flush()
+}
+
+// restConfig loads the client configuration as kubectl does.
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w", err)
+	}
+	return rest.AddUserAgent(cfg, "jobkit-clientgo"), nil
+}
+
+// run wires the options to the controller and runs it until ctx ends (or, with
+// leader election, until the lease is lost).
+func run(ctx context.Context, o options) error {
+	cfg, err := restConfig(o.kubeconfig)
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	logger := klog.Background()
+	factory := informers.NewSharedInformerFactory(cs, o.resyncPeriod)
+	defer factory.Shutdown()
+	ctrl, err := clientgo.New(cs, factory, reconcile.Config{Name: o.managedBy, Logger: logger})
+	if err != nil {
+		return err
+	}
+	if !o.leaderElect {
+		return ctrl.Run(ctx, o.workers)
+	}
+
+	host, _ := os.Hostname()
+	id := host + "_" + string(uuid.NewUUID())
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: o.leaseNamespace, Name: o.leaseName},
+		Client:     cs.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
+	}
+	// The elector calls OnStartedLeading on a goroutine of its own; the controller
+	// runs here instead, so that run returns only once it has stopped.
+	leading := make(chan context.Context, 1)
+	var lost atomic.Bool
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		Name:            o.leaseName,
+		LeaseDuration:   o.leaseDuration,
+		RenewDeadline:   o.renewDeadline,
+		RetryPeriod:     o.retryPeriod,
+		ReleaseOnCancel: true,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(leaseCtx context.Context) {
+				logger.Info("Acquired the lease", "lease", o.leaseNamespace+"/"+o.leaseName, "identity", id)
+				leading <- leaseCtx // cancelled when the lease is lost or ctx ends
+			},
+			OnStoppedLeading: func() {
+				lost.Store(ctx.Err() == nil)
+				logger.Info("No longer the leader", "identity", id, "lost", lost.Load())
+			},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("leader election: %w", err)
+	}
+	elected := make(chan struct{})
+	go func() {
+		defer close(elected)
+		elector.Run(ctx) // returns when ctx ends or the lease is lost
+	}()
+	var runErr error
+	select {
+	case leaseCtx := <-leading:
+		runErr = ctrl.Run(leaseCtx, o.workers)
+		<-elected
+	case <-elected: // ctx ended before the lease was acquired
+	}
+	if lost.Load() {
+		return errors.New("lost the leader election lease")
+	}
+	return runErr
+}

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"io"
+	"testing"
+	"time"
+
+	"github.com/jobkit/jobkit/examples/clientgo"
+)
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    options
+		wantErr bool
+	}{
+		{name: "defaults", args: nil, want: options{workers: 5, managedBy: clientgo.DefaultName, leaseNamespace: "kube-system", leaseName: "jobkit-job-controller",
+			leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second}},
+		{name: "all set", args: []string{"--kubeconfig=/k", "--workers=2", "--managed-by=example.com/jobs", "--leader-elect", "--leader-elect-namespace=ops", "--leader-elect-name=jobs", "-v=2"},
+			want: options{kubeconfig: "/k", workers: 2, managedBy: "example.com/jobs", leaderElect: true, leaseNamespace: "ops", leaseName: "jobs",
+				leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second}},
+		{name: "no workers", args: []string{"--workers=0"}, wantErr: true},
+		{name: "empty name", args: []string{"--managed-by="}, wantErr: true},
+		{name: "lease without name", args: []string{"--leader-elect", "--leader-elect-name="}, wantErr: true},
+		{name: "unknown flag", args: []string{"--nope"}, wantErr: true},
+		{name: "stray argument", args: []string{"extra"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseFlags(tt.args, io.Discard)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("parseFlags(%q) error = %v, want error %v", tt.args, err, tt.wantErr)
+			}
+			if !tt.wantErr && got != tt.want {
+				t.Errorf("parseFlags(%q) = %+v, want %+v", tt.args, got, tt.want)
+			}
+		})
+	}
+}

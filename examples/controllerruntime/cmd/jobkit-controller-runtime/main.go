@@ -1,0 +1,76 @@
+// Command jobkit-controller-runtime runs the jobkit Job controller built on
+// controller-runtime against the cluster of a kubeconfig (or in a cluster). It
+// manages the batch/v1 Jobs whose spec.managedBy is --managed-by.
+//
+//	go run ./controllerruntime/cmd/jobkit-controller-runtime --kubeconfig ~/.kube/config
+//
+// Flags: --kubeconfig, --managed-by, --leader-elect, --leader-elect-namespace,
+// --workers, --metrics-bind-address, and klog's logging flags (-v).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	crconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
+
+	"github.com/jobkit/jobkit/examples/controllerruntime"
+	"github.com/jobkit/jobkit/reconcile"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "jobkit-controller-runtime:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	// A FlagSet of our own: controller-runtime registers its own --kubeconfig on
+	// flag.CommandLine.
+	fs := flag.NewFlagSet("jobkit-controller-runtime", flag.ContinueOnError)
+	kubeconfig := fs.String("kubeconfig", "", "path to a kubeconfig; empty means $KUBECONFIG, the in-cluster config or ~/.kube/config")
+	managedBy := fs.String("managed-by", controllerruntime.DefaultManagedBy, "the spec.managedBy value of the Jobs this controller manages")
+	leaderElect := fs.Bool("leader-elect", false, "hold a Lease so that only one replica syncs Jobs at a time")
+	leaderNS := fs.String("leader-elect-namespace", "", "namespace of the Lease; empty means the pod's namespace (required outside a cluster)")
+	workers := fs.Int("workers", controllerruntime.DefaultWorkers, "number of Jobs synced at once")
+	metricsAddr := fs.String("metrics-bind-address", "0", `address of the Prometheus metrics endpoint; "0" disables it`)
+	klog.InitFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	logger := klog.NewKlogr()
+	crlog.SetLogger(logger)
+
+	var cfg *rest.Config
+	var err error
+	if *kubeconfig != "" {
+		cfg, err = clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	} else {
+		cfg, err = crconfig.GetConfig()
+	}
+	if err != nil {
+		return fmt.Errorf("loading the cluster configuration: %w", err)
+	}
+	mgr, err := controllerruntime.NewManager(cfg, controllerruntime.ManagerOptions{
+		LeaderElection:          *leaderElect,
+		LeaderElectionNamespace: *leaderNS,
+		ManagedByName:           *managedBy,
+		MetricsBindAddress:      *metricsAddr,
+		Logger:                  logger,
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := controllerruntime.Setup(mgr, reconcile.Config{Name: *managedBy}, controllerruntime.Options{Workers: *workers}); err != nil {
+		return err
+	}
+	logger.Info("Starting the jobkit Job controller (controller-runtime)", "managedBy", *managedBy, "workers", *workers, "leaderElect", *leaderElect)
+	return mgr.Start(signals.SetupSignalHandler())
+}

@@ -1,0 +1,268 @@
+package controllerruntime
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/jobkit/jobkit/reconcile"
+)
+
+const (
+	// DefaultManagedBy is the spec.managedBy value this controller answers to when
+	// reconcile.Config.Name is empty.
+	DefaultManagedBy = "jobkit.dev/job-controller"
+	// DefaultControllerName names the controller in controller-runtime's logs and
+	// metrics when Options.ControllerName is empty.
+	DefaultControllerName = "jobkit-job"
+	// DefaultWorkers is the number of Jobs synced at once when Options.Workers is
+	// zero: upstream's --concurrent-job-syncs default.
+	DefaultWorkers = 5
+
+	// OwnerUIDIndex is the field index of pods by the UID of their controller
+	// (any kind); pods without a controller are indexed under NoController.
+	OwnerUIDIndex = "jobkit.dev/controller-uid"
+	// NoController is the OwnerUIDIndex value of pods without a controller: the
+	// candidates for adoption.
+	NoController = "<none>"
+)
+
+// Options configure the controller besides the reconcile.Config.
+type Options struct {
+	// Workers is how many Jobs are synced at once (MaxConcurrentReconciles); zero
+	// means DefaultWorkers.
+	Workers int
+	// OrphanWorkers is how many orphan pods have their finalizer removed at once;
+	// zero means 1.
+	OrphanWorkers int
+	// ControllerName names the controller (logs, workqueue metrics); empty means
+	// DefaultControllerName.
+	ControllerName string
+	// SkipNameValidation lets several managers in one process register a controller
+	// of the same name (tests that restart the controller).
+	SkipNameValidation bool
+	// OnSync, when set, is called after each sync of a Job with what the sync
+	// returned (progress output, tests). It runs on the worker and must be quick.
+	OnSync func(job *batchv1.Job, res reconcile.Result, err error)
+}
+
+// Controller syncs the batch/v1 Jobs whose spec.managedBy is its name with a
+// reconcile.Reconciler, on a controller-runtime manager. It implements
+// controller-runtime's reconcile.Reconciler; Setup builds and registers it.
+type Controller struct {
+	rec     *reconcile.Reconciler
+	cache   client.Reader
+	api     client.Reader
+	name    string
+	requeue time.Duration
+	batch   time.Duration
+	log     logr.Logger
+	onSync  func(*batchv1.Job, reconcile.Result, error)
+	orphans workqueue.TypedRateLimitingInterface[types.NamespacedName]
+}
+
+// Setup builds the controller and registers it with mgr: the field index
+// OwnerUIDIndex on pods, the Job controller (Jobs filtered by ManagedBy, pod events
+// through a handler that observes the Reconciler's expectations) and the orphan pod
+// worker. Both run only while mgr holds the leader lease when leader election is on.
+//
+// Zero fields of cfg get their defaults: Name DefaultManagedBy, Logger the manager's
+// logger, Events the manager's events.k8s.io/v1 recorder named after Name, Metrics
+// DefaultMetrics (served by the manager's metrics endpoint). The
+// Reconciler writes through mgr.GetClient() and reads Jobs and pods from
+// mgr.GetCache().
+func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller, error) {
+	if mgr == nil {
+		return nil, errors.New("controllerruntime.Setup: manager is nil")
+	}
+	if cfg.Name == "" {
+		cfg.Name = DefaultManagedBy
+	}
+	if opts.Workers < 0 || opts.OrphanWorkers < 0 {
+		return nil, fmt.Errorf("controllerruntime.Setup: Workers %d, OrphanWorkers %d: must not be negative", opts.Workers, opts.OrphanWorkers)
+	}
+	name := opts.ControllerName
+	if name == "" {
+		name = DefaultControllerName
+	}
+	if cfg.Logger.GetSink() == nil {
+		cfg.Logger = mgr.GetLogger().WithName(name)
+	}
+	if cfg.Events == nil {
+		cfg.Events = NewEventRecorder(mgr.GetEventRecorder(cfg.Name))
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = DefaultMetrics()
+	}
+	rec, err := reconcile.New(cfg, NewClient(mgr.GetClient()))
+	if err != nil {
+		return nil, fmt.Errorf("controllerruntime.Setup: %w", err)
+	}
+	c := &Controller{
+		rec:     rec,
+		cache:   mgr.GetCache(),
+		api:     mgr.GetAPIReader(),
+		name:    cfg.Name,
+		requeue: rec.Config().StaleCacheRequeue,
+		batch:   rec.Config().PodEventBatchPeriod,
+		log:     cfg.Logger,
+		onSync:  opts.OnSync,
+		orphans: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
+			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: name + "-orphan-pods"}),
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, OwnerUIDIndex, OwnerUID); err != nil {
+		return nil, fmt.Errorf("controllerruntime.Setup: index pods by controller UID: %w", err)
+	}
+	managed := ManagedBy(cfg.Name)
+	err = builder.ControllerManagedBy(mgr).
+		Named(name).
+		For(&batchv1.Job{}, builder.WithPredicates(managed, syncAtOnce(c.batch))).
+		Watches(&batchv1.Job{}, &jobHandler{c: c}, builder.WithPredicates(managed)).
+		Watches(&corev1.Pod{}, &podHandler{c: c}).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: cmp.Or(opts.Workers, DefaultWorkers),
+			SkipNameValidation:      ptr.To(opts.SkipNameValidation),
+		}).
+		Complete(c)
+	if err != nil {
+		return nil, fmt.Errorf("controllerruntime.Setup: build controller %s: %w", name, err)
+	}
+	if err := mgr.Add(&orphanCleaner{c: c, workers: cmp.Or(opts.OrphanWorkers, 1)}); err != nil {
+		return nil, fmt.Errorf("controllerruntime.Setup: add orphan worker: %w", err)
+	}
+	return c, nil
+}
+
+// Reconciler returns the jobkit Reconciler the controller runs (its stores, its
+// configuration with defaults filled in).
+func (c *Controller) Reconciler() *reconcile.Reconciler { return c.rec }
+
+// Reconcile syncs one Job from the cache. A Job missing from the cache is forgotten
+// (its expectations and backoff record dropped); its pods' finalizers are the orphan
+// worker's. A sync error is returned, so the workqueue retries with rate limiting; a
+// requeue the sync asks for without error comes back as RequeueAfter.
+func (c *Controller) Reconcile(ctx context.Context, req crreconcile.Request) (crreconcile.Result, error) {
+	job := &batchv1.Job{}
+	if err := c.cache.Get(ctx, req.NamespacedName, job, client.UnsafeDisableDeepCopy); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Only this worker syncs the key, so no sync of a recreated Job can lose
+			// its expectations to this Forget.
+			c.rec.Forget(reconcile.KeyFor(req.Namespace, req.Name))
+			return crreconcile.Result{}, nil
+		}
+		return crreconcile.Result{}, err
+	}
+	if !IsManagedBy(job, c.name) {
+		return crreconcile.Result{}, nil // queued by a pod event; another controller's Job
+	}
+	res, err := c.rec.SyncWith(ctx, job, func(j *batchv1.Job) ([]*corev1.Pod, error) { return c.listPods(ctx, j) })
+	if c.onSync != nil {
+		c.onSync(job, res, err)
+	}
+	if err != nil {
+		return crreconcile.Result{}, err
+	}
+	after := res.RequeueAfter
+	if res.Requeue && (after == 0 || after > c.requeue) {
+		after = c.requeue
+	}
+	return crreconcile.Result{RequeueAfter: after}, nil
+}
+
+// listPods lists, from the cache and without copies (the Reconciler never modifies
+// its inputs), the pods controlled by job and the pods without controller in its
+// namespace that match its selector.
+func (c *Controller) listPods(ctx context.Context, job *batchv1.Job) ([]*corev1.Pod, error) {
+	var owned corev1.PodList
+	if err := c.cache.List(ctx, &owned, client.InNamespace(job.Namespace),
+		client.MatchingFields{OwnerUIDIndex: string(job.UID)}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	pods := make([]*corev1.Pod, 0, len(owned.Items))
+	for i := range owned.Items {
+		pods = append(pods, &owned.Items[i])
+	}
+	if job.Spec.Selector == nil {
+		return pods, nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
+	if err != nil || sel.Empty() {
+		return pods, nil // the plan reports a bad selector; nothing is adopted
+	}
+	var orphans corev1.PodList
+	if err := c.cache.List(ctx, &orphans, client.InNamespace(job.Namespace),
+		client.MatchingFields{OwnerUIDIndex: NoController}, client.MatchingLabelsSelector{Selector: sel},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	for i := range orphans.Items {
+		pods = append(pods, &orphans.Items[i])
+	}
+	return pods, nil
+}
+
+// OwnerUID is the index function of OwnerUIDIndex: the UID of the pod's controller,
+// or NoController.
+func OwnerUID(obj client.Object) []string {
+	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
+		return []string{string(ref.UID)}
+	}
+	return []string{NoController}
+}
+
+// IsManagedBy reports whether job is managed by the controller named name: its
+// spec.managedBy is name, or it is unset and name is batchv1.JobControllerName.
+func IsManagedBy(job *batchv1.Job, name string) bool {
+	if job == nil {
+		return false
+	}
+	if job.Spec.ManagedBy == nil {
+		return name == batchv1.JobControllerName
+	}
+	return *job.Spec.ManagedBy == name
+}
+
+// syncAtOnce admits the Job events reconcile.MapJobEvent syncs without delay: all
+// but the updates that leave the spec (generation) alone, which jobHandler queues
+// after the batch period. The controller's own status writes are such updates: an
+// immediate sync would run before the pod events of that sync's creations arrive,
+// and write an active count without them.
+func syncAtOnce(batch time.Duration) predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		old, ok1 := e.ObjectOld.(*batchv1.Job)
+		cur, ok2 := e.ObjectNew.(*batchv1.Job)
+		if !ok1 || !ok2 {
+			return true
+		}
+		m := reconcile.MapJobEvent(reconcile.JobEvent{Type: reconcile.JobUpdated, Old: old, New: cur}, batch)
+		return m.Sync && m.Delay == 0
+	}}
+}
+
+// ManagedBy returns a predicate that admits the Jobs IsManagedBy name. spec.managedBy
+// is immutable, so one object of an event decides.
+func ManagedBy(name string) predicate.Predicate {
+	return predicate.NewPredicateFuncs(func(obj client.Object) bool {
+		job, ok := obj.(*batchv1.Job)
+		return ok && IsManagedBy(job, name)
+	})
+}

@@ -1,0 +1,162 @@
+package controllerruntime
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/jobkit/jobkit/reconcile"
+)
+
+// ManagerOptions configure NewManager.
+type ManagerOptions struct {
+	// LeaderElection makes the manager run the controller only while it holds a
+	// Lease, so that several replicas can run with one active.
+	LeaderElection bool
+	// LeaderElectionID names the Lease; empty means LeaseName of the controller's
+	// spec.managedBy name (ManagedByName).
+	LeaderElectionID string
+	// LeaderElectionNamespace holds the Lease; empty means the pod's namespace when
+	// running in a cluster (controller-runtime fails outside a cluster).
+	LeaderElectionNamespace string
+	// ManagedByName is the spec.managedBy name the controller answers to, used for
+	// the Lease name; empty means DefaultManagedBy.
+	ManagedByName string
+	// MetricsBindAddress is where controller-runtime serves its Prometheus metrics;
+	// empty or "0" serves none.
+	MetricsBindAddress string
+	// Logger is the manager's logger, which the controller uses too; the zero
+	// Logger (and logr.Discard()) discards the logs.
+	Logger logr.Logger
+	// SkipNameValidation lets several managers in one process register controllers
+	// of the same name (tests that restart the controller).
+	SkipNameValidation bool
+}
+
+// NewManager returns a manager for the controller: leader election as asked (the
+// Lease released on shutdown), managedFields stripped from cached objects, and
+// metrics served only when an address is given.
+func NewManager(cfg *rest.Config, o ManagerOptions) (manager.Manager, error) {
+	if cfg == nil {
+		return nil, errors.New("controllerruntime.NewManager: rest config is nil")
+	}
+	id := o.LeaderElectionID
+	if id == "" {
+		id = LeaseName(cmp.Or(o.ManagedByName, DefaultManagedBy))
+	}
+	bind := o.MetricsBindAddress
+	if bind == "" {
+		bind = "0"
+	}
+	mo := manager.Options{
+		LeaderElection:                o.LeaderElection,
+		LeaderElectionID:              id,
+		LeaderElectionNamespace:       o.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		Metrics:                       metricsserver.Options{BindAddress: bind},
+		Cache:                         cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
+	}
+	mo.Logger = o.Logger
+	if mo.Logger.GetSink() == nil {
+		// manager.New would take a nil sink for "unset" and log to the global
+		// logger, which warns when log.SetLogger was never called.
+		mo.Logger = logr.New(discardSink{})
+	}
+	mgr, err := manager.New(cfg, mo)
+	if err != nil {
+		return nil, fmt.Errorf("controllerruntime.NewManager: %w", err)
+	}
+	return mgr, nil
+}
+
+// LeaseName turns a spec.managedBy name into a Lease name: lower case, with every
+// character other than a letter, a digit, '.' or '-' replaced by '-'.
+// "jobkit.dev/job-controller" gives "jobkit.dev-job-controller".
+func LeaseName(managedBy string) string {
+	b := []byte(strings.ToLower(managedBy))
+	for i, ch := range b {
+		if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '.' || ch == '-') {
+			b[i] = '-'
+		}
+	}
+	return strings.Trim(string(b), ".-")
+}
+
+// Running is a manager started by Start.
+type Running struct {
+	// Manager is the started manager; Controller the controller it runs.
+	Manager    manager.Manager
+	Controller *Controller
+
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// Stop stops the manager and waits for it (its workers, the Lease release) to end;
+// it returns the manager's error, if any. Calling it again returns the same error.
+func (r *Running) Stop() error {
+	r.cancel()
+	err := <-r.done
+	r.done <- err
+	return err
+}
+
+// Start builds a manager (NewManager) running the controller (Setup) and starts it
+// in a goroutine, to run until ctx ends or Stop is called. It returns once the
+// manager is elected leader (at once without leader election) and its caches have
+// synced, or with the error that stopped the manager, or ctx's error.
+func Start(ctx context.Context, cfg *rest.Config, mo ManagerOptions, rc reconcile.Config, o Options) (*Running, error) {
+	if mo.ManagedByName == "" {
+		mo.ManagedByName = rc.Name
+	}
+	mgr, err := NewManager(cfg, mo)
+	if err != nil {
+		return nil, err
+	}
+	c, err := Setup(mgr, rc, o)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	r := &Running{Manager: mgr, Controller: c, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- mgr.Start(runCtx) }()
+	select {
+	case <-mgr.Elected():
+	case err := <-r.done:
+		cancel()
+		r.done <- err
+		return nil, fmt.Errorf("controllerruntime.Start: manager stopped: %w", err)
+	case <-ctx.Done():
+		_ = r.Stop()
+		return nil, ctx.Err()
+	}
+	syncCtx, cancelSync := context.WithTimeout(ctx, time.Minute)
+	defer cancelSync()
+	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
+		_ = r.Stop()
+		return nil, errors.New("controllerruntime.Start: caches did not sync within a minute")
+	}
+	return r, nil
+}
+
+// discardSink is a logr.LogSink that drops everything.
+type discardSink struct{}
+
+func (discardSink) Init(logr.RuntimeInfo)            {}
+func (discardSink) Enabled(int) bool                 { return false }
+func (discardSink) Info(int, string, ...any)         {}
+func (discardSink) Error(error, string, ...any)      {}
+func (d discardSink) WithValues(...any) logr.LogSink { return d }
+func (d discardSink) WithName(string) logr.LogSink   { return d }
