@@ -42,8 +42,8 @@
 // Lower, ExpectCreations, ExpectDeletions, Raise{Creations,Deletions}, Delete,
 // and FinalizerRemovals.Has, Observed, PendingCount and Delete are O(1) and do
 // not allocate once a key has a record. ExpectDeletionsOf, RaiseDeletionsOf,
-// FinalizerRemovals.Expect and FinalizerRemovals.Pending are O(n) in the UIDs
-// passed or returned. Memory is one small record per key plus one map entry
+// PendingDeletionUIDs, FinalizerRemovals.Expect and FinalizerRemovals.Pending are
+// O(n) in the UIDs passed or returned. Memory is one small record per key plus one map entry
 // per outstanding UID; a UID table is released as soon as it empties.
 //
 // # Concurrency

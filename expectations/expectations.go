@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
 )
 
@@ -293,6 +294,23 @@ func (e *Expectations[K]) DeletionObservedUID(key K, uid types.UID) bool {
 		r.uids = nil // drop the table: it may have held 100,000 entries
 	}
 	return true
+}
+
+// PendingDeletionUIDs returns a copy of the UIDs whose deletion key still waits
+// for (UID-tracked deletions), which the caller may change; it is empty, not nil,
+// when there is none. A caller that lists the pods can observe those no longer
+// listed: their delete event was lost, and a relist found them gone. It costs O(n)
+// in the outstanding UIDs; Get tells their number without a copy.
+func (e *Expectations[K]) PendingDeletionUIDs(key K) sets.Set[types.UID] {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := sets.New[types.UID]()
+	if r, ok := e.records[key]; ok {
+		for uid := range r.uids {
+			out.Insert(uid)
+		}
+	}
+	return out
 }
 
 // Satisfied reports whether key waits for nothing: it has no record, all its

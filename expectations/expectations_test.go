@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/jobkit/jobkit/expectations"
@@ -588,4 +590,46 @@ func TestErrorMessage(t *testing.T) {
 	err := e.ExpectCreations(key, -3)
 	assert.EqualError(t, err, "expectations.ExpectCreations: count=-3: must not be negative")
 	assert.True(t, errors.Is(err, expectations.ErrInvalidInput))
+}
+
+func TestPendingDeletionUIDs(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(e *expectations.Expectations[string])
+		want  []types.UID
+	}{
+		{name: "no record", setup: func(*expectations.Expectations[string]) {}},
+		{
+			name:  "counted deletions only",
+			setup: func(e *expectations.Expectations[string]) { _ = e.ExpectDeletions(key, 2) },
+		},
+		{
+			name: "raised UIDs, one observed",
+			setup: func(e *expectations.Expectations[string]) {
+				_ = e.RaiseDeletionsOf(key, "a", "b")
+				_ = e.RaiseDeletionsOf(key, "c")
+				e.DeletionObservedUID(key, "b")
+			},
+			want: []types.UID{"a", "c"},
+		},
+		{
+			name: "another key",
+			setup: func(e *expectations.Expectations[string]) {
+				_ = e.RaiseDeletionsOf("ns/other", "x")
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _ := newFake(t, 0)
+			tc.setup(e)
+			got := e.PendingDeletionUIDs(key)
+			require.NotNil(t, got, "PendingDeletionUIDs(%q) is never nil", key)
+			if diff := cmp.Diff(tc.want, sets.List(got), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("PendingDeletionUIDs(%q) (-want +got):\n%s", key, diff)
+			}
+			got.Insert("z") // a copy: the record does not change
+			assert.False(t, e.DeletionObservedUID(key, "z"), "the copy leaked into the record")
+		})
+	}
 }
