@@ -1,7 +1,9 @@
 # The test command of this repository is `make test` (see README.md).
 FUZZTIME ?= 3s
+SOAKSEEDS ?= 10000
+SOAKFAULTS ?= 0.1
 
-.PHONY: test bench fuzz fmt demo
+.PHONY: test bench fuzz fmt demo soak
 
 test:
 	FUZZTIME=$(FUZZTIME) ./hack/test.sh
@@ -16,6 +18,12 @@ bench:
 
 fuzz:
 	./hack/fuzz.sh $(FUZZTIME)
+
+# Runs the deterministic fault simulation (package sim) for SOAKSEEDS seeds with
+# SOAKFAULTS faults per API call, one worker per CPU, and prints seeds per minute, the
+# faults injected by kind and the violations (each with the command that replays it).
+soak:
+	go test -count=1 -timeout 60m ./sim -run 'TestSimulation$$' -sim.seeds=$(SOAKSEEDS) -sim.faults=$(SOAKFAULTS) -sim.report -v
 
 fmt:
 	gofmt -w $$(git ls-files --cached --others --exclude-standard '*.go')

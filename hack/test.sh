@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command (`make test`): gofmt, go vet, go test -race and short fuzz runs in
-# every module of the repository. Builds the kube-apiserver and etcd binaries for the
-# integration tests when they are not cached (hack/envtest-bins.sh, ~12 minutes cold).
+# every module of the repository, and 300 seeds of the fault simulation (sim/) without
+# -race. Builds the kube-apiserver and etcd binaries for the integration tests when
+# they are not cached (hack/envtest-bins.sh, ~12 minutes cold).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -27,6 +28,8 @@ for mod in $(hack/modules.sh); do
 		go test -race -count=1 ./...
 	) || fail=1
 done
+echo "== simulation: 300 seeds without -race (the race detector slows it tenfold; -race runs 10)"
+go test -count=1 ./sim -run 'TestSimulation$' -sim.seeds=300 || fail=1
 echo "== README quick start"
 hack/readme-check.sh || fail=1
 [ "$fail" = 0 ] || { echo "FAIL"; exit 1; }

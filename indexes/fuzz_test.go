@@ -196,3 +196,84 @@ func FuzzPodAnnotations(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFailureCountAnnotations checks the failure counts a replacement pod inherits
+// from the failed pod it replaces, over arbitrary annotation values: it never
+// panics nor modifies the failed pod; a readable count moves up by exactly one
+// (failed or ignored, saturating), an unreadable one counts as 0 and is reported
+// naming its annotation; what the replacement carries reads back the same; and the
+// index is exhausted exactly when the inherited failed count reaches the limit.
+func FuzzFailureCountAnnotations(f *testing.F) {
+	f.Add("0", "0", false, int32(1), true)
+	f.Add("3", "", true, int32(3), true)
+	f.Add("2147483647", "2147483647", false, int32(2147483647), true)
+	f.Add("-1", "x", false, int32(0), true)
+	f.Add("", "", false, int32(2), false)
+	f.Add("007", " 1", true, int32(7), true)
+	f.Fuzz(func(t *testing.T, failed, ignored string, ignoredNow bool, limit int32, withPod bool) {
+		var prev *corev1.Pod
+		if withPod {
+			prev = &corev1.Pod{}
+			prev.Annotations = map[string]string{
+				batchv1.JobIndexFailureCountAnnotation:        failed,
+				batchv1.JobIndexIgnoredFailureCountAnnotation: ignored,
+			}
+		}
+		before := prev.DeepCopy()
+
+		fc, err := ReplacementFailureCount(prev, ignoredNow)
+
+		if !cmp.Equal(before, prev) {
+			t.Fatalf("ReplacementFailureCount modified the failed pod: %v", cmp.Diff(before, prev))
+		}
+		if prev == nil {
+			if err != nil || fc != (FailureCount{}) {
+				t.Fatalf("ReplacementFailureCount(nil) = %+v, %v; want zero", fc, err)
+			}
+			return
+		}
+		read := func(s string) (int32, bool) {
+			v, err := strconv.ParseInt(s, 10, 32)
+			return int32(v), err == nil && v >= 0
+		}
+		wantF, okF := read(failed)
+		wantI, okI := read(ignored)
+		if !okF {
+			wantF = 0
+		}
+		if !okI {
+			wantI = 0
+		}
+		step := func(v int32) int32 {
+			if v == math.MaxInt32 {
+				return v
+			}
+			return v + 1
+		}
+		if ignoredNow {
+			wantI = step(wantI)
+		} else {
+			wantF = step(wantF)
+		}
+		if fc.Failed != wantF || fc.Ignored != wantI {
+			t.Fatalf("ReplacementFailureCount(%q, %q, ignored=%v) = %+v, want {%d %d}", failed, ignored, ignoredNow, fc, wantF, wantI)
+		}
+		if (err == nil) != (okF && okI) {
+			t.Fatalf("ReplacementFailureCount(%q, %q) error = %v, want an error: %v", failed, ignored, err, !(okF && okI))
+		}
+		var aerr *AnnotationError
+		if err != nil && !errors.As(err, &aerr) {
+			t.Fatalf("ReplacementFailureCount error %v is not an *AnnotationError", err)
+		}
+
+		pod := &corev1.Pod{}
+		SetFailureCountAnnotations(pod, fc)
+		back, err := PodFailureCount(pod)
+		if err != nil || back != fc {
+			t.Fatalf("PodFailureCount(SetFailureCountAnnotations(%+v)) = %+v, %v", fc, back, err)
+		}
+		if got, want := fc.Exhausts(limit), int64(fc.Failed) >= int64(limit); got != want {
+			t.Fatalf("%+v.Exhausts(%d) = %v, want %v", fc, limit, got, want)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -63,7 +64,8 @@ func Validate(job *batchv1.Job) field.ErrorList {
 //     SuccessCriteriaMet excludes Failed and FailureTarget; a Job with a successPolicy
 //     completes only through SuccessCriteriaMet;
 //   - completionTime only with Complete, never before startTime, never changed once set;
-//   - a finished Job has a startTime and no active, terminating or uncounted pods;
+//   - a finished Job has no active, terminating or uncounted pods, and a startTime
+//     unless it is suspended with completions 0;
 //   - ready <= active;
 //   - completedIndexes and failedIndexes parse below completions, do not overlap,
 //     completedIndexes only for Indexed Jobs, failedIndexes only with
@@ -72,7 +74,9 @@ func Validate(job *batchv1.Job) field.ErrorList {
 //     go back, and SuccessCriteriaMet cannot appear after Complete;
 //   - failed never decreases; succeeded never decreases except for an Indexed Job
 //     whose completions equal its parallelism (an elastic Job that may shrink);
-//   - startTime of an unsuspended Job, once set, does not change.
+//   - startTime of an unsuspended Job, once set, does not change, except in the
+//     update that resumes it (the Suspended condition goes from True to False;
+//     kubernetes#134769).
 //
 // As in the API server, a rule about a field is checked only when the update changes
 // that field or a condition it depends on.
@@ -154,7 +158,7 @@ func validateStatus(job *batchv1.Job, ch changes) field.ErrorList {
 	if (ch.finished || ch.active) && finished && st.Active > 0 {
 		errs = append(errs, field.Invalid(path.Child("active"), st.Active, "active>0 is invalid for finished job"))
 	}
-	if (ch.finished || ch.startTime) && finished && st.StartTime == nil {
+	if (ch.finished || ch.startTime) && finished && st.StartTime == nil && !suspendedWithZeroCompletions(job) {
 		errs = append(errs, field.Required(path.Child("startTime"), "startTime is required for finished job"))
 	}
 	if (ch.finished || ch.uncounted) && finished && st.UncountedTerminatedPods != nil &&
@@ -231,7 +235,8 @@ func validateTransition(old, cur *batchv1.Job) field.ErrorList {
 	if n.CompletionTime != nil && o.CompletionTime != nil && !n.CompletionTime.Equal(o.CompletionTime) {
 		errs = append(errs, field.Invalid(path.Child("completionTime"), n.CompletionTime, "completionTime cannot be mutated"))
 	}
-	if o.StartTime != nil && !timeEqual(o.StartTime, n.StartTime) && !ptr.Deref(cur.Spec.Suspend, false) {
+	resuming := IsConditionTrue(o.Conditions, batchv1.JobSuspended) && conditionFalse(n.Conditions, batchv1.JobSuspended)
+	if o.StartTime != nil && !timeEqual(o.StartTime, n.StartTime) && !ptr.Deref(cur.Spec.Suspend, false) && !resuming {
 		errs = append(errs, field.Required(path.Child("startTime"), "startTime cannot be removed for unsuspended job"))
 	}
 	oldMet := IsConditionTrue(o.Conditions, batchv1.JobSuccessCriteriaMet)
@@ -243,6 +248,17 @@ func validateTransition(old, cur *batchv1.Job) field.ErrorList {
 		errs = append(errs, field.Invalid(path.Child("conditions"), field.OmitValueType{}, "cannot set SuccessCriteriaMet=True for Job already has Complete=true conditions"))
 	}
 	return errs
+}
+
+// suspendedWithZeroCompletions says whether job is suspended with completions 0:
+// the API server lets such a Job finish without a start time (kubernetes#132144).
+func suspendedWithZeroCompletions(job *batchv1.Job) bool {
+	return ptr.Deref(job.Spec.Suspend, false) && job.Spec.Completions != nil && *job.Spec.Completions == 0
+}
+
+func conditionFalse(conds []batchv1.JobCondition, t batchv1.JobConditionType) bool {
+	c := FindCondition(conds, t)
+	return c != nil && c.Status == corev1.ConditionFalse
 }
 
 // firstCommon returns the lowest index in both sets.

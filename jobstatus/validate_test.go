@@ -242,6 +242,48 @@ func TestValidateUpdate(t *testing.T) {
 			cur:  mkJob(withSpec(func(s *batchv1.JobSpec) { s.Suspend = ptr.To(true) }), withStatus(func(s *batchv1.JobStatus) { s.StartTime = nil })),
 		},
 		{
+			name: "start time changed while unsuspended",
+			old:  mkJob(),
+			cur:  mkJob(withStatus(func(s *batchv1.JobStatus) { s.StartTime = &t1 })),
+			want: []string{"status.startTime: startTime cannot be removed for unsuspended job"},
+		},
+		{
+			// kubernetes#134769: the update that resumes a Job sets a new start time,
+			// even when a sync since the resume already wrote one.
+			name: "start time changed in the update that resumes the Job",
+			old:  mkJob(withStatus(func(s *batchv1.JobStatus) { s.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuspended)} })),
+			cur: mkJob(withStatus(func(s *batchv1.JobStatus) {
+				s.StartTime = &t1
+				s.Conditions = []batchv1.JobCondition{{Type: batchv1.JobSuspended, Status: corev1.ConditionFalse}}
+			})),
+		},
+		{
+			name: "start time changed after the resume was written",
+			old: mkJob(withStatus(func(s *batchv1.JobStatus) {
+				s.Conditions = []batchv1.JobCondition{{Type: batchv1.JobSuspended, Status: corev1.ConditionFalse}}
+			})),
+			cur: mkJob(withStatus(func(s *batchv1.JobStatus) {
+				s.StartTime = &t1
+				s.Conditions = []batchv1.JobCondition{{Type: batchv1.JobSuspended, Status: corev1.ConditionFalse}}
+			})),
+			want: []string{"status.startTime: startTime cannot be removed for unsuspended job"},
+		},
+		{
+			name: "finished without start time",
+			old:  mkJob(withStatus(func(s *batchv1.JobStatus) { s.StartTime = nil })),
+			cur:  mkJob(withConds(batchv1.JobFailureTarget, batchv1.JobFailed), withStatus(func(s *batchv1.JobStatus) { s.StartTime = nil })),
+			want: []string{"status.startTime: startTime is required for finished job"},
+		},
+		{
+			// kubernetes#132144: nothing ever starts, so there is no start time.
+			name: "suspended Job with zero completions completes without start time",
+			old: mkJob(withSpec(func(s *batchv1.JobSpec) { s.Suspend = ptr.To(true); s.Completions = ptr.To[int32](0) }),
+				withStatus(func(s *batchv1.JobStatus) { s.StartTime = nil })),
+			cur: mkJob(withSpec(func(s *batchv1.JobSpec) { s.Suspend = ptr.To(true); s.Completions = ptr.To[int32](0) }),
+				withConds(batchv1.JobSuccessCriteriaMet, batchv1.JobComplete),
+				withStatus(func(s *batchv1.JobStatus) { s.StartTime = nil; s.CompletionTime = &t1 })),
+		},
+		{
 			name: "start time set for the first time",
 			old:  mkJob(withStatus(func(s *batchv1.JobStatus) { s.StartTime = nil })),
 			cur:  mkJob(),

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -229,8 +230,8 @@ type computation struct {
 	succeeded, failed                   int32
 	active, ready, terminating          int32
 
-	succeededIx, prevSucceededIx, failedIx indexes.Intervals
-	delayed                                map[int]*podInfo // per-index: the failed pod whose replacement is due
+	succeededIx, prevSucceededIx, failedIx, prevFailedIx indexes.Intervals
+	delayed                                              map[int]*podInfo // per-index: the failed pod whose replacement is due
 
 	verdict      *verdict
 	manageCalled bool
@@ -312,6 +313,7 @@ func (c *computation) classify() {
 	c.uncountedFailed = sets.New(c.st.UncountedTerminatedPods.Failed...)
 	completions := int(ptr.Deref(c.spec.completions, 0))
 	badIndexes := 0
+	unfailed := 0 // pods in uncountedFailed whose state now says they are not failures
 	for _, pi := range c.pods {
 		pod := pi.pod
 		pi.index = indexes.Unknown
@@ -347,19 +349,31 @@ func (c *computation) classify() {
 		switch {
 		case pod.Status.Phase == corev1.PodSucceeded && !c.uncountedSucceeded.Has(pod.UID):
 			c.newSucceeded = append(c.newSucceeded, pod)
+			if c.uncountedFailed.Has(pod.UID) {
+				unfailed++ // recorded as failed, succeeded before its finalizer went
+			}
 		case pi.failed && !c.uncountedFailed.Has(pod.UID):
 			c.newFailed = append(c.newFailed, pod)
 			if c.spec.failurePolicy == nil || c.policyMatch(pi).CountsTowardBackoff {
 				c.failed++
 			}
+		case pi.failed && c.spec.failurePolicy != nil && !c.policyMatch(pi).CountsTowardBackoff:
+			unfailed++ // recorded as failed while running, then stopped with an ignored failure
 		}
 	}
 	c.succeeded = sat(int64(c.st.Succeeded) + int64(len(c.newSucceeded)) + int64(c.uncountedSucceeded.Len()))
-	c.failed = sat(int64(c.st.Failed) + int64(c.failed) + int64(c.uncountedFailed.Len()))
+	c.failed = sat(int64(c.st.Failed) + int64(c.failed) + int64(c.uncountedFailed.Len()) - int64(unfailed))
 
 	// The backoff record: the caller's, advanced by the new finishes, merged with one
 	// rebuilt from the pods so that a restart does not forget earlier failures.
 	isFailed := func(p *corev1.Pod) bool {
+		if p.DeletionTimestamp != nil && !finalizers.Has(p) {
+			// Mostly pods this controller stopped (scale-down, suspend, a finishing
+			// Job), which are no failures: a resumed Job must not wait out a backoff
+			// for them. A counted failure deleted by someone else is left out too;
+			// it leaves the API at the end of its grace period anyway.
+			return false
+		}
 		return p.Status.Phase == corev1.PodFailed || (!c.spec.onlyFailed && p.DeletionTimestamp != nil)
 	}
 	rebuildFrom := c.podList()
@@ -497,9 +511,16 @@ func (c *computation) decideIndexed() {
 	var err error
 	c.prevSucceededIx, err = indexes.Parse(c.st.CompletedIndexes, completions)
 	c.warnIndexes("status.completedIndexes", err)
+	if c.spec.perIndex != nil && c.st.FailedIndexes != nil {
+		c.prevFailedIx, err = indexes.Parse(*c.st.FailedIndexes, completions)
+		c.warnIndexes("status.failedIndexes", err)
+	}
+	// An index is finished by its first outcome: two pods of one index (after a
+	// creation hidden from the controller) must not make it both succeeded and
+	// failed, which the API server refuses. Seen together, the success wins.
 	ix := make([]int, 0, len(c.newSucceeded))
 	for _, pi := range c.pods {
-		if pi.tracked && pi.validIndex && pi.pod.Status.Phase == corev1.PodSucceeded {
+		if pi.tracked && pi.validIndex && pi.pod.Status.Phase == corev1.PodSucceeded && !c.prevFailedIx.Has(pi.index) {
 			ix = append(ix, pi.index)
 		}
 	}
@@ -507,18 +528,13 @@ func (c *computation) decideIndexed() {
 	c.succeeded = int32(c.succeededIx.Count())
 
 	if c.spec.perIndex != nil {
-		var prevFailed indexes.Intervals
-		if c.st.FailedIndexes != nil {
-			prevFailed, err = indexes.Parse(*c.st.FailedIndexes, completions)
-			c.warnIndexes("status.failedIndexes", err)
-		}
 		var failedIx []int
 		for _, pi := range c.pods {
-			if pi.tracked && pi.validIndex && c.indexFailed(pi) {
+			if pi.tracked && pi.validIndex && !c.succeededIx.Has(pi.index) && c.indexFailed(pi) {
 				failedIx = append(failedIx, pi.index)
 			}
 		}
-		c.failedIx = prevFailed.Union(indexes.FromIndexes(failedIx))
+		c.failedIx = c.prevFailedIx.Union(indexes.FromIndexes(failedIx))
 		if c.verdict == nil {
 			nFailed := c.failedIx.Count()
 			if c.spec.maxFailedIndexes != nil && nFailed > int(*c.spec.maxFailedIndexes) {
@@ -680,6 +696,7 @@ func (c *computation) ledger() {
 		}
 	}
 	var finished []finalizers.FinishedPod
+	var unrecord []types.UID
 	for _, pi := range c.pods {
 		if !pi.tracked || patchedByDelete[pi.pod] {
 			continue
@@ -695,11 +712,12 @@ func (c *computation) ledger() {
 			}
 		}
 		fp := finalizers.FinishedPod{Pod: pod, Outcome: finalizers.NotCounted}
+		ignored := false
 		switch {
-		case succeeded && !c.uncountedFailed.Has(pod.UID):
+		case succeeded:
 			if !c.spec.indexed {
 				fp.Outcome = finalizers.Succeeded
-			} else if pi.validIndex && !c.prevSucceededIx.Has(pi.index) {
+			} else if pi.validIndex && !c.prevSucceededIx.Has(pi.index) && !c.prevFailedIx.Has(pi.index) {
 				fp.Outcome, fp.Index = finalizers.SucceededIndex, pi.index
 			}
 		case pi.failed || failing:
@@ -715,12 +733,29 @@ func (c *computation) ledger() {
 					c.plan.FailurePolicyActions[m.Action]++
 				}
 				if !m.CountsTowardBackoff {
+					ignored = true
 					break
 				}
 			}
 			fp.Outcome = finalizers.Failed
 		}
+		if (succeeded || ignored) && c.uncountedFailed.Has(pod.UID) {
+			// A pod counts by its state when its finalizer goes (the removal patch
+			// carries its resourceVersion, so that is the state decided on here). One
+			// recorded as failed whose removal did not happen, and which has since
+			// succeeded or been stopped with an ignored failure, is recorded again:
+			// it still carries the finalizer, so it was never counted. (A recorded
+			// failure whose index an elastic scale-down took away stays a failure,
+			// as upstream.)
+			unrecord = append(unrecord, pod.UID)
+		}
 		finished = append(finished, fp)
+	}
+	if len(unrecord) > 0 {
+		u := c.st.UncountedTerminatedPods.DeepCopy()
+		drop := sets.New(unrecord...)
+		u.Failed = slices.DeleteFunc(u.Failed, drop.Has)
+		c.st.UncountedTerminatedPods = u
 	}
 	rec, err := finalizers.Record(c.st.UncountedTerminatedPods, finished, c.pending, c.opts.maxUncounted())
 	if err != nil {
@@ -848,6 +883,12 @@ func (p *Plan) Settle(removed sets.Set[types.UID]) Settled {
 		len(res.Uncounted.Succeeded)+len(res.Uncounted.Failed) == 0 {
 		cond := *s.finishing
 		st.Conditions, _ = jobstatus.SetCondition(st.Conditions, jobstatus.NewCondition(cond.Type, cond.Status, cond.Reason, cond.Message), s.now)
+		if st.StartTime == nil {
+			// A Job suspended (which clears startTime) can still fail or complete
+			// with the pods it had; the API server requires a start time on a
+			// finished Job and would refuse this write on every sync.
+			st.StartTime = ptr.To(metav1.NewTime(s.now))
+		}
 		if cond.Type == batchv1.JobComplete {
 			st.CompletionTime = ptr.To(metav1.NewTime(s.now))
 			if s.completions != nil && st.Succeeded > *s.completions {

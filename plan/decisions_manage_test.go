@@ -532,6 +532,26 @@ func tbD8Cases() []tbD8Case {
 			wantEvents:    []string{"Resumed"},
 		},
 		{
+			// A sync after the resume that could not manage pods (expectations not
+			// satisfied) already gave the Job a start time; the write that resumes
+			// it sets a new one, which the API server accepts in that update only.
+			name: "resuming sets a new start time even when one was written since the resume",
+			in: tbInput(tbJob(suspendedCond, tbStatus(func(s *batchv1.JobStatus) {
+				s.StartTime = tbTime(tbAgo(time.Minute))
+			}))),
+			wantSuspended: "False/JobResumed/Job resumed",
+			wantStartTime: tbTime(tbNow),
+			wantCreate:    1,
+			wantEvents:    []string{"Resumed"},
+		},
+		{
+			name: "resuming with unsatisfied expectations sets only the start time",
+			in: tbWithInput(tbInput(tbJob(tbNotStarted, suspendedCond)),
+				func(in *Input) { in.ExpectationsSatisfied = false }),
+			wantSuspended: "True/JobSuspended/Job suspended",
+			wantStartTime: tbTime(tbNow),
+		},
+		{
 			name:          "the first sync of an unsuspended Job sets startTime and no Suspended condition",
 			in:            tbInput(tbJob(tbNotStarted)),
 			wantStartTime: tbTime(tbNow),

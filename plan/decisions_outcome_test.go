@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -153,15 +154,29 @@ func tbD1Cases() []tbD1Case {
 			wantCreate: 1,
 		},
 		{
-			// As upstream, such a pod still counts towards completions (it is not in
-			// the succeeded list), so completions is 2 here to keep the Job running.
-			name: "succeeded pod already recorded as failed stays failed",
+			// It was recorded as failed (the Job was failing, or it was being
+			// deleted), its finalizer removal did not happen, and it succeeded since:
+			// it still carries the finalizer, so it was never counted, and it counts
+			// by its state when the finalizer goes. Upstream keeps it as failed.
+			name: "succeeded pod recorded as failed is recorded again as succeeded",
 			in: tbInput(tbJob(tbCompletions(2), tbStatus(func(s *batchv1.JobStatus) { s.UncountedTerminatedPods.Failed = []types.UID{"p"} })),
 				tbPod("p", tbSucceeded)),
+			wantCounts:          tbCounts{Active: 1, Succeeded: 1},
+			wantRemove:          []string{"p"},
+			wantCreate:          1,
+			wantRecordSucceeded: []string{"p"},
+		},
+		{
+			// Recorded as failed while running because the Job was failing, then
+			// killed with an exit code an Ignore rule matches: not counted.
+			name: "pod recorded as failed whose failure is now ignored is not counted",
+			in: tbInput(tbJob(tbFailurePolicy(tbExitRule(batchv1.PodFailurePolicyActionIgnore, 137)), tbStatus(func(s *batchv1.JobStatus) {
+				s.UncountedTerminatedPods.Failed = []types.UID{"p", "q"}
+			})), tbPod("p", tbFailedWith(137)), tbPod("q", tbFailedWith(1))),
 			wantCounts:       tbCounts{Active: 1, Failed: 1},
-			wantRemove:       []string{"p"},
+			wantRemove:       []string{"p", "q"},
 			wantCreate:       1,
-			wantRecordFailed: []string{"p"},
+			wantRecordFailed: []string{"q"},
 		},
 		{
 			name:       "pod controlled by another object is ignored",
@@ -396,6 +411,27 @@ func tbD2Cases() []tbD2Case {
 			in: tbInput(tbJob(tbSize(2, 2), tbPerIndex(0, -1), tbStatus(func(s *batchv1.JobStatus) { s.FailedIndexes = ptr.To("0") })),
 				tbPod("p-1", tbIx(1), tbSucceeded)),
 			wantReason: batchv1.JobReasonFailedIndexes, wantMessage: tbMsgFailedIndexes, wantFinal: true, wantFailedIndexes: ptr.To("0"),
+		},
+		{
+			// Two pods of one index (a creation hidden by a timeout): the index has
+			// succeeded, so the other's failure does not fail it. Both at once would
+			// overlap completedIndexes and failedIndexes, which the API server refuses.
+			name: "a duplicate failing at a completed index does not fail it",
+			in: tbInput(tbJob(tbSize(3, 3), tbPerIndex(0, -1), tbStatus(func(s *batchv1.JobStatus) { s.CompletedIndexes, s.Succeeded = "0", 1 })),
+				tbPod("p-0b", tbIx(0), tbFailed), tbPod("p-1", tbIx(1)), tbPod("p-2", tbIx(2))),
+			wantReason: "", wantFailedIndexes: ptr.To(""),
+		},
+		{
+			name: "a duplicate succeeding at a failed index does not complete it",
+			in: tbInput(tbJob(tbSize(3, 3), tbPerIndex(0, -1), tbStatus(func(s *batchv1.JobStatus) { s.FailedIndexes = ptr.To("0") })),
+				tbPod("p-0b", tbIx(0), tbSucceeded), tbPod("p-1", tbIx(1)), tbPod("p-2", tbIx(2))),
+			wantReason: "", wantFailedIndexes: ptr.To("0"),
+		},
+		{
+			name: "a success and a failure of one index seen together: the success wins",
+			in: tbInput(tbJob(tbSize(3, 3), tbPerIndex(0, -1)),
+				tbPod("p-0a", tbIx(0), tbSucceeded), tbPod("p-0b", tbIx(0), tbFailed), tbPod("p-1", tbIx(1)), tbPod("p-2", tbIx(2))),
+			wantReason: "", wantFailedIndexes: ptr.To(""),
 		},
 		{
 			name: "per-index failure comes before the success policy",
@@ -744,4 +780,34 @@ func tbAllRemoved(p *Plan) sets.Set[types.UID] {
 		out.Insert(a.Pod.UID)
 	}
 	return out
+}
+
+// A suspended Job has no start time (suspending clears it) but can still fail or
+// complete with the pods it had; the API server requires a start time on a finished
+// Job, so the write that finishes it sets one (tbCheckPlan validates both writes).
+func TestDecision4_FinishingASuspendedJobSetsStartTime(t *testing.T) {
+	suspended := tbWithCond(tbCond(batchv1.JobSuspended, ReasonSuspended, MessageSuspended))
+	cases := []struct {
+		name      string
+		in        Input
+		wantFinal batchv1.JobConditionType
+	}{
+		{
+			name:      "failed by the backoff limit while suspended",
+			in:        tbInput(tbJob(tbSuspend, tbNotStarted, suspended, tbBackoffLimit(0)), tbPod("a", tbFailed)),
+			wantFinal: batchv1.JobFailed,
+		},
+		{
+			name:      "completed by its last pod while suspended",
+			in:        tbInput(tbJob(tbSuspend, tbNotStarted, suspended), tbPod("a", tbSucceeded)),
+			wantFinal: batchv1.JobComplete,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tbCompute(t, tc.in)
+			require.Contains(t, tbCondTypes(&p.Status), tc.wantFinal, "plan:\n%s", p)
+			assert.Equal(t, tbTime(tbNow), p.Status.StartTime, "Status.StartTime")
+		})
+	}
 }

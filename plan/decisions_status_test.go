@@ -322,6 +322,19 @@ func tbD12Cases() []tbD12Case {
 			wantRequeue: 100 * time.Second,
 		},
 		{
+			// Suspension removed their finalizers and deleted them: no failures, so
+			// no backoff after the resume (the record rebuilt from the pods must not
+			// count them).
+			name: "pods stopped for suspension do not hold back the resumed Job",
+			in: tbInput(tbJob(tbSize(3, 2), tbNotStarted, tbWithCond(tbCond(batchv1.JobSuspended, "JobSuspended", "Job suspended"))),
+				tbPod("a", tbDeleted, tbNoFinalizer), tbPod("b", tbDeleted, tbNoFinalizer, tbFailedAgo(time.Second))),
+		},
+		{
+			name:        "a counted failure still listed keeps the backoff",
+			in:          tbInput(tbJob(tbSize(3, 1)), tbPod("f", tbNoFinalizer, tbFailedAgo(3*time.Second))),
+			wantRequeue: 7 * time.Second,
+		},
+		{
 			name: "nothing pending: no requeue",
 			in:   tbInput(tbJob(), tbPod("p")),
 		},

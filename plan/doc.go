@@ -38,7 +38,23 @@
 //     accident.
 //   - The job-wide backoff record is merged with one rebuilt from the pods
 //     (backoff.FromPods), so a restarted controller keeps backing off; upstream keeps
-//     it in memory only.
+//     it in memory only. Pods being deleted without the tracking finalizer (mostly
+//     pods this controller stopped: scale-down, suspend) are not failures there.
+//   - A pod counts by its state when its tracking finalizer goes, which the
+//     resourceVersion precondition of the removal patch makes exact: a pod recorded
+//     in uncountedTerminatedPods.failed (the Job was failing, or the pod was being
+//     deleted) whose removal did not happen, and which has since succeeded or been
+//     stopped with a failure an Ignore rule matches, is recorded again (as succeeded,
+//     or not at all). Upstream, whose removal patch has no precondition, keeps it as
+//     failed.
+//   - With backoffLimitPerIndex, an index is finished by its first outcome: when two
+//     pods ran for one index (a creation hidden by a lost answer), a later failure of
+//     a succeeded index or a later success of a failed one changes nothing (seen in
+//     one sync, the success wins). Upstream lists such an index in both
+//     completedIndexes and failedIndexes, which the API server refuses.
+//   - The write that adds a terminal condition sets startTime when the Job has none
+//     (it was suspended, which clears it): the API server requires one on a finished
+//     Job. Upstream's write is refused and retried forever.
 //   - Deletions of a suspended Job are capped like scale-down deletions
 //     (MaxDeletesPerSync); upstream issues them all in one sync. (A finishing Job
 //     deletes all its active pods at once, as upstream, because it counts them all.)

@@ -55,7 +55,9 @@ type Config struct {
 	MinBackoffRequeue time.Duration
 	// ExpectationsTTL is how long creations and deletions wait to be observed before
 	// a Job is synced anyway; zero means 5m. It applies to the Expectations store New
-	// creates, not to one given in Expectations.
+	// creates, not to one given in Expectations. The TTL of the Expectations in use
+	// also bounds how long a scale-down finalizer removal whose outcome is unknown (a
+	// timeout) stays pending.
 	ExpectationsTTL time.Duration
 	// FinalizerRemovalParallelism bounds the API calls one sync runs at once: the
 	// finalizer removals, the deletions and each slow-start batch of creations. Zero

@@ -30,9 +30,14 @@
 //     scale-down is not a failure), each deletion expected by UID before the call;
 //     that finalizer removal carries the cached resourceVersion as a precondition,
 //     and a Conflict (the pod changed, perhaps finished) skips the pod and requeues;
+//     when it fails in a way that leaves unknown whether it was applied (a timeout),
+//     the removal stays pending, so the pod is neither recorded nor counted, until
+//     the cache shows the pod with its finalizer at a newer resourceVersion (the
+//     patch was not applied) or the expectations TTL has passed;
 //  9. pods are created in slow-start batches of 1, 2, 4, ...; each creation is
-//     expected before its call and given back when it fails; after a batch with a
-//     failure the creations not tried are dropped. A failed creation never fails the
+//     expected before its call and given back when it surely failed (a timeout
+//     leaves it expected: the pod may exist); after a batch with a failure the
+//     creations not tried are dropped. A failed creation never fails the
 //     Job: FailedCreate event, error returned so that the caller requeues with rate
 //     limiting. A namespace being deleted stops the creations without error.
 //
@@ -124,13 +129,20 @@
 //     batch dropped after an error has nothing to give back.
 //   - A creation refused because the namespace is being deleted gives its expectation
 //     back; upstream forgets to, and the Job waits for the 5-minute expiry.
+//   - A creation that timed out keeps its expectation until the pod's event arrives
+//     or the expectations expire. Upstream gives it back, so a pod written despite
+//     the timeout can be duplicated from a cache that does not show it yet, or
+//     missed by a Job that finishes meanwhile (and then left running, uncounted).
 //   - Finalizer removal and adoption patches carry the pod's UID as a precondition,
 //     and their Invalid answer on metadata.uid counts as "the pod is gone".
 //   - Scale-down and suspend remove a pod's finalizer with the cached
 //     resourceVersion as a precondition. Upstream sends the plain patch, so a pod
 //     that finished after the cache showed it running loses its finalizer without
 //     being counted: a lost completion (or failure). Here the patch fails with a
-//     Conflict, the pod is left alone and the next sync counts it.
+//     Conflict, the pod is left alone and the next sync counts it. When that patch
+//     times out, upstream may later record the pod, stripped but still shown with
+//     its finalizer by a stale cache, and count it as a failure if the Job fails;
+//     here the removal stays pending until the cache settles the question.
 //   - Finalizer removals still pending for pods no longer listed are dropped at the
 //     next sync (the cache processed their deletion), so they cannot leak.
 //     Deletions expected by UID are observed the same way: a delete event that

@@ -223,7 +223,7 @@ func (ex *execution) removeFinalizers() sets.Set[types.UID] {
 	var mu sync.Mutex
 	ex.parallel(len(actions), func(i int) {
 		pod := actions[i].Pod
-		out, err := ex.removeFinalizer(pod, unchangedRemovalPatch(pod))
+		out, err := ex.removeFinalizer(pod, unchangedRemovalPatch(pod), false)
 		if err != nil {
 			ex.fail(fmt.Errorf("remove tracking finalizer of pod %s/%s: %w", pod.Namespace, pod.Name, err))
 			return
@@ -251,7 +251,13 @@ const (
 // expectation first and lowering it on failure. The expectation of a pod found gone
 // is left to the delete event, or to the pruning of pods no longer listed: until
 // then, a stale cache may still show the pod with its finalizer.
-func (ex *execution) removeFinalizer(pod *corev1.Pod, patch Patch) (removalOutcome, error) {
+//
+// With keepUncertain, a failure that leaves unknown whether the patch was applied
+// (a timeout, a lost answer) keeps the expectation: the pod is treated as without
+// the finalizer until the cache shows it again (see Reconciler.prunePending). A
+// scale-down or suspend uses it, so that a pod that may have lost its finalizer
+// without being counted is not recorded and counted later from a stale cache.
+func (ex *execution) removeFinalizer(pod *corev1.Pod, patch Patch, keepUncertain bool) (removalOutcome, error) {
 	fr := ex.r.cfg.FinalizerRemovals
 	if err := fr.Expect(ex.key, pod.UID); err != nil {
 		ex.log.Info("Cannot track the finalizer removal", "pod", pod.Name, "err", err.Error())
@@ -262,10 +268,28 @@ func (ex *execution) removeFinalizer(pod *corev1.Pod, patch Patch) (removalOutco
 		return finalizerRemoved, nil
 	case IsPodGone(err):
 		return podGone, nil
+	case keepUncertain && pod.ResourceVersion != "" && uncertainWrite(err):
+		ex.r.noteUncertain(ex.key, pod.UID, pod.ResourceVersion, ex.r.cfg.Clock.Now())
+		return removalFailed, err
+	case keepUncertain && apierrors.IsConflict(err) && ex.r.isUncertain(ex.key, pod.UID):
+		// Sent again from a cache that still shows the version of the uncertain
+		// patch: the pod has changed since, perhaps by that patch. Still unknown.
+		return removalFailed, err
 	default:
 		fr.Observed(ex.key, pod.UID)
 		return removalFailed, err
 	}
+}
+
+// uncertainWrite reports whether a failed request may still have been applied: a
+// timeout, or an error that is not an answer of the API server (the connection
+// broke, the context ended while waiting).
+func uncertainWrite(err error) bool {
+	if apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) {
+		return true
+	}
+	var st apierrors.APIStatus
+	return !errors.As(err, &st)
 }
 
 // deletePods deletes the pods of the plan, removing the tracking finalizer first
@@ -287,7 +311,7 @@ func (ex *execution) deletePods() {
 func (ex *execution) deletePod(d plan.Deletion) bool {
 	r, pod := ex.r, d.Pod
 	if d.RemoveFinalizerFirst && finalizers.Has(pod) {
-		out, err := ex.removeFinalizer(pod, unchangedRemovalPatch(pod))
+		out, err := ex.removeFinalizer(pod, unchangedRemovalPatch(pod), true)
 		switch {
 		case out == removalFailed && apierrors.IsConflict(err) && pod.ResourceVersion != "":
 			// The pod changed since the cache showed it active: it may have
@@ -369,14 +393,22 @@ func (ex *execution) createPods() {
 }
 
 // createPod creates one pod, raising the creation expectation first and lowering it
-// when the request fails. A namespace being deleted is not an error of the sync.
+// when the request surely failed (not after a timeout: the pod may exist). A
+// namespace being deleted is not an error of the sync.
 func (ex *execution) createPod(c plan.Creation, reason string) error {
 	r := ex.r
 	exp := r.cfg.Expectations
 	_ = exp.RaiseCreations(ex.key, 1)
 	out, err := r.client.CreatePod(ex.ctx, c.Pod)
 	if err != nil {
-		exp.CreationObserved(ex.key)
+		if uncertainWrite(err) {
+			// The pod may exist (a timeout, a lost answer): keep expecting it, so
+			// that no sync creates a second pod or finishes the Job without it
+			// before its event arrives or the expectations expire.
+			ex.log.V(2).Info("Pod creation may have happened; waiting for its event", "err", err.Error())
+		} else {
+			exp.CreationObserved(ex.key)
+		}
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 			ex.log.V(2).Info("Namespace is being deleted; not creating pods", "namespace", c.Pod.Namespace)
 			return err

@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -492,18 +493,44 @@ func TestSyncAdoptGonePodRequeues(t *testing.T) {
 
 // A creation that times out after the server wrote it: the expectation is lowered,
 // the error returned, and once the cache shows the pod there is no duplicate.
-func TestSyncCreateTimeoutAfterWrite(t *testing.T) {
-	e := newEnv(t)
-	e.create(t, job("timeout", 1, 1))
-	e.c.InjectFault(reconciletest.Fault{Op: create, Err: reconciletest.TimeoutError(), AfterWrite: true})
-	_, err := e.sync(t, "timeout")
-	require.Error(t, err)
-	require.Len(t, e.pods(), 1, "the pod was written")
-	assert.True(t, e.r.Config().Expectations.Satisfied("ns/timeout"))
-	e.c.Cache().DeliverAll()
-	_, err = e.sync(t, "timeout")
-	require.NoError(t, err)
-	assert.Len(t, e.pods(), 1, "no duplicate once the cache shows the pod")
+// A creation that times out may have happened: its expectation stays until the
+// pod's event arrives (no duplicate from a cache that does not show it yet, and no
+// Job finished without it), or until the expectations expire when it did not.
+func TestSyncCreateTimeout(t *testing.T) {
+	for _, written := range []bool{true, false} {
+		t.Run(fmt.Sprintf("written=%v", written), func(t *testing.T) {
+			e := newEnv(t, func(c *reconcile.Config) { c.ExpectationsTTL = time.Minute })
+			e.create(t, job("timeout", 1, 1))
+			e.c.InjectFault(reconciletest.Fault{Op: create, Err: reconciletest.TimeoutError(), AfterWrite: written})
+			_, err := e.sync(t, "timeout")
+			require.Error(t, err)
+			wantPods := 0
+			if written {
+				wantPods = 1
+			}
+			require.Len(t, e.pods(), wantPods, "pods in the API")
+			exp := e.r.Config().Expectations
+			assert.False(t, exp.Satisfied("ns/timeout"), "the creation is still expected")
+
+			deliverJobEvents(t, e) // the cache shows the new status, not the pod
+			e.c.ResetCalls()
+			_, err = e.sync(t, "timeout")
+			require.NoError(t, err)
+			assert.Zero(t, e.count(create), "no second pod while the first may exist")
+
+			if written {
+				e.c.Cache().DeliverAll()
+				assert.True(t, exp.Satisfied("ns/timeout"), "satisfied by the pod's event")
+			} else {
+				e.c.Clock().Step(time.Minute + time.Second)
+				deliverJobEvents(t, e)
+				assert.True(t, exp.Satisfied("ns/timeout"), "satisfied once the expectations expire")
+			}
+			_, err = e.sync(t, "timeout")
+			require.NoError(t, err)
+			assert.Len(t, e.pods(), 1, "exactly one pod")
+		})
+	}
 }
 
 func TestSyncManagedElsewhere(t *testing.T) {
@@ -680,4 +707,88 @@ func TestSyncLostDeleteEvent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.Created, "the replacement is created at once, not after the 5-minute TTL")
 	assert.Zero(t, exp.Get("ns/lost").DeletionUIDs, "the deletion counts as observed")
+}
+
+// A scale-down finalizer patch whose answer is lost leaves unknown whether the pod
+// still carries its finalizer. The removal stays pending, so that a stale cache
+// showing the finalizer cannot get the pod recorded and counted (as a failure when
+// the Job fails) after the patch stripped it; it is settled once the cache shows
+// the pod at a newer resourceVersion.
+func TestSyncUncertainScaleDownPatch(t *testing.T) {
+	for _, applied := range []bool{true, false} {
+		t.Run(fmt.Sprintf("applied=%v", applied), func(t *testing.T) {
+			e := newEnv(t)
+			j := job("unc", 3, 2)
+			j.Spec.BackoffLimit = ptr.To[int32](0)
+			e.create(t, j)
+			_, err := e.sync(t, "unc")
+			require.NoError(t, err)
+			e.runPods(t)
+			e.c.Cache().DeliverAll()
+			_, err = e.c.UpdateJob(ns, "unc", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1) })
+			require.NoError(t, err)
+			e.c.Cache().DeliverAll()
+
+			e.c.InjectFault(reconciletest.Fault{Op: reconciletest.OpPatchPod, Err: reconciletest.TimeoutError(), AfterWrite: applied})
+			_, err = e.sync(t, "unc")
+			require.Error(t, err, "the patch timed out")
+			var victim *corev1.Pod
+			for _, p := range e.c.Calls() {
+				if p.Op == reconciletest.OpPatchPod {
+					victim, err = e.c.GetPod(t.Context(), ns, p.Name)
+					require.NoError(t, err)
+				}
+			}
+			require.NotNil(t, victim)
+			fr := e.r.Config().FinalizerRemovals
+			require.True(t, fr.Has("ns/unc", victim.UID), "the uncertain removal stays pending")
+			require.Equal(t, !applied, finalizers.Has(victim), "the finalizer in the API")
+
+			// The other pod fails: backoffLimit 0 fails the Job. The cache shows it,
+			// but still shows the victim with its finalizer.
+			var other string
+			for _, p := range e.pods() {
+				if p.UID != victim.UID {
+					other = p.Name
+				}
+			}
+			require.NoError(t, e.c.Kubelet().Fail(ns, other, 1))
+			cache := e.c.Cache()
+			for {
+				i := slices.IndexFunc(cache.Pending(), func(ev reconciletest.WatchEvent) bool {
+					return ev.Job != nil || ev.Pod.Name == other
+				})
+				if i < 0 {
+					break
+				}
+				require.NoError(t, cache.DeliverAt(i))
+			}
+			if !applied {
+				// The victim changes (the kubelet reports it ready again): the cache
+				// shows it with its finalizer at a newer version, which settles it.
+				require.NoError(t, e.c.Kubelet().SetReady(ns, victim.Name, false))
+				cache.DeliverAll()
+			}
+			_, err = e.sync(t, "unc")
+			require.NoError(t, err)
+			if applied {
+				require.True(t, fr.Has("ns/unc", victim.UID), "pending while the cache shows the version the patch was sent for")
+				u := e.apiJob(t, "unc").Status.UncountedTerminatedPods
+				require.NotContains(t, u.Failed, victim.UID, "the stripped pod is not recorded")
+			}
+			for range 3 {
+				cache.DeliverAll()
+				_, err = e.sync(t, "unc")
+				require.NoError(t, err)
+				require.NoError(t, e.c.Kubelet().Step())
+			}
+			st := e.apiJob(t, "unc").Status
+			require.True(t, hasTrue(st.Conditions, batchv1.JobFailed), "the Job failed: %+v", st.Conditions)
+			want := int32(1) // the pod that failed
+			if !applied {
+				want = 2 // the victim kept its finalizer and ran when the Job failed
+			}
+			assert.Equal(t, want, st.Failed, "status.failed")
+		})
+	}
 }

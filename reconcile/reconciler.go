@@ -30,9 +30,17 @@ type Reconciler struct {
 	cfg    Config
 	client Client
 
-	mu     sync.Mutex
-	uids   map[string]types.UID
-	writes map[string]lastWrite
+	mu        sync.Mutex
+	uids      map[string]types.UID
+	writes    map[string]lastWrite
+	uncertain map[string]map[types.UID]uncertainRemoval
+}
+
+// uncertainRemoval is a finalizer removal that failed in a way that leaves unknown
+// whether it was applied: the pod's resourceVersion when it was sent, and when.
+type uncertainRemoval struct {
+	version string
+	at      time.Time
 }
 
 // lastWrite remembers the last status this reconciler wrote for a Job, to detect a
@@ -78,7 +86,8 @@ func New(cfg Config, client Client) (*Reconciler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Reconciler{cfg: c, client: client, uids: map[string]types.UID{}, writes: map[string]lastWrite{}}, nil
+	return &Reconciler{cfg: c, client: client, uids: map[string]types.UID{}, writes: map[string]lastWrite{},
+		uncertain: map[string]map[types.UID]uncertainRemoval{}}, nil
 }
 
 // Key returns the key of a Job in the Reconciler's stores: "namespace/name".
@@ -110,6 +119,7 @@ func (r *Reconciler) forgetLocked(key string) {
 	r.cfg.BackoffStore.Delete(key)
 	delete(r.uids, key)
 	delete(r.writes, key)
+	delete(r.uncertain, key)
 }
 
 // JobDeleted is Forget for a deleted Job, keyed by its UID: when a Job recreated under
@@ -204,7 +214,7 @@ func (ex *execution) sync(list PodLister, now time.Time) (Result, error) {
 		// the list: every pod created earlier is in it.
 		satisfied = exp.Creations == 0 && exp.Deletions == 0
 	}
-	pending := r.prunePending(key, pods)
+	pending := r.prunePending(key, pods, now)
 	rec, _ := r.cfg.BackoffStore.Get(key)
 	p, err := plan.Compute(plan.Input{
 		Job:                      job,
@@ -339,25 +349,70 @@ func (r *Reconciler) pruneDeletions(key string, pods []*corev1.Pod) bool {
 // prunePending returns the finalizer removals still in flight for key, after
 // dropping those of pods no longer listed: the cache has processed their deletion (or
 // they left the Job), so no event will ever clear them.
-func (r *Reconciler) prunePending(key string, pods []*corev1.Pod) sets.Set[types.UID] {
+//
+// A removal whose outcome is uncertain (see noteUncertain) stays pending until the
+// cache shows the pod with the finalizer at another resourceVersion than the one the
+// patch was sent for (the patch, which carried that version as a precondition, was
+// not applied), or until the expectations TTL has passed.
+func (r *Reconciler) prunePending(key string, pods []*corev1.Pod, now time.Time) sets.Set[types.UID] {
 	fr := r.cfg.FinalizerRemovals
 	if fr.PendingCount(key) == 0 {
+		r.mu.Lock()
+		delete(r.uncertain, key)
+		r.mu.Unlock()
 		return nil
 	}
 	pending := fr.Pending(key)
-	listed := make(sets.Set[types.UID], len(pods))
+	listed := make(map[types.UID]*corev1.Pod, len(pods))
 	for _, p := range pods {
 		if p != nil {
-			listed.Insert(p.UID)
+			listed[p.UID] = p
 		}
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	uncertain := r.uncertain[key]
 	for uid := range pending {
-		if !listed.Has(uid) {
-			fr.Observed(key, uid)
-			pending.Delete(uid)
+		p, ok := listed[uid]
+		u, isUncertain := uncertain[uid]
+		switch {
+		case !ok:
+		case isUncertain && finalizers.Has(p) && (p.ResourceVersion != u.version || now.Sub(u.at) > r.cfg.Expectations.TTL()):
+		default:
+			continue
 		}
+		fr.Observed(key, uid)
+		pending.Delete(uid)
+		delete(uncertain, uid)
+	}
+	for uid := range uncertain {
+		if !pending.Has(uid) {
+			delete(uncertain, uid)
+		}
+	}
+	if len(uncertain) == 0 {
+		delete(r.uncertain, key)
 	}
 	return pending
+}
+
+// isUncertain says whether the finalizer removal of pod uid has an uncertain outcome.
+func (r *Reconciler) isUncertain(key string, uid types.UID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.uncertain[key][uid]
+	return ok
+}
+
+// noteUncertain remembers that the finalizer removal of pod uid, sent for
+// resourceVersion version, may or may not have been applied.
+func (r *Reconciler) noteUncertain(key string, uid types.UID, version string, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.uncertain[key] == nil {
+		r.uncertain[key] = map[types.UID]uncertainRemoval{}
+	}
+	r.uncertain[key][uid] = uncertainRemoval{version: version, at: now}
 }
 
 func completionMode(job *batchv1.Job) string {

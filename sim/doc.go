@@ -1,0 +1,141 @@
+// Package sim is a deterministic simulation of the jobkit Job controller under
+// failure, in the style of FoundationDB's: one seed draws a Job, a kubelet and a
+// fault schedule, runs reconcile.Reconciler against the in-memory cluster of
+// reconcile/reconciletest step by step on a simulated clock, and checks after every
+// step that no completion is lost or counted twice, no index gets a duplicate pod,
+// no finalizer leaks and the Job finishes. A failing seed prints a one-line command
+// that replays it, and Minimize shrinks its run to a short trace that replays
+// without the generator: the form in which bugs become regression tests.
+//
+// Operator authors can run it against the library they build on (Run, Replay,
+// Minimize), read the traces it writes, and copy the approach for their own
+// controllers; the tests of this package are the simulation runs of jobkit itself
+// (`go test ./sim -run TestSimulation -sim.seeds=N`, `make soak`).
+//
+// # A run
+//
+// Config.Seed seeds a PCG source (math/rand/v2) from which every choice is drawn in
+// a fixed order, so a seed always gives the same run: the same Job, the same API
+// calls with the same outcomes, the same trace. There is no goroutine and no sleep:
+// the Reconciler issues its calls one at a time (FinalizerRemovalParallelism 1),
+// the clock is a k8s.io/utils/clock/testing fake moved by the run, and watch events
+// are delivered when the run says.
+//
+//   - The Job: NonIndexed (sometimes without completions: a work queue) or Indexed;
+//     completions and parallelism skewed small (85% under 20 pods, 12% up to 100,
+//     3% up to Config.MaxPods, 300 by default); backoffLimit; backoffLimitPerIndex
+//     with maxFailedIndexes; a podFailurePolicy with FailJob, FailIndex, Ignore and
+//     Count rules on exit codes and the DisruptionTarget condition; a successPolicy;
+//     podReplacementPolicy Failed or TerminatingOrFailed; restartPolicy OnFailure;
+//     activeDeadlineSeconds; created suspended; elastic (completions = parallelism).
+//   - The controller: caps on creations and uncounted entries per sync, a short
+//     pod-failure backoff (1s doubling to 8s) and a 30s expectations TTL.
+//   - Each step of the chaotic phase: maybe a change of the spec (parallelism,
+//     elastic completions, suspend or resume), the watch events (delivered when due,
+//     a few out of order, or a delete event lost), maybe a controller restart, a sync
+//     (with faults in its API calls, maybe a crash in the middle), the kubelet
+//     (pods run, become ready, succeed, fail with an exit code, are evicted with a
+//     DisruptionTarget condition, restart containers, are deleted gracefully by
+//     someone else, finish terminating), and the clock.
+//   - Then a calm phase finishes the Job: no fault, every event delivered, the Job
+//     resumed and given back a parallelism, every pod run to success.
+//
+// # Faults
+//
+// Config.FaultRate is the probability that an API call fails (0.1 in the tests);
+// it also scales the other kinds. The kinds (FaultKind), all counted per run:
+//
+//   - 500, 429 and 409 answers to any call (the call does not happen);
+//   - timeout: the call happens and the caller gets a 504, its write hidden from it;
+//   - partial-batch: a creation after the first of a slow-start batch fails;
+//   - crash: the controller stops in the middle of a sync (the calls after a point
+//     never reach the API server) and restarts;
+//   - restart: the controller restarts between syncs. A restart loses everything in
+//     memory (a new Reconciler with new expectations, finalizer removals and backoff
+//     store) and starts a new cache, which lists everything before the first sync;
+//   - delay: watch events arrive late for a while (a stale cache);
+//   - reorder: an event is delivered ahead of older ones;
+//   - lost-delete: a delete event never arrives; the pod is simply gone from the
+//     next list.
+//
+// # Invariants
+//
+// The reference model is built from the cluster's write log (every stored version
+// of every object, in order) and shares no code with the packages it checks. It
+// counts a pod by its state at the write that removes its tracking finalizer, which
+// is the state the controller decided on (the removal patch carries the pod's
+// resourceVersion):
+//
+//   - Succeeded: a success. NonIndexed succeeded is the number of such pods; Indexed
+//     succeeded is the number of distinct indexes below completions with one (an
+//     index that has already failed stays failed), an index being forgotten when a
+//     status is written under lower completions (the documented elastic trim);
+//   - Failed: a failure, unless an Ignore rule of the pod failure policy matches it;
+//     being deleted before finishing, with podReplacementPolicy not Failed: a
+//     failure; still running while the Job has FailureTarget: a failure;
+//   - otherwise (scale-down, suspend, the success criteria met, no valid index): not
+//     counted.
+//
+// Checked at every write, every step and the end (Invariant):
+//
+//   - count: a pod whose finalizer goes is in the uncounted list of its outcome (or,
+//     Indexed, its index in completedIndexes), a pod not to count is in neither;
+//     each status write moves exactly the UIDs leaving the uncounted lists into the
+//     counters, each as the model says; a quiet Job (nothing uncounted, no finished
+//     pod with the finalizer) has succeeded, failed, completedIndexes and
+//     failedIndexes equal to the model; succeeded equals the indexes in
+//     completedIndexes;
+//   - counted-twice: a UID never enters an uncounted list after it was counted;
+//   - record-first: a pod loses its finalizer only once recorded, a UID is counted
+//     only once its pod lost the finalizer, an index fails in failedIndexes before
+//     the finalizer of its last failure goes;
+//   - backwards: failed, completedIndexes and failedIndexes never go back, nor
+//     succeeded except by the elastic trim;
+//   - invalid-status: the API server (jobstatus.ValidateUpdate, in the cluster)
+//     accepts every status write;
+//   - succeeded-index-created: no pod is created for an index in completedIndexes;
+//   - duplicate-index and over-parallelism: two active pods for one index, or more
+//     active pods than parallelism (0 when suspended), only within three syncs after
+//     a fault that can hide the controller's own writes (timeout, crash, restart,
+//     delay, reorder, lost-delete) or a change of the spec; only syncs that saw
+//     every event and met no fault count. A work queue with a success keeps what
+//     runs (as upstream);
+//   - at the end: a terminal condition (not-finished), no pod with the tracking
+//     finalizer (finalizer-left), nothing uncounted (uncounted-left), and the quiet
+//     check.
+//
+// A run stops at its first violation.
+//
+// # Limits
+//
+// The simulated kubelet ends a pod being deleted only as Failed (exit code 137): a
+// pod that succeeds after its deletion started would count either way depending on
+// who looked first, and the model would have to guess. The failure count of an
+// index lives in the annotations of its pods (as upstream); when scale-down or
+// suspend removes a pod of an index that had failed, or two pods of one index
+// overlap after a hidden creation, the count may restart, and the model then only
+// checks that a failed index has failed at least once. When an elastic scale-down
+// takes away the index of a pod that failed before its finalizer went, the model
+// accepts the failure counted or not: whether the controller recorded it while the
+// index was still valid is a race. There is one Job per run,
+// no adoption or orphans, no Job deletion, and no concurrency inside the
+// controller: those have their own tests in package reconcile.
+//
+// # Traces
+//
+// A Trace is a run written out: the Job, the controller settings and every action
+// (kubelet moves by pod creation ordinal, event deliveries, spec changes, restarts,
+// syncs with the faults of their calls, clock steps). Replay runs it without the
+// generator; when it ends before the Job has finished, Replay finishes it with the
+// calm phase and checks the end. ReplayLog also describes every action and sync (the
+// Job as cached, the plan, the API calls), which is how a failing trace is read.
+// Minimize removes actions and faults while the same invariant still breaks. The regression traces in testdata/regressions are such
+// minimised traces, one per bug the simulator found.
+//
+// # Cost and concurrency
+//
+// A run is single-threaded and costs about what its syncs cost (a few milliseconds
+// for most Jobs, up to a second for the largest); the model adds O(pods) per step.
+// Runs share nothing: Run and Replay are safe to call from several goroutines,
+// which is how the tests use both cores.
+package sim

@@ -1,0 +1,721 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/jobkit/jobkit/reconcile/reconciletest"
+)
+
+// The reference model. It is built from the cluster's write log (every stored
+// version of every object, in order) and shares no code with the packages it
+// checks: it parses index strings and annotations, matches pod failure policies and
+// reads conditions itself.
+//
+// A pod is counted by its state at the write that removes its tracking finalizer
+// (the controller's patch carries the pod's resourceVersion, so that state is the
+// one the controller decided on):
+//
+//   - Succeeded: a success (Indexed: its index, when below completions);
+//   - Failed: a failure, unless an Ignore rule of the pod failure policy matches it;
+//   - being deleted before finishing, with podReplacementPolicy not Failed: a failure;
+//   - still running while the Job has FailureTarget (the Job fails and stops it): a
+//     failure;
+//   - otherwise (scale-down, suspend, the success criteria met, a pod without a
+//     valid index): not counted.
+
+// outcome is what the model decided for a pod.
+type outcome uint8
+
+const (
+	tracked      outcome = iota // carries the finalizer (or never had it and is not the Job's)
+	wonSucceeded                // counted as a success
+	wonFailed                   // counted as a failure
+	notCounted                  // lost its finalizer without being counted
+)
+
+func (o outcome) String() string {
+	return [...]string{"tracked", "succeeded", "failed", "not counted"}[o]
+}
+
+// podState is the model's record of one pod.
+type podState struct {
+	ordinal   int
+	uid       types.UID
+	name      string
+	last      *corev1.Pod // the latest stored version (shared with the cluster; read only)
+	index     int         // completion index, -1 when none
+	finalizer bool
+	outcome   outcome
+	gone      bool
+}
+
+type model struct {
+	w   *world
+	ns  string
+	job *batchv1.Job // latest stored version
+	uid types.UID
+
+	pods  map[types.UID]*podState
+	order []*podState
+
+	succeeded, failed int          // NonIndexed successes; failures (both modes)
+	succeededIx       map[int]bool // Indexed: succeeded indexes below completions
+	failures          map[int]int  // Indexed: failures counted against backoffLimitPerIndex
+	failIndex         map[int]bool // Indexed: a FailIndex rule matched a failure
+	dup               map[int]bool // Indexed: the failure count of the index became uncertain
+	maxCompletions    int          // the largest spec.completions the Job had
+	// view holds, during a sync, the resourceVersion of each pod in the
+	// controller's cache when the sync started: what the controller saw.
+	view map[types.UID]string
+
+	inS, inF map[types.UID]bool    // the stored uncountedTerminatedPods
+	counted  map[types.UID]outcome // UIDs that left an uncounted list once counted, and as what
+}
+
+func newModel(w *world) *model {
+	return &model{
+		w:           w,
+		pods:        map[types.UID]*podState{},
+		succeededIx: map[int]bool{},
+		failures:    map[int]int{},
+		failIndex:   map[int]bool{},
+		dup:         map[int]bool{},
+		inS:         map[types.UID]bool{},
+		inF:         map[types.UID]bool{},
+		counted:     map[types.UID]outcome{},
+	}
+}
+
+// observe is the cluster's write hook. It runs under the cluster's lock.
+func (m *model) observe(ev reconciletest.WatchEvent) {
+	if ev.Job != nil {
+		m.observeJob(ev)
+		return
+	}
+	if m.job == nil || !ownedBy(ev.Pod, m.uid) {
+		return
+	}
+	pod := ev.Pod
+	ps := m.pods[pod.UID]
+	if ps == nil {
+		ps = &podState{ordinal: len(m.order) + 1, uid: pod.UID, name: pod.Name, index: podIndex(pod), finalizer: hasFinalizer(pod)}
+		m.pods[pod.UID] = ps
+		m.order = append(m.order, ps)
+		m.created(ps, pod)
+		ps.last = pod
+		return
+	}
+	prev := ps.last
+	ps.last = pod
+	if ev.Type == watch.Deleted {
+		ps.gone = true
+	}
+	if ps.finalizer && !hasFinalizer(pod) {
+		ps.finalizer = false
+		m.classify(ps, prev)
+	}
+}
+
+// created checks a new pod.
+func (m *model) created(ps *podState, pod *corev1.Pod) {
+	if !m.indexed() || ps.index < 0 {
+		return
+	}
+	if done := parseIndexes(m.job.Status.CompletedIndexes); done[ps.index] {
+		m.w.violate(InvSucceededIndexCreated, "pod #%d %s created for index %d, already in completedIndexes %q",
+			ps.ordinal, pod.Name, ps.index, m.job.Status.CompletedIndexes)
+	}
+	// The chain of failure counts of an index is only predictable while its pods
+	// follow one another: note indexes where a new pod joins an active one or more
+	// than one earlier failure.
+	active, failedLike := 0, 0
+	for _, o := range m.order[:len(m.order)-1] {
+		if o.index != ps.index || !o.finalizer || o.last == nil {
+			continue
+		}
+		switch {
+		case isActive(o.last):
+			active++
+		case o.last.Status.Phase == corev1.PodFailed || (o.last.DeletionTimestamp != nil && !isTerminal(o.last)):
+			failedLike++
+		}
+	}
+	if active > 0 || failedLike > 1 {
+		m.dup[ps.index] = true
+	}
+	// A pod created while the controller's cache showed an earlier pod of the
+	// index in an older state (or not at all) was created blind: its failure
+	// count cannot follow the chain.
+	if m.view != nil {
+		for _, o := range m.order[:len(m.order)-1] {
+			if o.index == ps.index && o.finalizer && !o.gone && o.last != nil && m.view[o.uid] != o.last.ResourceVersion {
+				m.dup[ps.index] = true
+			}
+		}
+	}
+}
+
+// classify counts a pod whose tracking finalizer was just removed; prev is its state
+// at that write.
+func (m *model) classify(ps *podState, prev *corev1.Pod) {
+	job := m.job
+	spec := &job.Spec
+	completions := int(deref32(spec.Completions, -1))
+	validIndex := !m.indexed() || (ps.index >= 0 && ps.index < completions)
+	onlyFailed := replacementPolicy(spec) == batchv1.Failed
+	failing := condTrue(job, batchv1.JobFailureTarget) || condTrue(job, batchv1.JobFailed)
+
+	out := notCounted
+	ownFailure, ignored, failIndex := false, false, false
+	switch {
+	case prev.Status.Phase == corev1.PodSucceeded:
+		out = wonSucceeded
+	case prev.Status.Phase == corev1.PodFailed:
+		ownFailure = true
+		action, matched := matchPolicy(spec.PodFailurePolicy, prev)
+		ignored = matched && action == batchv1.PodFailurePolicyActionIgnore
+		failIndex = matched && action == batchv1.PodFailurePolicyActionFailIndex
+		if !ignored {
+			out = wonFailed
+		}
+	case prev.DeletionTimestamp != nil && !onlyFailed:
+		ownFailure = true
+		out = wonFailed
+	case failing:
+		out = wonFailed
+	}
+	if !validIndex {
+		// A failure recorded while its index was valid stays a failure when an
+		// elastic scale-down takes the index away before the finalizer goes (as
+		// upstream); whether it was recorded in time is a race the model accepts
+		// either way.
+		recordedBefore := out == wonFailed && ps.index >= 0 && ps.index < m.maxCompletions && m.inF[ps.uid]
+		if !recordedBefore {
+			out = notCounted
+		}
+		ownFailure = false
+	}
+	// An index is finished by its first outcome: a late success of an index that
+	// has failed is not counted, and a late failure of a succeeded index does not
+	// count against it.
+	if m.indexed() && out == wonSucceeded && parseIndexes(deref(job.Status.FailedIndexes))[ps.index] {
+		out = notCounted
+	}
+	// (The status written before the finalizers go may already hold the success of
+	// another pod of the index, seen in the same sync.)
+	indexDone := m.indexed() && (m.succeededIx[ps.index] || parseIndexes(job.Status.CompletedIndexes)[ps.index])
+	ps.outcome = out
+	where := fmt.Sprintf("pod #%d %s (%s%s)", ps.ordinal, prev.Name, describePod(prev), indexText(ps.index))
+
+	// Recorded first: the status must hold the pod before its finalizer goes.
+	switch {
+	case out == wonSucceeded && m.indexed():
+		if !parseIndexes(job.Status.CompletedIndexes)[ps.index] {
+			m.w.violate(InvRecordFirst, "%s lost its finalizer as a success, but completedIndexes %q does not hold its index",
+				where, job.Status.CompletedIndexes)
+		}
+		m.succeededIx[ps.index] = true
+	case out == wonSucceeded:
+		if !m.inS[ps.uid] {
+			m.w.violate(InvCount, "%s lost its finalizer as a success, but it is not in uncountedTerminatedPods.succeeded (%s)",
+				where, m.ledgerText(ps.uid))
+		}
+		m.succeeded++
+	case out == wonFailed:
+		if !m.inF[ps.uid] {
+			m.w.violate(InvCount, "%s lost its finalizer as a failure, but it is not in uncountedTerminatedPods.failed (%s)",
+				where, m.ledgerText(ps.uid))
+		}
+		m.failed++
+	default:
+		if m.inS[ps.uid] || m.inF[ps.uid] {
+			m.w.violate(InvCount, "%s lost its finalizer and must not be counted (%s), but it is in uncountedTerminatedPods (%s)",
+				where, notCountedWhy(prev, ignored, validIndex, m.indexed() && prev.Status.Phase == corev1.PodSucceeded), m.ledgerText(ps.uid))
+		}
+	}
+
+	// Per-index failures. The failure count of an index travels in the annotations
+	// of its pods; a pod stopped by scale-down or suspend takes the count of
+	// earlier failures with it, and the index may start again from zero (upstream
+	// behaves the same). Such an index is only checked loosely from then on.
+	if m.indexed() && spec.BackoffLimitPerIndex != nil && validIndex && out == notCounted && isActive(prev) && m.indexFailedBefore(ps) {
+		m.dup[ps.index] = true
+	}
+	if m.indexed() && spec.BackoffLimitPerIndex != nil && ownFailure && !ignored && !indexDone {
+		m.failures[ps.index]++
+		if failIndex {
+			m.failIndex[ps.index] = true
+		}
+		if m.indexFails(ps.index) && !m.dup[ps.index] && !parseIndexes(deref(job.Status.FailedIndexes))[ps.index] {
+			m.w.violate(InvRecordFirst, "%s lost its finalizer as failure %d of its index (backoffLimitPerIndex %d, FailIndex %v), but failedIndexes %q does not hold it",
+				where, m.failures[ps.index], *spec.BackoffLimitPerIndex, m.failIndex[ps.index], deref(job.Status.FailedIndexes))
+		}
+	}
+}
+
+// indexFailedBefore says whether another pod of the index of ps has failed.
+func (m *model) indexFailedBefore(ps *podState) bool {
+	if m.failures[ps.index] > 0 {
+		return true
+	}
+	for _, o := range m.order {
+		if o != ps && o.index == ps.index && o.last != nil &&
+			(o.last.Status.Phase == corev1.PodFailed || (o.last.DeletionTimestamp != nil && !isTerminal(o.last))) {
+			return true
+		}
+	}
+	return false
+}
+
+// indexFails says whether the model's failures fail index ix.
+func (m *model) indexFails(ix int) bool {
+	limit := m.job.Spec.BackoffLimitPerIndex
+	return limit != nil && (m.failIndex[ix] || m.failures[ix] > int(*limit))
+}
+
+func (m *model) ledgerText(uid types.UID) string {
+	switch {
+	case m.inS[uid]:
+		return "in uncounted succeeded"
+	case m.inF[uid]:
+		return "in uncounted failed"
+	case m.counted[uid] != tracked:
+		return "already counted as " + m.counted[uid].String()
+	}
+	return "never recorded"
+}
+
+func notCountedWhy(pod *corev1.Pod, ignored, validIndex, lateSuccess bool) string {
+	switch {
+	case !validIndex:
+		return "no valid completion index"
+	case lateSuccess:
+		return "its index has failed"
+	case ignored:
+		return "an Ignore rule matches its failure"
+	}
+	return "it was stopped while running and the Job is not failing"
+}
+
+// observeJob checks a new version of the Job.
+func (m *model) observeJob(ev reconciletest.WatchEvent) {
+	cur := ev.Job
+	if m.job == nil {
+		m.job, m.uid = cur, cur.UID
+		m.maxCompletions = int(deref32(cur.Spec.Completions, 0))
+		return
+	}
+	if cur.UID != m.uid {
+		return
+	}
+	m.maxCompletions = max(m.maxCompletions, int(deref32(cur.Spec.Completions, 0)))
+	prev := m.job
+	m.job = cur
+	if ev.Type == watch.Deleted {
+		return
+	}
+	if equality.Semantic.DeepEqual(&prev.Status, &cur.Status) {
+		return
+	}
+	// Elastic Indexed Jobs: a status written under lower completions forgets the
+	// indexes at or above them (a scale-down undone before any write trims
+	// nothing).
+	if m.indexed() {
+		c := int(deref32(cur.Spec.Completions, 0))
+		for ix := range m.succeededIx {
+			if ix >= c {
+				delete(m.succeededIx, ix)
+			}
+		}
+	}
+	m.checkStatusWrite(prev, cur)
+}
+
+// checkStatusWrite checks one stored change of the Job's status.
+func (m *model) checkStatusWrite(prev, cur *batchv1.Job) {
+	ps, cs := &prev.Status, &cur.Status
+	if cs.Failed < ps.Failed {
+		m.w.violate(InvBackwards, "status.failed went from %d to %d", ps.Failed, cs.Failed)
+	}
+	completions := int(deref32(cur.Spec.Completions, 0))
+	if m.indexed() {
+		before, after := parseIndexes(ps.CompletedIndexes), parseIndexes(cs.CompletedIndexes)
+		for ix := range before {
+			if !after[ix] && ix < completions {
+				m.w.violate(InvBackwards, "completedIndexes lost index %d (%q → %q, completions %d)", ix, ps.CompletedIndexes, cs.CompletedIndexes, completions)
+			}
+		}
+		if n := countBelow(after, completions); int(cs.Succeeded) != n {
+			m.w.violate(InvCount, "status.succeeded is %d but completedIndexes %q holds %d indexes below completions %d", cs.Succeeded, cs.CompletedIndexes, n, completions)
+		}
+		fb, fa := parseIndexes(deref(ps.FailedIndexes)), parseIndexes(deref(cs.FailedIndexes))
+		for ix := range fb {
+			if !fa[ix] && ix < completions {
+				m.w.violate(InvBackwards, "failedIndexes lost index %d (%q → %q)", ix, deref(ps.FailedIndexes), deref(cs.FailedIndexes))
+			}
+		}
+	} else if cs.Succeeded < ps.Succeeded {
+		m.w.violate(InvBackwards, "status.succeeded went from %d to %d", ps.Succeeded, cs.Succeeded)
+	}
+
+	// The ledger: every UID enters it once, leaves it once its finalizer is gone,
+	// and the counter grows by the UIDs that left.
+	var prevS, prevF, curS, curF []types.UID
+	if u := ps.UncountedTerminatedPods; u != nil {
+		prevS, prevF = u.Succeeded, u.Failed
+	}
+	if u := cs.UncountedTerminatedPods; u != nil {
+		curS, curF = u.Succeeded, u.Failed
+	}
+	leftS := m.moveLedger(m.inS, prevS, curS, wonSucceeded)
+	leftF := m.moveLedger(m.inF, prevF, curF, wonFailed)
+	if !m.indexed() && int(cs.Succeeded-ps.Succeeded) != leftS {
+		m.w.violate(InvCount, "status.succeeded went from %d to %d while %d UIDs left uncountedTerminatedPods.succeeded", ps.Succeeded, cs.Succeeded, leftS)
+	}
+	if int(cs.Failed-ps.Failed) != leftF {
+		m.w.violate(InvCount, "status.failed went from %d to %d while %d UIDs left uncountedTerminatedPods.failed", ps.Failed, cs.Failed, leftF)
+	}
+}
+
+// moveLedger applies a change of one uncounted list and returns how many UIDs left it.
+func (m *model) moveLedger(in map[types.UID]bool, prev, cur []types.UID, as outcome) int {
+	now := make(map[types.UID]bool, len(cur))
+	for _, uid := range cur {
+		if now[uid] {
+			m.w.violate(InvCountedTwice, "UID %s is listed twice in uncountedTerminatedPods", uid)
+		}
+		now[uid] = true
+		if in[uid] {
+			continue
+		}
+		if m.counted[uid] != tracked {
+			m.w.violate(InvCountedTwice, "pod %s entered uncountedTerminatedPods again (%s)", m.podName(uid), m.ledgerText(uid))
+		}
+		in[uid] = true
+	}
+	left := 0
+	for _, uid := range prev {
+		if now[uid] || !in[uid] {
+			continue
+		}
+		delete(in, uid)
+		ps := m.pods[uid]
+		if ps != nil && ps.finalizer {
+			// Taken out of the ledger before its finalizer went: not counted (the
+			// counter check below sees it), and it may be recorded again.
+			continue
+		}
+		left++
+		if ps != nil && ps.outcome != as {
+			m.w.violate(InvCount, "pod %s was counted as %s, the model says %s", m.podName(uid), as, ps.outcome)
+		}
+		m.counted[uid] = as
+	}
+	return left
+}
+
+func (m *model) podName(uid types.UID) string {
+	if ps := m.pods[uid]; ps != nil {
+		return fmt.Sprintf("#%d %s", ps.ordinal, ps.name)
+	}
+	return string(uid)
+}
+
+func (m *model) indexed() bool {
+	return m.job != nil && m.job.Spec.CompletionMode != nil && *m.job.Spec.CompletionMode == batchv1.IndexedCompletion
+}
+
+// quiet says whether nothing is in flight: no uncounted UID, and no finished or
+// deleted pod still carrying the finalizer. The counters must then equal the model.
+func (m *model) quiet() bool {
+	if u := m.job.Status.UncountedTerminatedPods; u != nil && len(u.Succeeded)+len(u.Failed) > 0 {
+		return false
+	}
+	for _, ps := range m.order {
+		if ps.finalizer && !ps.gone && !isActive(ps.last) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkQuiet compares the Job's counters with the model when the Job is quiet.
+func (m *model) checkQuiet() {
+	if m.job == nil || !m.quiet() {
+		return
+	}
+	st := &m.job.Status
+	if int(st.Failed) != m.failed {
+		m.w.violate(InvCount, "quiet Job: status.failed is %d, the model counts %d", st.Failed, m.failed)
+	}
+	if !m.indexed() {
+		if int(st.Succeeded) != m.succeeded {
+			m.w.violate(InvCount, "quiet Job: status.succeeded is %d, the model counts %d", st.Succeeded, m.succeeded)
+		}
+		return
+	}
+	completions := int(deref32(m.job.Spec.Completions, 0))
+	got := parseIndexes(st.CompletedIndexes)
+	var want []int
+	for ix := range m.succeededIx {
+		if ix < completions {
+			want = append(want, ix)
+		}
+	}
+	slices.Sort(want)
+	if g := formatIndexes(got, completions); g != formatIndexes(toSet(want), completions) {
+		m.w.violate(InvCount, "quiet Job: completedIndexes is %q, the model has %q", g, formatIndexes(toSet(want), completions))
+	}
+	if m.job.Spec.BackoffLimitPerIndex == nil {
+		return
+	}
+	failed := parseIndexes(deref(st.FailedIndexes))
+	for ix := range completions {
+		switch want := m.indexFails(ix) && !m.succeededIx[ix]; {
+		case m.dup[ix]:
+			if failed[ix] && m.failures[ix] == 0 && !m.failIndex[ix] {
+				m.w.violate(InvCount, "quiet Job: failedIndexes %q holds index %d, which never failed", deref(st.FailedIndexes), ix)
+			}
+		case failed[ix] != want:
+			m.w.violate(InvCount, "quiet Job: failedIndexes %q, index %d: got %v, the model says %v (%d failures, backoffLimitPerIndex %d, FailIndex %v)",
+				deref(st.FailedIndexes), ix, failed[ix], want, m.failures[ix], *m.job.Spec.BackoffLimitPerIndex, m.failIndex[ix])
+		}
+	}
+}
+
+// activeCount returns the active pods of the Job and whether an index has two.
+func (m *model) activeCount() (active int, dupIndex int) {
+	dupIndex = -1
+	seen := map[int]bool{}
+	for _, ps := range m.order {
+		if ps.gone || !isActive(ps.last) {
+			continue
+		}
+		active++
+		if ps.index >= 0 && m.indexed() {
+			if seen[ps.index] && dupIndex < 0 {
+				dupIndex = ps.index
+			}
+			seen[ps.index] = true
+		}
+	}
+	return active, dupIndex
+}
+
+// anySucceeded says whether a pod of the Job has succeeded.
+func (m *model) anySucceeded() bool {
+	for _, ps := range m.order {
+		if ps.outcome == wonSucceeded || (ps.last != nil && ps.last.Status.Phase == corev1.PodSucceeded) {
+			return true
+		}
+	}
+	return false
+}
+
+// --- Reading objects, independently of the library. ---
+
+func ownedBy(pod *corev1.Pod, uid types.UID) bool {
+	for _, ref := range pod.OwnerReferences {
+		if ref.Controller != nil && *ref.Controller && ref.UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+func hasFinalizer(pod *corev1.Pod) bool {
+	return slices.Contains(pod.Finalizers, batchv1.JobTrackingFinalizer)
+}
+
+func isTerminal(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+func isActive(pod *corev1.Pod) bool {
+	return pod != nil && !isTerminal(pod) && pod.DeletionTimestamp == nil
+}
+
+func podIndex(pod *corev1.Pod) int {
+	v, ok := pod.Annotations[batchv1.JobCompletionIndexAnnotation]
+	if !ok {
+		return -1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
+}
+
+func describePod(pod *corev1.Pod) string {
+	s := string(pod.Status.Phase)
+	if pod.DeletionTimestamp != nil {
+		s += ", being deleted"
+	}
+	return s
+}
+
+func indexText(ix int) string {
+	if ix < 0 {
+		return ""
+	}
+	return ", index " + strconv.Itoa(ix)
+}
+
+func condTrue(job *batchv1.Job, t batchv1.JobConditionType) bool {
+	for _, c := range job.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func replacementPolicy(spec *batchv1.JobSpec) batchv1.PodReplacementPolicy {
+	if spec.PodReplacementPolicy != nil {
+		return *spec.PodReplacementPolicy
+	}
+	if spec.PodFailurePolicy != nil {
+		return batchv1.Failed
+	}
+	return batchv1.TerminatingOrFailed
+}
+
+// matchPolicy returns the action of the first rule that matches a failed pod.
+func matchPolicy(policy *batchv1.PodFailurePolicy, pod *corev1.Pod) (batchv1.PodFailurePolicyAction, bool) {
+	if policy == nil {
+		return "", false
+	}
+	for _, rule := range policy.Rules {
+		switch rule.Action {
+		case batchv1.PodFailurePolicyActionFailJob, batchv1.PodFailurePolicyActionFailIndex,
+			batchv1.PodFailurePolicyActionIgnore, batchv1.PodFailurePolicyActionCount:
+		default:
+			continue
+		}
+		if req := rule.OnExitCodes; req != nil {
+			for _, statuses := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+				for _, cs := range statuses {
+					t := cs.State.Terminated
+					if t == nil || t.ExitCode == 0 || (req.ContainerName != nil && *req.ContainerName != cs.Name) {
+						continue
+					}
+					in := slices.Contains(req.Values, t.ExitCode)
+					if (req.Operator == batchv1.PodFailurePolicyOnExitCodesOpIn && in) ||
+						(req.Operator == batchv1.PodFailurePolicyOnExitCodesOpNotIn && !in) {
+						return rule.Action, true
+					}
+				}
+			}
+			continue
+		}
+		for _, c := range pod.Status.Conditions {
+			for _, p := range rule.OnPodConditions {
+				want := p.Status
+				if want == "" {
+					want = corev1.ConditionTrue
+				}
+				if c.Type == p.Type && c.Status == want {
+					return rule.Action, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// parseIndexes reads "1,3-5,7" into a set; bad parts are skipped (the API server
+// would have refused them).
+func parseIndexes(s string) map[int]bool {
+	out := map[int]bool{}
+	if s == "" {
+		return out
+	}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			continue
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil {
+				continue
+			}
+		}
+		for ix := a; ix <= b && ix-a < 1<<20; ix++ {
+			out[ix] = true
+		}
+	}
+	return out
+}
+
+// formatIndexes writes the indexes of set below limit as "1,3,5-7" (ranges of three
+// or more), the form the API uses.
+func formatIndexes(set map[int]bool, limit int) string {
+	var xs []int
+	for ix := range set {
+		if ix < limit {
+			xs = append(xs, ix)
+		}
+	}
+	slices.Sort(xs)
+	var parts []string
+	for i := 0; i < len(xs); {
+		j := i
+		for j+1 < len(xs) && xs[j+1] == xs[j]+1 {
+			j++
+		}
+		switch {
+		case j-i >= 2:
+			parts = append(parts, fmt.Sprintf("%d-%d", xs[i], xs[j]))
+		default:
+			for k := i; k <= j; k++ {
+				parts = append(parts, strconv.Itoa(xs[k]))
+			}
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+func toSet(xs []int) map[int]bool {
+	out := make(map[int]bool, len(xs))
+	for _, x := range xs {
+		out[x] = true
+	}
+	return out
+}
+
+func countBelow(set map[int]bool, limit int) int {
+	n := 0
+	for ix := range set {
+		if ix < limit {
+			n++
+		}
+	}
+	return n
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func deref32(p *int32, def int32) int32 {
+	if p == nil {
+		return def
+	}
+	return *p
+}

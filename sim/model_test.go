@@ -1,0 +1,239 @@
+package sim
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/reconcile/reconciletest"
+)
+
+// The model must catch a controller that gets counting wrong. Each case plays the
+// controller's part by hand, writing to the cluster directly, and expects the
+// named invariant to break.
+func TestModelCatchesBrokenControllers(t *testing.T) {
+	removeFinalizer := []byte(`{"metadata":{"$deleteFromPrimitiveList/finalizers":["` + batchv1.JobTrackingFinalizer + `"]}}`)
+	cases := []struct {
+		name    string
+		indexed bool
+		elastic bool // parallelism = completions, so succeeded may go down
+		do      func(t *testing.T, h *harness)
+		want    Invariant
+	}{
+		{
+			name: "finalizer of a succeeded pod removed before it was recorded",
+			do: func(t *testing.T, h *harness) {
+				p := h.addPod(t, -1)
+				h.must(t, h.k().Succeed(Namespace, p))
+				h.patch(t, p, removeFinalizer)
+			},
+			want: InvCount,
+		},
+		{
+			name: "a running pod recorded as failed loses its finalizer while the Job is not failing",
+			do: func(t *testing.T, h *harness) {
+				p := h.addPod(t, -1)
+				h.status(t, func(s *batchv1.JobStatus) { s.UncountedTerminatedPods.Failed = []types.UID{h.uid(p)} })
+				h.patch(t, p, removeFinalizer)
+			},
+			want: InvCount,
+		},
+		{
+			name: "counted while its pod still carries the finalizer",
+			do: func(t *testing.T, h *harness) {
+				p := h.addPod(t, -1)
+				h.must(t, h.k().Succeed(Namespace, p))
+				h.status(t, func(s *batchv1.JobStatus) { s.UncountedTerminatedPods.Succeeded = []types.UID{h.uid(p)} })
+				h.status(t, func(s *batchv1.JobStatus) { s.UncountedTerminatedPods.Succeeded = nil; s.Succeeded = 1 })
+			},
+			want: InvCount,
+		},
+		{
+			name: "recorded again after it was counted",
+			do: func(t *testing.T, h *harness) {
+				p := h.addPod(t, -1)
+				h.must(t, h.k().Succeed(Namespace, p))
+				h.status(t, func(s *batchv1.JobStatus) { s.UncountedTerminatedPods.Succeeded = []types.UID{h.uid(p)} })
+				h.patch(t, p, removeFinalizer)
+				h.status(t, func(s *batchv1.JobStatus) { s.UncountedTerminatedPods.Succeeded = nil; s.Succeeded = 1 })
+				h.status(t, func(s *batchv1.JobStatus) { s.UncountedTerminatedPods.Succeeded = []types.UID{h.uid(p)} })
+			},
+			want: InvCountedTwice,
+		},
+		{
+			name: "the counter grows by more than the UIDs that left the ledger",
+			do: func(t *testing.T, h *harness) {
+				h.status(t, func(s *batchv1.JobStatus) { s.Failed = 2 })
+			},
+			want: InvCount,
+		},
+		{
+			name:    "an index below completions drops out of completedIndexes",
+			indexed: true,
+			elastic: true,
+			do: func(t *testing.T, h *harness) {
+				p := h.addPod(t, 1)
+				h.must(t, h.k().Succeed(Namespace, p))
+				h.status(t, func(s *batchv1.JobStatus) { s.CompletedIndexes, s.Succeeded = "1", 1 })
+				h.patch(t, p, removeFinalizer)
+				h.status(t, func(s *batchv1.JobStatus) { s.CompletedIndexes, s.Succeeded = "", 0 })
+			},
+			want: InvBackwards,
+		},
+		{
+			name:    "finalizer of a succeeded Indexed pod removed before its index was recorded",
+			indexed: true,
+			do: func(t *testing.T, h *harness) {
+				p := h.addPod(t, 2)
+				h.must(t, h.k().Succeed(Namespace, p))
+				h.patch(t, p, removeFinalizer)
+			},
+			want: InvRecordFirst,
+		},
+		{
+			name:    "a pod created for an index already completed",
+			indexed: true,
+			do: func(t *testing.T, h *harness) {
+				p := h.addPod(t, 1)
+				h.must(t, h.k().Succeed(Namespace, p))
+				h.status(t, func(s *batchv1.JobStatus) { s.CompletedIndexes, s.Succeeded = "1", 1 })
+				h.patch(t, p, removeFinalizer)
+				h.addPod(t, 1)
+			},
+			want: InvSucceededIndexCreated,
+		},
+		{
+			name:    "two active pods for one index long after any fault",
+			indexed: true,
+			do: func(t *testing.T, h *harness) {
+				h.addPod(t, 0)
+				h.addPod(t, 0)
+				h.w.checkStep()
+			},
+			want: InvDuplicateIndex,
+		},
+		{
+			name: "more active pods than parallelism long after any fault",
+			do: func(t *testing.T, h *harness) {
+				for range 3 {
+					h.addPod(t, -1)
+				}
+				h.w.checkStep()
+			},
+			want: InvOverParallelism,
+		},
+		{
+			name: "a status write the API server refuses",
+			do: func(t *testing.T, h *harness) {
+				job, err := h.w.cluster.GetJob(context.Background(), Namespace, JobName)
+				require.NoError(t, err)
+				job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}
+				_, err = h.w.cluster.UpdateJobStatus(context.Background(), job)
+				require.Error(t, err, "the cluster refuses Failed without FailureTarget")
+				h.w.checkCalls()
+			},
+			want: InvInvalidStatus,
+		},
+		{
+			name: "the Job never finishes",
+			do: func(t *testing.T, h *harness) {
+				h.w.checkEnd()
+			},
+			want: InvNotFinished,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, tc.indexed, tc.elastic)
+			tc.do(t, h)
+			require.NotEmpty(t, h.w.violations, "no invariant broke")
+			require.Equal(t, tc.want, h.w.violations[0].Invariant, "first violation: %v", h.w.violations[0])
+			t.Log(h.w.violations[0])
+		})
+	}
+}
+
+// harness is a world whose controller is the test itself.
+type harness struct {
+	w   *world
+	job *batchv1.Job
+	n   int
+}
+
+func newHarness(t *testing.T, indexed, elastic bool) *harness {
+	job := reconciletest.NewJob(Namespace, JobName, 4, 2)
+	if elastic {
+		job.Spec.Parallelism = ptr.To[int32](4)
+	}
+	if indexed {
+		job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	}
+	w, err := newWorld(&Trace{Job: job})
+	require.NoError(t, err)
+	stored, err := w.cluster.GetJob(context.Background(), Namespace, JobName)
+	require.NoError(t, err)
+	return &harness{w: w, job: stored}
+}
+
+func (h *harness) k() *reconciletest.Kubelet { return h.w.cluster.Kubelet() }
+
+func (h *harness) must(t *testing.T, err error) {
+	t.Helper()
+	require.NoError(t, err)
+}
+
+// addPod creates a pod of the Job, with the tracking finalizer and, when index is
+// not negative, that completion index; it returns the pod's name.
+func (h *harness) addPod(t *testing.T, index int) string {
+	t.Helper()
+	h.n++
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Namespace:       Namespace,
+		Name:            "p" + strconv.Itoa(h.n),
+		Finalizers:      []string{batchv1.JobTrackingFinalizer},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(h.job, batchv1.SchemeGroupVersion.WithKind("Job"))},
+	}}
+	if index >= 0 {
+		pod.Annotations = map[string]string{batchv1.JobCompletionIndexAnnotation: strconv.Itoa(index)}
+	}
+	_, err := h.w.cluster.AddPod(pod)
+	require.NoError(t, err)
+	return pod.Name
+}
+
+func (h *harness) uid(name string) types.UID {
+	p, err := h.w.cluster.GetPod(context.Background(), Namespace, name)
+	if err != nil {
+		return ""
+	}
+	return p.UID
+}
+
+func (h *harness) patch(t *testing.T, name string, data []byte) {
+	t.Helper()
+	_, err := h.w.cluster.PatchPodAs(Namespace, name, data)
+	require.NoError(t, err)
+}
+
+// status writes the Job's status after f changed it, as the controller would.
+func (h *harness) status(t *testing.T, f func(*batchv1.JobStatus)) {
+	t.Helper()
+	job, err := h.w.cluster.GetJob(context.Background(), Namespace, JobName)
+	require.NoError(t, err)
+	if job.Status.UncountedTerminatedPods == nil {
+		job.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
+	}
+	if job.Status.StartTime == nil {
+		job.Status.StartTime = ptr.To(metav1.NewTime(h.w.clock.Now()))
+	}
+	f(&job.Status)
+	_, err = h.w.cluster.UpdateJobStatus(context.Background(), job)
+	require.NoError(t, err)
+}

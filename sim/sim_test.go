@@ -1,0 +1,238 @@
+package sim_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+
+	"github.com/jobkit/jobkit/sim"
+)
+
+var (
+	flagSeeds    = flag.Int("sim.seeds", 0, "number of seeds TestSimulation runs (0: 300; 50 with -short; 10 with -race)")
+	flagFirst    = flag.Uint64("sim.first", 0, "first seed of TestSimulation")
+	flagSeed     = flag.Int64("sim.seed", -1, "run only this seed, with its summary and, on failure, its minimised trace")
+	flagFaults   = flag.Float64("sim.faults", 0.1, "probability that an API call fails; it also scales the other faults")
+	flagMaxPods  = flag.Int("sim.maxpods", 0, "largest completions or parallelism (0: 300)")
+	flagReport   = flag.Bool("sim.report", false, "print seeds per minute, faults by kind and violations")
+	flagMinimize = flag.String("sim.minimize", "", "directory where the minimised trace of each failing seed is written")
+)
+
+// TestSimulation runs the deterministic simulation for many seeds: random Jobs,
+// a random kubelet and random faults, with every invariant checked after every
+// step. A failing seed prints the command that replays it.
+func TestSimulation(t *testing.T) {
+	cfg := sim.Config{FaultRate: *flagFaults, MaxPods: *flagMaxPods}
+	if *flagSeed >= 0 {
+		cfg.Seed = uint64(*flagSeed)
+		res, err := sim.Run(cfg)
+		require.NoError(t, err)
+		t.Logf("seed %d: %s", cfg.Seed, res.Trace.Describe())
+		t.Logf("seed %d: %s", cfg.Seed, res.Summary())
+		if !res.OK() {
+			min := sim.Minimize(res.Trace, res.Violations[0].Invariant, 0)
+			path := writeTrace(t, min, cfg.Seed, true)
+			t.Log("the minimised trace, replayed:")
+			_, _ = sim.ReplayLog(min, func(line string) { t.Log(line) })
+			t.Errorf("seed %d: %v\nminimised to %d actions: %s\nreplay: %s", cfg.Seed, res.Violations[0], len(min.Actions), path, sim.ReplayCommand(cfg.Seed, cfg.FaultRate))
+		}
+		return
+	}
+
+	n := *flagSeeds
+	if n == 0 {
+		switch {
+		case raceEnabled:
+			n = 10 // the race detector slows a run tenfold; CI runs the seeds without it
+		case testing.Short():
+			n = 50
+		default:
+			n = 300
+		}
+	}
+	start := time.Now()
+	stats := runSeeds(t, *flagFirst, n, cfg)
+	elapsed := time.Since(start)
+	perMinute := float64(n) / elapsed.Minutes()
+	summary := fmt.Sprintf("simulation: %d seeds from %d in %v (%.0f seeds/min, %d workers), fault rate %g\n"+
+		"  syncs %d, pods %d, jobs complete %d, failed %d\n"+
+		"  faults injected (%d): %s\n"+
+		"  violations: %d",
+		n, *flagFirst, elapsed.Round(time.Millisecond), perMinute, runtime.GOMAXPROCS(0), cfg.FaultRate,
+		stats.syncs, stats.pods, stats.complete, stats.failed,
+		stats.faults.Total(), stats.faults, len(stats.bad))
+	for _, inv := range sortedKeys(stats.byInvariant) {
+		summary += fmt.Sprintf("\n    %s: %d", inv, stats.byInvariant[inv])
+	}
+	if *flagReport {
+		fmt.Println(summary)
+	} else {
+		t.Log(summary)
+	}
+	for _, b := range stats.bad {
+		t.Errorf("seed %d: %s\nreplay: %s", b.seed, b.res.Violations[0], sim.ReplayCommand(b.seed, cfg.FaultRate))
+		if *flagMinimize != "" {
+			min := sim.Minimize(b.res.Trace, b.res.Violations[0].Invariant, 0)
+			t.Logf("seed %d minimised to %d actions: %s", b.seed, len(min.Actions), writeTrace(t, min, b.seed, false))
+		}
+	}
+}
+
+type failure struct {
+	seed uint64
+	res  *sim.Result
+}
+
+type seedStats struct {
+	syncs, pods, complete, failed int
+	faults                        sim.Counts
+	byInvariant                   map[string]int
+	bad                           []failure
+}
+
+// runSeeds runs seeds first..first+n-1 on one worker per CPU. Each run is
+// independent and deterministic; only the order of completion varies.
+func runSeeds(t *testing.T, first uint64, n int, cfg sim.Config) seedStats {
+	stats := seedStats{faults: sim.Counts{}, byInvariant: map[string]int{}}
+	var mu sync.Mutex
+	seeds := make(chan uint64)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for seed := range seeds {
+				c := cfg
+				c.Seed = seed
+				res, err := sim.Run(c)
+				mu.Lock()
+				if err != nil {
+					t.Errorf("seed %d: %v", seed, err)
+					mu.Unlock()
+					continue
+				}
+				stats.syncs += res.Syncs
+				stats.pods += res.Pods
+				stats.faults.Add(res.Faults)
+				switch {
+				case !res.OK():
+					stats.byInvariant[string(res.Violations[0].Invariant)]++
+					stats.bad = append(stats.bad, failure{seed, res})
+				case res.Condition == batchv1.JobComplete:
+					stats.complete++
+				default:
+					stats.failed++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range n {
+		seeds <- first + uint64(i)
+	}
+	close(seeds)
+	wg.Wait()
+	sort.Slice(stats.bad, func(i, j int) bool { return stats.bad[i].seed < stats.bad[j].seed })
+	return stats
+}
+
+func writeTrace(t *testing.T, tr *sim.Trace, seed uint64, toTemp bool) string {
+	dir := *flagMinimize
+	if dir == "" {
+		if !toTemp {
+			return ""
+		}
+		dir = os.TempDir()
+	}
+	path := filepath.Join(dir, fmt.Sprintf("seed-%d.json", seed))
+	if err := sim.WriteTrace(path, tr); err != nil {
+		t.Errorf("write trace: %v", err)
+	}
+	return path
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// TestRegressions replays the minimised traces of the bugs the simulator found
+// (testdata/regressions): each broke an invariant before its fix, and must now run
+// to the end with none broken.
+func TestRegressions(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "regressions", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, paths, "no regression traces")
+	for _, path := range paths {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".json"), func(t *testing.T) {
+			tr, err := sim.ReadTrace(path)
+			require.NoError(t, err)
+			require.NotEmpty(t, tr.Note, "a regression trace says what it found")
+			res, err := sim.Replay(tr)
+			require.NoError(t, err)
+			require.Truef(t, res.OK(), "Replay(%s) = %v\n%s", path, res.Violations, tr.Note)
+			require.True(t, res.Finished, "Replay(%s) did not finish: %s", path, res.Summary())
+		})
+	}
+}
+
+// A seed gives the same run every time, and replaying its trace gives the same run
+// again, call for call.
+func TestRunIsDeterministic(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3, 20, 88, 467} {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			cfg := sim.Config{Seed: seed, FaultRate: 0.2}
+			a, err := sim.Run(cfg)
+			require.NoError(t, err)
+			b, err := sim.Run(cfg)
+			require.NoError(t, err)
+			ja, err := sim.MarshalTrace(a.Trace)
+			require.NoError(t, err)
+			jb, err := sim.MarshalTrace(b.Trace)
+			require.NoError(t, err)
+			require.Equal(t, string(ja), string(jb), "two runs of seed %d", seed)
+			require.Equal(t, a.Summary(), b.Summary())
+
+			r, err := sim.Replay(a.Trace)
+			require.NoError(t, err)
+			jr, err := sim.MarshalTrace(r.Trace)
+			require.NoError(t, err)
+			require.Equal(t, string(ja), string(jr), "the replay of seed %d", seed)
+			require.Equal(t, a.Summary(), r.Summary())
+		})
+	}
+}
+
+func TestTraceRoundTrip(t *testing.T) {
+	res, err := sim.Run(sim.Config{Seed: 5, FaultRate: 0.3})
+	require.NoError(t, err)
+	res.Trace.Note = "a note with \"quotes\"\nand a newline"
+	path := filepath.Join(t.TempDir(), "trace.json")
+	require.NoError(t, sim.WriteTrace(path, res.Trace))
+	back, err := sim.ReadTrace(path)
+	require.NoError(t, err)
+	want, err := sim.MarshalTrace(res.Trace)
+	require.NoError(t, err)
+	got, err := sim.MarshalTrace(back)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(got))
+
+	_, err = sim.ReadTrace(filepath.Join(t.TempDir(), "missing.json"))
+	require.Error(t, err)
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"actions": []}`), 0o644))
+	_, err = sim.ReadTrace(bad)
+	require.ErrorContains(t, err, "no job")
+}

@@ -1,0 +1,226 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+)
+
+// Trace is one simulated run written out in full: the Job as created, the
+// controller's settings and every action in the order it happened. It does not
+// depend on the random generator: Replay runs it as is, so a trace committed as a
+// regression test keeps meaning the same run when the generator changes, and a
+// minimised trace (Minimize) still replays.
+//
+// Pods are named by their creation ordinal (1 for the first pod the cluster stored),
+// which does not depend on generated names.
+type Trace struct {
+	// Seed is the seed the trace was generated from (informational).
+	Seed uint64 `json:"seed,omitempty"`
+	// Note says what the trace shows, for a regression trace the bug it found.
+	Note string `json:"note,omitempty"`
+	// Job is the Job as given to the cluster (before API defaulting).
+	Job *batchv1.Job `json:"job"`
+	// Controller holds the settings of every Reconciler of the run.
+	Controller ControllerSettings `json:"controller"`
+	// Actions is the run, in order.
+	Actions []Action `json:"actions"`
+}
+
+// ControllerSettings are the reconcile.Config values a run varies. Zero means the
+// simulator's default (see the Default constants).
+type ControllerSettings struct {
+	// MaxCreatesPerSync and MaxUncounted cap a sync's creations and
+	// uncountedTerminatedPods entries.
+	MaxCreatesPerSync int `json:"maxCreatesPerSync,omitempty"`
+	MaxUncounted      int `json:"maxUncounted,omitempty"`
+	// BackoffBaseMillis and BackoffMaxMillis are the pod failure backoff.
+	BackoffBaseMillis int64 `json:"backoffBaseMillis,omitempty"`
+	BackoffMaxMillis  int64 `json:"backoffMaxMillis,omitempty"`
+	// ExpectationsTTLMillis is how long expectations wait for their events.
+	ExpectationsTTLMillis int64 `json:"expectationsTTLMillis,omitempty"`
+}
+
+// Defaults of ControllerSettings.
+const (
+	DefaultBackoffBase     = time.Second
+	DefaultBackoffMax      = 8 * time.Second
+	DefaultExpectationsTTL = 30 * time.Second
+)
+
+func (s ControllerSettings) backoffBase() time.Duration {
+	return millisOr(s.BackoffBaseMillis, DefaultBackoffBase)
+}
+func (s ControllerSettings) backoffMax() time.Duration {
+	return millisOr(s.BackoffMaxMillis, DefaultBackoffMax)
+}
+func (s ControllerSettings) expectationsTTL() time.Duration {
+	return millisOr(s.ExpectationsTTLMillis, DefaultExpectationsTTL)
+}
+
+func millisOr(ms int64, d time.Duration) time.Duration {
+	if ms <= 0 {
+		return d
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// Verb is what an Action does.
+type Verb string
+
+// The verbs of a trace.
+const (
+	// VerbSync syncs the Job from the cache, with Action.Faults injected into its API
+	// calls and, when Action.Crash is set, a crash after that many calls (every
+	// later call fails without effect, then the controller restarts).
+	VerbSync Verb = "sync"
+
+	// Kubelet actions on pod Action.Pod.
+	VerbRun               Verb = "run"               // Pending → Running
+	VerbReady             Verb = "ready"             // Running and ready
+	VerbSucceed           Verb = "succeed"           // exit 0
+	VerbFail              Verb = "fail"              // exit code Action.N
+	VerbEvict             Verb = "evict"             // Failed with DisruptionTarget
+	VerbRestartContainer  Verb = "restartContainer"  // restartPolicy OnFailure
+	VerbFinishTermination Verb = "finishTermination" // a pod being deleted stops (Failed, 137)
+	VerbDelete            Verb = "delete"            // someone else deletes the pod gracefully
+
+	// Watch events.
+	VerbDeliverDue Verb = "deliverDue" // every event that is due, oldest first
+	VerbDeliverAll Verb = "deliverAll" // every queued event
+	// VerbDeliverOne delivers the oldest queued event of pod Action.Pod, or of the Job
+	// when Pod is 0, ahead of the others (reordering).
+	VerbDeliverOne Verb = "deliverOne"
+	// VerbDropDelete loses the queued delete event of pod Action.Pod: the cache forgets
+	// the pod without telling the controller.
+	VerbDropDelete Verb = "dropDelete"
+	// VerbLatency sets the delay of later watch events to Action.N milliseconds.
+	VerbLatency Verb = "latency"
+
+	// VerbRestart crashes the controller between syncs: a new Reconciler with new
+	// stores and a new, fully synced cache.
+	VerbRestart Verb = "restart"
+
+	// Spec changes by the Job's owner.
+	VerbSetParallelism Verb = "parallelism" // spec.parallelism = Action.N
+	VerbSetElastic     Verb = "elastic"     // spec.completions = spec.parallelism = Action.N
+	VerbSuspend        Verb = "suspend"
+	VerbResume         Verb = "resume"
+
+	// VerbAdvance moves the clock by Action.N milliseconds.
+	VerbAdvance Verb = "advance"
+)
+
+// Action is one step of a trace.
+type Action struct {
+	// Do is what the action does.
+	Do Verb `json:"do"`
+	// Pod is the creation ordinal of the pod acted on, from 1.
+	Pod int `json:"pod,omitempty"`
+	// N is the verb's number: an exit code, a count, milliseconds.
+	N int `json:"n,omitempty"`
+	// Faults are the errors injected into the calls of a Sync.
+	Faults []CallFault `json:"faults,omitempty"`
+	// Crash, for a Sync, lets that many calls through, fails the rest and restarts
+	// the controller after the sync.
+	Crash *int `json:"crash,omitempty"`
+}
+
+// String renders the action on one line.
+func (a Action) String() string {
+	var b strings.Builder
+	b.WriteString(string(a.Do))
+	if a.Pod != 0 {
+		fmt.Fprintf(&b, " pod#%d", a.Pod)
+	}
+	if a.N != 0 {
+		fmt.Fprintf(&b, " %d", a.N)
+	}
+	for _, f := range a.Faults {
+		fmt.Fprintf(&b, " [call %d %s: %s]", f.Call, f.Op, f.Kind)
+	}
+	if a.Crash != nil {
+		fmt.Fprintf(&b, " [crash after %d calls]", *a.Crash)
+	}
+	return b.String()
+}
+
+// CallFault is an error injected into one API call of a sync.
+type CallFault struct {
+	// Call numbers the calls of the sync from 1.
+	Call int `json:"call"`
+	// Op is the operation the call was when the fault was drawn; on replay the fault
+	// fires only on a call of that operation (empty: any).
+	Op string `json:"op,omitempty"`
+	// Kind is the fault.
+	Kind FaultKind `json:"kind"`
+}
+
+// ReadTrace reads a trace written by WriteTrace.
+func ReadTrace(path string) (*Trace, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var tr Trace
+	if err := json.Unmarshal(data, &tr); err != nil {
+		return nil, fmt.Errorf("sim: trace %s: %w", path, err)
+	}
+	if tr.Job == nil {
+		return nil, fmt.Errorf("sim: trace %s: no job", path)
+	}
+	return &tr, nil
+}
+
+// WriteTrace writes tr as indented JSON, one action per line.
+func WriteTrace(path string, tr *Trace) error {
+	data, err := MarshalTrace(tr)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// MarshalTrace encodes tr as JSON with one action per line, so that a committed
+// trace reads and diffs well.
+func MarshalTrace(tr *Trace) ([]byte, error) {
+	head := *tr
+	head.Actions = nil
+	job, err := json.MarshalIndent(tr.Job, "  ", "  ")
+	if err != nil {
+		return nil, err
+	}
+	ctl, err := json.Marshal(tr.Controller)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	b.WriteString("{\n")
+	if tr.Seed != 0 {
+		fmt.Fprintf(&b, "  \"seed\": %d,\n", tr.Seed)
+	}
+	if tr.Note != "" {
+		note, _ := json.Marshal(tr.Note)
+		fmt.Fprintf(&b, "  \"note\": %s,\n", note)
+	}
+	fmt.Fprintf(&b, "  \"job\": %s,\n", job)
+	fmt.Fprintf(&b, "  \"controller\": %s,\n", ctl)
+	b.WriteString("  \"actions\": [")
+	for i, a := range tr.Actions {
+		line, err := json.Marshal(a)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n    ")
+		b.Write(line)
+	}
+	b.WriteString("\n  ]\n}\n")
+	return []byte(b.String()), nil
+}

@@ -1,0 +1,499 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/backoff"
+	"github.com/jobkit/jobkit/reconcile"
+	"github.com/jobkit/jobkit/reconcile/reconciletest"
+)
+
+// ControllerName is the spec.managedBy of simulated Jobs and the name of the
+// simulated controller.
+const ControllerName = "sim.jobkit.dev/job-controller"
+
+// Invariant names a checked property.
+type Invariant string
+
+// The invariants; the package documentation states each.
+const (
+	// InvCount: the counters, completedIndexes and failedIndexes follow the model.
+	InvCount Invariant = "count"
+	// InvCountedTwice: a UID entered an uncounted list after it was counted.
+	InvCountedTwice Invariant = "counted-twice"
+	// InvRecordFirst: a pod lost its finalizer before it was recorded, or was
+	// counted before it lost its finalizer.
+	InvRecordFirst Invariant = "record-first"
+	// InvBackwards: a counter or an index list went back.
+	InvBackwards Invariant = "backwards"
+	// InvInvalidStatus: the API server refused a status write.
+	InvInvalidStatus Invariant = "invalid-status"
+	// InvSucceededIndexCreated: a pod was created for a completed index.
+	InvSucceededIndexCreated Invariant = "succeeded-index-created"
+	// InvDuplicateIndex: an index had two active pods long after any fault.
+	InvDuplicateIndex Invariant = "duplicate-index"
+	// InvOverParallelism: more active pods than parallelism long after any fault.
+	InvOverParallelism Invariant = "over-parallelism"
+	// InvNotFinished: the Job had no terminal condition at the end.
+	InvNotFinished Invariant = "not-finished"
+	// InvFinalizerLeft: a pod still carried the tracking finalizer at the end.
+	InvFinalizerLeft Invariant = "finalizer-left"
+	// InvUncountedLeft: the finished Job still had uncounted pods.
+	InvUncountedLeft Invariant = "uncounted-left"
+)
+
+// Violation is a broken invariant.
+type Violation struct {
+	Invariant Invariant
+	// Action is the position in the trace of the action during or after which the
+	// violation was found; Sync counts the syncs run until then.
+	Action, Sync int
+	Message      string
+}
+
+// String renders the violation on one line.
+func (v Violation) String() string {
+	return fmt.Sprintf("%s (action %d, sync %d): %s", v.Invariant, v.Action, v.Sync, v.Message)
+}
+
+// cleanSyncs is how many syncs that see everything the controller wrote may pass
+// after a fault that hid its writes before duplicates and excess pods must be gone.
+const cleanSyncs = 3
+
+// world runs the actions of a trace against an in-memory cluster.
+type world struct {
+	tr      *Trace // actions run so far are appended to it
+	ns      string
+	name    string
+	clock   *clocktesting.FakeClock
+	cluster *reconciletest.Cluster
+	r       *reconcile.Reconciler
+	model   *model
+
+	// The sync in progress.
+	inSync      bool
+	cur         *Action
+	calls       int
+	creates     int
+	faulted     bool
+	crashAfter  int
+	draw        func(call reconciletest.Call, creates int) (FaultKind, bool) // nil: replay
+	callsLogged int
+
+	faults     Counts
+	violations []Violation
+	syncs      int
+	// clean counts the syncs since the last fault that hid the controller's writes,
+	// among those that ran with a fully delivered cache and no fault.
+	clean int
+	// stopped is set by the first violation: the run ends there.
+	stopped bool
+	// acting is the position in the trace of the action being run.
+	acting int
+	// debug, when set, receives a description of every sync.
+	debug func(string)
+}
+
+func newWorld(tr *Trace) (*world, error) {
+	clk := clocktesting.NewFakeClock(reconciletest.DefaultStart)
+	w := &world{
+		tr:         &Trace{Seed: tr.Seed, Note: tr.Note, Job: tr.Job, Controller: tr.Controller},
+		ns:         tr.Job.Namespace,
+		name:       tr.Job.Name,
+		clock:      clk,
+		cluster:    reconciletest.NewCluster(reconciletest.Options{Clock: clk, Seed: tr.Seed}),
+		faults:     Counts{},
+		crashAfter: -1,
+		clean:      cleanSyncs,
+	}
+	w.model = newModel(w)
+	w.cluster.OnWrite(w.model.observe)
+	w.cluster.SetInterceptor(w.intercept)
+	cache := w.cluster.Cache()
+	cache.OnPodEvent(func(ev reconcile.PodEvent) { w.r.ObservePodEvent(ev, cache.Job) })
+	cache.OnJobEvent(func(ev reconcile.JobEvent) { w.r.ObserveJobEvent(ev) })
+	r, err := w.newReconciler()
+	if err != nil {
+		return nil, err
+	}
+	w.r = r
+	job := tr.Job.DeepCopy()
+	job.Spec.ManagedBy = ptr.To(ControllerName)
+	if _, err := w.cluster.CreateJob(job); err != nil {
+		return nil, fmt.Errorf("sim: create job: %w", err)
+	}
+	cache.DeliverAll()
+	return w, nil
+}
+
+func (w *world) newReconciler() (*reconcile.Reconciler, error) {
+	s := w.tr.Controller
+	return reconcile.New(reconcile.Config{
+		Name:                        ControllerName,
+		Clock:                       w.clock,
+		FinalizerRemovalParallelism: 1,
+		MaxCreatesPerSync:           s.MaxCreatesPerSync,
+		MaxUncounted:                s.MaxUncounted,
+		Backoff:                     backoff.Policy{Base: s.backoffBase(), Max: s.backoffMax()},
+		ExpectationsTTL:             s.expectationsTTL(),
+	}, w.cluster)
+}
+
+// violate records a violation and stops the run.
+func (w *world) violate(inv Invariant, format string, args ...any) {
+	w.violations = append(w.violations, Violation{
+		Invariant: inv, Action: w.acting, Sync: w.syncs, Message: fmt.Sprintf(format, args...),
+	})
+	w.stopped = true
+}
+
+// disturb notes a fault that may hide the controller's writes from it.
+func (w *world) disturb(k FaultKind) {
+	w.faults[k]++
+	if k.hides() {
+		w.clean = 0
+	}
+}
+
+// intercept decides the outcome of each API call of the controller.
+func (w *world) intercept(call reconciletest.Call) reconciletest.Outcome {
+	if !w.inSync {
+		return reconciletest.Outcome{}
+	}
+	w.calls++
+	if call.Op == reconciletest.OpCreatePod {
+		w.creates++
+	}
+	if w.crashAfter >= 0 && w.calls > w.crashAfter {
+		w.faulted = true
+		return reconciletest.Outcome{Err: errCrashed}
+	}
+	if w.draw != nil {
+		if kind, ok := w.draw(call, w.creates); ok {
+			w.cur.Faults = append(w.cur.Faults, CallFault{Call: w.calls, Op: string(call.Op), Kind: kind})
+			return w.inject(kind)
+		}
+		return reconciletest.Outcome{}
+	}
+	for _, f := range w.cur.Faults {
+		if f.Call == w.calls && (f.Op == "" || f.Op == string(call.Op)) {
+			return w.inject(f.Kind)
+		}
+	}
+	return reconciletest.Outcome{}
+}
+
+func (w *world) inject(k FaultKind) reconciletest.Outcome {
+	w.faulted = true
+	w.disturb(k)
+	return k.outcome()
+}
+
+// pod returns the model's record of the pod with ordinal n, or nil.
+func (w *world) pod(n int) *podState {
+	if n < 1 || n > len(w.model.order) {
+		return nil
+	}
+	return w.model.order[n-1]
+}
+
+// do runs one action and appends it to the trace. Actions that cannot apply (a pod
+// that is gone, a kubelet move the pod cannot make) do nothing, so that a trace
+// with actions removed still replays.
+func (w *world) do(a Action) {
+	if w.stopped {
+		return
+	}
+	w.acting = len(w.tr.Actions)
+	if w.debug != nil && a.Do != VerbSync {
+		w.debug(fmt.Sprintf("%d %s", w.acting, a))
+	}
+	c := w.cluster
+	k := c.Kubelet()
+	cache := c.Cache()
+	// A pod being deleted only ever stops as Failed (FinishTermination): the
+	// kubelet's other moves leave it alone, so that its outcome does not depend on
+	// who looks first.
+	podCmd := func(f func(ns, name string) error) {
+		if ps := w.pod(a.Pod); ps != nil && !ps.gone && (ps.last.DeletionTimestamp == nil || a.Do == VerbFinishTermination) {
+			_ = f(w.ns, ps.name)
+		}
+	}
+	switch a.Do {
+	case VerbSync:
+		w.sync(&a)
+		return
+	case VerbRun:
+		podCmd(k.Run)
+	case VerbReady:
+		podCmd(func(ns, name string) error { return k.SetReady(ns, name, true) })
+	case VerbSucceed:
+		podCmd(k.Succeed)
+	case VerbFail:
+		podCmd(func(ns, name string) error { return k.Fail(ns, name, int32(max(a.N, 1))) })
+	case VerbEvict:
+		podCmd(k.Evict)
+	case VerbRestartContainer:
+		podCmd(k.RestartContainer)
+	case VerbFinishTermination:
+		podCmd(k.FinishTermination)
+	case VerbDelete:
+		podCmd(func(ns, name string) error { return c.RemovePod(ns, name, nil) })
+	case VerbDeliverDue:
+		cache.DeliverDue()
+	case VerbDeliverAll:
+		cache.DeliverAll()
+	case VerbDeliverOne:
+		if i := w.pendingIndex(a.Pod, false); i >= 0 {
+			if i > 0 {
+				w.disturb(FaultReorder)
+			}
+			_ = cache.DeliverAt(i)
+		}
+	case VerbDropDelete:
+		if i := w.pendingIndex(a.Pod, true); i >= 0 {
+			w.disturb(FaultLostDelete)
+			_ = cache.DropAt(i)
+		}
+	case VerbLatency:
+		if a.N > 0 {
+			w.disturb(FaultDelay)
+		}
+		c.SetEventLatency(time.Duration(a.N) * time.Millisecond)
+	case VerbRestart:
+		w.disturb(FaultRestart)
+		w.restart()
+	case VerbSetParallelism, VerbSetElastic, VerbSuspend, VerbResume:
+		_, err := c.UpdateJob(w.ns, w.name, func(j *batchv1.Job) {
+			switch a.Do {
+			case VerbSetParallelism:
+				j.Spec.Parallelism = ptr.To(int32(a.N))
+			case VerbSetElastic:
+				j.Spec.Parallelism, j.Spec.Completions = ptr.To(int32(a.N)), ptr.To(int32(a.N))
+			case VerbSuspend:
+				j.Spec.Suspend = ptr.To(true)
+			case VerbResume:
+				j.Spec.Suspend = ptr.To(false)
+			}
+		})
+		if err == nil {
+			w.clean = 0
+		}
+	case VerbAdvance:
+		w.clock.Step(time.Duration(a.N) * time.Millisecond)
+		w.tr.Actions = append(w.tr.Actions, a)
+		w.checkStep()
+		return
+	default:
+		w.violate(InvNotFinished, "unknown action %q", a.Do)
+	}
+	w.tr.Actions = append(w.tr.Actions, a)
+}
+
+// pendingIndex finds the oldest queued event of pod ordinal n (the Job when n is
+// 0); with deleted, only a Deleted event.
+func (w *world) pendingIndex(n int, deleted bool) int {
+	var name string
+	if n > 0 {
+		ps := w.pod(n)
+		if ps == nil {
+			return -1
+		}
+		name = ps.name
+	}
+	for i, ev := range w.cluster.Cache().Pending() {
+		if deleted && ev.Type != watch.Deleted {
+			continue
+		}
+		if n == 0 && ev.Job != nil {
+			return i
+		}
+		if n > 0 && ev.Pod != nil && ev.Pod.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// restart replaces the controller: new Reconciler, new stores, and a new cache that
+// lists everything before the first sync, as an informer does.
+func (w *world) restart() {
+	r, err := w.newReconciler()
+	if err != nil {
+		w.violate(InvNotFinished, "new reconciler: %v", err)
+		return
+	}
+	w.r = r
+	w.cluster.Cache().Reset()
+	w.cluster.Cache().DeliverAll()
+	w.clean = 0
+}
+
+// sync runs one sync of the Job from the cache.
+func (w *world) sync(a *Action) {
+	cache := w.cluster.Cache()
+	caughtUp := len(cache.Pending()) == 0
+	w.cur, w.calls, w.creates, w.faulted = a, 0, 0, false
+	w.crashAfter = -1
+	if a.Crash != nil {
+		w.crashAfter = *a.Crash
+		w.disturb(FaultCrash)
+	}
+	view := map[types.UID]string{}
+	for _, p := range cache.Pods(w.ns) {
+		view[p.UID] = p.ResourceVersion
+	}
+	w.model.view = view
+	w.inSync = true
+	job := cache.Job(w.ns, w.name)
+	var res reconcile.Result
+	var err error
+	if job != nil {
+		res, err = w.r.SyncWith(context.Background(), job, cache.PodsForJob)
+	}
+	w.inSync = false
+	w.model.view = nil
+	if w.debug != nil {
+		w.debugSync(job, res, err)
+	}
+	w.syncs++
+	w.tr.Actions = append(w.tr.Actions, *a)
+	if a.Crash != nil {
+		w.restart()
+	}
+	if job != nil && caughtUp && !w.faulted && res.Plan != nil && res.Skipped == "" && w.clean < cleanSyncs {
+		w.clean++
+	}
+	w.checkCalls()
+	w.checkStep()
+}
+
+func (w *world) debugSync(job *batchv1.Job, res reconcile.Result, err error) {
+	s := fmt.Sprintf("%d %s (sync %d)", w.acting, w.cur, w.syncs+1)
+	if job != nil {
+		s += fmt.Sprintf(" cached job rv=%s suspend=%v %s", job.ResourceVersion, deref(ptrBoolText(job.Spec.Suspend)), statusText(&job.Status))
+	}
+	if res.Plan != nil {
+		s += "\n  plan: " + strings.ReplaceAll(res.Plan.String(), "\n", "\n  plan: ")
+	}
+	if res.Skipped != "" && res.Plan == nil {
+		s += "\n  skipped: " + res.Skipped
+	}
+	if err != nil {
+		s += fmt.Sprintf("\n  err: %v", err)
+	}
+	for _, call := range w.cluster.Calls() {
+		s += "\n  call " + call.String()
+	}
+	w.debug(s)
+}
+
+func ptrBoolText(b *bool) *string {
+	if b == nil {
+		return nil
+	}
+	s := fmt.Sprint(*b)
+	return &s
+}
+
+// checkCalls looks at the calls of the last sync: no status write may be refused
+// as invalid.
+func (w *world) checkCalls() {
+	calls := w.cluster.Calls()
+	for _, call := range calls {
+		if call.Op == reconciletest.OpUpdateJobStatus && apierrors.IsInvalid(call.Err) {
+			w.violate(InvInvalidStatus, "the API server refused a status write: %v", call.Err)
+		}
+	}
+	w.cluster.ResetCalls()
+}
+
+// checkStep checks the invariants that hold between steps.
+func (w *world) checkStep() {
+	if w.stopped {
+		return
+	}
+	m := w.model
+	m.checkQuiet()
+	if w.stopped || m.job == nil || w.clean < cleanSyncs || w.finished() {
+		return
+	}
+	active, dup := m.activeCount()
+	limit := int(deref32(m.job.Spec.Parallelism, 1))
+	if m.job.Spec.Suspend != nil && *m.job.Spec.Suspend {
+		limit = 0
+	}
+	if m.job.Spec.Completions == nil && m.anySucceeded() {
+		// A work queue that has seen a success leaves what runs running: a
+		// lower parallelism deletes nothing (as upstream).
+		limit = max(limit, active)
+	}
+	if dup >= 0 {
+		w.violate(InvDuplicateIndex, "index %d has two active pods %d syncs after the last fault that could hide them", dup, w.clean)
+	} else if active > limit {
+		w.violate(InvOverParallelism, "%d active pods, parallelism %d, %d syncs after the last fault that could hide them", active, limit, w.clean)
+	}
+}
+
+// finished says whether the Job has a terminal condition and no pod carries the
+// tracking finalizer.
+func (w *world) finished() bool {
+	j := w.model.job
+	if j == nil || !(condTrue(j, batchv1.JobComplete) || condTrue(j, batchv1.JobFailed)) {
+		return false
+	}
+	for _, ps := range w.model.order {
+		if ps.finalizer && !ps.gone {
+			return false
+		}
+	}
+	return true
+}
+
+// checkEnd checks the state at the end of a run.
+func (w *world) checkEnd() {
+	if w.stopped {
+		return
+	}
+	m := w.model
+	j := m.job
+	if !(condTrue(j, batchv1.JobComplete) || condTrue(j, batchv1.JobFailed)) {
+		w.violate(InvNotFinished, "the Job has no terminal condition after %d syncs: %s", w.syncs, statusText(&j.Status))
+		return
+	}
+	for _, ps := range m.order {
+		if ps.finalizer && !ps.gone {
+			w.violate(InvFinalizerLeft, "pod #%d %s (%s) still carries the tracking finalizer after the Job finished", ps.ordinal, ps.name, describePod(ps.last))
+			return
+		}
+	}
+	if u := j.Status.UncountedTerminatedPods; u != nil && len(u.Succeeded)+len(u.Failed) > 0 {
+		w.violate(InvUncountedLeft, "the finished Job still has uncounted pods: %v", u)
+		return
+	}
+	m.checkQuiet()
+}
+
+func statusText(st *batchv1.JobStatus) string {
+	s := fmt.Sprintf("active=%d succeeded=%d failed=%d", st.Active, st.Succeeded, st.Failed)
+	if st.CompletedIndexes != "" {
+		s += fmt.Sprintf(" completedIndexes=%q", st.CompletedIndexes)
+	}
+	if st.FailedIndexes != nil {
+		s += fmt.Sprintf(" failedIndexes=%q", *st.FailedIndexes)
+	}
+	for _, c := range st.Conditions {
+		s += fmt.Sprintf(" %s=%s(%s)", c.Type, c.Status, c.Reason)
+	}
+	return s
+}
