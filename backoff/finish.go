@@ -5,6 +5,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/jobkit/jobkit/internal/podutil"
 )
 
 // FinishTime returns when a finished pod finished, taken from the first of these
@@ -71,7 +73,7 @@ func containersFinishTime(pod *corev1.Pod) (time.Time, bool) {
 	}
 	for i := range pod.Status.InitContainerStatuses {
 		cs := &pod.Status.InitContainerStatuses[i]
-		if !isSidecar(pod, i, cs.Name) {
+		if !podutil.IsSidecarStatus(pod, i, cs.Name) {
 			continue
 		}
 		t, ok := terminatedAt(cs)
@@ -94,24 +96,4 @@ func terminatedAt(cs *corev1.ContainerStatus) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return term.FinishedAt.Time, true
-}
-
-// isSidecar reports whether the init container named name is a restartable init
-// container. The kubelet usually lists init container statuses in spec order, so
-// position i is tried before a search; either way no map is built.
-func isSidecar(pod *corev1.Pod, i int, name string) bool {
-	inits := pod.Spec.InitContainers
-	if i < len(inits) && inits[i].Name == name {
-		return restartsAlways(&inits[i])
-	}
-	for j := range inits {
-		if inits[j].Name == name {
-			return restartsAlways(&inits[j])
-		}
-	}
-	return false
-}
-
-func restartsAlways(c *corev1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }

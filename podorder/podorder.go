@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/jobkit/jobkit/internal/podutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -120,23 +122,11 @@ func keyOf(p *corev1.Pod) key {
 	}
 	for i := range p.Status.InitContainerStatuses {
 		s := &p.Status.InitContainerStatuses[i]
-		if s.RestartCount > k.sidecarRestarts && isSidecar(p, s.Name) {
+		if s.RestartCount > k.sidecarRestarts && podutil.IsSidecarStatus(p, i, s.Name) {
 			k.sidecarRestarts = s.RestartCount
 		}
 	}
 	return k
-}
-
-// isSidecar reports whether the init container called name is restartable. A linear
-// scan is cheaper than a set for the handful of init containers a pod has.
-func isSidecar(p *corev1.Pod, name string) bool {
-	for i := range p.Spec.InitContainers {
-		c := &p.Spec.InitContainers[i]
-		if c.Name == name {
-			return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-		}
-	}
-	return false
 }
 
 func compareKeys(a, b *key) int {

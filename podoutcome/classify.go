@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/jobkit/jobkit/internal/podutil"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -202,7 +204,7 @@ func unfinished(pod *corev1.Pod) (name, problem string) {
 	const prefix = "pod is in phase Succeeded but "
 	for i := range pod.Status.InitContainerStatuses {
 		cs := &pod.Status.InitContainerStatuses[i]
-		if isSidecar(pod, i, cs.Name) {
+		if podutil.IsSidecarStatus(pod, i, cs.Name) {
 			continue
 		}
 		if p := notFinished(cs); p != "" {
@@ -217,7 +219,7 @@ func unfinished(pod *corev1.Pod) (name, problem string) {
 	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		if !restartsAlways(c) && findStatus(pod.Status.InitContainerStatuses, i, c.Name) == nil {
+		if !podutil.RestartsAlways(c) && findStatus(pod.Status.InitContainerStatuses, i, c.Name) == nil {
 			return c.Name, fmt.Sprintf("%sinit container %q has no status", prefix, c.Name)
 		}
 	}
@@ -248,7 +250,7 @@ func notFinished(cs *corev1.ContainerStatus) string {
 func failedContainer(pod *corev1.Pod) (name, msg string) {
 	for i := range pod.Status.InitContainerStatuses {
 		cs := &pod.Status.InitContainerStatuses[i]
-		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 && !isSidecar(pod, i, cs.Name) {
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 && !podutil.IsSidecarStatus(pod, i, cs.Name) {
 			return cs.Name, exitMessage("init container", cs.Name, t)
 		}
 	}
@@ -266,26 +268,6 @@ func exitMessage(kind, name string, t *corev1.ContainerStateTerminated) string {
 		return fmt.Sprintf("%s %q exited with code %d", kind, name, t.ExitCode)
 	}
 	return fmt.Sprintf("%s %q exited with code %d (%s)", kind, name, t.ExitCode, t.Reason)
-}
-
-// isSidecar reports whether the init container status at position i, named
-// name, belongs to a restartable init container of the spec. The kubelet lists
-// statuses in spec order, so position i is tried before a search.
-func isSidecar(pod *corev1.Pod, i int, name string) bool {
-	inits := pod.Spec.InitContainers
-	if i < len(inits) && inits[i].Name == name {
-		return restartsAlways(&inits[i])
-	}
-	for j := range inits {
-		if inits[j].Name == name {
-			return restartsAlways(&inits[j])
-		}
-	}
-	return false
-}
-
-func restartsAlways(c *corev1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }
 
 // findStatus returns the status named name, trying position i first.

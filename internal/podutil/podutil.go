@@ -1,0 +1,28 @@
+// Package podutil holds the small facts about pods that several jobkit packages
+// read the same way. It is internal: its names may change freely.
+package podutil
+
+import corev1 "k8s.io/api/core/v1"
+
+// RestartsAlways reports whether c is a restartable init container (a sidecar):
+// restartPolicy Always on an init container.
+func RestartsAlways(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+// IsSidecarStatus reports whether the init container status at position i of
+// pod.Status.InitContainerStatuses, named name, belongs to a restartable init
+// container of the spec. The kubelet lists statuses in spec order, so position i is
+// tried before a search; either way nothing is allocated. A negative i searches.
+func IsSidecarStatus(pod *corev1.Pod, i int, name string) bool {
+	inits := pod.Spec.InitContainers
+	if i >= 0 && i < len(inits) && inits[i].Name == name {
+		return RestartsAlways(&inits[i])
+	}
+	for j := range inits {
+		if inits[j].Name == name {
+			return RestartsAlways(&inits[j])
+		}
+	}
+	return false
+}

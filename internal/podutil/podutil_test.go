@@ -1,0 +1,35 @@
+package podutil
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestIsSidecarStatus(t *testing.T) {
+	always := ptr.To(corev1.ContainerRestartPolicyAlways)
+	pod := &corev1.Pod{Spec: corev1.PodSpec{InitContainers: []corev1.Container{
+		{Name: "setup"},
+		{Name: "proxy", RestartPolicy: always},
+	}}}
+	cases := []struct {
+		name   string
+		i      int
+		status string
+		want   bool
+	}{
+		{name: "sidecar at its position", i: 1, status: "proxy", want: true},
+		{name: "sidecar listed out of order", i: 0, status: "proxy", want: true},
+		{name: "sidecar searched", i: -1, status: "proxy", want: true},
+		{name: "plain init container", i: 0, status: "setup", want: false},
+		{name: "unknown name", i: 5, status: "nope", want: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := IsSidecarStatus(pod, tc.i, tc.status); got != tc.want {
+				t.Errorf("IsSidecarStatus(pod, %d, %q) = %v, want %v", tc.i, tc.status, got, tc.want)
+			}
+		})
+	}
+}
