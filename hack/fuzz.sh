@@ -12,7 +12,20 @@ for mod in $(hack/modules.sh); do
 			targets=$(grep -hoE '^func Fuzz[A-Za-z0-9_]+' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' || true)
 			for t in $targets; do
 				echo "fuzz $pkg $t ($fuzztime)"
-				go test -run='^$' -fuzz="^${t}\$" -fuzztime="$fuzztime" "$pkg"
+				corpus="$dir/testdata/fuzz/$t"
+				before=$( (ls "$corpus" 2>/dev/null || true) | wc -l)
+				if ! go test -run='^$' -fuzz="^${t}\$" -fuzztime="$fuzztime" "$pkg"; then
+					# A real failure leaves its input in the corpus; an overloaded machine
+					# can also fail the engine itself (context deadline exceeded while
+					# gathering coverage), which is worth one more try.
+					after=$( (ls "$corpus" 2>/dev/null || true) | wc -l)
+					if [ "$after" != "$before" ]; then
+						echo "fuzz $t found a failing input in $corpus"
+						exit 1
+					fi
+					echo "fuzz $t: the engine failed without a new input; retrying once"
+					go test -run='^$' -fuzz="^${t}\$" -fuzztime="$fuzztime" "$pkg"
+				fi
 			done
 		done
 	)
