@@ -6,7 +6,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -195,10 +194,8 @@ func validateConditions(errs field.ErrorList, patterns []batchv1.PodFailurePolic
 	}
 	for j := range patterns {
 		p := &patterns[j]
-		if !isPlainLabelKey(string(p.Type)) {
-			for _, msg := range content.IsLabelKey(string(p.Type)) {
-				errs = append(errs, field.Invalid(rp.child("onPodConditions").Index(j).Child("type"), string(p.Type), msg))
-			}
+		for _, msg := range labelKeyErrors(string(p.Type)) {
+			errs = append(errs, field.Invalid(rp.child("onPodConditions").Index(j).Child("type"), string(p.Type), msg))
 		}
 		switch p.Status {
 		case "", corev1.ConditionTrue, corev1.ConditionFalse, corev1.ConditionUnknown:
@@ -211,8 +208,8 @@ func validateConditions(errs field.ErrorList, patterns []batchv1.PodFailurePolic
 
 // isPlainLabelKey reports whether s is a label key without a prefix: 1 to 63
 // characters of [A-Za-z0-9_.-] that begin and end with a letter or digit. Such a key
-// is valid; anything else is left to content.IsLabelKey, which explains what is
-// wrong. It spares the common condition types a regular expression and allocations.
+// is valid; anything else is left to labelKeyErrors' regular expressions, which
+// explain what is wrong. It spares the common condition types those and allocations.
 func isPlainLabelKey(s string) bool {
 	if len(s) == 0 || len(s) > 63 || !isAlnum(s[0]) || !isAlnum(s[len(s)-1]) {
 		return false
