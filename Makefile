@@ -3,7 +3,7 @@ FUZZTIME ?= 3s
 SOAKSEEDS ?= 10000
 SOAKFAULTS ?= 0.1
 
-.PHONY: test bench fuzz fmt demo soak
+.PHONY: test bench fuzz fmt demo soak lint compat
 
 test:
 	FUZZTIME=$(FUZZTIME) ./hack/test.sh
@@ -12,6 +12,15 @@ test:
 # DEMOFLAGS="--kubeconfig ~/.kube/config" to run it on a real cluster.
 demo:
 	cd examples && go run ./demo $(DEMOFLAGS)
+
+# go mod tidy -diff in every module and staticcheck (pinned in hack/tools/go.mod).
+lint:
+	./hack/lint.sh
+
+# The core built and tested at the newest supported Kubernetes release, the examples
+# built at the floor (the core's go.mod is the floor itself).
+compat:
+	./hack/compat.sh
 
 bench:
 	@for m in $$(./hack/modules.sh); do (cd $$m && go test -run='^$$' -bench=. -benchmem ./...) || exit 1; done

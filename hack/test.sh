@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command (`make test`): gofmt, go vet, go test -race and short fuzz runs in
-# every module of the repository, and 300 seeds of the fault simulation (sim/) without
-# -race. Builds the kube-apiserver and etcd binaries for the integration tests when
+# every module of the repository, 300 seeds of the fault simulation (sim/) without
+# -race, the README programs, lint (hack/lint.sh) and the supported Kubernetes range
+# (hack/compat.sh). Builds the kube-apiserver and etcd binaries for the integration tests when
 # they are not cached (hack/envtest-bins.sh, ~12 minutes cold).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,10 @@ echo "== simulation: 300 seeds without -race (the race detector slows it tenfold
 go test -count=1 ./sim -run 'TestSimulation$' -sim.seeds=300 || fail=1
 echo "== README quick start"
 hack/readme-check.sh || fail=1
+echo "== lint: tidy modules, staticcheck"
+hack/lint.sh || fail=1
+echo "== supported Kubernetes range: the core at the newest release, examples at the floor"
+hack/compat.sh || fail=1
 [ "$fail" = 0 ] || { echo "FAIL"; exit 1; }
 hack/fuzz.sh "${FUZZTIME:-3s}"
 echo "PASS"

@@ -352,15 +352,6 @@ func tbInput(job *batchv1.Job, pods ...*corev1.Pod) Input {
 	return Input{Job: job, Pods: pods, ControllerName: batchv1.JobControllerName, ExpectationsSatisfied: true, Now: tbNow}
 }
 
-// tbCat joins pod lists.
-func tbCat(lists ...[]*corev1.Pod) []*corev1.Pod {
-	var out []*corev1.Pod
-	for _, l := range lists {
-		out = append(out, l...)
-	}
-	return out
-}
-
 // tbWithStatus returns a copy of job with status st.
 func tbWithStatus(job *batchv1.Job, st batchv1.JobStatus) *batchv1.Job {
 	out := job.DeepCopy()

@@ -60,7 +60,6 @@ type podState struct {
 
 type model struct {
 	w   *world
-	ns  string
 	job *batchv1.Job // latest stored version
 	uid types.UID
 

@@ -81,14 +81,13 @@ type world struct {
 	model   *model
 
 	// The sync in progress.
-	inSync      bool
-	cur         *Action
-	calls       int
-	creates     int
-	faulted     bool
-	crashAfter  int
-	draw        func(call reconciletest.Call, creates int) (FaultKind, bool) // nil: replay
-	callsLogged int
+	inSync     bool
+	cur        *Action
+	calls      int
+	creates    int
+	faulted    bool
+	crashAfter int
+	draw       func(call reconciletest.Call, creates int) (FaultKind, bool) // nil: replay
 
 	faults     Counts
 	violations []Violation

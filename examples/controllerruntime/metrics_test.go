@@ -67,7 +67,7 @@ func TestMetrics(t *testing.T) {
 	if err := controllerruntime.NewMetrics().Register(reg); !errors.As(err, &already) {
 		t.Errorf("second Register error = %v, want AlreadyRegisteredError", err)
 	}
-	if controllerruntime.DefaultMetrics() != controllerruntime.DefaultMetrics() {
+	if first, second := controllerruntime.DefaultMetrics(), controllerruntime.DefaultMetrics(); first != second {
 		t.Errorf("DefaultMetrics() returned two different Metrics")
 	}
 }

@@ -30,10 +30,8 @@ type outcome struct {
 	evict    bool
 }
 
-var (
-	keepRunning = outcome{}
-	succeed     = outcome{phase: corev1.PodSucceeded}
-)
+// succeed is the outcome of a pod that exits 0; the zero outcome keeps a pod running.
+var succeed = outcome{phase: corev1.PodSucceeded}
 
 func failWith(code int32) outcome { return outcome{phase: corev1.PodFailed, exitCode: code} }
 
