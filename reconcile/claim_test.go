@@ -284,3 +284,40 @@ func TestSyncReleaseCrashSafety(t *testing.T) {
 		}
 	}
 }
+
+// A pod that changed after the cache showed it is not released in this sync: the
+// release carries the cached resourceVersion, gets a Conflict, and the sync stops
+// before any status write and asks to be run again; the next sync releases it.
+func TestSyncReleaseOfAChangedPod(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, job("rel", 2, 2))
+	_, err := e.sync(t, "rel")
+	require.NoError(t, err)
+	e.runPods(t)
+	moved := e.pods()[0].Name
+	_, err = e.c.PatchPodAs(ns, moved, []byte(`{"metadata":{"labels":{"`+batchv1.ControllerUidLabel+`":"elsewhere"}}}`))
+	require.NoError(t, err)
+	e.c.Cache().DeliverAll()
+	require.NoError(t, e.c.Kubelet().Succeed(ns, moved)) // not in the cache yet
+	e.c.ResetCalls()
+
+	res, err := e.sync(t, "rel")
+	require.NoError(t, err)
+	assert.True(t, res.Requeue, "Result.Requeue")
+	assert.Equal(t, []reconciletest.Op{patch}, e.ops(), "calls: the release only")
+	got, err := e.c.GetPod(t.Context(), ns, moved)
+	require.NoError(t, err)
+	assert.NotNil(t, metav1.GetControllerOf(got), "the changed pod is still owned")
+	assert.True(t, finalizers.Has(got), "the changed pod keeps its finalizer")
+
+	e.c.Cache().DeliverAll()
+	e.c.ResetCalls()
+	_, err = e.sync(t, "rel")
+	require.NoError(t, err)
+	assert.Equal(t, podWrites{patches: 1}, e.podWrites()[moved], "writes of the released pod")
+	got, err = e.c.GetPod(t.Context(), ns, moved)
+	require.NoError(t, err)
+	assert.Nil(t, metav1.GetControllerOf(got), "controller reference of the released pod")
+	assert.False(t, finalizers.Has(got), "the released pod keeps the tracking finalizer")
+	assert.Zero(t, e.apiJob(t, "rel").Status.Succeeded, "a pod released before being recorded is not counted")
+}

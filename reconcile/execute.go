@@ -74,8 +74,9 @@ func (ex *execution) execute() (Result, error) {
 		ex.action = ActionTracking
 	}
 
-	// 1. Adopt and release. The plan counts these pods as the Job's (or not); if one
-	// of them could not be changed, the plan is wrong, so stop before anything else.
+	// 1. Adopt and release (a release takes the tracking finalizer too). The plan
+	// counts these pods as the Job's (or not); if one of them could not be changed,
+	// the plan is wrong, so stop before anything else.
 	if stop, err := ex.claim(); stop || err != nil {
 		if err != nil {
 			ex.fail(err)
@@ -116,7 +117,9 @@ func (ex *execution) execute() (Result, error) {
 }
 
 // claim adopts and releases pods. It stops the sync (stop true) when a pod was not
-// found: the plan counted it, so it is recomputed on the next sync.
+// found, or changed before its release (a Conflict): the plan counted it (or not),
+// so it is recomputed on the next sync. It records what the adoptions returned
+// (noteAdopted) for the later writes of the sync.
 func (ex *execution) claim() (stop bool, err error) {
 	p := ex.plan
 	type call struct {

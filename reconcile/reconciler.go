@@ -58,7 +58,8 @@ type Result struct {
 	// active deadline, or a stale cache).
 	RequeueAfter time.Duration
 	// Requeue asks for another sync soon, without an error: a status write met a
-	// conflict, or a pod vanished while being adopted.
+	// conflict, a pod vanished while being adopted or released, or changed since
+	// the plan before its release or its finalizer removal.
 	Requeue bool
 	// Skipped says why the Job was not acted on, or is empty: another controller
 	// manages it, it has finished, the cache is stale, or the Job is invalid.
