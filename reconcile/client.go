@@ -27,8 +27,11 @@ type Client interface {
 	// means no precondition). A pod with another UID yields a Conflict error, a
 	// missing pod NotFound.
 	DeletePod(ctx context.Context, namespace, name string, uid types.UID) error
-	// PatchPod patches a pod's metadata; pt is types.StrategicMergePatchType for
-	// every patch the Reconciler sends (finalizer removal, adoption, release).
+	// PatchPod patches a pod's metadata and returns the pod as stored; pt is
+	// types.StrategicMergePatchType for every patch the Reconciler sends (finalizer
+	// removal, adoption, release). The Reconciler sends its later writes of a sync
+	// to a pod it adopted with the returned resourceVersion; a nil pod (or one
+	// without a resourceVersion) only costs those writes a Conflict.
 	PatchPod(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*corev1.Pod, error)
 	// UpdateJobStatus writes job.Status through the status subresource, with
 	// job.ResourceVersion as the optimistic-concurrency precondition, and returns
@@ -112,8 +115,10 @@ func AdoptPatch(job *batchv1.Job, pod *corev1.Pod) Patch {
 //     cache then shows;
 //   - timed out, or the answer lost: the sync stops as well; the pod is then either
 //     released (no longer listed for the Job: a recorded UID is counted once) or
-//     untouched (released again by the next sync). A stale cache that still shows it
-//     owned gets it released again, which is a Conflict or a no-op: never a count.
+//     untouched (released again by the next sync). A cache that still shows the
+//     version before an applied release gets the pod released again, with that
+//     version: a Conflict, which requeues the sync without a status write until the
+//     cache catches up; never a count.
 //
 // The pod is therefore never counted twice, and no completion recorded for the Job
 // is lost.
