@@ -17,7 +17,8 @@ import (
 // Plan is the decision of one sync: plain data, computed without I/O. A caller
 // executes it in this order, which keeps the count exact across crashes:
 //
-//  1. Adopt and Release (patches of controller references);
+//  1. Adopt and Release (patches of controller references; a release also removes
+//     the tracking finalizer, in the same patch);
 //  2. write RecordStatus when it is not nil: it holds the new uncountedTerminatedPods
 //     entries, completed and failed indexes and interim conditions, which must be
 //     persisted before any finalizer is removed;

@@ -27,8 +27,11 @@ type Client interface {
 	// means no precondition). A pod with another UID yields a Conflict error, a
 	// missing pod NotFound.
 	DeletePod(ctx context.Context, namespace, name string, uid types.UID) error
-	// PatchPod patches a pod's metadata; pt is types.StrategicMergePatchType for
-	// every patch the Reconciler sends (finalizer removal, adoption, release).
+	// PatchPod patches a pod's metadata and returns the pod as stored; pt is
+	// types.StrategicMergePatchType for every patch the Reconciler sends (finalizer
+	// removal, adoption, release). The Reconciler sends its later writes of a sync
+	// to a pod it adopted with the returned resourceVersion; a nil pod (or one
+	// without a resourceVersion) only costs those writes a Conflict.
 	PatchPod(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*corev1.Pod, error)
 	// UpdateJobStatus writes job.Status through the status subresource, with
 	// job.ResourceVersion as the optimistic-concurrency precondition, and returns
@@ -47,9 +50,11 @@ type patchMeta struct {
 }
 
 type patchObjectMeta struct {
-	OwnerReferences []any     `json:"ownerReferences,omitempty"`
-	UID             types.UID `json:"uid,omitempty"`
-	Finalizers      []string  `json:"finalizers,omitempty"`
+	OwnerReferences  []any     `json:"ownerReferences,omitempty"`
+	UID              types.UID `json:"uid,omitempty"`
+	Finalizers       []string  `json:"finalizers,omitempty"`
+	DeleteFinalizers []string  `json:"$deleteFromPrimitiveList/finalizers,omitempty"`
+	ResourceVersion  string    `json:"resourceVersion,omitempty"`
 }
 
 // AdoptPatch returns the strategic merge patch that makes job the controller of pod
@@ -63,6 +68,10 @@ type patchObjectMeta struct {
 // under the same name is not adopted (the API server answers 422 Invalid). The API
 // server also refuses to add a finalizer to a pod that is being deleted, so terminating
 // pods are not adopted (plan.Compute never asks for that).
+//
+// The pod the API server returns carries the resourceVersion of the adoption; the
+// Reconciler sends the later writes of the same sync to that pod (a finalizer
+// removal) with it, so that its own adoption does not turn them into Conflicts.
 func AdoptPatch(job *batchv1.Job, pod *corev1.Pod) Patch {
 	ref := metav1.NewControllerRef(job, jobGVK)
 	p := patchMeta{Metadata: patchObjectMeta{
@@ -73,27 +82,64 @@ func AdoptPatch(job *batchv1.Job, pod *corev1.Pod) Patch {
 	return Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
 }
 
-// ReleasePatch returns the strategic merge patch that removes the owner reference to
-// the Job with UID jobUID from pod, keeping every other owner reference:
+// ReleasePatch returns the strategic merge patch that releases pod from the Job with
+// UID jobUID: it removes that owner reference and the tracking finalizer in one
+// write, keeping every other owner reference and finalizer:
 //
-//	{"metadata":{"ownerReferences":[{"$patch":"delete","uid":"<job>"}],"uid":"<pod>"}}
+//	{"metadata":{"ownerReferences":[{"$patch":"delete","uid":"<job>"}],"uid":"<pod>",
+//	 "$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"],"resourceVersion":"<rv>"}}
 //
-// The tracking finalizer stays: the released pod is an orphan, and the orphan cleanup
-// (DecideOrphan) removes it, as upstream.
+// The Job controller of Kubernetes 1.37 releases a pod the same way (its controller
+// reference manager is built with the tracking finalizer, and its release patch
+// deletes both), so the orphan cleanup has nothing left to do for a released pod.
+//
+// Preconditions: the pod's UID, as in finalizers.RemovalPatch (NotFound or Invalid on
+// metadata.uid mean the pod is gone), and, when pod has one, its resourceVersion: the
+// patch is applied only to the version the plan decided on (owned by the Job, labels
+// no longer matching), and fails with a Conflict if the pod changed since. Upstream
+// sends no resourceVersion; here it keeps a release sent from a stale cache (the pod
+// was released already and another Job has adopted it since) from stripping the other
+// Job's finalizer.
+//
+// Crash safety. A released pod is no longer the Job's: the plan neither counts it nor
+// records it, whether or not it finished, and a pod recorded earlier in
+// uncountedTerminatedPods is counted from that list by the next status write, once,
+// since its UID leaves the list in that write. The patch is one write, so the API
+// server applies all of it or nothing; there is no state in between (released with
+// the finalizer, or stripped while still owned) for a crash to expose:
+//
+//   - accepted: the pod has neither the owner reference nor the finalizer; the sync
+//     goes on and settles a recorded UID in its status write;
+//   - refused (a Conflict, a server error): nothing changed; the Reconciler stops the
+//     sync before any status write, and the next sync decides again from what the
+//     cache then shows;
+//   - timed out, or the answer lost: the sync stops as well; the pod is then either
+//     released (no longer listed for the Job: a recorded UID is counted once) or
+//     untouched (released again by the next sync). A cache that still shows the
+//     version before an applied release gets the pod released again, with that
+//     version: a Conflict, which requeues the sync without a status write until the
+//     cache catches up; never a count.
+//
+// The pod is therefore never counted twice, and no completion recorded for the Job
+// is lost.
 func ReleasePatch(jobUID types.UID, pod *corev1.Pod) Patch {
 	p := patchMeta{Metadata: patchObjectMeta{
-		OwnerReferences: []any{map[string]any{"$patch": "delete", "uid": jobUID}},
-		UID:             pod.UID,
+		OwnerReferences:  []any{map[string]any{"$patch": "delete", "uid": jobUID}},
+		UID:              pod.UID,
+		DeleteFinalizers: []string{finalizers.Name},
+		ResourceVersion:  pod.ResourceVersion,
 	}}
 	return Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
 }
 
-// unchangedRemovalPatch is finalizers.RemovalPatch with the pod's resourceVersion as
-// a second precondition: the API server answers Conflict if the pod changed since
-// the cache showed it. A scale-down uses it, so that a pod which finished after the
-// plan chose it keeps its finalizer and gets counted instead of being stripped.
-func unchangedRemovalPatch(pod *corev1.Pod) Patch {
-	if pod.ResourceVersion == "" {
+// unchangedRemovalPatch is finalizers.RemovalPatch with version, the pod's
+// resourceVersion, as a second precondition: the API server answers Conflict if the
+// pod changed since the plan saw it. A scale-down uses it, so that a pod which
+// finished after the plan chose it keeps its finalizer and gets counted instead of
+// being stripped. version is the cached one, or the one an adoption in the same sync
+// returned (see execution.writeVersion); empty means no such precondition.
+func unchangedRemovalPatch(pod *corev1.Pod, version string) Patch {
+	if version == "" {
 		return finalizers.RemovalPatch(pod)
 	}
 	p := struct {
@@ -105,7 +151,7 @@ func unchangedRemovalPatch(pod *corev1.Pod) Patch {
 	}{}
 	p.Metadata.Delete = []string{finalizers.Name}
 	p.Metadata.UID = pod.UID
-	p.Metadata.ResourceVersion = pod.ResourceVersion
+	p.Metadata.ResourceVersion = version
 	return Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
 }
 

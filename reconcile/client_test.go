@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
@@ -81,18 +82,45 @@ func TestAdoptPatch(t *testing.T) {
 func TestReleasePatch(t *testing.T) {
 	jobRef := metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: "pi", UID: "job-uid", Controller: ptr.To(true)}
 	other := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "cm", UID: "cm-uid"}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "pod-uid",
-		OwnerReferences: []metav1.OwnerReference{other, jobRef}, Finalizers: []string{finalizers.Name}}}
-	got := applySMP(t, pod, reconcile.ReleasePatch("job-uid", pod))
-	if diff := cmp.Diff([]metav1.OwnerReference{other}, got.OwnerReferences); diff != "" {
-		t.Errorf("owner references (-want +got):\n%s", diff)
+	tests := []struct {
+		name           string
+		pod            *corev1.Pod
+		jobUID         types.UID
+		wantOwners     []metav1.OwnerReference
+		wantFinalizers []string
+		wantPatch      string
+	}{
+		{
+			name: "owner reference and tracking finalizer go in one patch, the rest stays",
+			pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "pod-uid", ResourceVersion: "42",
+				OwnerReferences: []metav1.OwnerReference{other, jobRef}, Finalizers: []string{"example.com/keep", finalizers.Name}}},
+			jobUID:         "job-uid",
+			wantOwners:     []metav1.OwnerReference{other},
+			wantFinalizers: []string{"example.com/keep"},
+			wantPatch: `{"metadata":{"ownerReferences":[{"$patch":"delete","uid":"job-uid"}],"uid":"pod-uid",` +
+				`"$deleteFromPrimitiveList/finalizers":["` + finalizers.Name + `"],"resourceVersion":"42"}}`,
+		},
+		{
+			name:       "a pod without a resourceVersion gets no such precondition",
+			pod:        &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "pod-uid", OwnerReferences: []metav1.OwnerReference{jobRef}}},
+			jobUID:     "job-uid",
+			wantOwners: nil,
+			wantPatch:  `{"metadata":{"ownerReferences":[{"$patch":"delete","uid":"job-uid"}],"uid":"pod-uid","$deleteFromPrimitiveList/finalizers":["` + finalizers.Name + `"]}}`,
+		},
 	}
-	assert.Equal(t, []string{finalizers.Name}, got.Finalizers, "the finalizer stays for the orphan cleanup")
-
-	// Releasing from a Job that is not an owner changes nothing.
-	got = applySMP(t, pod, reconcile.ReleasePatch("someone-else", pod))
-	assert.Equal(t, pod.OwnerReferences, got.OwnerReferences)
-	assert.JSONEq(t, `{"metadata":{"ownerReferences":[{"$patch":"delete","uid":"job-uid"}],"uid":"pod-uid"}}`, string(reconcile.ReleasePatch("job-uid", pod).Data))
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := reconcile.ReleasePatch(tc.jobUID, tc.pod)
+			assert.JSONEq(t, tc.wantPatch, string(p.Data), "ReleasePatch(%s, pod)", tc.jobUID)
+			got := applySMP(t, tc.pod, p)
+			if diff := cmp.Diff(tc.wantOwners, got.OwnerReferences, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("owner references (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantFinalizers, got.Finalizers, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("finalizers (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
 
 func TestIsPodGone(t *testing.T) {

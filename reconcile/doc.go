@@ -17,7 +17,13 @@
 //  3. the expectations are checked, then the pods listed, then plan.Compute runs;
 //     a deletion expected by UID whose pod is no longer listed, or is listed with
 //     a deletionTimestamp, counts as observed (its event was lost);
-//  4. adopt and release patches; a pod found gone stops the sync (Result.Requeue);
+//  4. adopt and release patches; a pod found gone stops the sync (Result.Requeue).
+//     A release removes the controller reference and the tracking finalizer in one
+//     patch, with the cached resourceVersion as a precondition: a Conflict (the pod
+//     changed) stops the sync too. Later writes of the sync to an adopted pod carry
+//     the resourceVersion its adoption returned, unless something besides the
+//     adoption changed the pod (then the cached one, and a Conflict: the pod is
+//     looked at again);
 //  5. plan.RecordStatus is written, when set, before any finalizer goes;
 //  6. the tracking finalizers are removed, at most FinalizerRemovalParallelism at a
 //     time; each UID is recorded as a pending removal before its patch and dropped
@@ -133,8 +139,14 @@
 //     or the expectations expire. Upstream gives it back, so a pod written despite
 //     the timeout can be duplicated from a cache that does not show it yet, or
 //     missed by a Job that finishes meanwhile (and then left running, uncounted).
-//   - Finalizer removal and adoption patches carry the pod's UID as a precondition,
-//     and their Invalid answer on metadata.uid counts as "the pod is gone".
+//   - Finalizer removal, adoption and release patches carry the pod's UID as a
+//     precondition, and their Invalid answer on metadata.uid counts as "the pod is
+//     gone".
+//   - The release patch (controller reference and tracking finalizer in one write,
+//     as upstream) also carries the cached resourceVersion, so a release sent from a
+//     stale cache cannot strip the finalizer another Job added when it adopted the
+//     pod since; ReleasePatch documents why a failed or timed-out release neither
+//     loses nor double-counts a pod.
 //   - Scale-down and suspend remove a pod's finalizer with the cached
 //     resourceVersion as a precondition. Upstream sends the plain patch, so a pod
 //     that finished after the cache showed it running loses its finalizer without

@@ -132,10 +132,10 @@ func ExampleAdoptPatch() {
 }
 
 func ExampleReleasePatch() {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pi-x7k2p", UID: "abcd"}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pi-x7k2p", UID: "abcd", ResourceVersion: "42"}}
 	fmt.Println(string(reconcile.ReleasePatch("1234", pod).Data))
 	// Output:
-	// {"metadata":{"ownerReferences":[{"$patch":"delete","uid":"1234"}],"uid":"abcd"}}
+	// {"metadata":{"ownerReferences":[{"$patch":"delete","uid":"1234"}],"uid":"abcd","$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"],"resourceVersion":"42"}}
 }
 
 // MatchingJobs finds the Jobs that may adopt an orphan pod.

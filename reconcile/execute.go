@@ -10,7 +10,9 @@ import (
 	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
@@ -35,6 +37,11 @@ type execution struct {
 	mode   string
 	action string
 	res    Result
+
+	// adopted maps the UID of each pod adopted in this sync, when the adoption was
+	// the only change since the cache showed it, to the resourceVersion the adoption
+	// returned (see writeVersion). Written by claim, read-only afterwards.
+	adopted map[types.UID]string
 
 	mu        sync.Mutex
 	errs      []error
@@ -67,8 +74,9 @@ func (ex *execution) execute() (Result, error) {
 		ex.action = ActionTracking
 	}
 
-	// 1. Adopt and release. The plan counts these pods as the Job's (or not); if one
-	// of them could not be changed, the plan is wrong, so stop before anything else.
+	// 1. Adopt and release (a release takes the tracking finalizer too). The plan
+	// counts these pods as the Job's (or not); if one of them could not be changed,
+	// the plan is wrong, so stop before anything else.
 	if stop, err := ex.claim(); stop || err != nil {
 		if err != nil {
 			ex.fail(err)
@@ -109,7 +117,9 @@ func (ex *execution) execute() (Result, error) {
 }
 
 // claim adopts and releases pods. It stops the sync (stop true) when a pod was not
-// found: the plan counted it, so it is recomputed on the next sync.
+// found, or changed before its release (a Conflict): the plan counted it (or not),
+// so it is recomputed on the next sync. It records what the adoptions returned
+// (noteAdopted) for the later writes of the sync.
 func (ex *execution) claim() (stop bool, err error) {
 	p := ex.plan
 	type call struct {
@@ -127,12 +137,20 @@ func (ex *execution) claim() (stop bool, err error) {
 	var errs []error
 	for _, c := range calls {
 		pod := c.a.Pod
-		_, err := ex.r.client.PatchPod(ex.ctx, pod.Namespace, pod.Name, c.patch.Type, c.patch.Data)
+		out, err := ex.r.client.PatchPod(ex.ctx, pod.Namespace, pod.Name, c.patch.Type, c.patch.Data)
 		switch {
 		case err == nil:
 			ex.log.V(2).Info("Pod "+c.verb+"ed", "pod", pod.Name, "reason", c.a.Reason)
+			if c.verb == "adopt" {
+				ex.noteAdopted(pod, out)
+			}
 		case IsPodGone(err):
 			ex.log.V(2).Info("Pod gone before "+c.verb+"ion", "pod", pod.Name)
+			stop = true
+		case c.verb == "release" && apierrors.IsConflict(err):
+			// The pod changed since the cache showed it (its release carries that
+			// resourceVersion): the plan may be wrong about it. Look again.
+			ex.log.V(2).Info("Pod changed since the plan; not releasing it in this sync", "pod", pod.Name)
 			stop = true
 		default:
 			errs = append(errs, fmt.Errorf("%s pod %s/%s: %w", c.verb, pod.Namespace, pod.Name, err))
@@ -145,6 +163,45 @@ func (ex *execution) claim() (stop bool, err error) {
 		ex.res.Requeue = true
 	}
 	return stop, nil
+}
+
+// noteAdopted remembers the resourceVersion that the adoption of cached returned in
+// out, when the adoption is all that changed since the cache showed the pod: a later
+// write of this sync that carries it as a precondition then still means "the pod is
+// as the plan saw it". When anything else changed (the pod finished, was relabelled,
+// is being deleted), nothing is remembered: the later write carries the cached
+// version, fails with a Conflict and the next sync decides on the new state.
+func (ex *execution) noteAdopted(cached, out *corev1.Pod) {
+	if out == nil || out.UID != cached.UID || out.ResourceVersion == "" || cached.ResourceVersion == "" ||
+		!onlyClaimChanged(cached, out) {
+		return
+	}
+	if ex.adopted == nil {
+		ex.adopted = map[types.UID]string{}
+	}
+	ex.adopted[cached.UID] = out.ResourceVersion
+}
+
+// onlyClaimChanged reports whether after differs from before only in what an
+// adoption patch writes (owner references, finalizers) and in what any write changes
+// (resourceVersion, managedFields, which some caches strip).
+func onlyClaimChanged(before, after *corev1.Pod) bool {
+	a, b := before.ObjectMeta, after.ObjectMeta // shallow copies: only fields are cleared
+	for _, m := range []*metav1.ObjectMeta{&a, &b} {
+		m.OwnerReferences, m.Finalizers, m.ResourceVersion, m.ManagedFields = nil, nil, "", nil
+	}
+	return equality.Semantic.DeepEqual(a, b) &&
+		equality.Semantic.DeepEqual(before.Spec, after.Spec) &&
+		equality.Semantic.DeepEqual(before.Status, after.Status)
+}
+
+// writeVersion is the resourceVersion that a write to pod in this sync carries as its
+// precondition: the one its adoption in this sync returned, else the cached one.
+func (ex *execution) writeVersion(pod *corev1.Pod) string {
+	if v, ok := ex.adopted[pod.UID]; ok {
+		return v
+	}
+	return pod.ResourceVersion
 }
 
 // writeStatus writes st as the Job's status. It returns ok false when the write
@@ -223,7 +280,7 @@ func (ex *execution) removeFinalizers() sets.Set[types.UID] {
 	var mu sync.Mutex
 	ex.parallel(len(actions), func(i int) {
 		pod := actions[i].Pod
-		out, err := ex.removeFinalizer(pod, unchangedRemovalPatch(pod), false)
+		out, err := ex.removeFinalizer(pod, false)
 		if err != nil {
 			ex.fail(fmt.Errorf("remove tracking finalizer of pod %s/%s: %w", pod.Namespace, pod.Name, err))
 			return
@@ -257,19 +314,21 @@ const (
 // the finalizer until the cache shows it again (see Reconciler.prunePending). A
 // scale-down or suspend uses it, so that a pod that may have lost its finalizer
 // without being counted is not recorded and counted later from a stale cache.
-func (ex *execution) removeFinalizer(pod *corev1.Pod, patch Patch, keepUncertain bool) (removalOutcome, error) {
+func (ex *execution) removeFinalizer(pod *corev1.Pod, keepUncertain bool) (removalOutcome, error) {
 	fr := ex.r.cfg.FinalizerRemovals
 	if err := fr.Expect(ex.key, pod.UID); err != nil {
 		ex.log.Info("Cannot track the finalizer removal", "pod", pod.Name, "err", err.Error())
 	}
+	version := ex.writeVersion(pod)
+	patch := unchangedRemovalPatch(pod, version)
 	_, err := ex.r.client.PatchPod(ex.ctx, pod.Namespace, pod.Name, patch.Type, patch.Data)
 	switch {
 	case err == nil:
 		return finalizerRemoved, nil
 	case IsPodGone(err):
 		return podGone, nil
-	case keepUncertain && pod.ResourceVersion != "" && uncertainWrite(err):
-		ex.r.noteUncertain(ex.key, pod.UID, pod.ResourceVersion, ex.r.cfg.Clock.Now())
+	case keepUncertain && version != "" && uncertainWrite(err):
+		ex.r.noteUncertain(ex.key, pod.UID, uncertainRemoval{version: version, cached: pod.ResourceVersion, at: ex.r.cfg.Clock.Now()})
 		return removalFailed, err
 	case keepUncertain && apierrors.IsConflict(err) && ex.r.isUncertain(ex.key, pod.UID):
 		// Sent again from a cache that still shows the version of the uncertain
@@ -311,9 +370,9 @@ func (ex *execution) deletePods() {
 func (ex *execution) deletePod(d plan.Deletion) bool {
 	r, pod := ex.r, d.Pod
 	if d.RemoveFinalizerFirst && finalizers.Has(pod) {
-		out, err := ex.removeFinalizer(pod, unchangedRemovalPatch(pod), true)
+		out, err := ex.removeFinalizer(pod, true)
 		switch {
-		case out == removalFailed && apierrors.IsConflict(err) && pod.ResourceVersion != "":
+		case out == removalFailed && apierrors.IsConflict(err) && ex.writeVersion(pod) != "":
 			// The pod changed since the cache showed it active: it may have
 			// finished, and must then be counted, not stripped. Look again.
 			ex.log.V(2).Info("Pod changed since the plan; not deleting it in this sync", "pod", pod.Name)

@@ -4,7 +4,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 )
 
 func TestCaughtUp(t *testing.T) {
@@ -50,4 +53,64 @@ func TestRecordWrite(t *testing.T) {
 	r.recordWrite("j", "y", "y")
 	_, ok = r.writes["j"]
 	assert.False(t, ok, "nothing to wait for")
+}
+
+func TestUncertainRemovalSupersededBy(t *testing.T) {
+	tests := []struct {
+		name string
+		u    uncertainRemoval
+		seen string
+		want bool
+	}{
+		{name: "the version the patch was sent for proves nothing", u: uncertainRemoval{version: "7", cached: "7"}, seen: "7", want: false},
+		{name: "a newer version with the finalizer: not applied", u: uncertainRemoval{version: "7", cached: "7"}, seen: "9", want: true},
+		{name: "adopted in the same sync: the pre-adoption version proves nothing", u: uncertainRemoval{version: "7", cached: "5"}, seen: "5", want: false},
+		{name: "adopted: a version between proves nothing", u: uncertainRemoval{version: "7", cached: "5"}, seen: "6", want: false},
+		{name: "adopted: a newer version", u: uncertainRemoval{version: "7", cached: "5"}, seen: "8", want: true},
+		{name: "numeric compare, not lexical", u: uncertainRemoval{version: "10", cached: "10"}, seen: "9", want: false},
+		{name: "opaque: another version", u: uncertainRemoval{version: "b", cached: "b"}, seen: "c", want: true},
+		{name: "opaque: the cached version of an adopted pod", u: uncertainRemoval{version: "b", cached: "a"}, seen: "a", want: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.u.supersededBy(tc.seen), "%+v.supersededBy(%q)", tc.u, tc.seen)
+		})
+	}
+}
+
+func TestOnlyClaimChanged(t *testing.T) {
+	base := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "u", ResourceVersion: "5", Labels: map[string]string{"app": "a"}},
+		Spec:       corev1.PodSpec{NodeName: "n"},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	with := func(f func(*corev1.Pod)) *corev1.Pod {
+		p := base.DeepCopy()
+		p.ResourceVersion = "6"
+		f(p)
+		return p
+	}
+	tests := []struct {
+		name  string
+		after *corev1.Pod
+		want  bool
+	}{
+		{name: "adoption: owner reference, finalizer, managed fields", want: true, after: with(func(p *corev1.Pod) {
+			p.OwnerReferences = []metav1.OwnerReference{{UID: "job", Controller: ptr.To(true)}}
+			p.Finalizers = []string{"batch.kubernetes.io/job-tracking"}
+			p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "jobkit"}}
+		})},
+		{name: "finished meanwhile", after: with(func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded })},
+		{name: "relabelled meanwhile", after: with(func(p *corev1.Pod) { p.Labels = map[string]string{"app": "b"} })},
+		{name: "being deleted", after: with(func(p *corev1.Pod) { p.DeletionTimestamp = ptr.To(metav1.Now()) })},
+		{name: "bound meanwhile", after: with(func(p *corev1.Pod) { p.Spec.NodeName = "m" })},
+		{name: "annotated meanwhile", after: with(func(p *corev1.Pod) { p.Annotations = map[string]string{"k": "v"} })},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := base.DeepCopy()
+			assert.Equal(t, tc.want, onlyClaimChanged(base, tc.after), "onlyClaimChanged")
+			assert.Equal(t, before, base, "onlyClaimChanged modified its input")
+		})
+	}
 }

@@ -37,9 +37,11 @@ type Reconciler struct {
 }
 
 // uncertainRemoval is a finalizer removal that failed in a way that leaves unknown
-// whether it was applied: the pod's resourceVersion when it was sent, and when.
+// whether it was applied: the resourceVersion it carried as its precondition, the
+// one the cache showed (older when the pod was adopted in the same sync), and when.
 type uncertainRemoval struct {
 	version string
+	cached  string
 	at      time.Time
 }
 
@@ -56,7 +58,8 @@ type Result struct {
 	// active deadline, or a stale cache).
 	RequeueAfter time.Duration
 	// Requeue asks for another sync soon, without an error: a status write met a
-	// conflict, or a pod vanished while being adopted.
+	// conflict, a pod vanished while being adopted or released, or changed since
+	// the plan before its release or its finalizer removal.
 	Requeue bool
 	// Skipped says why the Job was not acted on, or is empty: another controller
 	// manages it, it has finished, the cache is stale, or the Job is invalid.
@@ -351,9 +354,11 @@ func (r *Reconciler) pruneDeletions(key string, pods []*corev1.Pod) bool {
 // they left the Job), so no event will ever clear them.
 //
 // A removal whose outcome is uncertain (see noteUncertain) stays pending until the
-// cache shows the pod with the finalizer at another resourceVersion than the one the
+// cache shows the pod with the finalizer at a newer resourceVersion than the one the
 // patch was sent for (the patch, which carried that version as a precondition, was
-// not applied), or until the expectations TTL has passed.
+// not applied), or until the expectations TTL has passed. A pod adopted in the sync
+// that sent the patch may still show at its pre-adoption version: that proves
+// nothing either.
 func (r *Reconciler) prunePending(key string, pods []*corev1.Pod, now time.Time) sets.Set[types.UID] {
 	fr := r.cfg.FinalizerRemovals
 	if fr.PendingCount(key) == 0 {
@@ -377,7 +382,7 @@ func (r *Reconciler) prunePending(key string, pods []*corev1.Pod, now time.Time)
 		u, isUncertain := uncertain[uid]
 		switch {
 		case !ok:
-		case isUncertain && finalizers.Has(p) && (p.ResourceVersion != u.version || now.Sub(u.at) > r.cfg.Expectations.TTL()):
+		case isUncertain && finalizers.Has(p) && (u.supersededBy(p.ResourceVersion) || now.Sub(u.at) > r.cfg.Expectations.TTL()):
 		default:
 			continue
 		}
@@ -404,15 +409,28 @@ func (r *Reconciler) isUncertain(key string, uid types.UID) bool {
 	return ok
 }
 
-// noteUncertain remembers that the finalizer removal of pod uid, sent for
-// resourceVersion version, may or may not have been applied.
-func (r *Reconciler) noteUncertain(key string, uid types.UID, version string, now time.Time) {
+// noteUncertain remembers that the finalizer removal u of pod uid may or may not
+// have been applied.
+func (r *Reconciler) noteUncertain(key string, uid types.UID, u uncertainRemoval) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.uncertain[key] == nil {
 		r.uncertain[key] = map[types.UID]uncertainRemoval{}
 	}
-	r.uncertain[key][uid] = uncertainRemoval{version: version, at: now}
+	r.uncertain[key][uid] = u
+}
+
+// supersededBy reports whether a cache showing the pod at resourceVersion seen (with
+// its finalizer) proves that the uncertain removal was not applied: seen is neither
+// the version the patch was sent for nor the one the cache showed then, and is not
+// older than the former (compared as integers when both parse).
+func (u uncertainRemoval) supersededBy(seen string) bool {
+	if seen == u.version || seen == u.cached {
+		return false
+	}
+	a, errA := strconv.ParseUint(seen, 10, 64)
+	b, errB := strconv.ParseUint(u.version, 10, 64)
+	return errA != nil || errB != nil || a > b
 }
 
 func completionMode(job *batchv1.Job) string {

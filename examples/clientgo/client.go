@@ -40,7 +40,8 @@ func (c *Client) DeletePod(ctx context.Context, namespace, name string, uid type
 	return c.cs.CoreV1().Pods(namespace).Delete(ctx, name, opts)
 }
 
-// PatchPod sends a patch of type pt to the pod namespace/name.
+// PatchPod sends a patch of type pt to the pod namespace/name and returns the pod as
+// stored.
 func (c *Client) PatchPod(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*corev1.Pod, error) {
 	return c.cs.CoreV1().Pods(namespace).Patch(ctx, name, pt, data, metav1.PatchOptions{})
 }

@@ -49,8 +49,9 @@ const staleUID = types.UID("0badc0de-0000-4000-8000-000000000000")
 // of the API server: generated names; AlreadyExists and NotFound; DELETE with a stale
 // UID precondition failing with Conflict and changing nothing; finalizers keeping a
 // deleted pod until removed; the finalizer removal, adoption and release patches
-// keeping what is not theirs, their UID precondition (reconcile.IsPodGone) and a
-// resourceVersion precondition in a patch (Conflict); Job
+// keeping what is not theirs, their UID precondition (reconcile.IsPodGone), a
+// resourceVersion precondition in a patch (Conflict) and the stored resourceVersion in
+// the pod a patch returns; Job
 // status updates with resourceVersion conflicts, NotFound and the API server's
 // validation. Every Client implementation (the in-memory Cluster, adapters over
 // client-go or controller-runtime against a real API server) should pass it.
@@ -286,12 +287,25 @@ func (k *conformance) adoptRelease(t *testing.T) {
 	want := []string{otherFinalizer, finalizers.Name}
 	check(t, sameSet(got.Finalizers, want), "finalizers after adoption = %v, want %v", got.Finalizers, want)
 	check(t, got.Labels["app"] == "conformance", "labels after adoption = %v, want app=conformance kept", got.Labels)
+	// The Reconciler sends its next write to an adopted pod with the resourceVersion
+	// the adoption returned: it must be the stored one.
+	check(t, got.ResourceVersion != "" && got.ResourceVersion != pod.ResourceVersion,
+		"resourceVersion returned by the adoption = %q, want the new stored version (was %q)", got.ResourceVersion, pod.ResourceVersion)
+	read, err := k.f.GetPod(t.Context(), pod.Namespace, pod.Name)
+	must(t, err, "GetPod after adoption")
+	check(t, read.ResourceVersion == got.ResourceVersion, "resourceVersion returned by the adoption = %q, stored %q", got.ResourceVersion, read.ResourceVersion)
+
+	// A release sent for an older version of the pod changes nothing.
+	stale := reconcile.ReleasePatch(job.UID, pod)
+	_, err = k.f.Client.PatchPod(t.Context(), pod.Namespace, pod.Name, stale.Type, stale.Data)
+	check(t, apierrors.IsConflict(err), "PatchPod(release, stale resourceVersion) error = %v, want Conflict", err)
 
 	release := reconcile.ReleasePatch(job.UID, got)
 	got, err = k.f.Client.PatchPod(t.Context(), pod.Namespace, pod.Name, release.Type, release.Data)
 	must(t, err, "PatchPod(release)")
 	check(t, len(got.OwnerReferences) == 0, "owner references after release = %v, want none", got.OwnerReferences)
-	check(t, sameSet(got.Finalizers, want), "finalizers after release = %v, want %v", got.Finalizers, want)
+	want = []string{otherFinalizer}
+	check(t, sameSet(got.Finalizers, want), "finalizers after release = %v, want %v (the tracking finalizer goes with the owner reference)", got.Finalizers, want)
 }
 
 func (k *conformance) adoptStaleUID(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -32,6 +33,8 @@ var all = []struct {
 	{"ElasticIndexedCompletions", elasticIndexed},
 	{"OrphanFinalizersRemovedAfterJobDeletion", orphansAfterDeletion},
 	{"RecreatedJobStartsFresh", recreatedJob},
+	{"AdoptedOrphansCountedWithoutConflicts", adoptedOrphans},
+	{"ReleaseInOnePatch", releaseInOnePatch},
 	{"ControllerRestartMidJob", controllerRestart},
 	{"OtherManagedByLeftAlone", otherManagedBy},
 }
@@ -471,5 +474,95 @@ func otherManagedBy(s *scenario) {
 	})
 	if accepted, _ := s.writes.counts(); accepted != 0 {
 		s.t.Errorf("%d status writes by the controller, want none", accepted)
+	}
+}
+
+// Finished orphan pods matching a Job's manual selector (as a Job deleted with the
+// Orphan propagation leaves them, and a Job recreated with the same selector finds
+// them) are adopted and counted: per pod one adoption patch and one finalizer
+// removal, which carries the resourceVersion the adoption returned, so no 409.
+func adoptedOrphans(s *scenario) {
+	labels := map[string]string{"app": "adopt", batchv1.JobNameLabel: jobName}
+	var orphans []*corev1.Pod
+	for range 2 {
+		pod, err := s.cs.CoreV1().Pods(s.ns).Create(s.ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, GenerateName: "orphan-", Labels: labels},
+			Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}},
+			},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			s.t.Fatalf("create orphan pod: %v", err)
+		}
+		orphans = append(orphans, pod)
+	}
+	for _, p := range s.waitRunning(jobName, len(orphans)) {
+		s.finish(p, succeed)
+	}
+	s.waitPods(jobName, "orphans succeeded", func(p []*corev1.Pod) bool {
+		return len(filter(p, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })) == len(orphans)
+	})
+	s.consistently("orphans without a Job left alone", func() (bool, string) {
+		for _, p := range s.podsOf(jobName) {
+			if ownerUID(p) != "" || s.patches.of(s.ns, p.Name) != (patchCount{}) {
+				return false, s.describePods(jobName)
+			}
+		}
+		return true, ""
+	})
+
+	j := s.newJob(jobName, ptr.To[int32](2), ptr.To[int32](2))
+	j.Spec.ManualSelector = ptr.To(true)
+	j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "adopt"}}
+	j.Spec.Template.Labels = labels
+	cur := s.createJob(j)
+	job := s.waitFinished(jobName)
+	s.expect(job, finalStatus{Succeeded: 2, Conditions: completed})
+	s.countPods(jobName, len(orphans)) // nothing created: the orphans were enough
+	for _, p := range s.podsOf(jobName) {
+		if ownerUID(p) != cur.UID {
+			s.t.Errorf("pod %s: controller %q, want the Job %s", p.Name, ownerUID(p), cur.UID)
+		}
+		if got, want := s.patches.of(s.ns, p.Name), (patchCount{Patches: 2}); got != want {
+			s.t.Errorf("controller patches of pod %s = %+v, want %+v (one adoption, one finalizer removal)", p.Name, got, want)
+		}
+	}
+}
+
+// A running pod whose labels stop matching its Job's selector is released in one
+// patch, which removes the controller reference and the tracking finalizer (as the
+// Job controller does): the orphan cleanup has nothing left to do, and the released
+// pod, which succeeds later, is never counted.
+func releaseInOnePatch(s *scenario) {
+	job := s.createJob(s.newJob(jobName, ptr.To[int32](2), ptr.To[int32](2)))
+	moved := s.waitRunning(jobName, 2)[0]
+	_, err := s.cs.CoreV1().Pods(s.ns).Patch(s.ctx, moved.Name, types.StrategicMergePatchType,
+		[]byte(`{"metadata":{"labels":{"`+batchv1.ControllerUidLabel+`":"released"}}}`), metav1.PatchOptions{})
+	if err != nil {
+		s.t.Fatalf("relabel pod %s: %v", moved.Name, err)
+	}
+	s.waitPods(jobName, "pod "+moved.Name+" released", func(pods []*corev1.Pod) bool {
+		for _, p := range pods {
+			if p.UID == moved.UID {
+				return ownerUID(p) == "" && !hasFinalizer(p)
+			}
+		}
+		return false
+	})
+	s.consistently("one patch for the released pod", func() (bool, string) {
+		got := s.patches.of(s.ns, moved.Name)
+		return got == patchCount{Patches: 1}, fmt.Sprintf("controller patches of pod %s = %+v, want one, no Conflict", moved.Name, got)
+	})
+	s.succeedAll() // the released pod succeeds too: it must not count
+	done := s.waitFinished(jobName)
+	s.expect(done, finalStatus{Succeeded: 2, Conditions: completed})
+	for _, p := range s.podsOf(jobName) {
+		if p.UID != moved.UID && ownerUID(p) != job.UID {
+			s.t.Errorf("pod %s: controller %q, want the Job %s", p.Name, ownerUID(p), job.UID)
+		}
+	}
+	if got := s.patches.of(s.ns, moved.Name); got != (patchCount{Patches: 1}) {
+		s.t.Errorf("controller patches of the released pod %s = %+v after the Job finished, want one", moved.Name, got)
 	}
 }

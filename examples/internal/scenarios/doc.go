@@ -41,8 +41,12 @@
 // (FailJob, Ignore on DisruptionTarget, FailIndex), backoffLimitPerIndex with
 // maxFailedIndexes, successPolicy, podReplacementPolicy Failed with a terminating
 // pod, activeDeadlineSeconds, elastic Indexed completions, orphan finalizers after a
-// Background deletion, a Job recreated under the same name, a controller restart in
-// the middle of a Job, and a Job managed by another controller.
+// Background deletion, a Job recreated under the same name, finished orphans adopted
+// and counted by a Job with a manual selector, a relabelled pod released, a
+// controller restart in the middle of a Job, and a Job managed by another controller.
+// The adoption and release scenarios also count the controller's PATCH requests per
+// pod (one adoption and one finalizer removal per adopted pod, one patch per released
+// pod, no 409 Conflict).
 //
 // Every scenario checks the final counters and conditions exactly, that no pod keeps
 // the tracking finalizer, and that the API server accepted every Job status write the

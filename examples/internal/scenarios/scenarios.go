@@ -82,6 +82,7 @@ type scenario struct {
 	start     StartFunc
 	ctrlCfg   *rest.Config
 	writes    *statusWrites
+	patches   *podPatches
 	stopMu    sync.Mutex
 	stopCtrl  func()
 	noControl bool
@@ -111,10 +112,11 @@ func newScenario(t *testing.T, cfg *rest.Config, start StartFunc, name string) *
 		managedBy: "scenarios.jobkit.dev/" + strings.TrimRight(slug, "-"),
 		start:     start,
 		writes:    &statusWrites{},
+		patches:   &podPatches{},
 	}
 	s.ctrlCfg = rest.CopyConfig(cfg)
 	s.ctrlCfg.QPS, s.ctrlCfg.Burst = 1000, 2000
-	s.ctrlCfg.WrapTransport = transport.Wrappers(s.ctrlCfg.WrapTransport, s.writes.wrap)
+	s.ctrlCfg.WrapTransport = transport.Wrappers(s.ctrlCfg.WrapTransport, s.writes.wrap, s.patches.wrap)
 
 	kctx, cancel := context.WithCancel(context.Background())
 	s.kubelet = newKubelet(cs, ns.Name)
