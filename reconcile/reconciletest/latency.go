@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"testing/synctest"
 	"time"
@@ -37,6 +38,15 @@ type LatencyOptions struct {
 	Config reconcile.Config
 	// Limit bounds the simulated time of the run; zero means 100,000 L.
 	Limit time.Duration
+	// CreateTimeouts makes that many pod creations, the first ones, time out, to
+	// measure how long the controller takes to recover: the caller gets a timeout and
+	// does not know whether the API server stored the pod. It did, unless
+	// TimeoutsNotStored.
+	CreateTimeouts    int
+	TimeoutsNotStored bool
+	// Trace, when set, receives a line per sync (its start in L, what it returned,
+	// the calls it made by kind), to see where a run spends its time.
+	Trace io.Writer
 }
 
 // LatencyResult is what RunLatency measured.
@@ -100,7 +110,7 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 	}
 	cfg.Clock = clk
 
-	lc := &latencyClient{c: c, clk: clk, latency: opts.Latency}
+	lc := &latencyClient{c: c, clk: clk, latency: opts.Latency, timeouts: opts.CreateTimeouts, lose: opts.TimeoutsNotStored}
 	r, err := reconcile.New(cfg, lc)
 	if err != nil {
 		return LatencyResult{}, err
@@ -180,7 +190,16 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 		if completeAt.IsZero() {
 			res.Syncs++
 		}
+		before := lc.snapshot()
+		syncStart := time.Now()
 		out, err := r.SyncWith(ctx, cached, cache.PodsForJob)
+		if opts.Trace != nil {
+			after := lc.snapshot()
+			fmt.Fprintf(opts.Trace, "%7.1f L sync (%.1f L): creates %d, patches %d, deletes %d, status %d; requeue %v after %.1f L; err %v\n",
+				float64(syncStart.Sub(start))/float64(opts.Latency), float64(time.Since(syncStart))/float64(opts.Latency),
+				after.creates-before.creates, after.patches-before.patches, after.deletes-before.deletes, after.status-before.status,
+				out.Requeue, float64(out.RequeueAfter)/float64(opts.Latency), err)
+		}
 		switch {
 		case err != nil && ctx.Err() != nil:
 		case err != nil:
@@ -235,6 +254,8 @@ type latencyClient struct {
 	latency time.Duration
 
 	mu                                          sync.Mutex
+	timeouts                                    int
+	lose                                        bool
 	creates, patches, deletes, status, conflict int
 	complete                                    time.Time
 }
@@ -257,6 +278,16 @@ func (l *latencyClient) count(n *int, err error) {
 
 func (l *latencyClient) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
 	l.wait()
+	l.mu.Lock()
+	timeout := l.timeouts > 0
+	if timeout {
+		l.timeouts--
+	}
+	l.mu.Unlock()
+	if timeout && l.lose {
+		l.count(&l.creates, TimeoutError())
+		return nil, TimeoutError()
+	}
 	out, err := l.c.CreatePod(ctx, pod)
 	l.count(&l.creates, err)
 	if err == nil {
@@ -267,6 +298,9 @@ func (l *latencyClient) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1
 		if err := k.Succeed(out.Namespace, out.Name); err != nil {
 			return out, fmt.Errorf("latency kubelet: %w", err)
 		}
+	}
+	if timeout {
+		return nil, TimeoutError()
 	}
 	return out, err
 }
@@ -306,6 +340,14 @@ func (l *latencyClient) completedAt(fallback time.Time) time.Time {
 		return fallback
 	}
 	return l.complete
+}
+
+type callCounts struct{ creates, patches, deletes, status int }
+
+func (l *latencyClient) snapshot() callCounts {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return callCounts{l.creates, l.patches, l.deletes, l.status}
 }
 
 func (l *latencyClient) fill(r *LatencyResult) {
