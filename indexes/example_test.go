@@ -165,3 +165,13 @@ func ExampleNextFailureCount() {
 	// {2 0} map[batch.kubernetes.io/job-index-failure-count:2]
 	// a failure of the replacement fails the index at backoffLimitPerIndex=2: true
 }
+
+// A pod name decided by the controller: the same creation decision gives the same
+// name, so a create that timed out can be sent again without risking a second pod.
+func ExamplePodName() {
+	first := indexes.PodName("train", "0b8f5c1e", 3, "attempt-1")
+	again := indexes.PodName("train", "0b8f5c1e", 3, "attempt-1")
+	next := indexes.PodName("train", "0b8f5c1e", 3, "attempt-2")
+	fmt.Println(first[:len("train-3-")], len(first), first == again, first == next)
+	// Output: train-3- 13 true false
+}

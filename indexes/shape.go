@@ -2,6 +2,7 @@ package indexes
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
 	"strconv"
 	"strings"
@@ -169,4 +170,32 @@ func SetFailureCountAnnotations(pod *corev1.Pod, fc FailureCount) (changed bool)
 		changed = true
 	}
 	return changed
+}
+
+// nameAlphabet is the alphabet of generated name suffixes: no vowels (no words) and
+// no characters that read alike, as the API server's generated names.
+const nameAlphabet = "bcdfghjklmnpqrstvwxz2456789"
+
+// PodName returns a name for the pod of an index that is the same for the same
+// creation decision and different for the next one: GenerateName(jobName, index)
+// followed by five characters derived from the Job's UID, the index and attempt, a
+// value the caller derives from what it knows of the index's earlier pods (jobkit's
+// plan uses a digest of the UIDs of the index's pods in its cache, which changes as
+// soon as the pod it creates appears there). A create that timed out after the API server stored the pod is
+// then sent again under the same name and answered 409 AlreadyExists: the index never
+// gets a second pod, and the Job need not wait for the expectations to expire.
+func PodName(jobName string, jobUID string, index int, attempt string) string {
+	h := fnv.New64a()
+	h.Write([]byte(jobUID))
+	h.Write([]byte{0})
+	h.Write([]byte(strconv.Itoa(index)))
+	h.Write([]byte{0})
+	h.Write([]byte(attempt))
+	sum := h.Sum64()
+	var suffix [5]byte
+	for i := range suffix {
+		suffix[i] = nameAlphabet[sum%uint64(len(nameAlphabet))]
+		sum /= uint64(len(nameAlphabet))
+	}
+	return GenerateName(jobName, index) + string(suffix[:])
 }

@@ -157,6 +157,46 @@ func TestGenerateName(t *testing.T) {
 	assert.Equal(t, 58, MaxGeneratedNameLength)
 }
 
+func TestPodName(t *testing.T) {
+	long := strings.Repeat("a", 63)
+	cases := []struct {
+		name            string
+		jobName, jobUID string
+		index           int
+		attempt         string
+		wantPrefix      string
+	}{
+		{name: "short", jobName: "job", jobUID: "u1", index: 4, attempt: "0", wantPrefix: "job-4-"},
+		{name: "long job name", jobName: long, jobUID: "u1", index: 12345, attempt: "x", wantPrefix: strings.Repeat("a", 51) + "-12345-"},
+		{name: "largest index", jobName: long, jobUID: "u2", index: math.MaxInt32, attempt: "", wantPrefix: strings.Repeat("a", 46) + "-2147483647-"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := PodName(tc.jobName, tc.jobUID, tc.index, tc.attempt)
+			require.True(t, strings.HasPrefix(got, tc.wantPrefix), "PodName(...) = %q, want prefix %q", got, tc.wantPrefix)
+			suffix := strings.TrimPrefix(got, tc.wantPrefix)
+			assert.Len(t, suffix, 5, "suffix of %q", got)
+			assert.Empty(t, strings.Trim(suffix, nameAlphabet), "suffix %q uses only %q", suffix, nameAlphabet)
+			assert.LessOrEqual(t, len(got), 63, "a pod name is a DNS label")
+			assert.Equal(t, got, PodName(tc.jobName, tc.jobUID, tc.index, tc.attempt), "the same decision gives the same name")
+		})
+	}
+	base := PodName("job", "uid", 3, "a")
+	for _, other := range []string{
+		PodName("job", "uid", 3, "b"),
+		PodName("job", "uid2", 3, "a"),
+		PodName("job", "uid", 4, "a"),
+	} {
+		assert.NotEqual(t, base, other, "another attempt, Job or index gives another name")
+	}
+	// The suffixes spread: 2,000 attempts of one index collide rarely.
+	seen := map[string]bool{}
+	for i := range 2000 {
+		seen[PodName("job", "uid", 0, strings.Repeat("x", i))] = true
+	}
+	assert.Greater(t, len(seen), 1990, "distinct names among 2,000 attempts")
+}
+
 func TestHostname(t *testing.T) {
 	assert.Equal(t, "job-12", Hostname("job", 12))
 }

@@ -232,6 +232,7 @@ type computation struct {
 
 	succeededIx, prevSucceededIx, failedIx, prevFailedIx indexes.Intervals
 	delayed                                              map[int]*podInfo // per-index: the failed pod whose replacement is due
+	podsPerIndex                                         []uint64         // built by create: a digest of the UIDs of each index's pods
 
 	verdict      *verdict
 	manageCalled bool
@@ -751,6 +752,9 @@ func (c *computation) ledger() {
 		}
 		finished = append(finished, fp)
 	}
+	if c.deferRecording(len(finished)) {
+		finished, unrecord = nil, nil
+	}
 	if len(unrecord) > 0 {
 		u := c.st.UncountedTerminatedPods.DeepCopy()
 		drop := sets.New(unrecord...)
@@ -776,6 +780,25 @@ func (c *computation) ledger() {
 			c.st.FailedIndexes = nil
 		}
 	}
+}
+
+// deferRecording reports whether the n newly finished pods wait for a later sync:
+// while pods that earlier syncs created or deleted are not in the cache yet
+// (expectations unsatisfied), their events are on the way, and recording what has
+// finished now and the rest a few moments later would cost two more status writes per
+// batch. They are recorded now all the same when the Job is finishing or being
+// deleted, or when they fill the ledger (MaxUncounted). Upstream records them in
+// every sync; with an informer lagging by a few round trips, that is one or two
+// extra status writes for each batch of creations.
+func (c *computation) deferRecording(n int) bool {
+	if n == 0 || c.in.ExpectationsSatisfied || c.verdict != nil || c.job.DeletionTimestamp != nil {
+		return false
+	}
+	u := c.st.UncountedTerminatedPods
+	if u != nil {
+		n += len(u.Succeeded) + len(u.Failed)
+	}
+	return n < c.opts.maxUncounted()
 }
 
 func finalizerReason(pod *corev1.Pod, deleting bool, v *verdict) string {
@@ -832,6 +855,8 @@ func (c *computation) finish() {
 		terminating: c.terminating,
 		completions: c.spec.completions,
 		now:         c.now,
+
+		deferPodCounts: !c.in.ExpectationsSatisfied,
 	}
 	if len(c.plan.RemoveFinalizers) > 0 && !equality.Semantic.DeepEqual(st, original) {
 		c.plan.RecordStatus = st.DeepCopy()
@@ -845,7 +870,8 @@ func (c *computation) finish() {
 	}
 	s := c.plan.Settle(removed)
 	c.plan.Status = s.Status
-	c.plan.StatusChanged = !equality.Semantic.DeepEqual(&s.Status, original)
+	c.plan.StatusChanged = !equality.Semantic.DeepEqual(&s.Status, original) &&
+		!(c.plan.settle.deferPodCounts && onlyPodCountsDiffer(&s.Status, original))
 	if s.Finished != nil {
 		c.plan.Conditions = append(c.plan.Conditions, ConditionChange{Type: s.Finished.Type, Status: s.Finished.Status, Reason: s.Finished.Reason, Message: s.Finished.Message})
 	}
@@ -906,7 +932,31 @@ func (p *Plan) Settle(removed sets.Set[types.UID]) Settled {
 		last = &s.base
 	}
 	out.Changed = last == nil || !equality.Semantic.DeepEqual(&st, last)
+	if out.Changed && s.deferPodCounts && onlyPodCountsDiffer(&st, last) {
+		out.Changed = false
+	}
 	return out
+}
+
+// onlyPodCountsDiffer reports whether a and b differ only in the counts recomputed
+// from the pods at every sync: active, ready and terminating, and the succeeded
+// indexes of an Indexed Job (completedIndexes and succeeded; a change of the ledger
+// also changes uncountedTerminatedPods, and is never only this). Such a change is
+// not written while expectations are unsatisfied: the cache does not show the pods of
+// the creations and deletions in flight yet, so those counts are about to change
+// again, and writing them would cost a status write per sync for a value already
+// wrong. (Upstream writes it; with an informer lagging by a few round trips, that is
+// one extra write per sync.)
+func onlyPodCountsDiffer(a, b *batchv1.JobStatus) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	c := *a
+	c.Active, c.Ready, c.Terminating = b.Active, b.Ready, b.Terminating
+	if a.CompletedIndexes != b.CompletedIndexes {
+		c.CompletedIndexes, c.Succeeded = b.CompletedIndexes, b.Succeeded
+	}
+	return equality.Semantic.DeepEqual(&c, b)
 }
 
 func durationOf(ns int64) time.Duration { return time.Duration(ns) }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -330,6 +331,7 @@ func tbD7Cases() []tbD7Case {
 				assert.Equal(t, "0", pod.Labels[batchv1.JobCompletionIndexAnnotation], "index label")
 				assert.Equal(t, "job-0", pod.Spec.Hostname, "hostname")
 				assert.Equal(t, "job-0-", pod.GenerateName, "generateName")
+				assert.True(t, strings.HasPrefix(pod.Name, "job-0-") && len(pod.Name) == len("job-0-")+5, "name %q: the generateName and five characters", pod.Name)
 				for k, v := range tbLabels() {
 					assert.Equal(t, v, pod.Labels[k], "label %s", k)
 				}
@@ -558,10 +560,13 @@ func tbD8Cases() []tbD8Case {
 			wantCreate:    1,
 		},
 		{
+			// Nothing is written either: the active count of the cache waits for
+			// the expectations (onlyPodCountsDiffer).
 			name: "unsatisfied expectations: suspension waits",
 			in: tbWithInput(tbInput(tbJob(tbSuspend), tbPod("a")),
 				func(in *Input) { in.ExpectationsSatisfied = false }),
 			wantStartTime: tbTime(tbAgo(time.Hour)),
+			wantEmpty:     true,
 		},
 	}
 }
@@ -600,4 +605,32 @@ func TestDecision8_SuspendResume(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The name of an index's pod is the same as long as the cache shows the same pods of
+// that index (a creation sent again after a timeout is answered AlreadyExists), and
+// changes once a pod of the index appears or goes.
+func TestIndexedPodNames(t *testing.T) {
+	job := tbJob(tbIndexed, tbSize(3, 3))
+	nameOf := func(p *Plan, index int) string {
+		for _, c := range p.Create {
+			if c.Index == index {
+				return c.Pod.Name
+			}
+		}
+		t.Fatalf("no creation for index %d in\n%s", index, p)
+		return ""
+	}
+	first := tbCompute(t, tbInput(job))
+	again := tbCompute(t, tbInput(job))
+	for ix := range 3 {
+		assert.Equal(t, nameOf(first, ix), nameOf(again, ix), "index %d: the same cache gives the same name", ix)
+	}
+	assert.NotEqual(t, nameOf(first, 0), nameOf(first, 1), "indexes have their own names")
+
+	failed := tbPod(nameOf(first, 1), tbIx(1), tbFailedAgo(time.Minute), tbNoFinalizer)
+	other := tbPod(nameOf(first, 2), tbIx(2))
+	next := tbCompute(t, tbInput(tbJob(tbIndexed, tbSize(3, 3), tbStatus(func(s *batchv1.JobStatus) { s.Failed = 1 })), failed, other))
+	assert.Equal(t, nameOf(first, 0), nameOf(next, 0), "index 0: no pod of it appeared, same name")
+	assert.NotEqual(t, nameOf(first, 1), nameOf(next, 1), "index 1: the replacement of a failed pod that still exists gets another name")
 }

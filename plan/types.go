@@ -142,6 +142,10 @@ type settleState struct {
 	now         time.Time
 	recorded    bool
 	toRemove    []types.UID // the UIDs of RemoveFinalizers
+	// deferPodCounts: expectations are not satisfied, so the cache is about to show
+	// pods created or deleted; a status that changes only counts recomputed from the
+	// pods (onlyPodCountsDiffer) waits for it instead of being written twice.
+	deferPodCounts bool
 }
 
 // IsEmpty reports whether the plan asks for nothing: no API call and no requeue.

@@ -19,11 +19,15 @@ const (
 	// DefaultPodEventBatchPeriod is how long pod events are batched before a sync
 	// (upstream's syncJobBatchPeriod).
 	DefaultPodEventBatchPeriod = time.Second
-	// DefaultFinalizerRemovalParallelism bounds the API calls one sync runs at once.
-	// Upstream runs every finalizer removal of a sync in parallel (up to 500).
-	DefaultFinalizerRemovalParallelism = 8
+	// DefaultFinalizerRemovalParallelism bounds the API calls one sync runs at once:
+	// as upstream, every call of a group (the finalizer removals, the deletions, a
+	// slow-start batch of creations) runs at once, within the per-sync caps of 500.
+	DefaultFinalizerRemovalParallelism = 500
 	// MaxFinalizerRemovalParallelism is the largest parallelism Config accepts.
 	MaxFinalizerRemovalParallelism = 500
+	// DefaultUncertainCreationTimeout is how long a NonIndexed Job keeps expecting
+	// the pod of a creation whose outcome is unknown (a timeout).
+	DefaultUncertainCreationTimeout = 30 * time.Second
 	// DefaultStaleCacheRequeue is how soon a Job whose cache has not caught up with
 	// this reconciler's last status write is synced again.
 	DefaultStaleCacheRequeue = 100 * time.Millisecond
@@ -59,9 +63,20 @@ type Config struct {
 	// also bounds how long a scale-down finalizer removal whose outcome is unknown (a
 	// timeout) stays pending.
 	ExpectationsTTL time.Duration
+	// UncertainCreationTimeout is how long a Job keeps expecting the pod of a
+	// creation whose outcome is unknown (a timeout, a lost answer) before it creates
+	// again; zero means 30s. A pod the API server stored shows up in the cache within
+	// the informer's lag, far less on a healthy cluster, so waiting longer (upstream
+	// waits for the 5-minute expectations TTL) only stalls the Job when the pod was
+	// not stored. It applies to pods named by the API server (NonIndexed Jobs), where
+	// a pod whose event comes later still is one pod more than parallelism for a
+	// while, which the next syncs remove. The pods of an Indexed Job are named by the
+	// plan and sent again at once under the same name: they never wait.
+	UncertainCreationTimeout time.Duration
 	// FinalizerRemovalParallelism bounds the API calls one sync runs at once: the
 	// finalizer removals, the deletions and each slow-start batch of creations. Zero
-	// means 8; it must not exceed 500. 1 makes every sync issue its calls one at a
+	// means 500, every call of a group at once (each group is capped at 500 per sync);
+	// it must not exceed 500. Set less to spare a slow or rate-limited API server. 1 makes every sync issue its calls one at a
 	// time in plan order, which makes a run reproducible.
 	FinalizerRemovalParallelism int
 	// StaleCacheRequeue is the RequeueAfter of a sync skipped because the cached Job
@@ -113,6 +128,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	nonNegDur("Backoff.Max", cfg.Backoff.Max)
 	nonNegDur("PodEventBatchPeriod", cfg.PodEventBatchPeriod)
 	nonNegDur("ExpectationsTTL", cfg.ExpectationsTTL)
+	nonNegDur("UncertainCreationTimeout", cfg.UncertainCreationTimeout)
 	nonNegDur("StaleCacheRequeue", cfg.StaleCacheRequeue)
 	nonNegInt("MaxCreatesPerSync", cfg.MaxCreatesPerSync)
 	nonNegInt("MaxDeletesPerSync", cfg.MaxDeletesPerSync)
@@ -129,6 +145,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.FinalizerRemovalParallelism == 0 {
 		cfg.FinalizerRemovalParallelism = DefaultFinalizerRemovalParallelism
+	}
+	if cfg.UncertainCreationTimeout == 0 {
+		cfg.UncertainCreationTimeout = DefaultUncertainCreationTimeout
 	}
 	if cfg.StaleCacheRequeue == 0 {
 		cfg.StaleCacheRequeue = DefaultStaleCacheRequeue

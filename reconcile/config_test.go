@@ -57,7 +57,7 @@ func TestConfigDefaults(t *testing.T) {
 	cfg := r.Config()
 	assert.Equal(t, "x", r.Name())
 	assert.Equal(t, time.Second, cfg.PodEventBatchPeriod)
-	assert.Equal(t, 8, cfg.FinalizerRemovalParallelism)
+	assert.Equal(t, 500, cfg.FinalizerRemovalParallelism)
 	assert.Equal(t, 100*time.Millisecond, cfg.StaleCacheRequeue)
 	assert.Equal(t, 5*time.Minute, cfg.Expectations.TTL())
 	assert.NotNil(t, cfg.FinalizerRemovals)

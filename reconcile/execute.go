@@ -222,7 +222,7 @@ func (ex *execution) writeStatus(st batchv1.JobStatus, what string) (ok bool, er
 	if out == nil {
 		out = j
 	}
-	ex.r.recordWrite(ex.key, ex.job.ResourceVersion, out.ResourceVersion)
+	ex.r.recordWrite(ex.key, ex.job.ResourceVersion, out)
 	ex.job = out
 	ex.res.StatusWrites++
 	ex.persist()
@@ -412,8 +412,12 @@ func (ex *execution) deletePod(d plan.Deletion) bool {
 	return true
 }
 
-// createPods creates the pods of the plan in slow-start batches of 1, 2, 4, ...;
-// after a batch with an error, the creations not yet tried are dropped.
+// createPods creates the pods of the plan in slow-start batches that double after
+// each batch without error; after a batch with an error, the creations not yet tried
+// are dropped. The first batch has the size the Job's last batch without error had
+// (1 for a Job's first creations), and half the size of a batch that failed, so a
+// large Job creates its pods in one round trip per sync once the API server has
+// accepted them, and backs off as fast as upstream when it does not.
 func (ex *execution) createPods() {
 	creates := ex.plan.Create
 	if len(creates) == 0 {
@@ -421,7 +425,8 @@ func (ex *execution) createPods() {
 	}
 	reason := ex.creationReason()
 	var created atomic.Int32
-	next, size := 0, slowStartInitialBatchSize
+	next, size := 0, ex.r.batchSize(ex.key)
+	defer func() { ex.r.setBatchSize(ex.key, size) }()
 	for next < len(creates) {
 		if err := ex.ctx.Err(); err != nil {
 			ex.fail(fmt.Errorf("create pods: %w", err))
@@ -434,6 +439,7 @@ func (ex *execution) createPods() {
 			switch err := ex.createPod(batch[i], reason); {
 			case err == nil:
 				created.Add(1)
+			case errors.Is(err, errStoredEarlier):
 			case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 				nsGone.Store(true)
 			default:
@@ -444,12 +450,43 @@ func (ex *execution) createPods() {
 			if skipped := len(creates) - next; skipped > 0 {
 				ex.log.V(2).Info("Dropping the creations not tried after a failed batch", "skipped", skipped, "namespaceTerminating", nsGone.Load())
 			}
+			size = max(len(batch)/2, slowStartInitialBatchSize)
 			break
 		}
-		size *= 2
+		if next < len(creates) {
+			size = min(size*2, ex.r.maxBatch())
+		}
 	}
 	ex.res.Created += int(created.Load())
 }
+
+// batchSize is the size of the first creation batch of the Job under key.
+func (r *Reconciler) batchSize(key string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n := r.batch[key]; n > 0 {
+		return n
+	}
+	return slowStartInitialBatchSize
+}
+
+func (r *Reconciler) setBatchSize(key string, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.batch[key] = n
+}
+
+// maxBatch is the largest creation batch: a sync never creates more pods.
+func (r *Reconciler) maxBatch() int {
+	if r.cfg.MaxCreatesPerSync > 0 {
+		return r.cfg.MaxCreatesPerSync
+	}
+	return plan.DefaultMaxCreatesPerSync
+}
+
+// errStoredEarlier is createPod's answer for a pod that an earlier, timed-out
+// request had already stored: neither created now nor failed.
+var errStoredEarlier = errors.New("pod stored by an earlier request")
 
 // createPod creates one pod, raising the creation expectation first and lowering it
 // when the request surely failed (not after a timeout: the pod may exist). A
@@ -459,12 +496,33 @@ func (ex *execution) createPod(c plan.Creation, reason string) error {
 	exp := r.cfg.Expectations
 	_ = exp.RaiseCreations(ex.key, 1)
 	out, err := r.client.CreatePod(ex.ctx, c.Pod)
+	if err != nil && c.Pod.Name != "" && apierrors.IsAlreadyExists(err) {
+		// The plan names an index's pod after what it knew of the index, so this is
+		// the same creation sent again after one that timed out once the API server
+		// had stored it: the pod exists and its event is on the way.
+		exp.CreationObserved(ex.key)
+		ex.log.V(2).Info("Pod already created by an earlier request; waiting for its event", "pod", c.Pod.Name)
+		ex.mu.Lock()
+		ex.res.Requeue = true
+		ex.mu.Unlock()
+		return errStoredEarlier
+	}
 	if err != nil {
-		if uncertainWrite(err) {
+		if uncertainWrite(err) && c.Pod.Name != "" {
+			// A named pod: the next sync sends the same creation under the same
+			// name, so the API server stores it at most once. Whether this one was
+			// stored or not, the Job need not wait for its event.
+			exp.CreationObserved(ex.key)
+			ex.log.V(2).Info("Named pod creation may have happened; the next sync sends it again", "pod", c.Pod.Name, "err", err.Error())
+		} else if uncertainWrite(err) {
 			// The pod may exist (a timeout, a lost answer): keep expecting it, so
 			// that no sync creates a second pod or finishes the Job without it
-			// before its event arrives or the expectations expire.
+			// before its event arrives or UncertainCreationTimeout has passed.
 			ex.log.V(2).Info("Pod creation may have happened; waiting for its event", "err", err.Error())
+			r.noteUncertainCreate(ex.key, r.cfg.Clock.Now())
+			ex.mu.Lock()
+			ex.res.RequeueAfter = minPositive(ex.res.RequeueAfter, r.cfg.UncertainCreationTimeout)
+			ex.mu.Unlock()
 		} else {
 			exp.CreationObserved(ex.key)
 		}

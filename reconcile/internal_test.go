@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,20 +38,29 @@ func TestCaughtUp(t *testing.T) {
 }
 
 func TestRecordWrite(t *testing.T) {
+	jobAt := func(rv string) *batchv1.Job {
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}}
+	}
 	r := &Reconciler{writes: map[string]lastWrite{}, uids: map[string]types.UID{}}
-	r.recordWrite("k", "a", "b")
-	r.recordWrite("k", "b", "c") // a second write in the same sync
-	assert.Equal(t, lastWrite{version: "c", older: []string{"a", "b"}}, r.writes["k"])
-	assert.True(t, r.stale("k", "a"))
-	assert.True(t, r.stale("k", "b"))
-	assert.False(t, r.stale("k", "c"))
+	b, c, y := jobAt("b"), jobAt("c"), jobAt("y")
+	r.recordWrite("k", "a", b)
+	r.recordWrite("k", "b", c) // a second write in the same sync
+	assert.Equal(t, lastWrite{version: "c", older: []string{"a", "b"}, job: c}, r.writes["k"])
+	for _, v := range []string{"a", "b"} {
+		isStale, written := r.stale("k", v)
+		assert.True(t, isStale, "stale(k, %q)", v)
+		assert.Same(t, c, written, "the Job of the last write, for a sync from a stale cache")
+	}
+	isStale, written := r.stale("k", "c")
+	assert.False(t, isStale)
+	assert.Nil(t, written)
 	_, ok := r.writes["k"]
 	assert.False(t, ok, "forgotten once caught up")
-	r.recordWrite("k", "x", "y") // a new sequence
-	assert.Equal(t, lastWrite{version: "y", older: []string{"x"}}, r.writes["k"])
-	r.recordWrite("k", "y", "y") // a write that changed nothing
-	assert.Equal(t, lastWrite{version: "y", older: []string{"x"}}, r.writes["k"])
-	r.recordWrite("j", "y", "y")
+	r.recordWrite("k", "x", y) // a new sequence
+	assert.Equal(t, lastWrite{version: "y", older: []string{"x"}, job: y}, r.writes["k"])
+	r.recordWrite("k", "y", y) // a write that changed nothing
+	assert.Equal(t, lastWrite{version: "y", older: []string{"x"}, job: y}, r.writes["k"])
+	r.recordWrite("j", "y", y)
 	_, ok = r.writes["j"]
 	assert.False(t, ok, "nothing to wait for")
 }

@@ -241,29 +241,39 @@ func TestSyncNamespaceTerminating(t *testing.T) {
 	assert.True(t, e.r.Config().Expectations.Satisfied("ns/nst"), "the expectation of the refused creation is lowered")
 }
 
-// A Job read from a cache older than the last status written is not acted on.
+// A Job read from a cache older than the last status written is synced as written:
+// the write returned the whole Job, newer than the cache's.
 func TestSyncStaleCache(t *testing.T) {
 	e := newEnv(t)
 	e.create(t, job("stale", 2, 2))
 	stale := e.c.Cache().Job(ns, "stale")
 	_, err := e.sync(t, "stale")
 	require.NoError(t, err)
-	e.c.Cache().DeliverAll()
+	written, err := e.c.GetJob(t.Context(), ns, "stale")
+	require.NoError(t, err)
+	require.NotEqual(t, stale.ResourceVersion, written.ResourceVersion, "the first sync wrote the status")
+	for i := 0; i < len(e.c.Cache().Pending()); { // the pod events only: the cached Job stays stale
+		if e.c.Cache().Pending()[i].Pod != nil {
+			require.NoError(t, e.c.Cache().DeliverAt(i))
+			continue
+		}
+		i++
+	}
+	require.Equal(t, stale.ResourceVersion, e.c.Cache().Job(ns, "stale").ResourceVersion, "the cached Job is stale")
+	require.True(t, e.r.Config().Expectations.Satisfied("ns/stale"), "both creations observed")
 	e.c.ResetCalls()
 
-	res, err := e.r.Sync(t.Context(), stale, nil)
+	res, err := e.r.SyncWith(t.Context(), stale, e.c.Cache().PodsForJob)
 	require.NoError(t, err)
-	assert.Equal(t, reconcile.DefaultStaleCacheRequeue, res.RequeueAfter)
-	assert.NotEmpty(t, res.Skipped)
-	assert.Empty(t, e.c.Calls(), "no call on a stale Job")
-	assert.Equal(t, 1, e.metrics.Get("stale_sync_skips_total{}"))
+	assert.Empty(t, res.Skipped, "a stale cached Job is synced as written, not skipped")
+	assert.Zero(t, res.RequeueAfter)
+	assert.Empty(t, e.c.Calls(), "the status as written is up to date: nothing to write, nothing to create")
+	assert.Zero(t, e.metrics.Get("stale_sync_skips_total{}"))
 
+	e.c.Cache().DeliverAll()
 	_, err = e.sync(t, "stale") // the cache has caught up
 	require.NoError(t, err)
 	assert.Empty(t, e.c.Calls(), "nothing to do once caught up")
-	res, err = e.r.Sync(t.Context(), stale, nil)
-	require.NoError(t, err)
-	assert.Empty(t, res.Skipped, "the write record is gone once the cache caught up")
 }
 
 // Deleting a Job and creating it again under the same name starts fresh, even when
@@ -529,6 +539,47 @@ func TestSyncCreateTimeout(t *testing.T) {
 			_, err = e.sync(t, "timeout")
 			require.NoError(t, err)
 			assert.Len(t, e.pods(), 1, "exactly one pod")
+		})
+	}
+}
+
+// An Indexed Job names its pods: after a creation that timed out, the next sync sends
+// the same creation under the same name at once, without waiting for the
+// expectations to expire. When the first was stored, the API server answers
+// AlreadyExists, and the index still has exactly one pod.
+func TestSyncCreateTimeoutIndexed(t *testing.T) {
+	for _, written := range []bool{true, false} {
+		t.Run(fmt.Sprintf("written=%v", written), func(t *testing.T) {
+			e := newEnv(t) // the expectations TTL stays 5 minutes: it must not matter
+			e.create(t, indexedJob("named", 1, 1))
+			e.c.InjectFault(reconciletest.Fault{Op: create, Err: reconciletest.TimeoutError(), AfterWrite: written})
+			_, err := e.sync(t, "named")
+			require.Error(t, err, "the timeout is reported")
+			exp := e.r.Config().Expectations
+			assert.True(t, exp.Satisfied("ns/named"), "a named creation does not hold the Job")
+
+			deliverJobEvents(t, e) // the cache shows the new status, not the pod
+			e.c.ResetCalls()
+			res, err := e.sync(t, "named")
+			require.NoError(t, err)
+			require.Equal(t, 1, e.count(create), "the creation is sent again at once")
+			calls := e.c.Calls()
+			if written {
+				assert.True(t, apierrors.IsAlreadyExists(calls[len(calls)-1].Err), "answered AlreadyExists: %v", calls[len(calls)-1])
+				assert.True(t, res.Requeue, "requeued to see the pod's event")
+				assert.Zero(t, res.Created)
+			} else {
+				assert.NoError(t, calls[len(calls)-1].Err)
+				assert.Equal(t, 1, res.Created)
+			}
+			require.Len(t, e.pods(), 1, "exactly one pod for the index")
+
+			e.c.Cache().DeliverAll()
+			e.c.ResetCalls()
+			_, err = e.sync(t, "named")
+			require.NoError(t, err)
+			assert.Zero(t, e.count(create), "nothing more to create once the cache shows the pod")
+			assert.Len(t, e.pods(), 1, "exactly one pod for the index")
 		})
 	}
 }

@@ -34,6 +34,12 @@ type Reconciler struct {
 	uids      map[string]types.UID
 	writes    map[string]lastWrite
 	uncertain map[string]map[types.UID]uncertainRemoval
+	// batch is the slow-start batch size each Job's creations start at: the last
+	// batch size that succeeded, halved after a failed batch.
+	batch map[string]int
+	// uncertainCreates holds, per Job, when creations whose outcome is unknown were
+	// sent; each is dropped from the expectations after UncertainCreationTimeout.
+	uncertainCreates map[string][]time.Time
 }
 
 // uncertainRemoval is a finalizer removal that failed in a way that leaves unknown
@@ -50,6 +56,9 @@ type uncertainRemoval struct {
 type lastWrite struct {
 	version string   // resourceVersion returned by the write
 	older   []string // versions seen before it, for non-numeric comparisons
+	// job is the Job the write returned: what a sync uses while the cache has not
+	// caught up with it.
+	job *batchv1.Job
 }
 
 // Result is the outcome of a sync.
@@ -90,7 +99,8 @@ func New(cfg Config, client Client) (*Reconciler, error) {
 		return nil, err
 	}
 	return &Reconciler{cfg: c, client: client, uids: map[string]types.UID{}, writes: map[string]lastWrite{},
-		uncertain: map[string]map[types.UID]uncertainRemoval{}}, nil
+		uncertain: map[string]map[types.UID]uncertainRemoval{}, batch: map[string]int{},
+		uncertainCreates: map[string][]time.Time{}}, nil
 }
 
 // Key returns the key of a Job in the Reconciler's stores: "namespace/name".
@@ -123,6 +133,8 @@ func (r *Reconciler) forgetLocked(key string) {
 	delete(r.uids, key)
 	delete(r.writes, key)
 	delete(r.uncertain, key)
+	delete(r.batch, key)
+	delete(r.uncertainCreates, key)
 }
 
 // JobDeleted is Forget for a deleted Job, keyed by its UID: when a Job recreated under
@@ -198,13 +210,24 @@ func (r *Reconciler) SyncWith(ctx context.Context, job *batchv1.Job, list PodLis
 	return res, err
 }
 
-func (ex *execution) sync(list PodLister, now time.Time) (Result, error) {
+func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error) {
 	r, key, job := ex.r, ex.key, ex.orig
 	r.noteUID(key, job.UID)
-	if r.stale(key, job.ResourceVersion) {
-		r.cfg.Metrics.StaleSyncSkipped()
-		ex.log.V(2).Info("Cached Job is older than the last status write; waiting for the cache", "resourceVersion", job.ResourceVersion)
-		return Result{RequeueAfter: r.cfg.StaleCacheRequeue, Skipped: "cache older than the last status write"}, nil
+	if stale, written := r.stale(key, job.ResourceVersion); stale {
+		if written == nil || written.UID != job.UID {
+			r.cfg.Metrics.StaleSyncSkipped()
+			ex.log.V(2).Info("Cached Job is older than the last status write; waiting for the cache", "resourceVersion", job.ResourceVersion)
+			return Result{RequeueAfter: r.cfg.StaleCacheRequeue, Skipped: "cache older than the last status write"}, nil
+		}
+		// The Job this reconciler wrote last is newer than the cached one, spec
+		// included (a write returns the whole object): sync from it rather than wait
+		// one event lag for the cache to show it.
+		ex.log.V(4).Info("Cached Job is older than the last status write; syncing the Job as written", "resourceVersion", job.ResourceVersion, "written", written.ResourceVersion)
+		job = written
+		ex.orig, ex.job = job, job
+	}
+	if wait := r.expireUncertainCreates(key, now); wait > 0 {
+		defer func() { res.RequeueAfter = minPositive(res.RequeueAfter, wait) }()
 	}
 	exp := r.cfg.Expectations.Get(key)
 	satisfied := exp.Satisfied
@@ -273,19 +296,20 @@ func (r *Reconciler) knownUID(key string) (types.UID, bool) {
 }
 
 // stale reports whether version is older than the last status this reconciler wrote
-// under key, and forgets the write once the cache has caught up.
-func (r *Reconciler) stale(key, version string) bool {
+// under key, with the Job that write returned (nil when unknown), and forgets the
+// write once the cache has caught up.
+func (r *Reconciler) stale(key, version string) (bool, *batchv1.Job) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	w, ok := r.writes[key]
 	if !ok {
-		return false
+		return false, nil
 	}
 	if caughtUp(w, version) {
 		delete(r.writes, key)
-		return false
+		return false, nil
 	}
-	return true
+	return true, w.job
 }
 
 // caughtUp compares resourceVersions as integers when both parse (etcd revisions
@@ -302,7 +326,8 @@ func caughtUp(w lastWrite, version string) bool {
 
 // recordWrite remembers a status write that moved the Job from version before to
 // after.
-func (r *Reconciler) recordWrite(key, before, after string) {
+func (r *Reconciler) recordWrite(key, before string, written *batchv1.Job) {
+	after := written.ResourceVersion
 	if before == after {
 		return // the server changed nothing: there is nothing for the cache to show
 	}
@@ -319,6 +344,7 @@ func (r *Reconciler) recordWrite(key, before, after string) {
 		w.older = w.older[len(w.older)-8:]
 	}
 	w.version = after
+	w.job = written
 	r.writes[key] = w
 }
 
@@ -479,4 +505,52 @@ func (r *Reconciler) CleanOrphan(ctx context.Context, pod *corev1.Pod, job *batc
 	}
 	r.cfg.Logger.V(2).Info("Removed the tracking finalizer of an orphan pod", "pod", pod.Namespace+"/"+pod.Name, "reason", d.Reason)
 	return d, nil
+}
+
+// noteUncertainCreate remembers a creation of the Job under key whose outcome is
+// unknown.
+func (r *Reconciler) noteUncertainCreate(key string, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.uncertainCreates[key] = append(r.uncertainCreates[key], at)
+}
+
+// expireUncertainCreates drops from the expectations of key the creations of unknown
+// outcome sent UncertainCreationTimeout ago or more, and returns how long until the
+// next one expires (0 when none is left).
+func (r *Reconciler) expireUncertainCreates(key string, now time.Time) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	times := r.uncertainCreates[key]
+	if len(times) == 0 {
+		return 0
+	}
+	timeout := r.cfg.UncertainCreationTimeout
+	kept := times[:0]
+	for _, at := range times {
+		if now.Sub(at) >= timeout {
+			if !r.cfg.Expectations.Satisfied(key) {
+				r.cfg.Expectations.CreationObserved(key)
+			}
+			continue
+		}
+		kept = append(kept, at)
+	}
+	if len(kept) == 0 {
+		delete(r.uncertainCreates, key)
+		return 0
+	}
+	r.uncertainCreates[key] = kept
+	return kept[0].Add(timeout).Sub(now)
+}
+
+// minPositive returns the smaller of two durations, ignoring those not positive.
+func minPositive(a, b time.Duration) time.Duration {
+	switch {
+	case a <= 0:
+		return b
+	case b <= 0:
+		return a
+	}
+	return min(a, b)
 }

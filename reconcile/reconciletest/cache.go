@@ -141,6 +141,20 @@ func (ca *Cache) DeliverDue() int {
 	}
 }
 
+// NextDue returns when the earliest queued event becomes due, and false when no
+// event is queued.
+func (ca *Cache) NextDue() (time.Time, bool) {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	var next time.Time
+	for i, ev := range ca.pending {
+		if i == 0 || ev.DueAt.Before(next) {
+			next = ev.DueAt
+		}
+	}
+	return next, len(ca.pending) > 0
+}
+
 func (ca *Cache) firstDue() int {
 	ca.c.mu.Lock()
 	defer ca.c.mu.Unlock()

@@ -1,0 +1,430 @@
+package reconciletest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"testing/synctest"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/reconcile"
+)
+
+// LatencyOptions configure RunLatency.
+type LatencyOptions struct {
+	// Pods is the Job's completions and parallelism (N). Required.
+	Pods int
+	// Indexed makes the Job Indexed; otherwise it is NonIndexed.
+	Indexed bool
+	// Latency is L, the time every reconcile.Client call takes from the caller's
+	// point of view; the write happens at the end of it. Concurrent calls overlap.
+	// Required.
+	Latency time.Duration
+	// EventLag is how long after a write its watch event reaches the informer (0: at
+	// once, as with read-your-writes on a fast watch).
+	EventLag time.Duration
+	// Config is the Reconciler's configuration. RunLatency sets Clock; an empty Name
+	// means "jobkit.dev/latency", a zero PodEventBatchPeriod L/5.
+	Config reconcile.Config
+	// Limit bounds the simulated time of the run; zero means 100,000 L.
+	Limit time.Duration
+	// CreateTimeouts makes that many pod creations, the first ones, time out, to
+	// measure how long the controller takes to recover: the caller gets a timeout and
+	// does not know whether the API server stored the pod. It did, unless
+	// TimeoutsNotStored.
+	CreateTimeouts    int
+	TimeoutsNotStored bool
+	// Trace, when set, receives a line per sync (its start in L, what it returned,
+	// the calls it made by kind), to see where a run spends its time.
+	Trace io.Writer
+}
+
+// LatencyResult is what RunLatency measured.
+type LatencyResult struct {
+	// Elapsed is the simulated time from the Job's creation until the status write
+	// that made it Complete returned.
+	Elapsed time.Duration
+	// InL is Elapsed in units of the latency L.
+	InL float64
+	// Syncs counts the syncs of the Job, including skipped ones (stale cache,
+	// expectations); it stops counting when the Job is Complete.
+	Syncs int
+	// Writes counts every reconcile.Client call until the Job is Complete and no pod
+	// carries the tracking finalizer; by kind: Creates, Patches, Deletes,
+	// StatusWrites. Conflicts counts the calls answered 409.
+	Writes, Creates, Patches, Deletes, StatusWrites, Conflicts int
+	// WritesPerPod is Writes / Pods.
+	WritesPerPod float64
+}
+
+// String formats the result as one line.
+func (r LatencyResult) String() string {
+	return fmt.Sprintf("%.1f L, %d syncs, %d writes (%.3f per pod: %d creates, %d patches, %d deletes, %d status, %d conflicts)",
+		r.InL, r.Syncs, r.Writes, r.WritesPerPod, r.Creates, r.Patches, r.Deletes, r.StatusWrites, r.Conflicts)
+}
+
+// ErrLatencyLimit is returned by RunLatency when the Job is not Complete within
+// LatencyOptions.Limit.
+var ErrLatencyLimit = errors.New("reconciletest: the job did not complete within the latency run's limit")
+
+// RunLatency runs a Job of opts.Pods pods to completion against a Cluster whose every
+// reconcile.Client call takes opts.Latency, with a controller loop like client-go's
+// (one worker; a key queued again while it is synced is synced once more after; pod
+// events batched for the PodEventBatchPeriod; RequeueAfter honoured; errors retried
+// after 5ms doubling), and reports the time to Complete in units of L, the syncs and
+// the API writes. Pods succeed the moment they are created.
+//
+// RunLatency must run inside a testing/synctest bubble (synctest.Test): time there is
+// simulated, so a run of thousands of L takes as long as its computation, and the
+// overlap of concurrent calls is exact. Outside a bubble it would sleep for real.
+func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error) {
+	if opts.Pods <= 0 {
+		return LatencyResult{}, fmt.Errorf("reconciletest: LatencyOptions.Pods = %d, must be positive", opts.Pods)
+	}
+	if opts.Latency <= 0 {
+		return LatencyResult{}, fmt.Errorf("reconciletest: LatencyOptions.Latency = %v, must be positive", opts.Latency)
+	}
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = 100_000 * opts.Latency
+	}
+	start := time.Now()
+	clk := clocktesting.NewFakeClock(start)
+	c := NewCluster(Options{Clock: clk, EventLatency: opts.EventLag})
+	cfg := opts.Config
+	if cfg.Name == "" {
+		cfg.Name = "jobkit.dev/latency"
+	}
+	if cfg.PodEventBatchPeriod == 0 {
+		cfg.PodEventBatchPeriod = opts.Latency / 5
+	}
+	cfg.Clock = clk
+
+	lc := &latencyClient{c: c, clk: clk, latency: opts.Latency, timeouts: opts.CreateTimeouts, lose: opts.TimeoutsNotStored}
+	r, err := reconcile.New(cfg, lc)
+	if err != nil {
+		return LatencyResult{}, err
+	}
+	job := NewJob("default", "latency", int32(opts.Pods), int32(opts.Pods))
+	job.Spec.ManagedBy = ptr.To(cfg.Name)
+	if opts.Indexed {
+		job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	}
+	job, err = c.CreateJob(job)
+	if err != nil {
+		return LatencyResult{}, err
+	}
+	key := reconcile.Key(job)
+
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	q := newLatencyQueue()
+	cache := c.Cache()
+	cache.OnPodEvent(func(ev reconcile.PodEvent) {
+		res := r.ObservePodEvent(ev, cache.Job)
+		for _, k := range res.Sync {
+			q.add(k, res.Delay)
+		}
+	})
+	cache.OnJobEvent(func(ev reconcile.JobEvent) {
+		if m := r.ObserveJobEvent(ev); m.Sync {
+			q.add(m.Key, m.Delay)
+		}
+	})
+	wrote := make(chan struct{}, 1)
+	c.OnWrite(func(WatchEvent) {
+		select {
+		case wrote <- struct{}{}:
+		default:
+		}
+	})
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the informer: delivers each watch event when it is due
+		defer wg.Done()
+		for {
+			clk.SetTime(time.Now())
+			cache.DeliverDue()
+			next, ok := cache.NextDue()
+			var timer <-chan time.Time
+			if ok {
+				timer = time.After(next.Sub(time.Now()))
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-wrote:
+			case <-timer:
+			}
+		}
+	}()
+
+	var res LatencyResult
+	completeAt := time.Time{}
+	failures := 0
+	for {
+		k, ok := q.get(ctx)
+		if !ok {
+			break
+		}
+		// Let the informer deliver every event due at this instant first, so that a
+		// run does not depend on which goroutine the scheduler wakes first.
+		synctest.Wait()
+		clk.SetTime(time.Now())
+		cached := cache.Job(job.Namespace, job.Name)
+		if cached == nil {
+			q.done(k)
+			continue
+		}
+		if completeAt.IsZero() {
+			res.Syncs++
+		}
+		before := lc.snapshot()
+		syncStart := time.Now()
+		out, err := r.SyncWith(ctx, cached, cache.PodsForJob)
+		if opts.Trace != nil {
+			after := lc.snapshot()
+			fmt.Fprintf(opts.Trace, "%7.1f L sync (%.1f L): creates %d, patches %d, deletes %d, status %d; requeue %v after %.1f L; err %v\n",
+				float64(syncStart.Sub(start))/float64(opts.Latency), float64(time.Since(syncStart))/float64(opts.Latency),
+				after.creates-before.creates, after.patches-before.patches, after.deletes-before.deletes, after.status-before.status,
+				out.Requeue, float64(out.RequeueAfter)/float64(opts.Latency), err)
+		}
+		switch {
+		case err != nil && ctx.Err() != nil:
+		case err != nil:
+			failures++
+			q.addAfterDone(k, 5*time.Millisecond<<min(failures-1, 20))
+		default:
+			failures = 0
+			if out.RequeueAfter > 0 {
+				q.addAfterDone(k, out.RequeueAfter)
+			}
+		}
+		q.done(k)
+		stored, _ := c.GetJob(ctx, job.Namespace, job.Name)
+		if completeAt.IsZero() && stored != nil && jobstatus.IsConditionTrue(stored.Status.Conditions, batchv1.JobComplete) {
+			completeAt = lc.completedAt(start)
+		}
+		if !completeAt.IsZero() && noTrackedPods(c, stored) {
+			break
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	cancel()
+	wg.Wait()
+	if completeAt.IsZero() {
+		return res, fmt.Errorf("%w (%v = %.0f L)", ErrLatencyLimit, limit, float64(limit)/float64(opts.Latency))
+	}
+	_ = key
+	lc.fill(&res)
+	res.Elapsed = completeAt.Sub(start)
+	res.InL = float64(res.Elapsed) / float64(opts.Latency)
+	res.WritesPerPod = float64(res.Writes) / float64(opts.Pods)
+	return res, nil
+}
+
+// noTrackedPods reports whether no pod of job carries the tracking finalizer.
+func noTrackedPods(c *Cluster, job *batchv1.Job) bool {
+	if job == nil {
+		return true
+	}
+	d := Driver{Cluster: c}
+	return d.Done(job)
+}
+
+// latencyClient delays every call by the latency, on the bubble's clock, and counts
+// the calls. The write happens at the end of the call, at the simulated time the
+// caller gets the answer; pods succeed as soon as they are created.
+type latencyClient struct {
+	c       *Cluster
+	clk     *clocktesting.FakeClock
+	latency time.Duration
+
+	mu                                          sync.Mutex
+	timeouts                                    int
+	lose                                        bool
+	creates, patches, deletes, status, conflict int
+	complete                                    time.Time
+}
+
+var _ reconcile.Client = (*latencyClient)(nil)
+
+func (l *latencyClient) wait() {
+	time.Sleep(l.latency)
+	l.clk.SetTime(time.Now())
+}
+
+func (l *latencyClient) count(n *int, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	*n++
+	if apierrors.IsConflict(err) {
+		l.conflict++
+	}
+}
+
+func (l *latencyClient) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	l.wait()
+	l.mu.Lock()
+	timeout := l.timeouts > 0
+	if timeout {
+		l.timeouts--
+	}
+	l.mu.Unlock()
+	if timeout && l.lose {
+		l.count(&l.creates, TimeoutError())
+		return nil, TimeoutError()
+	}
+	out, err := l.c.CreatePod(ctx, pod)
+	l.count(&l.creates, err)
+	if err == nil {
+		k := l.c.Kubelet()
+		if err := k.Run(out.Namespace, out.Name); err != nil {
+			return out, fmt.Errorf("latency kubelet: %w", err)
+		}
+		if err := k.Succeed(out.Namespace, out.Name); err != nil {
+			return out, fmt.Errorf("latency kubelet: %w", err)
+		}
+	}
+	if timeout {
+		return nil, TimeoutError()
+	}
+	return out, err
+}
+
+func (l *latencyClient) DeletePod(ctx context.Context, namespace, name string, uid types.UID) error {
+	l.wait()
+	err := l.c.DeletePod(ctx, namespace, name, uid)
+	l.count(&l.deletes, err)
+	return err
+}
+
+func (l *latencyClient) PatchPod(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*corev1.Pod, error) {
+	l.wait()
+	out, err := l.c.PatchPod(ctx, namespace, name, pt, data)
+	l.count(&l.patches, err)
+	return out, err
+}
+
+func (l *latencyClient) UpdateJobStatus(ctx context.Context, job *batchv1.Job) (*batchv1.Job, error) {
+	l.wait()
+	out, err := l.c.UpdateJobStatus(ctx, job)
+	l.count(&l.status, err)
+	if err == nil && jobstatus.IsConditionTrue(out.Status.Conditions, batchv1.JobComplete) {
+		l.mu.Lock()
+		if l.complete.IsZero() {
+			l.complete = time.Now()
+		}
+		l.mu.Unlock()
+	}
+	return out, err
+}
+
+func (l *latencyClient) completedAt(fallback time.Time) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.complete.IsZero() {
+		return fallback
+	}
+	return l.complete
+}
+
+type callCounts struct{ creates, patches, deletes, status int }
+
+func (l *latencyClient) snapshot() callCounts {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return callCounts{l.creates, l.patches, l.deletes, l.status}
+}
+
+func (l *latencyClient) fill(r *LatencyResult) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r.Creates, r.Patches, r.Deletes, r.StatusWrites, r.Conflicts = l.creates, l.patches, l.deletes, l.status, l.conflict
+	r.Writes = l.creates + l.patches + l.deletes + l.status
+}
+
+// latencyQueue is a one-worker work queue with delayed adds, with client-go's
+// semantics: a key is queued once (the earliest time wins); a key added while its
+// sync runs is synced again after.
+type latencyQueue struct {
+	mu         sync.Mutex
+	due        map[string]time.Time
+	processing map[string]bool
+	changed    chan struct{}
+}
+
+func newLatencyQueue() *latencyQueue {
+	return &latencyQueue{due: map[string]time.Time{}, processing: map[string]bool{}, changed: make(chan struct{}, 1)}
+}
+
+func (q *latencyQueue) add(key string, after time.Duration) {
+	q.mu.Lock()
+	at := time.Now().Add(after)
+	if cur, ok := q.due[key]; !ok || at.Before(cur) {
+		q.due[key] = at
+	}
+	q.mu.Unlock()
+	select {
+	case q.changed <- struct{}{}:
+	default:
+	}
+}
+
+// addAfterDone queues key after the sync that runs it; the same as add here, where
+// the one worker is the caller.
+func (q *latencyQueue) addAfterDone(key string, after time.Duration) { q.add(key, after) }
+
+func (q *latencyQueue) done(key string) {
+	q.mu.Lock()
+	delete(q.processing, key)
+	q.mu.Unlock()
+}
+
+// get waits for the earliest due key that is not being processed.
+func (q *latencyQueue) get(ctx context.Context) (string, bool) {
+	for {
+		q.mu.Lock()
+		now := time.Now()
+		var best string
+		var bestAt time.Time
+		for k, at := range q.due {
+			if q.processing[k] {
+				continue
+			}
+			if best == "" || at.Before(bestAt) {
+				best, bestAt = k, at
+			}
+		}
+		if best != "" && !bestAt.After(now) {
+			delete(q.due, best)
+			q.processing[best] = true
+			q.mu.Unlock()
+			return best, true
+		}
+		q.mu.Unlock()
+		var timer <-chan time.Time
+		if best != "" {
+			timer = time.After(bestAt.Sub(now))
+		}
+		select {
+		case <-ctx.Done():
+			return "", false
+		case <-q.changed:
+		case <-timer:
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package reconciletest_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/jobkit/jobkit/reconcile"
+	"github.com/jobkit/jobkit/reconcile/reconciletest"
+)
+
+var latencyTable = flag.Bool("latency.table", false, "print the latency table (make latency)")
+
+func TestRunLatencySmall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const L = 10 * time.Millisecond
+		res, err := reconciletest.RunLatency(context.Background(), reconciletest.LatencyOptions{Pods: 10, Latency: L})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("N=10: %v", res)
+		if res.Creates != 10 {
+			t.Errorf("creates = %d, want 10", res.Creates)
+		}
+	})
+}
+
+// A creation that times out, stored or not by the API server: an Indexed Job sends it
+// again at once under the same name (answered AlreadyExists when it was stored) and
+// loses a few L; a NonIndexed Job waits for the pod's event when it was stored, and
+// for UncertainCreationTimeout (30s) when it was not, instead of the 5-minute
+// expectations TTL.
+func TestLatencyCreateTimeout(t *testing.T) {
+	const L = 10 * time.Millisecond
+	for _, tc := range []struct {
+		indexed, stored bool
+		maxExtra        float64 // in L
+	}{
+		{indexed: true, stored: true, maxExtra: 5},
+		{indexed: true, stored: false, maxExtra: 5},
+		{indexed: false, stored: true, maxExtra: 5},
+		{indexed: false, stored: false, maxExtra: float64(reconcile.DefaultUncertainCreationTimeout/L) + 10},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			base, err := reconciletest.RunLatency(context.Background(), reconciletest.LatencyOptions{Pods: 100, Indexed: tc.indexed, Latency: L})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := reconciletest.RunLatency(context.Background(), reconciletest.LatencyOptions{Pods: 100, Indexed: tc.indexed, Latency: L, CreateTimeouts: 1, TimeoutsNotStored: !tc.stored})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("indexed=%v stored=%v: %v without the timeout, %v with it", tc.indexed, tc.stored, base, res)
+			if res.Creates > base.Creates+1 {
+				t.Errorf("%d creations with one timeout, want at most %d (the one sent again)", res.Creates, base.Creates+1)
+			}
+			if res.InL > base.InL+tc.maxExtra {
+				t.Errorf("%.1f L with one timed-out creation, %.1f L without: want at most %.0f L more", res.InL, base.InL, tc.maxExtra)
+			}
+		})
+	}
+}
+
+// latencyTargets are the times to Complete, in L, that issue #11 sets for a Job
+// whose pods succeed at once, without event lag.
+var latencyTargets = map[int]float64{100: 12, 1000: 25, 5000: 60, 20000: 200}
+
+// maxWrites is upstream's count of API writes for a Job of n pods: a creation and a
+// finalizer removal per pod, two status writes per batch of up to 500 finished pods,
+// and two more.
+func maxWrites(n int) int { return 2*n + 2*((n+499)/500) + 2 }
+
+// TestLatencyTable runs Jobs of 100 to 20,000 pods with every API call taking L and
+// checks the times without event lag and the writes with and without it against the
+// targets; with -latency.table it prints the table of README "Performance".
+func TestLatencyTable(t *testing.T) {
+	sizes := []int{100, 1000}
+	if *latencyTable {
+		sizes = []int{100, 1000, 5000, 20000}
+	} else if testing.Short() || raceEnabled {
+		sizes = []int{100}
+	}
+	const L = 10 * time.Millisecond
+	if *latencyTable {
+		fmt.Println("| mode | N | event lag | time to Complete | syncs | writes | writes/pod | upstream's write count |")
+		fmt.Println("|---|---|---|---|---|---|---|---|")
+	}
+	for _, indexed := range []bool{false, true} {
+		for _, n := range sizes {
+			for _, lag := range []time.Duration{0, 3 * L} {
+				synctest.Test(t, func(t *testing.T) {
+					res, err := reconciletest.RunLatency(context.Background(), reconciletest.LatencyOptions{Pods: n, Indexed: indexed, Latency: L, EventLag: lag, Config: latencyConfig()})
+					if err != nil {
+						t.Fatal(err)
+					}
+					mode := "NonIndexed"
+					if indexed {
+						mode = "Indexed"
+					}
+					if *latencyTable {
+						fmt.Printf("| %s | %d | %d L | %.1f L | %d | %d | %.3f | %d |\n", mode, n, lag/L, res.InL, res.Syncs, res.Writes, res.WritesPerPod, maxWrites(n))
+					}
+					if *latencyParallelism != 0 {
+						return // a bound below the default is slower by design
+					}
+					if target := latencyTargets[n]; lag == 0 && res.InL > target {
+						t.Errorf("%s N=%d: %.1f L to Complete, target %.0f L", mode, n, res.InL, target)
+					}
+					if res.Writes > maxWrites(n) {
+						t.Errorf("%s N=%d lag=%v: %d API writes, upstream's count is %d", mode, n, lag, res.Writes, maxWrites(n))
+					}
+				})
+			}
+		}
+	}
+}
+
+var latencyParallelism = flag.Int("latency.parallelism", 0, "FinalizerRemovalParallelism of the latency table")
+
+func latencyConfig() reconcile.Config {
+	return reconcile.Config{FinalizerRemovalParallelism: *latencyParallelism}
+}

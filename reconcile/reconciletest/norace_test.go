@@ -1,0 +1,5 @@
+//go:build !race
+
+package reconciletest_test
+
+const raceEnabled = false
