@@ -107,7 +107,11 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 		cfg.Logger = mgr.GetLogger().WithName(name)
 	}
 	if cfg.Events == nil {
-		cfg.Events = NewEventRecorder(mgr.GetEventRecorder(cfg.Name))
+		rec, err := ManagerEventRecorder(mgr, cfg.Name)
+		if err != nil {
+			return nil, fmt.Errorf("controllerruntime.Setup: %w", err)
+		}
+		cfg.Events = NewEventRecorder(rec)
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = DefaultMetrics()

@@ -26,8 +26,9 @@
 //     the tracking finalizer of pods whose Job is gone, replaced or finished
 //     (Reconciler.CleanOrphan). Envtest runs no garbage collector: it is this worker
 //     that frees the pods of a deleted Job.
-//   - Events go to the manager's events.k8s.io/v1 recorder, named after the
-//     managedBy name, with EventAction as the action.
+//   - Events go to an events.k8s.io/v1 recorder on the manager's connection
+//     (ManagerEventRecorder), named after the managedBy name, with EventAction as
+//     the action.
 //   - Metrics: upstream's job_controller_* metrics (Metrics), registered with
 //     controller-runtime's registry (DefaultMetrics) and served by the manager.
 //   - NewManager enables leader election on request (the Lease named LeaseName of
