@@ -31,6 +31,8 @@ for mod in $(hack/modules.sh); do
 done
 echo "== simulation: 300 seeds without -race (the race detector slows it tenfold; -race runs 10)"
 go test -count=1 ./sim -run 'TestSimulation$' -sim.seeds=300 || fail=1
+echo "== generated files are up to date"
+hack/generate.sh --check || fail=1
 echo "== README quick start"
 hack/readme-check.sh || fail=1
 echo "== lint: tidy modules, staticcheck"

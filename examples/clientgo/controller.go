@@ -237,6 +237,12 @@ func unwrapTombstone(obj any) any {
 // and configuration).
 func (c *Controller) Reconciler() *reconcile.Reconciler { return c.rec }
 
+// HasSynced reports whether the Job and pod informers have synced: the readiness
+// of a controller whose informer factory was started.
+func (c *Controller) HasSynced() bool {
+	return c.jobInformer.HasSynced() && c.podInformer.HasSynced()
+}
+
 // Name returns the spec.managedBy value the controller answers to.
 func (c *Controller) Name() string { return c.name }
 

@@ -60,5 +60,7 @@
 //   - Orphans are indexed per namespace, under "orphan/<namespace>", so a sync reads
 //     only its own namespace's orphans when looking for pods to adopt.
 //   - No Prometheus metrics are registered: Config.Metrics is passed through to the
-//     Reconciler as given.
+//     Reconciler as given. cmd/jobkit-clientgo passes the job_controller_* metrics
+//     of examples/internal/telemetry (shared with the controller-runtime example)
+//     and serves them on /metrics, with /healthz and /readyz (HasSynced).
 package clientgo

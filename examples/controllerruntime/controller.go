@@ -107,10 +107,25 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 		cfg.Logger = mgr.GetLogger().WithName(name)
 	}
 	if cfg.Events == nil {
-		cfg.Events = NewEventRecorder(mgr.GetEventRecorder(cfg.Name))
+		rec, err := ManagerEventRecorder(mgr, cfg.Name)
+		if err != nil {
+			return nil, fmt.Errorf("controllerruntime.Setup: %w", err)
+		}
+		cfg.Events = NewEventRecorder(rec)
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = DefaultMetrics()
+	}
+	if m, ok := cfg.Metrics.(*Metrics); ok {
+		// Before the manager starts, GetInformer registers the informer the builder
+		// uses too, without waiting for it.
+		inf, err := mgr.GetCache().GetInformer(context.Background(), &batchv1.Job{})
+		if err == nil {
+			_, err = inf.AddEventHandler(m.JobEventHandler(cfg.Name))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("controllerruntime.Setup: Job informer for the metrics: %w", err)
+		}
 	}
 	rec, err := reconcile.New(cfg, NewClient(mgr.GetClient()))
 	if err != nil {

@@ -26,13 +26,18 @@
 //     the tracking finalizer of pods whose Job is gone, replaced or finished
 //     (Reconciler.CleanOrphan). Envtest runs no garbage collector: it is this worker
 //     that frees the pods of a deleted Job.
-//   - Events go to the manager's events.k8s.io/v1 recorder, named after the
-//     managedBy name, with EventAction as the action.
-//   - Metrics: upstream's job_controller_* metrics (Metrics), registered with
-//     controller-runtime's registry (DefaultMetrics) and served by the manager.
+//   - Events go to an events.k8s.io/v1 recorder on the manager's connection
+//     (ManagerEventRecorder), named after the managedBy name, with EventAction as
+//     the action.
+//   - Metrics: upstream's job_controller_* metrics (Metrics, the implementation
+//     the client-go example's command uses too), registered with
+//     controller-runtime's registry (DefaultMetrics) and served by the manager;
+//     Setup adds the Job informer handler that counts job_finished_indexes_total
+//     and jobs_by_external_controller_total, which the Reconciler does not report.
 //   - NewManager enables leader election on request (the Lease named LeaseName of
 //     the managedBy name, released on shutdown), strips managedFields from the
-//     cache, and serves metrics only when asked.
+//     cache, serves metrics only when asked, and serves /healthz (ping) and
+//     /readyz (the caches have synced) at ManagerOptions.HealthProbeBindAddress.
 //
 // # Differences from a textbook controller-runtime controller, and why
 //

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -33,9 +35,13 @@ type ManagerOptions struct {
 	// ManagedByName is the spec.managedBy name the controller answers to, used for
 	// the Lease name; empty means DefaultManagedBy.
 	ManagedByName string
-	// MetricsBindAddress is where controller-runtime serves its Prometheus metrics;
-	// empty or "0" serves none.
+	// MetricsBindAddress is where controller-runtime serves its Prometheus metrics
+	// (/metrics: the job_controller_* metrics of DefaultMetrics and
+	// controller-runtime's own); empty or "0" serves none.
 	MetricsBindAddress string
+	// HealthProbeBindAddress is where /healthz (the process answers) and /readyz
+	// (the manager's caches have synced) are served; empty or "0" serves none.
+	HealthProbeBindAddress string
 	// Logger is the manager's logger, which the controller uses too; the zero
 	// Logger (and logr.Discard()) discards the logs.
 	Logger logr.Logger
@@ -65,6 +71,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (manager.Manager, error) {
 		LeaderElectionNamespace:       o.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		Metrics:                       metricsserver.Options{BindAddress: bind},
+		HealthProbeBindAddress:        o.HealthProbeBindAddress,
 		Cache:                         cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
 	}
@@ -75,10 +82,32 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (manager.Manager, error) {
 		mo.Logger = logr.New(discardSink{})
 	}
 	mgr, err := manager.New(cfg, mo)
+	if err == nil {
+		err = mgr.AddHealthzCheck("ping", healthz.Ping)
+	}
+	if err == nil {
+		err = mgr.AddReadyzCheck("caches", cachesSynced(mgr.GetCache()))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("controllerruntime.NewManager: %w", err)
 	}
 	return mgr, nil
+}
+
+// CacheSyncProbeTimeout bounds how long a /readyz request waits for the caches.
+const CacheSyncProbeTimeout = time.Second
+
+// cachesSynced is the readiness check: the informers the controller reads have
+// synced (they start before leader election, so a standby replica is ready too).
+func cachesSynced(c cache.Cache) healthz.Checker {
+	return func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), CacheSyncProbeTimeout)
+		defer cancel()
+		if !c.WaitForCacheSync(ctx) {
+			return errors.New("the informer caches have not synced")
+		}
+		return nil
+	}
 }
 
 // LeaseName turns a spec.managedBy name into a Lease name: lower case, with every

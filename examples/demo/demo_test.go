@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/jobkit/jobkit/backoff"
@@ -41,6 +44,11 @@ func TestInMemoryDemo(t *testing.T) {
 		"[  3s] pod demo-1-b8j8h failed (exit code 1)",
 		"[  4s] backoff: next pod in 9s (per-index backoff of 1 indexes)",
 		"[ 17s] backoff: next pod in 19s (per-index backoff of 1 indexes)",
+		// A newcomer sees index 1 fail at 3s and status.failed stay 0 until 14s.
+		"[ 14s] pod demo-1-b8j8h counted: tracking finalizer removed (11s after it failed: with backoffLimitPerIndex," +
+			" the last failed pod of an index is counted only once its replacement exists, here demo-1-5g2wr," +
+			" created after the per-index backoff; the replacement carries the index's failure count forward)",
+		"[ 14s] job: active=1 ready=1 succeeded=3 failed=1 completedIndexes=0,2,3",
 	} {
 		if !strings.Contains(out.String(), want+"\n") {
 			t.Errorf("demo output lacks %q:\n%s", want, out.String())
@@ -53,6 +61,60 @@ func TestInMemoryDemo(t *testing.T) {
 	}
 	if again.String() != out.String() {
 		t.Errorf("two runs printed different output:\n%s\n---\n%s", out.String(), again.String())
+	}
+}
+
+// TestLateCountExplained feeds progress the snapshots of an index whose failed pod
+// is counted when its replacement appears, and checks which counted lines say why.
+func TestLateCountExplained(t *testing.T) {
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return start.Add(time.Duration(s) * time.Second) }
+	pod := func(uid, name, index string, phase corev1.PodPhase, tracked bool) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid), Name: name,
+			Annotations: map[string]string{batchv1.JobCompletionIndexAnnotation: index}}}
+		p.Status.Phase = phase
+		if tracked {
+			p.Finalizers = []string{batchv1.JobTrackingFinalizer}
+		}
+		return p
+	}
+	const why = " (5s after it failed: with backoffLimitPerIndex, the last failed pod of an index is counted only once its" +
+		" replacement exists, here j-1-b, created after the per-index backoff; the replacement carries the index's failure count forward)"
+	tests := []struct {
+		name        string
+		perIndex    bool
+		replacement bool // index 1 gets a new pod before the failed one is counted
+		wantCounted string
+	}{
+		{name: "per-index, replaced", perIndex: true, replacement: true, wantCounted: "[  7s] pod j-1-a counted: tracking finalizer removed" + why},
+		{name: "per-index, index failed for good: no replacement", perIndex: true, wantCounted: "[  7s] pod j-1-a counted: tracking finalizer removed"},
+		{name: "global backoff limit", replacement: true, wantCounted: "[  7s] pod j-1-a counted: tracking finalizer removed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			p := newProgress(&out, start)
+			job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j"}}
+			if tt.perIndex {
+				job.Spec.BackoffLimitPerIndex = ptr.To[int32](2)
+			}
+			p.Job(at(0), job)
+			p.Pod(at(0), pod("a", "j-1-a", "1", corev1.PodRunning, true), false)
+			p.Pod(at(2), pod("a", "j-1-a", "1", corev1.PodFailed, true), false)
+			if tt.replacement {
+				p.Pod(at(6), pod("b", "j-1-b", "1", corev1.PodPending, true), false)
+			}
+			p.Pod(at(7), pod("a", "j-1-a", "1", corev1.PodFailed, false), false)
+			var got string
+			for _, line := range strings.Split(out.String(), "\n") {
+				if strings.Contains(line, "counted") {
+					got = line
+				}
+			}
+			if got != tt.wantCounted {
+				t.Errorf("counted line = %q, want %q\noutput:\n%s", got, tt.wantCounted, out.String())
+			}
+		})
 	}
 }
 

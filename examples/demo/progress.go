@@ -29,6 +29,7 @@ type progress struct {
 	start time.Time
 
 	jobSeen    bool
+	perIndex   bool // the Job sets backoffLimitPerIndex
 	counters   string
 	conditions map[string]bool
 	finished   bool
@@ -40,6 +41,10 @@ type progress struct {
 }
 
 type podView struct {
+	name        string
+	index       string // "" for a NonIndexed Job
+	created     time.Time
+	failed      time.Time // when it was seen failed
 	phase       corev1.PodPhase
 	tracked     bool // carries the tracking finalizer
 	terminating bool
@@ -68,6 +73,7 @@ func (p *progress) Job(at time.Time, job *batchv1.Job) {
 	if !p.jobSeen {
 		p.jobSeen = true
 		s := job.Spec
+		p.perIndex = s.BackoffLimitPerIndex != nil
 		mode := ptr.Deref(s.CompletionMode, batchv1.NonIndexedCompletion)
 		extra := ""
 		if s.BackoffLimitPerIndex != nil {
@@ -123,9 +129,14 @@ func (p *progress) Pod(at time.Time, pod *corev1.Pod, deleted bool) {
 		}
 		p.created++
 		p.printf(at, "pod %s created%s", pod.Name, indexOf(pod))
-		old = podView{phase: corev1.PodPending, tracked: true}
+		index := pod.Annotations[batchv1.JobCompletionIndexAnnotation]
+		old = podView{name: pod.Name, index: index, created: at, phase: corev1.PodPending, tracked: true}
 	}
-	cur := podView{phase: pod.Status.Phase, tracked: finalizers.Has(pod), terminating: pod.DeletionTimestamp != nil, deleted: deleted}
+	cur := old
+	cur.phase, cur.tracked, cur.terminating, cur.deleted = pod.Status.Phase, finalizers.Has(pod), pod.DeletionTimestamp != nil, deleted
+	if cur.phase == corev1.PodFailed && old.phase != corev1.PodFailed {
+		cur.failed = at
+	}
 	if cur.phase != old.phase {
 		switch cur.phase {
 		case corev1.PodRunning:
@@ -140,7 +151,7 @@ func (p *progress) Pod(at time.Time, pod *corev1.Pod, deleted bool) {
 		p.printf(at, "pod %s terminating", pod.Name)
 	}
 	if old.tracked && !cur.tracked {
-		p.printf(at, "pod %s counted: tracking finalizer removed", pod.Name)
+		p.printf(at, "pod %s counted: tracking finalizer removed%s", pod.Name, p.whyLate(pod.UID, cur, at))
 	}
 	if deleted {
 		p.printf(at, "pod %s deleted", pod.Name)
@@ -164,6 +175,30 @@ func (p *progress) Sync(at time.Time, res reconcile.Result, err error) {
 		p.printf(at, "backoff: next pod in %s (%s)", res.Plan.RequeueAfter.Round(time.Second), reason)
 	}
 	p.backoff = reason
+}
+
+// whyLate explains why the failed pod v (uid) is counted only now, when it is: under
+// backoffLimitPerIndex the last failed pod of an index keeps its tracking finalizer,
+// and stays out of status.failed, until the replacement pod of its index exists,
+// because the replacement's failure count is worked out from it. The replacement
+// waits out the per-index backoff first, hence the delay. It returns "" when the pod
+// is counted for another reason (it succeeded, or its index failed for good).
+func (p *progress) whyLate(uid types.UID, v podView, at time.Time) string {
+	if !p.perIndex || v.phase != corev1.PodFailed || v.index == "" || v.failed.IsZero() {
+		return ""
+	}
+	var replacement *podView
+	for u, o := range p.pods {
+		if u != uid && o.index == v.index && !o.created.Before(v.failed) && (replacement == nil || o.created.Before(replacement.created)) {
+			replacement = &o
+		}
+	}
+	if replacement == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (%ds after it failed: with backoffLimitPerIndex, the last failed pod of an index is counted"+
+		" only once its replacement exists, here %s, created after the per-index backoff; the replacement carries"+
+		" the index's failure count forward)", int(at.Sub(v.failed)/time.Second), replacement.name)
 }
 
 // checkDone closes done, with a summary line, once the Job has finished and all its

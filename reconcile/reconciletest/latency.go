@@ -159,7 +159,7 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 			next, ok := cache.NextDue()
 			var timer <-chan time.Time
 			if ok {
-				timer = time.After(next.Sub(time.Now()))
+				timer = time.After(time.Until(next))
 			}
 			select {
 			case <-ctx.Done():

@@ -4,12 +4,20 @@
 //	jobkit-clientgo [--kubeconfig FILE] [--workers 5] [--managed-by jobkit.dev/job-controller]
 //	                [--leader-elect] [--leader-elect-namespace kube-system]
 //	                [--leader-elect-name jobkit-job-controller]
+//	                [--metrics-bind-address :8080] [--health-probe-bind-address :8081]
 //
 // Without --kubeconfig it uses $KUBECONFIG, ~/.kube/config or the in-cluster
 // configuration. Create a Job with spec.managedBy set to the name to hand it over:
 // the built-in Job controller then leaves it alone. With --leader-elect, replicas
 // share a coordination.k8s.io Lease and only the holder runs the controller; it exits
 // when it loses the lease. SIGINT and SIGTERM stop it (and release the lease).
+//
+// It serves the Kubernetes Job controller's job_controller_* metrics (with the Go
+// runtime's and the process's) on /metrics at --metrics-bind-address, and /healthz
+// (200 while the process runs and, with --leader-elect, while the leader renews its
+// lease) and /readyz (200 once the informer caches have synced, which they do on a
+// standby replica too) at --health-probe-bind-address; "0" turns either off.
+// --help lists every flag.
 package main
 
 import (
@@ -18,12 +26,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/informers"
@@ -35,6 +46,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/jobkit/jobkit/examples/clientgo"
+	"github.com/jobkit/jobkit/examples/internal/telemetry"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -50,6 +62,8 @@ type options struct {
 	leaseDuration  time.Duration
 	renewDeadline  time.Duration
 	retryPeriod    time.Duration
+	metricsAddr    string
+	probeAddr      string
 }
 
 // parseFlags parses args (without the program name) into options; klog's flags
@@ -68,6 +82,8 @@ func parseFlags(args []string, output io.Writer) (options, error) {
 	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader retries renewing before giving up")
 	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "time between two attempts to acquire or renew")
 	fs.DurationVar(&o.resyncPeriod, "resync-period", 0, "informer resync period (0: none)")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus /metrics endpoint (job_controller_* metrics); "0" disables it`)
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
 	klog.InitFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -129,10 +145,56 @@ func run(ctx context.Context, o options) error {
 	logger := klog.Background()
 	factory := informers.NewSharedInformerFactory(cs, o.resyncPeriod)
 	defer factory.Shutdown()
-	ctrl, err := clientgo.New(cs, factory, reconcile.Config{Name: o.managedBy, Logger: logger})
+	metrics := telemetry.NewMetrics()
+	registry := prometheus.NewRegistry()
+	if err := errors.Join(metrics.Register(registry),
+		registry.Register(collectors.NewGoCollector()),
+		registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))); err != nil {
+		return err
+	}
+	ctrl, err := clientgo.New(cs, factory, reconcile.Config{Name: o.managedBy, Logger: logger, Metrics: metrics})
 	if err != nil {
 		return err
 	}
+	if _, err := factory.Batch().V1().Jobs().Informer().AddEventHandler(metrics.JobEventHandler(o.managedBy)); err != nil {
+		return err
+	}
+	var watchdog *leaderelection.HealthzAdaptor
+	healthz := map[string]telemetry.Check{"ping": func(*http.Request) error { return nil }}
+	if o.leaderElect {
+		// A leader whose lease has expired for longer than a lease duration without
+		// being renewed is stuck: unhealthy, so that it is restarted.
+		watchdog = leaderelection.NewLeaderHealthzAdaptor(o.leaseDuration)
+		healthz["leader-election"] = watchdog.Check
+	}
+	servers, err := telemetry.Listen(telemetry.Endpoints{
+		MetricsAddr: o.metricsAddr,
+		ProbeAddr:   o.probeAddr,
+		Gatherer:    registry,
+		Healthz:     healthz,
+		Readyz: map[string]telemetry.Check{"caches": func(*http.Request) error {
+			if !ctrl.HasSynced() {
+				return errors.New("the Job and pod informers have not synced")
+			}
+			return nil
+		}},
+	})
+	if err != nil {
+		return err
+	}
+	serveCtx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
+	served := make(chan error, 1)
+	go func() { served <- servers.Serve(serveCtx) }()
+	defer func() {
+		stopServing()
+		if err := <-served; err != nil {
+			logger.Error(err, "Serving metrics and probes failed")
+		}
+	}()
+	logger.Info("Serving", "metrics", servers.MetricsAddr(), "probes", servers.ProbeAddr())
+	// The caches fill before the lease is won, so that a standby is ready and takes
+	// over with a warm cache; Run starts nothing twice.
+	factory.Start(ctx.Done())
 	if !o.leaderElect {
 		return ctrl.Run(ctx, o.workers)
 	}
@@ -155,6 +217,7 @@ func run(ctx context.Context, o options) error {
 		RenewDeadline:   o.renewDeadline,
 		RetryPeriod:     o.retryPeriod,
 		ReleaseOnCancel: true,
+		WatchDog:        watchdog,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(leaseCtx context.Context) {
 				logger.Info("Acquired the lease", "lease", o.leaseNamespace+"/"+o.leaseName, "identity", id)

@@ -16,10 +16,11 @@ func TestParseFlags(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "defaults", args: nil, want: options{workers: 5, managedBy: clientgo.DefaultName, leaseNamespace: "kube-system", leaseName: "jobkit-job-controller",
-			leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second}},
-		{name: "all set", args: []string{"--kubeconfig=/k", "--workers=2", "--managed-by=example.com/jobs", "--leader-elect", "--leader-elect-namespace=ops", "--leader-elect-name=jobs", "-v=2"},
+			leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second, metricsAddr: ":8080", probeAddr: ":8081"}},
+		{name: "all set", args: []string{"--kubeconfig=/k", "--workers=2", "--managed-by=example.com/jobs", "--leader-elect", "--leader-elect-namespace=ops", "--leader-elect-name=jobs", "-v=2",
+			"--metrics-bind-address=127.0.0.1:9090", "--health-probe-bind-address=0"},
 			want: options{kubeconfig: "/k", workers: 2, managedBy: "example.com/jobs", leaderElect: true, leaseNamespace: "ops", leaseName: "jobs",
-				leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second}},
+				leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second, metricsAddr: "127.0.0.1:9090", probeAddr: "0"}},
 		{name: "no workers", args: []string{"--workers=0"}, wantErr: true},
 		{name: "empty name", args: []string{"--managed-by="}, wantErr: true},
 		{name: "lease without name", args: []string{"--leader-elect", "--leader-elect-name="}, wantErr: true},

@@ -2,8 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
-	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,11 +13,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/jobkit/jobkit/examples/clientgo"
+	"github.com/jobkit/jobkit/examples/internal/cmdtest"
 	"github.com/jobkit/jobkit/examples/internal/testenv"
 )
 
@@ -24,15 +25,12 @@ import (
 // a kubeconfig file: it takes the Lease, then creates the pods of a Job managed by
 // its name, and releases the Lease when stopped.
 func TestRunWithLeaderElection(t *testing.T) {
-	env, cfg, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	kubeconfig := writeKubeconfig(t, cfg)
+	cfg := apiServer(t)
+	kubeconfig := cmdtest.WriteKubeconfig(t, cfg)
 	cs := kubernetes.NewForConfigOrDie(cfg)
 
-	o, err := parseFlags([]string{"--kubeconfig=" + kubeconfig, "--workers=2", "--leader-elect", "--leader-elect-namespace=default", "--leader-elect-name=jobkit-test"}, os.Stderr)
+	o, err := parseFlags([]string{"--kubeconfig=" + kubeconfig, "--workers=2", "--leader-elect", "--leader-elect-namespace=default", "--leader-elect-name=jobkit-test",
+		"--metrics-bind-address=0", "--health-probe-bind-address=0"}, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,17 +89,58 @@ func TestRunWithLeaderElection(t *testing.T) {
 	}
 }
 
-// writeKubeconfig writes cfg (envtest's client certificate) as a kubeconfig file.
-func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
-	t.Helper()
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["envtest"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
-	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "envtest"}
-	kc.CurrentContext = "envtest"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+// TestRunServesMetricsAndProbes runs the command against a real API server and, once
+// a Job it manages has completed, finds the job_controller_* counters moved on
+// /metrics and /healthz and /readyz answering 200.
+func TestRunServesMetricsAndProbes(t *testing.T) {
+	cfg := apiServer(t)
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "metrics"}}
+	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	return path
+	metricsAddr, probeAddr := cmdtest.FreeAddr(t), cmdtest.FreeAddr(t)
+	o, err := parseFlags([]string{"--kubeconfig=" + cmdtest.WriteKubeconfig(t, cfg), "--workers=2",
+		"--metrics-bind-address=" + metricsAddr, "--health-probe-bind-address=" + probeAddr}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, o) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run() = %v after cancellation, want nil", err)
+		}
+	})
+	cmdtest.Check(t, cs, ns.Name, clientgo.DefaultName, metricsAddr, probeAddr)
+}
+
+var (
+	envOnce sync.Once
+	env     *envtest.Environment
+	envCfg  *rest.Config
+	envErr  error
+)
+
+// apiServer returns the configuration of the API server the tests of this package
+// share, starting it on first use; TestMain stops it.
+func apiServer(t *testing.T) *rest.Config {
+	t.Helper()
+	envOnce.Do(func() { env, envCfg, envErr = testenv.Start() })
+	if envErr != nil {
+		t.Fatal(envErr)
+	}
+	return envCfg
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if env != nil {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+		}
+	}
+	os.Exit(code)
 }

@@ -5,10 +5,18 @@
 //	go run ./controllerruntime/cmd/jobkit-controller-runtime --kubeconfig ~/.kube/config
 //
 // Flags: --kubeconfig, --managed-by, --leader-elect, --leader-elect-namespace,
-// --workers, --metrics-bind-address, and klog's logging flags (-v).
+// --workers, --metrics-bind-address, --health-probe-bind-address, and klog's
+// logging flags (-v); --help lists them.
+//
+// It serves the Kubernetes Job controller's job_controller_* metrics (with
+// controller-runtime's own) on /metrics at --metrics-bind-address (default :8080),
+// and /healthz and /readyz (200 once the caches have synced) at
+// --health-probe-bind-address (default :8081); "0" turns either off.
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -25,13 +33,18 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	err := run(signals.SetupSignalHandler(), os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "jobkit-controller-runtime:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string) error {
+// run runs the command with args (without the program name) until ctx ends.
+func run(ctx context.Context, args []string) error {
 	// A FlagSet of our own: controller-runtime registers its own --kubeconfig on
 	// flag.CommandLine.
 	fs := flag.NewFlagSet("jobkit-controller-runtime", flag.ContinueOnError)
@@ -40,7 +53,8 @@ func run(args []string) error {
 	leaderElect := fs.Bool("leader-elect", false, "hold a Lease so that only one replica syncs Jobs at a time")
 	leaderNS := fs.String("leader-elect-namespace", "", "namespace of the Lease; empty means the pod's namespace (required outside a cluster)")
 	workers := fs.Int("workers", controllerruntime.DefaultWorkers, "number of Jobs synced at once")
-	metricsAddr := fs.String("metrics-bind-address", "0", `address of the Prometheus metrics endpoint; "0" disables it`)
+	metricsAddr := fs.String("metrics-bind-address", ":8080", `address of the Prometheus /metrics endpoint (job_controller_* metrics); "0" disables it`)
+	probeAddr := fs.String("health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
 	klog.InitFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -63,6 +77,7 @@ func run(args []string) error {
 		LeaderElectionNamespace: *leaderNS,
 		ManagedByName:           *managedBy,
 		MetricsBindAddress:      *metricsAddr,
+		HealthProbeBindAddress:  *probeAddr,
 		Logger:                  logger,
 	})
 	if err != nil {
@@ -72,5 +87,5 @@ func run(args []string) error {
 		return err
 	}
 	logger.Info("Starting the jobkit Job controller (controller-runtime)", "managedBy", *managedBy, "workers", *workers, "leaderElect", *leaderElect)
-	return mgr.Start(signals.SetupSignalHandler())
+	return mgr.Start(ctx)
 }

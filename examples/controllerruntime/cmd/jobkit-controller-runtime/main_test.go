@@ -17,7 +17,7 @@ func TestRunErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := run(tt.args)
+			err := run(t.Context(), tt.args)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("run(%q) error = %v, want one containing %q", tt.args, err, tt.wantErr)
 			}

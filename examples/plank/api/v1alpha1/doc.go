@@ -2,7 +2,12 @@
 // examples.jobkit.dev, version v1alpha1): a job that runs exactly one pod, as a
 // CI run or a build does, under concurrency limits and pod timeouts.
 //
-// The types are written by hand, DeepCopy methods included, so that the example
-// needs no code generator; config/crd holds the matching CustomResourceDefinition.
-// The package depends only on k8s.io/api and k8s.io/apimachinery.
+// controller-gen generates, from the types and their kubebuilder markers, the
+// DeepCopy methods (zz_generated.deepcopy.go) and the CustomResourceDefinition in
+// config/crd: run hack/generate.sh after changing a type; hack/generate.sh --check
+// (part of the test command) fails when either is stale. The package depends only
+// on k8s.io/api and k8s.io/apimachinery.
+//
+// +kubebuilder:object:generate=true
+// +groupName=examples.jobkit.dev
 package v1alpha1

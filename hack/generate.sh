@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Regenerates the code and manifests that controller-gen derives from the examples'
+# API types: DeepCopy methods (zz_generated.deepcopy.go beside the types) and the
+# CustomResourceDefinitions (config/crd). controller-gen is pinned in hack/tools.
+#
+#   hack/generate.sh          rewrite the generated files in place
+#   hack/generate.sh --check  regenerate into a temporary directory and fail, naming
+#                             each stale file, when any differs from what is committed
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+check=false
+case "${1:-}" in
+"") ;;
+--check) check=true ;;
+*)
+	echo "usage: $0 [--check]" >&2
+	exit 2
+	;;
+esac
+
+# One line per API package: its module, the package directory inside that module,
+# and the directory inside that module that holds its CRDs.
+targets=(
+	"examples plank/api/v1alpha1 plank/config/crd"
+)
+
+controller_gen() {
+	go tool -modfile="$root/hack/tools/go.mod" controller-gen "$@"
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+stale=()
+for target in "${targets[@]}"; do
+	read -r module pkg crddir <<<"$target"
+	if ! $check; then
+		(cd "$module" && controller_gen object paths="./$pkg" crd:crdVersions=v1 paths="./$pkg" output:crd:dir="$crddir")
+		echo "generated $module/$pkg/zz_generated.deepcopy.go and $module/$crddir"
+		continue
+	fi
+	out="$tmp/$module/$pkg"
+	mkdir -p "$out/obj" "$out/crd"
+	(cd "$module" && controller_gen object paths="./$pkg" crd:crdVersions=v1 \
+		output:object:dir="$out/obj" output:crd:dir="$out/crd")
+	# A file is stale when its generated content differs or it is missing; a CRD
+	# that is no longer generated is stale too.
+	pairs=("$out/obj/zz_generated.deepcopy.go" "$module/$pkg/zz_generated.deepcopy.go")
+	for f in "$out"/crd/*.yaml; do
+		pairs+=("$f" "$module/$crddir/$(basename "$f")")
+	done
+	for ((i = 0; i < ${#pairs[@]}; i += 2)); do
+		if ! diff -q "${pairs[i]}" "${pairs[i + 1]}" >/dev/null 2>&1; then
+			stale+=("${pairs[i + 1]}")
+		fi
+	done
+	for f in "$module/$crddir"/*.yaml; do
+		[ -e "$f" ] || continue
+		[ -e "$out/crd/$(basename "$f")" ] || stale+=("$f (no longer generated)")
+	done
+done
+if [ ${#stale[@]} -gt 0 ]; then
+	echo "generated files are stale (run hack/generate.sh):" >&2
+	printf '  %s\n' "${stale[@]}" >&2
+	exit 1
+fi
+$check && echo "generated files are up to date"
+exit 0
