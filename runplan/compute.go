@@ -284,8 +284,12 @@ func validate(in *Input) error {
 	if _, ok := in.Limits.Queues[""]; ok {
 		return bad("Limits.Queues", `""`, "a queue name must not be empty")
 	}
-	if errs := in.Outcome.Validate(field.NewPath("Outcome")); len(errs) > 0 {
-		return bad(errs[0].Field, errs[0].BadValue, errs[0].Detail)
+	o := &in.Outcome
+	if o.MaxRevivals < 0 || o.Timeouts.Unscheduled < 0 || o.Timeouts.Pending < 0 || o.Timeouts.Running < 0 {
+		// Validate builds field paths: only on the error path.
+		if errs := o.Validate(field.NewPath("Outcome")); len(errs) > 0 {
+			return bad(errs[0].Field, errs[0].BadValue, errs[0].Detail)
+		}
 	}
 	return nil
 }
