@@ -121,12 +121,12 @@ func ClassifyCreateError(err error, policy CreateErrorPolicy) CreateErrorVerdict
 // CreateFailed returns the plan that follows a failed create of the pod
 // that p asked for: Finish with StateError and "Pod can not be created:
 // <err>" for a Terminal error; Wait for the cache to show the pod (reason
-// CreateExists, requeue after ExistsRetry) for Exists; Backoff for Retry. It
-// keeps p's StartTime and Supersede (steps 1 and 2 are done by then and
-// recording them again is harmless). A nil err returns p.
+// CreateExists, requeue after ExistsRetry) for Exists; Backoff for Retry.
+// The result has no StartTime and no Supersede: steps 1 and 2 of p are done
+// by the time its create fails. A nil err returns p.
 func (p Plan) CreateFailed(err error) Plan {
 	v := ClassifyCreateError(err, p.CreateErrors)
-	next := Plan{StartTime: p.StartTime, Supersede: p.Supersede, CreateErrors: p.CreateErrors}
+	next := Plan{CreateErrors: p.CreateErrors}
 	switch v.Class {
 	case CreateErrorNone:
 		return p

@@ -79,12 +79,9 @@ func TestPlanCreateFailed(t *testing.T) {
 		Status:    pendingStart, Pod: runplan.PodEffects{Create: true}}
 	plank := created
 	plank.CreateErrors = runplan.CreateErrorsPlank
-	kept := func(p runplan.Plan) runplan.Plan {
-		p.StartTime, p.Supersede = created.StartTime, created.Supersede
-		return p
-	}
 	invalid := apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "run-1", nil)
 	exists := apierrors.NewAlreadyExists(pods, "run-1")
+	// The plans that follow have no StartTime and no Supersede: done by then.
 	tests := []struct {
 		name  string
 		plank string
@@ -97,20 +94,20 @@ func TestPlanCreateFailed(t *testing.T) {
 			name:  "refused: error with plank's description",
 			plank: "a 4xx sets state error, completes the job, Pod can not be created: <err>",
 			plan:  created, err: invalid,
-			want: kept(runplan.Plan{Action: runplan.ActionFinish, Reason: runplan.ReasonCreateRefused,
-				Status: runplan.Status{State: runplan.StateError, Description: "Pod can not be created: " + invalid.Error(), Complete: true}}),
+			want: runplan.Plan{Action: runplan.ActionFinish, Reason: runplan.ReasonCreateRefused,
+				Status: runplan.Status{State: runplan.StateError, Description: "Pod can not be created: " + invalid.Error(), Complete: true}},
 		},
 		{
 			name:  "already exists: wait for the cache, then adopt",
 			plank: "differs: plank errors the job on a 409",
 			plan:  created, err: exists,
-			want: kept(runplan.Plan{Action: runplan.ActionWait, Reason: runplan.ReasonCreateExists, RequeueAfter: runplan.ExistsRetry}),
+			want: runplan.Plan{Action: runplan.ActionWait, Reason: runplan.ReasonCreateExists, RequeueAfter: runplan.ExistsRetry},
 		},
 		{
 			name:  "already exists under plank's policy: error",
 			plank: "a 4xx sets state error",
 			plan:  plank, err: exists,
-			want: runplan.Plan{Action: runplan.ActionFinish, Reason: runplan.ReasonCreateRefused, StartTime: now, Supersede: created.Supersede,
+			want: runplan.Plan{Action: runplan.ActionFinish, Reason: runplan.ReasonCreateRefused,
 				CreateErrors: runplan.CreateErrorsPlank,
 				Status:       runplan.Status{State: runplan.StateError, Description: "Pod can not be created: " + exists.Error(), Complete: true}},
 		},
@@ -118,7 +115,7 @@ func TestPlanCreateFailed(t *testing.T) {
 			name:  "server error: back off",
 			plank: "any other error is returned, the job stays triggered",
 			plan:  created, err: apierrors.NewInternalError(errors.New("etcd")),
-			want: kept(runplan.Plan{Action: runplan.ActionBackoff, Reason: runplan.ReasonCreateFailed}),
+			want: runplan.Plan{Action: runplan.ActionBackoff, Reason: runplan.ReasonCreateFailed},
 		},
 	}
 	for _, tt := range tests {
