@@ -344,22 +344,10 @@ func TestCompute(t *testing.T) {
 			want:  finished(runplan.StateAborted, runplan.ReasonFinalState, runplan.MessageAborted, runplan.PodEffects{Delete: true, UID: podUID}),
 		},
 		{
-			name:  "aborted with a description of its own: kept",
-			plank: "the state and description stay as written",
-			in:    input(aRun(runplan.StateAborted, func(r *runplan.Run) { r.Description = "Cancelled by alice." }), aPod(corev1.PodRunning)),
-			want:  finished(runplan.StateAborted, runplan.ReasonFinalState, "Cancelled by alice.", runplan.PodEffects{Delete: true, UID: podUID}),
-		},
-		{
 			name:  "aborted, pod not in the cache but the run had one: delete by name",
 			plank: "plank deletes by name without checking",
 			in:    input(aRun(runplan.StateAborted, func(r *runplan.Run) { r.HadPod = true }), nil),
 			want:  finished(runplan.StateAborted, runplan.ReasonFinalState, runplan.MessageAborted, runplan.PodEffects{Delete: true}),
-		},
-		{
-			name:  "aborted while waiting: nothing to delete",
-			plank: "differs: plank deletes by name anyway (NotFound)",
-			in:    input(aRun(runplan.StateAborted, func(r *runplan.Run) { r.Description = "Waiting: x" }), nil),
-			want:  finished(runplan.StateAborted, runplan.ReasonFinalState, runplan.MessageAborted, runplan.PodEffects{}),
 		},
 		{
 			name:  "aborted, pod already terminating: complete",
@@ -410,6 +398,36 @@ func TestCompute(t *testing.T) {
 			got, err := runplan.Compute(tt.in)
 			require.NoError(t, err)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Compute() (-want +got), plank: %s\n%s", tt.plank, diff)
+			}
+		})
+	}
+}
+
+// TestComputeAbortedDescription: a completed aborted run keeps a description
+// of its own, and replaces one this package writes for unfinished runs.
+func TestComputeAbortedDescription(t *testing.T) {
+	tests := []struct {
+		name  string
+		plank string
+		desc  string
+		want  string
+	}{
+		{name: "none", plank: "plank keeps the job's description", desc: "", want: runplan.MessageAborted},
+		{name: "triggered", plank: "idem", desc: runplan.MessageTriggered, want: runplan.MessageAborted},
+		{name: "waiting", plank: "plank writes none while blocked", desc: "Waiting: queue full", want: runplan.MessageAborted},
+		{name: "replacing a pod", plank: "plank writes none on a revive", desc: "Replacing pod run-1 (Evicted), revival 1.", want: runplan.MessageAborted},
+		{name: "a user's", plank: "kept", desc: "Cancelled by alice.", want: "Cancelled by alice."},
+		{name: "superseded", plank: "TerminateOlderJobs' description, kept by syncAborted", desc: "Superseded by a newer run run-2.", want: "Superseded by a newer run run-2."},
+		{name: "running timeout", plank: "kept", desc: "Pod running timeout.", want: "Pod running timeout."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := input(aRun(runplan.StateAborted, func(r *runplan.Run) { r.Description = tt.desc }), aPod(corev1.PodRunning))
+			got, err := runplan.Compute(in)
+			require.NoError(t, err)
+			want := finished(runplan.StateAborted, runplan.ReasonFinalState, tt.want, runplan.PodEffects{Delete: true, UID: podUID})
+			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Compute() (-want +got), plank: %s\n%s", tt.plank, diff)
 			}
 		})
