@@ -293,3 +293,22 @@ func validate(in *Input) error {
 	}
 	return nil
 }
+
+// Holds reports whether r counts against the limits of other runs: it is
+// not completed and either has a pod (pending) or waits for one (new or
+// triggered, without an abort request), so that younger runs wait behind it.
+// A controller wakes the runs waiting behind r when Holds turns false.
+func Holds(r Run) bool { return peerOf(&r).State != concurrency.StateFinished }
+
+// Waits reports whether r waits for the limits to let it start: not
+// completed, new or triggered, no abort requested.
+func Waits(r Run) bool { return peerOf(&r).State == concurrency.StateTriggered }
+
+// SharesLimit reports whether other can hold waiting back under limits: a
+// global cap applies, or they share a job name that waiting caps, or a
+// queue. It does not look at states (see Holds and Waits).
+func SharesLimit(waiting, other Run, limits concurrency.Limits) bool {
+	return limits.MaxPending > 0 ||
+		(waiting.MaxConcurrency > 0 && waiting.JobName == other.JobName) ||
+		(waiting.Queue != "" && waiting.Queue == other.Queue)
+}

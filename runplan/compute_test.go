@@ -507,3 +507,59 @@ func deepCopy(in runplan.Input) runplan.Input {
 	}
 	return out
 }
+
+func TestHoldsAndWaits(t *testing.T) {
+	tests := []struct {
+		name      string
+		run       runplan.Run
+		wantHolds bool
+		wantWaits bool
+	}{
+		{name: "new", run: aRun(runplan.StateNew), wantHolds: true, wantWaits: true},
+		{name: "triggered", run: aRun(runplan.StateTriggered), wantHolds: true, wantWaits: true},
+		{name: "triggered, abort requested", run: aRun(runplan.StateTriggered, func(r *runplan.Run) { r.AbortRequested = true })},
+		{name: "pending", run: aRun(runplan.StatePending), wantHolds: true},
+		{name: "pending, abort requested: holds its slot until its pod goes", run: aRun(runplan.StatePending, func(r *runplan.Run) { r.AbortRequested = true }), wantHolds: true},
+		{name: "pending but completed", run: aRun(runplan.StatePending, func(r *runplan.Run) { r.Completed = true })},
+		{name: "aborted, pod not deleted yet", run: aRun(runplan.StateAborted)},
+		{name: "success", run: aRun(runplan.StateSuccess)},
+		{name: "unknown state", run: aRun("scheduling")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := runplan.Holds(tt.run); got != tt.wantHolds {
+				t.Errorf("Holds(%s) = %v, want %v", tt.run.State, got, tt.wantHolds)
+			}
+			if got := runplan.Waits(tt.run); got != tt.wantWaits {
+				t.Errorf("Waits(%s) = %v, want %v", tt.run.State, got, tt.wantWaits)
+			}
+		})
+	}
+}
+
+func TestSharesLimit(t *testing.T) {
+	unit := aRun(runplan.StateTriggered)
+	capped := aRun(runplan.StateTriggered, func(r *runplan.Run) { r.MaxConcurrency = 1 })
+	queued := aRun(runplan.StateTriggered, func(r *runplan.Run) { r.Queue = "q" })
+	tests := []struct {
+		name           string
+		waiting, other runplan.Run
+		limits         concurrency.Limits
+		want           bool
+	}{
+		{name: "no limit", waiting: unit, other: peer("p", "unit", runplan.StatePending, now)},
+		{name: "global cap", waiting: unit, other: peer("p", "lint", runplan.StatePending, now), limits: concurrency.Limits{MaxPending: 1}, want: true},
+		{name: "same job, capped", waiting: capped, other: peer("p", "unit", runplan.StatePending, now), want: true},
+		{name: "other job, capped", waiting: capped, other: peer("p", "lint", runplan.StatePending, now)},
+		{name: "same queue", waiting: queued, other: peer("p", "lint", runplan.StatePending, now, func(r *runplan.Run) { r.Queue = "q" }), want: true},
+		{name: "other queue", waiting: queued, other: peer("p", "unit", runplan.StatePending, now, func(r *runplan.Run) { r.Queue = "r" })},
+		{name: "no queue on either side", waiting: unit, other: peer("p", "lint", runplan.StatePending, now)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := runplan.SharesLimit(tt.waiting, tt.other, tt.limits); got != tt.want {
+				t.Errorf("SharesLimit() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -6,7 +6,9 @@
 // its pod time out?) and package podoutcome (what does its pod say?), adds
 // the lifecycle around them (start, adopt, recreate, abort, supersede,
 // complete) and the dedupe of older runs ([Dedupe]), and classifies pod
-// create errors ([ClassifyCreateError], [Plan.CreateFailed]).
+// create errors ([ClassifyCreateError], [Plan.CreateFailed]). [Holds],
+// [Waits] and [SharesLimit] tell a controller which waiting runs to wake up
+// when a run stops holding a slot.
 //
 // # Flow
 //

@@ -97,3 +97,27 @@ func ExamplePlan_CreateFailed() {
 	// Create(Start) state=pending create-pod "Job triggered."
 	// Finish(CreateRefused) state=error complete "Pod can not be created: pods \"unit-7\" is forbidden: violates PodSecurity"
 }
+
+// A controller wakes the runs waiting behind a run as soon as that run stops
+// holding a slot, instead of leaving them to their periodic retry.
+func ExampleSharesLimit() {
+	t0 := time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
+	limits := concurrency.Limits{Queues: map[string]int{"gpu": 1}}
+	before := runplan.Run{UID: "a", JobName: "train", Queue: "gpu", State: runplan.StatePending, Created: t0}
+	after := before
+	after.State, after.Completed = runplan.StateSuccess, true
+	waiting := []runplan.Run{
+		{UID: "b", JobName: "eval", Queue: "gpu", State: runplan.StateTriggered, Created: t0.Add(time.Minute)},
+		{UID: "c", JobName: "lint", State: runplan.StateTriggered, Created: t0.Add(time.Minute)},
+		{UID: "d", JobName: "eval", Queue: "gpu", State: runplan.StatePending, Created: t0.Add(time.Minute)},
+	}
+	if runplan.Holds(before) && !runplan.Holds(after) {
+		for _, w := range waiting {
+			if runplan.Waits(w) && runplan.SharesLimit(w, after, limits) {
+				fmt.Println("wake", w.UID)
+			}
+		}
+	}
+	// Output:
+	// wake b
+}

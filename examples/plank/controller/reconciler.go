@@ -101,7 +101,7 @@ func (r *Reconciler) sync(ctx context.Context, rj *v1alpha1.RunJob) (ctrl.Result
 	// A run that may start takes the locks of the limits it counts against,
 	// so that "compute, create the pod, record pending" is atomic across
 	// workers.
-	if rj.Status.CompletionTime == nil && (rj.Status.State == "" || rj.Status.State == v1alpha1.StateTriggered) {
+	if runplan.Waits(runOf(rj)) {
 		unlock, ok := r.locks.TryLockAll(r.lockKeys(rj)...)
 		if !ok {
 			return ctrl.Result{RequeueAfter: r.cfg.LockRetry}, nil
@@ -124,7 +124,7 @@ func (r *Reconciler) sync(ctx context.Context, rj *v1alpha1.RunJob) (ctrl.Result
 		Run:          runOf(rj),
 		Pod:          pod,
 		Peers:        peers,
-		Limits:       concurrency.Limits{MaxPending: r.cfg.MaxPending, Queues: r.cfg.Queues, RetryAfter: r.cfg.RetryAfter},
+		Limits:       r.limits(),
 		Outcome:      r.outcomeOptions(rj),
 		CreateErrors: r.cfg.CreateErrors,
 		Now:          r.cfg.Clock.Now(),
@@ -357,6 +357,10 @@ func (r *Reconciler) writeStatus(ctx context.Context, rj *v1alpha1.RunJob, mutat
 	}
 	*rj = *updated
 	return reconcile.WaitForCacheSync(ctx, "RunJob "+key.String(), updated.ResourceVersion, read, r.cfg.CacheSync)
+}
+
+func (r *Reconciler) limits() concurrency.Limits {
+	return concurrency.Limits{MaxPending: r.cfg.MaxPending, Queues: r.cfg.Queues, RetryAfter: r.cfg.RetryAfter}
 }
 
 // lockKeys are the locks a start takes: one per limit that counts other runs.
