@@ -115,7 +115,8 @@ type Input struct {
 	Peers []Run
 	// Limits are the concurrency limits shared by all runs.
 	Limits concurrency.Limits
-	// Pod outcome options of this run: timeouts, max revivals, eviction.
+	// Outcome are the pod outcome options of this run: its timeouts, max
+	// revivals and eviction rule.
 	Outcome podoutcome.Options
 	// CreateErrors selects how a failed pod create is classified.
 	CreateErrors CreateErrorPolicy
@@ -156,20 +157,34 @@ const (
 // nor from package concurrency (whose limits "MaxPending", "MaxConcurrency"
 // and "Queue" are the reasons of a run held back).
 const (
-	ReasonCompleted      = "Completed"        // the run has a completion time
-	ReasonUnknownState   = "UnknownState"     // the state is not one of the constants
-	ReasonStart          = "Start"            // the limits allow the run: create its pod
-	ReasonPodExists      = "PodExists"        // a triggered run's pod exists: adopt it
-	ReasonPodMissing     = "PodMissing"       // a pending run's pod is gone: create it again
-	ReasonNotOurPod      = "PodNotControlled" // a pod with the run's name is not controlled by it
-	ReasonUnknownQueue   = "UnknownQueue"     // the run's queue is not in Limits.Queues
-	ReasonSuperseded     = "Superseded"       // a newer run with the same dedupe key exists
-	ReasonAbortRequested = "AbortRequested"   // the run was asked to abort
-	ReasonFinalState     = "FinalState"       // a final state was recorded without completion
-	ReasonNoCreationTime = "NoCreationTime"   // the pod lacks the creation time its timeout needs
-	ReasonCreateRefused  = "CreateRefused"    // the API server refused the pod for good
-	ReasonCreateExists   = "CreateExists"     // the pod exists already (409): adopt on the next sync
-	ReasonCreateFailed   = "CreateFailed"     // a create error worth retrying
+	// ReasonCompleted: the run has a completion time.
+	ReasonCompleted = "Completed"
+	// ReasonUnknownState: the state is not one of the constants.
+	ReasonUnknownState = "UnknownState"
+	// ReasonStart: the limits allow the run: create its pod.
+	ReasonStart = "Start"
+	// ReasonPodExists: a triggered run's pod exists: adopt it.
+	ReasonPodExists = "PodExists"
+	// ReasonPodMissing: a pending run's pod is gone: create it again.
+	ReasonPodMissing = "PodMissing"
+	// ReasonNotOurPod: a pod with the run's name is not controlled by it.
+	ReasonNotOurPod = "PodNotControlled"
+	// ReasonUnknownQueue: the run's queue is not in Limits.Queues.
+	ReasonUnknownQueue = "UnknownQueue"
+	// ReasonSuperseded: a newer run with the same dedupe key exists.
+	ReasonSuperseded = "Superseded"
+	// ReasonAbortRequested: the run was asked to abort.
+	ReasonAbortRequested = "AbortRequested"
+	// ReasonFinalState: a final state was recorded without completion.
+	ReasonFinalState = "FinalState"
+	// ReasonNoCreationTime: the pod lacks the creation time its timeout needs.
+	ReasonNoCreationTime = "NoCreationTime"
+	// ReasonCreateRefused: the API server refused the pod for good.
+	ReasonCreateRefused = "CreateRefused"
+	// ReasonCreateExists: the pod exists already (409): adopt on the next sync.
+	ReasonCreateExists = "CreateExists"
+	// ReasonCreateFailed: a create error worth retrying.
+	ReasonCreateFailed = "CreateFailed"
 )
 
 // Descriptions this package records.
