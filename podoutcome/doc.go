@@ -74,7 +74,9 @@
 //     cannot belong to the pod) is an [*InputError] matching
 //     [ErrInvalidInput], not a guess.
 //   - Plank also strips its reporter's finalizer from a pod it replaces; that
-//     finalizer is plank's own and has no counterpart here.
+//     finalizer is the caller's own: package runplan names it as a pod effect
+//     (PodEffects.ReleaseFinalizers) of every replacement, whether the pod is
+//     deleted or already terminating.
 //
 // Like plank, an OOM kill counts only while the pod is Running and only from
 // a container's current state (an earlier kill in lastState, after which the

@@ -4,12 +4,9 @@ package reconcile
 // or give up on the job because its pod can never be created.
 
 import (
-	"errors"
-	"net/http"
 	"strconv"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/jobkit/jobkit/runplan"
 )
 
 // CreateErrorClass is what a pod-create error means for a single-pod job.
@@ -42,8 +39,9 @@ func (c CreateErrorClass) String() string {
 }
 
 // CreateErrorMessagePrefix begins the description a single-pod job records when
-// its pod cannot be created; CreateErrorMessage adds the error after it.
-const CreateErrorMessagePrefix = "Pod can not be created"
+// its pod cannot be created; CreateErrorMessage adds the error after it. It is
+// runplan.MessageCreateRefused.
+const CreateErrorMessagePrefix = runplan.MessageCreateRefused
 
 // CreateErrorMessage returns the job description for a terminal create error:
 // "Pod can not be created: <err>" (plank's wording).
@@ -60,6 +58,12 @@ func CreateErrorMessage(err error) string {
 // without a code is judged by its reason, using the code the API server sends with
 // that reason.
 //
+// It is runplan.ClassifyCreateError with runplan.CreateErrorsJobkit, whose table
+// gives the reason for each status code, with one merge: runplan's Exists
+// (409 AlreadyExists, a pod to adopt) is CreateErrorRetry here, since a retry
+// finds the pod in the cache and adopts it. ClassifyCreateErrorWith chooses
+// plank's rule instead.
+//
 // Notes:
 //   - A 403 includes an exceeded ResourceQuota and a namespace being deleted; both
 //     are terminal here, as in Prow's plank, so that a job never waits forever for
@@ -71,22 +75,17 @@ func CreateErrorMessage(err error) string {
 //
 // ClassifyCreateError is O(depth of the error chain) and safe for concurrent use.
 func ClassifyCreateError(err error) CreateErrorClass {
-	if err == nil {
+	return ClassifyCreateErrorWith(err, runplan.CreateErrorsJobkit)
+}
+
+// ClassifyCreateErrorWith is ClassifyCreateError under policy:
+// runplan.CreateErrorsPlank makes every 4xx terminal (404, 409 and 429
+// included), as Prow's plank does.
+func ClassifyCreateErrorWith(err error, policy runplan.CreateErrorPolicy) CreateErrorClass {
+	switch runplan.ClassifyCreateError(err, policy).Class {
+	case runplan.CreateErrorNone:
 		return CreateErrorNone
-	}
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return CreateErrorRetry
-	}
-	st := status.Status()
-	code := int(st.Code)
-	if code == 0 {
-		code = codeForReason(st.Reason)
-	}
-	switch {
-	case code == http.StatusNotFound, code == http.StatusConflict, code == http.StatusTooManyRequests:
-		return CreateErrorRetry
-	case code >= 400 && code < 500:
+	case runplan.CreateErrorTerminal:
 		return CreateErrorTerminal
 	}
 	return CreateErrorRetry
@@ -96,43 +95,4 @@ func ClassifyCreateError(err error) CreateErrorClass {
 // CreateErrorTerminal.
 func IsTerminalCreateError(err error) bool {
 	return ClassifyCreateError(err) == CreateErrorTerminal
-}
-
-// codeForReason returns the HTTP code the API server sends with reason, or 0 for
-// a reason without a fixed code (Unknown, empty). Only statuses built by hand lack
-// a code; the API server always sets one.
-func codeForReason(reason metav1.StatusReason) int {
-	switch reason {
-	case metav1.StatusReasonBadRequest:
-		return http.StatusBadRequest
-	case metav1.StatusReasonUnauthorized:
-		return http.StatusUnauthorized
-	case metav1.StatusReasonForbidden:
-		return http.StatusForbidden
-	case metav1.StatusReasonNotFound:
-		return http.StatusNotFound
-	case metav1.StatusReasonMethodNotAllowed:
-		return http.StatusMethodNotAllowed
-	case metav1.StatusReasonNotAcceptable:
-		return http.StatusNotAcceptable
-	case metav1.StatusReasonAlreadyExists, metav1.StatusReasonConflict:
-		return http.StatusConflict
-	case metav1.StatusReasonGone, metav1.StatusReasonExpired:
-		return http.StatusGone
-	case metav1.StatusReasonRequestEntityTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case metav1.StatusReasonUnsupportedMediaType:
-		return http.StatusUnsupportedMediaType
-	case metav1.StatusReasonInvalid:
-		return http.StatusUnprocessableEntity
-	case metav1.StatusReasonTooManyRequests:
-		return http.StatusTooManyRequests
-	case metav1.StatusReasonInternalError, metav1.StatusReasonServerTimeout:
-		return http.StatusInternalServerError
-	case metav1.StatusReasonServiceUnavailable:
-		return http.StatusServiceUnavailable
-	case metav1.StatusReasonTimeout:
-		return http.StatusGatewayTimeout
-	}
-	return 0
 }

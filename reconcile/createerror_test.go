@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/jobkit/jobkit/reconcile"
+	"github.com/jobkit/jobkit/runplan"
 )
 
 var createErrorPods = schema.GroupResource{Resource: "pods"}
@@ -94,6 +95,30 @@ func TestClassifyCreateError(t *testing.T) {
 			}
 			if got, want := reconcile.IsTerminalCreateError(tt.err), tt.want == reconcile.CreateErrorTerminal; got != want {
 				t.Errorf("IsTerminalCreateError(%v) = %v, want %v", tt.err, got, want)
+			}
+		})
+	}
+}
+
+func TestClassifyCreateErrorWith(t *testing.T) {
+	exists := apierrors.NewAlreadyExists(createErrorPods, "job-1")
+	tests := []struct {
+		name   string
+		err    error
+		policy runplan.CreateErrorPolicy
+		want   reconcile.CreateErrorClass
+	}{
+		{name: "jobkit: 409 already exists is retried (and adopted)", err: exists, policy: runplan.CreateErrorsJobkit, want: reconcile.CreateErrorRetry},
+		{name: "plank: 409 already exists is terminal", err: exists, policy: runplan.CreateErrorsPlank, want: reconcile.CreateErrorTerminal},
+		{name: "plank: 404 is terminal", err: apierrors.NewNotFound(createErrorPods, "job-1"), policy: runplan.CreateErrorsPlank, want: reconcile.CreateErrorTerminal},
+		{name: "plank: 429 is terminal", err: apierrors.NewTooManyRequests("slow down", 1), policy: runplan.CreateErrorsPlank, want: reconcile.CreateErrorTerminal},
+		{name: "plank: 500 is retried", err: apierrors.NewInternalError(errors.New("etcd")), policy: runplan.CreateErrorsPlank, want: reconcile.CreateErrorRetry},
+		{name: "plank: nil", err: nil, policy: runplan.CreateErrorsPlank, want: reconcile.CreateErrorNone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := reconcile.ClassifyCreateErrorWith(tt.err, tt.policy); got != tt.want {
+				t.Errorf("ClassifyCreateErrorWith(%v, %q) = %v, want %v", tt.err, tt.policy, got, tt.want)
 			}
 		})
 	}

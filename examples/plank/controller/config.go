@@ -16,6 +16,7 @@ import (
 	"github.com/jobkit/jobkit/concurrency"
 	"github.com/jobkit/jobkit/deadlines"
 	"github.com/jobkit/jobkit/reconcile"
+	"github.com/jobkit/jobkit/runplan"
 )
 
 // LabelRunUID is the label on every pod this controller creates; its value is
@@ -59,6 +60,15 @@ type Config struct {
 	// Workers is the number of RunJobs reconciled at once; 0 means
 	// DefaultWorkers.
 	Workers int
+	// CreateErrors chooses how a failed pod create is judged: the zero value
+	// adopts a pod that already exists and retries 404 and 429;
+	// runplan.CreateErrorsPlank errors the run on every 4xx, as plank does.
+	CreateErrors runplan.CreateErrorPolicy
+	// ReporterFinalizers are finalizers that others (a reporter that uploads
+	// the pod's logs, for example) put on the pods; the controller removes
+	// them from a pod it replaces, whose result is never reported, so that
+	// the pod can go and its replacement, with the same name, be created.
+	ReporterFinalizers []string
 }
 
 func (c Config) validate() error {
@@ -78,6 +88,15 @@ func (c Config) validate() error {
 	for q := range c.Queues {
 		if q == "" {
 			errs = append(errs, field.Invalid(field.NewPath("Queues"), q, "queue name must not be empty"))
+		}
+	}
+	if c.CreateErrors != runplan.CreateErrorsJobkit && c.CreateErrors != runplan.CreateErrorsPlank {
+		errs = append(errs, field.NotSupported(field.NewPath("CreateErrors"), c.CreateErrors,
+			[]runplan.CreateErrorPolicy{runplan.CreateErrorsJobkit, runplan.CreateErrorsPlank}))
+	}
+	for i, f := range c.ReporterFinalizers {
+		if f == "" {
+			errs = append(errs, field.Invalid(field.NewPath("ReporterFinalizers").Index(i), f, "must not be empty"))
 		}
 	}
 	if c.DefaultTimeouts != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/jobkit/jobkit/deadlines"
@@ -218,6 +220,63 @@ func TestNodeLostRetried(t *testing.T) {
 	if rj.Status.Revivals != 1 {
 		t.Errorf("revivals = %d, want 1 (the terminating pod counted once)", rj.Status.Revivals)
 	}
+}
+
+// TestReporterFinalizer checks the pod effects of runplan: the reporter's
+// finalizer is released from a pod that is replaced, whether the controller
+// deletes it (evicted) or it is already terminating (node lost), and kept on
+// the pod of a finished run.
+func TestReporterFinalizer(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	withReporter := func(p *corev1.Pod) { p.Finalizers = append(p.Finalizers, reporter) }
+	newRun(t, ns, "e2e", nil)
+
+	// Evicted: the controller releases the finalizer and deletes the pod; with
+	// the finalizer kept, the pod would stay and block its replacement.
+	first := waitPod(t, ns, "e2e", "")
+	updatePod(t, first, withReporter)
+	evictPod(t, first)
+	second := waitPod(t, ns, "e2e", first.UID)
+
+	// Node lost: the pod is already terminating, held by the reporter and by a
+	// finalizer standing in for the kubelet; only the reporter's is released.
+	const hold = "test.jobkit.dev/hold"
+	updatePod(t, second, func(p *corev1.Pod) { p.Finalizers = append(p.Finalizers, reporter, hold) })
+	startPod(t, second, corev1.PodRunning)
+	setPodStatus(t, second, func(p *corev1.Pod) { p.Status.Reason = "NodeLost" })
+	if err := k8s.Delete(context.Background(), second); err != nil {
+		t.Fatalf("deleting the pod: %v", err)
+	}
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		var cur corev1.Pod
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(second), &cur); err != nil {
+			t.Fatalf("getting the terminating pod: %v", err)
+		}
+		if slices.Equal(cur.Finalizers, []string{hold}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("terminating pod finalizers = %v, want [%s]", cur.Finalizers, hold)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	updatePod(t, second, func(p *corev1.Pod) { p.Finalizers = nil })
+
+	// Finished: the pod keeps the reporter's finalizer for the reporter.
+	third := waitPod(t, ns, "e2e", second.UID)
+	updatePod(t, third, withReporter)
+	startPod(t, third, corev1.PodRunning)
+	endPod(t, third, corev1.PodSucceeded, 0, "")
+	if rj := waitState(t, ns, "e2e", v1alpha1.StateSuccess); rj.Status.Revivals != 2 {
+		t.Errorf("revivals = %d, want 2", rj.Status.Revivals)
+	}
+	var cur corev1.Pod
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(third), &cur); err != nil || !slices.Contains(cur.Finalizers, reporter) {
+		t.Errorf("finished pod: finalizers %v (err %v), want %s kept", cur.Finalizers, err, reporter)
+	}
+	updatePod(t, third, func(p *corev1.Pod) { p.Finalizers = nil })
 }
 
 func TestUncreatablePod(t *testing.T) {

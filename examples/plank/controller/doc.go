@@ -1,18 +1,24 @@
 // Package controller is a single-pod job controller on controller-runtime: it
 // reconciles RunJobs (examples.jobkit.dev/v1alpha1) the way Prow's plank
-// reconciles ProwJobs, built from jobkit's pure packages:
+// reconciles ProwJobs. It is a thin executor of runplan.Compute, which holds
+// every decision: each sync reads the run, its pod and the runs of its
+// namespace from the cache, maps them onto runplan.Input (runOf), and executes
+// the runplan.Plan in the order documented on it:
 //
-//   - concurrency.Decide starts a triggered run only when the global cap on
-//     pending runs, its job's maxConcurrency and its queue's capacity allow it,
-//     oldest first; a concurrency.KeyedMutex per namespace, job name and queue
-//     makes "decide, create the pod, record pending" atomic across workers.
-//   - deadlines and podoutcome judge the pod: success (checked container by
-//     container), failure, false success, OOM kill, eviction, node lost, the
-//     unscheduled/pending/running timeouts; the controller takes the step.
-//   - reconcile.ClassifyCreateError ends a run whose pod the API server refuses
-//     (4xx) and retries the rest; reconcile.WaitForCacheSync waits, after every
-//     state change, until the cache shows it, so that the next decision does not
-//     count a started run as still waiting.
+//   - the plan's status writes (start time, superseded runs, pending, revival,
+//     final state, completion), each followed by a wait until the cache shows
+//     it (reconcile.WaitForCacheSync), so that the next decision never counts a
+//     started run as still waiting;
+//   - the pod effects: create the pod (a failed create goes through
+//     Plan.CreateFailed), release Config.ReporterFinalizers, delete it with its
+//     UID as precondition;
+//   - the requeue.
+//
+// What is left here is mechanics, not decisions: a concurrency.KeyedMutex per
+// namespace, job name and queue held around "compute, create the pod, record
+// pending" for a run that may start, so that two workers never take the same
+// slot; retrying a status write that lost an optimistic-concurrency race; and
+// waking up the runs a finished run was holding back.
 //
 // # Life of a RunJob
 //
@@ -32,22 +38,13 @@
 //
 // # Differences from plank
 //
-//   - The revival count is written to the run's status before the pod is deleted
-//     (plank only raises it in memory, so its max revivals never takes effect),
-//     together with the UID of the pod it counted.
-//   - Timeouts use an injected clock and running pods are requeued when their
-//     timeout would expire.
-//   - A timed-out pod is deleted after the final state is recorded, not before,
-//     so that a failed status write cannot make the next sync recreate it.
-//   - Deduplication keys on jobName and an explicit dedupeKey instead of plank's
-//     refs digest, orders runs by creation time (then UID) instead of
-//     status.startTime, and aborts as soon as the newer run is seen.
+// The differences of the decisions are runplan's (see its package doc). Those
+// of the execution:
+//
 //   - When MaxPending is set, starts take a per-namespace lock as well, so two
 //     workers cannot both take the last global slot (plank has no such lock).
 //   - A run that leaves the triggered or pending state wakes up the waiting
 //     runs it was holding back, instead of leaving them to their 10s retry.
-//   - An unknown queue keeps the run triggered with a description naming the
-//     queue and retries after Config.RetryAfter (plank returns an error).
 //
 // # Concurrency
 //

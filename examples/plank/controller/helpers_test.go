@@ -10,13 +10,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/concurrency"
 	"github.com/jobkit/jobkit/deadlines"
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
 	"github.com/jobkit/jobkit/podoutcome"
+	"github.com/jobkit/jobkit/runplan"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -34,6 +33,9 @@ func TestConfigValidate(t *testing.T) {
 		{name: "negative workers", cfg: Config{Workers: -1}, wantErr: "Workers: Invalid value: -1"},
 		{name: "empty queue name", cfg: Config{Queues: map[string]int{"": 1}}, wantErr: "queue name must not be empty"},
 		{name: "negative timeout", cfg: Config{DefaultTimeouts: &deadlines.Timeouts{Pending: -time.Second}}, wantErr: "DefaultTimeouts.pending"},
+		{name: "plank's create errors", cfg: Config{CreateErrors: runplan.CreateErrorsPlank, ReporterFinalizers: []string{"example.com/reporter"}}},
+		{name: "unknown create error policy", cfg: Config{CreateErrors: "Lenient"}, wantErr: `CreateErrors: Unsupported value: "Lenient"`},
+		{name: "empty reporter finalizer", cfg: Config{ReporterFinalizers: []string{""}}, wantErr: "ReporterFinalizers[0]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,78 +83,39 @@ func TestOutcomeOptions(t *testing.T) {
 	}
 }
 
-func TestPeerOf(t *testing.T) {
+func TestRunOf(t *testing.T) {
 	created := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	now := metav1.NewTime(created.Add(time.Hour))
+	started, pending, done := metav1.NewTime(created.Add(time.Second)), metav1.NewTime(created.Add(time.Minute)), metav1.NewTime(created.Add(time.Hour))
 	tests := []struct {
 		name   string
+		spec   v1alpha1.RunJobSpec
 		status v1alpha1.RunJobStatus
-		want   concurrency.State
+		want   runplan.Run
 	}{
-		{name: "new", want: concurrency.StateTriggered},
-		{name: "triggered", status: v1alpha1.RunJobStatus{State: v1alpha1.StateTriggered}, want: concurrency.StateTriggered},
-		{name: "pending", status: v1alpha1.RunJobStatus{State: v1alpha1.StatePending}, want: concurrency.StatePending},
-		{name: "aborted, pod not yet deleted", status: v1alpha1.RunJobStatus{State: v1alpha1.StateAborted}, want: concurrency.StateFinished},
-		{name: "success", status: v1alpha1.RunJobStatus{State: v1alpha1.StateSuccess, CompletionTime: &now}, want: concurrency.StateFinished},
-		{name: "completed whatever the state", status: v1alpha1.RunJobStatus{State: v1alpha1.StatePending, CompletionTime: &now}, want: concurrency.StateFinished},
+		{
+			name: "new",
+			spec: v1alpha1.RunJobSpec{JobName: "unit"},
+			want: runplan.Run{UID: "u1", Name: "r1", JobName: "unit", State: runplan.StateNew, Created: created},
+		},
+		{
+			name: "everything set",
+			spec: v1alpha1.RunJobSpec{JobName: "unit", QueueName: "q", MaxConcurrency: 2, DedupeKey: "pr-1"},
+			status: v1alpha1.RunJobStatus{State: v1alpha1.StatePending, Description: "Job triggered.", PodName: "r1",
+				StartTime: &started, PendingTime: &pending, CompletionTime: &done, Revivals: 2, RevivedPodUID: "p2"},
+			want: runplan.Run{UID: "u1", Name: "r1", JobName: "unit", Queue: "q", MaxConcurrency: 2, DedupeKey: "pr-1",
+				State: runplan.StatePending, Description: "Job triggered.", Created: created, StartTime: started.Time,
+				PendingTime: pending.Time, Completed: true, HadPod: true, Revivals: podoutcome.Revivals{Count: 2, Pod: "p2"}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rj := &v1alpha1.RunJob{
-				ObjectMeta: metav1.ObjectMeta{UID: "u1", CreationTimestamp: metav1.NewTime(created)},
-				Spec:       v1alpha1.RunJobSpec{JobName: "unit", QueueName: "q"},
+				ObjectMeta: metav1.ObjectMeta{Name: "r1", UID: "u1", CreationTimestamp: metav1.NewTime(created)},
+				Spec:       tt.spec,
 				Status:     tt.status,
 			}
-			want := concurrency.Peer{UID: "u1", JobName: "unit", Queue: "q", State: tt.want, Created: created}
-			if diff := cmp.Diff(want, peerOf(rj)); diff != "" {
-				t.Errorf("peerOf (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestNewer(t *testing.T) {
-	at := func(sec int, uid string) *v1alpha1.RunJob {
-		return &v1alpha1.RunJob{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid),
-			CreationTimestamp: metav1.NewTime(time.Date(2026, 3, 1, 12, 0, sec, 0, time.UTC))}}
-	}
-	tests := []struct {
-		name string
-		a, b *v1alpha1.RunJob
-		want bool
-	}{
-		{name: "later creation", a: at(2, "a"), b: at(1, "b"), want: true},
-		{name: "earlier creation", a: at(1, "b"), b: at(2, "a"), want: false},
-		{name: "tie: higher UID is newer", a: at(1, "b"), b: at(1, "a"), want: true},
-		{name: "tie: lower UID is older", a: at(1, "a"), b: at(1, "b"), want: false},
-		{name: "same run", a: at(1, "a"), b: at(1, "a"), want: false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := newer(tt.a, tt.b); got != tt.want {
-				t.Errorf("newer(%s@%v, %s@%v) = %v, want %v", tt.a.UID, tt.a.CreationTimestamp, tt.b.UID, tt.b.CreationTimestamp, got, tt.want)
-			}
-		})
-	}
-}
-
-func TestTransientDescription(t *testing.T) {
-	tests := []struct {
-		desc string
-		want bool
-	}{
-		{"", true},
-		{MessageTriggered, true},
-		{MessageWaiting + ": 3 jobs are pending, at most 3 may be", true},
-		{MessageReplacing + " e2e (Evicted), revival 1.", true},
-		{"Aborted by a user: not needed", false},
-		{deadlines.ReasonRunning, false},
-		{MessageSuperseded + " new.", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.desc, func(t *testing.T) {
-			if got := transientDescription(tt.desc); got != tt.want {
-				t.Errorf("transientDescription(%q) = %v, want %v", tt.desc, got, tt.want)
+			if diff := cmp.Diff(tt.want, runOf(rj)); diff != "" {
+				t.Errorf("runOf (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -2,12 +2,11 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,25 +19,26 @@ import (
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
 	"github.com/jobkit/jobkit/podoutcome"
 	"github.com/jobkit/jobkit/reconcile"
+	"github.com/jobkit/jobkit/runplan"
 )
 
-// Descriptions this controller writes, besides those of podoutcome, deadlines
-// and reconcile.CreateErrorMessage.
+// Descriptions this controller writes, all decided by runplan (besides those of
+// podoutcome and deadlines); kept here under their old names.
 const (
 	// MessageWaiting begins the description of a run held back by a limit; the
 	// reason follows after ": ".
-	MessageWaiting = "Waiting"
+	MessageWaiting = runplan.MessageWaiting
 	// MessageTriggered is the description of a run whose pod was created
 	// (plank's wording).
-	MessageTriggered = "Job triggered."
+	MessageTriggered = runplan.MessageTriggered
 	// MessageAborted is the description of an aborted run that had none.
-	MessageAborted = "Job aborted."
+	MessageAborted = runplan.MessageAborted
 	// MessageSuperseded begins the description of a run aborted by a newer run
 	// with the same jobName and dedupeKey; the newer run's name follows.
-	MessageSuperseded = "Superseded by a newer run"
+	MessageSuperseded = runplan.MessageSuperseded
 	// MessageReplacing begins the description of a run whose pod is being
 	// replaced after it stopped unexpectedly.
-	MessageReplacing = "Replacing pod"
+	MessageReplacing = runplan.MessageReplacing
 )
 
 // conflictRetry is how soon a reconcile that lost an optimistic-concurrency race
@@ -81,14 +81,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// Reconcile brings one RunJob one step further.
+// Reconcile brings one RunJob one step further: it reads the run, its pod and
+// the runs of its namespace from the cache, asks runplan.Compute what to do
+// and executes the plan.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var rj v1alpha1.RunJob
 	if err := r.client.Get(ctx, req.NamespacedName, &rj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if rj.Status.CompletionTime != nil {
-		return ctrl.Result{}, nil
 	}
 	res, err := r.sync(ctx, &rj)
 	if apierrors.IsConflict(err) {
@@ -99,241 +98,165 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 func (r *Reconciler) sync(ctx context.Context, rj *v1alpha1.RunJob) (ctrl.Result, error) {
-	if rj.Status.State == "" {
-		now := metav1.NewTime(r.cfg.Clock.Now())
-		if err := r.writeStatus(ctx, rj, func(st *v1alpha1.RunJobStatus) {
-			st.State = v1alpha1.StateTriggered
-			st.StartTime = &now
-		}); err != nil {
-			return ctrl.Result{}, err
+	// A run that may start takes the locks of the limits it counts against,
+	// so that "compute, create the pod, record pending" is atomic across
+	// workers.
+	if runplan.Waits(runOf(rj)) {
+		unlock, ok := r.locks.TryLockAll(r.lockKeys(rj)...)
+		if !ok {
+			return ctrl.Result{RequeueAfter: r.cfg.LockRetry}, nil
 		}
+		defer unlock()
 	}
-	if rj.Spec.DedupeKey != "" && !rj.Status.State.Finished() {
-		if err := r.dedupe(ctx, rj); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	switch {
-	case rj.Status.State == v1alpha1.StateTriggered:
-		return r.syncTriggered(ctx, rj)
-	case rj.Status.State == v1alpha1.StatePending:
-		return r.syncPending(ctx, rj)
-	case rj.Status.State.Finished():
-		return ctrl.Result{}, r.complete(ctx, rj)
-	}
-	return ctrl.Result{}, nil // an unknown state: leave the run to whoever set it
-}
-
-// syncTriggered starts the run's pod if the limits allow it.
-func (r *Reconciler) syncTriggered(ctx context.Context, rj *v1alpha1.RunJob) (ctrl.Result, error) {
-	logger := log.FromContext(ctx)
-	unlock, ok := r.locks.TryLockAll(r.lockKeys(rj)...)
-	if !ok {
-		return ctrl.Result{RequeueAfter: r.cfg.LockRetry}, nil
-	}
-	defer unlock()
-
-	// A pod that already exists (created by an earlier sync whose status write
-	// failed) is adopted without asking the limits, as plank does.
-	var existing corev1.Pod
-	switch err := r.client.Get(ctx, types.NamespacedName{Namespace: rj.Namespace, Name: podName(rj)}, &existing); {
-	case err == nil:
-		if !metav1.IsControlledBy(&existing, rj) {
-			return ctrl.Result{}, r.finish(ctx, rj, v1alpha1.StateError,
-				fmt.Sprintf("Pod %s exists and does not belong to this run", existing.Name), false)
-		}
-		return ctrl.Result{}, r.markPending(ctx, rj)
-	case !apierrors.IsNotFound(err):
+	pod, err := r.getPod(ctx, rj)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
-
 	var runs v1alpha1.RunJobList
 	if err := r.client.List(ctx, &runs, client.InNamespace(rj.Namespace)); err != nil {
 		return ctrl.Result{}, err
 	}
-	peers := make([]concurrency.Peer, 0, len(runs.Items))
+	peers := make([]runplan.Run, len(runs.Items))
 	for i := range runs.Items {
-		peers = append(peers, peerOf(&runs.Items[i]))
+		peers[i] = runOf(&runs.Items[i])
 	}
-	d, err := concurrency.Decide(concurrency.Candidate{Peer: peerOf(rj), MaxConcurrency: int(rj.Spec.MaxConcurrency)}, peers,
-		concurrency.Limits{MaxPending: r.cfg.MaxPending, Queues: r.cfg.Queues, RetryAfter: r.cfg.RetryAfter})
-	switch {
-	case errors.Is(err, concurrency.ErrUnknownQueue):
-		// The controller may be restarted with the queue configured: wait.
-		return ctrl.Result{RequeueAfter: r.cfg.RetryAfter},
-			r.describe(ctx, rj, fmt.Sprintf("%s: queue %q is not configured in the controller (--queue)", MessageWaiting, rj.Spec.QueueName))
-	case err != nil:
-		return ctrl.Result{}, r.finish(ctx, rj, v1alpha1.StateError, "Invalid run: "+err.Error(), false)
-	case !d.Allowed:
-		logger.V(1).Info("Held back", "limit", d.BlockedBy, "reason", d.Message)
-		return ctrl.Result{RequeueAfter: d.RetryAfter}, r.describe(ctx, rj, MessageWaiting+": "+d.Message)
-	}
-
-	res, err := r.createPod(ctx, rj)
-	if err != nil || !res.IsZero() {
-		return res, err
-	}
-	if rj.Status.State.Finished() {
-		return ctrl.Result{}, nil
-	}
-	// Still under the locks: the next decision must see this run as pending.
-	return ctrl.Result{}, r.markPending(ctx, rj)
-}
-
-// createPod creates the run's pod. A refused create ends the run (its state
-// is then final); AlreadyExists asks for a retry once the cache has the pod.
-func (r *Reconciler) createPod(ctx context.Context, rj *v1alpha1.RunJob) (ctrl.Result, error) {
-	pod := newPod(rj)
-	err := r.client.Create(ctx, pod)
-	switch {
-	case err == nil:
-		log.FromContext(ctx).Info("Created pod", "pod", pod.Name)
-		// Wait until the pod cache has it, or the next sync would find no pod
-		// and create it again.
-		key := client.ObjectKeyFromObject(pod)
-		read := func(ctx context.Context) (string, error) {
-			var cached corev1.Pod
-			if err := r.client.Get(ctx, key, &cached); err != nil {
-				return "", err
-			}
-			return cached.ResourceVersion, nil
-		}
-		return ctrl.Result{}, reconcile.WaitForCacheSync(ctx, "Pod "+key.String(), pod.ResourceVersion, read, r.cfg.CacheSync)
-	case apierrors.IsAlreadyExists(err):
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
-	case reconcile.IsTerminalCreateError(err):
-		return ctrl.Result{}, r.finish(ctx, rj, v1alpha1.StateError, reconcile.CreateErrorMessage(err), false)
-	}
-	return ctrl.Result{}, fmt.Errorf("creating pod for RunJob %s/%s: %w", rj.Namespace, rj.Name, err)
-}
-
-func (r *Reconciler) markPending(ctx context.Context, rj *v1alpha1.RunJob) error {
-	now := metav1.NewTime(r.cfg.Clock.Now())
-	return r.writeStatus(ctx, rj, func(st *v1alpha1.RunJobStatus) {
-		st.State = v1alpha1.StatePending
-		st.PodName = podName(rj)
-		if st.PendingTime == nil {
-			st.PendingTime = &now
-		}
-		st.Description = MessageTriggered
+	p, err := runplan.Compute(runplan.Input{
+		Run:          runOf(rj),
+		Pod:          pod,
+		Peers:        peers,
+		Limits:       r.limits(),
+		Outcome:      r.outcomeOptions(rj),
+		CreateErrors: r.cfg.CreateErrors,
+		Now:          r.cfg.Clock.Now(),
 	})
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("RunJob %s/%s: %w", rj.Namespace, rj.Name, err)
+	}
+	return r.execute(ctx, rj, &runs, p)
 }
 
-// syncPending judges the run's pod and takes the next step.
-func (r *Reconciler) syncPending(ctx context.Context, rj *v1alpha1.RunJob) (ctrl.Result, error) {
-	var pod corev1.Pod
-	err := r.client.Get(ctx, types.NamespacedName{Namespace: rj.Namespace, Name: podName(rj)}, &pod)
-	if apierrors.IsNotFound(err) {
-		// Gone (replaced after an unexpected stop, or deleted by someone):
-		// recreate it at once, without asking the limits, as plank does.
-		return r.createPod(ctx, rj)
+// execute carries out p in the order documented on runplan.Plan.
+func (r *Reconciler) execute(ctx context.Context, rj *v1alpha1.RunJob, runs *v1alpha1.RunJobList, p runplan.Plan) (ctrl.Result, error) {
+	logger := log.FromContext(ctx)
+	if p.Action != runplan.ActionNone {
+		logger.V(1).Info("Plan", "plan", p.String())
 	}
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if !metav1.IsControlledBy(&pod, rj) {
-		return ctrl.Result{}, r.finish(ctx, rj, v1alpha1.StateError,
-			fmt.Sprintf("Pod %s exists and does not belong to this run", pod.Name), false)
-	}
-
-	opts, rev := r.outcomeOptions(rj), podoutcome.Revivals{Count: int(rj.Status.Revivals), Pod: rj.Status.RevivedPodUID}
-	step, err := podoutcome.Decide(&pod, rev, opts, r.cfg.Clock.Now())
-	if err != nil {
-		return ctrl.Result{}, r.finish(ctx, rj, v1alpha1.StateError, "Invalid run: "+err.Error(), false)
-	}
-	log.FromContext(ctx).V(1).Info("Pod judged", "pod", pod.Name, "outcome", step.Outcome, "action", step.Action, "reason", step.Reason)
-
-	// The revival is recorded before the pod goes, so that a crash in between
-	// cannot lose it and the max-revivals bound holds across restarts.
-	if step.Revivals != rev {
+	if !p.StartTime.IsZero() {
+		start := metav1.NewTime(p.StartTime)
 		if err := r.writeStatus(ctx, rj, func(st *v1alpha1.RunJobStatus) {
-			st.Revivals = int32(step.Revivals.Count)
-			st.RevivedPodUID = step.Revivals.Pod
-			st.Description = fmt.Sprintf("%s %s (%s), revival %d.", MessageReplacing, pod.Name, step.Reason, step.Revivals.Count)
+			st.State, st.StartTime = v1alpha1.StateTriggered, &start
 		}); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-
-	switch step.Action {
-	case podoutcome.ActionWait:
-		return ctrl.Result{RequeueAfter: step.RequeueAfter}, nil
-	case podoutcome.ActionRetry:
-		if step.DeletePod {
-			return ctrl.Result{}, r.deletePod(ctx, &pod)
+	for _, s := range p.Supersede {
+		if err := r.supersede(ctx, runs, s); err != nil {
+			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, nil // already terminating: its deletion wakes us up
 	}
-	state, ok := finalStates[step.Action]
-	if !ok {
-		return ctrl.Result{}, fmt.Errorf("RunJob %s/%s: unexpected action %q", rj.Namespace, rj.Name, step.Action)
+
+	switch p.Action {
+	case runplan.ActionCreate:
+		if err := r.createPod(ctx, rj); err != nil {
+			next := p.CreateFailed(err)
+			if next.Action == runplan.ActionBackoff {
+				return ctrl.Result{}, fmt.Errorf("creating pod for RunJob %s/%s: %w", rj.Namespace, rj.Name, err)
+			}
+			return r.execute(ctx, rj, runs, next)
+		}
+		if err := r.record(ctx, rj, p.Status, false); err != nil {
+			return ctrl.Result{}, err
+		}
+	case runplan.ActionAdopt, runplan.ActionWait:
+		if err := r.record(ctx, rj, p.Status, false); err != nil {
+			return ctrl.Result{}, err
+		}
+	case runplan.ActionRevive:
+		if err := r.record(ctx, rj, p.Status, false); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.podEffects(ctx, rj, p.Pod); err != nil {
+			return ctrl.Result{}, err
+		}
+	case runplan.ActionFinish:
+		logger.Info("Run finished", "state", p.Status.State, "reason", p.Reason, "description", p.Status.Description)
+		if err := r.record(ctx, rj, p.Status, p.Pod.Delete); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.podEffects(ctx, rj, p.Pod); err != nil {
+			return ctrl.Result{}, err
+		}
+		if p.Pod.Delete {
+			if err := r.record(ctx, rj, runplan.Status{Complete: true}, false); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	case runplan.ActionNone:
+	default:
+		return ctrl.Result{}, fmt.Errorf("RunJob %s/%s: unexpected plan %s", rj.Namespace, rj.Name, p)
 	}
-	// A pod to delete (a timeout) is deleted after the final state is written,
-	// and the run completed after that (complete), so that a failed write cannot
-	// make the next sync recreate the pod.
-	if err := r.finish(ctx, rj, state, step.Message, step.DeletePod); err != nil {
-		return ctrl.Result{}, err
-	}
-	if step.DeletePod {
-		return ctrl.Result{}, r.complete(ctx, rj)
-	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: p.RequeueAfter}, nil
 }
 
-var finalStates = map[podoutcome.Action]v1alpha1.State{
-	podoutcome.ActionComplete: v1alpha1.StateSuccess,
-	podoutcome.ActionFail:     v1alpha1.StateFailure,
-	podoutcome.ActionError:    v1alpha1.StateError,
-	podoutcome.ActionAbort:    v1alpha1.StateAborted,
-}
-
-// finish records a final state. With deletePodFirst the completion time is
-// left for complete, which deletes the pod first.
-func (r *Reconciler) finish(ctx context.Context, rj *v1alpha1.RunJob, state v1alpha1.State, msg string, deletePodFirst bool) error {
-	log.FromContext(ctx).Info("Run finished", "state", state, "description", msg)
+// record writes s on rj. With holdCompletion a Complete is left for later
+// (the pod is deleted first).
+func (r *Reconciler) record(ctx context.Context, rj *v1alpha1.RunJob, s runplan.Status, holdCompletion bool) error {
 	now := metav1.NewTime(r.cfg.Clock.Now())
 	return r.writeStatus(ctx, rj, func(st *v1alpha1.RunJobStatus) {
-		st.State = state
-		st.Description = msg
-		if !deletePodFirst {
+		if s.State != "" {
+			st.State = v1alpha1.State(s.State)
+		}
+		if s.State == runplan.StatePending {
+			st.PodName = podName(rj)
+		}
+		if s.Description != "" {
+			st.Description = s.Description
+		}
+		if !s.PendingTime.IsZero() {
+			st.PendingTime = &metav1.Time{Time: s.PendingTime}
+		}
+		if s.Revivals != nil {
+			st.Revivals, st.RevivedPodUID = int32(s.Revivals.Count), s.Revivals.Pod
+		}
+		if s.Complete && !holdCompletion {
 			st.CompletionTime = &now
 		}
 	})
 }
 
-// complete deletes the pod of a run in a final state (an aborted run, a timed
-// out one) and then sets its completion time.
-func (r *Reconciler) complete(ctx context.Context, rj *v1alpha1.RunJob) error {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: rj.Namespace, Name: podName(rj)}}
-	if err := r.deletePod(ctx, pod); err != nil {
-		return err
-	}
-	now := metav1.NewTime(r.cfg.Clock.Now())
-	return r.writeStatus(ctx, rj, func(st *v1alpha1.RunJobStatus) {
-		st.CompletionTime = &now
-		if st.State == v1alpha1.StateAborted && transientDescription(st.Description) {
-			st.Description = MessageAborted
+// supersede records StateAborted and the description on the run s names, as
+// the cache shows it; that run's own sync deletes its pod and completes it.
+func (r *Reconciler) supersede(ctx context.Context, runs *v1alpha1.RunJobList, s runplan.Supersession) error {
+	for i := range runs.Items {
+		if o := &runs.Items[i]; o.UID == s.UID {
+			log.FromContext(ctx).Info("Aborting superseded run", "run", o.Name)
+			return r.writeStatus(ctx, o.DeepCopy(), func(st *v1alpha1.RunJobStatus) {
+				st.State, st.Description = v1alpha1.StateAborted, s.Description
+			})
 		}
-	})
+	}
+	return nil
 }
 
-// transientDescription reports whether desc is empty or one this controller
-// writes for a run that has not finished, so that a run aborted through its
-// status without a description of its own does not keep saying "Job triggered.".
-func transientDescription(desc string) bool {
-	return desc == "" || desc == MessageTriggered ||
-		strings.HasPrefix(desc, MessageWaiting+": ") || strings.HasPrefix(desc, MessageReplacing)
-}
-
-// deletePod deletes pod, with its UID as a precondition when known (so that a
-// replacement with the same name survives), ignoring a pod already gone.
-func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
+// podEffects applies what the plan asks of the pod: release the reporter
+// finalizers, then delete it (with its UID as a precondition when known, so
+// that a replacement with the same name survives), ignoring a pod already gone.
+func (r *Reconciler) podEffects(ctx context.Context, rj *v1alpha1.RunJob, e runplan.PodEffects) error {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: rj.Namespace, Name: podName(rj), UID: e.UID}}
+	if e.ReleaseFinalizers && len(r.cfg.ReporterFinalizers) > 0 {
+		if err := r.releaseFinalizers(ctx, pod); err != nil {
+			return err
+		}
+	}
+	if !e.Delete {
+		return nil
+	}
 	var opts []client.DeleteOption
-	if pod.UID != "" {
-		opts = append(opts, client.Preconditions{UID: &pod.UID})
+	if e.UID != "" {
+		opts = append(opts, client.Preconditions{UID: &e.UID})
 	}
 	err := r.client.Delete(ctx, pod, opts...)
-	if apierrors.IsNotFound(err) || (pod.UID != "" && apierrors.IsConflict(err)) {
+	if apierrors.IsNotFound(err) || (e.UID != "" && apierrors.IsConflict(err)) {
 		return nil
 	}
 	if err == nil {
@@ -342,66 +265,85 @@ func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
 	return err
 }
 
-// dedupe aborts every unfinished run with rj's jobName and dedupeKey except the
-// newest (by creation time, then UID); that may be rj itself.
-func (r *Reconciler) dedupe(ctx context.Context, rj *v1alpha1.RunJob) error {
-	var runs v1alpha1.RunJobList
-	if err := r.client.List(ctx, &runs, client.InNamespace(rj.Namespace)); err != nil {
-		return err
+// releaseFinalizers removes Config.ReporterFinalizers from the pod named like
+// pod (with the same UID), reading it from the cache.
+func (r *Reconciler) releaseFinalizers(ctx context.Context, pod *corev1.Pod) error {
+	var cur corev1.Pod
+	if err := r.client.Get(ctx, client.ObjectKeyFromObject(pod), &cur); err != nil {
+		return client.IgnoreNotFound(err)
 	}
-	newest := rj
-	var group []*v1alpha1.RunJob
-	for i := range runs.Items {
-		o := &runs.Items[i]
-		if o.UID == rj.UID || o.Spec.JobName != rj.Spec.JobName || o.Spec.DedupeKey != rj.Spec.DedupeKey ||
-			o.Status.State.Finished() || o.Status.CompletionTime != nil {
-			continue
-		}
-		group = append(group, o)
-		if newer(o, newest) {
-			newest = o
-		}
-	}
-	for _, o := range append(group, rj) {
-		if o == newest {
-			continue
-		}
-		msg := fmt.Sprintf("%s %s.", MessageSuperseded, newest.Name)
-		log.FromContext(ctx).Info("Aborting superseded run", "run", o.Name, "newer", newest.Name)
-		if err := r.writeStatus(ctx, o, func(st *v1alpha1.RunJobStatus) {
-			st.State = v1alpha1.StateAborted
-			st.Description = msg
-		}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func newer(a, b *v1alpha1.RunJob) bool {
-	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-		return b.CreationTimestamp.Before(&a.CreationTimestamp)
-	}
-	return a.UID > b.UID
-}
-
-// describe records msg as the description of a run that stays in its state,
-// unless it already says so (so that a run held back is not rewritten every
-// retry).
-func (r *Reconciler) describe(ctx context.Context, rj *v1alpha1.RunJob, msg string) error {
-	if rj.Status.Description == msg {
+	if pod.UID != "" && cur.UID != pod.UID {
 		return nil
 	}
-	return r.writeStatus(ctx, rj, func(st *v1alpha1.RunJobStatus) { st.Description = msg })
+	kept := make([]string, 0, len(cur.Finalizers))
+	for _, f := range cur.Finalizers {
+		if !containsString(r.cfg.ReporterFinalizers, f) {
+			kept = append(kept, f)
+		}
+	}
+	if len(kept) == len(cur.Finalizers) {
+		return nil
+	}
+	updated := cur.DeepCopy()
+	updated.Finalizers = kept
+	err := r.client.Patch(ctx, updated, client.MergeFromWithOptions(&cur, client.MergeFromWithOptimisticLock{}))
+	if err == nil {
+		log.FromContext(ctx).Info("Released finalizers", "pod", cur.Name, "finalizers", r.cfg.ReporterFinalizers)
+	}
+	return client.IgnoreNotFound(err)
 }
 
-// writeStatus applies mutate to a copy of rj's status, writes it (with rj's
-// resourceVersion as precondition), waits until the cache shows the write, and
-// then updates rj in place. rj is a copy owned by this reconcile, never an
-// object shared with the cache.
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// getPod returns the run's pod from the cache, or nil when there is none.
+func (r *Reconciler) getPod(ctx context.Context, rj *v1alpha1.RunJob) (*corev1.Pod, error) {
+	var pod corev1.Pod
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: rj.Namespace, Name: podName(rj)}, &pod)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return &pod, nil
+}
+
+// createPod creates the run's pod and waits until the pod cache has it, or the
+// next sync would find no pod and create it again.
+func (r *Reconciler) createPod(ctx context.Context, rj *v1alpha1.RunJob) error {
+	pod := newPod(rj)
+	if err := r.client.Create(ctx, pod); err != nil {
+		return err
+	}
+	log.FromContext(ctx).Info("Created pod", "pod", pod.Name)
+	key := client.ObjectKeyFromObject(pod)
+	read := func(ctx context.Context) (string, error) {
+		var cached corev1.Pod
+		if err := r.client.Get(ctx, key, &cached); err != nil {
+			return "", err
+		}
+		return cached.ResourceVersion, nil
+	}
+	return reconcile.WaitForCacheSync(ctx, "Pod "+key.String(), pod.ResourceVersion, read, r.cfg.CacheSync)
+}
+
+// writeStatus applies mutate to a copy of rj's status and, when that changes
+// it, writes it (with rj's resourceVersion as precondition), waits until the
+// cache shows the write, and then updates rj in place. rj is a copy owned by
+// this reconcile, never an object shared with the cache.
 func (r *Reconciler) writeStatus(ctx context.Context, rj *v1alpha1.RunJob, mutate func(*v1alpha1.RunJobStatus)) error {
 	updated := rj.DeepCopy()
 	mutate(&updated.Status)
+	if equality.Semantic.DeepEqual(updated.Status, rj.Status) {
+		return nil
+	}
 	if err := r.client.Status().Update(ctx, updated); err != nil {
 		return err
 	}
@@ -415,6 +357,10 @@ func (r *Reconciler) writeStatus(ctx context.Context, rj *v1alpha1.RunJob, mutat
 	}
 	*rj = *updated
 	return reconcile.WaitForCacheSync(ctx, "RunJob "+key.String(), updated.ResourceVersion, read, r.cfg.CacheSync)
+}
+
+func (r *Reconciler) limits() concurrency.Limits {
+	return concurrency.Limits{MaxPending: r.cfg.MaxPending, Queues: r.cfg.Queues, RetryAfter: r.cfg.RetryAfter}
 }
 
 // lockKeys are the locks a start takes: one per limit that counts other runs.
@@ -453,17 +399,31 @@ func durationOr(d *metav1.Duration, def time.Duration) time.Duration {
 	return d.Duration
 }
 
-// peerOf describes a run for concurrency.Decide.
-func peerOf(rj *v1alpha1.RunJob) concurrency.Peer {
-	state := concurrency.StateFinished
-	switch {
-	case rj.Status.CompletionTime != nil:
-	case rj.Status.State == "" || rj.Status.State == v1alpha1.StateTriggered:
-		state = concurrency.StateTriggered
-	case rj.Status.State == v1alpha1.StatePending:
-		state = concurrency.StatePending
+// runOf maps a RunJob onto runplan's plain run.
+func runOf(rj *v1alpha1.RunJob) runplan.Run {
+	return runplan.Run{
+		UID:            rj.UID,
+		Name:           rj.Name,
+		JobName:        rj.Spec.JobName,
+		Queue:          rj.Spec.QueueName,
+		MaxConcurrency: int(rj.Spec.MaxConcurrency),
+		DedupeKey:      rj.Spec.DedupeKey,
+		State:          runplan.State(rj.Status.State),
+		Description:    rj.Status.Description,
+		Created:        rj.CreationTimestamp.Time,
+		StartTime:      timeOf(rj.Status.StartTime),
+		PendingTime:    timeOf(rj.Status.PendingTime),
+		Completed:      rj.Status.CompletionTime != nil,
+		HadPod:         rj.Status.PodName != "",
+		Revivals:       podoutcome.Revivals{Count: int(rj.Status.Revivals), Pod: rj.Status.RevivedPodUID},
 	}
-	return concurrency.Peer{UID: rj.UID, JobName: rj.Spec.JobName, Queue: rj.Spec.QueueName, State: state, Created: rj.CreationTimestamp.Time}
+}
+
+func timeOf(t *metav1.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.Time
 }
 
 func podName(rj *v1alpha1.RunJob) string {

@@ -42,6 +42,10 @@ const (
 	maxPending = 3        // per namespace
 	queueOne   = "one"    // capacity 1
 	queueShut  = "closed" // capacity 0
+
+	// reporter is the finalizer a reporter would put on the pods; the
+	// controller releases it from the pods it replaces.
+	reporter = "test.jobkit.dev/reporter"
 )
 
 // waitTimeout bounds every wait for the controller; the steps take well under a
@@ -88,12 +92,13 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	r, err := controller.New(mgr.GetClient(), controller.Config{
-		MaxPending:      maxPending,
-		Queues:          map[string]int{queueOne: 1, queueShut: 0},
-		DefaultTimeouts: &deadlines.Timeouts{}, // pods never schedule here: no timeout unless a test sets one
-		RetryAfter:      time.Second,
-		LockRetry:       50 * time.Millisecond,
-		Workers:         8,
+		MaxPending:         maxPending,
+		Queues:             map[string]int{queueOne: 1, queueShut: 0},
+		DefaultTimeouts:    &deadlines.Timeouts{}, // pods never schedule here: no timeout unless a test sets one
+		RetryAfter:         time.Second,
+		LockRetry:          50 * time.Millisecond,
+		Workers:            8,
+		ReporterFinalizers: []string{reporter},
 	})
 	if err == nil {
 		err = r.SetupWithManager(mgr)

@@ -12,6 +12,7 @@ import (
 	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
+	"github.com/jobkit/jobkit/runplan"
 )
 
 // wakeWaiting returns the event handler that requeues the waiting runs a run
@@ -22,22 +23,16 @@ func (r *Reconciler) wakeWaiting() handler.Funcs {
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request]) {
 			old, okOld := e.ObjectOld.(*v1alpha1.RunJob)
 			cur, okNew := e.ObjectNew.(*v1alpha1.RunJob)
-			if okOld && okNew && holdsBack(old) && !holdsBack(cur) {
+			if okOld && okNew && runplan.Holds(runOf(old)) && !runplan.Holds(runOf(cur)) {
 				r.enqueueWaiting(ctx, cur, q)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request]) {
-			if rj, ok := e.Object.(*v1alpha1.RunJob); ok && holdsBack(rj) {
+			if rj, ok := e.Object.(*v1alpha1.RunJob); ok && runplan.Holds(runOf(rj)) {
 				r.enqueueWaiting(ctx, rj, q)
 			}
 		},
 	}
-}
-
-// holdsBack reports whether rj counts against other runs: it is pending, or
-// triggered (younger runs of its job or queue wait for it).
-func holdsBack(rj *v1alpha1.RunJob) bool {
-	return rj.Status.CompletionTime == nil && !rj.Status.State.Finished()
 }
 
 // enqueueWaiting adds the triggered runs that share a limit with gone.
@@ -47,16 +42,10 @@ func (r *Reconciler) enqueueWaiting(ctx context.Context, gone *v1alpha1.RunJob, 
 		log.FromContext(ctx).Error(err, "Listing runs to wake up", "namespace", gone.Namespace)
 		return
 	}
+	limits, goneRun := r.limits(), runOf(gone)
 	for i := range runs.Items {
 		o := &runs.Items[i]
-		if o.UID == gone.UID || o.Status.CompletionTime != nil ||
-			(o.Status.State != "" && o.Status.State != v1alpha1.StateTriggered) {
-			continue
-		}
-		shares := r.cfg.MaxPending > 0 ||
-			(o.Spec.MaxConcurrency > 0 && o.Spec.JobName == gone.Spec.JobName) ||
-			(o.Spec.QueueName != "" && o.Spec.QueueName == gone.Spec.QueueName)
-		if shares {
+		if waiting := runOf(o); o.UID != gone.UID && runplan.Waits(waiting) && runplan.SharesLimit(waiting, goneRun, limits) {
 			q.Add(ctrlreconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.Namespace, Name: o.Name}})
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/jobkit/jobkit/deadlines"
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/plank/controller"
+	"github.com/jobkit/jobkit/runplan"
 )
 
 func main() {
@@ -73,6 +74,46 @@ func (q queueFlag) Set(v string) error {
 	return nil
 }
 
+// createErrorsFlag is --create-errors: jobkit or plank.
+type createErrorsFlag struct{ policy *runplan.CreateErrorPolicy }
+
+func (f createErrorsFlag) String() string {
+	if f.policy == nil || *f.policy == runplan.CreateErrorsJobkit {
+		return "jobkit"
+	}
+	return "plank"
+}
+
+func (f createErrorsFlag) Set(v string) error {
+	switch v {
+	case "jobkit":
+		*f.policy = runplan.CreateErrorsJobkit
+	case "plank":
+		*f.policy = runplan.CreateErrorsPlank
+	default:
+		return fmt.Errorf("%q: want jobkit or plank", v)
+	}
+	return nil
+}
+
+// stringsFlag collects a repeatable string flag.
+type stringsFlag struct{ list *[]string }
+
+func (f stringsFlag) String() string {
+	if f.list == nil {
+		return ""
+	}
+	return strings.Join(*f.list, ",")
+}
+
+func (f stringsFlag) Set(v string) error {
+	if v == "" {
+		return fmt.Errorf("must not be empty")
+	}
+	*f.list = append(*f.list, v)
+	return nil
+}
+
 // parseFlags parses args (including --kubeconfig and -v); usage and, later,
 // the logs go to out.
 func parseFlags(args []string, out io.Writer) (*options, *textlogger.Config, error) {
@@ -88,6 +129,10 @@ func parseFlags(args []string, out io.Writer) (*options, *textlogger.Config, err
 	fs.Var(queues, "queue", "A queue and its capacity, name=capacity (repeatable). 0 never runs, negative is unlimited.")
 	fs.IntVar(&o.cfg.Workers, "workers", controller.DefaultWorkers, "RunJobs reconciled at once.")
 	fs.DurationVar(&o.cfg.RetryAfter, "retry-after", 10*time.Second, "How often a RunJob held back by a limit asks again.")
+	fs.Var(createErrorsFlag{&o.cfg.CreateErrors}, "create-errors",
+		"How a failed pod create is judged: jobkit (adopt a pod that exists, retry 404 and 429) or plank (every 4xx errors the run).")
+	fs.Var(stringsFlag{&o.cfg.ReporterFinalizers}, "reporter-finalizer",
+		"A finalizer a reporter puts on the pods, released from a pod that is replaced (repeatable).")
 	fs.DurationVar(&o.timeouts.Unscheduled, "pod-unscheduled-timeout", o.timeouts.Unscheduled, "Default time a pod may wait for a node; 0 disables.")
 	fs.DurationVar(&o.timeouts.Pending, "pod-pending-timeout", o.timeouts.Pending, "Default time a started pod may stay Pending; 0 disables.")
 	fs.DurationVar(&o.timeouts.Running, "pod-running-timeout", o.timeouts.Running, "Default time a pod may run; 0 disables.")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/jobkit/jobkit/deadlines"
+	"github.com/jobkit/jobkit/runplan"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -20,6 +22,8 @@ func TestParseFlags(t *testing.T) {
 		wantTimeouts deadlines.Timeouts
 		wantLeader   bool
 		wantNS       string
+		wantCreate   runplan.CreateErrorPolicy
+		wantReporter []string
 		wantErr      string
 	}{
 		{
@@ -29,7 +33,10 @@ func TestParseFlags(t *testing.T) {
 		{
 			name: "everything",
 			args: []string{"--leader-elect", "--namespace=ci", "--max-pending=20", "--queue", "gpu=2", "--queue=e2e=-1",
-				"--pod-unscheduled-timeout=1m", "--pod-pending-timeout=0", "--pod-running-timeout=2h", "--kubeconfig=/dev/null", "-v=2"},
+				"--pod-unscheduled-timeout=1m", "--pod-pending-timeout=0", "--pod-running-timeout=2h", "--kubeconfig=/dev/null", "-v=2",
+				"--create-errors=plank", "--reporter-finalizer=a.example/r", "--reporter-finalizer=b.example/r"},
+			wantCreate:   runplan.CreateErrorsPlank,
+			wantReporter: []string{"a.example/r", "b.example/r"},
 			wantQueues:   map[string]int{"gpu": 2, "e2e": -1},
 			wantPending:  20,
 			wantTimeouts: deadlines.Timeouts{Unscheduled: time.Minute, Running: 2 * time.Hour},
@@ -40,6 +47,8 @@ func TestParseFlags(t *testing.T) {
 		{name: "queue without name", args: []string{"--queue==2"}, wantErr: `"=2": want name=capacity`},
 		{name: "queue capacity not a number", args: []string{"--queue=gpu=two"}, wantErr: `capacity "two" is not an integer`},
 		{name: "queue twice", args: []string{"--queue=gpu=1", "--queue=gpu=2"}, wantErr: "queue gpu given twice"},
+		{name: "unknown create errors", args: []string{"--create-errors=lenient"}, wantErr: `"lenient": want jobkit or plank`},
+		{name: "empty reporter finalizer", args: []string{"--reporter-finalizer="}, wantErr: "must not be empty"},
 		{name: "stray argument", args: []string{"run"}, wantErr: `unexpected arguments: ["run"]`},
 	}
 	for _, tt := range tests {
@@ -59,6 +68,10 @@ func TestParseFlags(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.wantTimeouts, *o.cfg.DefaultTimeouts); diff != "" {
 				t.Errorf("timeouts (-want +got):\n%s", diff)
+			}
+			if o.cfg.CreateErrors != tt.wantCreate || !slices.Equal(o.cfg.ReporterFinalizers, tt.wantReporter) {
+				t.Errorf("create-errors, reporter-finalizer = %q, %q, want %q, %q",
+					o.cfg.CreateErrors, o.cfg.ReporterFinalizers, tt.wantCreate, tt.wantReporter)
 			}
 			if o.cfg.MaxPending != tt.wantPending || o.leaderElect != tt.wantLeader || o.namespace != tt.wantNS {
 				t.Errorf("max-pending, leader-elect, namespace = %d, %v, %q, want %d, %v, %q",

@@ -1,0 +1,123 @@
+package runplan_test
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/concurrency"
+	"github.com/jobkit/jobkit/deadlines"
+	"github.com/jobkit/jobkit/podoutcome"
+	"github.com/jobkit/jobkit/runplan"
+)
+
+// A run goes through its life, one plan per sync; a controller would execute
+// each plan and write the run back.
+func ExampleCompute() {
+	t0 := time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
+	run := runplan.Run{UID: "run-7", Name: "unit-7", JobName: "unit", MaxConcurrency: 1, Created: t0}
+	busy := runplan.Run{UID: "run-6", Name: "unit-6", JobName: "unit", State: runplan.StatePending, Created: t0.Add(-time.Minute)}
+	in := runplan.Input{
+		Run:     run,
+		Peers:   []runplan.Run{busy},
+		Outcome: podoutcome.Options{MaxRevivals: 3, Timeouts: deadlines.DefaultTimeouts()},
+		Now:     t0,
+	}
+
+	// A new run of a job that already runs once: held back.
+	p, _ := runplan.Compute(in)
+	fmt.Println(p)
+
+	// The other run finished: the run starts.
+	in.Run.State, in.Run.StartTime = runplan.StateTriggered, t0
+	in.Peers[0].State, in.Peers[0].Completed = runplan.StateSuccess, true
+	in.Now = t0.Add(10 * time.Second)
+	p, _ = runplan.Compute(in)
+	fmt.Println(p)
+
+	// Its pod is evicted: replaced, the revival recorded first.
+	in.Run.State, in.Run.PendingTime = runplan.StatePending, in.Now
+	in.Pod = &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "unit-7", UID: "pod-a", CreationTimestamp: metav1.NewTime(in.Now),
+			OwnerReferences: []metav1.OwnerReference{{Kind: "RunJob", Name: "unit-7", UID: "run-7", Controller: ptr.To(true)}}},
+		Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"},
+	}
+	in.Now = in.Now.Add(time.Minute)
+	p, _ = runplan.Compute(in)
+	fmt.Println(p)
+	// Output:
+	// Wait(MaxConcurrency) start requeue=10s "Waiting: 1 jobs named \"unit\" are pending or were triggered earlier, at most 1 may run at once"
+	// Create(Start) state=pending create-pod "Job triggered."
+	// Revive(Evicted) revivals=1 delete-pod release-finalizers "Replacing pod unit-7 (Evicted), revival 1."
+}
+
+// Two runs test the same pull request: the newer one survives, and the older
+// one, reconciled, finishes as aborted and deletes its pod.
+func ExampleDedupe() {
+	t0 := time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
+	older := runplan.Run{UID: "a", Name: "unit-1", JobName: "unit", DedupeKey: "pr-42", State: runplan.StatePending, StartTime: t0}
+	newer := runplan.Run{UID: "b", Name: "unit-2", JobName: "unit", DedupeKey: "pr-42", State: runplan.StateTriggered, StartTime: t0.Add(time.Minute)}
+
+	d := runplan.Dedupe(newer, []runplan.Run{older, newer}, t0.Add(2*time.Minute))
+	fmt.Println(d.NewestName, d.Self, len(d.Others), d.Others[0].Name)
+
+	d = runplan.Dedupe(older, []runplan.Run{older, newer}, t0.Add(2*time.Minute))
+	fmt.Println(d.NewestName, d.Self, d.Description)
+	// Output:
+	// unit-2 false 1 unit-1
+	// unit-2 true Superseded by a newer run unit-2.
+}
+
+func ExampleClassifyCreateError() {
+	exists := apierrors.NewAlreadyExists(schema.GroupResource{Resource: "pods"}, "unit-7")
+	for _, policy := range []runplan.CreateErrorPolicy{runplan.CreateErrorsJobkit, runplan.CreateErrorsPlank} {
+		v := runplan.ClassifyCreateError(exists, policy)
+		fmt.Printf("%q: %d %s (%s)\n", policy, v.Code, v.Class, v.Why)
+	}
+	// Output:
+	// "": 409 Exists (the pod exists already: adopt it)
+	// "Plank": 409 Terminal (a 4xx answer (plank's rule))
+}
+
+func ExamplePlan_CreateFailed() {
+	p, _ := runplan.Compute(runplan.Input{
+		Run:    runplan.Run{UID: "run-7", Name: "unit-7", State: runplan.StateTriggered},
+		Limits: concurrency.Limits{},
+		Now:    time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC),
+	})
+	fmt.Println(p)
+	refused := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "unit-7", fmt.Errorf("violates PodSecurity"))
+	fmt.Println(p.CreateFailed(refused))
+	// Output:
+	// Create(Start) state=pending create-pod "Job triggered."
+	// Finish(CreateRefused) state=error complete "Pod can not be created: pods \"unit-7\" is forbidden: violates PodSecurity"
+}
+
+// A controller wakes the runs waiting behind a run as soon as that run stops
+// holding a slot, instead of leaving them to their periodic retry.
+func ExampleSharesLimit() {
+	t0 := time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
+	limits := concurrency.Limits{Queues: map[string]int{"gpu": 1}}
+	before := runplan.Run{UID: "a", JobName: "train", Queue: "gpu", State: runplan.StatePending, Created: t0}
+	after := before
+	after.State, after.Completed = runplan.StateSuccess, true
+	waiting := []runplan.Run{
+		{UID: "b", JobName: "eval", Queue: "gpu", State: runplan.StateTriggered, Created: t0.Add(time.Minute)},
+		{UID: "c", JobName: "lint", State: runplan.StateTriggered, Created: t0.Add(time.Minute)},
+		{UID: "d", JobName: "eval", Queue: "gpu", State: runplan.StatePending, Created: t0.Add(time.Minute)},
+	}
+	if runplan.Holds(before) && !runplan.Holds(after) {
+		for _, w := range waiting {
+			if runplan.Waits(w) && runplan.SharesLimit(w, after, limits) {
+				fmt.Println("wake", w.UID)
+			}
+		}
+	}
+	// Output:
+	// wake b
+}
