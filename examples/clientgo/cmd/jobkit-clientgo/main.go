@@ -5,6 +5,7 @@
 //	                [--leader-elect] [--leader-elect-namespace kube-system]
 //	                [--leader-elect-name jobkit-job-controller]
 //	                [--metrics-bind-address :8080] [--health-probe-bind-address :8081]
+//	                [--kube-api-qps 20] [--kube-api-burst 30]
 //
 // Without --kubeconfig it uses $KUBECONFIG, ~/.kube/config or the in-cluster
 // configuration. Create a Job with spec.managedBy set to the name to hand it over:
@@ -17,7 +18,9 @@
 // (200 while the process runs and, with --leader-elect, while the leader renews its
 // lease) and /readyz (200 once the informer caches have synced, which they do on a
 // standby replica too) at --health-probe-bind-address; "0" turns either off.
-// --help lists every flag.
+// --kube-api-qps and --kube-api-burst bound its requests to the API server
+// (kube-controller-manager's defaults; client-go's own 5 and 10 would make a Job of
+// 5,000 pods take half an hour). --help lists every flag.
 package main
 
 import (
@@ -46,6 +49,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/jobkit/jobkit/examples/clientgo"
+	"github.com/jobkit/jobkit/examples/internal/clientflags"
 	"github.com/jobkit/jobkit/examples/internal/telemetry"
 	"github.com/jobkit/jobkit/reconcile"
 )
@@ -64,6 +68,7 @@ type options struct {
 	retryPeriod    time.Duration
 	metricsAddr    string
 	probeAddr      string
+	rateLimits     clientflags.RateLimits
 }
 
 // parseFlags parses args (without the program name) into options; klog's flags
@@ -84,8 +89,13 @@ func parseFlags(args []string, output io.Writer) (options, error) {
 	fs.DurationVar(&o.resyncPeriod, "resync-period", 0, "informer resync period (0: none)")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus /metrics endpoint (job_controller_* metrics); "0" disables it`)
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
+	limits := clientflags.Register(fs)
 	klog.InitFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.rateLimits = *limits
+	if err := limits.Validate(); err != nil {
 		return o, err
 	}
 	switch {
@@ -121,20 +131,21 @@ func main() {
 }
 
 // restConfig loads the client configuration as kubectl does.
-func restConfig(kubeconfig string) (*rest.Config, error) {
+func restConfig(kubeconfig string, limits clientflags.RateLimits) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
+	limits.Apply(cfg)
 	return rest.AddUserAgent(cfg, "jobkit-clientgo"), nil
 }
 
 // run wires the options to the controller and runs it until ctx ends (or, with
 // leader election, until the lease is lost).
 func run(ctx context.Context, o options) error {
-	cfg, err := restConfig(o.kubeconfig)
+	cfg, err := restConfig(o.kubeconfig, o.rateLimits)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/examples/clientgo"
+	"github.com/jobkit/jobkit/examples/internal/clientflags"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -16,15 +17,18 @@ func TestParseFlags(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "defaults", args: nil, want: options{workers: 5, managedBy: clientgo.DefaultName, leaseNamespace: "kube-system", leaseName: "jobkit-job-controller",
-			leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second, metricsAddr: ":8080", probeAddr: ":8081"}},
+			leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second, metricsAddr: ":8080", probeAddr: ":8081",
+			rateLimits: clientflags.RateLimits{QPS: 20, Burst: 30}}},
 		{name: "all set", args: []string{"--kubeconfig=/k", "--workers=2", "--managed-by=example.com/jobs", "--leader-elect", "--leader-elect-namespace=ops", "--leader-elect-name=jobs", "-v=2",
-			"--metrics-bind-address=127.0.0.1:9090", "--health-probe-bind-address=0"},
+			"--metrics-bind-address=127.0.0.1:9090", "--health-probe-bind-address=0", "--kube-api-qps=100", "--kube-api-burst=200"},
 			want: options{kubeconfig: "/k", workers: 2, managedBy: "example.com/jobs", leaderElect: true, leaseNamespace: "ops", leaseName: "jobs",
-				leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second, metricsAddr: "127.0.0.1:9090", probeAddr: "0"}},
+				leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second, metricsAddr: "127.0.0.1:9090", probeAddr: "0",
+				rateLimits: clientflags.RateLimits{QPS: 100, Burst: 200}}},
 		{name: "no workers", args: []string{"--workers=0"}, wantErr: true},
 		{name: "empty name", args: []string{"--managed-by="}, wantErr: true},
 		{name: "lease without name", args: []string{"--leader-elect", "--leader-elect-name="}, wantErr: true},
 		{name: "unknown flag", args: []string{"--nope"}, wantErr: true},
+		{name: "no qps", args: []string{"--kube-api-qps=0"}, wantErr: true},
 		{name: "stray argument", args: []string{"extra"}, wantErr: true},
 	}
 	for _, tt := range tests {

@@ -5,8 +5,9 @@
 //	go run ./controllerruntime/cmd/jobkit-controller-runtime --kubeconfig ~/.kube/config
 //
 // Flags: --kubeconfig, --managed-by, --leader-elect, --leader-elect-namespace,
-// --workers, --metrics-bind-address, --health-probe-bind-address, and klog's
-// logging flags (-v); --help lists them.
+// --workers, --metrics-bind-address, --health-probe-bind-address, --kube-api-qps and
+// --kube-api-burst (client-side rate limits, default 20 and 30 as
+// kube-controller-manager's), and klog's logging flags (-v); --help lists them.
 //
 // It serves the Kubernetes Job controller's job_controller_* metrics (with
 // controller-runtime's own) on /metrics at --metrics-bind-address (default :8080),
@@ -29,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
 	"github.com/jobkit/jobkit/examples/controllerruntime"
+	"github.com/jobkit/jobkit/examples/internal/clientflags"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -55,8 +57,12 @@ func run(ctx context.Context, args []string) error {
 	workers := fs.Int("workers", controllerruntime.DefaultWorkers, "number of Jobs synced at once")
 	metricsAddr := fs.String("metrics-bind-address", ":8080", `address of the Prometheus /metrics endpoint (job_controller_* metrics); "0" disables it`)
 	probeAddr := fs.String("health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
+	limits := clientflags.Register(fs)
 	klog.InitFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := limits.Validate(); err != nil {
 		return err
 	}
 	logger := klog.NewKlogr()
@@ -72,6 +78,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("loading the cluster configuration: %w", err)
 	}
+	limits.Apply(cfg)
 	mgr, err := controllerruntime.NewManager(cfg, controllerruntime.ManagerOptions{
 		LeaderElection:          *leaderElect,
 		LeaderElectionNamespace: *leaderNS,

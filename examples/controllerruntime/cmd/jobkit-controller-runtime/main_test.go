@@ -13,6 +13,7 @@ func TestRunErrors(t *testing.T) {
 	}{
 		{name: "unknown flag", args: []string{"--no-such-flag"}, wantErr: "flag provided but not defined"},
 		{name: "missing kubeconfig", args: []string{"--kubeconfig", "/nonexistent/kubeconfig"}, wantErr: "loading the cluster configuration"},
+		{name: "no qps", args: []string{"--kube-api-qps", "0"}, wantErr: "--kube-api-qps=0: must be positive"},
 		{name: "bad workers", args: []string{"--kubeconfig", "/nonexistent/kubeconfig", "--workers", "x"}, wantErr: "invalid value"},
 	}
 	for _, tt := range tests {
