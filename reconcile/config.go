@@ -80,7 +80,9 @@ type Config struct {
 	// time in plan order, which makes a run reproducible.
 	FinalizerRemovalParallelism int
 	// StaleCacheRequeue is the RequeueAfter of a sync skipped because the cached Job
-	// is older than this reconciler's last status write; zero means 100ms.
+	// is older than this reconciler's last status write and the Job it wrote is not
+	// known (a defensive case: a sync normally uses the Job it wrote); zero means
+	// 100ms.
 	StaleCacheRequeue time.Duration
 
 	// Clock gives the time of each sync and of the expectations New creates; nil

@@ -13,7 +13,8 @@
 //  1. a new UID under a known key means the Job was recreated: its state is dropped;
 //  2. a Job older than the last status this Reconciler wrote (resourceVersions
 //     compared as integers when both parse, else by equality with the versions seen
-//     before the write) is not acted on: Result.RequeueAfter is StaleCacheRequeue;
+//     before the write) is replaced by the Job that write returned, spec included:
+//     the newest known, so the sync need not wait one event lag for the cache;
 //  3. the expectations are checked, then the pods listed, then plan.Compute runs;
 //     a deletion expected by UID whose pod is no longer listed, or is listed with
 //     a deletionTimestamp, counts as observed (its event was lost);
@@ -40,10 +41,14 @@
 //     the removal stays pending, so the pod is neither recorded nor counted, until
 //     the cache shows the pod with its finalizer at a newer resourceVersion (the
 //     patch was not applied) or the expectations TTL has passed;
-//  9. pods are created in slow-start batches of 1, 2, 4, ...; each creation is
-//     expected before its call and given back when it surely failed (a timeout
-//     leaves it expected: the pod may exist); after a batch with a failure the
-//     creations not tried are dropped. A failed creation never fails the
+//  9. pods are created in slow-start batches that double after each batch without
+//     failure, starting at the size of the Job's last such batch (1 at first) and
+//     halved after a failed one; each creation is expected before its call and
+//     given back when it surely failed. A timeout leaves an unnamed pod expected
+//     (it may exist) for UncertainCreationTimeout; a pod the plan named (an index's
+//     pod) is given back at once, since the next sync sends it again under the
+//     same name and AlreadyExists then means it exists. After a batch with a
+//     failure the creations not tried are dropped. A failed creation never fails the
 //     Job: FailedCreate event, error returned so that the caller requeues with rate
 //     limiting. A namespace being deleted stops the creations without error.
 //
@@ -136,9 +141,13 @@
 //   - A creation refused because the namespace is being deleted gives its expectation
 //     back; upstream forgets to, and the Job waits for the 5-minute expiry.
 //   - A creation that timed out keeps its expectation until the pod's event arrives
-//     or the expectations expire. Upstream gives it back, so a pod written despite
-//     the timeout can be duplicated from a cache that does not show it yet, or
-//     missed by a Job that finishes meanwhile (and then left running, uncounted).
+//     or UncertainCreationTimeout (30s) has passed. Upstream gives it back, so a pod
+//     written despite the timeout can be duplicated from a cache that does not show
+//     it yet, or missed by a Job that finishes meanwhile (and then left running,
+//     uncounted). The pods of an Indexed Job are named by the plan
+//     (indexes.PodName), not by the API server: a creation that timed out is sent
+//     again at the next sync under the same name and can never give an index a
+//     second pod.
 //   - Finalizer removal, adoption and release patches carry the pod's UID as a
 //     precondition, and their Invalid answer on metadata.uid counts as "the pod is
 //     gone".
@@ -163,8 +172,10 @@
 //     suspended Job from deleting its last pods for that long).
 //   - Read-your-writes returns Result.RequeueAfter without error (upstream returns an
 //     error and relies on the rate limiter).
-//   - API calls of one sync are bounded by FinalizerRemovalParallelism (upstream runs
-//     each group fully in parallel).
+//   - Slow start remembers per Job the size of the last batch without failure
+//     (upstream starts at one pod every sync: about 9 round trips for 500 pods).
+//   - A cached Job older than the last status written is synced as written, rather
+//     than skipped (upstream syncs the stale Job).
 //   - A failed adoption or release stops the sync instead of syncing without the pod:
 //     the plan counted it.
 //   - A Job the plan cannot handle gets a Warning event InvalidJob (upstream:
