@@ -27,10 +27,10 @@ func TestInMemoryDemo(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	wantLast := []string{
-		"[ 39s] pod demo-1-xvfqh succeeded",
+		"[ 39s] pod demo-1-qlf5m succeeded",
 		"[ 40s] job: active=0 ready=0 succeeded=4 failed=2 completedIndexes=0-3",
 		"[ 40s] condition SuccessCriteriaMet=True (CompletionsReached): Reached expected number of succeeded pods",
-		"[ 40s] pod demo-1-xvfqh counted: tracking finalizer removed",
+		"[ 40s] pod demo-1-qlf5m counted: tracking finalizer removed",
 		"[ 40s] condition Complete=True (CompletionsReached): Reached expected number of succeeded pods",
 		"[ 40s] done: 6 pods created, every pod counted",
 	}
@@ -41,12 +41,12 @@ func TestInMemoryDemo(t *testing.T) {
 		t.Errorf("last lines of the demo:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantLast, "\n"))
 	}
 	for _, want := range []string{
-		"[  3s] pod demo-1-b8j8h failed (exit code 1)",
+		"[  3s] pod demo-1-qkqvc failed (exit code 1)",
 		"[  4s] backoff: next pod in 9s (per-index backoff of 1 indexes)",
 		"[ 17s] backoff: next pod in 19s (per-index backoff of 1 indexes)",
 		// A newcomer sees index 1 fail at 3s and status.failed stay 0 until 14s.
-		"[ 14s] pod demo-1-b8j8h counted: tracking finalizer removed (11s after it failed: with backoffLimitPerIndex," +
-			" the last failed pod of an index is counted only once its replacement exists, here demo-1-5g2wr," +
+		"[ 14s] pod demo-1-qkqvc counted: tracking finalizer removed (11s after it failed: with backoffLimitPerIndex," +
+			" the last failed pod of an index is counted only once its replacement exists, here demo-1-7f5x6," +
 			" created after the per-index backoff; the replacement carries the index's failure count forward)",
 		"[ 14s] job: active=1 ready=1 succeeded=3 failed=1 completedIndexes=0,2,3",
 	} {
