@@ -25,6 +25,7 @@ func diagnose(job *batchv1.Job, pods []*corev1.Pod, c *classification, p *plan.P
 	}
 	// Tracking finalizers that no sync of this Job will count.
 	finished, isFinished := jobstatus.Finished(&job.Status)
+	removed := actionSet(p.RemoveFinalizers)
 	for _, pod := range pods {
 		if pod == nil || pod.Namespace != job.Namespace || !finalizers.Has(pod) {
 			continue
@@ -32,9 +33,9 @@ func diagnose(job *batchv1.Job, pods []*corev1.Pod, c *classification, p *plan.P
 		ref := metav1.GetControllerOfNoCopy(pod)
 		switch {
 		case ref != nil && ref.UID == job.UID && isFinished:
-			add(DiagFinalizerAfterFinish, "pod %s keeps the tracking finalizer after the Job finished (%s)%s", pod.Name, finished, removedBy(p, pod))
+			add(DiagFinalizerAfterFinish, "pod %s keeps the tracking finalizer after the Job finished (%s)%s", pod.Name, finished, removedBy(removed, pod))
 		case ref != nil && ref.UID == job.UID && job.DeletionTimestamp != nil:
-			add(DiagFinalizerJobDeleted, "pod %s keeps the tracking finalizer while the Job is being deleted%s", pod.Name, removedBy(p, pod))
+			add(DiagFinalizerJobDeleted, "pod %s keeps the tracking finalizer while the Job is being deleted%s", pod.Name, removedBy(removed, pod))
 		case ref != nil && ref.UID != job.UID && ref.Kind == "Job" && ref.Name == job.Name:
 			// A pod of an earlier Job of this name: that Job is gone.
 			if d := finalizers.DecideOrphan(pod, job, controller); d.Remove {
@@ -83,11 +84,9 @@ func diagnose(job *batchv1.Job, pods []*corev1.Pod, c *classification, p *plan.P
 	return out
 }
 
-func removedBy(p *plan.Plan, pod *corev1.Pod) string {
-	for _, a := range p.RemoveFinalizers {
-		if a.Pod == pod {
-			return "; this sync removes it"
-		}
+func removedBy(removed map[*corev1.Pod]bool, pod *corev1.Pod) string {
+	if removed[pod] {
+		return "; this sync removes it"
 	}
 	return ""
 }

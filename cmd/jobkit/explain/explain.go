@@ -149,9 +149,7 @@ func classify(job *batchv1.Job, pods []*corev1.Pod, p *plan.Plan) *classificatio
 			selector = s
 		}
 	}
-	inPlan := func(as []plan.PodAction, pod *corev1.Pod) bool {
-		return slices.ContainsFunc(as, func(a plan.PodAction) bool { return a.Pod == pod })
-	}
+	adopt, release := actionSet(p.Adopt), actionSet(p.Release)
 	uncounted := map[string]string{}
 	if u := job.Status.UncountedTerminatedPods; u != nil {
 		for _, uid := range u.Succeeded {
@@ -181,7 +179,7 @@ func classify(job *batchv1.Job, pods []*corev1.Pod, p *plan.Plan) *classificatio
 		switch {
 		case pod.Namespace != job.Namespace:
 			out.Classes, out.Note = []Class{ClassIgnored}, "namespace "+pod.Namespace
-		case inPlan(p.Release, pod):
+		case release[pod]:
 			out.Classes = []Class{ClassReleased}
 			out.Note = "labels no longer match the selector"
 		case ref != nil && ref.UID != job.UID:
@@ -191,7 +189,7 @@ func classify(job *batchv1.Job, pods []*corev1.Pod, p *plan.Plan) *classificatio
 			} else {
 				out.Note = fmt.Sprintf("controlled by %s %s", ref.Kind, ref.Name)
 			}
-		case ref == nil && (p.Skip != "" || !inPlan(p.Adopt, pod)):
+		case ref == nil && (p.Skip != "" || !adopt[pod]):
 			// An orphan the plan does not adopt: show why, from the same rules.
 			if selector != nil && selector.Matches(labels.Set(pod.Labels)) && p.Skip != "" {
 				out.Classes = []Class{ClassOrphan}
@@ -480,4 +478,13 @@ func blockers(job *batchv1.Job, c *classification, p *plan.Plan, r *Report, opts
 		return []string{"no pod is wanted (parallelism 0 or every completion reached)"}
 	}
 	return []string{"nothing blocks progress that the plan can see"}
+}
+
+// actionSet indexes the pods of plan actions, so that a lookup per pod stays O(1).
+func actionSet(as []plan.PodAction) map[*corev1.Pod]bool {
+	out := make(map[*corev1.Pod]bool, len(as))
+	for _, a := range as {
+		out[a.Pod] = true
+	}
+	return out
 }
