@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,6 +55,8 @@ type cliFlags struct {
 	unsatisfied             bool
 	assume                  stringList
 	steps                   int
+	stepDuration            time.Duration
+	kubelet                 string
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -82,7 +85,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&f.backoffMax, "backoff-max", backoff.DefaultMax, "longest pod failure backoff")
 	fs.BoolVar(&f.unsatisfied, "unsatisfied-expectations", false, "plan as a controller that has not yet seen some of its own creations or deletions")
 	fs.Var(&f.assume, "assume", "what-if outcome applied before planning, SELECTOR:OUTCOME[:KEY=VALUE]... (index=3:fail:exit=42, oldest=2:succeed, pod=NAME:delete, all:ready); repeatable")
-	fs.IntVar(&f.steps, "steps", 0, "run N syncs on an in-memory cluster from this state (pods succeed as they run) and print each step")
+	fs.IntVar(&f.steps, "steps", 0, "what-if: run N syncs on an in-memory cluster (reconcile/reconciletest) from this state and print each step")
+	fs.DurationVar(&f.stepDuration, "step-duration", 10*time.Second, "with --steps: how far the clock moves after each sync")
+	fs.StringVar(&f.kubelet, "kubelet", explain.KubeletSucceed, "with --steps: what the simulated kubelet does with the pods: succeed (start, then succeed), fail=CODE (start, then fail with CODE) or idle")
 
 	// Flags and the Job name may come in any order, as with kubectl.
 	var positional []string
@@ -132,6 +137,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobkit explain: %v\n", err)
 		return exitError
 	}
+	if f.steps > 0 {
+		so, err := f.stepOptions()
+		if err != nil {
+			fmt.Fprintf(stderr, "jobkit explain: %v\n", err)
+			return exitUsage
+		}
+		report.Steps, err = explain.Steps(ctx, job, pods, opts, so)
+		if err != nil {
+			fmt.Fprintf(stderr, "jobkit explain: --steps: %v\n", err)
+			return exitError
+		}
+	}
 	if err := write(stdout, f.output, report); err != nil {
 		fmt.Fprintf(stderr, "jobkit explain: %v\n", err)
 		return exitError
@@ -164,6 +181,21 @@ func (f *cliFlags) options() (explain.Options, error) {
 		opts.Assume = append(opts.Assume, a)
 	}
 	return opts, nil
+}
+
+func (f *cliFlags) stepOptions() (explain.StepOptions, error) {
+	so := explain.StepOptions{Steps: f.steps, StepDuration: f.stepDuration, Kubelet: f.kubelet}
+	if f.stepDuration <= 0 {
+		return so, fmt.Errorf("--step-duration: must be positive, got %s", f.stepDuration)
+	}
+	if code, ok := strings.CutPrefix(f.kubelet, explain.KubeletFail+"="); ok {
+		n, err := strconv.ParseInt(code, 10, 32)
+		if err != nil || n == 0 {
+			return so, fmt.Errorf("--kubelet: fail=CODE needs a non-zero exit code, got %q", code)
+		}
+		so.Kubelet, so.ExitCode = explain.KubeletFail, int32(n)
+	}
+	return so, nil
 }
 
 // load reads the Job and its pods from the files, or from the cluster when there

@@ -74,7 +74,7 @@ func Explain(job *batchv1.Job, pods []*corev1.Pod, opts Options) (*Report, error
 		r.IndexBackoff = indexBackoff(job, c, p, opts)
 	}
 	r.Blockers = blockers(job, c, p, r, opts)
-	r.Diagnostics = diagnose(job, pods, c, p, controller)
+	r.Diagnostics = diagnose(job, pods, c, p, controller, len(opts.Assume) > 0)
 	return r, nil
 }
 

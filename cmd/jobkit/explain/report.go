@@ -83,6 +83,8 @@ type Report struct {
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
 	// Warnings are the plan's own warnings about bad data it worked around.
 	Warnings []string `json:"warnings,omitempty"`
+	// Steps are the syncs of a what-if run (Steps), when one was asked for.
+	Steps []Step `json:"steps,omitempty"`
 }
 
 // JobInfo identifies the Job and its shape.

@@ -120,8 +120,16 @@ func (r *Report) Text(w io.Writer) error {
 			line("  - %s", s)
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	if len(r.Steps) > 0 {
+		if _, err := fmt.Fprintf(w, "\nWhat-if: %d sync(s) on the in-memory cluster (reconcile/reconciletest):\n", len(r.Steps)); err != nil {
+			return err
+		}
+		return WriteSteps(w, r.Steps)
+	}
+	return nil
 }
 
 func podText(p Pod, cl Class) string {
