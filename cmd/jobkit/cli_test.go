@@ -109,7 +109,8 @@ func TestErrors(t *testing.T) {
 		{name: "no job in files", args: []string{"explain", "-f", podsOnly}, wantCode: exitError, wantStderr: "no job: the input holds no batch/v1 Job (1 pod(s))"},
 		{name: "job not in files", args: []string{"explain", "nothere", "-f", "testdata/backoff.yaml"}, wantCode: exitError, wantStderr: `no job: job "nothere" not found in the input (it holds default/retry)`},
 		{name: "two jobs in files", args: []string{"explain", "-f", "testdata/backoff.yaml", "-f", "testdata/suspended.yaml"}, wantCode: exitError, wantStderr: "the input holds 2 Jobs (default/retry, default/later): name one"},
-		{name: "no cluster in kubeconfig", args: []string{"explain", "work", "--kubeconfig", kubeconfig}, wantCode: exitError, wantStderr: "kubeconfig: "},
+		{name: "no cluster in kubeconfig", args: []string{"explain", "work", "--kubeconfig", kubeconfig}, wantCode: exitError, wantStderr: "kubeconfig: invalid configuration: no configuration has been provided"},
+		{name: "unknown context", args: []string{"explain", "work", "--kubeconfig", kubeconfig, "--context", "nope"}, wantCode: exitError, wantStderr: "kubeconfig: invalid configuration: [context was not found for specified context: nope"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
