@@ -34,6 +34,7 @@ func TestGolden(t *testing.T) {
 		{name: "suspended", args: []string{"-f", "testdata/suspended.yaml", now}},
 		{name: "finishing", args: []string{"-f", "testdata/finishing.yaml", now}},
 		{name: "finished-finalizers", args: []string{"-f", "testdata/finished.yaml", now}},
+		{name: "deleting", args: []string{"-f", "testdata/deleting.yaml", now}},
 		{name: "invalid", args: []string{"-f", "testdata/invalid.yaml", now}},
 		{name: "name-and-namespace", args: []string{"work", "-n", "batch", "-f", "testdata/indexed-job.yaml", "-f", "testdata/backoff.yaml", "-f", "testdata/indexed-pods.yaml", now}},
 		{name: "assume-fail-index", args: []string{"-f", "testdata/per-index.yaml", now, "--assume", "index=1:fail:exit=42"}},

@@ -189,14 +189,23 @@ func classify(job *batchv1.Job, pods []*corev1.Pod, p *plan.Plan) *classificatio
 			} else {
 				out.Note = fmt.Sprintf("controlled by %s %s", ref.Kind, ref.Name)
 			}
-		case ref == nil && (p.Skip != "" || !adopt[pod]):
-			// An orphan the plan does not adopt: show why, from the same rules.
-			if selector != nil && selector.Matches(labels.Set(pod.Labels)) && p.Skip != "" {
-				out.Classes = []Class{ClassOrphan}
-				out.Note = "not adopted: " + p.Skip
-			} else {
+		case ref == nil && !adopt[pod]:
+			// An orphan the plan does not adopt: say why.
+			if selector == nil || !selector.Matches(labels.Set(pod.Labels)) {
 				out.Classes = []Class{ClassIgnored}
-				out.Note = "no controller and not adopted (selector does not match, pod or Job being deleted)"
+				out.Note = "no controller, and the Job's selector does not match"
+				break
+			}
+			out.Classes = []Class{ClassOrphan}
+			switch {
+			case p.Skip != "":
+				out.Note = "not adopted: " + p.Skip
+			case jobstatus.IsFinished(&job.Status):
+				out.Note = "not adopted: the Job has finished"
+			case job.DeletionTimestamp != nil:
+				out.Note = "not adopted: the Job is being deleted"
+			case pod.DeletionTimestamp != nil:
+				out.Note = "not adopted: the pod is being deleted"
 			}
 		default:
 			if ref == nil {

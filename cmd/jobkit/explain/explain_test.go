@@ -99,6 +99,22 @@ func TestExplainClasses(t *testing.T) {
 			},
 		},
 		{
+			name: "an orphan of a finished Job is not adopted",
+			job: func() *batchv1.Job {
+				job := newJob(1, 1, false)
+				job.Status.Succeeded = 1
+				job.Status.CompletionTime = &metav1.Time{Time: t0}
+				job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+				return job
+			},
+			pods: func(job *batchv1.Job) []*corev1.Pod {
+				orphan := newPod(job, 0, corev1.PodRunning)
+				orphan.OwnerReferences = nil
+				return []*corev1.Pod{orphan}
+			},
+			want: map[string][]explain.Class{"job-0": {explain.ClassOrphan}},
+		},
+		{
 			name: "duplicates and strays of an Indexed Job",
 			job:  func() *batchv1.Job { return newJob(2, 2, true) },
 			pods: func(job *batchv1.Job) []*corev1.Pod {
