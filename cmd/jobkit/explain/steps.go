@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/backoff"
+	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -341,12 +342,11 @@ func phasesText(n map[corev1.PodPhase]int) string {
 }
 
 func finishedType(job *batchv1.Job) (string, bool) {
-	for _, c := range job.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return string(c.Type) + " (" + c.Reason + ")", true
-		}
+	t, ok := jobstatus.Finished(&job.Status)
+	if !ok {
+		return "", false
 	}
-	return "", false
+	return string(t) + " (" + jobstatus.FindCondition(job.Status.Conditions, t).Reason + ")", true
 }
 
 // WriteSteps writes the steps of a what-if run for a human.
