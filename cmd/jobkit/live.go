@@ -37,8 +37,8 @@ func loadLive(ctx context.Context, kubeconfigPath, kubeContext, namespace, name 
 }
 
 // readLive reads the Job and its pods: those controlled by it (by the
-// controller-uid label, then checked by owner reference) and the orphans that match
-// its selector.
+// controller-uid label, then checked by owner reference), the orphans that match its
+// selector, and the pods of an earlier Job of the same name (by the job-name label).
 func readLive(ctx context.Context, cfg *rest.Config, namespace, name string) (*batchv1.Job, []*corev1.Pod, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -68,6 +68,11 @@ func readLive(ctx context.Context, cfg *rest.Config, namespace, name string) (*b
 	if err := list(labels.Set{batchv1.ControllerUidLabel: string(job.UID)}.String()); err != nil {
 		return nil, nil, err
 	}
+	// Pods of an earlier Job of this name (deleted, then created again) that may
+	// keep the tracking finalizer: the diagnostics name them.
+	if err := list(labels.Set{batchv1.JobNameLabel: name}.String()); err != nil {
+		return nil, nil, err
+	}
 	if job.Spec.Selector != nil {
 		sel, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
 		if err != nil {
@@ -77,11 +82,12 @@ func readLive(ctx context.Context, cfg *rest.Config, namespace, name string) (*b
 			return nil, nil, err
 		}
 	}
-	// Keep the Job's own pods and the orphans; other controllers' pods that share the
-	// labels are of no interest here.
+	// Keep the Job's own pods, the orphans and the pods of earlier Jobs of this name;
+	// other controllers' pods that share the labels are of no interest here.
 	kept := pods[:0]
 	for _, p := range pods {
-		if ref := metav1.GetControllerOfNoCopy(p); ref == nil || ref.UID == job.UID {
+		ref := metav1.GetControllerOfNoCopy(p)
+		if ref == nil || ref.UID == job.UID || (ref.Kind == "Job" && ref.Name == job.Name) {
 			kept = append(kept, p)
 		}
 	}

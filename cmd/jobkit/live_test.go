@@ -91,6 +91,17 @@ func TestLive(t *testing.T) {
 	makePod("work-succeeded", true, corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: terminated(0)})
 	makePod("work-failed", true, corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: terminated(2)})
 	makePod("work-orphan", false, corev1.PodStatus{Phase: corev1.PodRunning})
+	// A pod of an earlier Job of the same name, deleted while the pod kept the
+	// tracking finalizer (no garbage collector runs here).
+	earlier := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "work-earlier", Labels: map[string]string{batchv1.JobNameLabel: "work"},
+			Finalizers:      []string{finalizers.Name},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "work", UID: "0e0e0e0e-0000-0000-0000-000000000000", Controller: ptr.To(true)}}},
+		Spec: podSpec,
+	}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, earlier, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	// A pod in the namespace that is not the Job's: never read.
 	if _, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "unrelated", Labels: map[string]string{"app": "web"}}, Spec: podSpec}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -137,6 +148,7 @@ func TestLive(t *testing.T) {
 			"work-succeeded": {explain.ClassSucceeded, explain.ClassUncounted},
 			"work-failed":    {explain.ClassFailed, explain.ClassUncounted},
 			"work-orphan":    {explain.ClassOrphan, explain.ClassActive},
+			"work-earlier":   {explain.ClassIgnored},
 		}
 		if diff := cmp.Diff(wantClasses, classes); diff != "" {
 			t.Errorf("classes (-want +got):\n%s", diff)
@@ -159,6 +171,14 @@ func TestLive(t *testing.T) {
 		}
 		if diff := cmp.Diff([]string{"all 2 wanted pod(s) are active (parallelism 2): waiting for them to finish"}, r.Blockers); diff != "" {
 			t.Errorf("blockers (-want +got):\n%s", diff)
+		}
+		var diags []string
+		for _, d := range r.Diagnostics {
+			diags = append(diags, d.Kind+": "+d.Message)
+		}
+		wantDiags := []string{explain.DiagFinalizerJobDeleted + ": pod work-earlier keeps the tracking finalizer of a deleted Job work (uid 0e0e0e0e-0000-0000-0000-000000000000): controlling Job no longer exists; the orphan cleanup of the Job controller removes it"}
+		if diff := cmp.Diff(wantDiags, diags); diff != "" {
+			t.Errorf("diagnostics (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("as another controller", func(t *testing.T) {

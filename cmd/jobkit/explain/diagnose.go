@@ -114,14 +114,14 @@ func counterMismatches(job *batchv1.Job, c *classification) []Diagnostic {
 		out = append(out, Diagnostic{Kind: DiagCounterMismatch,
 			Message: fmt.Sprintf("%s is %d but %d pod(s) are %s", field, status, pods, what)})
 	}
-	if int(st.Active) != c.n[ClassActive] {
-		mismatch("status.active", st.Active, c.n[ClassActive], "active")
+	if int(st.Active) != c.owned[ClassActive] {
+		mismatch("status.active", st.Active, c.owned[ClassActive], "active")
 	}
-	if st.Ready != nil && int(*st.Ready) != c.n[ClassReady] {
-		mismatch("status.ready", *st.Ready, c.n[ClassReady], "ready")
+	if st.Ready != nil && int(*st.Ready) != c.owned[ClassReady] {
+		mismatch("status.ready", *st.Ready, c.owned[ClassReady], "ready")
 	}
-	if st.Terminating != nil && int(*st.Terminating) != c.n[ClassTerminating] {
-		mismatch("status.terminating", *st.Terminating, c.n[ClassTerminating], "terminating")
+	if st.Terminating != nil && int(*st.Terminating) != c.owned[ClassTerminating] {
+		mismatch("status.terminating", *st.Terminating, c.owned[ClassTerminating], "terminating")
 	}
 	indexed := ptr.Deref(job.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
 	var succeeded, failed int

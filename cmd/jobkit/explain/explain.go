@@ -114,8 +114,9 @@ type classification struct {
 	// own are the Job's pods as plan counts them: owned and still matching, plus
 	// orphans to adopt.
 	own []*corev1.Pod
-	// counted by class, over own.
-	n map[Class]int
+	// owned counts the pods controlled by the Job by class: what the status counters
+	// of the last sync counted (orphans are counted once adopted).
+	owned map[Class]int
 	// onlyFailed is podReplacementPolicy Failed with the API's default.
 	onlyFailed bool
 }
@@ -142,7 +143,7 @@ func isTerminal(pod *corev1.Pod) bool {
 }
 
 func classify(job *batchv1.Job, pods []*corev1.Pod, p *plan.Plan) *classification {
-	c := &classification{n: map[Class]int{}, onlyFailed: onlyFailed(job)}
+	c := &classification{owned: map[Class]int{}, onlyFailed: onlyFailed(job)}
 	var selector labels.Selector
 	if job.Spec.Selector != nil {
 		if s, err := metav1.LabelSelectorAsSelector(job.Spec.Selector); err == nil {
@@ -258,8 +259,11 @@ func classify(job *batchv1.Job, pods []*corev1.Pod, p *plan.Plan) *classificatio
 		}
 	}
 	for _, pod := range c.pods {
+		if slices.Contains(pod.Classes, ClassOrphan) {
+			continue
+		}
 		for _, cl := range pod.Classes {
-			c.n[cl]++
+			c.owned[cl]++
 		}
 	}
 	return c
