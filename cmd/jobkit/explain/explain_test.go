@@ -172,6 +172,19 @@ func TestExplainDecisionsAndBlockers(t *testing.T) {
 			wantBlockers: []string{"all 1 wanted pod(s) are active (parallelism 1): waiting for them to finish"},
 		},
 		{
+			name: "active deadline",
+			job: func() *batchv1.Job {
+				job := newJob(3, 1, false)
+				job.Spec.ActiveDeadlineSeconds = ptr.To[int64](600)
+				return job
+			},
+			pods: func(job *batchv1.Job) []*corev1.Pod {
+				return []*corev1.Pod{newPod(job, 0, corev1.PodRunning)}
+			},
+			wantBlockers: []string{"all 1 wanted pod(s) are active (parallelism 1): waiting for them to finish"},
+			wantRequeue:  "9m0s",
+		},
+		{
 			name:         "another controller",
 			job:          func() *batchv1.Job { return newJob(1, 1, false) },
 			pods:         func(*batchv1.Job) []*corev1.Pod { return nil },
