@@ -1,10 +1,14 @@
 package explain_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
 	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/cmd/jobkit/explain"
 )
@@ -76,4 +80,47 @@ func ExampleParseAssumption() {
 	// Output:
 	// index 3 fail 42 <nil>
 	// bad --assume "index=3:explode": unknown outcome "explode" (want succeed, fail, ready or delete)
+}
+
+func ExampleSteps() {
+	var objs explain.Objects
+	if err := explain.ReadObjects("example.yaml", strings.NewReader(exampleInput), &objs); err != nil {
+		fmt.Println(err)
+		return
+	}
+	job, _ := objs.Pick("", "hello")
+	steps, err := explain.Steps(context.Background(), job, objs.Pods,
+		explain.Options{Now: time.Date(2026, 3, 1, 10, 1, 0, 0, time.UTC)},
+		explain.StepOptions{Steps: 10, Kubelet: explain.KubeletSucceed})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = explain.WriteSteps(os.Stdout, steps)
+	// Output:
+	// step 1 at 2026-03-01T10:01:00Z:
+	//   UpdateJobStatus hello: active=2 ready=0 terminating=0 succeeded=0 failed=0
+	//   CreatePod hello-rk5qp
+	//   after the sync and a kubelet step: status active=2 ready=0 terminating=0 succeeded=0 failed=0; pods Running=1 Succeeded=1
+	// step 2 at 2026-03-01T10:01:10Z:
+	//   UpdateJobStatus hello: active=1 ready=1 terminating=0 succeeded=0 failed=0 uncounted=1
+	//   PatchPod hello-a: remove the tracking finalizer
+	//   UpdateJobStatus hello: active=1 ready=1 terminating=0 succeeded=1 failed=0
+	//   after the sync and a kubelet step: status active=1 ready=1 terminating=0 succeeded=1 failed=0; pods Succeeded=2
+	// step 3 at 2026-03-01T10:01:20Z:
+	//   UpdateJobStatus hello: active=0 ready=0 terminating=0 succeeded=1 failed=0 uncounted=1 conditions=SuccessCriteriaMet
+	//   PatchPod hello-rk5qp: remove the tracking finalizer
+	//   UpdateJobStatus hello: active=0 ready=0 terminating=0 succeeded=2 failed=0 conditions=SuccessCriteriaMet,Complete
+	//   after the sync and a kubelet step: status active=0 ready=0 terminating=0 succeeded=2 failed=0 conditions=SuccessCriteriaMet,Complete; pods Succeeded=2
+	//   finished: Complete (CompletionsReached)
+}
+
+func ExampleControllerFor() {
+	job := &batchv1.Job{}
+	fmt.Println(explain.ControllerFor(job))
+	job.Spec.ManagedBy = ptr.To("example.com/batch")
+	fmt.Println(explain.ControllerFor(job))
+	// Output:
+	// kubernetes.io/job-controller
+	// example.com/batch
 }
