@@ -72,6 +72,7 @@ func Explain(job *batchv1.Job, pods []*corev1.Pod, opts Options) (*Report, error
 			r.Requeue = &Requeue{After: Duration(p.RequeueAfter), Reason: p.RequeueReason}
 		}
 		r.IndexBackoff = indexBackoff(job, c, p, opts)
+		noteKeptFinalizers(job, r, p)
 	}
 	r.Blockers = blockers(job, c, p, r, opts)
 	r.Diagnostics = diagnose(job, pods, c, p, controller, len(opts.Assume) > 0)
@@ -500,4 +501,31 @@ func actionSet(as []plan.PodAction) map[*corev1.Pod]bool {
 		out[a.Pod] = true
 	}
 	return out
+}
+
+// noteKeptFinalizers says why an uncounted pod keeps its tracking finalizer in this
+// sync, when the plan does not remove it.
+func noteKeptFinalizers(job *batchv1.Job, r *Report, p *plan.Plan) {
+	removed := map[string]bool{}
+	for _, a := range p.RemoveFinalizers {
+		removed[a.Pod.Name] = true
+	}
+	for _, d := range p.Delete {
+		if d.RemoveFinalizerFirst {
+			removed[d.Pod.Name] = true
+		}
+	}
+	perIndex := job.Spec.BackoffLimitPerIndex != nil
+	for i := range r.Pods {
+		pod := &r.Pods[i]
+		if !slices.Contains(pod.Classes, ClassUncounted) || removed[pod.Name] {
+			continue
+		}
+		switch {
+		case perIndex && slices.Contains(pod.Classes, ClassFailed) && pod.Index != nil:
+			pod.Note = "keeps its finalizer until its index's replacement exists, which inherits the failure count"
+		default:
+			pod.Note += "; its finalizer is not removed in this sync"
+		}
+	}
 }
