@@ -390,13 +390,13 @@ func isFailedForBackoff(pod *corev1.Pod, onlyFailed bool) bool {
 	return !onlyFailed && pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded
 }
 
+// later says whether failed pod a is a later failure of its index than b, by the
+// rule plan documents for the pod whose replacement is due: at least as many
+// recorded failures and a finish time not before b's.
 func later(a, b *corev1.Pod) bool {
 	fa, _ := indexes.PodFailureCount(a)
 	fb, _ := indexes.PodFailureCount(b)
-	if fa.Total() != fb.Total() {
-		return fa.Total() > fb.Total()
-	}
-	return backoff.FinishTime(a).After(backoff.FinishTime(b))
+	return fb.Total() <= fa.Total() && !backoff.FinishTime(a).Before(backoff.FinishTime(b))
 }
 
 // wantActive is the number of active pods the spec asks for, with the succeeded
