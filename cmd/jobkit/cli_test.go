@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+const now = "--now=2026-03-01T10:05:00Z"
+
+// TestGolden runs `jobkit explain` on the YAML fixtures of testdata and compares
+// its output with testdata/golden/NAME.txt (go test -update rewrites them).
+func TestGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		// Every pod class, adoption, release, strays, duplicates, the uncounted
+		// ledger; the Job and its pods in two files, the pods as a List.
+		{name: "classes", args: []string{"-f", "testdata/indexed-job.yaml", "-f", "testdata/indexed-pods.yaml", now}},
+		{name: "backoff", args: []string{"-f", "testdata/backoff.yaml", now}},
+		{name: "backoff-flags", args: []string{"-f", "testdata/backoff.yaml", now, "--backoff-base=1s", "--backoff-max=1m"}},
+		{name: "per-index-backoff", args: []string{"-f", "testdata/per-index.yaml", now}},
+		{name: "managed-by-other", args: []string{"-f", "testdata/backoff.yaml", now, "--managed-by=example.com/batch"}},
+		{name: "expectations", args: []string{"-f", "testdata/backoff.yaml", now, "--backoff-base=1s", "--unsatisfied-expectations"}},
+		{name: "suspended", args: []string{"-f", "testdata/suspended.yaml", now}},
+		{name: "finishing", args: []string{"-f", "testdata/finishing.yaml", now}},
+		{name: "finished-finalizers", args: []string{"-f", "testdata/finished.yaml", now}},
+		{name: "deleting", args: []string{"-f", "testdata/deleting.yaml", now}},
+		{name: "invalid", args: []string{"-f", "testdata/invalid.yaml", now}},
+		{name: "name-and-namespace", args: []string{"work", "-n", "batch", "-f", "testdata/indexed-job.yaml", "-f", "testdata/backoff.yaml", "-f", "testdata/indexed-pods.yaml", now}},
+		{name: "assume-fail-index", args: []string{"-f", "testdata/per-index.yaml", now, "--assume", "index=1:fail:exit=42"}},
+		{name: "assume-oldest-succeed", args: []string{"-f", "testdata/per-index.yaml", now, "--assume", "oldest=2:succeed"}},
+		{name: "steps", args: []string{"-f", "testdata/backoff.yaml", now, "--steps", "8"}},
+		{name: "steps-fail", args: []string{"-f", "testdata/per-index.yaml", now, "--steps", "4", "--kubelet", "fail=7", "--step-duration", "20s"}},
+		{name: "steps-assume-json", args: []string{"-f", "testdata/per-index.yaml", now, "--assume", "all:succeed", "--steps", "2", "--kubelet", "idle", "-o", "json"}},
+		{name: "json", args: []string{"-f", "testdata/per-index.yaml", now, "-o", "json"}},
+		{name: "yaml", args: []string{"-f", "testdata/backoff.yaml", now, "-o", "yaml"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), append([]string{"explain"}, tt.args...), &stdout, &stderr)
+			if code != exitOK {
+				t.Fatalf("run(%q) = %d, want 0; stderr:\n%s", tt.args, code, stderr.String())
+			}
+			golden := filepath.Join("testdata", "golden", tt.name+".txt")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, stdout.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to write it)", err)
+			}
+			if diff := cmp.Diff(string(want), stdout.String()); diff != "" {
+				t.Errorf("output of %q differs from %s (-want +got):\n%s", tt.args, golden, diff)
+			}
+		})
+	}
+}
+
+// TestErrors checks that bad input gets a clear message and a non-zero exit code.
+func TestErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	unparsable := write("bad.yaml", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: [unclosed\n")
+	noKind := write("nokind.yaml", "metadata: {name: x}\n")
+	podsOnly := write("pods.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\n")
+	kubeconfig := write("kubeconfig", "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStderr string
+	}{
+		{name: "no subcommand", args: nil, wantCode: exitUsage, wantStderr: "want a subcommand: explain"},
+		{name: "unknown flag", args: []string{"explain", "--nope"}, wantCode: exitUsage, wantStderr: "flag provided but not defined: -nope"},
+		{name: "no input", args: []string{"explain"}, wantCode: exitError, wantStderr: "want a Job: a NAME (read from the cluster) or -f FILE"},
+		{name: "two names", args: []string{"explain", "a", "b", "-f", "x"}, wantCode: exitUsage, wantStderr: `want at most one Job name, got ["a" "b"]`},
+		{name: "bad output", args: []string{"explain", "-f", "testdata/backoff.yaml", "-o", "xml"}, wantCode: exitUsage, wantStderr: `-o: unknown output "xml"`},
+		{name: "bad now", args: []string{"explain", "-f", "testdata/backoff.yaml", "--now", "yesterday"}, wantCode: exitUsage, wantStderr: `--now: "yesterday" is not an RFC 3339 time`},
+		{name: "bad backoff", args: []string{"explain", "-f", "testdata/backoff.yaml", "--backoff-base=0s"}, wantCode: exitUsage, wantStderr: "--backoff-base and --backoff-max must be positive"},
+		{name: "bad assume", args: []string{"explain", "-f", "testdata/backoff.yaml", "--assume", "index=x:fail"}, wantCode: exitUsage, wantStderr: `bad --assume "index=x:fail": selector index needs a number`},
+		{name: "assume matches nothing", args: []string{"explain", "-f", "testdata/backoff.yaml", now, "--assume", "oldest=1:succeed"}, wantCode: exitError, wantStderr: `bad --assume "oldest=1:succeed": no active pod of the Job matches`},
+		{name: "bad kubelet", args: []string{"explain", "-f", "testdata/backoff.yaml", "--steps", "1", "--kubelet", "fail=x"}, wantCode: exitUsage, wantStderr: `--kubelet: fail=CODE needs a non-zero exit code, got "x"`},
+		{name: "unknown kubelet", args: []string{"explain", "-f", "testdata/backoff.yaml", "--steps", "1", "--kubelet", "crash"}, wantCode: exitError, wantStderr: `--steps: kubelet: unknown behaviour "crash" (want succeed, fail or idle)`},
+		{name: "negative steps", args: []string{"explain", "-f", "testdata/backoff.yaml", "--steps", "-1"}, wantCode: exitUsage, wantStderr: "--steps: must not be negative, got -1"},
+		{name: "missing file", args: []string{"explain", "-f", filepath.Join(dir, "missing.yaml")}, wantCode: exitError, wantStderr: "missing.yaml: no such file or directory"},
+		{name: "unparsable yaml", args: []string{"explain", "-f", unparsable}, wantCode: exitError, wantStderr: "bad.yaml: document 1: "},
+		{name: "not an object", args: []string{"explain", "-f", noKind}, wantCode: exitError, wantStderr: "nokind.yaml: document 1: not a Kubernetes object: no kind"},
+		{name: "no job in files", args: []string{"explain", "-f", podsOnly}, wantCode: exitError, wantStderr: "no job: the input holds no batch/v1 Job (1 pod(s))"},
+		{name: "job not in files", args: []string{"explain", "nothere", "-f", "testdata/backoff.yaml"}, wantCode: exitError, wantStderr: `no job: job "nothere" not found in the input (it holds default/retry)`},
+		{name: "two jobs in files", args: []string{"explain", "-f", "testdata/backoff.yaml", "-f", "testdata/suspended.yaml"}, wantCode: exitError, wantStderr: "the input holds 2 Jobs (default/retry, default/later): name one"},
+		{name: "no cluster in kubeconfig", args: []string{"explain", "work", "--kubeconfig", kubeconfig}, wantCode: exitError, wantStderr: "kubeconfig: invalid configuration: no configuration has been provided"},
+		{name: "unknown context", args: []string{"explain", "work", "--kubeconfig", kubeconfig, "--context", "nope"}, wantCode: exitError, wantStderr: "kubeconfig: invalid configuration: [context was not found for specified context: nope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tt.args, &stdout, &stderr)
+			if code != tt.wantCode {
+				t.Errorf("run(%q) = %d, want %d; stderr:\n%s", tt.args, code, tt.wantCode, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.wantStderr) {
+				t.Errorf("run(%q) stderr = %q, want it to contain %q", tt.args, stderr.String(), tt.wantStderr)
+			}
+			if code != exitOK && stdout.Len() > 0 {
+				t.Errorf("run(%q) failed but wrote to stdout: %q", tt.args, stdout.String())
+			}
+		})
+	}
+}

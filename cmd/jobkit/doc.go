@@ -1,0 +1,17 @@
+// Command jobkit is jobkit's command-line tool. Its one subcommand, explain, says
+// what a Job controller built on jobkit would do next with a batch/v1 Job, and why:
+//
+//	jobkit explain -f job.yaml -f pods.yaml
+//	jobkit explain NAME -n NAMESPACE [--kubeconfig FILE] [--context NAME]
+//
+// Run `jobkit explain -h` for every flag.
+//
+// Exit codes: 0 when the explanation was written, 1 when it could not be made (bad
+// input, no Job, no access to the cluster), 2 for bad flags.
+//
+// The command lives in its own module, github.com/jobkit/jobkit/cmd/jobkit, so that
+// the core module keeps its small dependency budget while this one uses client-go.
+// It builds against the core of the same checkout through a replace directive, which
+// `go install ...@latest` does not honour: install it from a clone with
+// `cd cmd/jobkit && go install .`.
+package main
