@@ -5,9 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/jobkit/jobkit/concurrency"
+	"github.com/jobkit/jobkit/plain/concurrency"
 )
 
 // FuzzDecide builds peers from bytes (3 per peer: state/name/queue, creation
@@ -29,11 +27,11 @@ func FuzzDecide(f *testing.F) {
 				JobName: names[int(b>>2)&1],
 				Queue:   queues[int(b>>3)%3],
 				Created: t0.Add(time.Duration(data[i+1]%8) * time.Second),
-				UID:     types.UID(fmt.Sprint(data[i+2] % 8)),
+				UID:     fmt.Sprint(data[i+2] % 8),
 			})
 		}
 		c := concurrency.Candidate{
-			Peer: concurrency.Peer{UID: types.UID(fmt.Sprint(selfUID % 8)), JobName: "unit", Queue: queues[int(selfUID)%3],
+			Peer: concurrency.Peer{UID: fmt.Sprint(selfUID % 8), JobName: "unit", Queue: queues[int(selfUID)%3],
 				Created: t0.Add(time.Duration(selfSec%8) * time.Second)},
 			MaxConcurrency: int(maxConc),
 		}
