@@ -25,7 +25,7 @@ func TestDecideIsThePlainDecision(t *testing.T) {
 			if i%4 == 0 {
 				st = concurrency.StatePending
 			}
-			p[i] = concurrency.Peer{UID: types.UID(rune('a' + i%26)) + types.UID(rune('a'+i/26)), JobName: "unit", Queue: "q",
+			p[i] = concurrency.Peer{UID: types.UID(rune('a'+i%26)) + types.UID(rune('a'+i/26)), JobName: "unit", Queue: "q",
 				State: st, Created: t0.Add(time.Duration(i/2) * time.Second)}
 		}
 		return p
