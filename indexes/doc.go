@@ -5,8 +5,10 @@
 //
 // # Two layers
 //
-// [Intervals], [Parse], [FromIndexes] and [FirstPending] take plain numbers and strings:
-// a scheduler without Kubernetes objects can use them. [PodIndex], [PodFailureCount],
+// [Intervals], [Parse], [FromIndexes] and [FirstPending] are the plain layer's
+// (github.com/jobkit/jobkit/plain/indexes, standard library only), under the same names
+// here: type aliases and forwarding functions, not copies. A scheduler without
+// Kubernetes objects imports the plain package instead of this one. [PodIndex], [PodFailureCount],
 // [SucceededIndexes], [FailedIndexes], [Strays], [ShapePod] and the failure-count helpers
 // apply them to *batchv1.Job and *corev1.Pod.
 //
