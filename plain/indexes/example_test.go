@@ -60,3 +60,42 @@ func ExampleNormalize() {
 	fmt.Println(set, set.Canonical(), set.Count())
 	// Output: 0-4,6-9 true 9
 }
+
+func ExampleOutcomes_Record() {
+	// Index 2 failed earlier; a second pod of it (created while the controller could
+	// not see the first) succeeds now. Index 3 has a success and a failure in one sync.
+	prev := indexes.Outcomes{Succeeded: indexes.FromIndexes([]int{0}), Failed: indexes.FromIndexes([]int{2})}
+	next := prev.Record(5, []int{2, 3}, []int{3, 4})
+	fmt.Printf("succeeded %q, failed %q\n", next.Succeeded, next.Failed)
+	// Output: succeeded "0,3", failed "2,4"
+}
+
+func ExampleIndexFailed() {
+	// backoffLimitPerIndex 1: the pod's index already counted one failure.
+	fmt.Println(indexes.IndexFailed(indexes.IndexFailure{Count: indexes.FailureCount{Failed: 1}, BackoffLimitPerIndex: 1}))
+	// An Ignore rule matched: the failure does not count.
+	fmt.Println(indexes.IndexFailed(indexes.IndexFailure{Ignored: true, Count: indexes.FailureCount{Failed: 1}, BackoffLimitPerIndex: 1}))
+	// A FailIndex rule matched: the index fails at once.
+	fmt.Println(indexes.IndexFailed(indexes.IndexFailure{FailIndex: true, BackoffLimitPerIndex: 3}))
+	// Output:
+	// true
+	// false
+	// true
+}
+
+func ExampleStrays() {
+	// Active tasks by completion index; among tasks of one index, the older one (lower
+	// start number) is kept, as the Job controller keeps the longest-running pod.
+	index := []int{0, 1, 1, 5, indexes.Unknown}
+	started := []int{10, 20, 30, 40, 50}
+	res := indexes.Strays(index, 3, func(i, j int) int { return started[j] - started[i] })
+	for _, s := range res.Remove {
+		fmt.Println("remove task", s.Pos, s.Reason)
+	}
+	fmt.Println("kept", res.Kept, "active", res.Active)
+	// Output:
+	// remove task 4 NoIndex
+	// remove task 2 Duplicate
+	// remove task 3 OutOfRange
+	// kept [0 1] active 0,1
+}

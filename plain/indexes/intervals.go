@@ -306,13 +306,7 @@ func (ivs Intervals) Canonical() bool {
 // merged, and negative values and values above math.MaxInt32 (which no completion index
 // can take) are ignored. It runs in O(n log n) and never modifies xs.
 func FromIndexes(xs []int) Intervals {
-	ivs := make(Intervals, 0, len(xs))
-	for _, x := range xs {
-		if validIndex(x) {
-			ivs = append(ivs, Interval{First: x, Last: x})
-		}
-	}
-	return normalize(ivs)
+	return fromIndexesWhere(xs, func(int) bool { return true })
 }
 
 // validIndex reports whether x can be a completion index: the API stores them as int32.
