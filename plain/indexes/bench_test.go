@@ -2,6 +2,7 @@ package indexes
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -66,6 +67,48 @@ func BenchmarkFirstPending(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = FirstPending(n, n, succeeded, nil, active)
+			}
+		})
+	}
+}
+
+// BenchmarkStrays runs over n active tasks: one per index, plus 1% duplicates and 1%
+// without an index, in random order; ties are broken by position.
+func BenchmarkStrays(b *testing.B) {
+	for _, n := range benchSizes {
+		r := rand.New(rand.NewPCG(1, uint64(n)))
+		index := make([]int, n)
+		for i := range index {
+			index[i] = i
+			switch r.IntN(100) {
+			case 0:
+				index[i] = r.IntN(n)
+			case 1:
+				index[i] = Unknown
+			}
+		}
+		r.Shuffle(n, func(i, j int) { index[i], index[j] = index[j], index[i] })
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = Strays(index, n, func(i, j int) int { return i - j })
+			}
+		})
+	}
+}
+
+// BenchmarkOutcomesRecord adds n/2 succeeded and n/4 failed indexes, in random order,
+// to a job whose status holds every fourth index as succeeded.
+func BenchmarkOutcomesRecord(b *testing.B) {
+	for _, n := range benchSizes {
+		r := rand.New(rand.NewPCG(2, uint64(n)))
+		prev := Outcomes{Succeeded: alternating(n/2, 0)}
+		succeeded := r.Perm(n)[:n/2]
+		failed := r.Perm(n)[:n/4]
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = prev.Record(n, succeeded, failed)
 			}
 		})
 	}

@@ -1,7 +1,11 @@
 // Package indexes holds sets of completion indexes over plain numbers and strings: the
 // status form "1,3-5,7" (status.completedIndexes, status.failedIndexes, a success
 // policy's succeededIndexes), its parsing with every bad part reported, union,
-// intersection count, membership, trimming, and the next indexes to start. It imports
+// intersection count, membership, trimming, and the next indexes to start; which
+// indexes succeeded or failed, by the Job controller's first-outcome-wins rule
+// ([Outcomes]); whether a failed pod fails its index ([IndexFailed]) and the failure
+// counts an index carries ([FailureCount]); which active pods of an index are strays
+// or duplicates ([Strays]). It imports
 // only the standard library, so a scheduler with no Kubernetes object can use it;
 // jobkit's Kubernetes layer (github.com/jobkit/jobkit/indexes) reads Jobs and pods and
 // calls it.
@@ -19,6 +23,10 @@
 // canonical without checking it (checking would make [Intervals.Has] linear). A slice
 // literal written by hand goes through [Normalize]; [Intervals.Canonical] tells whether
 // a value needs it.
+//
+// The [Outcomes] methods never put an index in both Succeeded and Failed: an index is
+// finished by its first outcome, and a success and a failure seen together leave it
+// succeeded (the API server refuses an index listed as both).
 //
 // Functions never modify their receiver or arguments, and a returned Intervals never
 // shares memory with an input.
@@ -42,8 +50,11 @@
 //	FromIndexes, Normalize     O(len(xs) log len(xs))
 //	FirstPending               O((n + t)·k) for k exclusion sets of t intervals in
 //	                           all, whatever completions is; allocates the result only
+//	Outcomes.Record            O(a + p log p) for p new indexes
+//	Strays                     O(p log p) for p pods
+//	IndexFailed                O(1)
 //
-// The benchmarks in this package measure them at 10, 1,000 and 100,000 indexes.
+// The benchmarks in this package measure them at 10, 1,000 and 100,000 indexes or pods.
 //
 // # Concurrency
 //
@@ -57,4 +68,9 @@
 //     so a damaged status never drops a completed index. A part with two '-' ("1-2-3") is
 //     rejected where upstream reads it as "1-2".
 //   - [FirstPendingFunc] is jobkit's addition (see its documentation).
+//   - [Outcomes]: an index is finished by its first outcome. Upstream can list an index
+//     in both completedIndexes and failedIndexes when two pods ran for it, which the
+//     API server refuses.
+//   - [Strays] breaks ties between pods of one index with the caller's comparison,
+//     which plain/podorder makes total; upstream's sort is not stable.
 package indexes
