@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command (`make test`): gofmt, go vet, go test -race and short fuzz runs in
 # every module of the repository, and 300 seeds of the fault simulation (sim/) without
-# -race. Builds the kube-apiserver and etcd binaries for the integration tests when
-# they are not cached (hack/envtest-bins.sh, ~12 minutes cold).
+# -race, and a check that the plain layer imports only the standard library
+# (hack/plain-deps.sh). Builds the kube-apiserver and etcd binaries for the integration
+# tests when they are not cached (hack/envtest-bins.sh, ~12 minutes cold).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -14,6 +15,8 @@ if [ -f examples/go.mod ] && [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
 	export KUBEBUILDER_ASSETS
 	echo "using $KUBEBUILDER_ASSETS"
 fi
+echo "== plain layer: standard library only"
+hack/plain-deps.sh || fail=1
 for mod in $(hack/modules.sh); do
 	echo "== module $mod"
 	(

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/jobkit/jobkit/podorder"
+	plainpodorder "github.com/jobkit/jobkit/plain/podorder"
 )
 
 func examplePod(name, nodeName string, ph corev1.PodPhase, readySince time.Time) *corev1.Pod {
@@ -64,4 +65,11 @@ func ExampleCompare() {
 	// Output:
 	// true
 	// b
+}
+
+func ExampleFacts() {
+	since := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	f := podorder.Facts(examplePod("worker-0", "node-1", corev1.PodRunning, since))
+	fmt.Println(f.Name, f.Assigned, f.Phase == plainpodorder.PhaseRunning, f.Ready, f.ReadySince.Format(time.Kitchen))
+	// Output: worker-0 true true true 9:00AM
 }
