@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
+
+	"github.com/jobkit/jobkit/plain/internal/fielderr"
 )
 
 // Limits the API server enforces on a pod failure policy.
@@ -31,66 +32,34 @@ var (
 )
 
 // ErrorType is the kind of a [FieldError], named as the API server names them.
-type ErrorType string
+type ErrorType = fielderr.Type
 
 // The error types Validate reports.
 const (
 	// ErrorRequired: a required field is empty.
-	ErrorRequired ErrorType = "Required value"
+	ErrorRequired = fielderr.Required
 	// ErrorInvalid: the value breaks a rule that Detail states.
-	ErrorInvalid ErrorType = "Invalid value"
+	ErrorInvalid = fielderr.Invalid
 	// ErrorNotSupported: the value is not one of FieldError.Supported.
-	ErrorNotSupported ErrorType = "Unsupported value"
+	ErrorNotSupported = fielderr.NotSupported
 	// ErrorTooMany: a list is longer than FieldError.Max.
-	ErrorTooMany ErrorType = "Too many"
+	ErrorTooMany = fielderr.TooMany
 	// ErrorDuplicate: a value repeats an earlier one.
-	ErrorDuplicate ErrorType = "Duplicate value"
+	ErrorDuplicate = fielderr.Duplicate
 )
 
-// FieldError is one rule of the API server that a policy breaks.
-type FieldError struct {
-	// Type is the kind of error.
-	Type ErrorType
-	// Field is the path of the field from the policy, in the API's names:
-	// "rules[0].onExitCodes.values[2]"; a whole rule is "rules[0]".
-	Field string
-	// BadValue is the rejected value, typed as in the policy (Action, Operator,
-	// ConditionStatus, int32, []int32, string); the length of the list for
-	// ErrorTooMany; nil when the error is about a whole rule.
-	BadValue any
-	// Detail says what is wrong, in the API server's words.
-	Detail string
-	// Supported are the valid values (ErrorNotSupported only).
-	Supported []string
-	// Max is the largest allowed length (ErrorTooMany only).
-	Max int
-}
-
-func (e *FieldError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Field)
-	b.WriteString(": ")
-	b.WriteString(string(e.Type))
-	if e.BadValue != nil && e.Type != ErrorRequired {
-		fmt.Fprintf(&b, ": %#v", e.BadValue)
-	}
-	if e.Detail != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Detail)
-	}
-	return b.String()
-}
+// FieldError is one rule of the API server that a policy breaks: its Type, the
+// Field from the policy in the API's names ("rules[0].onExitCodes.values[2]"; a
+// whole rule is "rules[0]"), the BadValue typed as in the policy (Action, Operator,
+// ConditionStatus, int32, []int32, string; the length of a list for ErrorTooMany;
+// nil for a whole rule), the Detail in the API server's words, the Supported values
+// (ErrorNotSupported) and the Max length (ErrorTooMany).
+type FieldError = fielderr.Error
 
 // Errors is every error Validate found, in the API server's order.
 type Errors []*FieldError
 
-func (es Errors) Error() string {
-	parts := make([]string, len(es))
-	for i, e := range es {
-		parts[i] = e.Error()
-	}
-	return "podfailurepolicy: " + strings.Join(parts, "; ")
-}
+func (es Errors) Error() string { return fielderr.Join("podfailurepolicy", es) }
 
 // Context is what Validate needs to know of the job beyond its policy.
 type Context struct {
@@ -119,7 +88,7 @@ func Validate(policy *Policy, c Context) Errors {
 	}
 	var errs Errors
 	if len(policy.Rules) > MaxRules {
-		errs = append(errs, tooMany("rules", len(policy.Rules), MaxRules))
+		errs = append(errs, fielderr.TooManyItems("rules", len(policy.Rules), MaxRules))
 	}
 	for i := range policy.Rules {
 		errs = validateRule(errs, c, &policy.Rules[i], i)
@@ -142,20 +111,6 @@ func rulePath(i int, names ...string) string {
 
 func index(j int) string { return "[" + strconv.Itoa(j) + "]" }
 
-func tooMany(field string, n, max int) *FieldError {
-	return &FieldError{Type: ErrorTooMany, Field: field, BadValue: n, Max: max,
-		Detail: "must have at most " + strconv.Itoa(max) + " items"}
-}
-
-func notSupported[T ~string](field string, v T, valid []T) *FieldError {
-	s := make([]string, len(valid))
-	for i, x := range valid {
-		s[i] = string(x)
-	}
-	return &FieldError{Type: ErrorNotSupported, Field: field, BadValue: v, Supported: s,
-		Detail: fmt.Sprintf("supported values: %q", s)}
-}
-
 func validateRule(errs Errors, c Context, rule *Rule, i int) Errors {
 	switch rule.Action {
 	case "":
@@ -167,7 +122,7 @@ func validateRule(errs Errors, c Context, rule *Rule, i int) Errors {
 		}
 	case ActionFailJob, ActionIgnore, ActionCount:
 	default:
-		errs = append(errs, notSupported(rulePath(i, "action"), rule.Action, ValidActions))
+		errs = append(errs, fielderr.NotSupportedValue(rulePath(i, "action"), rule.Action, ValidActions))
 	}
 
 	hasExitCodes := rule.OnExitCodes != nil
@@ -194,7 +149,7 @@ func validateExitCodes(errs Errors, c Context, req *ExitCodes, i int) Errors {
 		errs = append(errs, &FieldError{Type: ErrorRequired, Field: rulePath(i, "onExitCodes", "operator"), Detail: operatorRequired})
 	case OpIn, OpNotIn:
 	default:
-		errs = append(errs, notSupported(rulePath(i, "onExitCodes", "operator"), req.Operator, ValidOperators))
+		errs = append(errs, fielderr.NotSupportedValue(rulePath(i, "onExitCodes", "operator"), req.Operator, ValidOperators))
 	}
 	if name := req.ContainerName; name != nil && (c.HasContainer == nil && *name == "" || c.HasContainer != nil && !c.HasContainer(*name)) {
 		errs = append(errs, &FieldError{Type: ErrorInvalid, Field: rulePath(i, "onExitCodes", "containerName"), BadValue: *name,
@@ -206,7 +161,7 @@ func validateExitCodes(errs Errors, c Context, req *ExitCodes, i int) Errors {
 		errs = append(errs, &FieldError{Type: ErrorInvalid, Field: rulePath(i, "onExitCodes", "values"), BadValue: values,
 			Detail: "at least one value is required"})
 	} else if len(values) > MaxExitCodeValues {
-		errs = append(errs, tooMany(rulePath(i, "onExitCodes", "values"), len(values), MaxExitCodeValues))
+		errs = append(errs, fielderr.TooManyItems(rulePath(i, "onExitCodes", "values"), len(values), MaxExitCodeValues))
 	}
 	// In an ordered list a repeat sits next to its first occurrence, so only an
 	// unordered list needs a set to find the values seen before.
@@ -239,7 +194,7 @@ func validateExitCodes(errs Errors, c Context, req *ExitCodes, i int) Errors {
 
 func validateConditions(errs Errors, patterns []ConditionPattern, i int) Errors {
 	if len(patterns) > MaxConditionPatterns {
-		errs = append(errs, tooMany(rulePath(i, "onPodConditions"), len(patterns), MaxConditionPatterns))
+		errs = append(errs, fielderr.TooManyItems(rulePath(i, "onPodConditions"), len(patterns), MaxConditionPatterns))
 	}
 	for j := range patterns {
 		p := &patterns[j]
@@ -249,7 +204,7 @@ func validateConditions(errs Errors, patterns []ConditionPattern, i int) Errors 
 		switch p.Status {
 		case "", StatusTrue, StatusFalse, StatusUnknown:
 		default:
-			errs = append(errs, notSupported(rulePath(i, "onPodConditions", index(j), "status"), p.Status, ValidStatuses))
+			errs = append(errs, fielderr.NotSupportedValue(rulePath(i, "onPodConditions", index(j), "status"), p.Status, ValidStatuses))
 		}
 	}
 	return errs

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jobkit/jobkit/plain/indexes"
+	"github.com/jobkit/jobkit/plain/internal/fielderr"
 )
 
 // Limits the API server enforces on a success policy.
@@ -28,68 +29,33 @@ const UnknownCompletions = math.MinInt
 const maxListedProblems = 10
 
 // ErrorType is the kind of a [FieldError], named as the API server names them.
-type ErrorType string
+type ErrorType = fielderr.Type
 
 // The error types Validate reports.
 const (
 	// ErrorRequired: a required field is empty.
-	ErrorRequired ErrorType = "Required value"
+	ErrorRequired = fielderr.Required
 	// ErrorInvalid: the value breaks a rule that Detail states.
-	ErrorInvalid ErrorType = "Invalid value"
+	ErrorInvalid = fielderr.Invalid
 	// ErrorTooMany: a list is longer than FieldError.Max.
-	ErrorTooMany ErrorType = "Too many"
+	ErrorTooMany = fielderr.TooMany
 	// ErrorTooLong: a string is longer than FieldError.Max bytes.
-	ErrorTooLong ErrorType = "Too long"
+	ErrorTooLong = fielderr.TooLong
 )
 
-// FieldError is one rule of the API server that a policy breaks.
-type FieldError struct {
-	// Type is the kind of error.
-	Type ErrorType
-	// Field is the path of the field from the policy, in the API's names:
-	// "rules[1].succeededCount"; a whole rule is "rules[1]".
-	Field string
-	// BadValue is the rejected value: the succeededIndexes string; the
-	// succeededCount (int32, or int64 for a negative one, as the API server
-	// reports it); the number of rules for ErrorTooMany; nil for ErrorRequired.
-	BadValue any
-	// Detail says what is wrong, in the API server's words.
-	Detail string
-	// Max is the largest allowed length (ErrorTooMany, ErrorTooLong).
-	Max int
-	// Origin names the kind of rule broken where the API server names it
-	// ("minimum" for a negative succeededCount), else "".
-	Origin string
-}
-
-func (e *FieldError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Field)
-	b.WriteString(": ")
-	b.WriteString(string(e.Type))
-	switch v := e.BadValue.(type) {
-	case nil:
-	case string:
-		b.WriteString(": " + strconv.Quote(truncate(v, 64)))
-	default:
-		fmt.Fprintf(&b, ": %v", v)
-	}
-	if e.Detail != "" {
-		b.WriteString(": " + e.Detail)
-	}
-	return b.String()
-}
+// FieldError is one rule of the API server that a policy breaks: its Type, the
+// Field from the policy in the API's names ("rules[1].succeededCount"; a whole rule
+// is "rules[1]"), the BadValue (the succeededIndexes string; the succeededCount as
+// int32, or int64 for a negative one, as the API server reports it; the number of
+// rules for ErrorTooMany; nil for ErrorRequired), the Detail in the API server's
+// words, the Max length (ErrorTooMany, ErrorTooLong) and the Origin ("minimum" for a
+// negative count).
+type FieldError = fielderr.Error
 
 // Errors is every error Validate found, in the API server's order.
 type Errors []*FieldError
 
-func (es Errors) Error() string {
-	parts := make([]string, len(es))
-	for i, e := range es {
-		parts[i] = e.Error()
-	}
-	return "successpolicy: " + strings.Join(parts, "; ")
-}
+func (es Errors) Error() string { return fielderr.Join("successpolicy", es) }
 
 // Validate checks a success policy for an indexed job of the given completions as
 // the API server does, and returns every error found; a nil policy gives none.
@@ -124,8 +90,7 @@ func validate(policy *Policy, completions int, parsed bool) Errors {
 		errs = append(errs, &FieldError{Type: ErrorRequired, Field: "rules", Detail: "at least one rules must be specified when the successPolicy is specified"})
 	}
 	if len(rules) > MaxRules {
-		errs = append(errs, &FieldError{Type: ErrorTooMany, Field: "rules", BadValue: len(rules), Max: MaxRules,
-			Detail: "must have at most " + strconv.Itoa(MaxRules) + " items"})
+		errs = append(errs, fielderr.TooManyItems("rules", len(rules), MaxRules))
 	}
 	known := completions != UnknownCompletions
 	for i := range rules {
