@@ -63,13 +63,28 @@ func Match(policy *batchv1.PodFailurePolicy, pod *corev1.Pod) Result {
 		containers [stackContainers]plainpfp.Container
 		conditions [stackConditions]plainpfp.Condition
 		exitCodes  plainpfp.ExitCodes
-		patterns   [plainpfp.MaxConditionPatterns]plainpfp.ConditionPattern
 	)
 	f := failureOf(pod, containers[:0], conditions[:0])
 	for i := range policy.Rules {
-		rule := ruleInto(&policy.Rules[i], &exitCodes, patterns[:0])
-		if r, ok := plainpfp.MatchRule(&rule, i, &f); ok {
-			return resultOf(r)
+		r := &policy.Rules[i]
+		var rule plainpfp.Rule
+		if r.OnExitCodes == nil && len(r.OnPodConditions) > 0 {
+			// Declared here, the buffer is cleared only for rules that need it.
+			var patterns [plainpfp.MaxConditionPatterns]plainpfp.ConditionPattern
+			rule = ruleInto(r, &exitCodes, patterns[:0])
+			if res, ok := plainpfp.MatchRule(&rule, i, &f); ok {
+				return resultOf(res)
+			}
+			continue
+		}
+		// MatchRule reads the patterns of a rule only when it has no exit codes.
+		rule.Action = plainpfp.Action(r.Action)
+		if req := r.OnExitCodes; req != nil {
+			exitCodes = exitCodesOf(req)
+			rule.OnExitCodes = &exitCodes
+		}
+		if res, ok := plainpfp.MatchRule(&rule, i, &f); ok {
+			return resultOf(res)
 		}
 	}
 	return noMatch
@@ -126,7 +141,7 @@ func policyInto(policy *batchv1.PodFailurePolicy) plainpfp.Policy {
 func ruleInto(r *batchv1.PodFailurePolicyRule, ec *plainpfp.ExitCodes, pats []plainpfp.ConditionPattern) plainpfp.Rule {
 	pr := plainpfp.Rule{Action: plainpfp.Action(r.Action)}
 	if req := r.OnExitCodes; req != nil {
-		*ec = plainpfp.ExitCodes{ContainerName: req.ContainerName, Operator: plainpfp.Operator(req.Operator), Values: req.Values}
+		*ec = exitCodesOf(req)
 		pr.OnExitCodes = ec
 	}
 	if len(r.OnPodConditions) > 0 {
@@ -137,4 +152,8 @@ func ruleInto(r *batchv1.PodFailurePolicyRule, ec *plainpfp.ExitCodes, pats []pl
 		pr.OnPodConditions = pats
 	}
 	return pr
+}
+
+func exitCodesOf(req *batchv1.PodFailurePolicyOnExitCodesRequirement) plainpfp.ExitCodes {
+	return plainpfp.ExitCodes{ContainerName: req.ContainerName, Operator: plainpfp.Operator(req.Operator), Values: req.Values}
 }

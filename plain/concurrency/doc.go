@@ -1,7 +1,9 @@
 // Package concurrency decides whether a single-pod job (a CI run, a build, a
 // test) may start now, given the other jobs that share its limits, as Prow's
 // plank reconciler does for ProwJobs; and it offers the keyed try-lock that
-// keeps two workers from both seeing the same free slot.
+// keeps two workers from both seeing the same free slot. It imports only the
+// standard library: jobs are identified by plain string UIDs. Package
+// github.com/jobkit/jobkit/concurrency is the same with Kubernetes UIDs.
 //
 // # Limits
 //

@@ -1,8 +1,7 @@
 // Package deadlines tells when a single-pod job should give up on its pod (or a
 // task scheduler on one run of a task), over plain times and durations with the
-// standard library only:
-// a pod that is never scheduled, never gets going on its node, or runs too
-// long, as Prow's plank reconciler does. [Check] reports the one timeout that
+// standard library only: a pod that is never scheduled, never gets going on its
+// node, or runs too long, as Prow's plank reconciler does. [Check] reports the one timeout that
 // applies to a pod now, whether it expired, the reason to record, and the time
 // left, so a controller can requeue exactly when it would expire instead of
 // polling.
@@ -22,8 +21,8 @@
 //
 // Plank marks the job error ([ReasonUnscheduled], [ReasonPending]) or aborted
 // ([ReasonRunning]) and deletes the pod; mapping an expired timeout to a step
-// is package podoutcome's job (for a scheduler: stop the run). A pod that is finished, in phase Unknown, or
-// Running without a start time has no timeout.
+// is package podoutcome's job (for a scheduler: stop the run). A pod that is
+// finished, in phase Unknown, or Running without a start time has no timeout.
 //
 // # Invariants
 //
