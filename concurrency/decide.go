@@ -1,8 +1,6 @@
 package concurrency
 
 import (
-	"time"
-
 	plainconc "github.com/jobkit/jobkit/plain/concurrency"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -61,53 +59,19 @@ var ErrInvalidInput = plainconc.ErrInvalidInput
 // queue is missing from Limits.Queues. It also matches ErrInvalidInput.
 var ErrUnknownQueue = plainconc.ErrUnknownQueue
 
-// Peer is one job that shares the limits with the candidate: [plainconc.Peer]
-// with the job's Kubernetes UID.
-type Peer struct {
-	// UID identifies the job. It excludes the candidate from its own counts
-	// and breaks ties between jobs created at the same instant.
-	UID types.UID
-	// JobName is what the per-job-name limit groups by (plank's spec.job).
-	JobName string
-	// Queue is the job's queue, or "" when it names none.
-	Queue string
-	// State is the job's state; a value other than the three constants is
-	// rejected by Decide.
-	State State
-	// Created is the job's creation time; earlier triggered jobs go first.
-	Created time.Time
-}
+// Peer is one job that shares the limits with the candidate, identified by its
+// Kubernetes UID: [plainconc.Peer] with types.UID.
+type Peer = plainconc.Peer[types.UID]
 
-// Plain returns p as a peer of the plain package.
-func (p Peer) Plain() plainconc.Peer {
-	return plainconc.Peer{UID: string(p.UID), JobName: p.JobName, Queue: p.Queue, State: p.State, Created: p.Created}
-}
-
-// Candidate is the job that asks whether it may start now.
-type Candidate struct {
-	// Peer describes the candidate. Its State is not read.
-	Peer
-	// MaxConcurrency caps how many jobs named JobName may run at once,
-	// counting the candidate: 0 means no cap, negative is rejected.
-	MaxConcurrency int
-}
-
-// stackPeers is the number of peers Decide converts without allocating.
-const stackPeers = 32
+// Candidate is the job that asks whether it may start now: [plainconc.Candidate]
+// with types.UID. Its State is not read; MaxConcurrency caps how many jobs named
+// JobName may run at once, counting the candidate (0 means no cap).
+type Candidate = plainconc.Candidate[types.UID]
 
 // Decide reports whether the candidate may start now, given its peers (in any
-// order; the candidate may be among them) and the limits: [plainconc.Decide] on
-// the peers with their UIDs as strings. Its documentation lists the checks, the
-// tie-break and the errors.
+// order; the candidate may be among them) and the limits: [plainconc.Decide] with
+// Kubernetes UIDs, which reads the peers as they are. Its documentation lists the
+// checks, the tie-break and the errors.
 func Decide(c Candidate, peers []Peer, limits Limits) (Decision, error) {
-	// Small peer lists are copied on the stack: plainconc.Decide retains nothing.
-	var buf [stackPeers]plainconc.Peer
-	plain := buf[:0]
-	if len(peers) > stackPeers {
-		plain = make([]plainconc.Peer, 0, len(peers))
-	}
-	for i := range peers {
-		plain = append(plain, peers[i].Plain())
-	}
-	return plainconc.Decide(plainconc.Candidate{Peer: c.Plain(), MaxConcurrency: c.MaxConcurrency}, plain, limits)
+	return plainconc.Decide(c, peers, limits)
 }

@@ -15,8 +15,8 @@ import (
 var t0 = time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
 
 // TestDecideIsThePlainDecision checks that the Kubernetes face gives the plain
-// package's answer for the same jobs: the UID conversion keeps the candidate out
-// of its own counts and the tie-break by UID, on both sides of the stack buffer.
+// package's answer with string UIDs for the same jobs: the candidate is kept out
+// of its own counts and ties are broken by UID the same way.
 func TestDecideIsThePlainDecision(t *testing.T) {
 	peers := func(n int) []concurrency.Peer {
 		p := make([]concurrency.Peer, n)
@@ -46,7 +46,7 @@ func TestDecideIsThePlainDecision(t *testing.T) {
 			wantAllowed: true, wantCounts: concurrency.Counts{Pending: 3, SameName: 4}},
 		{name: "higher UID of a tie waits", peers: peers(10), self: 3, maxConc: 5,
 			wantAllowed: false, wantCounts: concurrency.Counts{Pending: 3, SameName: 5}},
-		{name: "100 peers, beyond the stack buffer", peers: peers(100), self: 40, limits: concurrency.Limits{Queues: map[string]int{"q": 55}},
+		{name: "100 peers", peers: peers(100), self: 40, limits: concurrency.Limits{Queues: map[string]int{"q": 55}},
 			wantAllowed: true, wantCounts: concurrency.Counts{Pending: 24, SameName: 54, SameQueue: 54}},
 	}
 	for _, tc := range cases {
@@ -66,17 +66,21 @@ func TestDecideIsThePlainDecision(t *testing.T) {
 			if diff := cmp.Diff(tc.wantCounts, got.Counts); diff != "" {
 				t.Errorf("Decide().Counts (-want +got):\n%s", diff)
 			}
-			plain := make([]plainconc.Peer, len(tc.peers))
+			plain := make([]plainconc.Peer[string], len(tc.peers))
 			for i, p := range tc.peers {
-				plain[i] = p.Plain()
+				plain[i] = plainPeer(p)
 			}
-			want, err := plainconc.Decide(plainconc.Candidate{Peer: c.Plain(), MaxConcurrency: c.MaxConcurrency}, plain, tc.limits)
+			want, err := plainconc.Decide(plainconc.Candidate[string]{Peer: plainPeer(c.Peer), MaxConcurrency: c.MaxConcurrency}, plain, tc.limits)
 			require.NoError(t, err)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Decide() differs from plainconc.Decide() (-plain +kubernetes):\n%s", diff)
 			}
 		})
 	}
+}
+
+func plainPeer(p concurrency.Peer) plainconc.Peer[string] {
+	return plainconc.Peer[string]{UID: string(p.UID), JobName: p.JobName, Queue: p.Queue, State: p.State, Created: p.Created}
 }
 
 func TestDecideErrors(t *testing.T) {
@@ -92,8 +96,8 @@ func TestDecideErrors(t *testing.T) {
 	}
 }
 
-func TestDecideSmallPeersDoNotAllocate(t *testing.T) {
-	peers := make([]concurrency.Peer, 32)
+func TestDecideDoesNotAllocate(t *testing.T) {
+	peers := make([]concurrency.Peer, 1000)
 	for i := range peers {
 		peers[i] = concurrency.Peer{UID: types.UID(rune('A' + i)), JobName: "unit", State: concurrency.StateFinished, Created: t0}
 	}
@@ -104,6 +108,6 @@ func TestDecideSmallPeersDoNotAllocate(t *testing.T) {
 		}
 	})
 	if allocs != 0 {
-		t.Errorf("Decide of 32 peers made %v allocations, want 0", allocs)
+		t.Errorf("Decide of 1,000 peers made %v allocations, want 0", allocs)
 	}
 }

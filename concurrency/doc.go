@@ -4,10 +4,11 @@
 // pending jobs, a cap per job name, a capacity per queue), as Prow's plank does,
 // with jobs identified by their Kubernetes UID ([types.UID]).
 //
-// Everything but [Peer], [Candidate] and [Decide] is an alias of the plain
-// package; Decide converts the UIDs to strings and calls [plainconc.Decide], so the
-// rules, their order, the tie-break by UID, the errors and the messages are
-// written once, there. Read the plain package's documentation for the behaviour
+// Every name is an alias of the plain package: [Peer] and [Candidate] are its
+// generic peers instantiated with types.UID, and [Decide] calls
+// [plainconc.Decide] on them as they are, so the rules, their order, the
+// tie-break by UID, the errors and the messages are written once, there, and
+// nothing is copied. Read the plain package's documentation for the behaviour
 // and its differences from plank.
 //
 // # Invariants

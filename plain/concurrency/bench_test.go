@@ -11,11 +11,11 @@ import (
 
 // manyPeers returns n peers spread over 50 names and 5 queues, a third of
 // them each triggered, pending and finished.
-func manyPeers(n int) []concurrency.Peer {
+func manyPeers(n int) []concurrency.Peer[string] {
 	states := []concurrency.State{concurrency.StateTriggered, concurrency.StatePending, concurrency.StateFinished}
-	peers := make([]concurrency.Peer, n)
+	peers := make([]concurrency.Peer[string], n)
 	for i := range peers {
-		peers[i] = concurrency.Peer{
+		peers[i] = concurrency.Peer[string]{
 			UID:     fmt.Sprintf("uid-%08d", i),
 			JobName: "job-" + strconv.Itoa(i%50),
 			Queue:   "q" + strconv.Itoa(i%5),
@@ -29,7 +29,7 @@ func manyPeers(n int) []concurrency.Peer {
 func BenchmarkDecide(b *testing.B) {
 	for _, n := range []int{10, 1000, 10000, 100000} {
 		peers := manyPeers(n)
-		c := concurrency.Candidate{Peer: peers[n/2], MaxConcurrency: n}
+		c := concurrency.Candidate[string]{Peer: peers[n/2], MaxConcurrency: n}
 		queues := map[string]int{"q0": n, "q1": n, "q2": n, "q3": n, "q4": n}
 		b.Run("allowed/n="+strconv.Itoa(n), func(b *testing.B) {
 			limits := concurrency.Limits{MaxPending: n, Queues: queues}

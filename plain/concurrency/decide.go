@@ -25,11 +25,14 @@ const (
 )
 
 // Peer is one job that shares the limits with the candidate, described by
-// plain data so that any custom resource (or none) can be mapped onto it.
-type Peer struct {
+// plain data so that any custom resource (or none) can be mapped onto it. ID is
+// the type of its UID: string for a scheduler (Peer[string]), types.UID in
+// package github.com/jobkit/jobkit/concurrency, so that its peers are used as
+// they are, without a copy.
+type Peer[ID ~string] struct {
 	// UID identifies the job. It excludes the candidate from its own counts
 	// and breaks ties between jobs created at the same instant.
-	UID string
+	UID ID
 	// JobName is what the per-job-name limit groups by (plank's spec.job).
 	JobName string
 	// Queue is the job's queue, or "" when it names none.
@@ -42,11 +45,11 @@ type Peer struct {
 }
 
 // Candidate is the job that asks whether it may start now.
-type Candidate struct {
+type Candidate[ID ~string] struct {
 	// Peer describes the candidate. Its State is not read: the question is
 	// asked on behalf of a triggered job, but a controller may ask again for
 	// a job it already moved on.
-	Peer
+	Peer[ID]
 	// MaxConcurrency caps how many jobs named JobName may run at once,
 	// counting the candidate: 0 means no cap, negative is rejected.
 	MaxConcurrency int
@@ -141,7 +144,7 @@ const allowedMessage = "within all limits"
 //
 // Decide reads each peer once: O(len(peers)) time, no allocation when the
 // candidate may start; when it is blocked, only the message allocates.
-func Decide(c Candidate, peers []Peer, limits Limits) (Decision, error) {
+func Decide[ID ~string](c Candidate[ID], peers []Peer[ID], limits Limits) (Decision, error) {
 	capacity, err := validate(c, limits)
 	if err != nil {
 		return Decision{}, err
@@ -204,7 +207,7 @@ func Decide(c Candidate, peers []Peer, limits Limits) (Decision, error) {
 
 // validate checks everything but the peers and returns the capacity of the
 // candidate's queue (meaningless when it names none).
-func validate(c Candidate, l Limits) (int, error) {
+func validate[ID ~string](c Candidate[ID], l Limits) (int, error) {
 	if c.UID == "" {
 		return 0, &InputError{Field: "Candidate.UID", Value: `""`, Reason: "required to tell the candidate from its peers"}
 	}
@@ -233,7 +236,7 @@ func validate(c Candidate, l Limits) (int, error) {
 
 // ahead reports whether peer p takes a slot before candidate c: p is pending,
 // or p is triggered and earlier than c (creation time, then UID).
-func ahead(p, c *Peer) bool {
+func ahead[ID ~string](p, c *Peer[ID]) bool {
 	switch p.State {
 	case StatePending:
 		return true

@@ -17,8 +17,8 @@ import (
 var t0 = time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
 
 // peer returns a peer named name in queue, created sec seconds after t0.
-func peer(uid, name, queue string, st concurrency.State, sec int) concurrency.Peer {
-	return concurrency.Peer{UID: uid, JobName: name, Queue: queue, State: st,
+func peer(uid, name, queue string, st concurrency.State, sec int) concurrency.Peer[string] {
+	return concurrency.Peer[string]{UID: uid, JobName: name, Queue: queue, State: st,
 		Created: t0.Add(time.Duration(sec) * time.Second)}
 }
 
@@ -29,8 +29,8 @@ const (
 )
 
 // self is the candidate of most cases: job "unit", created at t0+10s, UID "m".
-func self(maxConcurrency int, queue string) concurrency.Candidate {
-	return concurrency.Candidate{Peer: peer("m", "unit", queue, trig, 10), MaxConcurrency: maxConcurrency}
+func self(maxConcurrency int, queue string) concurrency.Candidate[string] {
+	return concurrency.Candidate[string]{Peer: peer("m", "unit", queue, trig, 10), MaxConcurrency: maxConcurrency}
 }
 
 func allowed(n concurrency.Counts) concurrency.Decision {
@@ -40,8 +40,8 @@ func allowed(n concurrency.Counts) concurrency.Decision {
 func TestDecide(t *testing.T) {
 	tests := []struct {
 		name   string
-		cand   concurrency.Candidate
-		peers  []concurrency.Peer
+		cand   concurrency.Candidate[string]
+		peers  []concurrency.Peer[string]
 		limits concurrency.Limits
 		want   concurrency.Decision
 	}{
@@ -53,7 +53,7 @@ func TestDecide(t *testing.T) {
 		{
 			name: "no limits: counts are reported but nothing blocks",
 			cand: self(0, ""),
-			peers: []concurrency.Peer{
+			peers: []concurrency.Peer[string]{
 				peer("a", "unit", "", pend, 0),
 				peer("b", "unit", "", trig, 0),
 				peer("c", "lint", "", pend, 0),
@@ -65,14 +65,14 @@ func TestDecide(t *testing.T) {
 		{
 			name:   "global: below the cap",
 			cand:   self(0, ""),
-			peers:  []concurrency.Peer{peer("a", "lint", "", pend, 0)},
+			peers:  []concurrency.Peer[string]{peer("a", "lint", "", pend, 0)},
 			limits: concurrency.Limits{MaxPending: 2},
 			want:   allowed(concurrency.Counts{Pending: 1}),
 		},
 		{
 			name:   "global: at the cap, pending jobs of any name count",
 			cand:   self(0, ""),
-			peers:  []concurrency.Peer{peer("a", "lint", "", pend, 0), peer("b", "e2e", "q", pend, 20)},
+			peers:  []concurrency.Peer[string]{peer("a", "lint", "", pend, 0), peer("b", "e2e", "q", pend, 20)},
 			limits: concurrency.Limits{MaxPending: 2},
 			want: concurrency.Decision{BlockedBy: concurrency.LimitMaxPending, Limit: 2,
 				Counts:     concurrency.Counts{Pending: 2},
@@ -82,7 +82,7 @@ func TestDecide(t *testing.T) {
 		{
 			name:   "global: above the cap",
 			cand:   self(0, ""),
-			peers:  []concurrency.Peer{peer("a", "lint", "", pend, 0), peer("b", "lint", "", pend, 0), peer("c", "lint", "", pend, 0)},
+			peers:  []concurrency.Peer[string]{peer("a", "lint", "", pend, 0), peer("b", "lint", "", pend, 0), peer("c", "lint", "", pend, 0)},
 			limits: concurrency.Limits{MaxPending: 2, RetryAfter: time.Minute},
 			want: concurrency.Decision{BlockedBy: concurrency.LimitMaxPending, Limit: 2,
 				Counts:     concurrency.Counts{Pending: 3},
@@ -92,7 +92,7 @@ func TestDecide(t *testing.T) {
 		{
 			name: "global: triggered and finished jobs do not count, even older ones",
 			cand: self(0, ""),
-			peers: []concurrency.Peer{
+			peers: []concurrency.Peer[string]{
 				peer("a", "lint", "", trig, 0), peer("b", "lint", "", fin, 0), peer("c", "unit", "", trig, 0),
 			},
 			limits: concurrency.Limits{MaxPending: 1},
@@ -101,7 +101,7 @@ func TestDecide(t *testing.T) {
 		{
 			name:   "global: the candidate itself does not count when listed as pending",
 			cand:   self(0, ""),
-			peers:  []concurrency.Peer{peer("m", "unit", "", pend, 10)},
+			peers:  []concurrency.Peer[string]{peer("m", "unit", "", pend, 10)},
 			limits: concurrency.Limits{MaxPending: 1},
 			want:   allowed(concurrency.Counts{}),
 		},
@@ -110,7 +110,7 @@ func TestDecide(t *testing.T) {
 		{
 			name:  "name: pending peers of the name count whatever their age",
 			cand:  self(2, ""),
-			peers: []concurrency.Peer{peer("a", "unit", "", pend, 0), peer("z", "unit", "", pend, 99)},
+			peers: []concurrency.Peer[string]{peer("a", "unit", "", pend, 0), peer("z", "unit", "", pend, 99)},
 			want: concurrency.Decision{BlockedBy: concurrency.LimitMaxConcurrency, Limit: 2,
 				Counts:     concurrency.Counts{Pending: 2, SameName: 2},
 				Message:    `2 jobs named "unit" are pending or were triggered earlier, at most 2 may run at once`,
@@ -119,7 +119,7 @@ func TestDecide(t *testing.T) {
 		{
 			name:  "name: an older triggered peer counts",
 			cand:  self(1, ""),
-			peers: []concurrency.Peer{peer("z", "unit", "", trig, 9)},
+			peers: []concurrency.Peer[string]{peer("z", "unit", "", trig, 9)},
 			want: concurrency.Decision{BlockedBy: concurrency.LimitMaxConcurrency, Limit: 1,
 				Counts:     concurrency.Counts{SameName: 1},
 				Message:    `1 jobs named "unit" are pending or were triggered earlier, at most 1 may run at once`,
@@ -128,13 +128,13 @@ func TestDecide(t *testing.T) {
 		{
 			name:  "name: a younger triggered peer does not count",
 			cand:  self(1, ""),
-			peers: []concurrency.Peer{peer("a", "unit", "", trig, 11)},
+			peers: []concurrency.Peer[string]{peer("a", "unit", "", trig, 11)},
 			want:  allowed(concurrency.Counts{}),
 		},
 		{
 			name:  "name: same creation time, lower UID goes first",
 			cand:  self(1, ""),
-			peers: []concurrency.Peer{peer("a", "unit", "", trig, 10)},
+			peers: []concurrency.Peer[string]{peer("a", "unit", "", trig, 10)},
 			want: concurrency.Decision{BlockedBy: concurrency.LimitMaxConcurrency, Limit: 1,
 				Counts:     concurrency.Counts{SameName: 1},
 				Message:    `1 jobs named "unit" are pending or were triggered earlier, at most 1 may run at once`,
@@ -143,13 +143,13 @@ func TestDecide(t *testing.T) {
 		{
 			name:  "name: same creation time, higher UID waits",
 			cand:  self(1, ""),
-			peers: []concurrency.Peer{peer("z", "unit", "", trig, 10)},
+			peers: []concurrency.Peer[string]{peer("z", "unit", "", trig, 10)},
 			want:  allowed(concurrency.Counts{}),
 		},
 		{
 			name: "name: other names, finished peers and the candidate do not count",
 			cand: self(1, ""),
-			peers: []concurrency.Peer{
+			peers: []concurrency.Peer[string]{
 				peer("a", "lint", "", pend, 0), peer("b", "unit", "", fin, 0), peer("m", "unit", "", pend, 10),
 			},
 			want: allowed(concurrency.Counts{Pending: 1}),
@@ -157,7 +157,7 @@ func TestDecide(t *testing.T) {
 		{
 			name:  "name: below the cap",
 			cand:  self(3, ""),
-			peers: []concurrency.Peer{peer("a", "unit", "", pend, 0), peer("b", "unit", "", trig, 1)},
+			peers: []concurrency.Peer[string]{peer("a", "unit", "", pend, 0), peer("b", "unit", "", trig, 1)},
 			want:  allowed(concurrency.Counts{Pending: 1, SameName: 2}),
 		},
 
@@ -173,14 +173,14 @@ func TestDecide(t *testing.T) {
 		{
 			name:   "queue: negative capacity is unlimited",
 			cand:   self(0, "gpu"),
-			peers:  []concurrency.Peer{peer("a", "x", "gpu", pend, 0), peer("b", "y", "gpu", pend, 0)},
+			peers:  []concurrency.Peer[string]{peer("a", "x", "gpu", pend, 0), peer("b", "y", "gpu", pend, 0)},
 			limits: concurrency.Limits{Queues: map[string]int{"gpu": -1}},
 			want:   allowed(concurrency.Counts{Pending: 2, SameQueue: 2}),
 		},
 		{
 			name: "queue: pending and older triggered peers of any name count",
 			cand: self(0, "gpu"),
-			peers: []concurrency.Peer{
+			peers: []concurrency.Peer[string]{
 				peer("a", "lint", "gpu", pend, 50),
 				peer("b", "e2e", "gpu", trig, 5),
 				peer("c", "e2e", "gpu", trig, 15), // younger
@@ -197,21 +197,21 @@ func TestDecide(t *testing.T) {
 		{
 			name:   "queue: below capacity",
 			cand:   self(0, "gpu"),
-			peers:  []concurrency.Peer{peer("a", "lint", "gpu", pend, 0)},
+			peers:  []concurrency.Peer[string]{peer("a", "lint", "gpu", pend, 0)},
 			limits: concurrency.Limits{Queues: map[string]int{"gpu": 2}},
 			want:   allowed(concurrency.Counts{Pending: 1, SameQueue: 1}),
 		},
 		{
 			name:   "queue: same creation time, lower UID goes first",
 			cand:   self(0, "gpu"),
-			peers:  []concurrency.Peer{peer("a", "lint", "gpu", trig, 10), peer("z", "lint", "gpu", trig, 10)},
+			peers:  []concurrency.Peer[string]{peer("a", "lint", "gpu", trig, 10), peer("z", "lint", "gpu", trig, 10)},
 			limits: concurrency.Limits{Queues: map[string]int{"gpu": 2}},
 			want:   allowed(concurrency.Counts{SameQueue: 1}),
 		},
 		{
 			name:   "queue: a candidate without a queue ignores the queues",
 			cand:   self(0, ""),
-			peers:  []concurrency.Peer{peer("a", "unit", "gpu", pend, 0)},
+			peers:  []concurrency.Peer[string]{peer("a", "unit", "gpu", pend, 0)},
 			limits: concurrency.Limits{Queues: map[string]int{"gpu": 0}},
 			want:   allowed(concurrency.Counts{Pending: 1, SameName: 1}),
 		},
@@ -220,7 +220,7 @@ func TestDecide(t *testing.T) {
 		{
 			name:   "order: the global cap is reported before the name cap",
 			cand:   self(1, "gpu"),
-			peers:  []concurrency.Peer{peer("a", "unit", "gpu", pend, 0)},
+			peers:  []concurrency.Peer[string]{peer("a", "unit", "gpu", pend, 0)},
 			limits: concurrency.Limits{MaxPending: 1, Queues: map[string]int{"gpu": 1}},
 			want: concurrency.Decision{BlockedBy: concurrency.LimitMaxPending, Limit: 1,
 				Counts:     concurrency.Counts{Pending: 1, SameName: 1, SameQueue: 1},
@@ -230,7 +230,7 @@ func TestDecide(t *testing.T) {
 		{
 			name:   "order: the name cap is reported before the queue",
 			cand:   self(1, "gpu"),
-			peers:  []concurrency.Peer{peer("a", "unit", "gpu", pend, 0)},
+			peers:  []concurrency.Peer[string]{peer("a", "unit", "gpu", pend, 0)},
 			limits: concurrency.Limits{MaxPending: 2, Queues: map[string]int{"gpu": 0}},
 			want: concurrency.Decision{BlockedBy: concurrency.LimitMaxConcurrency, Limit: 1,
 				Counts:     concurrency.Counts{Pending: 1, SameName: 1, SameQueue: 1},
@@ -240,7 +240,7 @@ func TestDecide(t *testing.T) {
 		{
 			name:   "order: all limits pass",
 			cand:   self(2, "gpu"),
-			peers:  []concurrency.Peer{peer("a", "unit", "gpu", pend, 0)},
+			peers:  []concurrency.Peer[string]{peer("a", "unit", "gpu", pend, 0)},
 			limits: concurrency.Limits{MaxPending: 2, Queues: map[string]int{"gpu": 2}},
 			want:   allowed(concurrency.Counts{Pending: 1, SameName: 1, SameQueue: 1}),
 		},
@@ -259,11 +259,11 @@ func TestDecide(t *testing.T) {
 }
 
 func TestDecideErrors(t *testing.T) {
-	blockingPeers := []concurrency.Peer{peer("a", "unit", "", pend, 0)}
+	blockingPeers := []concurrency.Peer[string]{peer("a", "unit", "", pend, 0)}
 	tests := []struct {
 		name          string
-		cand          concurrency.Candidate
-		peers         []concurrency.Peer
+		cand          concurrency.Candidate[string]
+		peers         []concurrency.Peer[string]
 		limits        concurrency.Limits
 		wantErr       string
 		wantUnknownQ  bool
@@ -271,7 +271,7 @@ func TestDecideErrors(t *testing.T) {
 	}{
 		{
 			name:          "empty candidate UID",
-			cand:          concurrency.Candidate{Peer: concurrency.Peer{JobName: "unit"}},
+			cand:          concurrency.Candidate[string]{Peer: concurrency.Peer[string]{JobName: "unit"}},
 			wantErr:       `concurrency: Candidate.UID="": required to tell the candidate from its peers`,
 			wantFieldName: "Candidate.UID",
 		},
@@ -283,7 +283,7 @@ func TestDecideErrors(t *testing.T) {
 		},
 		{
 			name:          "MaxConcurrency without a job name",
-			cand:          concurrency.Candidate{Peer: concurrency.Peer{UID: "m"}, MaxConcurrency: 1},
+			cand:          concurrency.Candidate[string]{Peer: concurrency.Peer[string]{UID: "m"}, MaxConcurrency: 1},
 			wantErr:       `concurrency: Candidate.JobName="": required when MaxConcurrency is set`,
 			wantFieldName: "Candidate.JobName",
 		},
@@ -328,14 +328,14 @@ func TestDecideErrors(t *testing.T) {
 		{
 			name:          "peer with an empty state",
 			cand:          self(0, ""),
-			peers:         []concurrency.Peer{peer("a", "unit", "", pend, 0), peer("b", "unit", "", "", 0)},
+			peers:         []concurrency.Peer[string]{peer("a", "unit", "", pend, 0), peer("b", "unit", "", "", 0)},
 			wantErr:       `concurrency: peers[1].State="": must be "triggered", "pending" or "finished"`,
 			wantFieldName: "peers[1].State",
 		},
 		{
 			name:          "peer with an unknown state",
 			cand:          self(0, ""),
-			peers:         []concurrency.Peer{peer("a", "unit", "", "aborted", 0)},
+			peers:         []concurrency.Peer[string]{peer("a", "unit", "", "aborted", 0)},
 			wantErr:       `concurrency: peers[0].State="aborted": must be "triggered", "pending" or "finished"`,
 			wantFieldName: "peers[0].State",
 		},
@@ -361,7 +361,7 @@ func TestDecideErrors(t *testing.T) {
 // including jobs that share a creation time.
 func TestDecideCreationOrder(t *testing.T) {
 	// 7 jobs; creation seconds with ties; UIDs not in creation order.
-	jobs := []concurrency.Peer{
+	jobs := []concurrency.Peer[string]{
 		peer("g", "unit", "q", trig, 3),
 		peer("b", "unit", "q", trig, 1),
 		peer("f", "unit", "q", trig, 1),
@@ -377,7 +377,7 @@ func TestDecideCreationOrder(t *testing.T) {
 			t.Run(fmt.Sprintf("%s limit=%d", mode, k), func(t *testing.T) {
 				var gotAllowed []string
 				for _, j := range jobs {
-					c := concurrency.Candidate{Peer: j}
+					c := concurrency.Candidate[string]{Peer: j}
 					limits := concurrency.Limits{Queues: map[string]int{"q": -1}}
 					if mode == "name" {
 						c.MaxConcurrency = k
@@ -408,7 +408,7 @@ func TestDecideCreationOrder(t *testing.T) {
 // order and never exceed the limit.
 func TestDecideOneStartsAtATime(t *testing.T) {
 	const limit = 2
-	jobs := make([]concurrency.Peer, 6)
+	jobs := make([]concurrency.Peer[string], 6)
 	for i := range jobs {
 		jobs[i] = peer(fmt.Sprintf("uid-%d", 5-i), "unit", "", trig, i/2) // pairs share a time
 	}
@@ -418,7 +418,7 @@ func TestDecideOneStartsAtATime(t *testing.T) {
 			if jobs[i].State != trig {
 				continue
 			}
-			d, err := concurrency.Decide(concurrency.Candidate{Peer: jobs[i], MaxConcurrency: limit}, jobs, concurrency.Limits{})
+			d, err := concurrency.Decide(concurrency.Candidate[string]{Peer: jobs[i], MaxConcurrency: limit}, jobs, concurrency.Limits{})
 			require.NoError(t, err)
 			if d.Allowed {
 				jobs[i].State = pend

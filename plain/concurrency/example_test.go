@@ -10,7 +10,7 @@ import (
 
 func ExampleDecide() {
 	t := time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
-	peers := []concurrency.Peer{
+	peers := []concurrency.Peer[string]{
 		{UID: "a", JobName: "e2e", State: concurrency.StatePending, Created: t},
 		{UID: "b", JobName: "e2e", State: concurrency.StateTriggered, Created: t.Add(time.Minute)},
 		{UID: "c", JobName: "e2e", State: concurrency.StateTriggered, Created: t.Add(2 * time.Minute)},
@@ -20,7 +20,7 @@ func ExampleDecide() {
 	// At most two "e2e" jobs at once: one runs, so the older triggered job may
 	// start and the younger one waits for it.
 	for _, p := range peers[1:3] {
-		d, err := concurrency.Decide(concurrency.Candidate{Peer: p, MaxConcurrency: 2}, peers, limits)
+		d, err := concurrency.Decide(concurrency.Candidate[string]{Peer: p, MaxConcurrency: 2}, peers, limits)
 		if err != nil {
 			fmt.Println(err)
 			continue
@@ -38,12 +38,12 @@ func ExampleDecide() {
 
 func ExampleDecide_queues() {
 	t := time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
-	peers := []concurrency.Peer{
+	peers := []concurrency.Peer[string]{
 		{UID: "a", JobName: "train", Queue: "gpu", State: concurrency.StatePending, Created: t},
 	}
 	limits := concurrency.Limits{Queues: map[string]int{"gpu": 1, "frozen": 0, "cpu": -1}}
 	for _, q := range []string{"gpu", "frozen", "cpu", "tpu"} {
-		c := concurrency.Candidate{Peer: concurrency.Peer{UID: "z", JobName: "eval", Queue: q, Created: t}}
+		c := concurrency.Candidate[string]{Peer: concurrency.Peer[string]{UID: "z", JobName: "eval", Queue: q, Created: t}}
 		d, err := concurrency.Decide(c, peers, limits)
 		switch {
 		case errors.Is(err, concurrency.ErrUnknownQueue):

@@ -19,10 +19,10 @@ func FuzzDecide(f *testing.F) {
 		states := []concurrency.State{concurrency.StateTriggered, concurrency.StatePending, concurrency.StateFinished, "bogus"}
 		names := []string{"unit", "lint"}
 		queues := []string{"", "gpu", "cpu"}
-		var peers []concurrency.Peer
+		var peers []concurrency.Peer[string]
 		for i := 0; i+2 < len(data); i += 3 {
 			b := data[i]
-			peers = append(peers, concurrency.Peer{
+			peers = append(peers, concurrency.Peer[string]{
 				State:   states[int(b&3)],
 				JobName: names[int(b>>2)&1],
 				Queue:   queues[int(b>>3)%3],
@@ -30,8 +30,8 @@ func FuzzDecide(f *testing.F) {
 				UID:     fmt.Sprint(data[i+2] % 8),
 			})
 		}
-		c := concurrency.Candidate{
-			Peer: concurrency.Peer{UID: fmt.Sprint(selfUID % 8), JobName: "unit", Queue: queues[int(selfUID)%3],
+		c := concurrency.Candidate[string]{
+			Peer: concurrency.Peer[string]{UID: fmt.Sprint(selfUID % 8), JobName: "unit", Queue: queues[int(selfUID)%3],
 				Created: t0.Add(time.Duration(selfSec%8) * time.Second)},
 			MaxConcurrency: int(maxConc),
 		}
