@@ -114,7 +114,7 @@ func Record(uncounted *batchv1.UncountedTerminatedPods, finished []FinishedPod, 
 	var errs field.ErrorList
 	// Pods without the finalizer are skipped (an earlier sync handled them), so
 	// plain entry j is finished[at(j)]: pos is nil while nothing was skipped.
-	plain := make([]ledger.Finished, 0, len(finished))
+	plain := make([]ledger.Finished[types.UID], 0, len(finished))
 	var pos []int
 	for i := range finished {
 		fp := &finished[i]
@@ -125,7 +125,7 @@ func Record(uncounted *batchv1.UncountedTerminatedPods, finished []FinishedPod, 
 			if pos != nil {
 				pos = append(pos, i)
 			}
-			plain = append(plain, ledger.Finished{UID: string(fp.Pod.UID), Outcome: fp.Outcome, Index: fp.Index})
+			plain = append(plain, ledger.Finished[types.UID]{UID: fp.Pod.UID, Outcome: fp.Outcome, Index: fp.Index})
 			continue
 		}
 		if pos == nil {
@@ -141,27 +141,20 @@ func Record(uncounted *batchv1.UncountedTerminatedPods, finished []FinishedPod, 
 		}
 		return pos[j]
 	}
-	var pending func(string) bool
+	var pending func(types.UID) bool
 	if len(pendingRemoval) > 0 {
-		pending = func(uid string) bool { return pendingRemoval.Has(types.UID(uid)) }
+		pending = pendingRemoval.Has
 	}
 	pr, err := ledger.Record(plainUncounted(uncounted), plain, pending, limit)
 	errs = appendLedgerErrors(errs, err, func(j int) *corev1.Pod { return finished[at(j)].Pod }, at)
 
 	r := Recording{
 		Uncounted:           kubeUncounted(pr.Uncounted),
+		NewSucceeded:        pr.NewSucceeded,
+		NewFailed:           pr.NewFailed,
 		NewSucceededIndexes: pr.NewSucceededIndexes,
 		LimitReached:        pr.LimitReached,
 		Changed:             pr.Changed,
-	}
-	// The new UIDs are the tails of the new lists.
-	if n := len(pr.NewSucceeded); n > 0 {
-		l := len(r.Uncounted.Succeeded)
-		r.NewSucceeded = r.Uncounted.Succeeded[l-n : l : l]
-	}
-	if n := len(pr.NewFailed); n > 0 {
-		l := len(r.Uncounted.Failed)
-		r.NewFailed = r.Uncounted.Failed[l-n : l : l]
 	}
 	if len(pr.Release) > 0 {
 		r.RemoveFinalizer = make([]*corev1.Pod, len(pr.Release))
@@ -210,21 +203,21 @@ func Settle(uncounted *batchv1.UncountedTerminatedPods, pods []*corev1.Pod, remo
 	if uncounted == nil || len(uncounted.Succeeded)+len(uncounted.Failed) == 0 {
 		return s, nil
 	}
-	held := func(yield func(string) bool) {
+	held := func(yield func(types.UID) bool) {
 		for _, p := range pods {
 			// Has first: in a big Job most pods lost the finalizer long ago.
-			if Has(p) && p.UID != "" && !yield(string(p.UID)) {
+			if Has(p) && p.UID != "" && !yield(p.UID) {
 				return
 			}
 		}
 	}
-	var isRemoved func(string) bool
+	var isRemoved func(types.UID) bool
 	if len(removed) > 0 {
-		isRemoved = func(uid string) bool { return removed.Has(types.UID(uid)) }
+		isRemoved = removed.Has
 	}
 	ps, err := ledger.Settle(plainUncounted(uncounted), held, isRemoved)
 	s.Uncounted = kubeUncounted(ps.Uncounted)
-	s.SucceededUIDs, s.FailedUIDs = toUIDs(ps.SucceededUIDs), toUIDs(ps.FailedUIDs)
+	s.SucceededUIDs, s.FailedUIDs = ps.SucceededUIDs, ps.FailedUIDs
 	s.Succeeded, s.Failed = int32(ps.Succeeded), int32(ps.Failed)
 	s.Changed = ps.Changed
 	return s, appendLedgerErrors(nil, err, nil, nil).ToAggregate()
@@ -236,7 +229,7 @@ func Settle(uncounted *batchv1.UncountedTerminatedPods, pods []*corev1.Pod, remo
 func (s Settlement) ApplyTo(status *batchv1.JobStatus) {
 	u := s.Uncounted
 	status.UncountedTerminatedPods = &u
-	status.Succeeded, status.Failed = ledger.Settlement{Succeeded: int(s.Succeeded), Failed: int(s.Failed)}.AddTo(status.Succeeded, status.Failed)
+	status.Succeeded, status.Failed = ledger.Settlement[types.UID]{Succeeded: int(s.Succeeded), Failed: int(s.Failed)}.AddTo(status.Succeeded, status.Failed)
 }
 
 var (
@@ -244,37 +237,15 @@ var (
 	finishedPath  = field.NewPath("finished")
 )
 
-func plainUncounted(u *batchv1.UncountedTerminatedPods) ledger.Uncounted {
+func plainUncounted(u *batchv1.UncountedTerminatedPods) ledger.Uncounted[types.UID] {
 	if u == nil {
-		return ledger.Uncounted{}
+		return ledger.Uncounted[types.UID]{}
 	}
-	return ledger.Uncounted{Succeeded: toStrings(u.Succeeded), Failed: toStrings(u.Failed)}
+	return ledger.Uncounted[types.UID]{Succeeded: u.Succeeded, Failed: u.Failed}
 }
 
-func kubeUncounted(u ledger.Uncounted) batchv1.UncountedTerminatedPods {
-	return batchv1.UncountedTerminatedPods{Succeeded: toUIDs(u.Succeeded), Failed: toUIDs(u.Failed)}
-}
-
-func toStrings(uids []types.UID) []string {
-	if uids == nil {
-		return nil
-	}
-	out := make([]string, len(uids))
-	for i, u := range uids {
-		out[i] = string(u)
-	}
-	return out
-}
-
-func toUIDs(s []string) []types.UID {
-	if s == nil {
-		return nil
-	}
-	out := make([]types.UID, len(s))
-	for i, u := range s {
-		out[i] = types.UID(u)
-	}
-	return out
+func kubeUncounted(u ledger.Uncounted[types.UID]) batchv1.UncountedTerminatedPods {
+	return batchv1.UncountedTerminatedPods{Succeeded: u.Succeeded, Failed: u.Failed}
 }
 
 // appendLedgerErrors appends the entries of a ledger error as field errors with

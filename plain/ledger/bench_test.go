@@ -25,15 +25,15 @@ func BenchmarkRecord(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			uids := benchUIDs(n)
-			finished := make([]ledger.Finished, n)
-			var u ledger.Uncounted
+			finished := make([]ledger.Finished[string], n)
+			var u ledger.Uncounted[string]
 			pending := map[string]bool{}
 			for i, uid := range uids {
 				o := ledger.Succeeded
 				if i%3 == 0 {
 					o = ledger.Failed
 				}
-				finished[i] = ledger.Finished{UID: uid, Outcome: o}
+				finished[i] = ledger.Finished[string]{UID: uid, Outcome: o}
 				switch {
 				case i%4 == 0 && len(u.Succeeded)+len(u.Failed) < ledger.MaxUncounted/2:
 					if o == ledger.Failed {
@@ -61,7 +61,7 @@ func BenchmarkSettle(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			uids := benchUIDs(n)
-			var u ledger.Uncounted
+			var u ledger.Uncounted[string]
 			var held []string
 			for i, uid := range uids {
 				if i%2 == 0 {
@@ -86,7 +86,7 @@ func BenchmarkSettleTypical(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			uids := benchUIDs(n)
-			var u ledger.Uncounted
+			var u ledger.Uncounted[string]
 			var held []string
 			for i, uid := range uids {
 				if i < ledger.MaxUncounted {

@@ -1,7 +1,8 @@
 // Package ledger keeps the books through which every finished pod of a job is
 // counted exactly once, even when the controller crashes at any moment: the
-// arithmetic of the Job controller's status.uncountedTerminatedPods, over plain
-// string UIDs, int indexes and counters, with the standard library only.
+// arithmetic of the Job controller's status.uncountedTerminatedPods, over UIDs of
+// any string type (string for a scheduler: Uncounted[string]), int indexes and
+// counters, with the standard library only.
 //
 // A finished pod stays held (in Kubernetes: it keeps the tracking finalizer
 // batch.kubernetes.io/job-tracking, so it cannot vanish) until its job has
@@ -9,7 +10,8 @@
 // the caller stores it, then releases the pods [Recording.Release] names; [Settle]
 // then moves the UIDs of released pods from the ledger into the counters.
 // Package github.com/jobkit/jobkit/finalizers is this package for Jobs and pods:
-// it reads the UIDs and the finalizer from pods and the ledger from the Job status.
+// it reads the UIDs and the finalizer from pods and passes the Job status's ledger as
+// it is (Uncounted[types.UID]).
 //
 // # The crash-safe order
 //

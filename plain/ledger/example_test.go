@@ -10,10 +10,10 @@ import (
 // A scheduler keeps each finished task "held" (not forgotten) until the ledger that
 // records it is stored, then releases it and counts it.
 func Example() {
-	var stored ledger.Uncounted
+	var stored ledger.Uncounted[string]
 	var succeeded, failed int32
 
-	finished := []ledger.Finished{
+	finished := []ledger.Finished[string]{
 		{UID: "task-a", Outcome: ledger.Succeeded},
 		{UID: "task-b", Outcome: ledger.Failed},
 		{UID: "task-c", Outcome: ledger.NotCounted},
@@ -37,20 +37,20 @@ func Example() {
 }
 
 func ExampleRecord_limit() {
-	finished := []ledger.Finished{
+	finished := []ledger.Finished[string]{
 		{UID: "a", Outcome: ledger.Failed},
 		{UID: "b", Outcome: ledger.SucceededIndex, Index: 7},
 		{UID: "c", Outcome: ledger.Failed},
 		{UID: "d", Outcome: ledger.NotCounted},
 	}
-	r, _ := ledger.Record(ledger.Uncounted{}, finished, nil, 2)
+	r, _ := ledger.Record(ledger.Uncounted[string]{}, finished, nil, 2)
 	fmt.Println(r.Uncounted.Failed, r.NewSucceededIndexes, r.Release, r.LimitReached)
 	// Output:
 	// [a] [7] [0 1 3] true
 }
 
 func ExampleSettle() {
-	stored := ledger.Uncounted{Succeeded: []string{"a", "b"}, Failed: []string{"c"}}
+	stored := ledger.Uncounted[string]{Succeeded: []string{"a", "b"}, Failed: []string{"c"}}
 	held := []string{"b", "x"} // b still held; x is not in the ledger
 	s, _ := ledger.Settle(stored, slices.Values(held), nil)
 	fmt.Println(s.SucceededUIDs, s.FailedUIDs, s.Uncounted.Succeeded)
@@ -59,8 +59,8 @@ func ExampleSettle() {
 }
 
 func ExampleErrors() {
-	stored := ledger.Uncounted{Succeeded: []string{"a"}, Failed: []string{"a"}}
-	_, err := ledger.Record(stored, []ledger.Finished{{Outcome: ledger.Failed}}, nil, 0)
+	stored := ledger.Uncounted[string]{Succeeded: []string{"a"}, Failed: []string{"a"}}
+	_, err := ledger.Record(stored, []ledger.Finished[string]{{Outcome: ledger.Failed}}, nil, 0)
 	fmt.Println(err)
 	// Output:
 	// ledger: uncounted.succeeded[0]: UID "a" is also listed in failed; kept once, as failed; finished[0].uid: a UID is required; not recorded, still held

@@ -47,19 +47,22 @@ func (o Outcome) String() string {
 
 // Uncounted is the ledger: the UIDs of finished pods that are recorded but not yet
 // in the counters, because their pods are still held (for Kubernetes: they still
-// carry the tracking finalizer; status.uncountedTerminatedPods).
-type Uncounted struct {
+// carry the tracking finalizer; status.uncountedTerminatedPods). ID is the type of
+// the UIDs: string for a scheduler, types.UID in package
+// github.com/jobkit/jobkit/finalizers, which so passes the Job status's lists as
+// they are.
+type Uncounted[ID ~string] struct {
 	// Succeeded and Failed are the recorded UIDs by outcome. A UID is in at most
 	// one list, once.
-	Succeeded, Failed []string
+	Succeeded, Failed []ID
 }
 
 // Finished is a pod, still held, that the caller has decided may be released in
 // this sync, with how it counts. Deciding it (phase, deletion, failure policy, the
 // index) is the caller's classification; this package only keeps the books.
-type Finished struct {
+type Finished[ID ~string] struct {
 	// UID identifies the pod; required.
-	UID string
+	UID ID
 	// Outcome says how the pod counts.
 	Outcome Outcome
 	// Index is the completion index; read only when Outcome is SucceededIndex.
@@ -67,14 +70,14 @@ type Finished struct {
 }
 
 // Recording is the result of [Record].
-type Recording struct {
+type Recording[ID ~string] struct {
 	// Uncounted is the new ledger: the input lists, cleaned of duplicates,
 	// followed by the new UIDs. Its slices are new; they share nothing with the
 	// input.
-	Uncounted Uncounted
+	Uncounted Uncounted[ID]
 	// NewSucceeded and NewFailed are the UIDs this call added to Uncounted, in the
 	// order of the input (the tails of Uncounted's lists).
-	NewSucceeded, NewFailed []string
+	NewSucceeded, NewFailed []ID
 	// NewSucceededIndexes are the indexes of SucceededIndex pods, ascending and
 	// without duplicates, to merge into the completed indexes (a union, so an
 	// index already there does no harm).
@@ -121,7 +124,7 @@ type Recording struct {
 //
 // Cost: O(len(finished) + len(uncounted lists)) time and one map of that size,
 // plus sorting the new indexes.
-func Record(uncounted Uncounted, finished []Finished, pending func(uid string) bool, limit int) (Recording, error) {
+func Record[ID ~string](uncounted Uncounted[ID], finished []Finished[ID], pending func(uid ID) bool, limit int) (Recording[ID], error) {
 	if limit <= 0 {
 		limit = MaxUncounted
 	}
@@ -130,7 +133,7 @@ func Record(uncounted Uncounted, finished []Finished, pending func(uid string) b
 	oldSucc, oldFail := len(succ), len(fail)
 	entries := oldSucc + oldFail
 
-	var r Recording
+	var r Recording[ID]
 	var indexSeen map[int]struct{}
 	for i := range finished {
 		f := &finished[i]
@@ -144,7 +147,7 @@ func Record(uncounted Uncounted, finished []Finished, pending func(uid string) b
 		}
 		m := marks[uid]
 		if m&visited != 0 {
-			errs = append(errs, &EntryError{List: ListFinished, Pos: i, Problem: ProblemDuplicate, UID: uid})
+			errs = append(errs, &EntryError{List: ListFinished, Pos: i, Problem: ProblemDuplicate, UID: string(uid)})
 			continue
 		}
 		marks[uid] = m | visited
@@ -156,7 +159,7 @@ func Record(uncounted Uncounted, finished []Finished, pending func(uid string) b
 			needEntry = !recorded
 		case SucceededIndex:
 			if f.Index < 0 {
-				errs = append(errs, &EntryError{List: ListFinished, Pos: i, Problem: ProblemNegativeIndex, UID: uid, Index: f.Index})
+				errs = append(errs, &EntryError{List: ListFinished, Pos: i, Problem: ProblemNegativeIndex, UID: string(uid), Index: f.Index})
 				continue
 			}
 			if !recorded {
@@ -165,7 +168,7 @@ func Record(uncounted Uncounted, finished []Finished, pending func(uid string) b
 			}
 		case NotCounted:
 		default:
-			errs = append(errs, &EntryError{List: ListFinished, Pos: i, Problem: ProblemUnknownOutcome, UID: uid, Outcome: f.Outcome})
+			errs = append(errs, &EntryError{List: ListFinished, Pos: i, Problem: ProblemUnknownOutcome, UID: string(uid), Outcome: f.Outcome})
 			continue
 		}
 
@@ -192,7 +195,7 @@ func Record(uncounted Uncounted, finished []Finished, pending func(uid string) b
 	}
 
 	slices.Sort(r.NewSucceededIndexes)
-	r.Uncounted = Uncounted{Succeeded: succ, Failed: fail}
+	r.Uncounted = Uncounted[ID]{Succeeded: succ, Failed: fail}
 	if len(succ) > oldSucc {
 		r.NewSucceeded = succ[oldSucc:len(succ):len(succ)]
 	}
@@ -204,16 +207,16 @@ func Record(uncounted Uncounted, finished []Finished, pending func(uid string) b
 }
 
 // Settlement is the result of [Settle].
-type Settlement struct {
+type Settlement[ID ~string] struct {
 	// Uncounted is the new ledger: the UIDs whose pods are still held. Its slices
 	// are new.
-	Uncounted Uncounted
+	Uncounted Uncounted[ID]
 	// Succeeded and Failed are the amounts to add to the succeeded and failed
 	// counters: the lengths of SucceededUIDs and FailedUIDs.
 	Succeeded, Failed int
 	// SucceededUIDs and FailedUIDs are the UIDs that left the ledger and are
 	// counted now, in list order.
-	SucceededUIDs, FailedUIDs []string
+	SucceededUIDs, FailedUIDs []ID
 	// Changed is true when the ledger must be stored: some UID was counted, or
 	// the input lists had duplicates that were dropped.
 	Changed bool
@@ -238,8 +241,8 @@ type Settlement struct {
 // Cost: O(len(held) + len(uncounted lists)) time and one map of the size of the
 // lists; it returns at once, without allocating or calling held, when the ledger
 // is empty.
-func Settle(uncounted Uncounted, held iter.Seq[string], removed func(uid string) bool) (Settlement, error) {
-	var s Settlement
+func Settle[ID ~string](uncounted Uncounted[ID], held iter.Seq[ID], removed func(uid ID) bool) (Settlement[ID], error) {
+	var s Settlement[ID]
 	if len(uncounted.Succeeded)+len(uncounted.Failed) == 0 {
 		return s, nil
 	}
@@ -263,7 +266,7 @@ func Settle(uncounted Uncounted, held iter.Seq[string], removed func(uid string)
 // AddTo returns the counters succeeded and failed grown by the settlement,
 // saturating at math.MaxInt32 (the width of a Job's status counters) so that they
 // never wrap around and never go backwards.
-func (s Settlement) AddTo(succeeded, failed int32) (int32, int32) {
+func (s Settlement[ID]) AddTo(succeeded, failed int32) (int32, int32) {
 	return addSat(succeeded, s.Succeeded), addSat(failed, s.Failed)
 }
 
@@ -279,7 +282,7 @@ func addSat(a int32, b int) int32 {
 
 // split partitions uids into those marked visited (the pod is still held) and
 // the rest.
-func split(uids []string, marks map[string]uint8) (keep, counted []string) {
+func split[ID ~string](uids []ID, marks map[ID]uint8) (keep, counted []ID) {
 	for _, uid := range uids {
 		if marks[uid]&visited != 0 {
 			keep = append(keep, uid)
@@ -302,14 +305,14 @@ const (
 // normalize copies the uncounted lists without duplicates, keeping a UID listed in
 // both in failed only, and marks every kept UID with the list it is in. changed
 // reports whether anything was dropped. extra sizes the map for more UIDs to come.
-func normalize(u Uncounted, extra int, errs *Errors) (succ, fail []string, marks map[string]uint8, changed bool) {
-	marks = make(map[string]uint8, len(u.Succeeded)+len(u.Failed)+extra)
+func normalize[ID ~string](u Uncounted[ID], extra int, errs *Errors) (succ, fail []ID, marks map[ID]uint8, changed bool) {
+	marks = make(map[ID]uint8, len(u.Succeeded)+len(u.Failed)+extra)
 	if len(u.Failed) > 0 {
-		fail = make([]string, 0, len(u.Failed))
+		fail = make([]ID, 0, len(u.Failed))
 	}
 	for i, uid := range u.Failed {
 		if _, dup := marks[uid]; dup {
-			*errs = append(*errs, &EntryError{List: ListFailed, Pos: i, Problem: ProblemDuplicate, UID: uid})
+			*errs = append(*errs, &EntryError{List: ListFailed, Pos: i, Problem: ProblemDuplicate, UID: string(uid)})
 			changed = true
 			continue
 		}
@@ -317,16 +320,16 @@ func normalize(u Uncounted, extra int, errs *Errors) (succ, fail []string, marks
 		fail = append(fail, uid)
 	}
 	if len(u.Succeeded) > 0 {
-		succ = make([]string, 0, len(u.Succeeded))
+		succ = make([]ID, 0, len(u.Succeeded))
 	}
 	for i, uid := range u.Succeeded {
 		switch marks[uid] {
 		case inFailed:
-			*errs = append(*errs, &EntryError{List: ListSucceeded, Pos: i, Problem: ProblemInBothLists, UID: uid})
+			*errs = append(*errs, &EntryError{List: ListSucceeded, Pos: i, Problem: ProblemInBothLists, UID: string(uid)})
 			changed = true
 			continue
 		case inSucceeded:
-			*errs = append(*errs, &EntryError{List: ListSucceeded, Pos: i, Problem: ProblemDuplicate, UID: uid})
+			*errs = append(*errs, &EntryError{List: ListSucceeded, Pos: i, Problem: ProblemDuplicate, UID: string(uid)})
 			changed = true
 			continue
 		}

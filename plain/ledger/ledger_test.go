@@ -14,10 +14,12 @@ import (
 	"github.com/jobkit/jobkit/plain/ledger"
 )
 
-func fin(uid string, o ledger.Outcome) ledger.Finished { return ledger.Finished{UID: uid, Outcome: o} }
+func fin(uid string, o ledger.Outcome) ledger.Finished[string] {
+	return ledger.Finished[string]{UID: uid, Outcome: o}
+}
 
-func finIndex(uid string, ix int) ledger.Finished {
-	return ledger.Finished{UID: uid, Outcome: ledger.SucceededIndex, Index: ix}
+func finIndex(uid string, ix int) ledger.Finished[string] {
+	return ledger.Finished[string]{UID: uid, Outcome: ledger.SucceededIndex, Index: ix}
 }
 
 // errFields returns the fields named by an Errors list.
@@ -39,11 +41,11 @@ func errFields(t *testing.T, err error) []string {
 func TestRecord(t *testing.T) {
 	cases := []struct {
 		name          string
-		uncounted     ledger.Uncounted
-		finished      []ledger.Finished
+		uncounted     ledger.Uncounted[string]
+		finished      []ledger.Finished[string]
 		pending       []string
 		limit         int
-		want          ledger.Uncounted
+		want          ledger.Uncounted[string]
 		wantNewSucc   []string
 		wantNewFail   []string
 		wantIndexes   []int
@@ -55,75 +57,75 @@ func TestRecord(t *testing.T) {
 		{name: "nothing"},
 		{
 			name:        "new pods by outcome",
-			finished:    []ledger.Finished{fin("a", ledger.Succeeded), fin("b", ledger.Failed), fin("c", ledger.NotCounted), finIndex("d", 3)},
-			want:        ledger.Uncounted{Succeeded: []string{"a"}, Failed: []string{"b"}},
+			finished:    []ledger.Finished[string]{fin("a", ledger.Succeeded), fin("b", ledger.Failed), fin("c", ledger.NotCounted), finIndex("d", 3)},
+			want:        ledger.Uncounted[string]{Succeeded: []string{"a"}, Failed: []string{"b"}},
 			wantNewSucc: []string{"a"}, wantNewFail: []string{"b"}, wantIndexes: []int{3},
 			wantRelease: []int{0, 1, 2, 3}, wantChanged: true,
 		},
 		{
 			name:        "already recorded: released again, no new entry",
-			uncounted:   ledger.Uncounted{Failed: []string{"b"}},
-			finished:    []ledger.Finished{fin("b", ledger.Failed)},
-			want:        ledger.Uncounted{Failed: []string{"b"}},
+			uncounted:   ledger.Uncounted[string]{Failed: []string{"b"}},
+			finished:    []ledger.Finished[string]{fin("b", ledger.Failed)},
+			want:        ledger.Uncounted[string]{Failed: []string{"b"}},
 			wantRelease: []int{0},
 		},
 		{
 			name:        "a recorded UID is not entered in the other list",
-			uncounted:   ledger.Uncounted{Succeeded: []string{"a"}},
-			finished:    []ledger.Finished{fin("a", ledger.Failed)},
-			want:        ledger.Uncounted{Succeeded: []string{"a"}},
+			uncounted:   ledger.Uncounted[string]{Succeeded: []string{"a"}},
+			finished:    []ledger.Finished[string]{fin("a", ledger.Failed)},
+			want:        ledger.Uncounted[string]{Succeeded: []string{"a"}},
 			wantRelease: []int{0},
 		},
 		{
 			name:        "pending releases are skipped",
-			finished:    []ledger.Finished{fin("a", ledger.Succeeded), fin("b", ledger.Succeeded)},
+			finished:    []ledger.Finished[string]{fin("a", ledger.Succeeded), fin("b", ledger.Succeeded)},
 			pending:     []string{"a"},
-			want:        ledger.Uncounted{Succeeded: []string{"b"}},
+			want:        ledger.Uncounted[string]{Succeeded: []string{"b"}},
 			wantNewSucc: []string{"b"}, wantRelease: []int{1}, wantChanged: true,
 		},
 		{
 			name:        "indexes sorted, a repeated index costs one entry",
-			finished:    []ledger.Finished{finIndex("a", 5), finIndex("b", 1), finIndex("c", 5)},
+			finished:    []ledger.Finished[string]{finIndex("a", 5), finIndex("b", 1), finIndex("c", 5)},
 			limit:       2,
 			wantIndexes: []int{1, 5}, wantRelease: []int{0, 1, 2}, wantChanged: true,
 		},
 		{
 			name:        "limit: only entries that need room are left out",
-			uncounted:   ledger.Uncounted{Failed: []string{"x"}},
-			finished:    []ledger.Finished{fin("a", ledger.Failed), fin("b", ledger.Succeeded), fin("x", ledger.Failed), fin("c", ledger.NotCounted)},
+			uncounted:   ledger.Uncounted[string]{Failed: []string{"x"}},
+			finished:    []ledger.Finished[string]{fin("a", ledger.Failed), fin("b", ledger.Succeeded), fin("x", ledger.Failed), fin("c", ledger.NotCounted)},
 			limit:       2,
-			want:        ledger.Uncounted{Failed: []string{"x", "a"}},
+			want:        ledger.Uncounted[string]{Failed: []string{"x", "a"}},
 			wantNewFail: []string{"a"}, wantRelease: []int{0, 2, 3}, wantLimit: true, wantChanged: true,
 		},
 		{
 			name:        "an input ledger above the limit drains, nothing is added",
-			uncounted:   ledger.Uncounted{Succeeded: []string{"a", "b", "c"}},
-			finished:    []ledger.Finished{fin("a", ledger.Succeeded), fin("d", ledger.Succeeded)},
+			uncounted:   ledger.Uncounted[string]{Succeeded: []string{"a", "b", "c"}},
+			finished:    []ledger.Finished[string]{fin("a", ledger.Succeeded), fin("d", ledger.Succeeded)},
 			limit:       2,
-			want:        ledger.Uncounted{Succeeded: []string{"a", "b", "c"}},
+			want:        ledger.Uncounted[string]{Succeeded: []string{"a", "b", "c"}},
 			wantRelease: []int{0}, wantLimit: true,
 		},
 		{
 			name:          "corrupted ledger repaired: duplicate and a UID in both lists",
-			uncounted:     ledger.Uncounted{Succeeded: []string{"a", "b", "b"}, Failed: []string{"a", "c", "c"}},
-			want:          ledger.Uncounted{Succeeded: []string{"b"}, Failed: []string{"a", "c"}},
+			uncounted:     ledger.Uncounted[string]{Succeeded: []string{"a", "b", "b"}, Failed: []string{"a", "c", "c"}},
+			want:          ledger.Uncounted[string]{Succeeded: []string{"b"}, Failed: []string{"a", "c"}},
 			wantChanged:   true,
 			wantErrFields: []string{"uncounted.failed[2]", "uncounted.succeeded[0]", "uncounted.succeeded[2]"},
 		},
 		{
 			name: "bad finished entries stay held and are reported",
-			finished: []ledger.Finished{
+			finished: []ledger.Finished[string]{
 				fin("", ledger.Failed), fin("a", ledger.Failed), fin("a", ledger.Failed),
 				finIndex("b", -1), fin("c", 0), fin("d", 9),
 			},
-			want:        ledger.Uncounted{Failed: []string{"a"}},
+			want:        ledger.Uncounted[string]{Failed: []string{"a"}},
 			wantNewFail: []string{"a"}, wantRelease: []int{1}, wantChanged: true,
 			wantErrFields: []string{"finished[0].uid", "finished[2].uid", "finished[3].index", "finished[4].outcome", "finished[5].outcome"},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			before := ledger.Uncounted{Succeeded: slices.Clone(tc.uncounted.Succeeded), Failed: slices.Clone(tc.uncounted.Failed)}
+			before := ledger.Uncounted[string]{Succeeded: slices.Clone(tc.uncounted.Succeeded), Failed: slices.Clone(tc.uncounted.Failed)}
 			pending := func(uid string) bool { return slices.Contains(tc.pending, uid) }
 			got, err := ledger.Record(tc.uncounted, tc.finished, pending, tc.limit)
 			if diff := cmp.Diff(tc.want, got.Uncounted, cmpopts.EquateEmpty()); diff != "" {
@@ -156,10 +158,10 @@ func TestRecord(t *testing.T) {
 func TestSettle(t *testing.T) {
 	cases := []struct {
 		name          string
-		uncounted     ledger.Uncounted
+		uncounted     ledger.Uncounted[string]
 		held          []string
 		removed       []string
-		want          ledger.Uncounted
+		want          ledger.Uncounted[string]
 		wantSucc      []string
 		wantFail      []string
 		wantChanged   bool
@@ -168,30 +170,30 @@ func TestSettle(t *testing.T) {
 		{name: "empty ledger", held: []string{"a"}},
 		{
 			name:      "released pods are counted, held ones stay",
-			uncounted: ledger.Uncounted{Succeeded: []string{"a", "b"}, Failed: []string{"c", "d"}},
+			uncounted: ledger.Uncounted[string]{Succeeded: []string{"a", "b"}, Failed: []string{"c", "d"}},
 			held:      []string{"b", "d", "zz"},
-			want:      ledger.Uncounted{Succeeded: []string{"b"}, Failed: []string{"d"}},
+			want:      ledger.Uncounted[string]{Succeeded: []string{"b"}, Failed: []string{"d"}},
 			wantSucc:  []string{"a"}, wantFail: []string{"c"}, wantChanged: true,
 		},
 		{
 			name:      "an accepted release counts although the pod still shows held",
-			uncounted: ledger.Uncounted{Failed: []string{"c", "d"}},
+			uncounted: ledger.Uncounted[string]{Failed: []string{"c", "d"}},
 			held:      []string{"c", "d"},
 			removed:   []string{"d"},
-			want:      ledger.Uncounted{Failed: []string{"c"}},
+			want:      ledger.Uncounted[string]{Failed: []string{"c"}},
 			wantFail:  []string{"d"}, wantChanged: true,
 		},
 		{
 			name:      "all held: unchanged",
-			uncounted: ledger.Uncounted{Succeeded: []string{"a"}},
+			uncounted: ledger.Uncounted[string]{Succeeded: []string{"a"}},
 			held:      []string{"a"},
-			want:      ledger.Uncounted{Succeeded: []string{"a"}},
+			want:      ledger.Uncounted[string]{Succeeded: []string{"a"}},
 		},
 		{
 			name:          "corrupted ledger repaired and reported",
-			uncounted:     ledger.Uncounted{Succeeded: []string{"a", "a"}, Failed: []string{"a"}},
+			uncounted:     ledger.Uncounted[string]{Succeeded: []string{"a", "a"}, Failed: []string{"a"}},
 			held:          []string{"a"},
-			want:          ledger.Uncounted{Failed: []string{"a"}},
+			want:          ledger.Uncounted[string]{Failed: []string{"a"}},
 			wantChanged:   true,
 			wantErrFields: []string{"uncounted.succeeded[0]", "uncounted.succeeded[1]"},
 		},
@@ -220,7 +222,7 @@ func TestSettle(t *testing.T) {
 }
 
 func TestSettleNilArguments(t *testing.T) {
-	got, err := ledger.Settle(ledger.Uncounted{Succeeded: []string{"a"}}, nil, nil)
+	got, err := ledger.Settle(ledger.Uncounted[string]{Succeeded: []string{"a"}}, nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a"}, got.SucceededUIDs, "a nil held yields no UID: everything is counted")
 }
@@ -228,14 +230,14 @@ func TestSettleNilArguments(t *testing.T) {
 func TestAddTo(t *testing.T) {
 	cases := []struct {
 		name               string
-		s                  ledger.Settlement
+		s                  ledger.Settlement[string]
 		succ, fail         int32
 		wantSucc, wantFail int32
 	}{
-		{name: "adds", s: ledger.Settlement{Succeeded: 2, Failed: 3}, succ: 1, fail: 1, wantSucc: 3, wantFail: 4},
-		{name: "saturates", s: ledger.Settlement{Succeeded: 5, Failed: math.MaxInt}, succ: math.MaxInt32 - 2, fail: 7,
+		{name: "adds", s: ledger.Settlement[string]{Succeeded: 2, Failed: 3}, succ: 1, fail: 1, wantSucc: 3, wantFail: 4},
+		{name: "saturates", s: ledger.Settlement[string]{Succeeded: 5, Failed: math.MaxInt}, succ: math.MaxInt32 - 2, fail: 7,
 			wantSucc: math.MaxInt32, wantFail: math.MaxInt32},
-		{name: "never backwards", s: ledger.Settlement{Succeeded: -4}, succ: 10, fail: 2, wantSucc: 10, wantFail: 2},
+		{name: "never backwards", s: ledger.Settlement[string]{Succeeded: -4}, succ: 10, fail: 2, wantSucc: 10, wantFail: 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -255,7 +257,7 @@ func FuzzRecordSettle(f *testing.F) {
 	f.Add([]byte{}, []byte{0, 0, 0}, uint8(0))
 	f.Fuzz(func(t *testing.T, entries, ledgerBytes []byte, limit uint8) {
 		uid := func(b byte) string { return string(rune('a' + b%16)) }
-		var u ledger.Uncounted
+		var u ledger.Uncounted[string]
 		for i, b := range ledgerBytes {
 			if i%2 == 0 {
 				u.Succeeded = append(u.Succeeded, uid(b))
@@ -263,9 +265,9 @@ func FuzzRecordSettle(f *testing.F) {
 				u.Failed = append(u.Failed, uid(b))
 			}
 		}
-		var finished []ledger.Finished
+		var finished []ledger.Finished[string]
 		for i := 0; i+1 < len(entries); i += 2 {
-			finished = append(finished, ledger.Finished{UID: uid(entries[i]), Outcome: ledger.Outcome(entries[i+1] % 6), Index: int(entries[i+1]/6) - 2})
+			finished = append(finished, ledger.Finished[string]{UID: uid(entries[i]), Outcome: ledger.Outcome(entries[i+1] % 6), Index: int(entries[i+1]/6) - 2})
 		}
 		r, _ := ledger.Record(u, finished, nil, int(limit%8))
 		seen := map[string]bool{}
