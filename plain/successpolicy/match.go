@@ -155,7 +155,11 @@ func Compile(policy *Policy, completions int) (*Compiled, error) {
 	if len(errs) > 0 {
 		return c, errors.Join(errs...)
 	}
-	if verrs := validate(policy, completions, true); len(verrs) > 0 {
+	listed := make([]int, len(c.rules))
+	for i := range c.rules {
+		listed[i] = c.rules[i].listedCount
+	}
+	if verrs := validate(policy, completions, listed); len(verrs) > 0 {
 		return c, verrs
 	}
 	return c, nil

@@ -74,13 +74,14 @@ func (es Errors) Error() string { return fielderr.Join("successpolicy", es) }
 // Validate runs in O(number of rules + total length of the succeededIndexes strings)
 // and does not modify policy.
 func Validate(policy *Policy, completions int) Errors {
-	return validate(policy, completions, false)
+	return validate(policy, completions, nil)
 }
 
-// validate is Validate; parsed says that indexes.Parse already read every
+// validate is Validate. A non-nil listed says that indexes.Parse already read every
 // succeededIndexes string without error with the limit of these completions (as
-// Compile does), so the check that it would is skipped.
-func validate(policy *Policy, completions int, parsed bool) Errors {
+// Compile does) and counted listed[i] indexes in rule i: then the API server's
+// reading can only differ on ranges with equal ends, which is all that is checked.
+func validate(policy *Policy, completions int, listed []int) Errors {
 	if policy == nil {
 		return nil
 	}
@@ -94,12 +95,18 @@ func validate(policy *Policy, completions int, parsed bool) Errors {
 	}
 	known := completions != UnknownCompletions
 	for i := range rules {
+		parsed := -1
+		if listed != nil {
+			parsed = listed[i]
+		}
 		errs = validateRule(errs, &rules[i], "rules["+strconv.Itoa(i)+"]", int64(completions), known, parsed)
 	}
 	return errs
 }
 
-func validateRule(errs Errors, rule *Rule, rulePath string, completions int64, known, parsed bool) Errors {
+// validateRule checks one rule; parsed is the number of indexes Compile read from
+// its succeededIndexes without error, or -1.
+func validateRule(errs Errors, rule *Rule, rulePath string, completions int64, known bool, parsed int) Errors {
 	if rule.SucceededCount == nil && rule.SucceededIndexes == nil {
 		errs = append(errs, &FieldError{Type: ErrorRequired, Field: rulePath, Detail: "at least one of succeededCount or succeededIndexes must be specified"})
 	}
@@ -115,8 +122,11 @@ func validateRule(errs Errors, rule *Rule, rulePath string, completions int64, k
 		if !known {
 			limit = math.MaxInt32 + 1
 		}
-		n, problems := checkIndexes(s, limit)
-		if len(problems) == 0 && !parsed {
+		var n int64
+		var problems []string
+		if parsed >= 0 {
+			n, problems = int64(parsed), equalEnds(s)
+		} else if n, problems = checkIndexes(s, limit); len(problems) == 0 {
 			problems = parseProblems(s, limit)
 		}
 		if len(problems) > 0 {
@@ -192,6 +202,23 @@ func checkIndexes(s string, limit int64) (int64, []string) {
 		prevLast = y
 	}
 	return total, problems
+}
+
+// equalEnds reports, as checkIndexes would, the ranges of s whose ends are equal
+// ("3-3"): the one thing the API server refuses in a string indexes.Parse read
+// without error. It reads s as text and allocates only for a problem.
+func equalEnds(s string) []string {
+	var problems []string
+	for rest := s; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, ",")
+		first, last, isRange := strings.Cut(part, "-")
+		if isRange && strings.TrimLeft(first, "0") == strings.TrimLeft(last, "0") {
+			x, _ := strconv.ParseInt(first, 10, 64)
+			problems = append(problems, nonIncreasing(x, x))
+		}
+	}
+	return problems
 }
 
 // checkIndex reads one index; it accepts ASCII digits only.
