@@ -125,3 +125,28 @@ func ExampleNextFailureCount() {
 	// {2 0} map[batch.kubernetes.io/job-index-failure-count:2]
 	// a failure of the replacement fails the index at backoffLimitPerIndex=2: true
 }
+
+func ExampleJobOutcomes() {
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "job"},
+		Spec: batchv1.JobSpec{
+			Completions:          ptr.To[int32](4),
+			CompletionMode:       ptr.To(batchv1.IndexedCompletion),
+			BackoffLimitPerIndex: ptr.To[int32](0),
+		},
+		Status: batchv1.JobStatus{FailedIndexes: ptr.To("1")},
+	}
+	// Index 1 already failed; a second pod of it (created while the controller could
+	// not see the first) succeeds now. Index 2 has a pod that failed.
+	late := indexedPod("job-1-late", "1", false)
+	late.Status.Phase = corev1.PodSucceeded
+	broken := indexedPod("job-2-abc", "2", false)
+	broken.Status.Phase = corev1.PodFailed
+	pods := []*corev1.Pod{late, broken}
+	for _, p := range pods {
+		p.Finalizers = []string{batchv1.JobTrackingFinalizer}
+	}
+	out, err := indexes.JobOutcomes(job, pods, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	fmt.Printf("succeeded %q, failed %q, %v\n", out.Succeeded, out.Failed, err)
+	// Output: succeeded "", failed "1,2", <nil>
+}

@@ -8,8 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/jobkit/jobkit/podorder"
 	plainpodorder "github.com/jobkit/jobkit/plain/podorder"
+	"github.com/jobkit/jobkit/podorder"
 )
 
 func examplePod(name, nodeName string, ph corev1.PodPhase, readySince time.Time) *corev1.Pod {

@@ -14,7 +14,9 @@ import (
 //
 // Compare has the signature that slices.SortFunc and slices.SortStableFunc expect.
 func Compare(a, b *corev1.Pod) int {
-	fa, fb := Facts(a), Facts(b)
+	var fa, fb plainpodorder.Pod
+	readFacts(&fa, a)
+	readFacts(&fb, b)
 	return plainpodorder.Compare(&fa, &fb)
 }
 
@@ -35,14 +37,18 @@ func Sort(pods []*corev1.Pod) {
 // Created, the creationTimestamp; and the namespace, name and UID. It does not
 // allocate; the strings share the pod's memory. pod must be non-nil.
 func Facts(p *corev1.Pod) plainpodorder.Pod {
-	f := plainpodorder.Pod{
-		Assigned:  p.Spec.NodeName != "",
-		Phase:     phaseOf(p.Status.Phase),
-		Created:   p.CreationTimestamp.Time,
-		Namespace: p.Namespace,
-		Name:      p.Name,
-		UID:       string(p.UID),
-	}
+	var f plainpodorder.Pod
+	readFacts(&f, p)
+	return f
+}
+
+// readFacts fills f, which must be zero, with the Facts of p; Compare uses it to spare
+// a copy of the struct.
+func readFacts(f *plainpodorder.Pod, p *corev1.Pod) {
+	f.Assigned = p.Spec.NodeName != ""
+	f.Phase = phaseOf(p.Status.Phase)
+	f.Created = p.CreationTimestamp.Time
+	f.Namespace, f.Name, f.UID = p.Namespace, p.Name, string(p.UID)
 	for i := range p.Status.Conditions {
 		c := &p.Status.Conditions[i]
 		if c.Type == corev1.PodReady {
@@ -62,7 +68,6 @@ func Facts(p *corev1.Pod) plainpodorder.Pod {
 			f.SidecarRestarts = s.RestartCount
 		}
 	}
-	return f
 }
 
 func phaseOf(p corev1.PodPhase) plainpodorder.Phase {

@@ -44,7 +44,7 @@ func TestPolicyDelay(t *testing.T) {
 }
 
 func TestPolicyRemaining(t *testing.T) {
-	p := Policy{Base: 5 * time.Second, Max: 700 * time.Second}
+	var p Policy // defaults: 10s doubling to 10m
 	cases := []struct {
 		name        string
 		n           int
@@ -52,13 +52,14 @@ func TestPolicyRemaining(t *testing.T) {
 		now         time.Time
 		want        time.Duration
 	}{
-		{name: "no failures", n: 0, lastFailure: t0, now: t0, want: 0},
-		{name: "failure just now", n: 1, lastFailure: t0, now: t0, want: 5 * time.Second},
-		{name: "sub-second elapsed", n: 1, lastFailure: t0, now: at(1500 * time.Millisecond), want: 3500 * time.Millisecond},
-		{name: "exactly elapsed", n: 1, lastFailure: t0, now: at(5 * time.Second), want: 0},
-		{name: "capped, partly elapsed", n: 9, lastFailure: t0, now: at(100 * time.Second), want: 600 * time.Second},
-		{name: "last failure in the future is capped at the delay", n: 3, lastFailure: at(time.Minute), now: t0, want: 20 * time.Second},
-		{name: "zero last failure counts as long ago", n: 3, now: t0, want: 0},
+		{name: "zero n: no failure, no wait", n: 0, lastFailure: t0, now: t0, want: 0},
+		{name: "first failure, none elapsed", n: 1, lastFailure: t0, now: t0, want: 10 * time.Second},
+		{name: "second failure, 2.5s elapsed", n: 2, lastFailure: t0, now: at(2500 * time.Millisecond), want: 17500 * time.Millisecond},
+		{name: "delay just over", n: 2, lastFailure: t0, now: at(20 * time.Second), want: 0},
+		{name: "one nanosecond left", n: 2, lastFailure: t0, now: at(20*time.Second - 1), want: 1},
+		{name: "capped, a minute elapsed", n: 30, lastFailure: t0, now: at(time.Minute), want: 9 * time.Minute},
+		{name: "finish time ahead of now waits the full delay", n: 2, lastFailure: at(time.Hour), now: t0, want: 20 * time.Second},
+		{name: "zero finish time: long ago", n: 5, now: t0, want: 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

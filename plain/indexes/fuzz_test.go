@@ -126,3 +126,38 @@ func FuzzFirstPending(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOutcomes checks Record against the rule stated plainly, index by index: an index
+// failed before stays failed only; otherwise a success (before or now) makes it
+// succeeded only; otherwise a failure now makes it failed. Out-of-range indexes are
+// dropped, and no index is ever in both sets.
+func FuzzOutcomes(f *testing.F) {
+	f.Add([]byte{1, 0, 0, 0}, []byte{2, 0, 0, 0}, []byte{2, 0, 0, 0, 1, 0, 0, 0}, []byte{3, 0, 0, 0}, 5)
+	f.Add([]byte{}, []byte{}, []byte{9, 0, 0, 0}, []byte{9, 0, 0, 0}, 10)
+	f.Fuzz(func(t *testing.T, ps, pf, ns, nf []byte, completions int) {
+		completions %= 64
+		prev := Outcomes{Succeeded: FromIndexes(indexesFromBytes(ps, 70)), Failed: FromIndexes(indexesFromBytes(pf, 70))}
+		// The previous sets come from a status the API server accepted: disjoint.
+		prev.Failed = FromIndexes(slices.DeleteFunc(slices.Collect(prev.Failed.All()), prev.Succeeded.Has))
+		newS, newF := indexesFromBytes(ns, 70), indexesFromBytes(nf, 70)
+		got := prev.Record(completions, newS, newF)
+
+		var wantS, wantF []int
+		for x := range 70 {
+			switch {
+			case prev.Failed.Has(x):
+				wantF = append(wantF, x)
+			case prev.Succeeded.Has(x) || (x < completions && slices.Contains(newS, x)):
+				wantS = append(wantS, x)
+			case x < completions && slices.Contains(newF, x):
+				wantF = append(wantF, x)
+			}
+		}
+		want := Outcomes{Succeeded: FromIndexes(wantS), Failed: FromIndexes(wantF)}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%+v.Record(%d, %v, %v) mismatch (-want +got):\n%s", prev, completions, newS, newF, diff)
+		}
+		requireCanonical(t, got.Succeeded)
+		requireCanonical(t, got.Failed)
+	})
+}

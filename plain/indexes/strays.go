@@ -59,42 +59,38 @@ type StraysResult struct {
 // Strays runs in O(n log n) for n pods, allocating O(n); it modifies neither index nor
 // anything compare reads.
 func Strays(index []int, completions int, compare func(i, j int) int) StraysResult {
-	idx := func(i int) int {
-		if index[i] < 0 {
-			return Unknown
-		}
-		return index[i]
+	// Sorting (index, position) pairs keeps the common comparison on contiguous memory;
+	// compare is consulted only on ties, which are rare.
+	type entry struct{ ix, pos int }
+	entries := make([]entry, len(index))
+	for i, ix := range index {
+		entries[i] = entry{ix: max(ix, Unknown), pos: i}
 	}
-	order := make([]int, len(index))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		if c := cmp.Compare(idx(a), idx(b)); c != 0 {
+	slices.SortFunc(entries, func(a, b entry) int {
+		if c := cmp.Compare(a.ix, b.ix); c != 0 {
 			return c
 		}
-		return compare(a, b)
+		return compare(a.pos, b.pos)
 	})
 
 	var res StraysResult
-	for k, i := range order {
-		ix := idx(i)
+	for k, e := range entries {
 		switch {
-		case ix == Unknown:
-			res.Remove = append(res.Remove, Stray{Pos: i, Index: Unknown, Reason: StrayNoIndex})
-		case ix >= completions:
-			res.Remove = append(res.Remove, Stray{Pos: i, Index: ix, Reason: StrayOutOfRange})
-		case k+1 < len(order) && idx(order[k+1]) == ix:
-			res.Remove = append(res.Remove, Stray{Pos: i, Index: ix, Reason: StrayDuplicate})
+		case e.ix == Unknown:
+			res.Remove = append(res.Remove, Stray{Pos: e.pos, Index: Unknown, Reason: StrayNoIndex})
+		case e.ix >= completions:
+			res.Remove = append(res.Remove, Stray{Pos: e.pos, Index: e.ix, Reason: StrayOutOfRange})
+		case k+1 < len(entries) && entries[k+1].ix == e.ix:
+			res.Remove = append(res.Remove, Stray{Pos: e.pos, Index: e.ix, Reason: StrayDuplicate})
 		default:
 			if res.Kept == nil {
-				res.Kept = make([]int, 0, len(order)-k)
+				res.Kept = make([]int, 0, len(entries)-k)
 			}
-			res.Kept = append(res.Kept, i)
-			if n := len(res.Active); n > 0 && res.Active[n-1].Last+1 == ix {
-				res.Active[n-1].Last = ix
+			res.Kept = append(res.Kept, e.pos)
+			if n := len(res.Active); n > 0 && res.Active[n-1].Last+1 == e.ix {
+				res.Active[n-1].Last = e.ix
 			} else {
-				res.Active = append(res.Active, Interval{First: ix, Last: ix})
+				res.Active = append(res.Active, Interval{First: e.ix, Last: e.ix})
 			}
 		}
 	}
