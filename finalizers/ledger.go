@@ -2,6 +2,7 @@ package finalizers
 
 import (
 	"errors"
+	"math"
 
 	"github.com/jobkit/jobkit/plain/ledger"
 	batchv1 "k8s.io/api/batch/v1"
@@ -111,7 +112,7 @@ type Recording struct {
 // Cost: O(len(finished) + len(uncounted lists)) time and one map of that size, plus
 // sorting the new indexes.
 func Record(uncounted *batchv1.UncountedTerminatedPods, finished []FinishedPod, pendingRemoval sets.Set[types.UID], limit int) (Recording, error) {
-	var errs field.ErrorList
+	var nilPods []int
 	// Pods without the finalizer are skipped (an earlier sync handled them), so
 	// plain entry j is finished[at(j)]: pos is nil while nothing was skipped.
 	plain := make([]ledger.Finished[types.UID], 0, len(finished))
@@ -120,7 +121,7 @@ func Record(uncounted *batchv1.UncountedTerminatedPods, finished []FinishedPod, 
 		fp := &finished[i]
 		switch {
 		case fp.Pod == nil:
-			errs = append(errs, field.Required(finishedPath.Index(i).Child("pod"), "a finished pod must not be nil"))
+			nilPods = append(nilPods, i)
 		case Has(fp.Pod):
 			if pos != nil {
 				pos = append(pos, i)
@@ -146,7 +147,7 @@ func Record(uncounted *batchv1.UncountedTerminatedPods, finished []FinishedPod, 
 		pending = pendingRemoval.Has
 	}
 	pr, err := ledger.Record(plainUncounted(uncounted), plain, pending, limit)
-	errs = appendLedgerErrors(errs, err, func(j int) *corev1.Pod { return finished[at(j)].Pod }, at)
+	errs := appendLedgerErrors(nil, err, func(j int) *corev1.Pod { return finished[at(j)].Pod }, at, nilPods)
 
 	r := Recording{
 		Uncounted:           kubeUncounted(pr.Uncounted),
@@ -220,7 +221,7 @@ func Settle(uncounted *batchv1.UncountedTerminatedPods, pods []*corev1.Pod, remo
 	s.SucceededUIDs, s.FailedUIDs = ps.SucceededUIDs, ps.FailedUIDs
 	s.Succeeded, s.Failed = int32(ps.Succeeded), int32(ps.Failed)
 	s.Changed = ps.Changed
-	return s, appendLedgerErrors(nil, err, nil, nil).ToAggregate()
+	return s, appendLedgerErrors(nil, err, nil, nil, nil).ToAggregate()
 }
 
 // ApplyTo writes the settlement into status: UncountedTerminatedPods becomes a
@@ -249,14 +250,19 @@ func kubeUncounted(u ledger.Uncounted[types.UID]) batchv1.UncountedTerminatedPod
 }
 
 // appendLedgerErrors appends the entries of a ledger error as field errors with
-// the paths and messages of this package. pod(j) and pos(j) give the pod and the
-// input position of entry j of the plain finished list (nil for Settle, which has
-// no finished list).
-func appendLedgerErrors(errs field.ErrorList, err error, pod func(int) *corev1.Pod, pos func(int) int) field.ErrorList {
-	var les ledger.Errors
-	if !errors.As(err, &les) {
-		return errs
+// the paths and messages of this package, in input order. pod(j) and pos(j) give
+// the pod and the input position of entry j of the plain finished list, and nilPods
+// the positions of nil pods, which the plain list leaves out (all nil for Settle,
+// which has no finished list).
+func appendLedgerErrors(errs field.ErrorList, err error, pod func(int) *corev1.Pod, pos func(int) int, nilPods []int) field.ErrorList {
+	nilPodsBefore := func(limit int) {
+		for len(nilPods) > 0 && nilPods[0] < limit {
+			errs = append(errs, field.Required(finishedPath.Index(nilPods[0]).Child("pod"), "a finished pod must not be nil"))
+			nilPods = nilPods[1:]
+		}
 	}
+	var les ledger.Errors
+	errors.As(err, &les)
 	for _, e := range les {
 		switch e.List {
 		case ledger.ListFailed, ledger.ListSucceeded:
@@ -271,6 +277,7 @@ func appendLedgerErrors(errs field.ErrorList, err error, pod func(int) *corev1.P
 				errs = append(errs, field.Duplicate(path, types.UID(e.UID)))
 			}
 		case ledger.ListFinished:
+			nilPodsBefore(pos(e.Pos))
 			p, path := pod(e.Pos), finishedPath.Index(pos(e.Pos))
 			switch e.Problem {
 			case ledger.ProblemNoUID:
@@ -286,6 +293,7 @@ func appendLedgerErrors(errs field.ErrorList, err error, pod func(int) *corev1.P
 			}
 		}
 	}
+	nilPodsBefore(math.MaxInt)
 	return errs
 }
 
