@@ -5,11 +5,16 @@
 //
 // # Two layers
 //
-// The plain layer takes counts, durations and times and needs no Kubernetes object:
-// [Delay], [Remaining], [Policy], [Record] and [Record.Advance],
-// [IndexRemainingFromCounts], [Merge], [RemainingForRecord] and the [Store].
-// The Kubernetes layer reads pods: [FinishTime], [Record.AdvancePods], [FromPods],
-// [FromPodsFunc] and [IndexRemaining].
+// The arithmetic lives in the plain layer (github.com/jobkit/jobkit/plain/backoff,
+// standard library only): the delay, the time remaining, the failure record and its
+// update from finish times, the per-index delay from counts, with one meaning of zero
+// (the default) and one way to count failures (n includes the last one). [Policy] is
+// that package's type; [Record] has its fields; [Delay], [Remaining],
+// [Record.Advance], [IndexRemainingFromCounts], [Merge] and [RemainingForRecord]
+// forward to it. This package adds what reads pods: [FinishTime],
+// [Record.AdvancePods], [FromPods], [FromPodsFunc] and [IndexRemaining], and the
+// [Store]. [Delay] and [Remaining] keep their older meaning of a zero base or max
+// (no delay); a Policy's zero fields mean the defaults.
 //
 // A controller that follows upstream keeps one Record per Job in a [Store], advances
 // it on every sync with the newly succeeded and failed pods, and asks

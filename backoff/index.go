@@ -34,12 +34,10 @@ func IndexRemaining(failedPod *corev1.Pod, p Policy, now time.Time) (time.Durati
 	return d, nil
 }
 
-// IndexRemainingFromCounts is the plain form of [IndexRemaining]: the last failed pod
+// IndexRemainingFromCounts is [Policy].IndexRemaining (the plain layer's): the last failed pod
 // of an index recorded failed earlier failures that count towards the limit and
 // ignored earlier failures matched by an Ignore rule, and finished at lastFailure.
-// The failure number is failed + ignored + 1, computed without int32 overflow; a
-// negative count counts 0.
+// The failure number is failed + ignored + 1 (plain/backoff.IndexFailures).
 func IndexRemainingFromCounts(failed, ignored int32, lastFailure time.Time, p Policy, now time.Time) time.Duration {
-	n := max(int(failed), 0) + max(int(ignored), 0) + 1
-	return p.Remaining(n, lastFailure, now)
+	return p.IndexRemaining(failed, ignored, lastFailure, now)
 }

@@ -374,28 +374,6 @@ func makePods(n int) []*corev1.Pod {
 
 var sizes = []int{10, 1000, 100000}
 
-func BenchmarkAdvance(b *testing.B) {
-	for _, n := range sizes {
-		succ := make([]time.Time, 0, n/10+1)
-		fail := make([]time.Time, 0, n)
-		for i := range n {
-			ft := at(time.Duration((i*7919)%n) * time.Second)
-			if i%10 == 0 {
-				succ = append(succ, ft)
-			} else {
-				fail = append(fail, ft)
-			}
-		}
-		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
-			b.ReportAllocs()
-			rec := backoff.Record{Failures: 3, LastFailure: t0}
-			for b.Loop() {
-				_ = rec.Advance(succ, fail)
-			}
-		})
-	}
-}
-
 func BenchmarkAdvancePods(b *testing.B) {
 	for _, n := range sizes {
 		var succ, fail []*corev1.Pod

@@ -1,32 +1,18 @@
-// Package deadlines tells when a single-pod job should give up on its pod:
-// a pod that is never scheduled, never gets going on its node, or runs too
-// long, as Prow's plank reconciler does. [Check] reports the one timeout that
-// applies to a pod now, whether it expired, the reason to record, and the time
-// left, so a controller can requeue exactly when it would expire instead of
-// polling.
+// Package deadlines is the Kubernetes face of [plaindl]
+// (github.com/jobkit/jobkit/plain/deadlines): it tells when a single-pod job
+// should give up on its pod (never scheduled, never getting going on its node,
+// running too long), as Prow's plank does, reading the pod's phase,
+// metadata.creationTimestamp and status.startTime.
 //
-// The job-level deadline of a batch/v1 Job (spec.activeDeadlineSeconds) is not
-// here: package plan handles it.
-//
-// # Stages
-//
-//	stage        phase     status.startTime   measured from
-//	unscheduled  Pending   unset              metadata.creationTimestamp
-//	pending      Pending   set                status.startTime
-//	running      Running   set                status.startTime
-//
-// Plank marks the job error ([ReasonUnscheduled], [ReasonPending]) or aborted
-// ([ReasonRunning]) and deletes the pod; mapping an expired timeout to a step
-// is package podoutcome's job. A pod that is finished, in phase Unknown, or
-// Running without a start time has no timeout.
+// [Check] converts the pod with [PodOf] and calls [plaindl.Check];
+// [Timeouts.Validate] reports the plain package's rejections as Kubernetes field
+// errors. Kind, Result and the constants are aliases of the plain package, where
+// the stages, the invariants and the differences from plank are documented; a
+// caller without pods uses it directly.
 //
 // # Invariants
 //
-//   - At most one timeout applies to a pod at a time.
-//   - Expired if and only if Elapsed >= Timeout (plank compares with >=).
-//   - 0 <= Remaining <= Timeout; Remaining == 0 when Expired or KindNone;
-//     otherwise Elapsed + Remaining == Timeout.
-//   - Nothing reads the clock; now is an argument. Pods are not modified.
+// Those of the plain package. Pods are not modified; nothing reads the clock.
 //
 // # Cost
 //
@@ -35,23 +21,4 @@
 // # Concurrency
 //
 // Every function is pure and safe for concurrent use.
-//
-// # Differences from plank
-//
-//   - Time is an argument. Plank measures with the wall clock (time.Since),
-//     so its timeouts cannot be tested without waiting.
-//   - A zero timeout means no timeout. Plank has no off switch: its
-//     configuration defaults a zero value, and a zero duration would expire at
-//     once. [DefaultTimeouts] gives plank's values.
-//   - Negative timeouts are rejected ([Timeouts.Validate]) instead of
-//     expiring at once.
-//   - A running pod reports the time left. Plank does not requeue running
-//     pods and notices the running timeout only on the next event or resync.
-//   - A start time later than now (clock skew between a node and the
-//     controller) counts as no time elapsed, so the time left never exceeds
-//     the timeout; plank's would.
-//   - An empty phase is treated as Pending, its API default; plank ignores
-//     pods without a phase.
-//   - Per-job overrides of the timeouts (plank's decoration config) are the
-//     caller's: pass the Timeouts that apply to the job.
 package deadlines

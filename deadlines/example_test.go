@@ -46,11 +46,3 @@ func ExampleTimeouts_Validate() {
 	// Output:
 	// pending: Invalid value: "-1s": must not be negative (0 means no timeout)
 }
-
-func ExampleMeasure() {
-	since := time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
-	r := deadlines.Measure(deadlines.KindPending, since, 10*time.Minute, since.Add(4*time.Minute))
-	fmt.Println(r.Elapsed, r.Remaining, r.Expired)
-	// Output:
-	// 4m0s 6m0s false
-}

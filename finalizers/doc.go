@@ -4,8 +4,11 @@
 // status.uncountedTerminatedPods ledger through which every finished pod is counted
 // exactly once, and the decision to clean the finalizer of orphan pods.
 //
-// It imports no other jobkit package: the caller classifies pods (finished or not,
-// counted or ignored, which index) and passes the verdict in a [FinishedPod].
+// The ledger arithmetic is package github.com/jobkit/jobkit/plain/ledger, generic in
+// the UID type: [Record] and [Settle] read the UIDs and the finalizer from pods,
+// pass the Job status's lists as they are (ledger.Uncounted[types.UID]), and
+// translate its results and errors back (field errors with the paths below). The caller classifies pods (finished or
+// not, counted or ignored, which index) and passes the verdict in a [FinishedPod].
 //
 // # The finalizer
 //
@@ -68,7 +71,9 @@
 // allocate (EnsureOnPod allocates one slice when it adds). RemovalPatch makes one
 // allocation, its result. Record is O(pods + uncounted) with one map of that size;
 // Settle is O(pods + uncounted) with one map of the uncounted size, and returns at
-// once when nothing is uncounted. See the benchmarks for figures.
+// once when nothing is uncounted. Record builds one slice of plain entries from the
+// finished pods: the price of the conversion over the plain package. See the
+// benchmarks for figures.
 //
 // # Concurrency
 //

@@ -1,10 +1,10 @@
 package finalizers
 
 import (
+	"errors"
 	"math"
-	"slices"
-	"strconv"
 
+	"github.com/jobkit/jobkit/plain/ledger"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -13,44 +13,33 @@ import (
 )
 
 // MaxUncounted is the default cap on the number of entries one [Record] leaves in
-// status.uncountedTerminatedPods plus the new succeeded indexes it returns. Upstream
-// chose it to keep the two UID lists roughly below 20 KB, and to bound the finalizer
-// removals of one sync so that a big Job does not starve the others.
-const MaxUncounted = 500
+// status.uncountedTerminatedPods plus the new succeeded indexes it returns
+// ([ledger.MaxUncounted]).
+const MaxUncounted = ledger.MaxUncounted
 
-// Outcome says how a finished pod is counted.
-type Outcome int
+// Outcome says how a finished pod is counted ([ledger.Outcome]).
+type Outcome = ledger.Outcome
 
 // The outcomes of a finished pod. The zero Outcome is invalid, so a FinishedPod whose
 // Outcome was forgotten is reported instead of counted.
 const (
 	// Succeeded: a pod of a NonIndexed Job that succeeded. Its UID goes to
 	// uncountedTerminatedPods.succeeded.
-	Succeeded Outcome = iota + 1
+	Succeeded = ledger.Succeeded
 	// SucceededIndex: a pod of an Indexed Job that succeeded with a valid index below
 	// completions that is not yet in status.completedIndexes. FinishedPod.Index goes
 	// to Recording.NewSucceededIndexes; no UID is recorded, since the index alone
 	// prevents counting it twice.
-	SucceededIndex
+	SucceededIndex = ledger.SucceededIndex
 	// Failed: a pod that failed (or must be considered failed) and counts. Its UID
 	// goes to uncountedTerminatedPods.failed.
-	Failed
+	Failed = ledger.Failed
 	// NotCounted: a finished pod that counts nowhere but still loses its finalizer:
 	// a failure matched by an Ignore rule of the pod failure policy, a pod of an
 	// Indexed Job without a valid index or with an index at or above completions, or
 	// a succeeded pod whose index is already in completedIndexes.
-	NotCounted
+	NotCounted = ledger.NotCounted
 )
-
-var outcomeNames = [...]string{"Outcome(0)", "Succeeded", "SucceededIndex", "Failed", "NotCounted"}
-
-// String returns the name of the outcome.
-func (o Outcome) String() string {
-	if o >= 0 && int(o) < len(outcomeNames) {
-		return outcomeNames[o]
-	}
-	return "Outcome(" + strconv.Itoa(int(o)) + ")"
-}
 
 var validOutcomes = []string{"Succeeded", "SucceededIndex", "Failed", "NotCounted"}
 
@@ -123,94 +112,57 @@ type Recording struct {
 // Cost: O(len(finished) + len(uncounted lists)) time and one map of that size, plus
 // sorting the new indexes.
 func Record(uncounted *batchv1.UncountedTerminatedPods, finished []FinishedPod, pendingRemoval sets.Set[types.UID], limit int) (Recording, error) {
-	if limit <= 0 {
-		limit = MaxUncounted
-	}
-	var errs field.ErrorList
-	succ, fail, marks, changed := normalize(uncounted, len(finished), &errs)
-	oldSucc, oldFail := len(succ), len(fail)
-	entries := oldSucc + oldFail
-
-	var r Recording
-	var indexSeen map[int]struct{}
+	var nilPods []int
+	// Pods without the finalizer are skipped (an earlier sync handled them), so
+	// plain entry j is finished[at(j)]: pos is nil while nothing was skipped.
+	plain := make([]ledger.Finished[types.UID], 0, len(finished))
+	var pos []int
 	for i := range finished {
 		fp := &finished[i]
-		pod := fp.Pod
-		if pod == nil {
-			errs = append(errs, field.Required(finishedPath.Index(i).Child("pod"), "a finished pod must not be nil"))
-			continue
-		}
-		if !Has(pod) {
-			continue
-		}
-		uid := pod.UID
-		if uid == "" {
-			errs = append(errs, field.Required(finishedPath.Index(i).Child("pod", "metadata", "uid"),
-				"pod "+podKey(pod)+" has no UID; it is not recorded and keeps its finalizer"))
-			continue
-		}
-		if pendingRemoval.Has(uid) {
-			continue
-		}
-		m := marks[uid]
-		if m&visited != 0 {
-			errs = append(errs, field.Duplicate(finishedPath.Index(i).Child("pod", "metadata", "uid"), uid))
-			continue
-		}
-		marks[uid] = m | visited
-		recorded := m&(inSucceeded|inFailed) != 0
-
-		var needEntry bool
-		switch fp.Outcome {
-		case Succeeded, Failed:
-			needEntry = !recorded
-		case SucceededIndex:
-			if fp.Index < 0 {
-				errs = append(errs, field.Invalid(finishedPath.Index(i).Child("index"), fp.Index,
-					"must be >= 0 for pod "+podKey(pod)+" with outcome SucceededIndex"))
-				continue
+		switch {
+		case fp.Pod == nil:
+			nilPods = append(nilPods, i)
+		case Has(fp.Pod):
+			if pos != nil {
+				pos = append(pos, i)
 			}
-			if !recorded {
-				_, seen := indexSeen[fp.Index]
-				needEntry = !seen
-			}
-		case NotCounted:
-		default:
-			errs = append(errs, field.NotSupported(finishedPath.Index(i).Child("outcome"), fp.Outcome, validOutcomes))
+			plain = append(plain, ledger.Finished[types.UID]{UID: fp.Pod.UID, Outcome: fp.Outcome, Index: fp.Index})
 			continue
 		}
-
-		if needEntry {
-			if entries >= limit {
-				r.LimitReached = true
-				continue
-			}
-			entries++
-			switch fp.Outcome {
-			case Succeeded:
-				succ = append(succ, uid)
-			case Failed:
-				fail = append(fail, uid)
-			case SucceededIndex:
-				if indexSeen == nil {
-					indexSeen = make(map[int]struct{})
-				}
-				indexSeen[fp.Index] = struct{}{}
-				r.NewSucceededIndexes = append(r.NewSucceededIndexes, fp.Index)
+		if pos == nil {
+			pos = make([]int, len(plain), len(finished))
+			for j := range pos {
+				pos[j] = j
 			}
 		}
-		r.RemoveFinalizer = append(r.RemoveFinalizer, pod)
 	}
+	at := func(j int) int {
+		if pos == nil {
+			return j
+		}
+		return pos[j]
+	}
+	var pending func(types.UID) bool
+	if len(pendingRemoval) > 0 {
+		pending = pendingRemoval.Has
+	}
+	pr, err := ledger.Record(plainUncounted(uncounted), plain, pending, limit)
+	errs := appendLedgerErrors(nil, err, func(j int) *corev1.Pod { return finished[at(j)].Pod }, at, nilPods)
 
-	slices.Sort(r.NewSucceededIndexes)
-	r.Uncounted = batchv1.UncountedTerminatedPods{Succeeded: succ, Failed: fail}
-	if len(succ) > oldSucc {
-		r.NewSucceeded = succ[oldSucc:len(succ):len(succ)]
+	r := Recording{
+		Uncounted:           kubeUncounted(pr.Uncounted),
+		NewSucceeded:        pr.NewSucceeded,
+		NewFailed:           pr.NewFailed,
+		NewSucceededIndexes: pr.NewSucceededIndexes,
+		LimitReached:        pr.LimitReached,
+		Changed:             pr.Changed,
 	}
-	if len(fail) > oldFail {
-		r.NewFailed = fail[oldFail:len(fail):len(fail)]
+	if len(pr.Release) > 0 {
+		r.RemoveFinalizer = make([]*corev1.Pod, len(pr.Release))
+		for k, j := range pr.Release {
+			r.RemoveFinalizer[k] = finished[at(j)].Pod
+		}
 	}
-	r.Changed = changed || len(r.NewSucceeded) > 0 || len(r.NewFailed) > 0 || len(r.NewSucceededIndexes) > 0
 	return r, errs.ToAggregate()
 }
 
@@ -252,24 +204,24 @@ func Settle(uncounted *batchv1.UncountedTerminatedPods, pods []*corev1.Pod, remo
 	if uncounted == nil || len(uncounted.Succeeded)+len(uncounted.Failed) == 0 {
 		return s, nil
 	}
-	var errs field.ErrorList
-	succ, fail, marks, changed := normalize(uncounted, 0, &errs)
-	for _, p := range pods {
-		// Has first: in a big Job most pods lost the finalizer long ago, and this
-		// spares them the map lookup.
-		if !Has(p) || p.UID == "" {
-			continue
-		}
-		if m, ok := marks[p.UID]; ok && !removed.Has(p.UID) {
-			marks[p.UID] = m | visited
+	held := func(yield func(types.UID) bool) {
+		for _, p := range pods {
+			// Has first: in a big Job most pods lost the finalizer long ago.
+			if Has(p) && p.UID != "" && !yield(p.UID) {
+				return
+			}
 		}
 	}
-	s.Uncounted.Succeeded, s.SucceededUIDs = split(succ, marks)
-	s.Uncounted.Failed, s.FailedUIDs = split(fail, marks)
-	s.Succeeded = int32(len(s.SucceededUIDs))
-	s.Failed = int32(len(s.FailedUIDs))
-	s.Changed = changed || s.Succeeded > 0 || s.Failed > 0
-	return s, errs.ToAggregate()
+	var isRemoved func(types.UID) bool
+	if len(removed) > 0 {
+		isRemoved = removed.Has
+	}
+	ps, err := ledger.Settle(plainUncounted(uncounted), held, isRemoved)
+	s.Uncounted = kubeUncounted(ps.Uncounted)
+	s.SucceededUIDs, s.FailedUIDs = ps.SucceededUIDs, ps.FailedUIDs
+	s.Succeeded, s.Failed = int32(ps.Succeeded), int32(ps.Failed)
+	s.Changed = ps.Changed
+	return s, appendLedgerErrors(nil, err, nil, nil, nil).ToAggregate()
 }
 
 // ApplyTo writes the settlement into status: UncountedTerminatedPods becomes a
@@ -278,83 +230,71 @@ func Settle(uncounted *batchv1.UncountedTerminatedPods, pods []*corev1.Pod, remo
 func (s Settlement) ApplyTo(status *batchv1.JobStatus) {
 	u := s.Uncounted
 	status.UncountedTerminatedPods = &u
-	status.Succeeded = addSat(status.Succeeded, s.Succeeded)
-	status.Failed = addSat(status.Failed, s.Failed)
+	status.Succeeded, status.Failed = ledger.Settlement[types.UID]{Succeeded: int(s.Succeeded), Failed: int(s.Failed)}.AddTo(status.Succeeded, status.Failed)
 }
-
-func addSat(a, b int32) int32 {
-	if sum := int64(a) + int64(b); sum <= math.MaxInt32 {
-		return int32(sum)
-	}
-	return math.MaxInt32
-}
-
-// split partitions uids into those marked visited (the pod still carries the
-// finalizer) and the rest.
-func split(uids []types.UID, marks map[types.UID]uint8) (keep, counted []types.UID) {
-	for _, uid := range uids {
-		if marks[uid]&visited != 0 {
-			keep = append(keep, uid)
-		} else {
-			counted = append(counted, uid)
-		}
-	}
-	return keep, counted
-}
-
-// Bits of the per-UID marks.
-const (
-	inSucceeded uint8 = 1 << iota
-	inFailed
-	// visited: in Record, the UID was met in finished; in Settle, its pod still
-	// carries the finalizer.
-	visited
-)
 
 var (
 	uncountedPath = field.NewPath("status", "uncountedTerminatedPods")
 	finishedPath  = field.NewPath("finished")
 )
 
-// normalize copies the uncounted lists without duplicates, keeping a UID listed in
-// both in failed only, and marks every kept UID with the list it is in. changed
-// reports whether anything was dropped. extra sizes the map for more UIDs to come.
-func normalize(u *batchv1.UncountedTerminatedPods, extra int, errs *field.ErrorList) (succ, fail []types.UID, marks map[types.UID]uint8, changed bool) {
+func plainUncounted(u *batchv1.UncountedTerminatedPods) ledger.Uncounted[types.UID] {
 	if u == nil {
-		return nil, nil, make(map[types.UID]uint8, extra), false
+		return ledger.Uncounted[types.UID]{}
 	}
-	marks = make(map[types.UID]uint8, len(u.Succeeded)+len(u.Failed)+extra)
-	if len(u.Failed) > 0 {
-		fail = make([]types.UID, 0, len(u.Failed))
-	}
-	for i, uid := range u.Failed {
-		if _, dup := marks[uid]; dup {
-			*errs = append(*errs, field.Duplicate(uncountedPath.Child("failed").Index(i), uid))
-			changed = true
-			continue
+	return ledger.Uncounted[types.UID]{Succeeded: u.Succeeded, Failed: u.Failed}
+}
+
+func kubeUncounted(u ledger.Uncounted[types.UID]) batchv1.UncountedTerminatedPods {
+	return batchv1.UncountedTerminatedPods{Succeeded: u.Succeeded, Failed: u.Failed}
+}
+
+// appendLedgerErrors appends the entries of a ledger error as field errors with
+// the paths and messages of this package, in input order. pod(j) and pos(j) give
+// the pod and the input position of entry j of the plain finished list, and nilPods
+// the positions of nil pods, which the plain list leaves out (all nil for Settle,
+// which has no finished list).
+func appendLedgerErrors(errs field.ErrorList, err error, pod func(int) *corev1.Pod, pos func(int) int, nilPods []int) field.ErrorList {
+	nilPodsBefore := func(limit int) {
+		for len(nilPods) > 0 && nilPods[0] < limit {
+			errs = append(errs, field.Required(finishedPath.Index(nilPods[0]).Child("pod"), "a finished pod must not be nil"))
+			nilPods = nilPods[1:]
 		}
-		marks[uid] = inFailed
-		fail = append(fail, uid)
 	}
-	if len(u.Succeeded) > 0 {
-		succ = make([]types.UID, 0, len(u.Succeeded))
-	}
-	for i, uid := range u.Succeeded {
-		switch marks[uid] {
-		case inFailed:
-			*errs = append(*errs, field.Invalid(uncountedPath.Child("succeeded").Index(i), uid,
-				"also listed in failed; kept once, as failed"))
-			changed = true
-			continue
-		case inSucceeded:
-			*errs = append(*errs, field.Duplicate(uncountedPath.Child("succeeded").Index(i), uid))
-			changed = true
-			continue
+	var les ledger.Errors
+	errors.As(err, &les)
+	for _, e := range les {
+		switch e.List {
+		case ledger.ListFailed, ledger.ListSucceeded:
+			list := "failed"
+			if e.List == ledger.ListSucceeded {
+				list = "succeeded"
+			}
+			path := uncountedPath.Child(list).Index(e.Pos)
+			if e.Problem == ledger.ProblemInBothLists {
+				errs = append(errs, field.Invalid(path, types.UID(e.UID), "also listed in failed; kept once, as failed"))
+			} else {
+				errs = append(errs, field.Duplicate(path, types.UID(e.UID)))
+			}
+		case ledger.ListFinished:
+			nilPodsBefore(pos(e.Pos))
+			p, path := pod(e.Pos), finishedPath.Index(pos(e.Pos))
+			switch e.Problem {
+			case ledger.ProblemNoUID:
+				errs = append(errs, field.Required(path.Child("pod", "metadata", "uid"),
+					"pod "+podKey(p)+" has no UID; it is not recorded and keeps its finalizer"))
+			case ledger.ProblemDuplicate:
+				errs = append(errs, field.Duplicate(path.Child("pod", "metadata", "uid"), types.UID(e.UID)))
+			case ledger.ProblemNegativeIndex:
+				errs = append(errs, field.Invalid(path.Child("index"), e.Index,
+					"must be >= 0 for pod "+podKey(p)+" with outcome SucceededIndex"))
+			case ledger.ProblemUnknownOutcome:
+				errs = append(errs, field.NotSupported(path.Child("outcome"), e.Outcome, validOutcomes))
+			}
 		}
-		marks[uid] = inSucceeded
-		succ = append(succ, uid)
 	}
-	return succ, fail, marks, changed
+	nilPodsBefore(math.MaxInt)
+	return errs
 }
 
 func podKey(pod *corev1.Pod) string {

@@ -626,3 +626,16 @@ func TestRecordCountsTowardLimitInOrder(t *testing.T) {
 	assert.Equal(t, seq("p", 4), names(r.RemoveFinalizer))
 	assert.True(t, slices.Equal(uids(seq("p", 4)...), r.Uncounted.Failed))
 }
+
+// TestRecordErrorsInInputOrder: the errors of nil pods, which the plain ledger never
+// sees, come in input order among the others.
+func TestRecordErrorsInInputOrder(t *testing.T) {
+	dup := tracked("dup")
+	_, err := finalizers.Record(uncounted(uids("x", "x"), nil), []finalizers.FinishedPod{
+		fp(nil, finalizers.Failed), fp(dup, finalizers.Failed), fp(dup, finalizers.Failed), fp(nil, finalizers.Failed),
+	}, nil, 0)
+	want := []string{"status.uncountedTerminatedPods.succeeded[1]", "finished[0].pod", "finished[2].pod.metadata.uid", "finished[3].pod"}
+	if diff := cmp.Diff(want, errFields(t, err)); diff != "" {
+		t.Errorf("Record() error fields (-want +got):\n%s\nerror: %v", diff, err)
+	}
+}

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The test command (`make test`): gofmt, go vet, go test -race and short fuzz runs in
 # every module of the repository, 300 seeds of the fault simulation (sim/) without
-# -race, the README programs, lint (hack/lint.sh) and the supported Kubernetes range
-# (hack/compat.sh). Builds the kube-apiserver and etcd binaries for the integration tests when
-# they are not cached (hack/envtest-bins.sh, ~12 minutes cold).
+# -race, the README programs, lint (hack/lint.sh), the supported Kubernetes range
+# (hack/compat.sh), the generated files (hack/generate.sh --check) and a check that
+# the plain layer imports only the standard library (hack/plain-deps.sh). Builds the
+# kube-apiserver and etcd binaries for the integration tests when they are not cached
+# (hack/envtest-bins.sh, ~12 minutes cold).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -15,6 +17,8 @@ if [ -f examples/go.mod ] && [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
 	export KUBEBUILDER_ASSETS
 	echo "using $KUBEBUILDER_ASSETS"
 fi
+echo "== plain layer: standard library only"
+hack/plain-deps.sh || fail=1
 for mod in $(hack/modules.sh); do
 	echo "== module $mod"
 	(

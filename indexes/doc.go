@@ -5,10 +5,14 @@
 //
 // # Two layers
 //
-// [Intervals], [Parse], [FromIndexes] and [FirstPending] take plain numbers and strings:
-// a scheduler without Kubernetes objects can use them. [PodIndex], [PodFailureCount],
-// [SucceededIndexes], [FailedIndexes], [Strays], [ShapePod] and the failure-count helpers
-// apply them to *batchv1.Job and *corev1.Pod.
+// The rules live in the plain layer (github.com/jobkit/jobkit/plain/indexes, standard
+// library only): the interval sets ([Intervals], [Parse], [FromIndexes],
+// [FirstPending]), [FailureCount], the first-outcome-wins rule of [Outcomes], the
+// stray rule of [Strays]. Here they have the same names (type aliases and forwarding
+// functions, not copies), and [PodIndex], [PodFailureCount], [JobOutcomes],
+// [SucceededIndexes], [FailedIndexes], [Strays], [ShapePod] and the failure-count
+// helpers read *batchv1.Job and *corev1.Pod and call them. A scheduler without
+// Kubernetes objects imports the plain package instead of this one.
 //
 // # Invariants
 //
@@ -44,6 +48,7 @@
 //	FromIndexes                O(len(xs) log len(xs))
 //	FirstPending               O((n + t)·k) for k exclusion sets of t intervals in
 //	                           all, whatever completions is; allocates the result only
+//	JobOutcomes                O(s + p log p)
 //	SucceededIndexes           O(s + p log p)
 //	FailedIndexes              O(s + p log p)
 //	Strays                     O(p log p)

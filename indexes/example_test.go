@@ -1,7 +1,6 @@
 package indexes_test
 
 import (
-	"errors"
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -11,45 +10,6 @@ import (
 
 	"github.com/jobkit/jobkit/indexes"
 )
-
-func ExampleParse() {
-	set, err := indexes.Parse("1,3-5,7", 10)
-	fmt.Println(set, set.Count(), set.Has(4), err)
-
-	// Bad parts are reported; the good ones are kept.
-	set, err = indexes.Parse("0,x,8-12", 10)
-	fmt.Println(set)
-	var perr *indexes.ParseError
-	if errors.As(err, &perr) {
-		for _, p := range perr.Parts {
-			fmt.Printf("part %d %q: %s\n", p.Position, p.Part, p.Reason)
-		}
-	}
-	// Output:
-	// 1,3-5,7 5 true <nil>
-	// 0,8,9
-	// part 1 "x": not a non-negative decimal number
-	// part 2 "8-12": index out of range: must be below 10
-}
-
-func ExampleIntervals_String() {
-	fmt.Println(indexes.FromIndexes([]int{9, 0, 1, 4, 5, 6, 7}).String())
-	// Output: 0,1,4-7,9
-}
-
-func ExampleFirstPending() {
-	succeeded, _ := indexes.Parse("0-3,6", indexes.NoLimit)
-	failed, _ := indexes.Parse("5", indexes.NoLimit)
-	active := indexes.FromIndexes([]int{4, 8})
-	fmt.Println(indexes.FirstPending(10, 3, succeeded, failed, active))
-	// Output: [7 9]
-}
-
-func ExampleFirstPendingFunc() {
-	inBackoff := map[int]bool{1: true}
-	fmt.Println(indexes.FirstPendingFunc(10, 2, func(ix int) bool { return inBackoff[ix] }))
-	// Output: [0 2]
-}
 
 func ExamplePodIndex() {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
@@ -174,4 +134,29 @@ func ExamplePodName() {
 	next := indexes.PodName("train", "0b8f5c1e", 3, "attempt-2")
 	fmt.Println(first[:len("train-3-")], len(first), first == again, first == next)
 	// Output: train-3- 13 true false
+}
+
+func ExampleJobOutcomes() {
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "job"},
+		Spec: batchv1.JobSpec{
+			Completions:          ptr.To[int32](4),
+			CompletionMode:       ptr.To(batchv1.IndexedCompletion),
+			BackoffLimitPerIndex: ptr.To[int32](0),
+		},
+		Status: batchv1.JobStatus{FailedIndexes: ptr.To("1")},
+	}
+	// Index 1 already failed; a second pod of it (created while the controller could
+	// not see the first) succeeds now. Index 2 has a pod that failed.
+	late := indexedPod("job-1-late", "1", false)
+	late.Status.Phase = corev1.PodSucceeded
+	broken := indexedPod("job-2-abc", "2", false)
+	broken.Status.Phase = corev1.PodFailed
+	pods := []*corev1.Pod{late, broken}
+	for _, p := range pods {
+		p.Finalizers = []string{batchv1.JobTrackingFinalizer}
+	}
+	out, err := indexes.JobOutcomes(job, pods, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	fmt.Printf("succeeded %q, failed %q, %v\n", out.Succeeded, out.Failed, err)
+	// Output: succeeded "", failed "1,2", <nil>
 }

@@ -305,3 +305,48 @@ func TestSucceededIndexesManyPods(t *testing.T) {
 	assert.Len(t, got, 500)
 	assert.True(t, got.Has(1) && !got.Has(0) && got.Has(999))
 }
+
+// TestOutcomesNeverListAnIndexTwice checks the first-outcome-wins rule through the
+// exported sets: an index failed in the status does not become succeeded, a succeeded
+// index (in the status or by a pod seen now) does not become failed.
+func TestOutcomesNeverListAnIndexTwice(t *testing.T) {
+	job := indexedJob(ptr.To[int32](6), "0")
+	job.Spec.BackoffLimitPerIndex = ptr.To[int32](0)
+	job.Status.FailedIndexes = ptr.To("1")
+	pods := []*corev1.Pod{
+		jobPod("failed-index-succeeds", "1", corev1.PodSucceeded, true),
+		jobPod("succeeded-index-fails", "0", corev1.PodFailed, true),
+		jobPod("index-2-succeeds", "2", corev1.PodSucceeded, true),
+		jobPod("index-2-fails", "2", corev1.PodFailed, true),
+		jobPod("index-3-fails", "3", corev1.PodFailed, true),
+	}
+	var asked []string
+	failed := func(p *corev1.Pod) bool {
+		asked = append(asked, p.Name)
+		return p.Status.Phase == corev1.PodFailed
+	}
+	succeededIx, err := SucceededIndexes(job, pods)
+	require.NoError(t, err)
+	failedIx, err := FailedIndexes(job, pods, failed)
+	require.NoError(t, err)
+	assert.Equal(t, iv(0, 0, 2, 2), succeededIx, "SucceededIndexes")
+	assert.Equal(t, iv(1, 1, 3, 3), failedIx, "FailedIndexes")
+	assert.Equal(t, []string{"failed-index-succeeds", "index-3-fails"}, asked, "FailedIndexes asks only about pods of indexes not succeeded")
+
+	out, err := JobOutcomes(job, pods, failed)
+	require.NoError(t, err)
+	assert.Equal(t, Outcomes{Succeeded: succeededIx, Failed: failedIx}, out, "JobOutcomes")
+}
+
+func TestJobOutcomesReportsBothFields(t *testing.T) {
+	job := indexedJob(ptr.To[int32](6), "0,x")
+	job.Spec.BackoffLimitPerIndex = ptr.To[int32](0)
+	job.Status.FailedIndexes = ptr.To("y,2")
+	out, err := JobOutcomes(job, nil, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "status.completedIndexes")
+	assert.Contains(t, err.Error(), "status.failedIndexes")
+	var perr *ParseError
+	assert.ErrorAs(t, err, &perr)
+	assert.Equal(t, Outcomes{Succeeded: iv(0, 0), Failed: iv(2, 2)}, out, "valid parts kept")
+}

@@ -7,10 +7,12 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 )
 
 // Unknown is the index of a pod without a valid completion index annotation.
-const Unknown = -1
+const Unknown = plainindexes.Unknown
 
 // AnnotationError reports a pod annotation that is missing or cannot be used.
 type AnnotationError struct {
@@ -82,15 +84,8 @@ func parseIndexAnnotation(v string) (int, bool) {
 }
 
 // FailureCount is what a pod of an Indexed Job with backoffLimitPerIndex records about
-// the earlier pods of its index.
-type FailureCount struct {
-	// Failed counts the earlier failed pods of the index that counted towards
-	// backoffLimitPerIndex (annotation batch.kubernetes.io/job-index-failure-count).
-	Failed int32
-	// Ignored counts the earlier failed pods matched by an Ignore rule of the pod
-	// failure policy (annotation batch.kubernetes.io/job-index-ignored-failure-count).
-	Ignored int32
-}
+// the earlier pods of its index, in two annotations; see [plainindexes.FailureCount].
+type FailureCount = plainindexes.FailureCount
 
 // PodFailureCount reads the failure-count annotations of a pod. A missing annotation
 // counts 0. A value that is not a non-negative 32-bit integer counts 0 and is reported in

@@ -3,13 +3,14 @@ package indexes
 import (
 	"fmt"
 	"hash/fnv"
-	"math"
 	"strconv"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 )
 
 // EnvName is the environment variable through which a container of an Indexed Job reads
@@ -109,37 +110,10 @@ func setMapValue(m *map[string]string, k, v string) bool {
 	return true
 }
 
-// Total returns Failed + Ignored: every earlier failure of the index, which is what the
-// per-index backoff delay counts.
-func (fc FailureCount) Total() int {
-	return int(fc.Failed) + int(fc.Ignored)
-}
-
-// Exhausts reports whether one more counted failure of the pod that carries fc fails its
-// index: the pod's Failed count has reached backoffLimitPerIndex. (The pod's own failure
-// is not yet in its annotation, so Failed+1 failures exceed the limit.)
-func (fc FailureCount) Exhausts(backoffLimitPerIndex int32) bool {
-	return fc.Failed >= backoffLimitPerIndex
-}
-
-// NextFailureCount returns the failure counts of the pod that replaces a failed pod whose
-// counts were prev: one more Failed when its failure counted towards
-// backoffLimitPerIndex, one more Ignored when an Ignore rule of the pod failure policy
-// matched it. Counts stop at math.MaxInt32.
+// NextFailureCount returns the failure counts of the pod that replaces a failed pod
+// whose counts were prev; see [plainindexes.NextFailureCount].
 func NextFailureCount(prev FailureCount, ignored bool) FailureCount {
-	if ignored {
-		prev.Ignored = inc(prev.Ignored)
-	} else {
-		prev.Failed = inc(prev.Failed)
-	}
-	return prev
-}
-
-func inc(x int32) int32 {
-	if x == math.MaxInt32 {
-		return x
-	}
-	return x + 1
+	return plainindexes.NextFailureCount(prev, ignored)
 }
 
 // ReplacementFailureCount returns the failure counts of the pod that replaces failed:

@@ -201,27 +201,6 @@ func TestHostname(t *testing.T) {
 	assert.Equal(t, "job-12", Hostname("job", 12))
 }
 
-func TestNextFailureCount(t *testing.T) {
-	cases := []struct {
-		name    string
-		prev    FailureCount
-		ignored bool
-		want    FailureCount
-	}{
-		{name: "first counted failure", prev: FailureCount{}, ignored: false, want: FailureCount{Failed: 1}},
-		{name: "first ignored failure", prev: FailureCount{}, ignored: true, want: FailureCount{Ignored: 1}},
-		{name: "counted adds to failed", prev: FailureCount{Failed: 2, Ignored: 5}, ignored: false, want: FailureCount{Failed: 3, Ignored: 5}},
-		{name: "ignored adds to ignored", prev: FailureCount{Failed: 2, Ignored: 5}, ignored: true, want: FailureCount{Failed: 2, Ignored: 6}},
-		{name: "saturates", prev: FailureCount{Failed: math.MaxInt32, Ignored: math.MaxInt32}, ignored: false, want: FailureCount{Failed: math.MaxInt32, Ignored: math.MaxInt32}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got := NextFailureCount(tc.prev, tc.ignored)
-			assert.Equal(t, tc.want, got, "NextFailureCount(%+v, %v) = %+v, want %+v", tc.prev, tc.ignored, got, tc.want)
-		})
-	}
-}
-
 func TestReplacementFailureCount(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -294,26 +273,5 @@ func TestSetFailureCountAnnotations(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, FailureCount{Failed: max(tc.fc.Failed, 0), Ignored: max(tc.fc.Ignored, 0)}, back, "PodFailureCount() after Set")
 		})
-	}
-}
-
-func TestFailureCountHelpers(t *testing.T) {
-	assert.Equal(t, 5, FailureCount{Failed: 2, Ignored: 3}.Total())
-	assert.Equal(t, 2*math.MaxInt32, FailureCount{Failed: math.MaxInt32, Ignored: math.MaxInt32}.Total(), "no int32 overflow")
-
-	cases := []struct {
-		failed int32
-		limit  int32
-		want   bool
-	}{
-		{failed: 0, limit: 0, want: true},
-		{failed: 0, limit: 1, want: false},
-		{failed: 1, limit: 1, want: true},
-		{failed: 2, limit: 1, want: true},
-		{failed: 2, limit: 3, want: false},
-	}
-	for _, tc := range cases {
-		got := FailureCount{Failed: tc.failed, Ignored: 10}.Exhausts(tc.limit)
-		assert.Equal(t, tc.want, got, "FailureCount{Failed: %d}.Exhausts(%d) = %v, want %v", tc.failed, tc.limit, got, tc.want)
 	}
 }

@@ -1,25 +1,21 @@
 package indexes
 
 import (
-	"cmp"
-	"slices"
-
 	corev1 "k8s.io/api/core/v1"
 
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/podorder"
 )
 
-// StrayReason says why an active pod of an Indexed Job has to go.
-type StrayReason string
+// StrayReason says why an active pod of an Indexed Job has to go; see
+// [plainindexes.StrayReason].
+type StrayReason = plainindexes.StrayReason
 
+// The reasons of [Stray].
 const (
-	// StrayNoIndex: the pod has no valid completion index annotation.
-	StrayNoIndex StrayReason = "NoIndex"
-	// StrayOutOfRange: the pod's index is at or above spec.completions, for example after
-	// an elastic scale-down.
-	StrayOutOfRange StrayReason = "OutOfRange"
-	// StrayDuplicate: another active pod has the same index and is kept instead.
-	StrayDuplicate StrayReason = "Duplicate"
+	StrayNoIndex    = plainindexes.StrayNoIndex
+	StrayOutOfRange = plainindexes.StrayOutOfRange
+	StrayDuplicate  = plainindexes.StrayDuplicate
 )
 
 // Stray is an active pod to remove, with the reason.
@@ -52,44 +48,27 @@ type StraysResult struct {
 // index, the one that podorder would remove last is kept, as upstream does. Every other
 // active pod is kept.
 //
-// The result does not depend on the order of pods. Strays runs in O(n log n) for n pods,
+// The rule is the plain layer's ([plainindexes.Strays]); this reads the pods' index
+// annotations and compares pods with podorder.Compare. The result does not depend on
+// the order of pods. Strays runs in O(n log n) for n pods,
 // allocating O(n); it modifies neither the slice nor the pods.
 func Strays(pods []*corev1.Pod, completions int) StraysResult {
-	type entry struct {
-		pod *corev1.Pod
-		ix  int
-	}
-	entries := make([]entry, len(pods))
+	ix := make([]int, len(pods))
 	for i, p := range pods {
-		entries[i] = entry{pod: p, ix: podIndex(p)}
+		ix[i] = podIndex(p)
 	}
-	// Within an index, removal order; podorder is only consulted on ties, which are rare.
-	slices.SortFunc(entries, func(a, b entry) int {
-		if c := cmp.Compare(a.ix, b.ix); c != 0 {
-			return c
+	plain := plainindexes.Strays(ix, completions, func(i, j int) int { return podorder.Compare(pods[i], pods[j]) })
+	res := StraysResult{Active: plain.Active}
+	if len(plain.Remove) > 0 {
+		res.Remove = make([]Stray, len(plain.Remove))
+		for k, s := range plain.Remove {
+			res.Remove[k] = Stray{Pod: pods[s.Pos], Index: s.Index, Reason: s.Reason}
 		}
-		return podorder.Compare(a.pod, b.pod)
-	})
-
-	var res StraysResult
-	for i, e := range entries {
-		switch {
-		case e.ix == Unknown:
-			res.Remove = append(res.Remove, Stray{Pod: e.pod, Index: Unknown, Reason: StrayNoIndex})
-		case e.ix >= completions:
-			res.Remove = append(res.Remove, Stray{Pod: e.pod, Index: e.ix, Reason: StrayOutOfRange})
-		case i+1 < len(entries) && entries[i+1].ix == e.ix:
-			res.Remove = append(res.Remove, Stray{Pod: e.pod, Index: e.ix, Reason: StrayDuplicate})
-		default:
-			if res.Kept == nil {
-				res.Kept = make([]*corev1.Pod, 0, len(entries)-i)
-			}
-			res.Kept = append(res.Kept, e.pod)
-			if n := len(res.Active); n > 0 && res.Active[n-1].Last+1 == e.ix {
-				res.Active[n-1].Last = e.ix
-			} else {
-				res.Active = append(res.Active, Interval{First: e.ix, Last: e.ix})
-			}
+	}
+	if len(plain.Kept) > 0 {
+		res.Kept = make([]*corev1.Pod, len(plain.Kept))
+		for k, i := range plain.Kept {
+			res.Kept[k] = pods[i]
 		}
 	}
 	return res

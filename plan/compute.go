@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -21,6 +20,7 @@ import (
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/jobstatus"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/podfailurepolicy"
 	"github.com/jobkit/jobkit/successpolicy"
 )
@@ -516,26 +516,30 @@ func (c *computation) decideIndexed() {
 		c.prevFailedIx, err = indexes.Parse(*c.st.FailedIndexes, completions)
 		c.warnIndexes("status.failedIndexes", err)
 	}
-	// An index is finished by its first outcome: two pods of one index (after a
-	// creation hidden from the controller) must not make it both succeeded and
-	// failed, which the API server refuses. Seen together, the success wins.
+	// An index is finished by its first outcome (plainindexes.Outcomes): two pods of
+	// one index (after a creation hidden from the controller) must not make it both
+	// succeeded and failed, which the API server refuses. Seen together, the success
+	// wins.
 	ix := make([]int, 0, len(c.newSucceeded))
 	for _, pi := range c.pods {
-		if pi.tracked && pi.validIndex && pi.pod.Status.Phase == corev1.PodSucceeded && !c.prevFailedIx.Has(pi.index) {
+		if pi.tracked && pi.validIndex && pi.pod.Status.Phase == corev1.PodSucceeded {
 			ix = append(ix, pi.index)
 		}
 	}
-	c.succeededIx = c.prevSucceededIx.Union(indexes.FromIndexes(ix))
+	outcomes := indexes.Outcomes{Succeeded: c.prevSucceededIx, Failed: c.prevFailedIx}.WithSucceeded(completions, ix)
+	c.succeededIx = outcomes.Succeeded
 	c.succeeded = int32(c.succeededIx.Count())
 
 	if c.spec.perIndex != nil {
 		var failedIx []int
 		for _, pi := range c.pods {
+			// Pods of a succeeded index are not matched against the policy:
+			// WithFailed would leave them out anyway.
 			if pi.tracked && pi.validIndex && !c.succeededIx.Has(pi.index) && c.indexFailed(pi) {
 				failedIx = append(failedIx, pi.index)
 			}
 		}
-		c.failedIx = c.prevFailedIx.Union(indexes.FromIndexes(failedIx))
+		c.failedIx = outcomes.WithFailed(completions, failedIx).Failed
 		if c.verdict == nil {
 			nFailed := c.failedIx.Count()
 			if c.spec.maxFailedIndexes != nil && nFailed > int(*c.spec.maxFailedIndexes) {
@@ -566,7 +570,7 @@ func (c *computation) warnIndexes(field string, err error) {
 	}
 	var real []indexes.PartError
 	for _, p := range perr.Parts {
-		if !strings.HasPrefix(p.Reason, indexes.ReasonOutOfRange) {
+		if !errors.Is(p, indexes.ErrOutOfRange) {
 			real = append(real, p)
 		}
 	}
@@ -575,25 +579,21 @@ func (c *computation) warnIndexes(field string, err error) {
 	}
 }
 
-// indexFailed says whether a failed pod fails its index: a FailIndex rule, or its
-// index's counted failures reaching backoffLimitPerIndex.
+// indexFailed says whether a failed pod fails its index (plainindexes.IndexFailed).
 func (c *computation) indexFailed(pi *podInfo) bool {
 	if !pi.failed {
 		return false
 	}
-	counted := true
+	f := plainindexes.IndexFailure{BackoffLimitPerIndex: *c.spec.perIndex}
 	if c.spec.failurePolicy != nil {
 		m := c.policyMatch(pi)
-		if m.Matched && m.Action == batchv1.PodFailurePolicyActionFailIndex {
-			return true
-		}
-		counted = m.CountsTowardBackoff
+		f.FailIndex = m.Matched && m.Action == batchv1.PodFailurePolicyActionFailIndex
+		f.Ignored = !m.CountsTowardBackoff
 	}
-	if !counted {
-		return false
+	if !f.FailIndex && !f.Ignored {
+		f.Count, _ = indexes.PodFailureCount(pi.pod)
 	}
-	fc, _ := indexes.PodFailureCount(pi.pod)
-	return fc.Exhausts(*c.spec.perIndex)
+	return plainindexes.IndexFailed(f)
 }
 
 // findDelayed picks, per index, the failed pod that keeps its finalizer until its

@@ -13,6 +13,7 @@ import (
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
+	plainactive "github.com/jobkit/jobkit/plain/active"
 	"github.com/jobkit/jobkit/podorder"
 )
 
@@ -59,15 +60,19 @@ func (c *computation) manage() {
 	c.createIndexed(active, diff)
 }
 
-// wantActive is the number of active pods the Job should have.
+// wantActive is the number of active pods the Job should have (plain/active).
 func (c *computation) wantActive() int32 {
-	if c.spec.completions == nil {
-		if c.succeeded > 0 {
-			return c.active
-		}
-		return c.spec.parallelism
+	completions := plainactive.NoCompletions
+	if c.spec.completions != nil {
+		completions = int(*c.spec.completions)
 	}
-	return max(0, min(*c.spec.completions-c.succeeded, c.spec.parallelism))
+	return int32(plainactive.Want(plainactive.Job{
+		Completions: completions,
+		Parallelism: int(c.spec.parallelism),
+		Succeeded:   int(c.succeeded),
+		Active:      int(c.active),
+		Suspended:   c.spec.suspended,
+	}))
 }
 
 type removal struct {

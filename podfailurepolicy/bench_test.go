@@ -79,3 +79,26 @@ func BenchmarkValidate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMatchMany matches n failed pods against a small policy: the work of one
+// sync of a Job with n failed pods (the plain package's BenchmarkMatchMany, with pods).
+func BenchmarkMatchMany(b *testing.B) {
+	p := &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
+		condRule(ignore, pattern(corev1.DisruptionTarget, corev1.ConditionTrue)),
+		containerRule(failJob, "task", opIn, 42),
+	}}
+	for _, n := range []int{10, 1000, 100000} {
+		pods := make([]*corev1.Pod, n)
+		for i := range pods {
+			pods[i] = failedPod([]corev1.ContainerStatus{terminated("task", int32(i%50+1))}, nil)
+		}
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, pod := range pods {
+					_ = Match(p, pod)
+				}
+			}
+		})
+	}
+}

@@ -10,6 +10,14 @@
 // of its JobSpec and returns a field.ErrorList with the API server's error types,
 // paths and messages.
 //
+// The rules themselves live in package github.com/jobkit/jobkit/plain/podfailurepolicy
+// ([plainpfp]), over plain values (exit codes by container name, condition types):
+// [Match] converts the policy and the pod's terminated containers and conditions
+// ([FailureOf], [PolicyOf]) and calls it; [Validate] calls [plainpfp.Validate] with
+// the template's container names and reports its errors as field errors, with the
+// values typed as in batch/v1, and adds the two checks on the rest of the spec. A
+// caller without pods asks the plain package directly.
+//
 // # Behaviour
 //
 //   - The first matching rule wins. A rule with an action this package does not know
@@ -30,7 +38,9 @@
 // # Cost
 //
 // Match is O(rules × (containers × values + conditions × patterns)) and allocates
-// nothing unless a rule matches; a match allocates its message once. Validate is
+// nothing unless a rule matches; a match allocates its message once. (The
+// conversion of rules, containers and conditions is done on the stack for a valid
+// policy and a pod of up to 8 containers and 8 conditions.) Validate is
 // linear in the size of the policy and the number of containers of the template,
 // and allocates its errors and their paths.
 //
@@ -47,7 +57,8 @@
 //     controller and validation never see an empty status because API defaulting
 //     fills it first; a Job built in code without defaulting is treated as the API
 //     server would treat it after defaulting.
-//   - Match of a nil pod gives "no match" instead of a panic.
+//   - Match of a nil pod gives "no match" instead of a panic. A pod without a
+//     namespace is named "name" in messages, not "/name".
 //   - Validate covers the policy and the two spec fields it constrains
 //     (template.spec.restartPolicy and podReplacementPolicy). It reports the
 //     restartPolicy errors only when a policy is set, while upstream's general Job

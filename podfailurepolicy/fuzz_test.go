@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	plainpfp "github.com/jobkit/jobkit/plain/podfailurepolicy"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -107,19 +108,17 @@ func FuzzValidate(f *testing.F) {
 	f.Add([]byte{2, 2, 0, 21, 5, 2, 3, 1, 3, 7, 2, 9, 9, 9, 9, 9, 9}, "example.com/x")
 	f.Add([]byte(strings.Repeat("\x07\x03", 300)), "a/b/c")
 	f.Fuzz(func(t *testing.T, data []byte, word string) {
-		// labelKeyErrors is jobkit's own copy of the API server's label key rule;
-		// apimachinery's (the same rule under the name it has at every supported
-		// version) is the reference.
+		// plainpfp.ConditionTypeErrors is jobkit's own copy of the API server's label
+		// key rule; apimachinery's (the same rule under the name it has at every
+		// supported version) is the reference. The plain package's FuzzConditionType
+		// checks its fast path against its regular expressions.
 		want := validation.IsQualifiedName(word) //nolint:staticcheck // the reference at every supported version
-		got := labelKeyErrors(word)
+		got := plainpfp.ConditionTypeErrors(word)
 		if (len(got) == 0) != (len(want) == 0) {
-			t.Fatalf("labelKeyErrors(%q) = %q, apimachinery says %q", word, got, want)
+			t.Fatalf("ConditionTypeErrors(%q) = %q, apimachinery says %q", word, got, want)
 		}
 		if strings.Count(word, "/") < 2 && !slices.Equal(got, want) {
-			t.Fatalf("labelKeyErrors(%q) = %q, want %q", word, got, want)
-		}
-		if isPlainLabelKey(word) && len(want) != 0 {
-			t.Fatalf("isPlainLabelKey(%q) = true, but apimachinery says %q", word, want)
+			t.Fatalf("ConditionTypeErrors(%q) = %q, want %q", word, got, want)
 		}
 
 		b := fuzzBytes(data)

@@ -1,9 +1,7 @@
 package podfailurepolicy
 
 import (
-	"strconv"
-	"strings"
-
+	plainpfp "github.com/jobkit/jobkit/plain/podfailurepolicy"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -27,13 +25,26 @@ type Result struct {
 }
 
 // noMatch is the handling of a failure no rule claims: it counts.
-var noMatch = Result{RuleIndex: -1, CountsTowardBackoff: true}
+var noMatch = resultOf(plainpfp.NoMatch)
+
+func resultOf(r plainpfp.Result) Result {
+	return Result{Matched: r.Matched, Action: batchv1.PodFailurePolicyAction(r.Action), RuleIndex: r.RuleIndex,
+		CountsTowardBackoff: r.CountsTowardBackoff, Message: r.Message}
+}
+
+// Stack buffers of the conversion: a valid policy and an ordinary pod fit.
+const (
+	stackContainers = 8
+	stackConditions = 8
+)
 
 // Match finds the first rule of policy that matches the failed pod and returns how
-// the failure is handled. Rules are tried in order. A rule whose action this package
-// does not know is skipped, as the API asks clients to do, so a newer policy still
-// works with the rules it understands. A nil policy, a nil pod or a pod no rule
-// matches gives a failure that counts (Matched false, RuleIndex -1).
+// the failure is handled: [plainpfp.Match] of the policy and of the pod's
+// terminated containers and conditions ([FailureOf]). Rules are tried in order. A
+// rule whose action this package does not know is skipped, as the API asks clients
+// to do, so a newer policy still works with the rules it understands. A nil policy,
+// a nil pod or a pod no rule matches gives a failure that counts (Matched false,
+// RuleIndex -1).
 //
 // onExitCodes looks at the terminated containers with a non-zero exit code, the
 // regular containers first and then the init containers, and matches the first one
@@ -41,167 +52,108 @@ var noMatch = Result{RuleIndex: -1, CountsTowardBackoff: true}
 // matches the first pod condition, in the pod's order, whose type and status equal
 // those of any pattern; an empty pattern status means True, as API defaulting sets it.
 //
-// Match reads its arguments only. It allocates nothing unless a rule matches, and
-// then only the message.
+// Match reads its arguments only. The conversion is done on the stack for a valid
+// policy and a pod of up to 8 containers and 8 conditions, so it allocates nothing
+// unless a rule matches, and then only the message.
 func Match(policy *batchv1.PodFailurePolicy, pod *corev1.Pod) Result {
 	if policy == nil || pod == nil {
 		return noMatch
 	}
+	var (
+		containers [stackContainers]plainpfp.Container
+		conditions [stackConditions]plainpfp.Condition
+		exitCodes  plainpfp.ExitCodes
+	)
+	f := failureOf(pod, containers[:0], conditions[:0])
 	for i := range policy.Rules {
-		rule := &policy.Rules[i]
-		counts, known := countsTowardBackoff(rule.Action)
-		if !known {
+		r := &policy.Rules[i]
+		var rule plainpfp.Rule
+		if r.OnExitCodes == nil && len(r.OnPodConditions) > 0 {
+			// Declared here, the buffer is cleared only for rules that need it.
+			var patterns [plainpfp.MaxConditionPatterns]plainpfp.ConditionPattern
+			rule = ruleInto(r, &exitCodes, patterns[:0])
+			if res, ok := plainpfp.MatchRule(&rule, i, &f); ok {
+				return resultOf(res)
+			}
 			continue
 		}
-		if rule.OnExitCodes != nil {
-			if cs := matchExitCodes(&pod.Status, rule.OnExitCodes); cs != nil {
-				return Result{
-					Matched:             true,
-					Action:              rule.Action,
-					RuleIndex:           i,
-					CountsTowardBackoff: counts,
-					Message:             exitCodeMessage(cs.Name, pod, cs.State.Terminated.ExitCode, rule.Action, i),
-				}
-			}
-		} else if rule.OnPodConditions != nil {
-			if c := matchConditions(pod.Status.Conditions, rule.OnPodConditions); c != nil {
-				return Result{
-					Matched:             true,
-					Action:              rule.Action,
-					RuleIndex:           i,
-					CountsTowardBackoff: counts,
-					Message:             conditionMessage(pod, c.Type, rule.Action, i),
-				}
-			}
+		// MatchRule reads the patterns of a rule only when it has no exit codes.
+		rule.Action = plainpfp.Action(r.Action)
+		if req := r.OnExitCodes; req != nil {
+			exitCodes = exitCodesOf(req)
+			rule.OnExitCodes = &exitCodes
+		}
+		if res, ok := plainpfp.MatchRule(&rule, i, &f); ok {
+			return resultOf(res)
 		}
 	}
 	return noMatch
 }
 
-// countsTowardBackoff reports whether a failure matched by action counts, and
-// whether the action is known at all.
-func countsTowardBackoff(action batchv1.PodFailurePolicyAction) (counts, known bool) {
-	switch action {
-	case batchv1.PodFailurePolicyActionIgnore:
-		return false, true
-	case batchv1.PodFailurePolicyActionCount,
-		batchv1.PodFailurePolicyActionFailJob,
-		batchv1.PodFailurePolicyActionFailIndex:
-		return true, true
-	}
-	return true, false
+// FailureOf returns what [plainpfp.Match] reads of a failed pod: its namespace and
+// name (for the message), its terminated containers (regular, then init) and its
+// conditions. pod must not be nil; it is not modified.
+func FailureOf(pod *corev1.Pod) plainpfp.Failure {
+	return failureOf(pod, nil, nil)
 }
 
-func matchExitCodes(status *corev1.PodStatus, req *batchv1.PodFailurePolicyOnExitCodesRequirement) *corev1.ContainerStatus {
-	if req.Operator != batchv1.PodFailurePolicyOnExitCodesOpIn && req.Operator != batchv1.PodFailurePolicyOnExitCodesOpNotIn {
+// failureOf is FailureOf appending to the given buffers.
+func failureOf(pod *corev1.Pod, containers []plainpfp.Container, conditions []plainpfp.Condition) plainpfp.Failure {
+	containers = appendTerminated(containers, pod.Status.ContainerStatuses, false)
+	containers = appendTerminated(containers, pod.Status.InitContainerStatuses, true)
+	for i := range pod.Status.Conditions {
+		c := &pod.Status.Conditions[i]
+		conditions = append(conditions, plainpfp.Condition{Type: string(c.Type), Status: plainpfp.ConditionStatus(c.Status)})
+	}
+	return plainpfp.Failure{Namespace: pod.Namespace, Name: pod.Name, Containers: containers, Conditions: conditions}
+}
+
+func appendTerminated(out []plainpfp.Container, statuses []corev1.ContainerStatus, init bool) []plainpfp.Container {
+	for i := range statuses {
+		if t := statuses[i].State.Terminated; t != nil {
+			out = append(out, plainpfp.Container{Name: statuses[i].Name, Init: init, ExitCode: t.ExitCode})
+		}
+	}
+	return out
+}
+
+// PolicyOf returns policy as a plain policy. It shares the exit code values and
+// container names with policy (neither side modifies them). A nil policy gives nil.
+func PolicyOf(policy *batchv1.PodFailurePolicy) *plainpfp.Policy {
+	if policy == nil {
 		return nil
 	}
-	if cs := firstMatchingContainer(status.ContainerStatuses, req); cs != nil {
-		return cs
-	}
-	return firstMatchingContainer(status.InitContainerStatuses, req)
+	p := policyInto(policy)
+	return &p
 }
 
-// firstMatchingContainer returns a status whose State.Terminated is non-nil, or nil.
-func firstMatchingContainer(statuses []corev1.ContainerStatus, req *batchv1.PodFailurePolicyOnExitCodesRequirement) *corev1.ContainerStatus {
-	for i := range statuses {
-		cs := &statuses[i]
-		t := cs.State.Terminated
-		// A container that has not terminated has no exit code yet, and a zero exit
-		// code is a success that no rule is about.
-		if t == nil || t.ExitCode == 0 {
-			continue
-		}
-		if req.ContainerName != nil && *req.ContainerName != cs.Name {
-			continue
-		}
-		if exitCodeSatisfies(t.ExitCode, req) {
-			return cs
-		}
+// policyInto converts policy, allocating what it needs.
+func policyInto(policy *batchv1.PodFailurePolicy) plainpfp.Policy {
+	rules := make([]plainpfp.Rule, len(policy.Rules))
+	for i := range policy.Rules {
+		rules[i] = ruleInto(&policy.Rules[i], new(plainpfp.ExitCodes), nil)
 	}
-	return nil
+	return plainpfp.Policy{Rules: rules}
 }
 
-func exitCodeSatisfies(code int32, req *batchv1.PodFailurePolicyOnExitCodesRequirement) bool {
-	in := false
-	for _, v := range req.Values {
-		if v == code {
-			in = true
-			break
+// ruleInto converts r, writing its exit code requirement (if any) to ec and
+// appending its patterns to pats.
+func ruleInto(r *batchv1.PodFailurePolicyRule, ec *plainpfp.ExitCodes, pats []plainpfp.ConditionPattern) plainpfp.Rule {
+	pr := plainpfp.Rule{Action: plainpfp.Action(r.Action)}
+	if req := r.OnExitCodes; req != nil {
+		*ec = exitCodesOf(req)
+		pr.OnExitCodes = ec
+	}
+	if len(r.OnPodConditions) > 0 {
+		for j := range r.OnPodConditions {
+			c := &r.OnPodConditions[j]
+			pats = append(pats, plainpfp.ConditionPattern{Type: string(c.Type), Status: plainpfp.ConditionStatus(c.Status)})
 		}
+		pr.OnPodConditions = pats
 	}
-	if req.Operator == batchv1.PodFailurePolicyOnExitCodesOpIn {
-		return in
-	}
-	return !in
+	return pr
 }
 
-func matchConditions(conditions []corev1.PodCondition, patterns []batchv1.PodFailurePolicyOnPodConditionsPattern) *corev1.PodCondition {
-	for i := range conditions {
-		c := &conditions[i]
-		for j := range patterns {
-			p := &patterns[j]
-			want := p.Status
-			if want == "" {
-				want = corev1.ConditionTrue
-			}
-			if c.Type == p.Type && c.Status == want {
-				return c
-			}
-		}
-	}
-	return nil
-}
-
-// exitCodeMessage and conditionMessage write the sentences of the upstream Job
-// controller in one allocation.
-func exitCodeMessage(container string, pod *corev1.Pod, code int32, action batchv1.PodFailurePolicyAction, index int) string {
-	const (
-		p1 = "Container "
-		p2 = " for pod "
-		p3 = " failed with exit code "
-		p4 = " matching "
-		p5 = " rule at index "
-	)
-	var num [20]byte
-	var b strings.Builder
-	b.Grow(len(p1) + len(container) + len(p2) + len(pod.Namespace) + 1 + len(pod.Name) +
-		len(p3) + 11 + len(p4) + len(action) + len(p5) + 20)
-	b.WriteString(p1)
-	b.WriteString(container)
-	b.WriteString(p2)
-	b.WriteString(pod.Namespace)
-	b.WriteByte('/')
-	b.WriteString(pod.Name)
-	b.WriteString(p3)
-	b.Write(strconv.AppendInt(num[:0], int64(code), 10))
-	b.WriteString(p4)
-	b.WriteString(string(action))
-	b.WriteString(p5)
-	b.Write(strconv.AppendInt(num[:0], int64(index), 10))
-	return b.String()
-}
-
-func conditionMessage(pod *corev1.Pod, condition corev1.PodConditionType, action batchv1.PodFailurePolicyAction, index int) string {
-	const (
-		p1 = "Pod "
-		p2 = " has condition "
-		p3 = " matching "
-		p4 = " rule at index "
-	)
-	var num [20]byte
-	var b strings.Builder
-	b.Grow(len(p1) + len(pod.Namespace) + 1 + len(pod.Name) + len(p2) + len(condition) +
-		len(p3) + len(action) + len(p4) + 20)
-	b.WriteString(p1)
-	b.WriteString(pod.Namespace)
-	b.WriteByte('/')
-	b.WriteString(pod.Name)
-	b.WriteString(p2)
-	b.WriteString(string(condition))
-	b.WriteString(p3)
-	b.WriteString(string(action))
-	b.WriteString(p4)
-	b.Write(strconv.AppendInt(num[:0], int64(index), 10))
-	return b.String()
+func exitCodesOf(req *batchv1.PodFailurePolicyOnExitCodesRequirement) plainpfp.ExitCodes {
+	return plainpfp.ExitCodes{ContainerName: req.ContainerName, Operator: plainpfp.Operator(req.Operator), Values: req.Values}
 }

@@ -2,8 +2,8 @@ package podfailurepolicy
 
 import (
 	"fmt"
-	"slices"
 
+	plainpfp "github.com/jobkit/jobkit/plain/podfailurepolicy"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -12,11 +12,11 @@ import (
 // Limits the API server enforces on a pod failure policy.
 const (
 	// MaxRules is the largest number of rules in a policy.
-	MaxRules = 20
+	MaxRules = plainpfp.MaxRules
 	// MaxExitCodeValues is the largest number of values in one onExitCodes requirement.
-	MaxExitCodeValues = 255
+	MaxExitCodeValues = plainpfp.MaxExitCodeValues
 	// MaxConditionPatterns is the largest number of patterns in one onPodConditions list.
-	MaxConditionPatterns = 20
+	MaxConditionPatterns = plainpfp.MaxConditionPatterns
 )
 
 // The valid values in the order the API server lists them (sorted).
@@ -42,8 +42,6 @@ var (
 	}
 	validReplacementPolicies = []batchv1.PodReplacementPolicy{batchv1.Failed}
 
-	actionRequired        = fmt.Sprintf("valid values: %q", validActions)
-	operatorRequired      = fmt.Sprintf("valid values: %q", validOperators)
 	restartPolicyRequired = fmt.Sprintf("valid values: %q, %q", corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever)
 	restartPolicyNotNever = fmt.Sprintf("only %q is supported when podFailurePolicy is specified", corev1.RestartPolicyNever)
 )
@@ -54,10 +52,12 @@ var (
 // the path of spec; nil means field.NewPath("spec"). A nil spec or a spec without a
 // pod failure policy has nothing to check and gives nil.
 //
-// Besides the policy itself it checks the two fields of spec that a policy
+// The rules are checked by [plainpfp.Validate], with the template's container
+// names and whether backoffLimitPerIndex is set; its errors are reported here as
+// field errors. Besides the policy it checks the two fields of spec that a policy
 // constrains: template.spec.restartPolicy must be Never (an empty restartPolicy
-// counts as Always, its default) and podReplacementPolicy, when set, must be Failed. It does
-// not check the rest of the Job, nor that the policy is unchanged on update.
+// counts as Always, its default) and podReplacementPolicy, when set, must be Failed.
+// It does not check the rest of the Job, nor that the policy is unchanged on update.
 //
 // An empty onPodConditions status is accepted: API defaulting sets it to True before
 // the API server validates, so a Job built without defaulting is judged as the
@@ -69,14 +69,16 @@ func Validate(spec *batchv1.JobSpec, fldPath *field.Path) field.ErrorList {
 	if fldPath == nil {
 		fldPath = field.NewPath("spec")
 	}
-	var errs field.ErrorList
-	rulesPath := fldPath.Child("podFailurePolicy", "rules")
-	rules := spec.PodFailurePolicy.Rules
-	if len(rules) > MaxRules {
-		errs = append(errs, field.TooMany(rulesPath, len(rules), MaxRules))
+	ctx := plainpfp.Context{
+		HasContainer:    func(name string) bool { return templateHasContainer(&spec.Template.Spec, name) },
+		PerIndexBackoff: spec.BackoffLimitPerIndex != nil,
 	}
-	for i := range rules {
-		errs = validateRule(errs, spec, &rules[i], rulePath{rulesPath, i})
+	var errs field.ErrorList
+	if perrs := plainpfp.Validate(PolicyOf(spec.PodFailurePolicy), ctx); len(perrs) > 0 {
+		prefix := fldPath.Child("podFailurePolicy").String() + "."
+		for _, e := range perrs {
+			errs = append(errs, fieldError(field.NewPath(prefix+e.Field), e))
+		}
 	}
 
 	if rp := spec.PodReplacementPolicy; rp != nil && *rp != batchv1.Failed {
@@ -97,133 +99,35 @@ func Validate(spec *batchv1.JobSpec, fldPath *field.Path) field.ErrorList {
 	return errs
 }
 
-// rulePath names a rule. Paths are built only for errors, so a valid policy costs
-// no allocation for them.
-type rulePath struct {
-	rules *field.Path
-	index int
-}
-
-func (p rulePath) path() *field.Path { return p.rules.Index(p.index) }
-
-func (p rulePath) child(names ...string) *field.Path {
-	return p.path().Child(names[0], names[1:]...)
-}
-
-func validateRule(errs field.ErrorList, spec *batchv1.JobSpec, rule *batchv1.PodFailurePolicyRule, rp rulePath) field.ErrorList {
-	switch rule.Action {
-	case "":
-		errs = append(errs, field.Required(rp.child("action"), actionRequired))
-	case batchv1.PodFailurePolicyActionFailIndex:
-		if spec.BackoffLimitPerIndex == nil {
-			errs = append(errs, field.Invalid(rp.child("action"), rule.Action, "requires the backoffLimitPerIndex to be set"))
+// fieldError is e as a field error at path, with the value typed as in the
+// batch/v1 API.
+func fieldError(path *field.Path, e *plainpfp.FieldError) *field.Error {
+	switch e.Type {
+	case plainpfp.ErrorRequired:
+		return field.Required(path, e.Detail)
+	case plainpfp.ErrorTooMany:
+		return field.TooMany(path, e.BadValue.(int), e.Max)
+	case plainpfp.ErrorDuplicate:
+		return field.Duplicate(path, e.BadValue)
+	case plainpfp.ErrorNotSupported:
+		switch v := e.BadValue.(type) {
+		case plainpfp.Action:
+			return field.NotSupported(path, batchv1.PodFailurePolicyAction(v), validActions)
+		case plainpfp.Operator:
+			return field.NotSupported(path, batchv1.PodFailurePolicyOnExitCodesOperator(v), validOperators)
+		case plainpfp.ConditionStatus:
+			return field.NotSupported(path, corev1.ConditionStatus(v), validStatuses)
 		}
-	case batchv1.PodFailurePolicyActionFailJob, batchv1.PodFailurePolicyActionIgnore, batchv1.PodFailurePolicyActionCount:
+	}
+	var v any = field.OmitValueType{}
+	switch b := e.BadValue.(type) {
+	case nil:
+	case plainpfp.Action:
+		v = batchv1.PodFailurePolicyAction(b)
 	default:
-		errs = append(errs, field.NotSupported(rp.child("action"), rule.Action, validActions))
+		v = b
 	}
-
-	hasExitCodes := rule.OnExitCodes != nil
-	// An empty list is treated as absent, as the API server does.
-	hasConditions := len(rule.OnPodConditions) > 0
-	if hasExitCodes {
-		errs = validateExitCodes(errs, spec, rule.OnExitCodes, rp)
-	}
-	if hasConditions {
-		errs = validateConditions(errs, rule.OnPodConditions, rp)
-	}
-	switch {
-	case hasExitCodes && hasConditions:
-		errs = append(errs, field.Invalid(rp.path(), field.OmitValueType{}, "specifying both OnExitCodes and OnPodConditions is not supported"))
-	case !hasExitCodes && !hasConditions:
-		errs = append(errs, field.Invalid(rp.path(), field.OmitValueType{}, "specifying one of OnExitCodes and OnPodConditions is required"))
-	}
-	return errs
-}
-
-func validateExitCodes(errs field.ErrorList, spec *batchv1.JobSpec, req *batchv1.PodFailurePolicyOnExitCodesRequirement, rp rulePath) field.ErrorList {
-	switch req.Operator {
-	case "":
-		errs = append(errs, field.Required(rp.child("onExitCodes", "operator"), operatorRequired))
-	case batchv1.PodFailurePolicyOnExitCodesOpIn, batchv1.PodFailurePolicyOnExitCodesOpNotIn:
-	default:
-		errs = append(errs, field.NotSupported(rp.child("onExitCodes", "operator"), req.Operator, validOperators))
-	}
-	if req.ContainerName != nil && !templateHasContainer(&spec.Template.Spec, *req.ContainerName) {
-		errs = append(errs, field.Invalid(rp.child("onExitCodes", "containerName"), *req.ContainerName,
-			"must be one of the container or initContainer names in the pod template"))
-	}
-
-	values := req.Values
-	if len(values) == 0 {
-		errs = append(errs, field.Invalid(rp.child("onExitCodes", "values"), values, "at least one value is required"))
-	} else if len(values) > MaxExitCodeValues {
-		errs = append(errs, field.TooMany(rp.child("onExitCodes", "values"), len(values), MaxExitCodeValues))
-	}
-	// In an ordered list a repeat sits next to its first occurrence, so only an
-	// unordered list needs a set to find the values seen before.
-	ordered := slices.IsSorted(values)
-	var seen map[int32]struct{}
-	if !ordered {
-		seen = make(map[int32]struct{}, len(values))
-	}
-	isIn := req.Operator == batchv1.PodFailurePolicyOnExitCodesOpIn
-	for j, v := range values {
-		if isIn && v == 0 {
-			errs = append(errs, field.Invalid(rp.child("onExitCodes", "values").Index(j), v, "must not be 0 for the In operator"))
-		}
-		dup := false
-		if ordered {
-			dup = j > 0 && values[j-1] == v
-		} else if _, dup = seen[v]; !dup {
-			seen[v] = struct{}{}
-		}
-		if dup {
-			errs = append(errs, field.Duplicate(rp.child("onExitCodes", "values").Index(j), v))
-		}
-	}
-	if !ordered {
-		errs = append(errs, field.Invalid(rp.child("onExitCodes", "values"), values, "must be ordered"))
-	}
-	return errs
-}
-
-func validateConditions(errs field.ErrorList, patterns []batchv1.PodFailurePolicyOnPodConditionsPattern, rp rulePath) field.ErrorList {
-	if len(patterns) > MaxConditionPatterns {
-		errs = append(errs, field.TooMany(rp.child("onPodConditions"), len(patterns), MaxConditionPatterns))
-	}
-	for j := range patterns {
-		p := &patterns[j]
-		for _, msg := range labelKeyErrors(string(p.Type)) {
-			errs = append(errs, field.Invalid(rp.child("onPodConditions").Index(j).Child("type"), string(p.Type), msg))
-		}
-		switch p.Status {
-		case "", corev1.ConditionTrue, corev1.ConditionFalse, corev1.ConditionUnknown:
-		default:
-			errs = append(errs, field.NotSupported(rp.child("onPodConditions").Index(j).Child("status"), p.Status, validStatuses))
-		}
-	}
-	return errs
-}
-
-// isPlainLabelKey reports whether s is a label key without a prefix: 1 to 63
-// characters of [A-Za-z0-9_.-] that begin and end with a letter or digit. Such a key
-// is valid; anything else is left to labelKeyErrors' regular expressions, which
-// explain what is wrong. It spares the common condition types those and allocations.
-func isPlainLabelKey(s string) bool {
-	if len(s) == 0 || len(s) > 63 || !isAlnum(s[0]) || !isAlnum(s[len(s)-1]) {
-		return false
-	}
-	for i := 1; i < len(s)-1; i++ {
-		if c := s[i]; !isAlnum(c) && c != '-' && c != '_' && c != '.' {
-			return false
-		}
-	}
-	return true
-}
-
-func isAlnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	return field.Invalid(path, v, e.Detail)
 }
 
 func templateHasContainer(spec *corev1.PodSpec, name string) bool {

@@ -2,6 +2,13 @@
 // (spec.successPolicy) declares the Job succeeded, and validates a policy as the API
 // server does.
 //
+// The rules and their validation live in package
+// github.com/jobkit/jobkit/plain/successpolicy, over plain values (an index string and
+// a count per rule) with no JobSpec: [Compile], [Match] and [Validate] convert the
+// policy with [PolicyOf] and call it; [Result] and [Compiled] are its types. Validate
+// adds the checks on the rest of the spec (indexed completion mode, completions
+// defaulting) and reports the plain errors as field errors.
+//
 // # Matching
 //
 // [Compile] reads a policy once for a given spec.completions; [Compiled.Match] then takes
@@ -27,8 +34,9 @@
 // mode only, 1 to [MaxRules] rules, succeededCount or succeededIndexes in every rule,
 // succeededIndexes at most [MaxSucceededIndexesLength] bytes, strictly increasing and
 // below completions, succeededCount between 0 and both completions and the number of
-// listed indexes. Every error is reported, not just the first. A policy that Validate
-// accepts always compiles without error.
+// listed indexes. Every error is reported, not just the first. [Compile] returns an
+// error exactly when Validate rejects the policy of an Indexed Job with the same
+// completions.
 //
 // # Invariants and cost
 //

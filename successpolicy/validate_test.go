@@ -354,3 +354,33 @@ func TestValidateErrorStrings(t *testing.T) {
 		t.Errorf("Validate() error strings (-want +got):\n%s", diff)
 	}
 }
+
+// TestCompileRejectsWhatValidateRejects: for an Indexed Job, Compile returns an error
+// exactly when Validate rejects the policy, also for policies whose index lists read
+// fine (before the plain layer, Compile only reported unreadable lists).
+func TestCompileRejectsWhatValidateRejects(t *testing.T) {
+	cases := []struct {
+		name   string
+		policy *batchv1.SuccessPolicy
+	}{
+		{name: "valid", policy: policy(rule("0-3", ptr.To[int32](2)))},
+		{name: "no rules", policy: policy()},
+		{name: "a rule with neither field", policy: policy(rule("-", nil))},
+		{name: "count above completions", policy: policy(rule("-", ptr.To[int32](6)))},
+		{name: "count above the listed indexes", policy: policy(rule("1,2", ptr.To[int32](3)))},
+		{name: "negative count", policy: policy(rule("-", ptr.To[int32](-1)))},
+		{name: "unreadable list", policy: policy(rule("1,x", nil))},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			verrs := successpolicy.Validate(indexedSpec(5, tc.policy), nil)
+			_, err := successpolicy.Compile(tc.policy, 5)
+			if (err != nil) != (len(verrs) > 0) {
+				t.Fatalf("Compile() error = %v, Validate() = %v: they must reject the same policies", err, verrs)
+			}
+			if err != nil && len(verrs) > 0 && !strings.Contains(err.Error(), "spec.successPolicy.rules") {
+				t.Errorf("Compile() error %q does not name the field", err)
+			}
+		})
+	}
+}

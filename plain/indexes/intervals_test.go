@@ -431,3 +431,62 @@ func TestIntervalCount(t *testing.T) {
 	assert.Equal(t, 1, Interval{First: 4, Last: 4}.Count())
 	assert.Equal(t, 3, Interval{First: 4, Last: 6}.Count())
 }
+
+func TestParseErrorClasses(t *testing.T) {
+	cases := []struct {
+		name                              string
+		in                                string
+		limit                             int
+		wantRange, wantUnordered, wantBad bool
+	}{
+		{name: "valid", in: "1,3-5", limit: 10},
+		{name: "out of range only", in: "1,8-12", limit: 10, wantRange: true},
+		{name: "wholly out of range", in: "1,12", limit: 10, wantRange: true},
+		{name: "unordered only", in: "5,1", limit: 10, wantUnordered: true},
+		{name: "syntax only", in: "1,x", limit: 10, wantBad: true},
+		{name: "all three", in: "4,x,2,11", limit: 10, wantRange: true, wantUnordered: true, wantBad: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(tc.in, tc.limit)
+			assert.Equal(t, tc.wantRange, errors.Is(err, ErrOutOfRange), "errors.Is(ErrOutOfRange) of %v", err)
+			assert.Equal(t, tc.wantUnordered, errors.Is(err, ErrUnordered), "errors.Is(ErrUnordered) of %v", err)
+			assert.Equal(t, tc.wantBad, errors.Is(err, ErrSyntax), "errors.Is(ErrSyntax) of %v", err)
+		})
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	cases := []struct {
+		name          string
+		in            []Interval
+		want          Intervals
+		wantCanonical bool
+	}{
+		{name: "nil", in: nil, want: nil, wantCanonical: true},
+		{name: "empty non-nil", in: []Interval{}, want: nil, wantCanonical: true},
+		{name: "canonical", in: iv(1, 1, 3, 5), want: iv(1, 1, 3, 5), wantCanonical: true},
+		{name: "unsorted", in: iv(7, 9, 1, 2), want: iv(1, 2, 7, 9)},
+		{name: "adjacent", in: iv(1, 2, 3, 4), want: iv(1, 4)},
+		{name: "overlapping", in: iv(1, 5, 3, 4, 5, 8), want: iv(1, 8)},
+		{name: "reversed interval is empty", in: iv(5, 3, 8, 8), want: iv(8, 8)},
+		{name: "negative cut off", in: iv(-4, 2), want: iv(0, 2)},
+		{name: "wholly negative dropped", in: iv(-4, -2), want: nil},
+		{name: "above MaxInt32 cut off", in: iv(math.MaxInt32-1, math.MaxInt32+5), want: iv(math.MaxInt32-1, math.MaxInt32)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := slices.Clone(tc.in)
+			assert.Equal(t, tc.wantCanonical, Intervals(tc.in).Canonical(), "Canonical(%v)", tc.in)
+			got := Normalize(tc.in)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Normalize(%v) mismatch (-want +got):\n%s", tc.in, diff)
+			}
+			assert.True(t, got.Canonical(), "Normalize(%v) = %v is not canonical", tc.in, got)
+			assert.Equal(t, before, tc.in, "Normalize modified its argument")
+			if len(got) > 0 && len(tc.in) > 0 {
+				assert.NotSame(t, &got[0], &tc.in[0], "Normalize shares memory with its argument")
+			}
+		})
+	}
+}

@@ -5,9 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/jobkit/jobkit/concurrency"
+	"github.com/jobkit/jobkit/plain/concurrency"
 )
 
 // FuzzDecide builds peers from bytes (3 per peer: state/name/queue, creation
@@ -21,19 +19,19 @@ func FuzzDecide(f *testing.F) {
 		states := []concurrency.State{concurrency.StateTriggered, concurrency.StatePending, concurrency.StateFinished, "bogus"}
 		names := []string{"unit", "lint"}
 		queues := []string{"", "gpu", "cpu"}
-		var peers []concurrency.Peer
+		var peers []concurrency.Peer[string]
 		for i := 0; i+2 < len(data); i += 3 {
 			b := data[i]
-			peers = append(peers, concurrency.Peer{
+			peers = append(peers, concurrency.Peer[string]{
 				State:   states[int(b&3)],
 				JobName: names[int(b>>2)&1],
 				Queue:   queues[int(b>>3)%3],
 				Created: t0.Add(time.Duration(data[i+1]%8) * time.Second),
-				UID:     types.UID(fmt.Sprint(data[i+2] % 8)),
+				UID:     fmt.Sprint(data[i+2] % 8),
 			})
 		}
-		c := concurrency.Candidate{
-			Peer: concurrency.Peer{UID: types.UID(fmt.Sprint(selfUID % 8)), JobName: "unit", Queue: queues[int(selfUID)%3],
+		c := concurrency.Candidate[string]{
+			Peer: concurrency.Peer[string]{UID: fmt.Sprint(selfUID % 8), JobName: "unit", Queue: queues[int(selfUID)%3],
 				Created: t0.Add(time.Duration(selfSec%8) * time.Second)},
 			MaxConcurrency: int(maxConc),
 		}

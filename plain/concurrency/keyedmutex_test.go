@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/jobkit/jobkit/concurrency"
+	"github.com/jobkit/jobkit/plain/concurrency"
 )
 
 func TestKeyedMutexTryLock(t *testing.T) {

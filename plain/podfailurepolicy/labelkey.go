@@ -26,12 +26,17 @@ var (
 	subdomainRegexp = regexp.MustCompile("^" + subdomainFmt + "$")
 )
 
-// labelKeyErrors returns why s is not a valid label key, in the API server's words,
-// or nil when it is one.
-func labelKeyErrors(s string) []string {
+// ConditionTypeErrors returns why s is not a valid condition type (a label key), in
+// the API server's words, or nil when it is one.
+func ConditionTypeErrors(s string) []string {
 	if isPlainLabelKey(s) {
 		return nil
 	}
+	return labelKeyErrorsSlow(s)
+}
+
+// labelKeyErrorsSlow is ConditionTypeErrors by the regular expressions alone.
+func labelKeyErrorsSlow(s string) []string {
 	var errs []string
 	name := s
 	switch strings.Count(s, "/") {
@@ -84,4 +89,24 @@ func regexMsg(msg, pattern string, examples ...string) string {
 	}
 	b.WriteString("regex used for validation is '" + pattern + "')")
 	return b.String()
+}
+
+// isPlainLabelKey reports whether s is a label key without a prefix: 1 to 63
+// characters of [A-Za-z0-9_.-] that begin and end with a letter or digit. Such a key
+// is valid; anything else is left to the regular expressions, which explain what is
+// wrong. It spares the common condition types those and allocations.
+func isPlainLabelKey(s string) bool {
+	if len(s) == 0 || len(s) > 63 || !isAlnum(s[0]) || !isAlnum(s[len(s)-1]) {
+		return false
+	}
+	for i := 1; i < len(s)-1; i++ {
+		if c := s[i]; !isAlnum(c) && c != '-' && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }

@@ -1,0 +1,127 @@
+package podfailurepolicy_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	pfp "github.com/jobkit/jobkit/plain/podfailurepolicy"
+)
+
+func TestValidate(t *testing.T) {
+	containers := func(name string) bool { return slices.Contains([]string{"task", "setup"}, name) }
+	many := func(n int) []int32 {
+		v := make([]int32, n)
+		for i := range v {
+			v[i] = int32(i + 1)
+		}
+		return v
+	}
+	type want struct {
+		Type     pfp.ErrorType
+		Field    string
+		BadValue any
+	}
+	cases := []struct {
+		name   string
+		policy *pfp.Policy
+		ctx    pfp.Context
+		want   []want
+	}{
+		{name: "nil policy"},
+		{
+			name:   "valid, every action",
+			policy: &pfp.Policy{Rules: []pfp.Rule{exitRule(pfp.ActionFailJob, pfp.OpIn, "task", 1, 2), exitRule(pfp.ActionFailIndex, pfp.OpNotIn, "", 0), condRule(pfp.ActionIgnore, pfp.ConditionPattern{Type: "example.com/Preempted"}), exitRule(pfp.ActionCount, pfp.OpIn, "", 3)}},
+			ctx:    pfp.Context{HasContainer: containers, PerIndexBackoff: true},
+		},
+		{
+			name:   "too many rules",
+			policy: &pfp.Policy{Rules: slices.Repeat([]pfp.Rule{exitRule(pfp.ActionCount, pfp.OpIn, "", 1)}, pfp.MaxRules+1)},
+			want:   []want{{pfp.ErrorTooMany, "rules", pfp.MaxRules + 1}},
+		},
+		{
+			name:   "action: missing, unknown, FailIndex without per-index backoff",
+			policy: &pfp.Policy{Rules: []pfp.Rule{exitRule("", pfp.OpIn, "", 1), exitRule("Retry", pfp.OpIn, "", 1), exitRule(pfp.ActionFailIndex, pfp.OpIn, "", 1)}},
+			want: []want{{pfp.ErrorRequired, "rules[0].action", nil}, {pfp.ErrorNotSupported, "rules[1].action", pfp.Action("Retry")},
+				{pfp.ErrorInvalid, "rules[2].action", pfp.ActionFailIndex}},
+		},
+		{
+			name:   "exit codes: operator, container, zero with In, duplicate, order, too many",
+			policy: &pfp.Policy{Rules: []pfp.Rule{exitRule(pfp.ActionCount, "", "", 1), exitRule(pfp.ActionCount, pfp.OpIn, "other", 0, 2, 2), exitRule(pfp.ActionCount, pfp.OpNotIn, "", 3, 1, 3), exitRule(pfp.ActionCount, pfp.OpIn, "", many(pfp.MaxExitCodeValues+1)...), exitRule(pfp.ActionCount, pfp.OpIn, "")}},
+			ctx:    pfp.Context{HasContainer: containers},
+			want: []want{
+				{pfp.ErrorRequired, "rules[0].onExitCodes.operator", nil},
+				{pfp.ErrorInvalid, "rules[1].onExitCodes.containerName", "other"},
+				{pfp.ErrorInvalid, "rules[1].onExitCodes.values[0]", int32(0)},
+				{pfp.ErrorDuplicate, "rules[1].onExitCodes.values[2]", int32(2)},
+				{pfp.ErrorDuplicate, "rules[2].onExitCodes.values[2]", int32(3)},
+				{pfp.ErrorInvalid, "rules[2].onExitCodes.values", []int32{3, 1, 3}},
+				{pfp.ErrorTooMany, "rules[3].onExitCodes.values", pfp.MaxExitCodeValues + 1},
+				{pfp.ErrorInvalid, "rules[4].onExitCodes.values", []int32(nil)},
+			},
+		},
+		{
+			name:   "without a container list, any non-empty name is accepted",
+			policy: &pfp.Policy{Rules: []pfp.Rule{exitRule(pfp.ActionCount, pfp.OpIn, "whatever", 1), {Action: pfp.ActionCount, OnExitCodes: &pfp.ExitCodes{ContainerName: new(string), Operator: pfp.OpIn, Values: []int32{1}}}}},
+			want:   []want{{pfp.ErrorInvalid, "rules[1].onExitCodes.containerName", ""}},
+		},
+		{
+			name: "conditions: bad type and status, too many patterns",
+			policy: &pfp.Policy{Rules: []pfp.Rule{
+				condRule(pfp.ActionIgnore, pfp.ConditionPattern{Type: "bad type!"}, pfp.ConditionPattern{Type: "Ready", Status: "Maybe"}),
+				condRule(pfp.ActionIgnore, slices.Repeat([]pfp.ConditionPattern{{Type: "Ready"}}, pfp.MaxConditionPatterns+1)...),
+			}},
+			want: []want{{pfp.ErrorInvalid, "rules[0].onPodConditions[0].type", "bad type!"}, {pfp.ErrorNotSupported, "rules[0].onPodConditions[1].status", pfp.ConditionStatus("Maybe")},
+				{pfp.ErrorTooMany, "rules[1].onPodConditions", pfp.MaxConditionPatterns + 1}},
+		},
+		{
+			name: "a rule needs exactly one requirement",
+			policy: &pfp.Policy{Rules: []pfp.Rule{{Action: pfp.ActionCount}, {Action: pfp.ActionCount, OnPodConditions: []pfp.ConditionPattern{}},
+				{Action: pfp.ActionCount, OnExitCodes: &pfp.ExitCodes{Operator: pfp.OpIn, Values: []int32{1}}, OnPodConditions: []pfp.ConditionPattern{{Type: "Ready"}}}}},
+			want: []want{{pfp.ErrorInvalid, "rules[0]", nil}, {pfp.ErrorInvalid, "rules[1]", nil}, {pfp.ErrorInvalid, "rules[2]", nil}},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []want
+			for _, e := range pfp.Validate(tc.policy, tc.ctx) {
+				got = append(got, want{e.Type, e.Field, e.BadValue})
+				if e.Error() == "" || (e.Type != pfp.ErrorDuplicate && e.Detail == "") {
+					t.Errorf("error %#v has no text", e)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Validate() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateMessages(t *testing.T) {
+	errs := pfp.Validate(&pfp.Policy{Rules: []pfp.Rule{exitRule("Retry", pfp.OpIn, "", 1)}}, pfp.Context{})
+	want := `podfailurepolicy: rules[0].action: Unsupported value: "Retry": supported values: ["Count" "FailIndex" "FailJob" "Ignore"]`
+	if got := errs.Error(); got != want {
+		t.Errorf("Validate().Error() = %q, want %q", got, want)
+	}
+}
+
+// FuzzConditionType checks that the fast path of the label key check agrees with
+// its regular expressions (package podfailurepolicy, the Kubernetes face, checks
+// the whole against apimachinery).
+func FuzzConditionType(f *testing.F) {
+	for _, s := range []string{"", "Ready", "DisruptionTarget", "example.com/Custom", "bad type!", "-x", "a/b/c", "x.y_z-1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if pfp.IsPlainLabelKeyForTest(s) {
+			if errs := pfp.ConditionTypeErrors(s); len(errs) != 0 {
+				t.Fatalf("fast path accepts %q, the full check says %q", s, errs)
+			}
+			if errs := pfp.ConditionTypeErrorsSlowForTest(s); len(errs) != 0 {
+				t.Fatalf("fast path accepts %q, the regular expressions say %q", s, errs)
+			}
+		}
+	})
+}
