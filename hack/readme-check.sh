@@ -1,20 +1,37 @@
 #!/usr/bin/env bash
-# Compiles and runs the Go quick start in README.md (the block after the line
-# "<!-- quickstart -->") and compares its output with the Output block that follows,
-# so the README cannot drift from the API.
+# Compiles and runs the Go programs of README.md and compares each one's output with
+# the Output block that follows it, so the README cannot drift from the API:
+#   <!-- quickstart -->  the quick start (the Kubernetes layer);
+#   <!-- plain -->       "Use without Kubernetes", which must also build from the
+#                        standard library and jobkit's plain/ packages only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir=$(mktemp -d "$PWD/.readme-check.XXXXXX")
-trap 'rm -rf "$dir"' EXIT
-awk '/<!-- quickstart -->/{f=1; next} f && /^```go/{g=1; next} g && /^```/{exit} g{print}' README.md >"$dir/main.go"
-if [ ! -s "$dir/main.go" ]; then
-	echo "README.md: no quick start block found after <!-- quickstart -->"
-	exit 1
-fi
-awk '/<!-- quickstart -->/{f=1; next} f && /^Output:/{o=1; next} o && /^```$/ && !g{g=1; next} g && /^```/{exit} g{print}' README.md >"$dir/want.txt"
-go run "./$(basename "$dir")" >"$dir/got.txt"
-if ! diff -u "$dir/want.txt" "$dir/got.txt"; then
-	echo "README.md: the quick start's output differs from the Output block (-want +got)"
-	exit 1
-fi
-cat "$dir/got.txt"
+fail=0
+for marker in quickstart plain; do
+	dir=$(mktemp -d "$PWD/.readme-check.XXXXXX")
+	trap 'rm -rf "$dir"' EXIT
+	awk -v m="<!-- $marker -->" '$0==m{f=1; next} f && /^```go/{g=1; next} g && /^```/{exit} g{print}' README.md >"$dir/main.go"
+	if [ ! -s "$dir/main.go" ]; then
+		echo "README.md: no Go block found after <!-- $marker -->"
+		fail=1
+		continue
+	fi
+	awk -v m="<!-- $marker -->" '$0==m{f=1; next} f && /^Output:/{o=1; next} o && /^```$/ && !g{g=1; next} g && /^```/{exit} g{print}' README.md >"$dir/want.txt"
+	go run "./$(basename "$dir")" >"$dir/got.txt"
+	if ! diff -u "$dir/want.txt" "$dir/got.txt"; then
+		echo "README.md: the $marker program's output differs from its Output block (-want +got)"
+		fail=1
+	fi
+	if [ "$marker" = plain ]; then
+		outside=$(go list -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' "./$(basename "$dir")" |
+			grep -v -e '^github.com/jobkit/jobkit/plain/' -e "^github.com/jobkit/jobkit/$(basename "$dir")\$" || true)
+		if [ -n "$outside" ]; then
+			echo "README.md: the plain program depends on packages outside the standard library and plain/:"
+			echo "$outside"
+			fail=1
+		fi
+	fi
+	cat "$dir/got.txt"
+	rm -rf "$dir"
+done
+[ "$fail" = 0 ]
