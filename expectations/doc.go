@@ -8,10 +8,12 @@
 //   - Expectations counts outstanding creations and deletions per key, with a
 //     TTL. Deletions are either counted (ExpectDeletions, DeletionObserved) or
 //     tracked by pod UID (ExpectDeletionsOf, DeletionObservedUID). Expect*
-//     replaces a key's record; Raise* adds to it before each API call; a failed
-//     call, or a create never sent, is given back with CreationObserved,
-//     DeletionObserved, DeletionObservedUID or Lower. Satisfied tells whether
-//     the key may be synced.
+//     replaces a key's record; Raise* adds to it before each API call; a call
+//     that surely failed, or a create never sent, is given back with
+//     CreationObserved, DeletionObserved, DeletionObservedUID or Lower. A call
+//     whose outcome is unknown (OutcomeUnknown: a timeout, a lost answer) may
+//     have been applied and is NOT given back: its event, or the TTL, settles
+//     it. Satisfied tells whether the key may be synced.
 //   - FinalizerRemovals holds, per key, the UIDs of pods whose tracking
 //     finalizer removal is in flight. It has no TTL.
 //

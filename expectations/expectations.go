@@ -240,7 +240,9 @@ func addSat(a, b int) int {
 
 // CreationObserved lowers the creations that key waits for by one: call it
 // when the informer shows a pod this process created, or when a create
-// request failed or was never sent. Counts stop at zero. It does nothing if
+// request surely failed (OutcomeUnknown(err) is false) or was never sent. A
+// create that timed out may have stored the pod: giving it back lets a sync on a
+// cache that does not show the pod yet create a second one. Counts stop at zero. It does nothing if
 // key has no record, and it does not change the record's time.
 func (e *Expectations[K]) CreationObserved(key K) { e.lower(key, 1, 0) }
 

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/expectations"
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/plan"
 )
@@ -327,7 +328,7 @@ func (ex *execution) removeFinalizer(pod *corev1.Pod, keepUncertain bool) (remov
 		return finalizerRemoved, nil
 	case IsPodGone(err):
 		return podGone, nil
-	case keepUncertain && version != "" && uncertainWrite(err):
+	case keepUncertain && version != "" && expectations.OutcomeUnknown(err):
 		ex.r.noteUncertain(ex.key, pod.UID, uncertainRemoval{version: version, cached: pod.ResourceVersion, at: ex.r.cfg.Clock.Now()})
 		return removalFailed, err
 	case keepUncertain && apierrors.IsConflict(err) && ex.r.isUncertain(ex.key, pod.UID):
@@ -340,16 +341,6 @@ func (ex *execution) removeFinalizer(pod *corev1.Pod, keepUncertain bool) (remov
 	}
 }
 
-// uncertainWrite reports whether a failed request may still have been applied: a
-// timeout, or an error that is not an answer of the API server (the connection
-// broke, the context ended while waiting).
-func uncertainWrite(err error) bool {
-	if apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) {
-		return true
-	}
-	var st apierrors.APIStatus
-	return !errors.As(err, &st)
-}
 
 // deletePods deletes the pods of the plan, removing the tracking finalizer first
 // when asked, at most FinalizerRemovalParallelism at a time.
@@ -508,13 +499,13 @@ func (ex *execution) createPod(c plan.Creation, reason string) error {
 		return errStoredEarlier
 	}
 	if err != nil {
-		if uncertainWrite(err) && c.Pod.Name != "" {
+		if expectations.OutcomeUnknown(err) && c.Pod.Name != "" {
 			// A named pod: the next sync sends the same creation under the same
 			// name, so the API server stores it at most once. Whether this one was
 			// stored or not, the Job need not wait for its event.
 			exp.CreationObserved(ex.key)
 			ex.log.V(2).Info("Named pod creation may have happened; the next sync sends it again", "pod", c.Pod.Name, "err", err.Error())
-		} else if uncertainWrite(err) {
+		} else if expectations.OutcomeUnknown(err) {
 			// The pod may exist (a timeout, a lost answer): keep expecting it, so
 			// that no sync creates a second pod or finishes the Job without it
 			// before its event arrives or UncertainCreationTimeout has passed.
