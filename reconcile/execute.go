@@ -341,7 +341,6 @@ func (ex *execution) removeFinalizer(pod *corev1.Pod, keepUncertain bool) (remov
 	}
 }
 
-
 // deletePods deletes the pods of the plan, removing the tracking finalizer first
 // when asked, at most FinalizerRemovalParallelism at a time.
 func (ex *execution) deletePods() {
