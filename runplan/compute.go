@@ -3,6 +3,7 @@ package runplan
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,8 +37,8 @@ const ExistsRetry = time.Second
 //  6. triggered with a pod: Adopt, without asking the limits (plank);
 //     triggered without a pod: concurrency.Decide; held back, Wait with the
 //     limit as reason and "Waiting: <why>" as description; allowed, Create;
-//     a queue missing from Limits.Queues is a Wait (UnknownQueue, retried
-//     after Limits.RetryAfter), since the configuration may gain it;
+//     a queue missing from Limits.Queues is an *InputError naming Run.Queue
+//     (invalid configuration; plank fails the sync too, and retries it);
 //  7. pending without a pod: Create again at once (PodMissing), without
 //     asking the limits (plank);
 //  8. pending with a pod: podoutcome decides. Wait passes on its reason and
@@ -120,10 +121,9 @@ func triggered(p Plan, run *Run, in *Input) (Plan, error) {
 	d, err := concurrency.Decide(concurrency.Candidate{Peer: peerOf(run), MaxConcurrency: run.MaxConcurrency}, peers, in.Limits)
 	switch {
 	case errors.Is(err, concurrency.ErrUnknownQueue):
-		p.Action, p.Reason, p.RequeueAfter = ActionWait, ReasonUnknownQueue, retryAfter(in.Limits)
-		p.Status.Description = changed(run.Description,
-			fmt.Sprintf("%s: queue %q is not configured in Limits.Queues", MessageWaiting, run.Queue))
-		return p, nil
+		// Invalid configuration, as in plank: the sync fails (and is retried, so a
+		// configuration that gains the queue later starts the run).
+		return Plan{}, &InputError{Field: "Run.Queue", Value: strconv.Quote(run.Queue), Reason: "not a queue of Limits.Queues"}
 	case err != nil:
 		return Plan{}, err // validated before: only a bug gets here
 	case !d.Allowed:

@@ -135,17 +135,7 @@ func TestCompute(t *testing.T) {
 			}(),
 			want: runplan.Plan{Action: runplan.ActionCreate, Reason: runplan.ReasonStart, Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
 		},
-		{
-			name:  "unknown queue: wait and retry, naming the queue",
-			plank: "differs: plank fails the sync (retried); here a wait with the reason recorded",
-			in: func() runplan.Input {
-				in := input(aRun(runplan.StateTriggered, func(r *runplan.Run) { r.Queue = "nope" }), nil)
-				in.Limits.RetryAfter = time.Minute
-				return in
-			}(),
-			want: runplan.Plan{Action: runplan.ActionWait, Reason: runplan.ReasonUnknownQueue, RequeueAfter: time.Minute,
-				Status: runplan.Status{Description: `Waiting: queue "nope" is not configured in Limits.Queues`}},
-		},
+
 		{
 			name:  "held back again: the description is not rewritten",
 			plank: "plank does not write a description while blocked",
@@ -472,6 +462,23 @@ func TestComputeInvalidInput(t *testing.T) {
 				t.Errorf("Compute() returned a plan with its error (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A queue missing from Limits.Queues is invalid configuration, as in plank: the sync
+// fails, naming the field and the queue, and is retried by the caller.
+func TestComputeUnknownQueue(t *testing.T) {
+	in := input(aRun(runplan.StateTriggered, func(r *runplan.Run) { r.Queue = "nope" }), nil)
+	in.Limits.Queues = map[string]int{"open": 1}
+	got, err := runplan.Compute(in)
+	require.ErrorIs(t, err, runplan.ErrInvalidInput)
+	var ie *runplan.InputError
+	require.ErrorAs(t, err, &ie)
+	if ie.Field != "Run.Queue" || ie.Value != `"nope"` {
+		t.Errorf("Compute() error = %+v, want field Run.Queue, value %q", ie, `"nope"`)
+	}
+	if diff := cmp.Diff(runplan.Plan{}, got); diff != "" {
+		t.Errorf("Compute() returned a plan with its error (-want +got):\n%s", diff)
 	}
 }
 

@@ -82,8 +82,6 @@
 //     plank adopts any pod with the job's name.
 //   - A pod without a creation time is measured from the run's PendingTime,
 //     or waits; plank's time.Since of a zero time expires at once.
-//   - An unknown queue is a Wait that names the queue and retries after
-//     Limits.RetryAfter; plank fails the sync and retries it.
 //   - Time is an argument and running pods are requeued when their timeout
 //     would expire (packages deadlines and podoutcome).
 //   - An abort deletes the pod only if the run controls it, and by name only

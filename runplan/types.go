@@ -169,8 +169,6 @@ const (
 	ReasonPodMissing = "PodMissing"
 	// ReasonNotOurPod: a pod with the run's name is not controlled by it.
 	ReasonNotOurPod = "PodNotControlled"
-	// ReasonUnknownQueue: the run's queue is not in Limits.Queues.
-	ReasonUnknownQueue = "UnknownQueue"
 	// ReasonSuperseded: a newer run with the same dedupe key exists.
 	ReasonSuperseded = "Superseded"
 	// ReasonAbortRequested: the run was asked to abort.

@@ -408,7 +408,7 @@ func TestQueueCapacity(t *testing.T) {
 	}
 
 	waitDescription(t, ns, "closed", "capacity 0")
-	waitDescription(t, ns, "unknown", `queue "nope" is not configured`)
+	waitDescription(t, ns, "unknown", `Invalid configuration: runplan: Run.Queue="nope": not a queue of Limits.Queues`)
 	for _, name := range []string{"closed", "unknown"} {
 		if rj := getRun(t, ns, name); rj.Status.State != v1alpha1.StateTriggered || podExists(t, ns, name) {
 			t.Errorf("%s: state %q, pod exists %v; want triggered without a pod", name, rj.Status.State, podExists(t, ns, name))

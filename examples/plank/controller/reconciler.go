@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -130,6 +131,18 @@ func (r *Reconciler) sync(ctx context.Context, rj *v1alpha1.RunJob) (ctrl.Result
 		Now:          r.cfg.Clock.Now(),
 	})
 	if err != nil {
+		if errors.Is(err, runplan.ErrInvalidInput) {
+			// Invalid configuration (a queue the controller does not know): say so
+			// on the run, and retry with backoff, as plank does, in case the
+			// configuration changes.
+			s := runplan.Status{Description: "Invalid configuration: " + err.Error()}
+			if rj.Status.State == "" {
+				s.State = runplan.StateTriggered // a new run is triggered, whatever holds it back
+			}
+			if rerr := r.record(ctx, rj, s, false); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
 		return ctrl.Result{}, fmt.Errorf("RunJob %s/%s: %w", rj.Namespace, rj.Name, err)
 	}
 	return r.execute(ctx, rj, &runs, p)
