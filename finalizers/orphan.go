@@ -4,6 +4,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/jobkit/jobkit/owner"
 )
 
 // Reasons given by [DecideOrphan]. Callers may compare OrphanDecision.Reason with
@@ -11,7 +13,7 @@ import (
 const (
 	ReasonNoFinalizer      = "pod does not carry the tracking finalizer"
 	ReasonNoController     = "pod has no controller"
-	ReasonNotJob           = "pod is controlled by an object that is not a batch/v1 Job"
+	ReasonNotJob           = "pod is controlled by an object that is not a batch Job"
 	ReasonJobGone          = "controlling Job no longer exists"
 	ReasonJobFinished      = "controlling Job has finished"
 	ReasonManagedElsewhere = "controlling Job is managed by another controller"
@@ -42,8 +44,8 @@ type OrphanDecision struct {
 //
 //  1. no tracking finalizer: nothing to remove;
 //  2. no controller reference: remove (the garbage collector or a user orphaned it);
-//  3. controller not apiVersion batch/v1, kind Job: keep (the finalizer is someone
-//     else's business);
+//  3. controller not a batch Job (owner.BatchJob: kind Job of group batch, any
+//     version): keep (the finalizer is someone else's business);
 //  4. Job nil or with another UID: remove;
 //  5. Job managed by another controller: keep, even if it has finished (that
 //     controller cleans its own pods);
@@ -60,7 +62,7 @@ func DecideOrphan(pod *corev1.Pod, job *batchv1.Job, controllerName string) Orph
 	if ref == nil {
 		return OrphanDecision{Remove: true, Reason: ReasonNoController}
 	}
-	if ref.Kind != "Job" || ref.APIVersion != batchv1.SchemeGroupVersion.String() {
+	if !owner.BatchJob.Matches(ref) {
 		return OrphanDecision{Reason: ReasonNotJob}
 	}
 	if job == nil || job.UID != ref.UID {

@@ -105,12 +105,15 @@ func TestDecideOrphan(t *testing.T) {
 			wantReason:     finalizers.ReasonNotJob,
 		},
 		{
-			name: "controller batch Job of another version",
+			// One rule for every package (owner.BatchJob): a Job is a Job under any
+			// version of group batch, and ownership is by UID; this one is gone.
+			name: "controller batch Job of another version, gone",
 			pod: orphanPod(corev1.PodSucceeded, withFin, metav1.OwnerReference{
 				APIVersion: "batch/v2", Kind: "Job", Name: "j", UID: "job-uid", Controller: ptr.To(true),
 			}),
 			controllerName: me,
-			wantReason:     finalizers.ReasonNotJob,
+			wantRemove:     true,
+			wantReason:     finalizers.ReasonJobGone,
 		},
 		{
 			name:           "job missing",

@@ -5,7 +5,6 @@ import (
 	"hash/fnv"
 	"strconv"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -13,6 +12,7 @@ import (
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
+	"github.com/jobkit/jobkit/owner"
 	plainactive "github.com/jobkit/jobkit/plain/active"
 	"github.com/jobkit/jobkit/podorder"
 )
@@ -210,7 +210,7 @@ func (c *computation) create(index int, replaced *podInfo, reason string) {
 			Annotations:  copyMap(tmpl.Annotations),
 			Finalizers:   append([]string(nil), tmpl.Finalizers...),
 			OwnerReferences: []metav1.OwnerReference{
-				*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job")),
+				owner.BatchJob.NewControllerRef(job),
 			},
 		},
 	}

@@ -8,10 +8,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 )
 
 // Client is everything the Reconciler asks of the API server. Listing is not part of
@@ -42,9 +42,6 @@ type Client interface {
 // Patch is a patch body with its content type.
 type Patch = finalizers.Patch
 
-// jobGVK is the controller reference kind of Job pods.
-var jobGVK = batchv1.SchemeGroupVersion.WithKind("Job")
-
 type patchMeta struct {
 	Metadata patchObjectMeta `json:"metadata"`
 }
@@ -73,7 +70,7 @@ type patchObjectMeta struct {
 // Reconciler sends the later writes of the same sync to that pod (a finalizer
 // removal) with it, so that its own adoption does not turn them into Conflicts.
 func AdoptPatch(job *batchv1.Job, pod *corev1.Pod) Patch {
-	ref := metav1.NewControllerRef(job, jobGVK)
+	ref := owner.BatchJob.NewControllerRef(job)
 	p := patchMeta{Metadata: patchObjectMeta{
 		OwnerReferences: []any{ref},
 		UID:             pod.UID,

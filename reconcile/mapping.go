@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 )
 
 // PodEventType is the kind of an informer event about a pod.
@@ -114,7 +115,7 @@ func MapPodEvent(ev PodEvent, batchPeriod time.Duration) PodEventMapping {
 		m.TrackingFinalizer = trackingFinalizerChange(nil, pod)
 		deleting := pod.DeletionTimestamp != nil
 		if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
-			if isJobRef(ref) {
+			if owner.BatchJob.Matches(ref) {
 				m.Jobs = []JobTarget{{
 					Key: KeyFor(pod.Namespace, ref.Name), UID: ref.UID, PodUID: pod.UID,
 					CreationObserved:         !deleting,
@@ -141,14 +142,14 @@ func MapPodEvent(ev PodEvent, batchPeriod time.Duration) PodEventMapping {
 		removed := !finalizers.Has(cur)
 		oldRef, curRef := metav1.GetControllerOfNoCopy(old), metav1.GetControllerOfNoCopy(cur)
 		refChanged := !sameRef(oldRef, curRef)
-		if refChanged && oldRef != nil && isJobRef(oldRef) {
+		if refChanged && oldRef != nil && owner.BatchJob.Matches(oldRef) {
 			m.Jobs = append(m.Jobs, JobTarget{
 				Key: KeyFor(old.Namespace, oldRef.Name), UID: oldRef.UID, PodUID: cur.UID,
 				DeletionObserved: deleting, FinalizerRemovalObserved: removed,
 			})
 		}
 		if curRef != nil {
-			if isJobRef(curRef) {
+			if owner.BatchJob.Matches(curRef) {
 				m.Jobs = append(m.Jobs, JobTarget{
 					Key: KeyFor(cur.Namespace, curRef.Name), UID: curRef.UID, PodUID: cur.UID,
 					DeletionObserved: deleting, FinalizerRemovalObserved: removed,
@@ -168,7 +169,7 @@ func MapPodEvent(ev PodEvent, batchPeriod time.Duration) PodEventMapping {
 		}
 		m.TrackingFinalizer = trackingFinalizerChange(pod, nil)
 		if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
-			if isJobRef(ref) {
+			if owner.BatchJob.Matches(ref) {
 				m.Jobs = []JobTarget{{
 					Key: KeyFor(pod.Namespace, ref.Name), UID: ref.UID, PodUID: pod.UID,
 					DeletionObserved: true, FinalizerRemovalObserved: true,
@@ -184,15 +185,6 @@ func MapPodEvent(ev PodEvent, batchPeriod time.Duration) PodEventMapping {
 		m.Delay = batchPeriod
 	}
 	return m
-}
-
-// isJobRef reports whether ref points to a batch Job (any version of group batch).
-func isJobRef(ref *metav1.OwnerReference) bool {
-	if ref.Kind != "Job" {
-		return false
-	}
-	group, _, _ := strings.Cut(ref.APIVersion, "/")
-	return group == batchv1.GroupName
 }
 
 func sameRef(a, b *metav1.OwnerReference) bool {

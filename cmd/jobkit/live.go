@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/jobkit/jobkit/owner"
 )
 
 // loadLive reads the Job namespace/name from the cluster of the kubeconfig (found
@@ -87,7 +89,7 @@ func readLive(ctx context.Context, cfg *rest.Config, namespace, name string) (*b
 	kept := pods[:0]
 	for _, p := range pods {
 		ref := metav1.GetControllerOfNoCopy(p)
-		if ref == nil || ref.UID == job.UID || (ref.Kind == "Job" && ref.Name == job.Name) {
+		if ref == nil || ref.UID == job.UID || (owner.BatchJob.Matches(ref) && ref.Name == job.Name) {
 			kept = append(kept, p)
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -28,6 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -507,7 +507,7 @@ func (c *Controller) cleanOrphan(ctx context.Context, key string) error {
 		return nil
 	}
 	var job *batchv1.Job
-	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil && isJobRef(ref) {
+	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil && owner.BatchJob.Matches(ref) {
 		job = c.lookupJob(pod.Namespace, ref.Name)
 		if (job == nil || job.UID != ref.UID) && !c.knownGone(ref.UID) {
 			// The Job informer may lag the pod informer (a Job created by someone
@@ -529,9 +529,4 @@ func (c *Controller) cleanOrphan(ctx context.Context, key string) error {
 		c.log.V(2).Info("Removed the tracking finalizer of an orphan pod", "pod", key, "reason", d.Reason)
 	}
 	return err
-}
-
-func isJobRef(ref *metav1.OwnerReference) bool {
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	return err == nil && gv.Group == batchv1.GroupName && ref.Kind == "Job"
 }

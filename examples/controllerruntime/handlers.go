@@ -8,7 +8,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,6 +16,7 @@ import (
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -216,7 +216,7 @@ func (c *Controller) cleanOrphan(ctx context.Context, key types.NamespacedName) 
 		return err
 	}
 	var job *batchv1.Job
-	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil && ref.Kind == "Job" {
+	if ref := owner.BatchJob.ControllerOf(pod); ref != nil {
 		jobKey := types.NamespacedName{Namespace: pod.Namespace, Name: ref.Name}
 		j := &batchv1.Job{}
 		err := c.cache.Get(ctx, jobKey, j, client.UnsafeDisableDeepCopy)

@@ -11,6 +11,7 @@ import (
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/podfailurepolicy"
 	"github.com/jobkit/jobkit/successpolicy"
@@ -37,7 +38,7 @@ func diagnose(job *batchv1.Job, pods []*corev1.Pod, c *classification, p *plan.P
 			add(DiagFinalizerAfterFinish, "pod %s keeps the tracking finalizer after the Job finished (%s)%s", pod.Name, finished, removedBy(removed, pod))
 		case ref != nil && ref.UID == job.UID && job.DeletionTimestamp != nil:
 			add(DiagFinalizerJobDeleted, "pod %s keeps the tracking finalizer while the Job is being deleted%s", pod.Name, removedBy(removed, pod))
-		case ref != nil && ref.UID != job.UID && ref.Kind == "Job" && ref.Name == job.Name:
+		case ref != nil && ref.UID != job.UID && owner.BatchJob.Matches(ref) && ref.Name == job.Name:
 			// A pod of an earlier Job of this name: that Job is gone.
 			if d := finalizers.DecideOrphan(pod, job, controller); d.Remove {
 				add(DiagFinalizerJobDeleted, "pod %s keeps the tracking finalizer of a deleted Job %s (uid %s): %s; the orphan cleanup of the Job controller removes it", pod.Name, ref.Name, ref.UID, d.Reason)

@@ -16,6 +16,7 @@ import (
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -186,7 +187,7 @@ func classify(job *batchv1.Job, pods []*corev1.Pod, p *plan.Plan) *classificatio
 			out.Note = "labels no longer match the selector"
 		case ref != nil && ref.UID != job.UID:
 			out.Classes = []Class{ClassIgnored}
-			if ref.Kind == "Job" && ref.Name == job.Name {
+			if owner.BatchJob.Matches(ref) && ref.Name == job.Name {
 				out.Note = fmt.Sprintf("controlled by an earlier Job %s (uid %s)", ref.Name, ref.UID)
 			} else {
 				out.Note = fmt.Sprintf("controlled by %s %s", ref.Kind, ref.Name)
