@@ -34,6 +34,7 @@ func resultOf(r plainpfp.Result) Result {
 
 // Stack buffers of the conversion: a valid policy and an ordinary pod fit.
 const (
+	smallPatterns   = 4
 	stackContainers = 8
 	stackConditions = 8
 )
@@ -69,9 +70,15 @@ func Match(policy *batchv1.PodFailurePolicy, pod *corev1.Pod) Result {
 		r := &policy.Rules[i]
 		var rule plainpfp.Rule
 		if r.OnExitCodes == nil && len(r.OnPodConditions) > 0 {
-			// Declared here, the buffer is cleared only for rules that need it.
-			var patterns [plainpfp.MaxConditionPatterns]plainpfp.ConditionPattern
-			rule = ruleInto(r, &exitCodes, patterns[:0])
+			// Declared here, a buffer is cleared only for the rules that need it, and
+			// the small one for the usual rule of a few patterns.
+			if len(r.OnPodConditions) <= smallPatterns {
+				var patterns [smallPatterns]plainpfp.ConditionPattern
+				rule = ruleInto(r, &exitCodes, patterns[:0])
+			} else {
+				var patterns [plainpfp.MaxConditionPatterns]plainpfp.ConditionPattern
+				rule = ruleInto(r, &exitCodes, patterns[:0])
+			}
 			if res, ok := plainpfp.MatchRule(&rule, i, &f); ok {
 				return resultOf(res)
 			}

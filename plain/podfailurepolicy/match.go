@@ -44,8 +44,9 @@ func Match(policy *Policy, f *Failure) Result {
 	if policy == nil || f == nil {
 		return NoMatch
 	}
+	var r Result
 	for i := range policy.Rules {
-		if r, ok := MatchRule(&policy.Rules[i], i, f); ok {
+		if matchRule(&policy.Rules[i], i, f, &r) {
 			return r
 		}
 	}
@@ -57,23 +58,39 @@ func Match(policy *Policy, f *Failure) Result {
 // its rules in another form and converts them one at a time. A rule with an action
 // this package does not know never matches.
 func MatchRule(rule *Rule, index int, f *Failure) (Result, bool) {
-	action, counts := knownAction(rule.Action)
-	if action == "" {
-		return NoMatch, false
-	}
-	r := Result{Matched: true, Action: action, RuleIndex: index, CountsTowardBackoff: counts}
-	if rule.OnExitCodes != nil {
-		if c := matchExitCodes(f.Containers, rule.OnExitCodes); c != nil {
-			r.Message = exitCodeMessage(f, c.Name, c.ExitCode, action, index)
-			return r, true
-		}
-	} else if len(rule.OnPodConditions) > 0 {
-		if c := matchConditions(f.Conditions, rule.OnPodConditions); c != nil {
-			r.Message = conditionMessage(f, c.Type, action, index)
-			return r, true
-		}
+	var r Result
+	if matchRule(rule, index, f, &r) {
+		return r, true
 	}
 	return NoMatch, false
+}
+
+// matchRule is MatchRule writing the Result of a match to r (and nothing
+// otherwise), which spares the copies on the way out of Match's loop.
+func matchRule(rule *Rule, index int, f *Failure, r *Result) bool {
+	action, counts := knownAction(rule.Action)
+	if action == "" {
+		return false
+	}
+	var message string
+	switch {
+	case rule.OnExitCodes != nil:
+		c := matchExitCodes(f.Containers, rule.OnExitCodes)
+		if c == nil {
+			return false
+		}
+		message = exitCodeMessage(f, c.Name, c.ExitCode, action, index)
+	case len(rule.OnPodConditions) > 0:
+		c := matchConditions(f.Conditions, rule.OnPodConditions)
+		if c == nil {
+			return false
+		}
+		message = conditionMessage(f, c.Type, action, index)
+	default:
+		return false
+	}
+	*r = Result{Matched: true, Action: action, RuleIndex: index, CountsTowardBackoff: counts, Message: message}
+	return true
 }
 
 // knownAction returns the package's constant for action (so that nothing of the
