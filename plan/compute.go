@@ -177,7 +177,13 @@ func planFinished(in Input) *Plan {
 	if len(p.RemoveFinalizers) == 0 {
 		return &Plan{Skip: "job finished"}
 	}
-	p.settle = settleState{base: p.Status, original: &in.Job.Status, pods: in.Pods, pending: in.PendingFinalizerRemovals, now: in.Now}
+	p.Settlement = Settlement{
+		Base:     p.Status,
+		Previous: in.Job.Status,
+		Held:     heldUIDs(p.Status.UncountedTerminatedPods, in.Pods, in.PendingFinalizerRemovals),
+		Removing: removingUIDs(p.RemoveFinalizers, in.PendingFinalizerRemovals),
+		Now:      in.Now,
+	}
 	return p
 }
 
@@ -846,117 +852,34 @@ func (c *computation) finish() {
 		final = &batchv1.JobCondition{Type: last, Status: corev1.ConditionTrue, Reason: v.reason, Message: v.message}
 	}
 	original := &c.job.Status
-	c.plan.settle = settleState{
-		original:    original,
-		pods:        c.podList(),
-		pending:     c.pending,
-		finishing:   final,
-		canFinish:   c.in.ExpectationsSatisfied && c.active == 0 && !c.limitReached,
-		terminating: c.terminating,
-		completions: c.spec.completions,
-		now:         c.now,
+	c.plan.Settlement = Settlement{
+		Base:        *st,
+		Previous:    *original,
+		Held:        heldUIDs(st.UncountedTerminatedPods, c.podList(), c.pending),
+		Removing:    removingUIDs(c.plan.RemoveFinalizers, c.pending),
+		Finish:      final,
+		CanFinish:   c.in.ExpectationsSatisfied && c.active == 0 && !c.limitReached,
+		Terminating: c.terminating,
+		Completions: c.spec.completions,
+		Now:         c.now,
 
-		deferPodCounts: !c.in.ExpectationsSatisfied,
+		DeferPodCounts: !c.in.ExpectationsSatisfied,
 	}
 	if len(c.plan.RemoveFinalizers) > 0 && !equality.Semantic.DeepEqual(st, original) {
 		c.plan.RecordStatus = st.DeepCopy()
-		c.plan.settle.recorded = true
+		c.plan.Settlement.Previous = *st
 	}
-	c.plan.settle.base = *st
-	removed := sets.New[types.UID]()
+	removed := make(sets.Set[types.UID], len(c.plan.RemoveFinalizers))
 	for _, a := range c.plan.RemoveFinalizers {
 		removed.Insert(a.Pod.UID)
-		c.plan.settle.toRemove = append(c.plan.settle.toRemove, a.Pod.UID)
 	}
 	s := c.plan.Settle(removed)
 	c.plan.Status = s.Status
 	c.plan.StatusChanged = !equality.Semantic.DeepEqual(&s.Status, original) &&
-		!(c.plan.settle.deferPodCounts && onlyPodCountsDiffer(&s.Status, original))
+		!(c.plan.Settlement.DeferPodCounts && onlyPodCountsDiffer(&s.Status, original))
 	if s.Finished != nil {
 		c.plan.Conditions = append(c.plan.Conditions, ConditionChange{Type: s.Finished.Type, Status: s.Finished.Status, Reason: s.Finished.Reason, Message: s.Finished.Message})
 	}
-}
-
-// Settle returns the status after the finalizer removals of step 3: the UIDs of
-// removed (those whose removal the API server accepted) and the pods that no longer
-// carry the finalizer move from uncountedTerminatedPods into the counters, and the
-// terminal condition (Complete with completionTime, or Failed) is added once nothing
-// is uncounted, every planned finalizer removal succeeded (as upstream, which does not
-// finish a Job in a sync where a removal failed), no pod is active or terminating and
-// expectations are satisfied.
-// Settle does not modify the plan. For a skipped plan it returns the zero Settled
-// (Changed false).
-func (p *Plan) Settle(removed sets.Set[types.UID]) Settled {
-	if p.Skip != "" {
-		return Settled{} // nothing to write for a Job this plan does not handle
-	}
-	s := &p.settle
-	st := *s.base.DeepCopy()
-	out := Settled{}
-	gone := s.pending.Union(removed)
-	res, _ := finalizers.Settle(st.UncountedTerminatedPods, s.pods, gone)
-	if st.UncountedTerminatedPods != nil || res.Changed {
-		res.ApplyTo(&st)
-	}
-	allRemoved := true
-	for _, uid := range s.toRemove {
-		if !gone.Has(uid) {
-			allRemoved = false
-			break
-		}
-	}
-	if s.finishing != nil && s.canFinish && allRemoved && s.terminating == 0 &&
-		len(res.Uncounted.Succeeded)+len(res.Uncounted.Failed) == 0 {
-		cond := *s.finishing
-		st.Conditions, _ = jobstatus.SetCondition(st.Conditions, jobstatus.NewCondition(cond.Type, cond.Status, cond.Reason, cond.Message), s.now)
-		if st.StartTime == nil {
-			// A Job suspended (which clears startTime) can still fail or complete
-			// with the pods it had; the API server requires a start time on a
-			// finished Job and would refuse this write on every sync.
-			st.StartTime = ptr.To(metav1.NewTime(s.now))
-		}
-		if cond.Type == batchv1.JobComplete {
-			st.CompletionTime = ptr.To(metav1.NewTime(s.now))
-			if s.completions != nil && st.Succeeded > *s.completions {
-				out.Events = append(out.Events, Event{Type: corev1.EventTypeWarning, Reason: "TooManySucceededPods", Message: "Too many succeeded pods running after completion count reached"})
-			}
-			out.Events = append(out.Events, Event{Type: corev1.EventTypeNormal, Reason: "Completed", Message: "Job completed"})
-		} else {
-			out.Events = append(out.Events, Event{Type: corev1.EventTypeWarning, Reason: cond.Reason, Message: cond.Message})
-		}
-		out.Finished = jobstatus.FindCondition(st.Conditions, cond.Type).DeepCopy()
-	}
-	out.Status = st
-	last := s.original
-	if s.recorded {
-		last = &s.base
-	}
-	out.Changed = last == nil || !equality.Semantic.DeepEqual(&st, last)
-	if out.Changed && s.deferPodCounts && onlyPodCountsDiffer(&st, last) {
-		out.Changed = false
-	}
-	return out
-}
-
-// onlyPodCountsDiffer reports whether a and b differ only in the counts recomputed
-// from the pods at every sync: active, ready and terminating, and the succeeded
-// indexes of an Indexed Job (completedIndexes and succeeded; a change of the ledger
-// also changes uncountedTerminatedPods, and is never only this). Such a change is
-// not written while expectations are unsatisfied: the cache does not show the pods of
-// the creations and deletions in flight yet, so those counts are about to change
-// again, and writing them would cost a status write per sync for a value already
-// wrong. (Upstream writes it; with an informer lagging by a few round trips, that is
-// one extra write per sync.)
-func onlyPodCountsDiffer(a, b *batchv1.JobStatus) bool {
-	if a == nil || b == nil {
-		return false
-	}
-	c := *a
-	c.Active, c.Ready, c.Terminating = b.Active, b.Ready, b.Terminating
-	if a.CompletedIndexes != b.CompletedIndexes {
-		c.CompletedIndexes, c.Succeeded = b.CompletedIndexes, b.Succeeded
-	}
-	return equality.Semantic.DeepEqual(&c, b)
 }
 
 func durationOf(ns int64) time.Duration { return time.Duration(ns) }
