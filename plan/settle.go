@@ -13,7 +13,7 @@ import (
 
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/jobstatus"
-	"github.com/jobkit/jobkit/plain/ledger"
+	plainledger "github.com/jobkit/jobkit/plain/ledger"
 )
 
 // Settle returns the status after the finalizer removals of step 3: the UIDs of
@@ -86,7 +86,7 @@ func settleLedger(uncounted *batchv1.UncountedTerminatedPods, held []types.UID, 
 		isRemoved = removed.Has
 	}
 	// The ledger's errors (duplicates) were reported in Plan.Warnings by Compute.
-	ps, _ := ledger.Settle(ledger.Uncounted[types.UID]{Succeeded: uncounted.Succeeded, Failed: uncounted.Failed}, slices.Values(held), isRemoved)
+	ps, _ := plainledger.Settle(plainledger.Uncounted[types.UID]{Succeeded: uncounted.Succeeded, Failed: uncounted.Failed}, slices.Values(held), isRemoved)
 	return finalizers.Settlement{
 		Uncounted:     batchv1.UncountedTerminatedPods{Succeeded: ps.Uncounted.Succeeded, Failed: ps.Uncounted.Failed},
 		Succeeded:     int32(ps.Succeeded),
