@@ -159,7 +159,8 @@ type Settlement struct {
 	// included: the Job finishes only when it is 0.
 	Terminating int32
 	// Completions is spec.completions with the API's default (nil for a work queue),
-	// used to warn about too many succeeded pods on completion.
+	// used to warn about too many succeeded pods on completion. It may point into the
+	// input Job's spec: never modify it.
 	Completions *int32
 	// Now is the time of the sync: that of the terminal condition, completionTime and,
 	// when the Job has none, startTime.
