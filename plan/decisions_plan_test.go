@@ -162,7 +162,7 @@ func TestComputeDoesNotMutateInput(t *testing.T) {
 			// The same input gives the same plan.
 			p2, err2 := Compute(tc.in)
 			assert.Equal(t, err1, err2, "errors of two runs")
-			if diff := cmp.Diff(p1, p2, cmp.AllowUnexported(Plan{}, settleState{})); diff != "" {
+			if diff := cmp.Diff(p1, p2); diff != "" {
 				t.Errorf("two runs of Compute differ (-first +second):\n%s", diff)
 			}
 		})

@@ -31,6 +31,18 @@
 // The order matters for exactness across crashes; the Plan type documents it.
 // Package reconcile implements it over a small client interface.
 //
+// # Phases
+//
+// Compute is a chain of phases, each a function of what the earlier ones returned
+// (one file each): claim (the Job's pods, adoption and release), classify (each pod's
+// state, the counts, the newly finished pods; the backoff record), decide and
+// decideIndexed (the verdict, the succeeded and failed indexes), manage (the
+// deletions or creations), ledger (what is recorded in uncountedTerminatedPods and
+// whose finalizers go) and assembleStatus (the statuses and Plan.Settlement). The
+// active, ready and terminating counts are derived once from the pods and once from
+// the plan's deletions and creations. Plan.Settle is a pure function of
+// Plan.Settlement and the removals that succeeded.
+//
 // # Differences from upstream, on purpose
 //
 //   - The caller names the controller (Input.ControllerName); there is no default, so

@@ -8,10 +8,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/jobkit/jobkit/backoff"
-	"github.com/jobkit/jobkit/finalizers"
 )
 
 // Plan is the decision of one sync: plain data, computed without I/O. A caller
@@ -73,7 +71,8 @@ type Plan struct {
 	// indexes string, a bad index annotation...), each naming the field and value.
 	Warnings []string
 
-	settle settleState
+	// Settlement is what step 4 needs: Settle reads it and nothing else of the plan.
+	Settlement Settlement
 }
 
 // PodAction is a pod with the reason the plan acts on it.
@@ -129,23 +128,47 @@ type Settled struct {
 	Events []Event
 }
 
-// settleState is what Settle needs beyond the plan's public fields.
-type settleState struct {
-	base        batchv1.JobStatus // the status after step 2 (RecordStatus or equivalent)
-	original    *batchv1.JobStatus
-	pods        []*corev1.Pod
-	pending     sets.Set[types.UID]
-	finishing   *batchv1.JobCondition // Failed or Complete to add once settled
-	canFinish   bool                  // expectations satisfied, no active, limit not reached
-	terminating int32
-	completions *int32
-	now         time.Time
-	recorded    bool
-	toRemove    []types.UID // the UIDs of RemoveFinalizers
-	// deferPodCounts: expectations are not satisfied, so the cache is about to show
-	// pods created or deleted; a status that changes only counts recomputed from the
-	// pods (onlyPodCountsDiffer) waits for it instead of being written twice.
-	deferPodCounts bool
+// Settlement is everything Plan.Settle needs to finish a sync after the finalizer
+// removals of step 3: plain data, so that settling is a pure function of the Plan and
+// the set of removals that succeeded. Compute fills it in; a caller only passes it on.
+type Settlement struct {
+	// Base is the status after step 2: RecordStatus when the plan has one, else the
+	// status the plan would have recorded, which persists nothing new.
+	Base batchv1.JobStatus
+	// Previous is the status the caller holds before step 4: RecordStatus when the
+	// plan has one, else the Job's status as read. Settled.Changed compares with it.
+	// It may share memory with the input Job's status: never modify it.
+	Previous batchv1.JobStatus
+	// Held lists the UIDs of Base.UncountedTerminatedPods whose pods still carry the
+	// tracking finalizer in the cache, with no removal pending: they stay uncounted
+	// unless their removal succeeds in step 3. Every other UID of the ledger is
+	// counted by Settle.
+	Held []types.UID
+	// Removing lists the UIDs of RemoveFinalizers: the Job finishes in this sync only
+	// when every one of these removals succeeds (as upstream).
+	Removing []types.UID
+	// Finish is the terminal condition (Complete or Failed) to add once nothing is
+	// uncounted, active or terminating, or nil when the Job does not finish.
+	Finish *batchv1.JobCondition
+	// CanFinish is false when expectations are unsatisfied, a pod stays active or
+	// the ledger is full (MaxUncounted reached): the Job then does not finish in
+	// this sync, whatever the removals.
+	CanFinish bool
+	// Terminating is the number of pods being deleted, those this plan deletes
+	// included: the Job finishes only when it is 0.
+	Terminating int32
+	// Completions is spec.completions with the API's default (nil for a work queue),
+	// used to warn about too many succeeded pods on completion. It may point into the
+	// input Job's spec: never modify it.
+	Completions *int32
+	// Now is the time of the sync: that of the terminal condition, completionTime and,
+	// when the Job has none, startTime.
+	Now time.Time
+	// DeferPodCounts is set when expectations are unsatisfied: the cache is about to
+	// show pods created or deleted, so a status that changes only counts recomputed
+	// from the pods (active, ready, terminating, an Indexed Job's succeeded indexes)
+	// waits for it instead of being written twice (Settled.Changed false).
+	DeferPodCounts bool
 }
 
 // IsEmpty reports whether the plan asks for nothing: no API call and no requeue.
@@ -256,5 +279,3 @@ func deref(p *int32) int32 {
 	}
 	return *p
 }
-
-var _ = finalizers.Name

@@ -1,0 +1,66 @@
+package plan
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/jobkit/jobkit/finalizers"
+)
+
+// claimed is the outcome of claim.
+type claimed struct {
+	// pods are the Job's pods: owned, or adopted in this sync (a copy with the
+	// tracking finalizer when the orphan lacks it). Later phases only read it.
+	pods           []*corev1.Pod
+	adopt, release []PodAction
+	warnings       warnings
+}
+
+// claim sorts the listed pods into the Job's own, orphans to adopt and pods to
+// release. It modifies none of pods.
+func claim(job *batchv1.Job, listed []*corev1.Pod) claimed {
+	var out claimed
+	var selector labels.Selector
+	if job.Spec.Selector != nil {
+		s, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
+		if err != nil {
+			out.warnings.addf("spec.selector: %v: no pod is adopted or released", err)
+		} else {
+			selector = s
+		}
+	}
+	deleting := job.DeletionTimestamp != nil
+	out.pods = make([]*corev1.Pod, 0, len(listed))
+	for _, pod := range listed {
+		if pod == nil {
+			continue
+		}
+		ref := metav1.GetControllerOfNoCopy(pod) // no copy: three allocations per pod saved
+		switch {
+		case ref != nil && ref.UID == job.UID:
+			if selector != nil && !selector.Matches(labels.Set(pod.Labels)) && pod.DeletionTimestamp == nil {
+				if !deleting { // as upstream, a Job being deleted releases nothing
+					out.release = append(out.release, PodAction{Pod: pod, Reason: "labels no longer match the selector"})
+				}
+				continue
+			}
+		case ref != nil:
+			continue // another controller's pod
+		default:
+			if selector == nil || deleting || pod.DeletionTimestamp != nil || !selector.Matches(labels.Set(pod.Labels)) {
+				continue
+			}
+			out.adopt = append(out.adopt, PodAction{Pod: pod, Reason: "orphan matching the selector"})
+			if !finalizers.Has(pod) {
+				// Adoption adds the finalizer, so the pod is tracked from this sync on,
+				// as upstream does; a copy, since the listed pod is not ours to change.
+				pod = pod.DeepCopy()
+				finalizers.EnsureOnPod(&pod.ObjectMeta)
+			}
+		}
+		out.pods = append(out.pods, pod)
+	}
+	return out
+}

@@ -1,0 +1,163 @@
+package plan
+
+import (
+	"errors"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/jobkit/jobkit/backoff"
+	"github.com/jobkit/jobkit/indexes"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
+	"github.com/jobkit/jobkit/successpolicy"
+)
+
+// indexOutcomes is the outcome of decideIndexed. For a NonIndexed Job only
+// succeededCount is set (classified.succeeded).
+type indexOutcomes struct {
+	// prevSucceeded and prevFailed are the indexes of the status as read.
+	prevSucceeded, prevFailed indexes.Intervals
+	// succeeded and failed are the indexes once the pods of this sync are counted.
+	succeeded, failed indexes.Intervals
+	// succeededCount is the number of succeeded pods (Indexed: indexes) for
+	// wantActive and the completion check.
+	succeededCount int32
+	// verdict is the Job's failure by its indexes or success by its success policy,
+	// or nil; it is set only when decideIndexed was given no verdict.
+	verdict *verdict
+	// delayed holds, per index, the failed pod whose replacement is due
+	// (backoffLimitPerIndex only).
+	delayed  map[int]*podInfo
+	warnings warnings
+}
+
+// decideIndexed computes succeeded and failed indexes, the per-index verdicts and the
+// success policy. v is the verdict decided so far; st is only read.
+func decideIndexed(e *env, cl classified, st *batchv1.JobStatus, v *verdict) indexOutcomes {
+	var out indexOutcomes
+	sp := e.spec
+	completions := int(*sp.completions)
+	var err error
+	out.prevSucceeded, err = indexes.Parse(st.CompletedIndexes, completions)
+	warnIndexes(&out.warnings, "status.completedIndexes", err)
+	if sp.perIndex != nil && st.FailedIndexes != nil {
+		out.prevFailed, err = indexes.Parse(*st.FailedIndexes, completions)
+		warnIndexes(&out.warnings, "status.failedIndexes", err)
+	}
+	// An index is finished by its first outcome (plainindexes.Outcomes): two pods of
+	// one index (after a creation hidden from the controller) must not make it both
+	// succeeded and failed, which the API server refuses. Seen together, the success
+	// wins.
+	ix := make([]int, 0, len(cl.newSucceeded))
+	for _, pi := range cl.pods {
+		if pi.tracked && pi.validIndex && pi.pod.Status.Phase == corev1.PodSucceeded {
+			ix = append(ix, pi.index)
+		}
+	}
+	outcomes := indexes.Outcomes{Succeeded: out.prevSucceeded, Failed: out.prevFailed}.WithSucceeded(completions, ix)
+	out.succeeded = outcomes.Succeeded
+	out.succeededCount = int32(out.succeeded.Count())
+
+	decided := func() bool { return v != nil || out.verdict != nil }
+	if sp.perIndex != nil {
+		var failedIx []int
+		for _, pi := range cl.pods {
+			// Pods of a succeeded index are not matched against the policy:
+			// WithFailed would leave them out anyway.
+			if pi.tracked && pi.validIndex && !out.succeeded.Has(pi.index) && indexFailed(sp, pi) {
+				failedIx = append(failedIx, pi.index)
+			}
+		}
+		out.failed = outcomes.WithFailed(completions, failedIx).Failed
+		if !decided() {
+			nFailed := out.failed.Count()
+			if sp.maxFailedIndexes != nil && nFailed > int(*sp.maxFailedIndexes) {
+				out.verdict = &verdict{reason: batchv1.JobReasonMaxFailedIndexesExceeded, message: MessageMaxFailedIndexesExceeded}
+			} else if nFailed > 0 && nFailed+int(out.succeededCount) >= completions {
+				out.verdict = &verdict{reason: batchv1.JobReasonFailedIndexes, message: MessageFailedIndexes}
+			}
+		}
+		out.delayed = findDelayed(cl.pods, out.succeeded, out.failed)
+	}
+	if !decided() && sp.successPolicy != nil {
+		compiled, err := successpolicy.Compile(sp.successPolicy, completions)
+		if err != nil {
+			out.warnings.addf("%v", err)
+		}
+		if res := compiled.Match(out.succeeded); res.Matched {
+			out.verdict = &verdict{success: true, reason: res.Reason, message: res.Message}
+		}
+	}
+	return out
+}
+
+// warnIndexes reports the bad parts of an index string, except indexes at or above
+// completions, which an elastic scale-down leaves behind (they are trimmed).
+func warnIndexes(w *warnings, field string, err error) {
+	var perr *indexes.ParseError
+	if err == nil || !errors.As(err, &perr) {
+		return
+	}
+	var real []indexes.PartError
+	for _, p := range perr.Parts {
+		if !errors.Is(p, indexes.ErrOutOfRange) {
+			real = append(real, p)
+		}
+	}
+	if len(real) > 0 {
+		w.addf("%s: %v", field, &indexes.ParseError{Input: perr.Input, Parts: real})
+	}
+}
+
+// indexFailed says whether a failed pod fails its index (plainindexes.IndexFailed).
+func indexFailed(sp spec, pi *podInfo) bool {
+	if !pi.failed {
+		return false
+	}
+	f := plainindexes.IndexFailure{BackoffLimitPerIndex: *sp.perIndex}
+	if sp.failurePolicy != nil {
+		m := policyMatch(sp.failurePolicy, pi)
+		f.FailIndex = m.Matched && m.Action == batchv1.PodFailurePolicyActionFailIndex
+		f.Ignored = !m.CountsTowardBackoff
+	}
+	if !f.FailIndex && !f.Ignored {
+		f.Count, _ = indexes.PodFailureCount(pi.pod)
+	}
+	return plainindexes.IndexFailed(f)
+}
+
+// findDelayed picks, per index, the failed pod that keeps its finalizer until its
+// replacement exists, so that the replacement inherits its failure count.
+func findDelayed(pods []*podInfo, succeeded, failed indexes.Intervals) map[int]*podInfo {
+	activeIx := sets.New[int]()
+	for _, pi := range pods {
+		if pi.active && pi.index >= 0 {
+			activeIx.Insert(pi.index)
+		}
+	}
+	delayed := map[int]*podInfo{}
+	for _, pi := range pods {
+		if !pi.tracked || !pi.validIndex || !pi.failed {
+			continue
+		}
+		ix := pi.index
+		if succeeded.Has(ix) || failed.Has(ix) || activeIx.Has(ix) {
+			continue
+		}
+		prev, ok := delayed[ix]
+		if !ok || laterFailure(pi.pod, prev.pod) {
+			delayed[ix] = pi
+		}
+	}
+	return delayed
+}
+
+// laterFailure says whether pod a is the later failure of its index than b: at least
+// as many recorded failures and a finish time not before b's.
+func laterFailure(a, b *corev1.Pod) bool {
+	fa, _ := indexes.PodFailureCount(a)
+	fb, _ := indexes.PodFailureCount(b)
+	return int64(fb.Failed)+int64(fb.Ignored) <= int64(fa.Failed)+int64(fa.Ignored) &&
+		!backoff.FinishTime(a).Before(backoff.FinishTime(b))
+}

@@ -1,0 +1,81 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+)
+
+// spec is the Job spec with the API's defaults applied.
+type spec struct {
+	indexed          bool
+	completions      *int32 // nil: a work queue, done when any pod succeeds
+	parallelism      int32
+	backoffLimit     int32
+	perIndex         *int32
+	maxFailedIndexes *int32
+	onlyFailed       bool // podReplacementPolicy Failed
+	suspended        bool
+	deadline         *int64
+	failurePolicy    *batchv1.PodFailurePolicy
+	successPolicy    *batchv1.SuccessPolicy
+	onFailure        bool
+}
+
+func readSpec(job *batchv1.Job) (spec, error) {
+	s := job.Spec
+	var out spec
+	switch mode := ptr.Deref(s.CompletionMode, batchv1.NonIndexedCompletion); mode {
+	case batchv1.NonIndexedCompletion:
+	case batchv1.IndexedCompletion:
+		out.indexed = true
+	default:
+		return out, fmt.Errorf("%w: spec.completionMode: unknown value %q", ErrInvalidJob, mode)
+	}
+	out.completions = s.Completions
+	out.parallelism = 1
+	if s.Parallelism != nil {
+		out.parallelism = *s.Parallelism
+	} else if s.Completions == nil {
+		out.completions = ptr.To[int32](1)
+	}
+	if out.parallelism < 0 {
+		return out, fmt.Errorf("%w: spec.parallelism: must not be negative, got %d", ErrInvalidJob, out.parallelism)
+	}
+	if out.completions != nil && *out.completions < 0 {
+		return out, fmt.Errorf("%w: spec.completions: must not be negative, got %d", ErrInvalidJob, *out.completions)
+	}
+	if out.indexed && out.completions == nil {
+		return out, fmt.Errorf("%w: spec.completions: required when completionMode is Indexed", ErrInvalidJob)
+	}
+	out.perIndex = s.BackoffLimitPerIndex
+	if !out.indexed {
+		out.perIndex = nil
+	}
+	out.maxFailedIndexes = s.MaxFailedIndexes
+	switch {
+	case s.BackoffLimit != nil:
+		out.backoffLimit = *s.BackoffLimit
+	case out.perIndex != nil:
+		out.backoffLimit = math.MaxInt32
+	default:
+		out.backoffLimit = 6
+	}
+	if out.backoffLimit < 0 {
+		return out, fmt.Errorf("%w: spec.backoffLimit: must not be negative, got %d", ErrInvalidJob, out.backoffLimit)
+	}
+	policy := batchv1.TerminatingOrFailed
+	if s.PodFailurePolicy != nil {
+		policy = batchv1.Failed
+	}
+	out.onlyFailed = ptr.Deref(s.PodReplacementPolicy, policy) == batchv1.Failed
+	out.suspended = ptr.Deref(s.Suspend, false)
+	out.deadline = s.ActiveDeadlineSeconds
+	out.failurePolicy = s.PodFailurePolicy
+	out.successPolicy = s.SuccessPolicy
+	out.onFailure = s.Template.Spec.RestartPolicy == corev1.RestartPolicyOnFailure
+	return out, nil
+}
