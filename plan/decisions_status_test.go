@@ -641,3 +641,21 @@ func TestDecision15_JobBeingDeleted(t *testing.T) {
 		})
 	}
 }
+
+// Succeeded indexes at or above completions in the status of a Job that is not
+// elastic are damaged data: they are dropped from completedIndexes (silently, as for
+// an elastic Job that shrank), and the succeeded counter does not go down, which the API server would refuse on every
+// write. An elastic Job (completions == parallelism) that shrank may lower it.
+func TestIndexedSucceededNeverDecreasesOutsideElastic(t *testing.T) {
+	damaged := func(parallelism int32) Input {
+		return tbInput(tbJob(tbIndexed, tbSize(3, parallelism), tbStatus(func(s *batchv1.JobStatus) {
+			s.CompletedIndexes, s.Succeeded = "7", 1
+		})))
+	}
+	p := tbCompute(t, damaged(1)) // tbCheckPlan: the API server accepts the writes
+	assert.Equal(t, "", p.Status.CompletedIndexes, "the index beyond completions is dropped")
+	assert.Equal(t, int32(1), p.Status.Succeeded, "status.succeeded of a Job that is not elastic")
+
+	p = tbCompute(t, damaged(3))
+	assert.Equal(t, int32(0), p.Status.Succeeded, "an elastic Job counts what its indexes say")
+}

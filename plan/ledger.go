@@ -135,6 +135,14 @@ func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 		succeededIx := in.indexes.succeeded.WithSorted(rec.NewSucceededIndexes)
 		st.CompletedIndexes = succeededIx.String()
 		st.Succeeded = int32(succeededIx.Count())
+		if old := e.job.Status.Succeeded; st.Succeeded < old && !elastic(e.job) {
+			// Only an elastic Job (completions == parallelism) may lose succeeded
+			// indexes, to a scale-down; the API server refuses to lower the counter
+			// of any other, and would refuse every status write of the Job. Fewer
+			// indexes here means the status held indexes at or above completions
+			// (damaged data, dropped as for an elastic Job): keep the counter.
+			st.Succeeded = old
+		}
 		if e.spec.perIndex != nil {
 			st.FailedIndexes = ptr.To(in.indexes.failed.String())
 		} else {
@@ -177,4 +185,11 @@ func finalizerReason(pod *corev1.Pod, deleting bool, v *verdict) string {
 		return "job finishing: " + v.reason
 	}
 	return "pod finished"
+}
+
+// elastic reports whether job is an Indexed Job whose completions may change with
+// its parallelism (the API requires completions == parallelism for that).
+func elastic(job *batchv1.Job) bool {
+	c, p := job.Spec.Completions, job.Spec.Parallelism
+	return c != nil && p != nil && *c == *p
 }
