@@ -96,6 +96,10 @@
 //     the Job is finishing or being deleted or they fill the ledger: otherwise they
 //     wait for the pods on the way, one batch instead of two, as many status writes
 //     fewer. Upstream writes in every sync.
+//   - status.succeeded of an Indexed Job that is not elastic never decreases, even
+//     when the status lists succeeded indexes at or above completions (damaged
+//     data, dropped): upstream lowers it and the API server refuses that write, and
+//     every later one.
 //
 // # Cost
 //
