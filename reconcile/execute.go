@@ -450,22 +450,6 @@ func (ex *execution) createPods() {
 	ex.res.Created += int(created.Load())
 }
 
-// batchSize is the size of the first creation batch of the Job under key.
-func (r *Reconciler) batchSize(key string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if n := r.batch[key]; n > 0 {
-		return n
-	}
-	return slowStartInitialBatchSize
-}
-
-func (r *Reconciler) setBatchSize(key string, n int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.batch[key] = n
-}
-
 // maxBatch is the largest creation batch: a sync never creates more pods.
 func (r *Reconciler) maxBatch() int {
 	if r.cfg.MaxCreatesPerSync > 0 {

@@ -7,7 +7,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -41,11 +40,11 @@ func TestRecordWrite(t *testing.T) {
 	jobAt := func(rv string) *batchv1.Job {
 		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}}
 	}
-	r := &Reconciler{writes: map[string]lastWrite{}, uids: map[string]types.UID{}}
+	r := &Reconciler{keys: map[string]*keyState{}}
 	b, c, y := jobAt("b"), jobAt("c"), jobAt("y")
 	r.recordWrite("k", "a", b)
 	r.recordWrite("k", "b", c) // a second write in the same sync
-	assert.Equal(t, lastWrite{version: "c", older: []string{"a", "b"}, job: c}, r.writes["k"])
+	assert.Equal(t, &lastWrite{version: "c", older: []string{"a", "b"}, job: c}, writeOf(r, "k"))
 	for _, v := range []string{"a", "b"} {
 		isStale, written := r.stale("k", v)
 		assert.True(t, isStale, "stale(k, %q)", v)
@@ -54,15 +53,21 @@ func TestRecordWrite(t *testing.T) {
 	isStale, written := r.stale("k", "c")
 	assert.False(t, isStale)
 	assert.Nil(t, written)
-	_, ok := r.writes["k"]
-	assert.False(t, ok, "forgotten once caught up")
+	assert.Nil(t, writeOf(r, "k"), "forgotten once caught up")
 	r.recordWrite("k", "x", y) // a new sequence
-	assert.Equal(t, lastWrite{version: "y", older: []string{"x"}, job: y}, r.writes["k"])
+	assert.Equal(t, &lastWrite{version: "y", older: []string{"x"}, job: y}, writeOf(r, "k"))
 	r.recordWrite("k", "y", y) // a write that changed nothing
-	assert.Equal(t, lastWrite{version: "y", older: []string{"x"}, job: y}, r.writes["k"])
+	assert.Equal(t, &lastWrite{version: "y", older: []string{"x"}, job: y}, writeOf(r, "k"))
 	r.recordWrite("j", "y", y)
-	_, ok = r.writes["j"]
-	assert.False(t, ok, "nothing to wait for")
+	assert.Nil(t, writeOf(r, "j"), "nothing to wait for")
+}
+
+// writeOf is the last status write r remembers under key, or nil.
+func writeOf(r *Reconciler, key string) *lastWrite {
+	if s := r.keys[key]; s != nil {
+		return s.write
+	}
+	return nil
 }
 
 func TestUncertainRemovalSupersededBy(t *testing.T) {

@@ -1,0 +1,361 @@
+package reconcile
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/jobkit/jobkit/finalizers"
+)
+
+// keyState is what the Reconciler itself remembers about one owner key between
+// syncs; the stores of Config (expectations, finalizer removals in flight, backoff
+// records) hold the rest. There is one record per key, in Reconciler.keys, guarded by
+// Reconciler.mu, and one place that drops it (forgetLocked).
+//
+// Readers never create a record: a key never synced has none.
+type keyState struct {
+	// uid is the UID of the owner last synced under the key, when hasUID is set (an
+	// owner read without a UID counts as seen).
+	uid    types.UID
+	hasUID bool
+	// write is the last status write the cache has not shown yet, or nil.
+	write *lastWrite
+	// uncertain holds the finalizer removals whose outcome is unknown, by pod UID.
+	uncertain map[types.UID]uncertainRemoval
+	// batch is the slow-start batch size the key's creations start at: the last
+	// batch size that succeeded, halved after a failed batch (0: never set).
+	batch int
+	// uncertainCreates holds when creations whose outcome is unknown were sent;
+	// each is dropped from the expectations after UncertainCreationTimeout.
+	uncertainCreates []time.Time
+}
+
+// uncertainRemoval is a finalizer removal that failed in a way that leaves unknown
+// whether it was applied: the resourceVersion it carried as its precondition, the
+// one the cache showed (older when the pod was adopted in the same sync), and when.
+type uncertainRemoval struct {
+	version string
+	cached  string
+	at      time.Time
+}
+
+// lastWrite remembers the last status this reconciler wrote for a Job, to detect a
+// cache that has not caught up with it.
+type lastWrite struct {
+	version string   // resourceVersion returned by the write
+	older   []string // versions seen before it, for non-numeric comparisons
+	// job is the Job the write returned: what a sync uses while the cache has not
+	// caught up with it.
+	job *batchv1.Job
+}
+
+// stateLocked returns the record of key, creating it. r.mu must be held.
+func (r *Reconciler) stateLocked(key string) *keyState {
+	s := r.keys[key]
+	if s == nil {
+		s = &keyState{}
+		r.keys[key] = s
+	}
+	return s
+}
+
+// Forget drops everything the Reconciler keeps about the Job key: expectations,
+// finalizer removals in flight, the backoff record, the Job's UID and its last status
+// write. Call it when the Job is deleted or not found; Sync calls it itself when it
+// sees a new UID under a known key (the Job was recreated).
+func (r *Reconciler) Forget(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.forgetLocked(key)
+}
+
+// forgetLocked is the one place that forgets a key. r.mu must be held.
+func (r *Reconciler) forgetLocked(key string) {
+	r.cfg.Expectations.Delete(key)
+	r.cfg.FinalizerRemovals.Delete(key)
+	r.cfg.BackoffStore.Delete(key)
+	delete(r.keys, key)
+}
+
+// JobDeleted is Forget for a deleted Job, keyed by its UID: when a Job recreated under
+// the same name has already been synced, the late delete event of the old one leaves
+// the new Job's state (its expectations above all) alone. A nil job is ignored.
+func (r *Reconciler) JobDeleted(job *batchv1.Job) {
+	if job != nil {
+		r.forgetUID(Key(job), job.UID)
+	}
+}
+
+// forgetUID forgets key unless its state belongs to a Job with another UID.
+func (r *Reconciler) forgetUID(key string, uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.keys[key]; s != nil && s.hasUID && uid != "" && s.uid != uid {
+		return
+	}
+	r.forgetLocked(key)
+}
+
+// noteUID remembers the UID of the Job under key and forgets the key's state when
+// the UID changed: the Job was deleted and recreated under the same name.
+func (r *Reconciler) noteUID(key string, uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.keys[key]; s != nil && s.hasUID && s.uid != uid {
+		r.forgetLocked(key)
+	}
+	s := r.stateLocked(key)
+	s.uid, s.hasUID = uid, true
+}
+
+// knownUID returns the UID last seen under key.
+func (r *Reconciler) knownUID(key string) (types.UID, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.keys[key]; s != nil && s.hasUID {
+		return s.uid, true
+	}
+	return "", false
+}
+
+// stale reports whether version is older than the last status this reconciler wrote
+// under key, with the Job that write returned (nil when unknown), and forgets the
+// write once the cache has caught up.
+func (r *Reconciler) stale(key, version string) (bool, *batchv1.Job) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.keys[key]
+	if s == nil || s.write == nil {
+		return false, nil
+	}
+	if caughtUp(*s.write, version) {
+		s.write = nil
+		return false, nil
+	}
+	return true, s.write.job
+}
+
+// caughtUp compares resourceVersions as integers when both parse (etcd revisions
+// do), and otherwise treats version as stale only when it is one this reconciler saw
+// before its write: resourceVersions are opaque strings to clients.
+func caughtUp(w lastWrite, version string) bool {
+	a, errA := strconv.ParseUint(version, 10, 64)
+	b, errB := strconv.ParseUint(w.version, 10, 64)
+	if errA == nil && errB == nil {
+		return a >= b
+	}
+	return !slices.Contains(w.older, version)
+}
+
+// recordWrite remembers a status write that moved the Job from version before to
+// after.
+func (r *Reconciler) recordWrite(key, before string, written *batchv1.Job) {
+	after := written.ResourceVersion
+	if before == after {
+		return // the server changed nothing: there is nothing for the cache to show
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stateLocked(key)
+	if s.write == nil {
+		s.write = &lastWrite{}
+	}
+	s.write.record(before, written)
+}
+
+// record moves w on to the write that took the Job from version before to written.
+func (w *lastWrite) record(before string, written *batchv1.Job) {
+	if w.version != before { // a new sequence of writes
+		w.older = w.older[:0]
+	}
+	if before != "" && !slices.Contains(w.older, before) {
+		w.older = append(w.older, before)
+	}
+	if len(w.older) > 8 { // bounded: only the versions of the latest writes matter
+		w.older = w.older[len(w.older)-8:]
+	}
+	w.version = written.ResourceVersion
+	w.job = written
+}
+
+// pruneDeletions observes the UID-tracked deletions of key whose pods are no longer
+// listed, or are listed with a deletionTimestamp: their event was lost (a relist
+// found the pod gone), and waiting for it would hold the Job until the
+// expectations expire. It reports whether no deletion is outstanding any more.
+func (r *Reconciler) pruneDeletions(key string, pods []*corev1.Pod) bool {
+	exp := r.cfg.Expectations
+	uids := exp.PendingDeletionUIDs(key)
+	if uids.Len() == 0 {
+		return true
+	}
+	deleting := make(map[types.UID]bool, len(pods))
+	for _, p := range pods {
+		if p != nil {
+			deleting[p.UID] = p.DeletionTimestamp != nil
+		}
+	}
+	left := 0
+	for uid := range uids {
+		if d, listed := deleting[uid]; !listed || d {
+			exp.DeletionObservedUID(key, uid)
+		} else {
+			left++
+		}
+	}
+	return left == 0
+}
+
+// prunePending returns the finalizer removals still in flight for key, after
+// dropping those of pods no longer listed: the cache has processed their deletion (or
+// they left the Job), so no event will ever clear them.
+//
+// A removal whose outcome is uncertain (see noteUncertain) stays pending until the
+// cache shows the pod with the finalizer at a newer resourceVersion than the one the
+// patch was sent for (the patch, which carried that version as a precondition, was
+// not applied), or until the expectations TTL has passed. A pod adopted in the sync
+// that sent the patch may still show at its pre-adoption version: that proves
+// nothing either.
+func (r *Reconciler) prunePending(key string, pods []*corev1.Pod, now time.Time) sets.Set[types.UID] {
+	fr := r.cfg.FinalizerRemovals
+	if fr.PendingCount(key) == 0 {
+		r.mu.Lock()
+		if s := r.keys[key]; s != nil {
+			s.uncertain = nil
+		}
+		r.mu.Unlock()
+		return nil
+	}
+	pending := fr.Pending(key)
+	listed := make(map[types.UID]*corev1.Pod, len(pods))
+	for _, p := range pods {
+		if p != nil {
+			listed[p.UID] = p
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.keys[key]
+	var uncertain map[types.UID]uncertainRemoval
+	if s != nil {
+		uncertain = s.uncertain
+	}
+	for uid := range pending {
+		p, ok := listed[uid]
+		u, isUncertain := uncertain[uid]
+		switch {
+		case !ok:
+		case isUncertain && finalizers.Has(p) && (u.supersededBy(p.ResourceVersion) || now.Sub(u.at) > r.cfg.Expectations.TTL()):
+		default:
+			continue
+		}
+		fr.Observed(key, uid)
+		pending.Delete(uid)
+		delete(uncertain, uid)
+	}
+	for uid := range uncertain {
+		if !pending.Has(uid) {
+			delete(uncertain, uid)
+		}
+	}
+	if s != nil && len(uncertain) == 0 {
+		s.uncertain = nil
+	}
+	return pending
+}
+
+// isUncertain says whether the finalizer removal of pod uid has an uncertain outcome.
+func (r *Reconciler) isUncertain(key string, uid types.UID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.keys[key]
+	if s == nil {
+		return false
+	}
+	_, ok := s.uncertain[uid]
+	return ok
+}
+
+// noteUncertain remembers that the finalizer removal u of pod uid may or may not
+// have been applied.
+func (r *Reconciler) noteUncertain(key string, uid types.UID, u uncertainRemoval) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stateLocked(key)
+	if s.uncertain == nil {
+		s.uncertain = map[types.UID]uncertainRemoval{}
+	}
+	s.uncertain[uid] = u
+}
+
+// supersededBy reports whether a cache showing the pod at resourceVersion seen (with
+// its finalizer) proves that the uncertain removal was not applied: seen is neither
+// the version the patch was sent for nor the one the cache showed then, and is not
+// older than the former (compared as integers when both parse).
+func (u uncertainRemoval) supersededBy(seen string) bool {
+	if seen == u.version || seen == u.cached {
+		return false
+	}
+	a, errA := strconv.ParseUint(seen, 10, 64)
+	b, errB := strconv.ParseUint(u.version, 10, 64)
+	return errA != nil || errB != nil || a > b
+}
+
+// noteUncertainCreate remembers a creation of the Job under key whose outcome is
+// unknown.
+func (r *Reconciler) noteUncertainCreate(key string, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stateLocked(key)
+	s.uncertainCreates = append(s.uncertainCreates, at)
+}
+
+// expireUncertainCreates drops from the expectations of key the creations of unknown
+// outcome sent UncertainCreationTimeout ago or more, and returns how long until the
+// next one expires (0 when none is left).
+func (r *Reconciler) expireUncertainCreates(key string, now time.Time) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.keys[key]
+	if s == nil || len(s.uncertainCreates) == 0 {
+		return 0
+	}
+	timeout := r.cfg.UncertainCreationTimeout
+	kept := s.uncertainCreates[:0]
+	for _, at := range s.uncertainCreates {
+		if now.Sub(at) >= timeout {
+			if !r.cfg.Expectations.Satisfied(key) {
+				r.cfg.Expectations.CreationObserved(key)
+			}
+			continue
+		}
+		kept = append(kept, at)
+	}
+	if len(kept) == 0 {
+		s.uncertainCreates = nil
+		return 0
+	}
+	s.uncertainCreates = kept
+	return kept[0].Add(timeout).Sub(now)
+}
+
+// batchSize is the size of the first creation batch of the Job under key.
+func (r *Reconciler) batchSize(key string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.keys[key]; s != nil && s.batch > 0 {
+		return s.batch
+	}
+	return slowStartInitialBatchSize
+}
+
+func (r *Reconciler) setBatchSize(key string, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stateLocked(key).batch = n
+}
