@@ -65,8 +65,9 @@
 //     expectation is given back only when the call surely did nothing.
 //   - Inputs (Jobs and pods from the cache) are never modified.
 //   - All state is in the stores of Config (expectations, finalizer removals,
-//     backoff records) plus, per Job key, the last UID and the last status write;
-//     Forget drops all of it.
+//     backoff records) plus one record per Job key of the Reconciler's own (the
+//     last UID, the last status write, finalizer removals and creations of unknown
+//     outcome, the slow-start batch size); Forget drops all of it.
 //
 // # Events, logs and metrics
 //

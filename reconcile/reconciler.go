@@ -17,8 +17,10 @@ import (
 
 // Reconciler runs the sync of one Job at a time against a Client: it checks the
 // expectations, computes a plan.Plan and executes it in the crash-safe order. It keeps
-// per-Job state (expectations, finalizer removals in flight, backoff records, the UID
-// and the last status version it wrote) keyed by "namespace/name".
+// per-Job state keyed by "namespace/name": the stores of Config (expectations,
+// finalizer removals in flight, backoff records) and one record of its own per key
+// (the UID, the last status version it wrote, writes of unknown outcome, the slow-start
+// batch size).
 //
 // A Reconciler is safe for concurrent use by several workers as long as one Job key
 // is synced by one worker at a time (a workqueue guarantees that).
