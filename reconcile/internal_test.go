@@ -2,11 +2,13 @@ package reconcile
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -126,6 +128,54 @@ func TestOnlyClaimChanged(t *testing.T) {
 			before := base.DeepCopy()
 			assert.Equal(t, tc.want, onlyClaimChanged(base, tc.after), "onlyClaimChanged")
 			assert.Equal(t, before, base, "onlyClaimChanged modified its input")
+		})
+	}
+}
+
+// TestKeyStateForgotten checks that the record of a key goes as one: all of it when
+// the key is forgotten, none of it otherwise.
+func TestKeyStateForgotten(t *testing.T) {
+	const key = "ns/j"
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	written := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "2"}}
+	full := &keyState{
+		uid:              "a",
+		hasUID:           true,
+		write:            &lastWrite{version: "2", older: []string{"1"}, job: written},
+		uncertain:        map[types.UID]uncertainRemoval{"p": {version: "7", cached: "6", at: at}},
+		batch:            4,
+		uncertainCreates: []time.Time{at},
+	}
+	tests := []struct {
+		name             string
+		act              func(r *Reconciler)
+		want             *keyState
+		wantExpectations bool
+	}{
+		{name: "same UID keeps everything", act: func(r *Reconciler) { r.noteUID(key, "a") }, want: full, wantExpectations: true},
+		{name: "new UID starts a new record", act: func(r *Reconciler) { r.noteUID(key, "b") }, want: &keyState{uid: "b", hasUID: true}},
+		{name: "delete of another UID keeps everything", act: func(r *Reconciler) { r.forgetUID(key, "old") }, want: full, wantExpectations: true},
+		{name: "delete of this UID forgets", act: func(r *Reconciler) { r.forgetUID(key, "a") }},
+		{name: "delete without UID forgets", act: func(r *Reconciler) { r.forgetUID(key, "") }},
+		{name: "Forget", act: func(r *Reconciler) { r.Forget(key) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := Config{Name: "test"}.withDefaults()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &Reconciler{cfg: cfg, keys: map[string]*keyState{}}
+			r.noteUID(key, "a")
+			r.recordWrite(key, "1", written)
+			r.noteUncertain(key, "p", uncertainRemoval{version: "7", cached: "6", at: at})
+			r.noteUncertainCreate(key, at)
+			r.setBatchSize(key, 4)
+			_ = cfg.Expectations.RaiseCreations(key, 1)
+
+			tc.act(r)
+			assert.Equal(t, tc.want, r.keys[key], "record of %s", key)
+			assert.Equal(t, tc.wantExpectations, cfg.Expectations.Get(key).Exists, "expectations of %s kept", key)
 		})
 	}
 }
