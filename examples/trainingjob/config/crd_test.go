@@ -105,10 +105,16 @@ func create(t *testing.T, tj *v1alpha1.TrainingJob) {
 	}
 }
 
-// testName turns a test's name into an object name.
+// testName turns a test's name into an object name: lower case letters,
+// digits and dashes, at most 63 characters (the end of a long name, where the
+// subtests differ).
 func testName(t *testing.T) string {
-	r := strings.NewReplacer("/", "-", "_", "-", " ", "-")
-	name := strings.ToLower(r.Replace(t.Name()))
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(t.Name()))
 	if len(name) > 63 {
 		name = name[len(name)-63:]
 	}
@@ -164,9 +170,6 @@ func TestInvalidSpecRejected(t *testing.T) {
 		{"too many workers", func(s *v1alpha1.TrainingJobSpec) { s.Workers = 100001 }, "spec.workers", "less than or equal to 100000"},
 		{"negative parallelism", func(s *v1alpha1.TrainingJobSpec) { s.Parallelism = ptr.To[int32](-1) }, "spec.parallelism", "greater than or equal to 0"},
 		{"negative backoffLimitPerIndex", func(s *v1alpha1.TrainingJobSpec) { s.BackoffLimitPerIndex = ptr.To[int32](-1) }, "spec.backoffLimitPerIndex", "greater than or equal to 0"},
-		{"maxFailedIndexes without backoffLimitPerIndex", func(s *v1alpha1.TrainingJobSpec) {
-			s.BackoffLimitPerIndex, s.MaxFailedIndexes = nil, ptr.To[int32](1)
-		}, "spec.maxFailedIndexes", "requires backoffLimitPerIndex"},
 		{"maxFailedIndexes above workers", func(s *v1alpha1.TrainingJobSpec) { s.MaxFailedIndexes = ptr.To[int32](5) }, "spec.maxFailedIndexes", "may not exceed workers"},
 		{"succeededCount above workers", func(s *v1alpha1.TrainingJobSpec) { s.SuccessPolicy = &v1alpha1.SuccessPolicy{SucceededCount: 5} }, "spec.successPolicy.succeededCount", "may not exceed workers"},
 		{"succeededCount zero", func(s *v1alpha1.TrainingJobSpec) { s.SuccessPolicy = &v1alpha1.SuccessPolicy{} }, "spec.successPolicy.succeededCount", "greater than or equal to 1"},
@@ -174,11 +177,6 @@ func TestInvalidSpecRejected(t *testing.T) {
 			s.PodFailurePolicy = exitCodes(batchv1.PodFailurePolicyOnExitCodesOpIn, 1)
 			s.PodFailurePolicy.Rules[0].Action = "Retry"
 		}, "spec.podFailurePolicy.rules[0].action", "Unsupported value"},
-		{"FailIndex without backoffLimitPerIndex", func(s *v1alpha1.TrainingJobSpec) {
-			s.BackoffLimitPerIndex = nil
-			s.PodFailurePolicy = exitCodes(batchv1.PodFailurePolicyOnExitCodesOpIn, 1)
-			s.PodFailurePolicy.Rules[0].Action = batchv1.PodFailurePolicyActionFailIndex
-		}, "spec.podFailurePolicy.rules", "FailIndex requires backoffLimitPerIndex"},
 		{"rule with no requirement", func(s *v1alpha1.TrainingJobSpec) {
 			s.PodFailurePolicy = &v1alpha1.PodFailurePolicy{Rules: []v1alpha1.PodFailurePolicyRule{{Action: batchv1.PodFailurePolicyActionIgnore}}}
 		}, "spec.podFailurePolicy.rules[0]", "exactly one of onExitCodes and onPodConditions"},
@@ -230,6 +228,23 @@ func TestInvalidSpecRejected(t *testing.T) {
 	}
 }
 
+// TestBackoffLimitPerIndexDefault checks that a run without
+// backoffLimitPerIndex gets 0, so that maxFailedIndexes and the action FailIndex
+// (which need per-index retries on a batch/v1 Job) are always meaningful.
+func TestBackoffLimitPerIndexDefault(t *testing.T) {
+	tj := valid(testName(t))
+	tj.Spec.BackoffLimitPerIndex = nil
+	tj.Spec.MaxFailedIndexes = ptr.To[int32](1)
+	tj.Spec.PodFailurePolicy = &v1alpha1.PodFailurePolicy{Rules: []v1alpha1.PodFailurePolicyRule{{
+		Action:      batchv1.PodFailurePolicyActionFailIndex,
+		OnExitCodes: &v1alpha1.PodFailurePolicyOnExitCodes{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{1}},
+	}}}
+	create(t, tj)
+	if got := tj.Spec.BackoffLimitPerIndex; got == nil || *got != 0 {
+		t.Errorf("stored backoffLimitPerIndex = %v, want 0", got)
+	}
+}
+
 // TestInvalidDurationRejected writes the backoff as JSON, since a typed
 // metav1.Duration cannot hold a malformed duration.
 func TestInvalidDurationRejected(t *testing.T) {
@@ -270,7 +285,7 @@ func TestSpecUpdates(t *testing.T) {
 		{"workers", func(s *v1alpha1.TrainingJobSpec) { s.Workers = 5 }, "spec.workers", "workers is immutable"},
 		{"template", func(s *v1alpha1.TrainingJobSpec) { s.Template.Spec.Containers[0].Image = "other:2" }, "spec.template", "template is immutable"},
 		{"backoffLimitPerIndex changed", func(s *v1alpha1.TrainingJobSpec) { s.BackoffLimitPerIndex = ptr.To[int32](2) }, "spec.backoffLimitPerIndex", "is immutable"},
-		{"backoffLimitPerIndex removed", func(s *v1alpha1.TrainingJobSpec) { s.BackoffLimitPerIndex = nil }, "spec.backoffLimitPerIndex", "is immutable"},
+		{"backoffLimitPerIndex removed (so defaulted to 0)", func(s *v1alpha1.TrainingJobSpec) { s.BackoffLimitPerIndex = nil }, "spec.backoffLimitPerIndex", "is immutable"},
 		{"managedBy added", func(s *v1alpha1.TrainingJobSpec) { s.ManagedBy = ptr.To("example.com/other") }, "spec.managedBy", "managedBy is immutable"},
 		{"podFailurePolicy added", func(s *v1alpha1.TrainingJobSpec) {
 			s.PodFailurePolicy = &v1alpha1.PodFailurePolicy{Rules: []v1alpha1.PodFailurePolicyRule{{

@@ -41,11 +41,8 @@ type TrainingJob struct {
 // ManagedBy are immutable; Parallelism, Suspend and ActiveDeadlineSeconds may
 // change.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.maxFailedIndexes) || has(self.backoffLimitPerIndex)",fieldPath=".maxFailedIndexes",message="maxFailedIndexes requires backoffLimitPerIndex"
 // +kubebuilder:validation:XValidation:rule="!has(self.maxFailedIndexes) || self.maxFailedIndexes <= self.workers",fieldPath=".maxFailedIndexes",message="maxFailedIndexes may not exceed workers"
 // +kubebuilder:validation:XValidation:rule="!has(self.successPolicy) || self.successPolicy.succeededCount <= self.workers",fieldPath=".successPolicy.succeededCount",message="succeededCount may not exceed workers"
-// +kubebuilder:validation:XValidation:rule="has(self.backoffLimitPerIndex) || !has(self.podFailurePolicy) || self.podFailurePolicy.rules.all(r, r.action != 'FailIndex')",fieldPath=".podFailurePolicy.rules",message="the action FailIndex requires backoffLimitPerIndex"
-// +kubebuilder:validation:XValidation:rule="has(self.backoffLimitPerIndex) == has(oldSelf.backoffLimitPerIndex)",fieldPath=".backoffLimitPerIndex",message="backoffLimitPerIndex is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.maxFailedIndexes) == has(oldSelf.maxFailedIndexes)",fieldPath=".maxFailedIndexes",message="maxFailedIndexes is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.backoff) == has(oldSelf.backoff)",fieldPath=".backoff",message="backoff is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.podFailurePolicy) == has(oldSelf.podFailurePolicy)",fieldPath=".podFailurePolicy",message="podFailurePolicy is immutable"
@@ -72,15 +69,17 @@ type TrainingJobSpec struct {
 	// BackoffLimitPerIndex is how many times each index may fail and be
 	// retried before the index is marked failed (status.failedIndexes); the run
 	// fails when MaxFailedIndexes is exceeded, or at its end when any index
-	// failed. nil means 0: an index that fails once fails for good.
+	// failed. It defaults to 0: an index that fails once fails for good. (A
+	// TrainingJob always counts retries per index; it has no backoffLimit for the
+	// run as a whole.)
+	// +kubebuilder:default=0
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="backoffLimitPerIndex is immutable"
 	// +optional
 	BackoffLimitPerIndex *int32 `json:"backoffLimitPerIndex,omitempty"`
 
 	// MaxFailedIndexes fails the run as soon as more indexes than this have
-	// failed; nil waits for every index to finish. It requires
-	// BackoffLimitPerIndex and may not exceed Workers.
+	// failed; nil waits for every index to finish. It may not exceed Workers.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="maxFailedIndexes is immutable"
 	// +optional
