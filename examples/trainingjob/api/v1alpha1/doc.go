@@ -11,13 +11,13 @@
 // and StatusFromJob are those conversions, written once here.
 //
 // The CustomResourceDefinition (config/crd) is strict enough that the API server
-// itself refuses a malformed spec and a status that breaks the Job status rules
-// a controller can break cheaply to check (a completion time without a Complete
-// condition, counters that go backwards, active pods in a finished run, ...); the
-// package README lists them. controller-gen generates the CRD and the DeepCopy
-// methods (zz_generated.deepcopy.go) from the types and their kubebuilder
-// markers: run hack/generate.sh after changing a type; hack/generate.sh --check
-// fails when either is stale.
+// itself refuses a malformed spec and a status that breaks the rules of a Job's
+// status that CEL checks cheaply (a completion time without a Complete
+// condition, counters that go backwards, active pods in a finished run, ...);
+// examples/trainingjob/README.md lists them. controller-gen generates the CRD
+// and the DeepCopy methods (zz_generated.deepcopy.go) from the types and their
+// kubebuilder markers: run hack/generate.sh after changing a type;
+// hack/generate.sh --check fails when either is stale.
 //
 // The package depends only on k8s.io/api and k8s.io/apimachinery. Its types are
 // plain data with no locking: share them between goroutines as any Kubernetes
