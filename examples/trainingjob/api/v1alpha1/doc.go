@@ -24,7 +24,7 @@
 // object, read-only or through DeepCopy. The conversions copy and never share
 // or change their input; each costs one pass over the status or policy it
 // converts (a few dozen fields, plus the lists of conditions, rules, exit codes
-// and uncounted UIDs), with one allocation per list.
+// and uncounted UIDs), allocating a copy of each pointer and list.
 //
 // +kubebuilder:object:generate=true
 // +groupName=ml.examples.jobkit.dev
