@@ -24,6 +24,7 @@ esac
 # and the directory inside that module that holds its CRDs.
 targets=(
 	"examples plank/api/v1alpha1 plank/config/crd"
+	"examples trainingjob/api/v1alpha1 trainingjob/config/crd"
 )
 
 controller_gen() {
