@@ -15,8 +15,13 @@ import (
 const Name = batchv1.JobTrackingFinalizer
 
 // Has reports whether pod carries the tracking finalizer. A nil pod has none.
-func Has(pod *corev1.Pod) bool {
-	return pod != nil && slices.Contains(pod.Finalizers, Name)
+func Has(pod *corev1.Pod) bool { return HasNamed(pod, Name) }
+
+// HasNamed reports whether pod carries the finalizer name: the tracking finalizer
+// of a controller whose owner is not a batch/v1 Job (owner.Kind.Finalizer). A nil
+// pod has none.
+func HasNamed(pod *corev1.Pod, name string) bool {
+	return pod != nil && slices.Contains(pod.Finalizers, name)
 }
 
 // EnsureOnPod adds the tracking finalizer to meta unless it is already there, and
@@ -24,13 +29,17 @@ func Has(pod *corev1.Pod) bool {
 // own, never on an object from an informer. When it adds the finalizer it builds a
 // new Finalizers slice, so a shallow copy that still shares the old slice with a
 // cached object does not write into the cache.
-func EnsureOnPod(meta *metav1.ObjectMeta) (changed bool) {
-	if slices.Contains(meta.Finalizers, Name) {
+func EnsureOnPod(meta *metav1.ObjectMeta) (changed bool) { return EnsureNamed(meta, Name) }
+
+// EnsureNamed is EnsureOnPod for the finalizer name (owner.Kind.Finalizer). It
+// MUTATES meta.
+func EnsureNamed(meta *metav1.ObjectMeta, name string) (changed bool) {
+	if slices.Contains(meta.Finalizers, name) {
 		return false
 	}
 	fs := make([]string, len(meta.Finalizers), len(meta.Finalizers)+1)
 	copy(fs, meta.Finalizers)
-	meta.Finalizers = append(fs, Name)
+	meta.Finalizers = append(fs, name)
 	return true
 }
 
@@ -49,8 +58,8 @@ type Patch struct {
 	Data []byte
 }
 
-// removalPrefix is the part of the removal patch before the optional UID
-// precondition.
+// removalPrefix is the part of the removal patch of the tracking finalizer before
+// the optional UID precondition.
 const removalPrefix = `{"metadata":{"$deleteFromPrimitiveList/finalizers":["` + Name + `"]`
 
 // RemovalPatch returns the strategic merge patch that removes the tracking
@@ -67,22 +76,29 @@ const removalPrefix = `{"metadata":{"$deleteFromPrimitiveList/finalizers":["` + 
 // The patch is well-formed whether or not the pod carries the finalizer (removing an
 // absent value is a no-op), so check [Has] first to save the API call. Each call
 // returns a new Data slice that the caller may keep or modify.
-func RemovalPatch(pod *corev1.Pod) Patch {
+func RemovalPatch(pod *corev1.Pod) Patch { return RemovalPatchNamed(pod, Name) }
+
+// RemovalPatchNamed is RemovalPatch for the finalizer name (owner.Kind.Finalizer).
+func RemovalPatchNamed(pod *corev1.Pod, name string) Patch {
 	var uid types.UID
 	if pod != nil {
 		uid = pod.UID
 	}
-	return Patch{Type: types.StrategicMergePatchType, Data: removalPatchData(uid)}
+	prefix := removalPrefix
+	if name != Name {
+		prefix = string(appendJSONString([]byte(`{"metadata":{"$deleteFromPrimitiveList/finalizers":[`), name)) + "]"
+	}
+	return Patch{Type: types.StrategicMergePatchType, Data: removalPatchData(prefix, uid)}
 }
 
-func removalPatchData(uid types.UID) []byte {
+func removalPatchData(prefix string, uid types.UID) []byte {
 	if uid == "" {
-		b := make([]byte, 0, len(removalPrefix)+2)
-		b = append(b, removalPrefix...)
+		b := make([]byte, 0, len(prefix)+2)
+		b = append(b, prefix...)
 		return append(b, "}}"...)
 	}
-	b := make([]byte, 0, len(removalPrefix)+len(`,"uid":""}}`)+len(uid))
-	b = append(b, removalPrefix...)
+	b := make([]byte, 0, len(prefix)+len(`,"uid":""}}`)+len(uid))
+	b = append(b, prefix...)
 	b = append(b, `,"uid":`...)
 	b = appendJSONString(b, string(uid))
 	return append(b, "}}"...)

@@ -112,6 +112,12 @@ type Recording struct {
 // Cost: O(len(finished) + len(uncounted lists)) time and one map of that size, plus
 // sorting the new indexes.
 func Record(uncounted *batchv1.UncountedTerminatedPods, finished []FinishedPod, pendingRemoval sets.Set[types.UID], limit int) (Recording, error) {
+	return RecordNamed(Name, uncounted, finished, pendingRemoval, limit)
+}
+
+// RecordNamed is Record for the tracking finalizer name of another kind of owner
+// (owner.Kind.Finalizer): pods without that finalizer are skipped.
+func RecordNamed(name string, uncounted *batchv1.UncountedTerminatedPods, finished []FinishedPod, pendingRemoval sets.Set[types.UID], limit int) (Recording, error) {
 	var nilPods []int
 	// Pods without the finalizer are skipped (an earlier sync handled them), so
 	// plain entry j is finished[at(j)]: pos is nil while nothing was skipped.
@@ -122,7 +128,7 @@ func Record(uncounted *batchv1.UncountedTerminatedPods, finished []FinishedPod, 
 		switch {
 		case fp.Pod == nil:
 			nilPods = append(nilPods, i)
-		case Has(fp.Pod):
+		case HasNamed(fp.Pod, name):
 			if pos != nil {
 				pos = append(pos, i)
 			}
@@ -200,6 +206,12 @@ type Settlement struct {
 // Cost: O(len(pods) + len(uncounted lists)) time, one map of the size of the lists;
 // it returns at once, without allocating, when there is nothing uncounted.
 func Settle(uncounted *batchv1.UncountedTerminatedPods, pods []*corev1.Pod, removed sets.Set[types.UID]) (Settlement, error) {
+	return SettleNamed(Name, uncounted, pods, removed)
+}
+
+// SettleNamed is Settle for the tracking finalizer name of another kind of owner
+// (owner.Kind.Finalizer).
+func SettleNamed(name string, uncounted *batchv1.UncountedTerminatedPods, pods []*corev1.Pod, removed sets.Set[types.UID]) (Settlement, error) {
 	var s Settlement
 	if uncounted == nil || len(uncounted.Succeeded)+len(uncounted.Failed) == 0 {
 		return s, nil
@@ -207,7 +219,7 @@ func Settle(uncounted *batchv1.UncountedTerminatedPods, pods []*corev1.Pod, remo
 	held := func(yield func(types.UID) bool) {
 		for _, p := range pods {
 			// Has first: in a big Job most pods lost the finalizer long ago.
-			if Has(p) && p.UID != "" && !yield(p.UID) {
+			if HasNamed(p, name) && p.UID != "" && !yield(p.UID) {
 				return
 			}
 		}

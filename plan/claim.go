@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 )
 
 // claimed is the outcome of claim.
@@ -20,7 +21,7 @@ type claimed struct {
 
 // claim sorts the listed pods into the Job's own, orphans to adopt and pods to
 // release. It modifies none of pods.
-func claim(job *batchv1.Job, listed []*corev1.Pod) claimed {
+func claim(job *batchv1.Job, listed []*corev1.Pod, kind owner.Kind) claimed {
 	var out claimed
 	var selector labels.Selector
 	if job.Spec.Selector != nil {
@@ -53,11 +54,11 @@ func claim(job *batchv1.Job, listed []*corev1.Pod) claimed {
 				continue
 			}
 			out.adopt = append(out.adopt, PodAction{Pod: pod, Reason: "orphan matching the selector"})
-			if !finalizers.Has(pod) {
+			if !kind.HasFinalizer(pod) {
 				// Adoption adds the finalizer, so the pod is tracked from this sync on,
 				// as upstream does; a copy, since the listed pod is not ours to change.
 				pod = pod.DeepCopy()
-				finalizers.EnsureOnPod(&pod.ObjectMeta)
+				finalizers.EnsureNamed(&pod.ObjectMeta, kind.Finalizer)
 			}
 		}
 		out.pods = append(out.pods, pod)

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/jobkit/jobkit/backoff"
-	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/podfailurepolicy"
 )
@@ -103,7 +102,7 @@ func classify(e *env, list []*corev1.Pod, st *batchv1.JobStatus) classified {
 				out.warnings.addf("%v", err)
 			}
 		}
-		pi.tracked = finalizers.Has(pod) && !e.pending.Has(pod.UID)
+		pi.tracked = e.owner.HasFinalizer(pod) && !e.pending.Has(pod.UID)
 		terminal := isTerminal(pod)
 		pi.active = !terminal && pod.DeletionTimestamp == nil
 		pi.terminating = !terminal && pod.DeletionTimestamp != nil
@@ -148,7 +147,7 @@ func classify(e *env, list []*corev1.Pod, st *batchv1.JobStatus) classified {
 // earlier failures.
 func rebuildBackoff(e *env, cl classified, prev backoff.Record) backoff.Record {
 	isFailed := func(p *corev1.Pod) bool {
-		if p.DeletionTimestamp != nil && !finalizers.Has(p) {
+		if p.DeletionTimestamp != nil && !e.owner.HasFinalizer(p) {
 			// Mostly pods this controller stopped (scale-down, suspend, a finishing
 			// Job), which are no failures: a resumed Job must not wait out a backoff
 			// for them. A counted failure deleted by someone else is left out too;

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/owner"
 )
 
 // Condition messages and reasons the upstream controller writes.
@@ -58,7 +59,7 @@ func Compute(in Input) (*Plan, error) {
 	if jobstatus.IsFinished(&job.Status) {
 		return planFinished(in), nil
 	}
-	e := &env{job: job, spec: sp, opts: in.Options, now: in.Now, synced: in.ExpectationsSatisfied, pending: in.PendingFinalizerRemovals}
+	e := &env{job: job, spec: sp, opts: in.Options, now: in.Now, synced: in.ExpectationsSatisfied, pending: in.PendingFinalizerRemovals, owner: in.kind()}
 	if e.pending == nil {
 		e.pending = sets.New[types.UID]()
 	}
@@ -66,7 +67,7 @@ func Compute(in Input) (*Plan, error) {
 
 	// The phases, each reading what the earlier ones returned. Only st, the status
 	// being built, is changed in place, by the phases that say so.
-	claimed := claim(job, in.Pods)
+	claimed := claim(job, in.Pods, e.owner)
 	warn.add(claimed.warnings)
 	st := startStatus(job, sp, in.Now)
 	cl := classify(e, claimed.pods, st)
@@ -139,6 +140,7 @@ type env struct {
 	now     time.Time
 	synced  bool                // Input.ExpectationsSatisfied
 	pending sets.Set[types.UID] // Input.PendingFinalizerRemovals, never nil
+	owner   owner.Kind          // Input.Owner, defaulted
 }
 
 // verdict is a decision to finish the Job.

@@ -11,7 +11,6 @@ import (
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
-	"github.com/jobkit/jobkit/owner"
 )
 
 // createIndexed picks the indexes to create, honouring per-index backoff.
@@ -85,12 +84,12 @@ func (c *manager) create(index int, replaced *podInfo, reason string) {
 			Annotations:  copyMap(tmpl.Annotations),
 			Finalizers:   append([]string(nil), tmpl.Finalizers...),
 			OwnerReferences: []metav1.OwnerReference{
-				owner.BatchJob.NewControllerRef(job),
+				c.owner.NewControllerRef(job),
 			},
 		},
 	}
 	tmpl.Spec.DeepCopyInto(&pod.Spec)
-	finalizers.EnsureOnPod(&pod.ObjectMeta)
+	finalizers.EnsureNamed(&pod.ObjectMeta, c.owner.Finalizer)
 	if index >= 0 {
 		indexes.ShapePod(pod, job.Name, index)
 		var fc indexes.FailureCount

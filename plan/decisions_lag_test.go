@@ -5,10 +5,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/owner"
 )
 
 // While expectations are unsatisfied, the cache is about to show the pods of the
@@ -108,4 +111,32 @@ func TestOnlyPodCountsDiffer(t *testing.T) {
 		})
 	}
 	assert.False(t, onlyPodCountsDiffer(nil, &base), "nil")
+}
+
+// With Input.Owner, created pods get that kind's controller reference and tracking
+// finalizer, and only pods carrying that finalizer are tracked (recorded, then
+// released); the batch/v1 Job's finalizer means nothing to such a controller.
+func TestDecisionOwner(t *testing.T) {
+	kind := owner.Kind{Group: "ml.example.com", Version: "v1alpha1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
+	withKindFinalizer := func(p *corev1.Pod) { p.Finalizers = []string{kind.Finalizer} }
+	in := tbInput(tbJob(tbSize(4, 3)),
+		tbPod("done-ours", tbPhase(corev1.PodSucceeded), withKindFinalizer),
+		tbPod("done-batch", tbPhase(corev1.PodSucceeded)), // carries batch.kubernetes.io/job-tracking only
+		tbPod("run", withKindFinalizer))
+	in.Owner = kind
+	p := tbCompute(t, in)
+	require.Len(t, p.RemoveFinalizers, 1, "plan:\n%s", p)
+	assert.Equal(t, "done-ours", p.RemoveFinalizers[0].Pod.Name, "only the pod with the owner's finalizer is tracked")
+	require.NotEmpty(t, p.Create, "plan:\n%s", p)
+	pod := p.Create[0].Pod
+	ref := kind.ControllerOf(pod)
+	require.NotNil(t, ref, "created pod's owner references %v", pod.OwnerReferences)
+	assert.Equal(t, in.Job.UID, ref.UID)
+	assert.Contains(t, pod.Finalizers, kind.Finalizer)
+	assert.NotContains(t, pod.Finalizers, batchv1.JobTrackingFinalizer)
+
+	in.Owner = owner.Kind{} // the zero value is the batch/v1 Job
+	p = tbCompute(t, in)
+	require.Len(t, p.RemoveFinalizers, 1, "plan:\n%s", p)
+	assert.Equal(t, "done-batch", p.RemoveFinalizers[0].Pod.Name)
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/jobkit/jobkit/backoff"
+	"github.com/jobkit/jobkit/owner"
 )
 
 // Default caps per sync, as in the upstream controller.
@@ -50,6 +51,19 @@ type Input struct {
 	Now time.Time
 	// Options tune the caps and the backoff; the zero value means upstream's values.
 	Options Options
+	// Owner is the kind of object that owns the pods and the tracking finalizer its
+	// controller uses: the controller reference of created pods, and which pods are
+	// tracked, are this kind's. The zero value means owner.BatchJob. Ownership is by
+	// controller-reference UID (Job.UID), whatever the kind.
+	Owner owner.Kind
+}
+
+// kind returns Owner, or owner.BatchJob when it is the zero value.
+func (in *Input) kind() owner.Kind {
+	if in.Owner == (owner.Kind{}) {
+		return owner.BatchJob
+	}
+	return in.Owner
 }
 
 // Options are the caps and delays of a sync. The zero value means the upstream

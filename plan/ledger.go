@@ -37,7 +37,7 @@ type ledgered struct {
 func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 	var out ledgered
 	// Count first what no longer carries the finalizer: it frees room in the ledger.
-	settled, err := finalizers.Settle(st.UncountedTerminatedPods, in.list, e.pending)
+	settled, err := finalizers.SettleNamed(e.owner.Finalizer, st.UncountedTerminatedPods, in.list, e.pending)
 	if err != nil {
 		out.warnings.addf("%v", err)
 	}
@@ -122,7 +122,7 @@ func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 		u.Failed = slices.DeleteFunc(u.Failed, drop.Has)
 		st.UncountedTerminatedPods = u
 	}
-	rec, err := finalizers.Record(st.UncountedTerminatedPods, finished, e.pending, e.opts.maxUncounted())
+	rec, err := finalizers.RecordNamed(e.owner.Finalizer, st.UncountedTerminatedPods, finished, e.pending, e.opts.maxUncounted())
 	if err != nil {
 		out.warnings.addf("%v", err)
 	}

@@ -99,7 +99,7 @@ func settleLedger(uncounted *batchv1.UncountedTerminatedPods, held []types.UID, 
 
 // heldUIDs lists the UIDs of uncounted whose pods carry the tracking finalizer with
 // no removal pending (Settlement.Held), in the order of pods.
-func heldUIDs(uncounted *batchv1.UncountedTerminatedPods, pods []*corev1.Pod, pending sets.Set[types.UID]) []types.UID {
+func heldUIDs(uncounted *batchv1.UncountedTerminatedPods, pods []*corev1.Pod, pending sets.Set[types.UID], finalizer string) []types.UID {
 	if uncounted == nil || len(uncounted.Succeeded)+len(uncounted.Failed) == 0 {
 		return nil
 	}
@@ -109,7 +109,7 @@ func heldUIDs(uncounted *batchv1.UncountedTerminatedPods, pods []*corev1.Pod, pe
 	var held []types.UID
 	for _, p := range pods {
 		// Has first: in a big Job most pods lost the finalizer long ago.
-		if finalizers.Has(p) && p.UID != "" && inLedger.Has(p.UID) && !pending.Has(p.UID) {
+		if finalizers.HasNamed(p, finalizer) && p.UID != "" && inLedger.Has(p.UID) && !pending.Has(p.UID) {
 			held = append(held, p.UID)
 		}
 	}

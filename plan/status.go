@@ -61,7 +61,7 @@ func assembleStatus(e *env, in statusInput, st *batchv1.JobStatus, p *Plan) {
 	p.Settlement = Settlement{
 		Base:        *st,
 		Previous:    *original,
-		Held:        heldUIDs(st.UncountedTerminatedPods, in.pods, e.pending),
+		Held:        heldUIDs(st.UncountedTerminatedPods, in.pods, e.pending, e.owner.Finalizer),
 		Removing:    removingUIDs(p.RemoveFinalizers, e.pending),
 		Finish:      final,
 		CanFinish:   e.synced && in.counts.active == 0 && !in.limitReached,
@@ -97,7 +97,7 @@ func planFinished(in Input) *Plan {
 			continue
 		}
 		ref := metav1.GetControllerOfNoCopy(pod)
-		if ref != nil && ref.UID == in.Job.UID && finalizers.Has(pod) && !in.PendingFinalizerRemovals.Has(pod.UID) {
+		if ref != nil && ref.UID == in.Job.UID && finalizers.HasNamed(pod, in.kind().Finalizer) && !in.PendingFinalizerRemovals.Has(pod.UID) {
 			p.RemoveFinalizers = append(p.RemoveFinalizers, PodAction{Pod: pod, Reason: "job finished"})
 		}
 	}
@@ -107,7 +107,7 @@ func planFinished(in Input) *Plan {
 	p.Settlement = Settlement{
 		Base:     p.Status,
 		Previous: in.Job.Status,
-		Held:     heldUIDs(p.Status.UncountedTerminatedPods, in.Pods, in.PendingFinalizerRemovals),
+		Held:     heldUIDs(p.Status.UncountedTerminatedPods, in.Pods, in.PendingFinalizerRemovals, in.kind().Finalizer),
 		Removing: removingUIDs(p.RemoveFinalizers, in.PendingFinalizerRemovals),
 		Now:      in.Now,
 	}

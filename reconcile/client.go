@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/jobkit/jobkit/finalizers"
@@ -70,11 +71,17 @@ type patchObjectMeta struct {
 // Reconciler sends the later writes of the same sync to that pod (a finalizer
 // removal) with it, so that its own adoption does not turn them into Conflicts.
 func AdoptPatch(job *batchv1.Job, pod *corev1.Pod) Patch {
-	ref := owner.BatchJob.NewControllerRef(job)
+	return AdoptPatchFor(owner.BatchJob, job, pod)
+}
+
+// AdoptPatchFor is AdoptPatch for an owner of kind: its controller reference and its
+// tracking finalizer.
+func AdoptPatchFor(kind owner.Kind, obj metav1.Object, pod *corev1.Pod) Patch {
+	ref := kind.NewControllerRef(obj)
 	p := patchMeta{Metadata: patchObjectMeta{
 		OwnerReferences: []any{ref},
 		UID:             pod.UID,
-		Finalizers:      []string{finalizers.Name},
+		Finalizers:      []string{kind.Finalizer},
 	}}
 	return Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
 }
@@ -120,10 +127,16 @@ func AdoptPatch(job *batchv1.Job, pod *corev1.Pod) Patch {
 // The pod is therefore never counted twice, and no completion recorded for the Job
 // is lost.
 func ReleasePatch(jobUID types.UID, pod *corev1.Pod) Patch {
+	return ReleasePatchFor(owner.BatchJob, jobUID, pod)
+}
+
+// ReleasePatchFor is ReleasePatch for an owner of kind: it removes the reference to
+// the owner with UID uid and the kind's tracking finalizer.
+func ReleasePatchFor(kind owner.Kind, uid types.UID, pod *corev1.Pod) Patch {
 	p := patchMeta{Metadata: patchObjectMeta{
-		OwnerReferences:  []any{map[string]any{"$patch": "delete", "uid": jobUID}},
+		OwnerReferences:  []any{map[string]any{"$patch": "delete", "uid": uid}},
 		UID:              pod.UID,
-		DeleteFinalizers: []string{finalizers.Name},
+		DeleteFinalizers: []string{kind.Finalizer},
 		ResourceVersion:  pod.ResourceVersion,
 	}}
 	return Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
@@ -135,9 +148,9 @@ func ReleasePatch(jobUID types.UID, pod *corev1.Pod) Patch {
 // finished after the plan chose it keeps its finalizer and gets counted instead of
 // being stripped. version is the cached one, or the one an adoption in the same sync
 // returned (see execution.writeVersion); empty means no such precondition.
-func unchangedRemovalPatch(pod *corev1.Pod, version string) Patch {
+func unchangedRemovalPatch(pod *corev1.Pod, version, finalizer string) Patch {
 	if version == "" {
-		return finalizers.RemovalPatch(pod)
+		return finalizers.RemovalPatchNamed(pod, finalizer)
 	}
 	p := struct {
 		Metadata struct {
@@ -146,7 +159,7 @@ func unchangedRemovalPatch(pod *corev1.Pod, version string) Patch {
 			ResourceVersion string    `json:"resourceVersion"`
 		} `json:"metadata"`
 	}{}
-	p.Metadata.Delete = []string{finalizers.Name}
+	p.Metadata.Delete = []string{finalizer}
 	p.Metadata.UID = pod.UID
 	p.Metadata.ResourceVersion = version
 	return Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}

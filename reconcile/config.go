@@ -11,6 +11,7 @@ import (
 
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/expectations"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -44,6 +45,15 @@ type Config struct {
 	// belongs to kube-controller-manager by accident. Only batchv1.JobControllerName
 	// ("kubernetes.io/job-controller") also takes Jobs whose managedBy is unset.
 	Name string
+
+	// Owner is the kind of object that owns the pods, with its tracking finalizer:
+	// the controller reference of created and adopted pods, the pod events that
+	// concern an owner, and which pods are tracked are this kind's. The zero value
+	// means owner.BatchJob (batch/v1 Jobs, batch.kubernetes.io/job-tracking); a
+	// controller of another kind of owner names its own finalizer. Ownership is by
+	// controller-reference UID. The orphan cleanup (DecideOrphan, CleanOrphan) is
+	// for batch/v1 Jobs only, so far.
+	Owner owner.Kind
 
 	// Backoff is the pod failure backoff; zero means 10s doubling to 10m.
 	Backoff backoff.Policy
@@ -125,6 +135,11 @@ func (cfg Config) withDefaults() (Config, error) {
 		if n < 0 {
 			bad(field, n, "must not be negative (zero means the default)")
 		}
+	}
+	if cfg.Owner == (owner.Kind{}) {
+		cfg.Owner = owner.BatchJob
+	} else if err := cfg.Owner.Validate(); err != nil {
+		bad("Owner", cfg.Owner, err.Error())
 	}
 	nonNegDur("Backoff.Base", cfg.Backoff.Base)
 	nonNegDur("Backoff.Max", cfg.Backoff.Max)

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/jobkit/jobkit/expectations"
-	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -125,10 +124,10 @@ func (ex *execution) claim() (stop bool, err error) {
 	}
 	calls := make([]call, 0, len(p.Adopt)+len(p.Release))
 	for _, a := range p.Adopt {
-		calls = append(calls, call{a, AdoptPatch(ex.orig, a.Pod), "adopt"})
+		calls = append(calls, call{a, AdoptPatchFor(ex.r.cfg.Owner, ex.orig, a.Pod), "adopt"})
 	}
 	for _, a := range p.Release {
-		calls = append(calls, call{a, ReleasePatch(ex.orig.UID, a.Pod), "release"})
+		calls = append(calls, call{a, ReleasePatchFor(ex.r.cfg.Owner, ex.orig.UID, a.Pod), "release"})
 	}
 	var errs []error
 	for _, c := range calls {
@@ -316,7 +315,7 @@ func (ex *execution) removeFinalizer(pod *corev1.Pod, keepUncertain bool) (remov
 		ex.log.Info("Cannot track the finalizer removal", "pod", pod.Name, "err", err.Error())
 	}
 	version := ex.writeVersion(pod)
-	patch := unchangedRemovalPatch(pod, version)
+	patch := unchangedRemovalPatch(pod, version, ex.r.cfg.Owner.Finalizer)
 	_, err := ex.r.client.PatchPod(ex.ctx, pod.Namespace, pod.Name, patch.Type, patch.Data)
 	switch {
 	case err == nil:
@@ -354,7 +353,7 @@ func (ex *execution) deletePods() {
 
 func (ex *execution) deletePod(d plan.Deletion) bool {
 	r, pod := ex.r, d.Pod
-	if d.RemoveFinalizerFirst && finalizers.Has(pod) {
+	if d.RemoveFinalizerFirst && r.cfg.Owner.HasFinalizer(pod) {
 		out, err := ex.removeFinalizer(pod, true)
 		switch {
 		case out == removalFailed && apierrors.IsConflict(err) && ex.writeVersion(pod) != "":

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/owner"
 )
 
@@ -105,6 +104,13 @@ type PodEventMapping struct {
 // Only controller references to Jobs of the batch group count. The function is pure and
 // allocates only the Jobs slice and their keys.
 func MapPodEvent(ev PodEvent, batchPeriod time.Duration) PodEventMapping {
+	return MapPodEventFor(owner.BatchJob, ev, batchPeriod)
+}
+
+// MapPodEventFor is MapPodEvent for the owners of kind: only controller references
+// to that kind count, and its tracking finalizer is the one looked at. The "Jobs" of
+// the mapping are then the owners of that kind.
+func MapPodEventFor(kind owner.Kind, ev PodEvent, batchPeriod time.Duration) PodEventMapping {
 	var m PodEventMapping
 	switch ev.Type {
 	case PodAdded:
@@ -112,20 +118,20 @@ func MapPodEvent(ev PodEvent, batchPeriod time.Duration) PodEventMapping {
 		if pod == nil {
 			return m
 		}
-		m.TrackingFinalizer = trackingFinalizerChange(nil, pod)
+		m.TrackingFinalizer = trackingFinalizerChange(kind, nil, pod)
 		deleting := pod.DeletionTimestamp != nil
 		if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
-			if owner.BatchJob.Matches(ref) {
+			if kind.Matches(ref) {
 				m.Jobs = []JobTarget{{
 					Key: KeyFor(pod.Namespace, ref.Name), UID: ref.UID, PodUID: pod.UID,
 					CreationObserved:         !deleting,
 					DeletionObserved:         deleting,
-					FinalizerRemovalObserved: !finalizers.Has(pod),
+					FinalizerRemovalObserved: !kind.HasFinalizer(pod),
 				}}
 			}
 		} else {
 			m.Adoptable = !deleting
-			m.Orphan = finalizers.Has(pod)
+			m.Orphan = kind.HasFinalizer(pod)
 		}
 	case PodUpdated:
 		cur, old := ev.New, ev.Old
@@ -137,19 +143,19 @@ func MapPodEvent(ev PodEvent, batchPeriod time.Duration) PodEventMapping {
 		} else if cur.ResourceVersion != "" && old.ResourceVersion == cur.ResourceVersion {
 			return m
 		}
-		m.TrackingFinalizer = trackingFinalizerChange(old, cur)
+		m.TrackingFinalizer = trackingFinalizerChange(kind, old, cur)
 		deleting := cur.DeletionTimestamp != nil
-		removed := !finalizers.Has(cur)
+		removed := !kind.HasFinalizer(cur)
 		oldRef, curRef := metav1.GetControllerOfNoCopy(old), metav1.GetControllerOfNoCopy(cur)
 		refChanged := !sameRef(oldRef, curRef)
-		if refChanged && oldRef != nil && owner.BatchJob.Matches(oldRef) {
+		if refChanged && oldRef != nil && kind.Matches(oldRef) {
 			m.Jobs = append(m.Jobs, JobTarget{
 				Key: KeyFor(old.Namespace, oldRef.Name), UID: oldRef.UID, PodUID: cur.UID,
 				DeletionObserved: deleting, FinalizerRemovalObserved: removed,
 			})
 		}
 		if curRef != nil {
-			if owner.BatchJob.Matches(curRef) {
+			if kind.Matches(curRef) {
 				m.Jobs = append(m.Jobs, JobTarget{
 					Key: KeyFor(cur.Namespace, curRef.Name), UID: curRef.UID, PodUID: cur.UID,
 					DeletionObserved: deleting, FinalizerRemovalObserved: removed,
@@ -167,9 +173,9 @@ func MapPodEvent(ev PodEvent, batchPeriod time.Duration) PodEventMapping {
 		if pod == nil {
 			return m
 		}
-		m.TrackingFinalizer = trackingFinalizerChange(pod, nil)
+		m.TrackingFinalizer = trackingFinalizerChange(kind, pod, nil)
 		if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
-			if owner.BatchJob.Matches(ref) {
+			if kind.Matches(ref) {
 				m.Jobs = []JobTarget{{
 					Key: KeyFor(pod.Namespace, ref.Name), UID: ref.UID, PodUID: pod.UID,
 					DeletionObserved: true, FinalizerRemovalObserved: true,
@@ -178,7 +184,7 @@ func MapPodEvent(ev PodEvent, batchPeriod time.Duration) PodEventMapping {
 		} else {
 			// A tombstone may show a finalizer the pod lost since; the orphan cleanup
 			// looks the pod up and finds it gone.
-			m.Orphan = finalizers.Has(pod)
+			m.Orphan = kind.HasFinalizer(pod)
 		}
 	}
 	if len(m.Jobs) > 0 || m.Adoptable {
@@ -196,12 +202,12 @@ func sameRef(a, b *metav1.OwnerReference) bool {
 
 // finishedWithFinalizer reports whether pod is terminal and carries the tracking
 // finalizer.
-func finishedWithFinalizer(pod *corev1.Pod) bool {
-	return pod != nil && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed) && finalizers.Has(pod)
+func finishedWithFinalizer(kind owner.Kind, pod *corev1.Pod) bool {
+	return pod != nil && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed) && kind.HasFinalizer(pod)
 }
 
-func trackingFinalizerChange(old, cur *corev1.Pod) string {
-	was, is := finishedWithFinalizer(old), finishedWithFinalizer(cur)
+func trackingFinalizerChange(kind owner.Kind, old, cur *corev1.Pod) string {
+	was, is := finishedWithFinalizer(kind, old), finishedWithFinalizer(kind, cur)
 	switch {
 	case was == is:
 		return ""
@@ -240,7 +246,7 @@ type PodEventResult struct {
 // It also reports terminated_pods_tracking_finalizer_total to the Metrics. It is
 // safe for concurrent use.
 func (r *Reconciler) ObservePodEvent(ev PodEvent, lookup JobLookup) PodEventResult {
-	m := MapPodEvent(ev, r.cfg.PodEventBatchPeriod)
+	m := MapPodEventFor(r.cfg.Owner, ev, r.cfg.PodEventBatchPeriod)
 	if m.TrackingFinalizer != "" {
 		r.cfg.Metrics.TerminatedPodsTrackingFinalizer(m.TrackingFinalizer)
 	}
@@ -259,7 +265,7 @@ func (r *Reconciler) ObservePodEvent(ev PodEvent, lookup JobLookup) PodEventResu
 		} else if uid, ok := r.knownUID(t.Key); ok && uid != t.UID {
 			live = false
 		}
-		if (!live || finished) && finalizers.Has(pod) {
+		if (!live || finished) && r.cfg.Owner.HasFinalizer(pod) {
 			out.OrphanCleanup = true
 		}
 		if !live {

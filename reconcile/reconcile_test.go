@@ -23,6 +23,7 @@ import (
 
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -842,4 +843,44 @@ func TestSyncUncertainScaleDownPatch(t *testing.T) {
 			assert.Equal(t, want, st.Failed, "status.failed")
 		})
 	}
+}
+
+// A controller whose pods belong to another kind of owner (Config.Owner): the pods it
+// creates carry that kind's controller reference and tracking finalizer, only that
+// finalizer counts them, and the Job runs to completion with exact counts and no
+// finalizer left. (The workload here is still presented as a batch/v1 Job.)
+func TestSyncCustomOwner(t *testing.T) {
+	kind := owner.Kind{Group: "ml.example.com", Version: "v1alpha1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
+	e := newEnv(t, func(c *reconcile.Config) { c.Owner = kind })
+	created := e.create(t, indexedJob("train", 4, 2))
+	e.c.Kubelet().SetScript(reconciletest.FailFirst(1, 3))
+	res, err := e.d.Run(t.Context(), ns, "train", 200)
+	require.NoError(t, err, "run: %+v", res)
+	job := res.Job
+	assert.True(t, jobstatus.IsConditionTrue(job.Status.Conditions, batchv1.JobComplete), "Complete")
+	assert.Equal(t, int32(4), job.Status.Succeeded)
+	assert.Equal(t, int32(1), job.Status.Failed)
+	assert.Equal(t, "0-3", job.Status.CompletedIndexes)
+	pods := e.pods()
+	require.Len(t, pods, 5)
+	for _, p := range pods {
+		ref := kind.ControllerOf(p)
+		require.NotNil(t, ref, "pod %s: controller reference %v, want a %v", p.Name, p.OwnerReferences, kind)
+		assert.Equal(t, created.UID, ref.UID, "pod %s: owner UID", p.Name)
+		assert.Nil(t, owner.BatchJob.ControllerOf(p), "pod %s is not a batch Job's", p.Name)
+		assert.False(t, kind.HasFinalizer(p), "pod %s keeps the tracking finalizer after completion", p.Name)
+		assert.NotContains(t, p.Finalizers, batchv1.JobTrackingFinalizer, "pod %s: the batch finalizer is never added", p.Name)
+	}
+	for _, c := range e.c.Calls() {
+		if c.Op == create {
+			assert.Contains(t, c.Pod.Finalizers, kind.Finalizer, "created pod %s carries the owner's finalizer", c.Pod.Name)
+		}
+	}
+}
+
+func TestConfigOwnerInvalid(t *testing.T) {
+	_, err := reconcile.New(reconcile.Config{Name: testName, Owner: owner.Kind{Kind: "X"}}, reconciletest.NewCluster(reconciletest.Options{}))
+	require.ErrorIs(t, err, reconcile.ErrInvalidConfig)
+	assert.Contains(t, err.Error(), "Owner")
+	assert.Contains(t, err.Error(), "Finalizer")
 }

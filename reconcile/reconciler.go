@@ -181,6 +181,7 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 		Backoff:                  rec,
 		Now:                      now,
 		Options:                  r.cfg.planOptions(),
+		Owner:                    r.cfg.Owner,
 	})
 	if err != nil {
 		if errors.Is(err, plan.ErrInvalidJob) {
@@ -246,7 +247,7 @@ func (r *Reconciler) CleanOrphan(ctx context.Context, pod *corev1.Pod, job *batc
 	if !d.Remove {
 		return d, nil
 	}
-	patch := finalizers.RemovalPatch(pod)
+	patch := finalizers.RemovalPatchNamed(pod, r.cfg.Owner.Finalizer)
 	if _, err := r.client.PatchPod(ctx, pod.Namespace, pod.Name, patch.Type, patch.Data); err != nil && !IsPodGone(err) {
 		return d, fmt.Errorf("remove tracking finalizer of orphan pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}

@@ -9,8 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-
-	"github.com/jobkit/jobkit/finalizers"
 )
 
 // keyState is what the Reconciler itself remembers about one owner key between
@@ -250,7 +248,7 @@ func (r *Reconciler) prunePending(key string, pods []*corev1.Pod, now time.Time)
 		u, isUncertain := uncertain[uid]
 		switch {
 		case !ok:
-		case isUncertain && finalizers.Has(p) && (u.supersededBy(p.ResourceVersion) || now.Sub(u.at) > r.cfg.Expectations.TTL()):
+		case isUncertain && r.cfg.Owner.HasFinalizer(p) && (u.supersededBy(p.ResourceVersion) || now.Sub(u.at) > r.cfg.Expectations.TTL()):
 		default:
 			continue
 		}

@@ -162,11 +162,20 @@ func (d *Driver) Done(job *batchv1.Job) bool {
 		return false
 	}
 	for _, p := range d.Cluster.ListPods(job.Namespace) {
-		if ref := metav1.GetControllerOfNoCopy(p); ref != nil && ref.UID == job.UID && finalizers.Has(p) {
+		if ref := metav1.GetControllerOfNoCopy(p); ref != nil && ref.UID == job.UID && d.tracked(p) {
 			return false
 		}
 	}
 	return true
+}
+
+// tracked reports whether p carries the tracking finalizer of the Reconciler's owner
+// kind (the batch/v1 Job's without a Reconciler).
+func (d *Driver) tracked(p *corev1.Pod) bool {
+	if d.Reconciler == nil {
+		return finalizers.Has(p)
+	}
+	return d.Reconciler.Config().Owner.HasFinalizer(p)
 }
 
 // CountPods counts the stored pods controlled by job, by phase.
