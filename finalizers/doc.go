@@ -4,6 +4,11 @@
 // status.uncountedTerminatedPods ledger through which every finished pod is counted
 // exactly once, and the decision to clean the finalizer of orphan pods.
 //
+// A controller whose pods belong to another kind of owner tracks them with its own
+// finalizer (owner.Kind.Finalizer): [HasNamed], [EnsureNamed], [RemovalPatchNamed],
+// [RecordNamed] and [SettleNamed] take its name; the functions without the suffix are
+// those for batch.kubernetes.io/job-tracking.
+//
 // The ledger arithmetic is package github.com/jobkit/jobkit/plain/ledger, generic in
 // the UID type: [Record] and [Settle] read the UIDs and the finalizer from pods,
 // pass the Job status's lists as they are (ledger.Uncounted[types.UID]), and

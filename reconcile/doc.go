@@ -6,6 +6,13 @@
 // adapter over client-go or controller-runtime implements Client (four calls) and
 // runs reconciletest.RunClientConformance to prove it behaves as the API server.
 //
+// The pods' owner is a parameter (Config.Owner, an owner.Kind: group, version, kind
+// and tracking finalizer; batch/v1 Jobs by default): the controller reference of the
+// pods created and adopted, the finalizer that tracks them and the pod events that
+// concern an owner are that kind's, and ownership is by controller-reference UID. The
+// workload itself is still read as a batch/v1 Job (a custom resource presents itself
+// as one), and the orphan cleanup is for batch/v1 Jobs only, so far.
+//
 // # One sync
 //
 // Reconciler.SyncWith(ctx, job, list), with job read from the caller's cache:
