@@ -231,3 +231,37 @@ func TestRemovalPatchApplies(t *testing.T) {
 		})
 	}
 }
+
+// The Named variants work on another owner kind's finalizer and leave the batch one
+// alone; the name is escaped as JSON.
+func TestNamed(t *testing.T) {
+	const mine = "ml.example.com/worker-tracking"
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1", Finalizers: []string{finalizers.Name}}}
+	assert.False(t, finalizers.HasNamed(pod, mine))
+	assert.True(t, finalizers.HasNamed(pod, finalizers.Name))
+	assert.False(t, finalizers.HasNamed(nil, mine))
+
+	meta := pod.ObjectMeta.DeepCopy()
+	require.True(t, finalizers.EnsureNamed(meta, mine))
+	assert.False(t, finalizers.EnsureNamed(meta, mine), "added once")
+	assert.Equal(t, []string{finalizers.Name, mine}, meta.Finalizers)
+	assert.Equal(t, []string{finalizers.Name}, pod.Finalizers, "the original slice is not written")
+
+	for _, tc := range []struct{ name, want string }{
+		{mine, `{"metadata":{"$deleteFromPrimitiveList/finalizers":["ml.example.com/worker-tracking"],"uid":"u1"}}`},
+		{`a.io/"q"`, `{"metadata":{"$deleteFromPrimitiveList/finalizers":["a.io/\"q\""],"uid":"u1"}}`},
+		{finalizers.Name, string(finalizers.RemovalPatch(pod).Data)},
+	} {
+		got := finalizers.RemovalPatchNamed(pod, tc.name)
+		assert.Equal(t, tc.want, string(got.Data), "RemovalPatchNamed(%q)", tc.name)
+		assert.Equal(t, types.StrategicMergePatchType, got.Type)
+	}
+	patched := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1", Finalizers: []string{"a/x", mine, finalizers.Name}}}
+	before, err := json.Marshal(patched)
+	require.NoError(t, err)
+	after, err := strategicpatch.StrategicMergePatch(before, finalizers.RemovalPatchNamed(patched, mine).Data, &corev1.Pod{})
+	require.NoError(t, err)
+	var out corev1.Pod
+	require.NoError(t, json.Unmarshal(after, &out))
+	assert.Equal(t, []string{"a/x", finalizers.Name}, out.Finalizers, "only the named finalizer goes")
+}
