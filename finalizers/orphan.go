@@ -4,6 +4,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/jobkit/jobkit/owner"
 )
@@ -55,23 +56,52 @@ type OrphanDecision struct {
 // The pod's phase and deletion state do not matter, as upstream: a running orphan
 // loses the finalizer too, since no Job will ever count it.
 func DecideOrphan(pod *corev1.Pod, job *batchv1.Job, controllerName string) OrphanDecision {
-	if !Has(pod) {
+	return DecideOrphanFor(owner.BatchJob, pod, JobOwner(job), controllerName)
+}
+
+// OrphanOwner is what the orphan decision needs to know of the object that a pod's
+// controller reference names, as the caller's cache shows it: any kind of owner.
+type OrphanOwner struct {
+	// UID is the object's UID: a pod whose reference has another UID belongs to an
+	// object that is gone (one that reused the name does not count it).
+	UID types.UID
+	// ManagedBy names the controller that manages the object (spec.managedBy of a
+	// Job, "kubernetes.io/job-controller" when unset).
+	ManagedBy string
+	// Finished reports whether the object has finished: its pods are counted no more.
+	Finished bool
+}
+
+// JobOwner returns what the orphan decision needs of job, or nil for a nil job.
+func JobOwner(job *batchv1.Job) *OrphanOwner {
+	if job == nil {
+		return nil
+	}
+	return &OrphanOwner{UID: job.UID, ManagedBy: managedBy(job), Finished: jobFinished(job)}
+}
+
+// DecideOrphanFor is DecideOrphan for pods owned by objects of kind, tracked by its
+// finalizer: the same rules, with "Job" read as the owner (and the Reason texts,
+// which say Job, meant the same way). own is the object found under the name of the
+// pod's controller reference, or nil when there is none.
+func DecideOrphanFor(kind owner.Kind, pod *corev1.Pod, own *OrphanOwner, controllerName string) OrphanDecision {
+	if !HasNamed(pod, kind.Finalizer) {
 		return OrphanDecision{Reason: ReasonNoFinalizer}
 	}
 	ref := metav1.GetControllerOfNoCopy(pod)
 	if ref == nil {
 		return OrphanDecision{Remove: true, Reason: ReasonNoController}
 	}
-	if !owner.BatchJob.Matches(ref) {
+	if !kind.Matches(ref) {
 		return OrphanDecision{Reason: ReasonNotJob}
 	}
-	if job == nil || job.UID != ref.UID {
+	if own == nil || own.UID != ref.UID {
 		return OrphanDecision{Remove: true, Reason: ReasonJobGone}
 	}
-	if managedBy(job) != controllerName {
+	if own.ManagedBy != controllerName {
 		return OrphanDecision{Reason: ReasonManagedElsewhere}
 	}
-	if jobFinished(job) {
+	if own.Finished {
 		return OrphanDecision{Remove: true, Reason: ReasonJobFinished}
 	}
 	return OrphanDecision{Reason: ReasonJobActive}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 )
 
 const me = "example.com/my-job-controller"
@@ -243,5 +244,49 @@ func TestDecideOrphanDoesNotAllocate(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("DecideOrphan allocates %v times per call, want 0", allocs)
+	}
+}
+
+// The same rules for another kind of owner, with its own finalizer: a batch Job's
+// finalizer or reference is someone else's business.
+func TestDecideOrphanFor(t *testing.T) {
+	kind := owner.Kind{Group: "ml.example.com", Version: "v1alpha1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
+	ref := func(uid types.UID) metav1.OwnerReference {
+		return metav1.OwnerReference{APIVersion: "ml.example.com/v1alpha1", Kind: "TrainingJob", Name: "t", UID: uid, Controller: ptr.To(true)}
+	}
+	mine := []string{other, kind.Finalizer}
+	live := &finalizers.OrphanOwner{UID: "t-uid", ManagedBy: me}
+	tests := []struct {
+		name       string
+		pod        *corev1.Pod
+		own        *finalizers.OrphanOwner
+		wantRemove bool
+		wantReason string
+	}{
+		{name: "only the batch finalizer", pod: orphanPod(corev1.PodSucceeded, []string{finalizers.Name}), wantReason: finalizers.ReasonNoFinalizer},
+		{name: "no controller", pod: orphanPod(corev1.PodSucceeded, mine), wantRemove: true, wantReason: finalizers.ReasonNoController},
+		{name: "a batch Job controls it", pod: orphanPod(corev1.PodSucceeded, mine, jobRef("t-uid")), own: live, wantReason: finalizers.ReasonNotJob},
+		{name: "owner gone", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), wantRemove: true, wantReason: finalizers.ReasonJobGone},
+		{name: "owner recreated under the name", pod: orphanPod(corev1.PodSucceeded, mine, ref("old")), own: live, wantRemove: true, wantReason: finalizers.ReasonJobGone},
+		{name: "owner managed elsewhere", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), own: &finalizers.OrphanOwner{UID: "t-uid", ManagedBy: "x/y", Finished: true}, wantReason: finalizers.ReasonManagedElsewhere},
+		{name: "owner finished", pod: orphanPod(corev1.PodRunning, mine, ref("t-uid")), own: &finalizers.OrphanOwner{UID: "t-uid", ManagedBy: me, Finished: true}, wantRemove: true, wantReason: finalizers.ReasonJobFinished},
+		{name: "owner live", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), own: live, wantReason: finalizers.ReasonJobActive},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := finalizers.DecideOrphanFor(kind, tt.pod, tt.own, me)
+			if got.Remove != tt.wantRemove || got.Reason != tt.wantReason {
+				t.Errorf("DecideOrphanFor(%s) = %+v, want {Remove:%v Reason:%s}", tt.name, got, tt.wantRemove, tt.wantReason)
+			}
+		})
+	}
+	// DecideOrphan is DecideOrphanFor with owner.BatchJob and the Job's facts.
+	j := job("job-uid", ptr.To(me), batchv1.JobComplete)
+	pod := orphanPod(corev1.PodSucceeded, []string{finalizers.Name}, jobRef("job-uid"))
+	if a, b := finalizers.DecideOrphan(pod, j, me), finalizers.DecideOrphanFor(owner.BatchJob, pod, finalizers.JobOwner(j), me); a != b {
+		t.Errorf("DecideOrphan = %+v, DecideOrphanFor(BatchJob, JobOwner) = %+v", a, b)
+	}
+	if finalizers.JobOwner(nil) != nil {
+		t.Error("JobOwner(nil) != nil")
 	}
 }

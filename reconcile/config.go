@@ -51,8 +51,8 @@ type Config struct {
 	// concern an owner, and which pods are tracked are this kind's. The zero value
 	// means owner.BatchJob (batch/v1 Jobs, batch.kubernetes.io/job-tracking); a
 	// controller of another kind of owner names its own finalizer. Ownership is by
-	// controller-reference UID. The orphan cleanup (DecideOrphan, CleanOrphan) is
-	// for batch/v1 Jobs only, so far.
+	// controller-reference UID. The orphan cleanup takes the owner's facts
+	// (DecideOrphanOf, CleanOrphanOf) or a batch/v1 Job presenting it.
 	Owner owner.Kind
 
 	// Backoff is the pod failure backoff; zero means 10s doubling to 10m.

@@ -11,7 +11,7 @@
 // pods created and adopted, the finalizer that tracks them and the pod events that
 // concern an owner are that kind's, and ownership is by controller-reference UID. The
 // workload itself is still read as a batch/v1 Job (a custom resource presents itself
-// as one), and the orphan cleanup is for batch/v1 Jobs only, so far.
+// as one); the orphan cleanup takes the owner's facts (CleanOrphanOf).
 //
 // # One sync
 //

@@ -884,3 +884,27 @@ func TestConfigOwnerInvalid(t *testing.T) {
 	assert.Contains(t, err.Error(), "Owner")
 	assert.Contains(t, err.Error(), "Finalizer")
 }
+
+// The orphan cleanup of another kind of owner removes that kind's finalizer, from
+// the owner's facts.
+func TestCleanOrphanOfCustomOwner(t *testing.T) {
+	kind := owner.Kind{Group: "ml.example.com", Version: "v1alpha1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
+	e := newEnv(t, func(c *reconcile.Config) { c.Owner = kind })
+	gone := &metav1.ObjectMeta{Name: "t", UID: "t-gone"}
+	pod, err := e.c.AddPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w-0",
+		OwnerReferences: []metav1.OwnerReference{kind.NewControllerRef(gone)},
+		Finalizers:      []string{"example.com/keep", kind.Finalizer}}})
+	require.NoError(t, err)
+
+	live := &finalizers.OrphanOwner{UID: "t-gone", ManagedBy: testName}
+	d, err := e.r.CleanOrphanOf(t.Context(), pod, live)
+	require.NoError(t, err)
+	assert.False(t, d.Remove, "a live, unfinished owner counts its pod: %+v", d)
+
+	d, err = e.r.CleanOrphanOf(t.Context(), pod, nil)
+	require.NoError(t, err)
+	assert.True(t, d.Remove, "decision %+v", d)
+	stored, err := e.c.GetPod(t.Context(), ns, "w-0")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"example.com/keep"}, stored.Finalizers, "only the owner's finalizer goes")
+}

@@ -227,7 +227,15 @@ func jobFinished(job *batchv1.Job) bool {
 // its Job's sync (finalizers.DecideOrphan with this Reconciler's name). job is the Job
 // the caller found under the name of the pod's controller reference, or nil.
 func (r *Reconciler) DecideOrphan(pod *corev1.Pod, job *batchv1.Job) finalizers.OrphanDecision {
-	return finalizers.DecideOrphan(pod, job, r.cfg.Name)
+	return r.DecideOrphanOf(pod, finalizers.JobOwner(job))
+}
+
+// DecideOrphanOf is DecideOrphan for an owner that is not presented as a batch/v1
+// Job: own is what the caller's cache shows of the object named by the pod's
+// controller reference (nil when none), and the rules are those of
+// finalizers.DecideOrphanFor with Config.Owner.
+func (r *Reconciler) DecideOrphanOf(pod *corev1.Pod, own *finalizers.OrphanOwner) finalizers.OrphanDecision {
+	return finalizers.DecideOrphanFor(r.cfg.Owner, pod, own, r.cfg.Name)
 }
 
 // CleanOrphan removes the tracking finalizer of pod when DecideOrphan allows it, and
@@ -240,10 +248,16 @@ func (r *Reconciler) DecideOrphan(pod *corev1.Pod, job *batchv1.Job) finalizers.
 // server (the example controllers do), or a live pod may lose its finalizer and its
 // completion go uncounted.
 func (r *Reconciler) CleanOrphan(ctx context.Context, pod *corev1.Pod, job *batchv1.Job) (finalizers.OrphanDecision, error) {
+	return r.CleanOrphanOf(ctx, pod, finalizers.JobOwner(job))
+}
+
+// CleanOrphanOf is CleanOrphan with the owner's facts (see DecideOrphanOf); a nil
+// own means the owner does not exist, with the same caution as a nil Job.
+func (r *Reconciler) CleanOrphanOf(ctx context.Context, pod *corev1.Pod, own *finalizers.OrphanOwner) (finalizers.OrphanDecision, error) {
 	if pod == nil {
 		return finalizers.OrphanDecision{Reason: finalizers.ReasonNoFinalizer}, nil
 	}
-	d := r.DecideOrphan(pod, job)
+	d := r.DecideOrphanOf(pod, own)
 	if !d.Remove {
 		return d, nil
 	}
