@@ -5,8 +5,8 @@
 //
 // # Two layers
 //
-// The arithmetic lives in the plain layer (github.com/jobkit/jobkit/plain/backoff,
-// standard library only): the delay, the time remaining, the failure record and its
+// The arithmetic lives in the plain layer, package github.com/jobkit/jobkit/plain/backoff
+// (which, unlike this package, imports only the standard library): the delay, the time remaining, the failure record and its
 // update from finish times, the per-index delay from counts, with one meaning of zero
 // (the default) and one way to count failures (n includes the last one). [Policy] is
 // that package's type; [Record] has its fields; [Delay], [Remaining],
