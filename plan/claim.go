@@ -1,7 +1,6 @@
 package plan
 
 import (
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -21,18 +20,18 @@ type claimed struct {
 
 // claim sorts the listed pods into the Job's own, orphans to adopt and pods to
 // release. It modifies none of pods.
-func claim(job *batchv1.Job, listed []*corev1.Pod, kind owner.Kind) claimed {
+func claim(w *Workload, listed []*corev1.Pod, kind owner.Kind) claimed {
 	var out claimed
 	var selector labels.Selector
-	if job.Spec.Selector != nil {
-		s, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
+	if w.Spec.Selector != nil {
+		s, err := metav1.LabelSelectorAsSelector(w.Spec.Selector)
 		if err != nil {
 			out.warnings.addf("spec.selector: %v: no pod is adopted or released", err)
 		} else {
 			selector = s
 		}
 	}
-	deleting := job.DeletionTimestamp != nil
+	deleting := w.Deleting
 	out.pods = make([]*corev1.Pod, 0, len(listed))
 	for _, pod := range listed {
 		if pod == nil {
@@ -40,7 +39,7 @@ func claim(job *batchv1.Job, listed []*corev1.Pod, kind owner.Kind) claimed {
 		}
 		ref := metav1.GetControllerOfNoCopy(pod) // no copy: three allocations per pod saved
 		switch {
-		case ref != nil && ref.UID == job.UID:
+		case ref != nil && ref.UID == w.UID:
 			if selector != nil && !selector.Matches(labels.Set(pod.Labels)) && pod.DeletionTimestamp == nil {
 				if !deleting { // as upstream, a Job being deleted releases nothing
 					out.release = append(out.release, PodAction{Pod: pod, Reason: "labels no longer match the selector"})

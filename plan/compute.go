@@ -42,24 +42,24 @@ var ErrInvalidJob = errors.New("invalid job")
 //
 // Cost: O(n log n) in the number of pods plus the length of the status strings.
 func Compute(in Input) (*Plan, error) {
-	if in.Job == nil {
-		return nil, fmt.Errorf("%w: job is nil", ErrInvalidJob)
+	w, err := in.workload()
+	if err != nil {
+		return nil, err
 	}
 	if in.ControllerName == "" {
 		return nil, fmt.Errorf("%w: ControllerName is empty: the controller must name itself (spec.managedBy)", ErrInvalidJob)
 	}
-	job := in.Job
-	if !handles(job, in.ControllerName) {
-		return &Plan{Skip: fmt.Sprintf("spec.managedBy is %q, not %q", ptr.Deref(job.Spec.ManagedBy, batchv1.JobControllerName), in.ControllerName)}, nil
+	if !handles(w, in.ControllerName) {
+		return &Plan{Skip: fmt.Sprintf("spec.managedBy is %q, not %q", ptr.Deref(w.Spec.ManagedBy, batchv1.JobControllerName), in.ControllerName)}, nil
 	}
-	sp, err := readSpec(job)
+	sp, err := readSpec(&w.Spec)
 	if err != nil {
 		return nil, err
 	}
-	if jobstatus.IsFinished(&job.Status) {
-		return planFinished(in), nil
+	if jobstatus.IsFinished(&w.Status) {
+		return planFinished(in, w), nil
 	}
-	e := &env{job: job, spec: sp, opts: in.Options, now: in.Now, synced: in.ExpectationsSatisfied, pending: in.PendingFinalizerRemovals, owner: in.kind()}
+	e := &env{wl: w, spec: sp, opts: in.Options, now: in.Now, synced: in.ExpectationsSatisfied, pending: in.PendingFinalizerRemovals, owner: in.kind()}
 	if e.pending == nil {
 		e.pending = sets.New[types.UID]()
 	}
@@ -67,9 +67,9 @@ func Compute(in Input) (*Plan, error) {
 
 	// The phases, each reading what the earlier ones returned. Only st, the status
 	// being built, is changed in place, by the phases that say so.
-	claimed := claim(job, in.Pods, e.owner)
+	claimed := claim(w, in.Pods, e.owner)
 	warn.add(claimed.warnings)
-	st := startStatus(job, sp, in.Now)
+	st := startStatus(w, sp, in.Now)
 	cl := classify(e, claimed.pods, st)
 	warn.add(cl.warnings)
 	backoffRecord := rebuildBackoff(e, cl, in.Backoff)
@@ -87,7 +87,7 @@ func Compute(in Input) (*Plan, error) {
 	managed := false
 	if v != nil {
 		act = deleteActiveForFinish(cl.pods, v)
-	} else if e.synced && job.DeletionTimestamp == nil {
+	} else if e.synced && !w.Deleting {
 		act = manage(e, manageInput{pods: cl.pods, counts: cl.observed, succeeded: ix.succeededCount, backoff: backoffRecord, indexes: ix})
 		warn.add(act.warnings)
 		rq.earliest(act.requeue)
@@ -124,17 +124,17 @@ func Compute(in Input) (*Plan, error) {
 	return p, nil
 }
 
-// handles says whether a controller named name manages job.
-func handles(job *batchv1.Job, name string) bool {
-	if job.Spec.ManagedBy == nil {
+// handles says whether a controller named name manages w.
+func handles(w *Workload, name string) bool {
+	if w.Spec.ManagedBy == nil {
 		return name == batchv1.JobControllerName
 	}
-	return *job.Spec.ManagedBy == name
+	return *w.Spec.ManagedBy == name
 }
 
 // env is what every phase reads and none changes.
 type env struct {
-	job     *batchv1.Job
+	wl      *Workload
 	spec    spec
 	opts    Options
 	now     time.Time

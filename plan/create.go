@@ -74,24 +74,24 @@ func (c *manager) createIndexed(active []*podInfo, diff int) {
 
 // create builds one pod from the template.
 func (c *manager) create(index int, replaced *podInfo, reason string) {
-	job := c.job
-	tmpl := &job.Spec.Template
+	w := c.wl
+	tmpl := w.Spec.Template
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace:    job.Namespace,
-			GenerateName: job.Name + "-",
+			Namespace:    w.Namespace,
+			GenerateName: w.Name + "-",
 			Labels:       copyMap(tmpl.Labels),
 			Annotations:  copyMap(tmpl.Annotations),
 			Finalizers:   append([]string(nil), tmpl.Finalizers...),
 			OwnerReferences: []metav1.OwnerReference{
-				c.owner.NewControllerRef(job),
+				c.owner.NewControllerRef(w.identity()),
 			},
 		},
 	}
 	tmpl.Spec.DeepCopyInto(&pod.Spec)
 	finalizers.EnsureNamed(&pod.ObjectMeta, c.owner.Finalizer)
 	if index >= 0 {
-		indexes.ShapePod(pod, job.Name, index)
+		indexes.ShapePod(pod, w.Name, index)
 		var fc indexes.FailureCount
 		if c.spec.perIndex != nil {
 			var prev *corev1.Pod
@@ -108,7 +108,7 @@ func (c *manager) create(index int, replaced *podInfo, reason string) {
 		// decision on the next sync (the cache not showing the pod yet) gives the same
 		// name, so a creation that timed out after the pod was stored is answered
 		// AlreadyExists when sent again, and an index never gets two pods.
-		pod.Name = indexes.PodName(job.Name, string(job.UID), index, strconv.FormatUint(c.podsOfIndex(index), 36))
+		pod.Name = indexes.PodName(w.Name, string(w.UID), index, strconv.FormatUint(c.podsOfIndex(index), 36))
 	}
 	c.out.create = append(c.out.create, Creation{Pod: pod, Index: index, Reason: reason})
 }

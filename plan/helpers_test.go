@@ -367,6 +367,17 @@ func tbCompute(t *testing.T, in Input) *Plan {
 	require.NoError(t, err, "Compute")
 	require.NotNil(t, p, "Compute returned a nil plan")
 	tbCheckPlan(t, in, p)
+	if in.Job != nil {
+		// The same owner given as a Workload, on a copy of the Job, plans the same.
+		w := JobWorkload(in.Job.DeepCopy())
+		asWorkload := in
+		asWorkload.Job, asWorkload.Workload = nil, &w
+		pw, err := Compute(asWorkload)
+		require.NoError(t, err, "Compute with the Job as a Workload")
+		if diff := cmp.Diff(p, pw); diff != "" {
+			t.Errorf("the Job as a Workload plans differently (-Job +Workload):\n%s", diff)
+		}
+	}
 	return p
 }
 

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -23,12 +24,17 @@ const (
 	DefaultMaxUncounted = 500
 )
 
-// Input is everything one sync of a Job needs. Compute never modifies it.
+// Input is everything one sync of an owner of pods needs. Compute never modifies
+// it.
 type Input struct {
-	// Job is the Job as read from the cache.
+	// Workload is the owner as read from the cache: a custom resource converted by
+	// its controller, or a batch/v1 Job (JobWorkload). Set Workload or Job, not both.
+	Workload *Workload
+	// Job is a batch/v1 Job as read from the cache, for callers that have one: it is
+	// the same as Workload set to JobWorkload(Job).
 	Job *batchv1.Job
-	// Pods are the pods owned by the Job (controller reference with the Job's UID) and
-	// the orphans that match its selector, as read from the cache. Pods owned by
+	// Pods are the pods owned by the workload (controller reference with its UID)
+	// and the orphans that match its selector, as read from the cache. Pods owned by
 	// another controller are ignored.
 	Pods []*corev1.Pod
 	// ControllerName is the name this controller answers to in spec.managedBy. It is
@@ -54,8 +60,22 @@ type Input struct {
 	// Owner is the kind of object that owns the pods and the tracking finalizer its
 	// controller uses: the controller reference of created pods, and which pods are
 	// tracked, are this kind's. The zero value means owner.BatchJob. Ownership is by
-	// controller-reference UID (Job.UID), whatever the kind.
+	// controller-reference UID (Workload.UID), whatever the kind.
 	Owner owner.Kind
+}
+
+// workload returns the Workload of in: Workload, or the Job presented as one.
+func (in *Input) workload() (*Workload, error) {
+	switch {
+	case in.Workload != nil && in.Job != nil:
+		return nil, fmt.Errorf("%w: both Workload and Job are set: set one", ErrInvalidJob)
+	case in.Workload != nil:
+		return in.Workload, nil
+	case in.Job != nil:
+		w := JobWorkload(in.Job)
+		return &w, nil
+	}
+	return nil, fmt.Errorf("%w: job is nil and so is workload: set Input.Job or Input.Workload", ErrInvalidJob)
 }
 
 // kind returns Owner, or owner.BatchJob when it is the zero value.

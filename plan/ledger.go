@@ -43,7 +43,7 @@ func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 	}
 	settled.ApplyTo(st)
 
-	deleting := e.job.DeletionTimestamp != nil
+	deleting := e.wl.Deleting
 	v := in.verdict
 	failing := v != nil && !v.success
 	// A pod deleted with its finalizer removed first (scale-down, suspend) gets that
@@ -135,7 +135,7 @@ func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 		succeededIx := in.indexes.succeeded.WithSorted(rec.NewSucceededIndexes)
 		st.CompletedIndexes = succeededIx.String()
 		st.Succeeded = int32(succeededIx.Count())
-		if old := e.job.Status.Succeeded; st.Succeeded < old && !elastic(e.job) {
+		if old := e.wl.Status.Succeeded; st.Succeeded < old && !elastic(&e.wl.Spec) {
 			// Only an elastic Job (completions == parallelism) may lose succeeded
 			// indexes, to a scale-down; the API server refuses to lower the counter
 			// of any other, and would refuse every status write of the Job. Fewer
@@ -161,7 +161,7 @@ func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 // every sync; with an informer lagging by a few round trips, that is one or two
 // extra status writes for each batch of creations.
 func deferRecording(e *env, st *batchv1.JobStatus, v *verdict, n int) bool {
-	if n == 0 || e.synced || v != nil || e.job.DeletionTimestamp != nil {
+	if n == 0 || e.synced || v != nil || e.wl.Deleting {
 		return false
 	}
 	u := st.UncountedTerminatedPods
@@ -187,9 +187,9 @@ func finalizerReason(pod *corev1.Pod, deleting bool, v *verdict) string {
 	return "pod finished"
 }
 
-// elastic reports whether job is an Indexed Job whose completions may change with
-// its parallelism (the API requires completions == parallelism for that).
-func elastic(job *batchv1.Job) bool {
-	c, p := job.Spec.Completions, job.Spec.Parallelism
+// elastic reports whether s is that of an Indexed Job whose completions may change
+// with its parallelism (the API requires completions == parallelism for that).
+func elastic(s *Spec) bool {
+	c, p := s.Completions, s.Parallelism
 	return c != nil && p != nil && *c == *p
 }

@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// spec is the Job spec with the API's defaults applied.
+// spec is the owner's Spec with the API's defaults applied.
 type spec struct {
 	indexed          bool
 	completions      *int32 // nil: a work queue, done when any pod succeeds
@@ -25,9 +25,11 @@ type spec struct {
 	onFailure        bool
 }
 
-func readSpec(job *batchv1.Job) (spec, error) {
-	s := job.Spec
+func readSpec(s *Spec) (spec, error) {
 	var out spec
+	if s.Template == nil {
+		return out, fmt.Errorf("%w: spec.template: required", ErrInvalidJob)
+	}
 	switch mode := ptr.Deref(s.CompletionMode, batchv1.NonIndexedCompletion); mode {
 	case batchv1.NonIndexedCompletion:
 	case batchv1.IndexedCompletion:

@@ -14,10 +14,10 @@ import (
 	"github.com/jobkit/jobkit/finalizers"
 )
 
-// startStatus is the status the phases build on: a copy of the Job's, with a non-nil
-// uncountedTerminatedPods and, for a Job that runs, a start time.
-func startStatus(job *batchv1.Job, sp spec, now time.Time) *batchv1.JobStatus {
-	st := job.Status.DeepCopy()
+// startStatus is the status the phases build on: a copy of the owner's, with a
+// non-nil uncountedTerminatedPods and, for an owner that runs, a start time.
+func startStatus(w *Workload, sp spec, now time.Time) *batchv1.JobStatus {
+	st := w.Status.DeepCopy()
 	if st.UncountedTerminatedPods == nil {
 		st.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
 	}
@@ -57,7 +57,7 @@ func assembleStatus(e *env, in statusInput, st *batchv1.JobStatus, p *Plan) {
 		}
 		final = &batchv1.JobCondition{Type: last, Status: corev1.ConditionTrue, Reason: v.reason, Message: v.message}
 	}
-	original := &e.job.Status
+	original := &e.wl.Status
 	p.Settlement = Settlement{
 		Base:        *st,
 		Previous:    *original,
@@ -90,14 +90,14 @@ func assembleStatus(e *env, in statusInput, st *batchv1.JobStatus, p *Plan) {
 
 // planFinished handles a Job that already has Complete or Failed: its pods only lose
 // their finalizers (upstream leaves this to the orphan worker).
-func planFinished(in Input) *Plan {
-	p := &Plan{Status: *in.Job.Status.DeepCopy()}
+func planFinished(in Input, w *Workload) *Plan {
+	p := &Plan{Status: *w.Status.DeepCopy()}
 	for _, pod := range in.Pods {
 		if pod == nil {
 			continue
 		}
 		ref := metav1.GetControllerOfNoCopy(pod)
-		if ref != nil && ref.UID == in.Job.UID && finalizers.HasNamed(pod, in.kind().Finalizer) && !in.PendingFinalizerRemovals.Has(pod.UID) {
+		if ref != nil && ref.UID == w.UID && finalizers.HasNamed(pod, in.kind().Finalizer) && !in.PendingFinalizerRemovals.Has(pod.UID) {
 			p.RemoveFinalizers = append(p.RemoveFinalizers, PodAction{Pod: pod, Reason: "job finished"})
 		}
 	}
@@ -106,7 +106,7 @@ func planFinished(in Input) *Plan {
 	}
 	p.Settlement = Settlement{
 		Base:     p.Status,
-		Previous: in.Job.Status,
+		Previous: w.Status,
 		Held:     heldUIDs(p.Status.UncountedTerminatedPods, in.Pods, in.PendingFinalizerRemovals, in.kind().Finalizer),
 		Removing: removingUIDs(p.RemoveFinalizers, in.PendingFinalizerRemovals),
 		Now:      in.Now,

@@ -1,0 +1,119 @@
+package plan
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Workload is the owner of a set of pods as Compute sees it: its identity, its spec
+// in Job terms and its status. A batch/v1 Job is one (JobWorkload); a custom resource
+// (a TrainingJob, a CI run, a task group) is another, converted by its controller.
+// The kind of the owner, and the finalizer that tracks its pods, are Input.Owner.
+//
+// Compute reads a Workload and never modifies it or anything it points to.
+type Workload struct {
+	// Namespace and Name are the owner's: created pods go to Namespace, are named
+	// after Name and (Indexed) get Name as their subdomain.
+	Namespace, Name string
+	// UID is the owner's UID. Ownership is by controller-reference UID: a pod is the
+	// owner's when its controller reference has this UID; created and adopted pods
+	// get a controller reference to it.
+	UID types.UID
+	// Deleting is true when the owner has a deletionTimestamp: nothing is created,
+	// adopted or released, and the pods' finalizers are removed as they finish.
+	Deleting bool
+	// Spec is the owner's spec in Job terms.
+	Spec Spec
+	// Status is the owner's status as read. A custom resource either embeds a
+	// batchv1.JobStatus or converts its own onto it; what Compute writes back
+	// (Plan.RecordStatus, Plan.Status, Settled.Status) is in the same shape.
+	Status batchv1.JobStatus
+}
+
+// Spec is what Compute reads of an owner's spec: the fields of a batchv1.JobSpec
+// that decide a sync, with the same meaning, the same API defaults for nil values
+// and the same validation. A field a custom resource does not offer stays nil (its
+// default). Fields of batchv1.JobSpec not listed here (ttlSecondsAfterFinished,
+// manualSelector) are not the plan's business.
+type Spec struct {
+	// Parallelism is the number of pods to run at once; nil means 1.
+	Parallelism *int32
+	// Completions is the number of pods that must succeed; nil with a nil
+	// Parallelism means 1, nil with a Parallelism set means a work queue (done when
+	// any pod succeeds and none is active). Required for Indexed.
+	Completions *int32
+	// CompletionMode is NonIndexed (nil) or Indexed.
+	CompletionMode *batchv1.CompletionMode
+	// BackoffLimit is the number of failures before the whole owner fails; nil
+	// means 6, or no limit when BackoffLimitPerIndex is set.
+	BackoffLimit *int32
+	// BackoffLimitPerIndex is the number of failures per index before that index
+	// fails (Indexed only; nil means no per-index limit).
+	BackoffLimitPerIndex *int32
+	// MaxFailedIndexes is the number of failed indexes before the owner fails (with
+	// BackoffLimitPerIndex; nil means no limit).
+	MaxFailedIndexes *int32
+	// PodFailurePolicy decides what a pod failure means (FailJob, FailIndex, Ignore,
+	// Count); nil means every failure counts.
+	PodFailurePolicy *batchv1.PodFailurePolicy
+	// SuccessPolicy declares the owner succeeded early (Indexed only).
+	SuccessPolicy *batchv1.SuccessPolicy
+	// PodReplacementPolicy says when a replacement starts: TerminatingOrFailed (nil
+	// without a PodFailurePolicy) or Failed (nil with one).
+	PodReplacementPolicy *batchv1.PodReplacementPolicy
+	// Suspend stops every pod and creates none while true.
+	Suspend *bool
+	// ActiveDeadlineSeconds fails the owner that long after its start time.
+	ActiveDeadlineSeconds *int64
+	// Selector picks orphan pods to adopt and owned pods to release; nil means
+	// neither (only pods whose controller reference has the owner's UID are its).
+	Selector *metav1.LabelSelector
+	// Template is the pod template of created pods. It is required, and its
+	// restartPolicy decides whether container restarts count as failures
+	// (OnFailure).
+	Template *corev1.PodTemplateSpec
+	// ManagedBy names the controller that handles the owner; nil means
+	// batchv1.JobControllerName (see Input.ControllerName).
+	ManagedBy *string
+}
+
+// JobWorkload presents a batch/v1 Job as a Workload: the one place where plan reads
+// a Job. The Workload points into job (its spec and status): do not modify job while
+// the Workload is in use.
+func JobWorkload(job *batchv1.Job) Workload {
+	return Workload{
+		Namespace: job.Namespace,
+		Name:      job.Name,
+		UID:       job.UID,
+		Deleting:  job.DeletionTimestamp != nil,
+		Spec:      JobSpec(&job.Spec),
+		Status:    job.Status,
+	}
+}
+
+// JobSpec presents a batchv1.JobSpec as a Spec, pointing into s.
+func JobSpec(s *batchv1.JobSpec) Spec {
+	return Spec{
+		Parallelism:           s.Parallelism,
+		Completions:           s.Completions,
+		CompletionMode:        s.CompletionMode,
+		BackoffLimit:          s.BackoffLimit,
+		BackoffLimitPerIndex:  s.BackoffLimitPerIndex,
+		MaxFailedIndexes:      s.MaxFailedIndexes,
+		PodFailurePolicy:      s.PodFailurePolicy,
+		SuccessPolicy:         s.SuccessPolicy,
+		PodReplacementPolicy:  s.PodReplacementPolicy,
+		Suspend:               s.Suspend,
+		ActiveDeadlineSeconds: s.ActiveDeadlineSeconds,
+		Selector:              s.Selector,
+		Template:              &s.Template,
+		ManagedBy:             s.ManagedBy,
+	}
+}
+
+// identity is the object a controller reference to the workload is built from.
+func (w *Workload) identity() *metav1.ObjectMeta {
+	return &metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name, UID: w.UID}
+}
