@@ -15,25 +15,16 @@ import (
 	"github.com/jobkit/jobkit/owner"
 )
 
-// Client is everything the Reconciler asks of the API server. Listing is not part of
-// it: pods and Jobs come from the caller's cache. Implementations return the errors
+// Client is everything the Reconciler of batch/v1 Jobs asks of the API server: the
+// pod calls and the Job status write. A controller of another kind of owner gives
+// NewFor a PodClient and its own StatusWriter instead. Listing is not part of it: pods
+// and owners come from the caller's cache. Implementations return the errors
 // of k8s.io/apimachinery/pkg/api/errors (NotFound, Conflict, Invalid, ...) so that
 // the Reconciler can tell them apart; reconciletest.RunClientConformance checks that
 // an implementation behaves like the API server.
 type Client interface {
-	// CreatePod creates pod (its Name may be empty when GenerateName is set) and
-	// returns the pod as stored.
-	CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error)
-	// DeletePod deletes a pod with the precondition that its UID is uid (an empty uid
-	// means no precondition). A pod with another UID yields a Conflict error, a
-	// missing pod NotFound.
-	DeletePod(ctx context.Context, namespace, name string, uid types.UID) error
-	// PatchPod patches a pod's metadata and returns the pod as stored; pt is
-	// types.StrategicMergePatchType for every patch the Reconciler sends (finalizer
-	// removal, adoption, release). The Reconciler sends its later writes of a sync
-	// to a pod it adopted with the returned resourceVersion; a nil pod (or one
-	// without a resourceVersion) only costs those writes a Conflict.
-	PatchPod(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*corev1.Pod, error)
+	// PodClient holds the pod calls: CreatePod, DeletePod, PatchPod.
+	PodClient
 	// UpdateJobStatus writes job.Status through the status subresource, with
 	// job.ResourceVersion as the optimistic-concurrency precondition, and returns
 	// the Job as stored.

@@ -87,7 +87,7 @@ func (ex *execution) createPod(c plan.Creation, reason string) error {
 	r := ex.r
 	exp := r.cfg.Expectations
 	_ = exp.RaiseCreations(ex.key, 1)
-	out, err := r.client.CreatePod(ex.ctx, c.Pod)
+	out, err := r.pods.CreatePod(ex.ctx, c.Pod)
 	if err != nil && c.Pod.Name != "" && apierrors.IsAlreadyExists(err) {
 		// The plan names an index's pod after what it knew of the index, so this is
 		// the same creation sent again after one that timed out once the API server
@@ -123,7 +123,7 @@ func (ex *execution) createPod(c plan.Creation, reason string) error {
 			return err
 		}
 		r.cfg.Metrics.PodsCreated(reason, Failed, 1)
-		r.cfg.Events.Eventf(ex.orig, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating: %v", err)
+		r.cfg.Events.Eventf(ex.orig.Object, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating: %v", err)
 		ex.fail(fmt.Errorf("create pod for job %s (%s): %w", ex.key, c.Reason, err))
 		return err
 	}
@@ -132,7 +132,7 @@ func (ex *execution) createPod(c plan.Creation, reason string) error {
 		name = out.Name
 	}
 	r.cfg.Metrics.PodsCreated(reason, Succeeded, 1)
-	r.cfg.Events.Eventf(ex.orig, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %v", name)
+	r.cfg.Events.Eventf(ex.orig.Object, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %v", name)
 	ex.log.V(2).Info("Pod created", "pod", name, "index", c.Index, "reason", c.Reason)
 	return nil
 }

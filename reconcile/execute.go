@@ -25,8 +25,8 @@ type execution struct {
 	r      *Reconciler
 	ctx    context.Context
 	key    string
-	orig   *batchv1.Job // the Job as read from the cache
-	job    *batchv1.Job // the latest version known: orig, then what status writes return
+	orig   *Workload // the owner as read from the cache
+	cur    *Workload // the latest version known: orig, then what status writes return
 	plan   *plan.Plan
 	log    logr.Logger
 	mode   string
@@ -124,7 +124,7 @@ func (ex *execution) claim() (stop bool, err error) {
 	}
 	calls := make([]call, 0, len(p.Adopt)+len(p.Release))
 	for _, a := range p.Adopt {
-		calls = append(calls, call{a, AdoptPatchFor(ex.r.cfg.Owner, ex.orig, a.Pod), "adopt"})
+		calls = append(calls, call{a, AdoptPatchFor(ex.r.cfg.Owner, ex.orig.identity(), a.Pod), "adopt"})
 	}
 	for _, a := range p.Release {
 		calls = append(calls, call{a, ReleasePatchFor(ex.r.cfg.Owner, ex.orig.UID, a.Pod), "release"})
@@ -132,7 +132,7 @@ func (ex *execution) claim() (stop bool, err error) {
 	var errs []error
 	for _, c := range calls {
 		pod := c.a.Pod
-		out, err := ex.r.client.PatchPod(ex.ctx, pod.Namespace, pod.Name, c.patch.Type, c.patch.Data)
+		out, err := ex.r.pods.PatchPod(ex.ctx, pod.Namespace, pod.Name, c.patch.Type, c.patch.Data)
 		switch {
 		case err == nil:
 			ex.log.V(2).Info("Pod "+c.verb+"ed", "pod", pod.Name, "reason", c.a.Reason)
@@ -203,9 +203,7 @@ func (ex *execution) writeVersion(pod *corev1.Pod) string {
 // failed: with a nil error and Result.Requeue set on a conflict, with the error
 // otherwise.
 func (ex *execution) writeStatus(st batchv1.JobStatus, what string) (ok bool, err error) {
-	j := ex.job.DeepCopy()
-	j.Status = st
-	out, err := ex.r.client.UpdateJobStatus(ex.ctx, j)
+	out, err := ex.r.status.WriteStatus(ex.ctx, ex.cur, st)
 	if err != nil {
 		if apierrors.IsConflict(err) {
 			ex.log.V(2).Info("Conflict writing the Job status; requeueing", "step", what)
@@ -214,11 +212,11 @@ func (ex *execution) writeStatus(st batchv1.JobStatus, what string) (ok bool, er
 		}
 		return false, fmt.Errorf("write status (%s): %w", what, err)
 	}
-	if out == nil {
-		out = j
+	if out == nil || out.Object == nil {
+		return false, fmt.Errorf("write status (%s): the status writer returned no owner object", what)
 	}
-	ex.r.recordWrite(ex.key, ex.job.ResourceVersion, out)
-	ex.job = out
+	ex.r.recordWrite(ex.key, ex.cur.ResourceVersion, out)
+	ex.cur = out
 	ex.res.StatusWrites++
 	ex.persist()
 	return true, nil
@@ -243,12 +241,12 @@ func (ex *execution) persist() {
 func (ex *execution) afterStatus(settled plan.Settled) {
 	r := ex.r
 	for _, e := range ex.plan.Events {
-		r.cfg.Events.Eventf(ex.orig, e.Type, e.Reason, "%s", e.Message)
+		r.cfg.Events.Eventf(ex.orig.Object, e.Type, e.Reason, "%s", e.Message)
 	}
 	for _, e := range settled.Events {
-		r.cfg.Events.Eventf(ex.orig, e.Type, e.Reason, "%s", e.Message)
+		r.cfg.Events.Eventf(ex.orig.Object, e.Type, e.Reason, "%s", e.Message)
 	}
-	before, after := &ex.orig.Status, &ex.job.Status
+	before, after := &ex.orig.Status, &ex.cur.Status
 	if d := after.Succeeded - before.Succeeded; d > 0 {
 		r.cfg.Metrics.PodsFinished(ex.mode, Succeeded, int(d))
 	}
@@ -316,7 +314,7 @@ func (ex *execution) removeFinalizer(pod *corev1.Pod, keepUncertain bool) (remov
 	}
 	version := ex.writeVersion(pod)
 	patch := unchangedRemovalPatch(pod, version, ex.r.cfg.Owner.Finalizer)
-	_, err := ex.r.client.PatchPod(ex.ctx, pod.Namespace, pod.Name, patch.Type, patch.Data)
+	_, err := ex.r.pods.PatchPod(ex.ctx, pod.Namespace, pod.Name, patch.Type, patch.Data)
 	switch {
 	case err == nil:
 		return finalizerRemoved, nil
@@ -366,7 +364,7 @@ func (ex *execution) deletePod(d plan.Deletion) bool {
 			return false
 		case out == removalFailed:
 			ex.fail(fmt.Errorf("remove tracking finalizer of pod %s/%s before deleting it: %w", pod.Namespace, pod.Name, err))
-			r.cfg.Events.Eventf(ex.orig, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting: %v", err)
+			r.cfg.Events.Eventf(ex.orig.Object, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting: %v", err)
 			return false
 		case out == podGone:
 			ex.log.V(2).Info("Pod already gone", "pod", pod.Name)
@@ -380,7 +378,7 @@ func (ex *execution) deletePod(d plan.Deletion) bool {
 	if err := exp.RaiseDeletionsOf(ex.key, pod.UID); err != nil {
 		ex.log.Info("Cannot track the deletion", "pod", pod.Name, "err", err.Error())
 	}
-	err := r.client.DeletePod(ex.ctx, pod.Namespace, pod.Name, pod.UID)
+	err := r.pods.DeletePod(ex.ctx, pod.Namespace, pod.Name, pod.UID)
 	if err != nil {
 		exp.DeletionObservedUID(ex.key, pod.UID)
 		if isDeleteGone(err) {
@@ -388,11 +386,11 @@ func (ex *execution) deletePod(d plan.Deletion) bool {
 			return false
 		}
 		ex.fail(fmt.Errorf("delete pod %s/%s: %w", pod.Namespace, pod.Name, err))
-		r.cfg.Events.Eventf(ex.orig, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting: %v", err)
+		r.cfg.Events.Eventf(ex.orig.Object, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting: %v", err)
 		return false
 	}
 	ex.log.V(2).Info("Pod deleted", "pod", pod.Name, "reason", d.Reason)
-	r.cfg.Events.Eventf(ex.orig, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted pod: %v", pod.Name)
+	r.cfg.Events.Eventf(ex.orig.Object, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted pod: %v", pod.Name)
 	return true
 }
 

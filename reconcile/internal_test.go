@@ -39,14 +39,14 @@ func TestCaughtUp(t *testing.T) {
 }
 
 func TestRecordWrite(t *testing.T) {
-	jobAt := func(rv string) *batchv1.Job {
-		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}}
+	jobAt := func(rv string) *Workload {
+		return JobWorkload(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}})
 	}
 	r := &Reconciler{keys: map[string]*keyState{}}
 	b, c, y := jobAt("b"), jobAt("c"), jobAt("y")
 	r.recordWrite("k", "a", b)
 	r.recordWrite("k", "b", c) // a second write in the same sync
-	assert.Equal(t, &lastWrite{version: "c", older: []string{"a", "b"}, job: c}, writeOf(r, "k"))
+	assert.Equal(t, &lastWrite{version: "c", older: []string{"a", "b"}, owner: c}, writeOf(r, "k"))
 	for _, v := range []string{"a", "b"} {
 		isStale, written := r.stale("k", v)
 		assert.True(t, isStale, "stale(k, %q)", v)
@@ -57,9 +57,9 @@ func TestRecordWrite(t *testing.T) {
 	assert.Nil(t, written)
 	assert.Nil(t, writeOf(r, "k"), "forgotten once caught up")
 	r.recordWrite("k", "x", y) // a new sequence
-	assert.Equal(t, &lastWrite{version: "y", older: []string{"x"}, job: y}, writeOf(r, "k"))
+	assert.Equal(t, &lastWrite{version: "y", older: []string{"x"}, owner: y}, writeOf(r, "k"))
 	r.recordWrite("k", "y", y) // a write that changed nothing
-	assert.Equal(t, &lastWrite{version: "y", older: []string{"x"}, job: y}, writeOf(r, "k"))
+	assert.Equal(t, &lastWrite{version: "y", older: []string{"x"}, owner: y}, writeOf(r, "k"))
 	r.recordWrite("j", "y", y)
 	assert.Nil(t, writeOf(r, "j"), "nothing to wait for")
 }
@@ -137,11 +137,11 @@ func TestOnlyClaimChanged(t *testing.T) {
 func TestKeyStateForgotten(t *testing.T) {
 	const key = "ns/j"
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	written := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "2"}}
+	written := JobWorkload(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "2"}})
 	full := &keyState{
 		uid:              "a",
 		hasUID:           true,
-		write:            &lastWrite{version: "2", older: []string{"1"}, job: written},
+		write:            &lastWrite{version: "2", older: []string{"1"}, owner: written},
 		uncertain:        map[types.UID]uncertainRemoval{"p": {version: "7", cached: "6", at: at}},
 		batch:            4,
 		uncertainCreates: []time.Time{at},

@@ -261,7 +261,7 @@ func (r *Reconciler) ObservePodEvent(ev PodEvent, lookup JobLookup) PodEventResu
 			ns, name, _ := strings.Cut(t.Key, "/")
 			job := lookup(ns, name)
 			live = job != nil && job.UID == t.UID
-			finished = live && jobFinished(job)
+			finished = live && jobFinished(&job.Status)
 		} else if uid, ok := r.knownUID(t.Key); ok && uid != t.UID {
 			live = false
 		}
@@ -382,7 +382,7 @@ func MapJobEvent(ev JobEvent, batchPeriod time.Duration) JobEventMapping {
 		if old.Generation == cur.Generation {
 			m.Delay = batchPeriod
 		}
-		m.OrphanCleanup = !jobFinished(old) && jobFinished(cur)
+		m.OrphanCleanup = !jobFinished(&old.Status) && jobFinished(&cur.Status)
 	case JobDeleted:
 		job := ev.Old
 		if job == nil {

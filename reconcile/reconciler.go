@@ -26,7 +26,8 @@ import (
 // is synced by one worker at a time (a workqueue guarantees that).
 type Reconciler struct {
 	cfg    Config
-	client Client
+	pods   PodClient
+	status StatusWriter
 
 	mu sync.Mutex
 	// keys holds the Reconciler's own record of each owner key (see keyState).
@@ -56,21 +57,40 @@ type Result struct {
 // the Job and the orphans in its namespace matching its selector.
 type PodLister func(job *batchv1.Job) ([]*corev1.Pod, error)
 
+// WorkloadPodLister lists the pods of an owner from the caller's cache: the pods
+// whose controller reference has the owner's UID and, when its spec has a selector,
+// the orphans in its namespace matching it.
+type WorkloadPodLister func(w *Workload) ([]*corev1.Pod, error)
+
 // ErrInvalidArgument is wrapped by the errors of calls given a nil Job or client.
 var ErrInvalidArgument = errors.New("invalid argument")
 
-// New returns a Reconciler for cfg that talks to client. It fails, with an error
+// New returns a Reconciler of batch/v1 Jobs for cfg that talks to client: NewFor
+// with client's pod calls and JobStatusWriter(client). It fails, with an error
 // wrapping ErrInvalidConfig that names every bad field, when cfg.Name is empty or a
 // value is out of range.
 func New(cfg Config, client Client) (*Reconciler, error) {
 	if client == nil {
 		return nil, fmt.Errorf("%w: client is nil", ErrInvalidArgument)
 	}
+	return NewFor(cfg, client, JobStatusWriter(client))
+}
+
+// NewFor returns a Reconciler for owners of kind cfg.Owner: pods go through pods,
+// the owner's status through status. A controller of a custom resource uses it with
+// SyncWorkload; see New for batch/v1 Jobs.
+func NewFor(cfg Config, pods PodClient, status StatusWriter) (*Reconciler, error) {
+	if pods == nil {
+		return nil, fmt.Errorf("%w: pod client is nil", ErrInvalidArgument)
+	}
+	if status == nil {
+		return nil, fmt.Errorf("%w: status writer is nil", ErrInvalidArgument)
+	}
 	c, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	return &Reconciler{cfg: c, client: client, keys: map[string]*keyState{}}, nil
+	return &Reconciler{cfg: c, pods: pods, status: status, keys: map[string]*keyState{}}, nil
 }
 
 // Key returns the key of a Job in the Reconciler's stores: "namespace/name".
@@ -119,16 +139,39 @@ func (r *Reconciler) SyncWith(ctx context.Context, job *batchv1.Job, list PodLis
 	if list == nil {
 		return Result{}, fmt.Errorf("%w: SyncWith: list is nil", ErrInvalidArgument)
 	}
+	return r.SyncWorkload(ctx, JobWorkload(job), func(w *Workload) ([]*corev1.Pod, error) {
+		if j, ok := w.Object.(*batchv1.Job); ok {
+			return list(j)
+		}
+		return list(job)
+	})
+}
+
+// SyncWorkload is SyncWith for any owner: w is the owner as read from the caller's
+// cache and converted (JobWorkload for a Job), list lists its pods after the
+// expectations are checked. Events are recorded on w.Object, the status is written
+// through the Reconciler's StatusWriter, and the owner's key is
+// KeyFor(w.Namespace, w.Name).
+func (r *Reconciler) SyncWorkload(ctx context.Context, w *Workload, list WorkloadPodLister) (Result, error) {
+	if w == nil {
+		return Result{}, fmt.Errorf("%w: SyncWorkload: workload is nil", ErrInvalidArgument)
+	}
+	if w.Object == nil {
+		return Result{}, fmt.Errorf("%w: SyncWorkload: Workload.Object is nil: events are recorded on it", ErrInvalidArgument)
+	}
+	if list == nil {
+		return Result{}, fmt.Errorf("%w: SyncWorkload: list is nil", ErrInvalidArgument)
+	}
 	start := r.cfg.Clock.Now()
-	key := Key(job)
+	key := w.key()
 	ex := &execution{
 		r:      r,
 		ctx:    ctx,
 		key:    key,
-		orig:   job,
-		job:    job,
+		orig:   w,
+		cur:    w,
 		log:    r.cfg.Logger.WithValues("job", key),
-		mode:   completionMode(job),
+		mode:   completionMode(&w.Spec),
 		action: ActionReconciling,
 	}
 	res, err := ex.sync(list, start)
@@ -140,7 +183,7 @@ func (r *Reconciler) SyncWith(ctx context.Context, job *batchv1.Job, list PodLis
 	return res, err
 }
 
-func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error) {
+func (ex *execution) sync(list WorkloadPodLister, now time.Time) (res Result, err error) {
 	r, key, job := ex.r, ex.key, ex.orig
 	r.noteUID(key, job.UID)
 	if stale, written := r.stale(key, job.ResourceVersion); stale {
@@ -154,7 +197,7 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 		// one event lag for the cache to show it.
 		ex.log.V(4).Info("Cached Job is older than the last status write; syncing the Job as written", "resourceVersion", job.ResourceVersion, "written", written.ResourceVersion)
 		job = written
-		ex.orig, ex.job = job, job
+		ex.orig, ex.cur = job, job
 	}
 	if wait := r.expireUncertainCreates(key, now); wait > 0 {
 		defer func() { res.RequeueAfter = minPositive(res.RequeueAfter, wait) }()
@@ -173,7 +216,7 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 	pending := r.prunePending(key, pods, now)
 	rec, _ := r.cfg.BackoffStore.Get(key)
 	p, err := plan.Compute(plan.Input{
-		Job:                      job,
+		Workload:                 &job.Workload,
 		Pods:                     pods,
 		ControllerName:           r.cfg.Name,
 		ExpectationsSatisfied:    satisfied,
@@ -185,7 +228,7 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 	})
 	if err != nil {
 		if errors.Is(err, plan.ErrInvalidJob) {
-			r.cfg.Events.Eventf(job, corev1.EventTypeWarning, ReasonInvalidJob, "%v", err)
+			r.cfg.Events.Eventf(job.Object, corev1.EventTypeWarning, ReasonInvalidJob, "%v", err)
 			ex.log.Info("Job cannot be synced", "err", err.Error())
 			return Result{Skipped: err.Error()}, nil
 		}
@@ -195,7 +238,7 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 		ex.log.Info("Bad input worked around", "warning", w)
 	}
 	if p.Skip != "" {
-		if jobFinished(job) {
+		if jobFinished(&job.Status) {
 			r.cfg.BackoffStore.Delete(key)
 		}
 		ex.log.V(4).Info("Skipping Job", "reason", p.Skip)
@@ -207,15 +250,15 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 	return ex.execute()
 }
 
-func completionMode(job *batchv1.Job) string {
-	if ptr.Deref(job.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion {
+func completionMode(s *plan.Spec) string {
+	if ptr.Deref(s.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion {
 		return CompletionModeIndexed
 	}
 	return CompletionModeNonIndexed
 }
 
-func jobFinished(job *batchv1.Job) bool {
-	for _, c := range job.Status.Conditions {
+func jobFinished(st *batchv1.JobStatus) bool {
+	for _, c := range st.Conditions {
 		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
 			return true
 		}
@@ -262,7 +305,7 @@ func (r *Reconciler) CleanOrphanOf(ctx context.Context, pod *corev1.Pod, own *fi
 		return d, nil
 	}
 	patch := finalizers.RemovalPatchNamed(pod, r.cfg.Owner.Finalizer)
-	if _, err := r.client.PatchPod(ctx, pod.Namespace, pod.Name, patch.Type, patch.Data); err != nil && !IsPodGone(err) {
+	if _, err := r.pods.PatchPod(ctx, pod.Namespace, pod.Name, patch.Type, patch.Data); err != nil && !IsPodGone(err) {
 		return d, fmt.Errorf("remove tracking finalizer of orphan pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	r.cfg.Logger.V(2).Info("Removed the tracking finalizer of an orphan pod", "pod", pod.Namespace+"/"+pod.Name, "reason", d.Reason)

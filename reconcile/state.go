@@ -48,9 +48,9 @@ type uncertainRemoval struct {
 type lastWrite struct {
 	version string   // resourceVersion returned by the write
 	older   []string // versions seen before it, for non-numeric comparisons
-	// job is the Job the write returned: what a sync uses while the cache has not
-	// caught up with it.
-	job *batchv1.Job
+	// owner is the owner the write returned: what a sync uses while the cache has
+	// not caught up with it.
+	owner *Workload
 }
 
 // stateLocked returns the record of key, creating it. r.mu must be held.
@@ -90,6 +90,12 @@ func (r *Reconciler) JobDeleted(job *batchv1.Job) {
 	}
 }
 
+// OwnerDeleted is JobDeleted for an owner of any kind, given by its namespace, name
+// and UID.
+func (r *Reconciler) OwnerDeleted(namespace, name string, uid types.UID) {
+	r.forgetUID(KeyFor(namespace, name), uid)
+}
+
 // forgetUID forgets key unless its state belongs to a Job with another UID.
 func (r *Reconciler) forgetUID(key string, uid types.UID) {
 	r.mu.Lock()
@@ -125,7 +131,7 @@ func (r *Reconciler) knownUID(key string) (types.UID, bool) {
 // stale reports whether version is older than the last status this reconciler wrote
 // under key, with the Job that write returned (nil when unknown), and forgets the
 // write once the cache has caught up.
-func (r *Reconciler) stale(key, version string) (bool, *batchv1.Job) {
+func (r *Reconciler) stale(key, version string) (bool, *Workload) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.keys[key]
@@ -136,7 +142,7 @@ func (r *Reconciler) stale(key, version string) (bool, *batchv1.Job) {
 		s.write = nil
 		return false, nil
 	}
-	return true, s.write.job
+	return true, s.write.owner
 }
 
 // caughtUp compares resourceVersions as integers when both parse (etcd revisions
@@ -153,7 +159,7 @@ func caughtUp(w lastWrite, version string) bool {
 
 // recordWrite remembers a status write that moved the Job from version before to
 // after.
-func (r *Reconciler) recordWrite(key, before string, written *batchv1.Job) {
+func (r *Reconciler) recordWrite(key, before string, written *Workload) {
 	after := written.ResourceVersion
 	if before == after {
 		return // the server changed nothing: there is nothing for the cache to show
@@ -168,7 +174,7 @@ func (r *Reconciler) recordWrite(key, before string, written *batchv1.Job) {
 }
 
 // record moves w on to the write that took the Job from version before to written.
-func (w *lastWrite) record(before string, written *batchv1.Job) {
+func (w *lastWrite) record(before string, written *Workload) {
 	if w.version != before { // a new sequence of writes
 		w.older = w.older[:0]
 	}
@@ -179,7 +185,7 @@ func (w *lastWrite) record(before string, written *batchv1.Job) {
 		w.older = w.older[len(w.older)-8:]
 	}
 	w.version = written.ResourceVersion
-	w.job = written
+	w.owner = written
 }
 
 // pruneDeletions observes the UID-tracked deletions of key whose pods are no longer
