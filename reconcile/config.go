@@ -55,7 +55,8 @@ type Config struct {
 	// (DecideOrphanOf, CleanOrphanOf) or a batch/v1 Job presenting it.
 	Owner owner.Kind
 
-	// Backoff is the pod failure backoff; zero means 10s doubling to 10m.
+	// Backoff is the pod failure backoff; zero means 10s doubling to 10m. A
+	// Workload with its own Backoff (SyncWorkload) overrides it for that owner.
 	Backoff backoff.Policy
 	// PodEventBatchPeriod is the delay MapPodEvent and ObservePodEvent give pod
 	// events, so that a burst of them makes one sync; zero means 1s.

@@ -215,6 +215,10 @@ func (ex *execution) sync(list WorkloadPodLister, now time.Time) (res Result, er
 	}
 	pending := r.prunePending(key, pods, now)
 	rec, _ := r.cfg.BackoffStore.Get(key)
+	opts := r.cfg.planOptions()
+	if job.Backoff != nil {
+		opts.Backoff = *job.Backoff
+	}
 	p, err := plan.Compute(plan.Input{
 		Workload:                 &job.Workload,
 		Pods:                     pods,
@@ -223,7 +227,7 @@ func (ex *execution) sync(list WorkloadPodLister, now time.Time) (res Result, er
 		PendingFinalizerRemovals: pending,
 		Backoff:                  rec,
 		Now:                      now,
-		Options:                  r.cfg.planOptions(),
+		Options:                  opts,
 		Owner:                    r.cfg.Owner,
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -26,6 +27,11 @@ type Workload struct {
 	// Object is the owner object as read. Events are recorded on it, and a
 	// StatusWriter starts from it. Required.
 	Object runtime.Object
+	// Backoff, when not nil, is this owner's pod failure backoff, in place of
+	// Config.Backoff: for a resource whose spec sets its own retry delays. A
+	// StatusWriter returns it set as the Workload it was given had it (the
+	// conversion of the stored object does).
+	Backoff *backoff.Policy
 }
 
 // JobWorkload presents a batch/v1 Job as a Workload (plan.JobWorkload, with the
