@@ -112,7 +112,9 @@
 // them to the Reconciler's stores, checking the Job's UID so that a pod of a deleted
 // Job never fulfils the expectations of a new Job with the same name, and tell the
 // caller which pods need the orphan cleanup (CleanOrphan, with finalizers.DecideOrphan
-// rules) and when orphans may be adopted (MatchingJobs).
+// rules) and when orphans may be adopted (MatchingJobs). ObservePodEventOf is
+// ObservePodEvent for an owner of another kind, looked up as its facts
+// (finalizers.OrphanOwner: UID, finished) rather than as a Job.
 //
 // # Helpers for other controllers
 //

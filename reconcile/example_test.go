@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -104,6 +105,29 @@ func ExampleReconciler_ObservePodEvent() {
 	// Output:
 	// sync: [] orphan cleanup: true
 	// true controlling Job no longer exists
+}
+
+// ObservePodEventOf takes the facts of an owner of any kind: here a live
+// TrainingJob, whose pod's creation is observed and the run synced after the batch
+// period.
+func ExampleReconciler_ObservePodEventOf() {
+	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/tracking"}
+	r, _ := reconcile.NewFor(reconcile.Config{Name: "example.com/trainer", Owner: kind}, reconciletest.NewCluster(reconciletest.Options{}),
+		reconcile.StatusWriterFunc(func(context.Context, *reconcile.Workload, batchv1.JobStatus) (*reconcile.Workload, error) {
+			return nil, nil
+		}))
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "default", Name: "resnet-0", UID: "abcd",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "ml.example.com/v1", Kind: "TrainingJob", Name: "resnet", UID: "1234", Controller: ptr.To(true)}},
+		Finalizers:      []string{kind.Finalizer},
+	}}
+	lookup := func(namespace, name string) (finalizers.OrphanOwner, bool) {
+		return finalizers.OrphanOwner{UID: "1234"}, namespace == "default" && name == "resnet"
+	}
+	res := r.ObservePodEventOf(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, lookup)
+	fmt.Println("sync:", res.Sync, "after:", res.Delay, "orphan cleanup:", res.OrphanCleanup)
+	// Output:
+	// sync: [default/resnet] after: 1s orphan cleanup: false
 }
 
 // Job events: a spec change syncs at once, a status change is batched.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/owner"
 )
 
@@ -246,6 +247,28 @@ type PodEventResult struct {
 // It also reports terminated_pods_tracking_finalizer_total to the Metrics. It is
 // safe for concurrent use.
 func (r *Reconciler) ObservePodEvent(ev PodEvent, lookup JobLookup) PodEventResult {
+	var of OwnerLookup
+	if lookup != nil {
+		of = func(namespace, name string) (finalizers.OrphanOwner, bool) {
+			job := lookup(namespace, name)
+			if job == nil {
+				return finalizers.OrphanOwner{}, false
+			}
+			return finalizers.OrphanOwner{UID: job.UID, Finished: jobFinished(&job.Status)}, true
+		}
+	}
+	return r.ObservePodEventOf(ev, of)
+}
+
+// OwnerLookup returns what the caller's cache shows of the owner namespace/name (of
+// Config.Owner's kind) and true, or false when it has none. ObservePodEventOf reads
+// its UID and Finished.
+type OwnerLookup func(namespace, name string) (own finalizers.OrphanOwner, found bool)
+
+// ObservePodEventOf is ObservePodEvent for owners of any kind: lookup gives the
+// owner's facts instead of a batch/v1 Job, with the same meaning (a nil lookup
+// trusts the UID the Reconciler last synced under the key).
+func (r *Reconciler) ObservePodEventOf(ev PodEvent, lookup OwnerLookup) PodEventResult {
 	m := MapPodEventFor(r.cfg.Owner, ev, r.cfg.PodEventBatchPeriod)
 	if m.TrackingFinalizer != "" {
 		r.cfg.Metrics.TerminatedPodsTrackingFinalizer(m.TrackingFinalizer)
@@ -259,9 +282,9 @@ func (r *Reconciler) ObservePodEvent(ev PodEvent, lookup JobLookup) PodEventResu
 		live, finished := true, false
 		if lookup != nil {
 			ns, name, _ := strings.Cut(t.Key, "/")
-			job := lookup(ns, name)
-			live = job != nil && job.UID == t.UID
-			finished = live && jobFinished(&job.Status)
+			own, found := lookup(ns, name)
+			live = found && own.UID == t.UID
+			finished = live && own.Finished
 		} else if uid, ok := r.knownUID(t.Key); ok && uid != t.UID {
 			live = false
 		}

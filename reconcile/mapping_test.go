@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -348,4 +349,43 @@ func TestPodEventTypeString(t *testing.T) {
 	assert.Equal(t, "update", reconcile.PodUpdated.String())
 	assert.Equal(t, "delete", reconcile.PodDeleted.String())
 	assert.Equal(t, "unknown", reconcile.PodEventType(0).String())
+}
+
+// ObservePodEventOf reads an owner of another kind through its facts: its UID and
+// whether it has finished, with the rules of ObservePodEvent.
+func TestObservePodEventOf(t *testing.T) {
+	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/tracking"}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Namespace: ns, Name: "p", UID: "pod-uid", ResourceVersion: "1",
+		Finalizers:      []string{kind.Finalizer},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "ml.example.com/v1", Kind: "TrainingJob", Name: "a", UID: "tj-uid", Controller: ptr.To(true)}},
+	}}
+	found := func(own finalizers.OrphanOwner) reconcile.OwnerLookup {
+		return func(namespace, name string) (finalizers.OrphanOwner, bool) {
+			return own, namespace == ns && name == "a"
+		}
+	}
+	tests := []struct {
+		name          string
+		lookup        reconcile.OwnerLookup
+		wantSync      []string
+		wantOrphan    bool
+		wantSatisfied bool
+	}{
+		{name: "live owner: observed and synced", lookup: found(finalizers.OrphanOwner{UID: "tj-uid"}), wantSync: []string{"ns/a"}, wantSatisfied: true},
+		{name: "owner gone: orphan cleanup, not observed", lookup: func(string, string) (finalizers.OrphanOwner, bool) { return finalizers.OrphanOwner{}, false }, wantOrphan: true},
+		{name: "owner replaced under the same name", lookup: found(finalizers.OrphanOwner{UID: "tj-uid-2"}), wantOrphan: true},
+		{name: "owner finished: orphan cleanup, not synced", lookup: found(finalizers.OrphanOwner{UID: "tj-uid", Finished: true}), wantOrphan: true, wantSatisfied: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(c *reconcile.Config) { c.Owner = kind })
+			exp := e.r.Config().Expectations
+			require.NoError(t, exp.RaiseCreations("ns/a", 1))
+			got := e.r.ObservePodEventOf(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, tc.lookup)
+			assert.Equal(t, tc.wantSync, got.Sync, "Sync")
+			assert.Equal(t, tc.wantOrphan, got.OrphanCleanup, "OrphanCleanup")
+			assert.Equal(t, tc.wantSatisfied, exp.Satisfied("ns/a"), "creation observed")
+		})
+	}
 }
