@@ -161,7 +161,7 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 	if err != nil {
 		return nil, fmt.Errorf("controllerruntime.Setup: build controller %s: %w", name, err)
 	}
-	if err := mgr.Add(&orphanCleaner{c: c, workers: cmp.Or(opts.OrphanWorkers, 1)}); err != nil {
+	if err := mgr.Add(&OrphanWorker{Queue: c.orphans, Clean: c.cleanOrphan, Log: c.log, Workers: opts.OrphanWorkers}); err != nil {
 		return nil, fmt.Errorf("controllerruntime.Setup: add orphan worker: %w", err)
 	}
 	return c, nil

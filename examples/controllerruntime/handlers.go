@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -154,27 +155,31 @@ func (c *Controller) queueOrphans(ctx context.Context, job *batchv1.Job) {
 	}
 }
 
-// orphanCleaner removes the tracking finalizer of the pods the handlers queue, when
-// Reconciler.CleanOrphan allows it: no controller, a Job that is gone or replaced, or
-// a finished Job. It runs only on the leader.
-type orphanCleaner struct {
-	c       *Controller
-	workers int
+// OrphanWorker removes the tracking finalizer of the pods queued in Queue, calling
+// Clean for each on Workers goroutines (zero means 1) and retrying a failure with the
+// queue's rate limiting. It is a manager.Runnable that runs only on the leader. Setup
+// adds one for the Job controller's orphans (Clean decides with
+// Reconciler.CleanOrphan); a controller of another owner kind adds its own
+// (examples/trainingjob).
+type OrphanWorker struct {
+	Queue   workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	Clean   func(ctx context.Context, pod types.NamespacedName) error
+	Log     logr.Logger
+	Workers int
 }
 
 // NeedLeaderElection is true: only the leader writes.
-func (o *orphanCleaner) NeedLeaderElection() bool { return true }
+func (o *OrphanWorker) NeedLeaderElection() bool { return true }
 
-// Start runs the workers until ctx ends. The manager starts it once its caches have
-// synced.
-func (o *orphanCleaner) Start(ctx context.Context) error {
-	q := o.c.orphans
+// Start runs the workers until ctx ends, then shuts the queue down. The manager
+// starts it once its caches have synced.
+func (o *OrphanWorker) Start(ctx context.Context) error {
 	go func() {
 		<-ctx.Done()
-		q.ShutDown()
+		o.Queue.ShutDown()
 	}()
 	var wg sync.WaitGroup
-	for range o.workers {
+	for range max(o.Workers, 1) {
 		wg.Go(func() {
 			for o.next(ctx) {
 			}
@@ -184,21 +189,20 @@ func (o *orphanCleaner) Start(ctx context.Context) error {
 	return nil
 }
 
-func (o *orphanCleaner) next(ctx context.Context) bool {
-	q := o.c.orphans
-	key, shutdown := q.Get()
+func (o *OrphanWorker) next(ctx context.Context) bool {
+	key, shutdown := o.Queue.Get()
 	if shutdown {
 		return false
 	}
-	defer q.Done(key)
-	if err := o.c.cleanOrphan(ctx, key); err != nil {
+	defer o.Queue.Done(key)
+	if err := o.Clean(ctx, key); err != nil {
 		if ctx.Err() == nil {
-			o.c.log.Error(err, "Orphan pod cleanup failed; retrying", "pod", key.String())
-			q.AddRateLimited(key)
+			o.Log.Error(err, "Orphan pod cleanup failed; retrying", "pod", key.String())
+			o.Queue.AddRateLimited(key)
 		}
 		return true
 	}
-	q.Forget(key)
+	o.Queue.Forget(key)
 	return true
 }
 

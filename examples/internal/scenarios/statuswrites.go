@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,10 @@ import (
 // API server rejected one (anything but success, Conflict, which is optimistic
 // concurrency, and NotFound, a Job deleted meanwhile).
 type statusWrites struct {
+	// group and resource name the objects whose status writes are watched; empty
+	// means batch Jobs.
+	group, resource string
+
 	mu       sync.Mutex
 	accepted int
 	rejected []string
@@ -23,7 +28,7 @@ type statusWrites struct {
 func (w *statusWrites) wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		resp, err := rt.RoundTrip(req)
-		if err != nil || !isJobStatusWrite(req) {
+		if err != nil || !isStatusWrite(req, cmp.Or(w.group, "batch"), cmp.Or(w.resource, "jobs")) {
 			return resp, err
 		}
 		code := resp.StatusCode
@@ -56,14 +61,15 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-// isJobStatusWrite matches PUT and PATCH of /apis/batch/v1/namespaces/{ns}/jobs/{name}/status.
-func isJobStatusWrite(req *http.Request) bool {
+// isStatusWrite matches PUT and PATCH of
+// /apis/{group}/{version}/namespaces/{ns}/{resource}/{name}/status.
+func isStatusWrite(req *http.Request, group, resource string) bool {
 	if req.Method != http.MethodPut && req.Method != http.MethodPatch {
 		return false
 	}
 	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-	return len(parts) == 8 && parts[0] == "apis" && parts[1] == "batch" && parts[3] == "namespaces" &&
-		parts[5] == "jobs" && parts[7] == "status"
+	return len(parts) == 8 && parts[0] == "apis" && parts[1] == group && parts[3] == "namespaces" &&
+		parts[5] == resource && parts[7] == "status"
 }
 
 // printable keeps the readable part of a response body (JSON, or the strings of a

@@ -1,0 +1,164 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/backoff"
+	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
+	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
+	"github.com/jobkit/jobkit/reconcile"
+)
+
+const (
+	// Finalizer is the tracking finalizer of the workers: jobkit adds it to every
+	// pod it creates and removes it once the pod is counted in the status.
+	Finalizer = "ml.examples.jobkit.dev/worker-tracking"
+	// DefaultManagedBy is the controller a TrainingJob without spec.managedBy
+	// belongs to, and the name Setup answers to when reconcile.Config.Name is
+	// empty.
+	DefaultManagedBy = "ml.examples.jobkit.dev/trainingjob-controller"
+	// DefaultBackoffInitial and DefaultBackoffMax are the retry delays of the API
+	// (spec.backoff) when it leaves them unset.
+	DefaultBackoffInitial = 10 * time.Second
+	DefaultBackoffMax     = 6 * time.Minute
+)
+
+// Kind is the owner of the workers: the controller reference of each pod names
+// the TrainingJob, and Finalizer tracks them.
+var Kind = owner.Kind{
+	Group:     v1alpha1.GroupName,
+	Version:   v1alpha1.SchemeGroupVersion.Version,
+	Kind:      "TrainingJob",
+	Finalizer: Finalizer,
+}
+
+// ErrInvalid is wrapped by the errors of Workload for a TrainingJob that cannot
+// run: the field named in the error must change (and since the spec is immutable,
+// the run must be created again).
+var ErrInvalid = errors.New("invalid TrainingJob")
+
+// Workload presents tj to jobkit as a batch/v1 Job of completion mode Indexed:
+// Workers is completions, Parallelism defaults to Workers, the retries are counted
+// per index (BackoffLimitPerIndex, 0 when unset; no run-wide limit), a
+// replacement starts only once its predecessor has failed (podReplacementPolicy
+// Failed), the failure and success policies convert field for field, spec.backoff
+// becomes the owner's backoff (unset fields take DefaultBackoffInitial and
+// DefaultBackoffMax), and the selector stays nil so that only the pods whose
+// controller reference has tj's UID count (nothing is adopted).
+//
+// It refuses, wrapping ErrInvalid and naming each field with its value, what the
+// CRD schema cannot check: a template whose restartPolicy is not Never or that has
+// no container. The other rules (failure policy, maxFailedIndexes...) are the
+// schema's and, again, plan's. The Workload points into tj (template, status
+// conversion aside): do not modify tj while it is in use.
+func Workload(tj *v1alpha1.TrainingJob) (*reconcile.Workload, error) {
+	if tj == nil {
+		return nil, fmt.Errorf("%w: the TrainingJob is nil", ErrInvalid)
+	}
+	if err := validate(tj); err != nil {
+		return nil, err
+	}
+	s := &tj.Spec
+	parallelism := s.Parallelism
+	if parallelism == nil {
+		parallelism = &s.Workers
+	}
+	return &reconcile.Workload{
+		Workload: plan.Workload{
+			Namespace: tj.Namespace,
+			Name:      tj.Name,
+			UID:       tj.UID,
+			Deleting:  tj.DeletionTimestamp != nil,
+			Spec: plan.Spec{
+				Completions:           &s.Workers,
+				Parallelism:           parallelism,
+				CompletionMode:        ptr.To(batchv1.IndexedCompletion),
+				BackoffLimitPerIndex:  ptr.To(ptr.Deref(s.BackoffLimitPerIndex, 0)),
+				MaxFailedIndexes:      s.MaxFailedIndexes,
+				PodFailurePolicy:      tj.PodFailurePolicy(),
+				SuccessPolicy:         tj.SuccessPolicy(),
+				PodReplacementPolicy:  ptr.To(batchv1.Failed),
+				Suspend:               s.Suspend,
+				ActiveDeadlineSeconds: s.ActiveDeadlineSeconds,
+				Template:              &s.Template,
+				ManagedBy:             ptr.To(ManagedBy(tj)),
+			},
+			Status: tj.Status.JobStatus(),
+		},
+		ResourceVersion: tj.ResourceVersion,
+		Object:          tj,
+		Backoff:         BackoffPolicy(s.Backoff),
+	}, nil
+}
+
+// validate reports the fields of tj that jobkit cannot run and the schema does not
+// check.
+func validate(tj *v1alpha1.TrainingJob) error {
+	var errs []error
+	bad := func(field string, value any, why string) {
+		errs = append(errs, fmt.Errorf("%w %s/%s: %s: %v: %s", ErrInvalid, tj.Namespace, tj.Name, field, value, why))
+	}
+	if tj.Spec.Workers < 1 {
+		bad("spec.workers", tj.Spec.Workers, "must be at least 1")
+	}
+	pod := &tj.Spec.Template.Spec
+	if pod.RestartPolicy != corev1.RestartPolicyNever {
+		bad("spec.template.spec.restartPolicy", fmt.Sprintf("%q", pod.RestartPolicy),
+			"must be Never (a container restarted in place would hide the exit codes the failure policy reads)")
+	}
+	if len(pod.Containers) == 0 {
+		bad("spec.template.spec.containers", "[]", "at least one container is required")
+	}
+	if b := tj.Spec.Backoff; b != nil {
+		if b.Initial != nil && b.Initial.Duration <= 0 {
+			bad("spec.backoff.initial", b.Initial.Duration, "must be positive")
+		}
+		if b.Max != nil && b.Max.Duration <= 0 {
+			bad("spec.backoff.max", b.Max.Duration, "must be positive")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// BackoffPolicy returns the retry delays of spec.backoff: Initial doubling up to
+// Max, DefaultBackoffInitial and DefaultBackoffMax for what it leaves unset.
+func BackoffPolicy(b *v1alpha1.RetryBackoff) *backoff.Policy {
+	p := &backoff.Policy{Base: DefaultBackoffInitial, Max: DefaultBackoffMax}
+	if b != nil && b.Initial != nil {
+		p.Base = b.Initial.Duration
+	}
+	if b != nil && b.Max != nil {
+		p.Max = b.Max.Duration
+	}
+	return p
+}
+
+// ManagedBy returns the controller tj belongs to: spec.managedBy, or
+// DefaultManagedBy when unset.
+func ManagedBy(tj *v1alpha1.TrainingJob) string {
+	return ptr.Deref(tj.Spec.ManagedBy, DefaultManagedBy)
+}
+
+// Finished reports whether tj has the condition Complete or Failed: its workers are
+// counted no more.
+func Finished(tj *v1alpha1.TrainingJob) bool {
+	for _, c := range tj.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// OwnerFacts returns what the orphan cleanup and the pod-event mapping read of tj.
+func OwnerFacts(tj *v1alpha1.TrainingJob) finalizers.OrphanOwner {
+	return finalizers.OrphanOwner{UID: tj.UID, ManagedBy: ManagedBy(tj), Finished: Finished(tj)}
+}
