@@ -1,0 +1,50 @@
+// Package controller is the TrainingJob controller: a controller-runtime
+// controller that runs each TrainingJob (examples/trainingjob/api/v1alpha1) with
+// jobkit's plan and reconcile, as the batch/v1 Job controller runs a Job of
+// completion mode Indexed. What an operator author writes is small:
+//
+//   - Workload converts a TrainingJob into what reconcile syncs (its spec in Job
+//     terms, its status as a batchv1.JobStatus, its own retry backoff), refusing,
+//     with an error naming the field, what the CRD schema cannot check;
+//   - StatusWriter writes the status back through the status subresource with the
+//     resourceVersion precondition;
+//   - Setup wires the Reconciler to a manager: TrainingJob and pod watches, the
+//     Reconciler's expectations fed from pod events (ObservePodEventOf), and the
+//     orphan cleanup of the tracking finalizer (CleanOrphanOf).
+//
+// Everything else (expectations, the crash-safe order of status writes and
+// finalizer removals, slow-start creation, per-index retries and backoff, failure
+// and success policies, events) is jobkit's.
+//
+// # Ownership
+//
+// Pods are owned by controller reference to the TrainingJob (Kind: group
+// ml.examples.jobkit.dev, version v1alpha1) and tracked by the finalizer Finalizer
+// (ml.examples.jobkit.dev/worker-tracking). Only pods whose controller reference
+// has the TrainingJob's UID count: there is no selector and nothing is adopted.
+// A TrainingJob without spec.managedBy belongs to DefaultManagedBy; a controller
+// leaves runs managed by another name alone.
+//
+// # Backoff
+//
+// Each TrainingJob has its own retry delays (spec.backoff): Workload sets them as
+// reconcile.Workload.Backoff, which replaces reconcile.Config.Backoff for that
+// run. Unset, they are 10s doubling to at most 6m, as the API documents.
+//
+// # Invariants
+//
+//   - Nothing read from the cache is modified: Workload points into the cached
+//     TrainingJob and StatusWriter writes a copy.
+//   - A TrainingJob that Workload refuses gets a Warning event InvalidTrainingJob
+//     and no pod; its spec is immutable, so it is not retried.
+//   - Every status write goes through the API server's validation of the CRD
+//     schema (bounds and CEL rules); the integration tests check that each one the
+//     controller sends is accepted.
+//
+// # Cost and concurrency
+//
+// A sync is reconcile's (plan.Compute is O(n log n) in pods, one API call per
+// action) plus one conversion, O(rules + status). The Controller is safe for the
+// concurrent use controller-runtime makes of it: one worker per TrainingJob key at
+// a time, event handlers on the informers' goroutines.
+package controller

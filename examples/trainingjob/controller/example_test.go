@@ -1,0 +1,67 @@
+package controller_test
+
+import (
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
+	"github.com/jobkit/jobkit/examples/trainingjob/controller"
+	"github.com/jobkit/jobkit/reconcile"
+)
+
+// A TrainingJob of eight workers, four at a time, as jobkit syncs it: an Indexed
+// Job of eight completions with retries counted per index and its own backoff.
+func ExampleWorkload() {
+	tj := &v1alpha1.TrainingJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "resnet"},
+		Spec: v1alpha1.TrainingJobSpec{
+			Workers:              8,
+			Parallelism:          ptr.To[int32](4),
+			BackoffLimitPerIndex: ptr.To[int32](3),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "trainer", Image: "trainer:1"}},
+			}},
+		},
+	}
+	w, err := controller.Workload(tj)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := w.Spec
+	fmt.Println(*s.CompletionMode, *s.Completions, *s.Parallelism, *s.BackoffLimitPerIndex, *s.ManagedBy)
+	fmt.Println("backoff:", w.Backoff.Base, "to", w.Backoff.Max)
+
+	tj.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	_, err = controller.Workload(tj)
+	fmt.Println(err)
+	// Output:
+	// Indexed 8 4 3 ml.examples.jobkit.dev/trainingjob-controller
+	// backoff: 10s to 6m0s
+	// invalid TrainingJob ml/resnet: spec.template.spec.restartPolicy: "Always": must be Never (a container restarted in place would hide the exit codes the failure policy reads)
+}
+
+// Setup registers the controller with a manager whose scheme knows TrainingJobs.
+// It needs a cluster, so this example only compiles.
+func ExampleSetup() {
+	scheme := runtime.NewScheme()
+	if err := errors.Join(clientgoscheme.AddToScheme(scheme), v1alpha1.AddToScheme(scheme)); err != nil {
+		panic(err)
+	}
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{Scheme: scheme})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := controller.Setup(mgr, reconcile.Config{Name: controller.DefaultManagedBy}, controller.Options{}); err != nil {
+		panic(err)
+	}
+	_ = mgr.Start(ctrl.SetupSignalHandler())
+}
