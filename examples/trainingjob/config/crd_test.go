@@ -481,7 +481,8 @@ func TestStatusWrites(t *testing.T) {
 	}
 }
 
-// TestRole checks that the role grants what a controller of TrainingJobs does.
+// TestRole checks that the role grants what the controller of TrainingJobs does
+// (the controller's integration tests run it with this role only).
 func TestRole(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("rbac", "role.yaml"))
 	if err != nil {
@@ -500,15 +501,17 @@ func TestRole(t *testing.T) {
 		return false
 	}
 	tests := []struct{ group, resource, verb string }{
+		{v1alpha1.GroupName, "trainingjobs", "get"},
+		{v1alpha1.GroupName, "trainingjobs", "list"},
 		{v1alpha1.GroupName, "trainingjobs", "watch"},
 		{v1alpha1.GroupName, "trainingjobs/status", "update"},
-		{v1alpha1.GroupName, "trainingjobs/status", "patch"},
+		{"", "pods", "list"},
 		{"", "pods", "watch"},
 		{"", "pods", "create"},
 		{"", "pods", "delete"},
 		{"", "pods", "patch"},
-		{"", "events", "create"},
 		{"events.k8s.io", "events", "create"},
+		{"events.k8s.io", "events", "patch"},
 	}
 	for _, tt := range tests {
 		if !allowed(tt.group, tt.resource, tt.verb) {

@@ -20,6 +20,7 @@ import (
 	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,7 +32,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
 
 	"github.com/jobkit/jobkit/examples/internal/scenarios"
 	"github.com/jobkit/jobkit/examples/internal/testenv"
@@ -41,7 +44,7 @@ import (
 )
 
 var (
-	restConfig *rest.Config
+	restConfig *rest.Config // the controllers': authenticated as controllerUser
 	scheme     = runtime.NewScheme()
 	k8s        client.Client        // the tests' own client, straight to the API server
 	clientset  kubernetes.Interface // for the kubelet and the pod watches
@@ -68,15 +71,51 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	cfg.QPS, cfg.Burst = 1000, 2000
-	restConfig = cfg
 	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err == nil {
 		clientset, err = kubernetes.NewForConfig(cfg)
+	}
+	if err == nil {
+		restConfig, err = userWithRole(env, cfg)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()
+}
+
+// controllerUser is the user the controllers of the tests run as: it holds only
+// config/rbac/role.yaml, so every test also checks that the role covers what the
+// controller does.
+const controllerUser = "trainingjob-controller"
+
+// userWithRole binds the ClusterRole of config/rbac/role.yaml to controllerUser and
+// returns a rest config that authenticates as that user.
+func userWithRole(env *envtest.Environment, admin *rest.Config) (*rest.Config, error) {
+	data, err := os.ReadFile(filepath.Join("..", "config", "rbac", "role.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(data, role); err != nil {
+		return nil, fmt.Errorf("decoding the role: %w", err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: controllerUser}},
+	}
+	ctx := context.Background()
+	if err := errors.Join(k8s.Create(ctx, role), k8s.Create(ctx, binding)); err != nil {
+		return nil, fmt.Errorf("installing the role: %w", err)
+	}
+	user, err := env.AddUser(envtest.User{Name: controllerUser}, admin)
+	if err != nil {
+		return nil, fmt.Errorf("adding user %s: %w", controllerUser, err)
+	}
+	cfg := user.Config()
+	cfg.QPS, cfg.Burst = admin.QPS, admin.Burst
+	return cfg, nil
 }
 
 // env is one test's world: a namespace, a test kubelet, a log of the pods created
