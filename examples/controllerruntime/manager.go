@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -48,6 +49,10 @@ type ManagerOptions struct {
 	// SkipNameValidation lets several managers in one process register controllers
 	// of the same name (tests that restart the controller).
 	SkipNameValidation bool
+	// Scheme holds the types the manager's clients and caches know; nil means
+	// client-go's (the built-in types). A controller of a custom resource adds its
+	// types to a scheme of its own (examples/trainingjob).
+	Scheme *runtime.Scheme
 }
 
 // NewManager returns a manager for the controller: leader election as asked (the
@@ -74,6 +79,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (manager.Manager, error) {
 		HealthProbeBindAddress:        o.HealthProbeBindAddress,
 		Cache:                         cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
+		Scheme:                        o.Scheme,
 	}
 	mo.Logger = o.Logger
 	if mo.Logger.GetSink() == nil {
