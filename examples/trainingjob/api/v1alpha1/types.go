@@ -85,8 +85,8 @@ type TrainingJobSpec struct {
 	// +optional
 	MaxFailedIndexes *int32 `json:"maxFailedIndexes,omitempty"`
 
-	// Backoff is the delay before an index that failed is retried; nil takes a
-	// Job's delays (10s, doubling, at most 6m).
+	// Backoff is the delay before an index that failed is retried; nil means
+	// 10s, doubling, at most 6m.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="backoff is immutable"
 	// +optional
 	Backoff *RetryBackoff `json:"backoff,omitempty"`
