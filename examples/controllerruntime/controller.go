@@ -152,7 +152,7 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 		Named(name).
 		For(&batchv1.Job{}, builder.WithPredicates(managed, syncAtOnce(c.batch))).
 		Watches(&batchv1.Job{}, &jobHandler{c: c}, builder.WithPredicates(managed)).
-		Watches(&corev1.Pod{}, &podHandler{c: c}).
+		Watches(&corev1.Pod{}, PodEventHandler(c.handlePod)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: cmp.Or(opts.Workers, DefaultWorkers),
 			SkipNameValidation:      ptr.To(opts.SkipNameValidation),

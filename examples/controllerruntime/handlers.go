@@ -21,45 +21,52 @@ import (
 	"github.com/jobkit/jobkit/reconcile"
 )
 
-// queue is the controller's workqueue as the handlers see it.
-type queue = workqueue.TypedRateLimitingInterface[crreconcile.Request]
+// Queue is the controller's workqueue as event handlers see it.
+type Queue = workqueue.TypedRateLimitingInterface[crreconcile.Request]
 
-// podHandler feeds pod events to Reconciler.ObservePodEvent, so that each event
-// fulfils the expectations it concerns before the Jobs it names are queued (after the
-// batch period), queues the Jobs that may adopt an orphan, and hands pods whose
-// finalizer nobody will remove to the orphan worker. It replaces Owns(&corev1.Pod{}),
-// whose handler queues the owner at once on a listener of its own, in no order with
-// the expectation observations.
-type podHandler struct{ c *Controller }
+// PodEventHandler adapts a function of reconcile.PodEvent to controller-runtime's
+// event handler of pods: adds, updates (old and new) and deletes, the delete with
+// the last state known (controller-runtime unwraps the tombstone of a missed
+// deletion). Generic events and objects that are not pods are ignored. The Job
+// controller and the TrainingJob controller (examples/trainingjob) feed
+// Reconciler.ObservePodEvent(Of) with it.
+type PodEventHandler func(ctx context.Context, ev reconcile.PodEvent, q Queue)
 
-var _ handler.TypedEventHandler[client.Object, crreconcile.Request] = (*podHandler)(nil)
+var _ handler.TypedEventHandler[client.Object, crreconcile.Request] = PodEventHandler(nil)
 
-func (h *podHandler) Create(ctx context.Context, e event.TypedCreateEvent[client.Object], q queue) {
+// Create passes a PodAdded event.
+func (f PodEventHandler) Create(ctx context.Context, e event.TypedCreateEvent[client.Object], q Queue) {
 	if pod, ok := e.Object.(*corev1.Pod); ok {
-		h.handle(ctx, reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, q)
+		f(ctx, reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, q)
 	}
 }
 
-func (h *podHandler) Update(ctx context.Context, e event.TypedUpdateEvent[client.Object], q queue) {
+// Update passes a PodUpdated event.
+func (f PodEventHandler) Update(ctx context.Context, e event.TypedUpdateEvent[client.Object], q Queue) {
 	old, ok1 := e.ObjectOld.(*corev1.Pod)
 	cur, ok2 := e.ObjectNew.(*corev1.Pod)
 	if ok1 && ok2 {
-		h.handle(ctx, reconcile.PodEvent{Type: reconcile.PodUpdated, Old: old, New: cur}, q)
+		f(ctx, reconcile.PodEvent{Type: reconcile.PodUpdated, Old: old, New: cur}, q)
 	}
 }
 
-// Delete receives the last state known, also when the deletion was missed and found
-// on a relist (controller-runtime unwraps the tombstone).
-func (h *podHandler) Delete(ctx context.Context, e event.TypedDeleteEvent[client.Object], q queue) {
+// Delete passes a PodDeleted event with the last state known.
+func (f PodEventHandler) Delete(ctx context.Context, e event.TypedDeleteEvent[client.Object], q Queue) {
 	if pod, ok := e.Object.(*corev1.Pod); ok {
-		h.handle(ctx, reconcile.PodEvent{Type: reconcile.PodDeleted, Old: pod}, q)
+		f(ctx, reconcile.PodEvent{Type: reconcile.PodDeleted, Old: pod}, q)
 	}
 }
 
-func (h *podHandler) Generic(context.Context, event.TypedGenericEvent[client.Object], queue) {}
+// Generic does nothing.
+func (f PodEventHandler) Generic(context.Context, event.TypedGenericEvent[client.Object], Queue) {}
 
-func (h *podHandler) handle(ctx context.Context, ev reconcile.PodEvent, q queue) {
-	c := h.c
+// handlePod feeds a pod event to Reconciler.ObservePodEvent, so that the event
+// fulfils the expectations it concerns before the Jobs it names are queued (after
+// the batch period), queues the Jobs that may adopt an orphan, and hands pods whose
+// finalizer nobody will remove to the orphan worker. Setup watches pods with it
+// instead of Owns(&corev1.Pod{}), whose handler queues the owner at once on a
+// listener of its own, in no order with the expectation observations.
+func (c *Controller) handlePod(ctx context.Context, ev reconcile.PodEvent, q Queue) {
 	res := c.rec.ObservePodEvent(ev, func(namespace, name string) *batchv1.Job { return c.cachedJob(ctx, namespace, name) })
 	for _, key := range res.Sync {
 		ns, name := splitKey(key)
@@ -114,9 +121,9 @@ type jobHandler struct{ c *Controller }
 
 var _ handler.TypedEventHandler[client.Object, crreconcile.Request] = (*jobHandler)(nil)
 
-func (h *jobHandler) Create(context.Context, event.TypedCreateEvent[client.Object], queue) {}
+func (h *jobHandler) Create(context.Context, event.TypedCreateEvent[client.Object], Queue) {}
 
-func (h *jobHandler) Update(ctx context.Context, e event.TypedUpdateEvent[client.Object], q queue) {
+func (h *jobHandler) Update(ctx context.Context, e event.TypedUpdateEvent[client.Object], q Queue) {
 	old, ok1 := e.ObjectOld.(*batchv1.Job)
 	cur, ok2 := e.ObjectNew.(*batchv1.Job)
 	if !ok1 || !ok2 {
@@ -131,13 +138,13 @@ func (h *jobHandler) Update(ctx context.Context, e event.TypedUpdateEvent[client
 	}
 }
 
-func (h *jobHandler) Delete(ctx context.Context, e event.TypedDeleteEvent[client.Object], _ queue) {
+func (h *jobHandler) Delete(ctx context.Context, e event.TypedDeleteEvent[client.Object], _ Queue) {
 	if job, ok := e.Object.(*batchv1.Job); ok {
 		h.c.queueOrphans(ctx, job)
 	}
 }
 
-func (h *jobHandler) Generic(context.Context, event.TypedGenericEvent[client.Object], queue) {}
+func (h *jobHandler) Generic(context.Context, event.TypedGenericEvent[client.Object], Queue) {}
 
 // queueOrphans queues the cached pods controlled by job that carry the tracking
 // finalizer for the orphan worker.

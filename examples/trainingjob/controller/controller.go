@@ -108,7 +108,7 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 		// (this controller's own writes) after the batch period (trainingJobHandler).
 		For(&v1alpha1.TrainingJob{}, builder.WithPredicates(managed, predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.TrainingJob{}, &trainingJobHandler{c}, builder.WithPredicates(managed)).
-		Watches(&corev1.Pod{}, &podHandler{c}).
+		Watches(&corev1.Pod{}, controllerruntime.PodEventHandler(c.handlePod)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: cmp.Or(opts.Workers, 5),
 			SkipNameValidation:      ptr.To(opts.SkipNameValidation),

@@ -6,50 +6,24 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/jobkit/jobkit/examples/controllerruntime"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
-type queue = workqueue.TypedRateLimitingInterface[crreconcile.Request]
+type queue = controllerruntime.Queue
 
-// podHandler gives each pod event to Reconciler.ObservePodEventOf, so that the
+// handlePod gives a pod event to Reconciler.ObservePodEventOf, so that the
 // expectations it fulfils are lowered before its TrainingJob is queued (after the
 // batch period), and hands pods whose finalizer nobody will remove to the orphan
 // worker.
-type podHandler struct{ c *Controller }
-
-var _ handler.TypedEventHandler[client.Object, crreconcile.Request] = (*podHandler)(nil)
-
-func (h *podHandler) Create(ctx context.Context, e event.TypedCreateEvent[client.Object], q queue) {
-	if pod, ok := e.Object.(*corev1.Pod); ok {
-		h.handle(ctx, reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, q)
-	}
-}
-
-func (h *podHandler) Update(ctx context.Context, e event.TypedUpdateEvent[client.Object], q queue) {
-	old, ok1 := e.ObjectOld.(*corev1.Pod)
-	cur, ok2 := e.ObjectNew.(*corev1.Pod)
-	if ok1 && ok2 {
-		h.handle(ctx, reconcile.PodEvent{Type: reconcile.PodUpdated, Old: old, New: cur}, q)
-	}
-}
-
-func (h *podHandler) Delete(ctx context.Context, e event.TypedDeleteEvent[client.Object], q queue) {
-	if pod, ok := e.Object.(*corev1.Pod); ok {
-		h.handle(ctx, reconcile.PodEvent{Type: reconcile.PodDeleted, Old: pod}, q)
-	}
-}
-
-func (h *podHandler) Generic(context.Context, event.TypedGenericEvent[client.Object], queue) {}
-
-func (h *podHandler) handle(ctx context.Context, ev reconcile.PodEvent, q queue) {
-	res := h.c.rec.ObservePodEventOf(ev, h.c.cachedFacts(ctx))
+func (c *Controller) handlePod(ctx context.Context, ev reconcile.PodEvent, q queue) {
+	res := c.rec.ObservePodEventOf(ev, c.cachedFacts(ctx))
 	for _, key := range res.Sync {
 		ns, name, _ := strings.Cut(key, "/")
 		q.AddAfter(crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}, res.Delay)
@@ -59,7 +33,7 @@ func (h *podHandler) handle(ctx context.Context, ev reconcile.PodEvent, q queue)
 		if pod == nil {
 			pod = ev.Old
 		}
-		h.c.orphans.Add(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
+		c.orphans.Add(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
 	}
 }
 
