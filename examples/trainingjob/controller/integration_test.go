@@ -53,6 +53,19 @@ func TestRunToCompletion(t *testing.T) {
 	}
 	e.checkCreated(map[string]int{"0": 1, "1": 1, "2": 1})
 	e.checkDone(got)
+	e.eventually("events Completed and SuccessfulCreate recorded on the TrainingJob", func() (bool, string) {
+		list, err := clientset.EventsV1().Events(e.ns).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		reasons := map[string]int{}
+		for _, ev := range list.Items {
+			if ev.Regarding.Kind == "TrainingJob" && ev.Regarding.UID == got.UID {
+				reasons[ev.Reason]++
+			}
+		}
+		return reasons["Completed"] == 1 && reasons["SuccessfulCreate"] > 0, fmt.Sprint(reasons)
+	})
 }
 
 // (b) A failed worker is retried after spec.backoff.initial (3s), not the
