@@ -169,9 +169,14 @@ func (c *Controller) queueOrphans(ctx context.Context, job *batchv1.Job) {
 // Reconciler.CleanOrphan); a controller of another owner kind adds its own
 // (examples/trainingjob).
 type OrphanWorker struct {
-	Queue   workqueue.TypedRateLimitingInterface[types.NamespacedName]
-	Clean   func(ctx context.Context, pod types.NamespacedName) error
-	Log     logr.Logger
+	// Queue holds the pods to look at; the worker shuts it down when it stops.
+	Queue workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	// Clean removes the finalizer of one pod if the owner's rules allow it; an
+	// error requeues the pod with rate limiting.
+	Clean func(ctx context.Context, pod types.NamespacedName) error
+	// Log receives the failures.
+	Log logr.Logger
+	// Workers is how many pods are cleaned at once; zero means 1.
 	Workers int
 }
 
