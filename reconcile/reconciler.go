@@ -15,15 +15,16 @@ import (
 	"github.com/jobkit/jobkit/plan"
 )
 
-// Reconciler runs the sync of one Job at a time against a Client: it checks the
-// expectations, computes a plan.Plan and executes it in the crash-safe order. It keeps
-// per-Job state keyed by "namespace/name": the stores of Config (expectations,
-// finalizer removals in flight, backoff records) and one record of its own per key
-// (the UID, the last status version it wrote, writes of unknown outcome, the slow-start
-// batch size).
+// Reconciler runs the sync of one owner (a Job, or any Workload) at a time against a
+// pod client and a status writer: it checks the expectations, computes a plan.Plan
+// and executes it in the crash-safe order. It keeps per-owner state keyed by
+// "namespace/name": the stores of Config (expectations, finalizer removals in
+// flight, backoff records) and one record of its own per key (the UID, the last
+// status version it wrote, writes of unknown outcome, the slow-start batch size).
 //
-// A Reconciler is safe for concurrent use by several workers as long as one Job key
-// is synced by one worker at a time (a workqueue guarantees that).
+// A Reconciler is safe for concurrent use by several workers as long as one key is
+// synced by one worker at a time (a workqueue guarantees that). One Reconciler
+// serves one owner kind (Config.Owner).
 type Reconciler struct {
 	cfg    Config
 	pods   PodClient
