@@ -194,12 +194,18 @@ func (cfg Config) withDefaults() (Config, error) {
 	return cfg, nil
 }
 
-func (cfg *Config) planOptions() plan.Options {
+// planOptions are the plan's options; own is the owner's backoff (Workload.Backoff),
+// which replaces Config.Backoff when not zero.
+func (cfg *Config) planOptions(own backoff.Policy) plan.Options {
+	pol := cfg.Backoff
+	if own != (backoff.Policy{}) {
+		pol = own
+	}
 	return plan.Options{
 		MaxCreatesPerSync: cfg.MaxCreatesPerSync,
 		MaxDeletesPerSync: cfg.MaxDeletesPerSync,
 		MaxUncounted:      cfg.MaxUncounted,
-		Backoff:           cfg.Backoff,
+		Backoff:           pol,
 		MinRequeue:        cfg.MinBackoffRequeue,
 	}
 }

@@ -163,6 +163,9 @@ func (r *Reconciler) SyncWorkload(ctx context.Context, w *Workload, list Workloa
 	if list == nil {
 		return Result{}, fmt.Errorf("%w: SyncWorkload: list is nil", ErrInvalidArgument)
 	}
+	if w.Backoff.Base < 0 || w.Backoff.Max < 0 {
+		return Result{}, fmt.Errorf("%w: SyncWorkload: Workload.Backoff: %+v: durations must not be negative (zero means the default)", ErrInvalidArgument, w.Backoff)
+	}
 	start := r.cfg.Clock.Now()
 	key := w.key()
 	ex := &execution{
@@ -224,7 +227,7 @@ func (ex *execution) sync(list WorkloadPodLister, now time.Time) (res Result, er
 		PendingFinalizerRemovals: pending,
 		Backoff:                  rec,
 		Now:                      now,
-		Options:                  r.cfg.planOptions(),
+		Options:                  r.cfg.planOptions(job.Backoff),
 		Owner:                    r.cfg.Owner,
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -26,6 +27,10 @@ type Workload struct {
 	// Object is the owner object as read. Events are recorded on it, and a
 	// StatusWriter starts from it. Required.
 	Object runtime.Object
+	// Backoff, when not zero, is this owner's pod failure backoff (a resource that
+	// lets its users set the retry delays); zero means Config.Backoff. Its zero
+	// fields mean the defaults, as in Config.Backoff.
+	Backoff backoff.Policy
 }
 
 // JobWorkload presents a batch/v1 Job as a Workload (plan.JobWorkload, with the

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
@@ -219,6 +221,12 @@ func TestSyncWorkloadBadInput(t *testing.T) {
 		{"NewFor without status writer", func() error { _, err := reconcile.NewFor(cfg, c, nil); return err }, "status writer is nil"},
 		{"nil workload", func() error { _, err := r.SyncWorkload(t.Context(), nil, list); return err }, "workload is nil"},
 		{"nil object", func() error { _, err := r.SyncWorkload(t.Context(), noObject, list); return err }, "Workload.Object is nil"},
+		{"negative backoff", func() error {
+			w := store.get().workload()
+			w.Backoff.Base = -time.Second
+			_, err := r.SyncWorkload(t.Context(), w, list)
+			return err
+		}, "Workload.Backoff"},
 		{"nil list", func() error { _, err := r.SyncWorkload(t.Context(), store.get().workload(), nil); return err }, "list is nil"},
 		{"JobStatusWriter given a Task", func() error {
 			_, err := reconcile.JobStatusWriter(c).WriteStatus(t.Context(), store.get().workload(), batchv1.JobStatus{})
@@ -243,4 +251,48 @@ func TestSyncWorkloadBadInput(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "returned no owner object")
 	})
+}
+
+// Workload.Backoff replaces Config.Backoff for its owner: the replacement of a failed
+// worker waits the owner's delay.
+func TestSyncWorkloadOwnBackoff(t *testing.T) {
+	tests := []struct {
+		name string
+		own  backoff.Policy
+		want time.Duration
+	}{
+		{name: "the Reconciler's", want: 2 * time.Second},
+		{name: "the owner's", own: backoff.Policy{Base: time.Minute, Max: time.Hour}, want: time.Minute},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := reconciletest.NewCluster(reconciletest.Options{Seed: 5})
+			store := &taskStore{stored: &task{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "t", UID: "u", ResourceVersion: "1"}, Workers: 1}}
+			r, err := reconcile.NewFor(reconcile.Config{Name: testName, Owner: taskKind, Clock: c.Clock(),
+				Backoff: backoff.Policy{Base: 2 * time.Second, Max: time.Minute}}, c, store)
+			require.NoError(t, err)
+			c.Cache().OnPodEvent(func(ev reconcile.PodEvent) { r.ObservePodEvent(ev, nil) })
+			list := func(w *reconcile.Workload) ([]*corev1.Pod, error) { return c.Cache().Pods(w.Namespace), nil }
+			sync := func() reconcile.Result {
+				w := store.get().workload()
+				w.Backoff = tc.own
+				res, err := r.SyncWorkload(t.Context(), w, list)
+				require.NoError(t, err)
+				c.Cache().DeliverAll()
+				return res
+			}
+			sync() // creates the worker
+			pods := c.ListPods(ns)
+			require.Len(t, pods, 1)
+			require.NoError(t, c.Kubelet().Run(ns, pods[0].Name))
+			require.NoError(t, c.Kubelet().Fail(ns, pods[0].Name, 1))
+			c.Cache().DeliverAll()
+			var res reconcile.Result
+			for i := 0; i < 3 && res.RequeueAfter == 0; i++ { // record, count, then wait
+				res = sync()
+			}
+			assert.Equal(t, tc.want, res.RequeueAfter, "the replacement waits")
+			assert.Len(t, c.ListPods(ns), 1, "no replacement yet")
+		})
+	}
 }
