@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -104,6 +105,26 @@ func ExampleReconciler_ObservePodEvent() {
 	// Output:
 	// sync: [] orphan cleanup: true
 	// true controlling Job no longer exists
+}
+
+// ObservePodEventOf is ObservePodEvent for a custom owner kind: the lookup returns
+// the owner's facts from the controller's own cache.
+func ExampleReconciler_ObservePodEventOf() {
+	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
+	r, _ := reconcile.New(reconcile.Config{Name: "ml.example.com/controller", Owner: kind}, reconciletest.NewCluster(reconciletest.Options{}))
+	tj := &metav1.ObjectMeta{Namespace: "default", Name: "train", UID: "1234"}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "default", Name: "train-0", UID: "abcd",
+		OwnerReferences: []metav1.OwnerReference{kind.NewControllerRef(tj)},
+		Finalizers:      []string{kind.Finalizer},
+	}}
+	finished := func(namespace, name string) *finalizers.OrphanOwner {
+		return &finalizers.OrphanOwner{UID: "1234", ManagedBy: "ml.example.com/controller", Finished: true}
+	}
+	res := r.ObservePodEventOf(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, finished)
+	fmt.Println("sync:", res.Sync, "orphan cleanup:", res.OrphanCleanup)
+	// Output:
+	// sync: [] orphan cleanup: true
 }
 
 // Job events: a spec change syncs at once, a status change is batched.

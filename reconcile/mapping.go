@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/owner"
 )
 
@@ -246,6 +247,24 @@ type PodEventResult struct {
 // It also reports terminated_pods_tracking_finalizer_total to the Metrics. It is
 // safe for concurrent use.
 func (r *Reconciler) ObservePodEvent(ev PodEvent, lookup JobLookup) PodEventResult {
+	if lookup == nil {
+		return r.ObservePodEventOf(ev, nil)
+	}
+	return r.ObservePodEventOf(ev, func(namespace, name string) *finalizers.OrphanOwner {
+		return finalizers.JobOwner(lookup(namespace, name))
+	})
+}
+
+// OwnerLookup returns what the caller's cache shows of the owner namespace/name
+// (its UID and whether it has finished; see finalizers.OrphanOwner), or nil when the
+// cache has no such owner. It is JobLookup for owners of any kind.
+type OwnerLookup func(namespace, name string) *finalizers.OrphanOwner
+
+// ObservePodEventOf is ObservePodEvent for owners of any kind (Config.Owner): lookup
+// resolves the owners named by controller references in the caller's cache, with the
+// same rules (a missing owner or one with another UID is not concerned, a finished one
+// is not synced), and a nil lookup trusts the UID last synced under the key.
+func (r *Reconciler) ObservePodEventOf(ev PodEvent, lookup OwnerLookup) PodEventResult {
 	m := MapPodEventFor(r.cfg.Owner, ev, r.cfg.PodEventBatchPeriod)
 	if m.TrackingFinalizer != "" {
 		r.cfg.Metrics.TerminatedPodsTrackingFinalizer(m.TrackingFinalizer)
@@ -259,9 +278,9 @@ func (r *Reconciler) ObservePodEvent(ev PodEvent, lookup JobLookup) PodEventResu
 		live, finished := true, false
 		if lookup != nil {
 			ns, name, _ := strings.Cut(t.Key, "/")
-			job := lookup(ns, name)
-			live = job != nil && job.UID == t.UID
-			finished = live && jobFinished(&job.Status)
+			own := lookup(ns, name)
+			live = own != nil && own.UID == t.UID
+			finished = live && own.Finished
 		} else if uid, ok := r.knownUID(t.Key); ok && uid != t.UID {
 			live = false
 		}
