@@ -1,11 +1,9 @@
 package reconciletest
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
-	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/owner"
 )
 
 // Labels the API server adds to the pod template of a Job without a manual selector.
@@ -64,12 +64,7 @@ func (c *Cluster) CreateJob(job *batchv1.Job) (*batchv1.Job, error) {
 		if j.GenerateName == "" {
 			return nil, apierrors.NewInvalid(jobKind, "", field.ErrorList{field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
 		}
-		for {
-			j.Name = c.generateName(j.GenerateName)
-			if _, taken := c.jobs[key(j.Namespace, j.Name)]; !taken {
-				break
-			}
-		}
+		j.Name = uniqueName(c, j.GenerateName, func(n string) bool { _, taken := c.jobs[key(j.Namespace, n)]; return taken })
 	} else if _, taken := c.jobs[key(j.Namespace, j.Name)]; taken {
 		return nil, apierrors.NewAlreadyExists(jobsResource, j.Name)
 	}
@@ -86,6 +81,30 @@ func (c *Cluster) CreateJob(job *batchv1.Job) (*batchv1.Job, error) {
 // defaultJob applies the API defaults and the generated selector to j.
 func defaultJob(j *batchv1.Job) {
 	s := &j.Spec
+	defaultJobSpec(s)
+	if ptr.Deref(s.ManualSelector, false) {
+		return
+	}
+	uid := string(j.UID)
+	if s.Template.Labels == nil {
+		s.Template.Labels = map[string]string{}
+	}
+	s.Template.Labels[labelControllerUID] = uid
+	s.Template.Labels[legacyLabelControllerUID] = uid
+	s.Template.Labels[labelJobName] = j.Name
+	s.Template.Labels[legacyLabelJobName] = j.Name
+	if s.Selector == nil {
+		s.Selector = &metav1.LabelSelector{}
+	}
+	if s.Selector.MatchLabels == nil {
+		s.Selector.MatchLabels = map[string]string{}
+	}
+	s.Selector.MatchLabels[labelControllerUID] = uid
+}
+
+// defaultJobSpec applies the API defaults of a Job's spec fields to s (not the
+// generated selector).
+func defaultJobSpec(s *batchv1.JobSpec) {
 	if s.Completions == nil && s.Parallelism == nil {
 		s.Completions, s.Parallelism = ptr.To[int32](1), ptr.To[int32](1)
 	}
@@ -122,24 +141,6 @@ func defaultJob(j *batchv1.Job) {
 			}
 		}
 	}
-	if ptr.Deref(s.ManualSelector, false) {
-		return
-	}
-	uid := string(j.UID)
-	if s.Template.Labels == nil {
-		s.Template.Labels = map[string]string{}
-	}
-	s.Template.Labels[labelControllerUID] = uid
-	s.Template.Labels[legacyLabelControllerUID] = uid
-	s.Template.Labels[labelJobName] = j.Name
-	s.Template.Labels[legacyLabelJobName] = j.Name
-	if s.Selector == nil {
-		s.Selector = &metav1.LabelSelector{}
-	}
-	if s.Selector.MatchLabels == nil {
-		s.Selector.MatchLabels = map[string]string{}
-	}
-	s.Selector.MatchLabels[labelControllerUID] = uid
 }
 
 // UpdateJob applies mutate to a copy of the stored Job and stores the result as a
@@ -186,9 +187,11 @@ func (c *Cluster) DeleteJob(namespace, name string) error {
 }
 
 // CollectGarbage deletes, as the garbage collector would with background
-// propagation, every pod whose owner references all name Jobs (by UID) that no
-// longer exist. It returns how many deletions it issued. Pods with finalizers keep
-// existing, with a deletionTimestamp, until their finalizers are removed.
+// propagation, every pod whose owner references all name owners the cluster knows
+// of (batch/v1 Jobs, and Tasks of the cluster's owner kind, by UID) that no longer
+// exist. A reference to any other kind keeps the pod. It returns how many deletions
+// it issued. Pods with finalizers keep existing, with a deletionTimestamp, until
+// their finalizers are removed.
 func (c *Cluster) CollectGarbage() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -196,14 +199,20 @@ func (c *Cluster) CollectGarbage() int {
 	for _, j := range c.jobs {
 		live[j.UID] = true
 	}
+	for _, t := range c.tasks {
+		live[t.UID] = true
+	}
+	known := func(ref *metav1.OwnerReference) bool {
+		return owner.BatchJob.Matches(ref) || (c.owner != owner.BatchJob && c.owner.Matches(ref))
+	}
 	n := 0
 	for _, p := range c.sortedPodsLocked("") {
 		if len(p.OwnerReferences) == 0 || p.DeletionTimestamp != nil {
 			continue
 		}
 		orphaned := true
-		for _, ref := range p.OwnerReferences {
-			if ref.Kind != "Job" || live[ref.UID] {
+		for i := range p.OwnerReferences {
+			if ref := &p.OwnerReferences[i]; !known(ref) || live[ref.UID] {
 				orphaned = false
 			}
 		}
@@ -301,17 +310,15 @@ func (c *Cluster) ListJobs() []*batchv1.Job {
 	for _, j := range c.jobs {
 		out = append(out, j.DeepCopy())
 	}
-	slices.SortFunc(out, func(a, b *batchv1.Job) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
+	sortByName(out)
 	return out
 }
 
-// describeJobPods summarises the stored pods of a Job for test failures.
-func (c *Cluster) describeJobPods(job *batchv1.Job) string {
+// describePods summarises the stored pods controlled by uid for test failures.
+func (c *Cluster) describePods(namespace string, uid types.UID) string {
 	s := ""
-	for _, p := range c.ListPods(job.Namespace) {
-		if ref := metav1.GetControllerOfNoCopy(p); ref == nil || ref.UID != job.UID {
+	for _, p := range c.ListPods(namespace) {
+		if ref := metav1.GetControllerOfNoCopy(p); ref == nil || ref.UID != uid {
 			continue
 		}
 		s += fmt.Sprintf("\n  %s %s finalizers=%v deleting=%v", p.Name, p.Status.Phase, p.Finalizers, p.DeletionTimestamp != nil)
