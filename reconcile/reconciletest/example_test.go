@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/backoff"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -42,6 +43,47 @@ func ExampleDriver_Run() {
 	// Output:
 	// succeeded=3 failed=2 completedIndexes="0-2"
 	// map[Failed:2 Succeeded:3]
+}
+
+// A custom owner: the Cluster holds Tasks of its own kind (Options.Owner), the
+// Reconciler is NewFor with that kind and the Cluster as pod client and status
+// writer, and the Driver syncs the Task through SyncWorkload. The pods carry the
+// Task's controller reference and finalizer, and the garbage collector follows that
+// kind.
+func ExampleDriver_Run_customOwner() {
+	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
+	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1, Owner: kind})
+	r, err := reconcile.NewFor(reconcile.Config{
+		Name:                        "ml.example.com/controller",
+		Owner:                       kind,
+		Clock:                       c.Clock(),
+		FinalizerRemovalParallelism: 1,
+	}, c, c)
+	if err != nil {
+		panic(err)
+	}
+	task := reconciletest.NewTask("default", "train", 3, 3)
+	task.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	task.Spec.ManagedBy = ptr.To("ml.example.com/controller")
+	_, _ = c.CreateTask(task)
+	c.Kubelet().SetScript(reconciletest.FailFirst(1, 1))
+
+	d := reconciletest.NewDriver(c, r)
+	rr, err := d.Run(context.Background(), "default", "train", 100)
+	if err != nil {
+		panic(err)
+	}
+	st := rr.Task.Status
+	fmt.Printf("%s: succeeded=%d failed=%d completedIndexes=%q\n", rr.Task.Kind, st.Succeeded, st.Failed, st.CompletedIndexes)
+	pod := c.ListPods("default")[0]
+	fmt.Println(pod.OwnerReferences[0].APIVersion, pod.OwnerReferences[0].Kind, pod.Finalizers)
+
+	_ = c.DeleteTask("default", "train")
+	fmt.Println("collected:", c.CollectGarbage())
+	// Output:
+	// TrainingJob: succeeded=3 failed=1 completedIndexes="0-2"
+	// ml.example.com/v1 TrainingJob []
+	// collected: 4
 }
 
 // Faults: the second pod creation fails, and the call log shows what the
