@@ -7,12 +7,9 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/owner"
@@ -56,26 +53,7 @@ func (c *Cluster) CreateJob(job *batchv1.Job) (*batchv1.Job, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	j := job.DeepCopy()
-	if j.Namespace == "" {
-		return nil, apierrors.NewInvalid(jobKind, j.Name, field.ErrorList{field.Required(field.NewPath("metadata", "namespace"), "")})
-	}
-	if j.Name == "" {
-		if j.GenerateName == "" {
-			return nil, apierrors.NewInvalid(jobKind, "", field.ErrorList{field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
-		}
-		j.Name = uniqueName(c, j.GenerateName, func(n string) bool { _, taken := c.jobs[key(j.Namespace, n)]; return taken })
-	} else if _, taken := c.jobs[key(j.Namespace, j.Name)]; taken {
-		return nil, apierrors.NewAlreadyExists(jobsResource, j.Name)
-	}
-	j.UID = c.nextUID()
-	j.ResourceVersion = c.nextRV()
-	j.Generation = 1
-	j.CreationTimestamp = c.now()
-	defaultJob(j)
-	c.jobs[key(j.Namespace, j.Name)] = j
-	c.emitLocked(watch.Added, nil, j)
-	return j.DeepCopy(), nil
+	return c.jobs.createLocked(c, job, defaultJob)
 }
 
 // defaultJob applies the API defaults and the generated selector to j.
@@ -149,24 +127,7 @@ func defaultJobSpec(s *batchv1.JobSpec) {
 func (c *Cluster) UpdateJob(namespace, name string, mutate func(*batchv1.Job)) (*batchv1.Job, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cur, ok := c.jobs[key(namespace, name)]
-	if !ok {
-		return nil, apierrors.NewNotFound(jobsResource, name)
-	}
-	j := cur.DeepCopy()
-	mutate(j)
-	j.Status = *cur.Status.DeepCopy()
-	j.UID, j.Name, j.Namespace, j.CreationTimestamp = cur.UID, cur.Name, cur.Namespace, cur.CreationTimestamp
-	if equality.Semantic.DeepEqual(j, cur) {
-		return cur.DeepCopy(), nil
-	}
-	if !equality.Semantic.DeepEqual(j.Spec, cur.Spec) {
-		j.Generation = cur.Generation + 1
-	}
-	j.ResourceVersion = c.nextRV()
-	c.jobs[key(namespace, name)] = j
-	c.emitLocked(watch.Modified, nil, j)
-	return j.DeepCopy(), nil
+	return c.jobs.updateLocked(c, namespace, name, mutate)
 }
 
 // DeleteJob removes a Job at once. There is no garbage collector: its pods stay, with
@@ -175,15 +136,7 @@ func (c *Cluster) UpdateJob(namespace, name string, mutate func(*batchv1.Job)) (
 func (c *Cluster) DeleteJob(namespace, name string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cur, ok := c.jobs[key(namespace, name)]
-	if !ok {
-		return apierrors.NewNotFound(jobsResource, name)
-	}
-	delete(c.jobs, key(namespace, name))
-	final := cur.DeepCopy()
-	final.ResourceVersion = c.nextRV()
-	c.emitLocked(watch.Deleted, nil, final)
-	return nil
+	return c.jobs.deleteLocked(c, namespace, name)
 }
 
 // CollectGarbage deletes, as the garbage collector would with background
@@ -196,10 +149,10 @@ func (c *Cluster) CollectGarbage() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	live := map[types.UID]bool{}
-	for _, j := range c.jobs {
+	for _, j := range c.jobs.objs {
 		live[j.UID] = true
 	}
-	for _, t := range c.tasks {
+	for _, t := range c.tasks.objs {
 		live[t.UID] = true
 	}
 	known := func(ref *metav1.OwnerReference) bool {
@@ -271,11 +224,7 @@ func (c *Cluster) TerminateNamespace(namespace string) {
 func (c *Cluster) GetJob(ctx context.Context, namespace, name string) (*batchv1.Job, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	j, ok := c.jobs[key(namespace, name)]
-	if !ok {
-		return nil, apierrors.NewNotFound(jobsResource, name)
-	}
-	return j.DeepCopy(), nil
+	return c.jobs.getLocked(namespace, name)
 }
 
 // GetPod returns a copy of the stored pod, or a NotFound error.
@@ -306,12 +255,7 @@ func (c *Cluster) ListPods(namespace string) []*corev1.Pod {
 func (c *Cluster) ListJobs() []*batchv1.Job {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]*batchv1.Job, 0, len(c.jobs))
-	for _, j := range c.jobs {
-		out = append(out, j.DeepCopy())
-	}
-	sortByName(out)
-	return out
+	return c.jobs.listLocked()
 }
 
 // describePods summarises the stored pods controlled by uid for test failures.

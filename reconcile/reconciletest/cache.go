@@ -348,10 +348,10 @@ func (ca *Cache) Reset() {
 	ca.clearLocked()
 	ca.pending = nil
 	now := c.clock.Now()
-	for _, j := range sortedValues(c.jobs) {
+	for _, j := range sortedValues(c.jobs.objs) {
 		ca.queueLocked(WatchEvent{Type: watch.Added, Job: j, Time: now, DueAt: now})
 	}
-	for _, t := range sortedValues(c.tasks) {
+	for _, t := range sortedValues(c.tasks.objs) {
 		ca.queueLocked(WatchEvent{Type: watch.Added, Task: t, Time: now, DueAt: now})
 	}
 	for _, p := range c.sortedPodsLocked("") {

@@ -25,7 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 )
@@ -81,8 +80,8 @@ type Cluster struct {
 
 	owner owner.Kind // the kind of tasks; owner.BatchJob when the cluster has none
 
-	jobs  map[types.NamespacedName]*batchv1.Job
-	tasks map[types.NamespacedName]*Task
+	jobs  ownerStore[*batchv1.Job]
+	tasks ownerStore[*Task]
 	pods  map[types.NamespacedName]*corev1.Pod
 	// order remembers the creation order of pods, by UID, also after they are gone.
 	order map[types.UID]uint64
@@ -123,12 +122,12 @@ func NewCluster(opts Options) *Cluster {
 		rng:         rand.New(rand.NewPCG(opts.Seed, 0x6a6f626b6974)),
 		latency:     opts.EventLatency,
 		owner:       kind,
-		jobs:        map[types.NamespacedName]*batchv1.Job{},
-		tasks:       map[types.NamespacedName]*Task{},
+		jobs:        jobStore(),
 		pods:        map[types.NamespacedName]*corev1.Pod{},
 		order:       map[types.UID]uint64{},
 		terminating: sets.New[string](),
 	}
+	c.tasks = c.taskStore()
 	c.cache = newCache(c)
 	c.kubelet = &Kubelet{c: c}
 	return c
@@ -480,7 +479,7 @@ func (c *Cluster) UpdateJobStatus(ctx context.Context, job *batchv1.Job) (*batch
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	call := Call{Op: OpUpdateJobStatus, Namespace: job.Namespace, Name: job.Name, Job: job.DeepCopy()}
-	stored, err := statusCallLocked(c, call, func() (*batchv1.Job, error) { return c.updateJobStatusLocked(job) })
+	stored, err := statusCallLocked(c, call, func() (*batchv1.Job, error) { return c.jobs.updateStatusLocked(c, job) })
 	if err != nil {
 		return nil, err
 	}
@@ -505,28 +504,6 @@ func statusCallLocked[T any](c *Cluster, call Call, write func() (T, error)) (T,
 	return stored, nil
 }
 
-func (c *Cluster) updateJobStatusLocked(in *batchv1.Job) (*batchv1.Job, error) {
-	cur, ok := c.jobs[key(in.Namespace, in.Name)]
-	if !ok {
-		return nil, apierrors.NewNotFound(jobsResource, in.Name)
-	}
-	if err := checkPreconditions(jobsResource, &in.ObjectMeta, &cur.ObjectMeta); err != nil {
-		return nil, err
-	}
-	job := cur.DeepCopy()
-	in.Status.DeepCopyInto(&job.Status)
-	if errs := jobstatus.ValidateUpdate(cur, job); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(jobKind, in.Name, errs)
-	}
-	if equality.Semantic.DeepEqual(job.Status, cur.Status) {
-		return cur, nil
-	}
-	job.ResourceVersion = c.nextRV()
-	c.jobs[key(job.Namespace, job.Name)] = job
-	c.emitLocked(watch.Modified, nil, job)
-	return job, nil
-}
-
 // uniqueName draws names from prefix until one is not taken.
 func uniqueName(c *Cluster, prefix string, taken func(string) bool) string {
 	for {
@@ -538,13 +515,13 @@ func uniqueName(c *Cluster, prefix string, taken func(string) bool) string {
 
 // checkPreconditions checks the UID and resourceVersion of a status update (in)
 // against the stored object (cur): a Conflict when either is set and differs.
-func checkPreconditions(res schema.GroupResource, in, cur *metav1.ObjectMeta) error {
-	if in.UID != "" && in.UID != cur.UID {
-		return apierrors.NewConflict(res, in.Name,
-			fmt.Errorf("precondition failed: UID in precondition: %v, UID in object meta: %v", in.UID, cur.UID))
+func checkPreconditions(res schema.GroupResource, in, cur metav1.Object) error {
+	if in.GetUID() != "" && in.GetUID() != cur.GetUID() {
+		return apierrors.NewConflict(res, in.GetName(),
+			fmt.Errorf("precondition failed: UID in precondition: %v, UID in object meta: %v", in.GetUID(), cur.GetUID()))
 	}
-	if in.ResourceVersion != "" && in.ResourceVersion != cur.ResourceVersion {
-		return apierrors.NewConflict(res, in.Name, errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+	if rv := in.GetResourceVersion(); rv != "" && rv != cur.GetResourceVersion() {
+		return apierrors.NewConflict(res, in.GetName(), errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 	}
 	return nil
 }

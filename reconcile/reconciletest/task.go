@@ -8,16 +8,14 @@ import (
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/jobkit/jobkit/finalizers"
-	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
@@ -141,28 +139,11 @@ func (c *Cluster) CreateTask(t *Task) (*Task, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	task := t.DeepCopy()
-	if task.Namespace == "" {
-		return nil, apierrors.NewInvalid(c.taskGroupKind(), task.Name, field.ErrorList{field.Required(field.NewPath("metadata", "namespace"), "")})
-	}
-	if task.Name == "" {
-		if task.GenerateName == "" {
-			return nil, apierrors.NewInvalid(c.taskGroupKind(), "", field.ErrorList{field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
-		}
-		task.Name = uniqueName(c, task.GenerateName, func(n string) bool { _, taken := c.tasks[key(task.Namespace, n)]; return taken })
-	} else if _, taken := c.tasks[key(task.Namespace, task.Name)]; taken {
-		return nil, apierrors.NewAlreadyExists(c.taskResource(), task.Name)
-	}
 	gvk := c.owner.GroupVersionKind()
-	task.APIVersion, task.Kind = gvk.GroupVersion().String(), gvk.Kind
-	task.UID = c.nextUID()
-	task.ResourceVersion = c.nextRV()
-	task.Generation = 1
-	task.CreationTimestamp = c.now()
-	defaultJobSpec(&task.Spec)
-	c.tasks[key(task.Namespace, task.Name)] = task
-	c.emitEventLocked(WatchEvent{Type: watch.Added, Task: task})
-	return task.DeepCopy(), nil
+	return c.tasks.createLocked(c, t, func(task *Task) {
+		task.APIVersion, task.Kind = gvk.GroupVersion().String(), gvk.Kind
+		defaultJobSpec(&task.Spec)
+	})
 }
 
 // UpdateTask applies mutate to a copy of the stored Task and stores the result as a
@@ -171,25 +152,7 @@ func (c *Cluster) CreateTask(t *Task) (*Task, error) {
 func (c *Cluster) UpdateTask(namespace, name string, mutate func(*Task)) (*Task, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cur, ok := c.tasks[key(namespace, name)]
-	if !ok {
-		return nil, apierrors.NewNotFound(c.taskResource(), name)
-	}
-	t := cur.DeepCopy()
-	mutate(t)
-	t.Status = *cur.Status.DeepCopy()
-	t.TypeMeta = cur.TypeMeta
-	t.UID, t.Name, t.Namespace, t.CreationTimestamp = cur.UID, cur.Name, cur.Namespace, cur.CreationTimestamp
-	if equality.Semantic.DeepEqual(t, cur) {
-		return cur.DeepCopy(), nil
-	}
-	if !equality.Semantic.DeepEqual(t.Spec, cur.Spec) {
-		t.Generation = cur.Generation + 1
-	}
-	t.ResourceVersion = c.nextRV()
-	c.tasks[key(namespace, name)] = t
-	c.emitEventLocked(WatchEvent{Type: watch.Modified, Task: t})
-	return t.DeepCopy(), nil
+	return c.tasks.updateLocked(c, namespace, name, mutate)
 }
 
 // DeleteTask removes a Task at once. Its pods stay, with their owner reference and
@@ -198,38 +161,21 @@ func (c *Cluster) UpdateTask(namespace, name string, mutate func(*Task)) (*Task,
 func (c *Cluster) DeleteTask(namespace, name string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cur, ok := c.tasks[key(namespace, name)]
-	if !ok {
-		return apierrors.NewNotFound(c.taskResource(), name)
-	}
-	delete(c.tasks, key(namespace, name))
-	final := cur.DeepCopy()
-	final.ResourceVersion = c.nextRV()
-	c.emitEventLocked(WatchEvent{Type: watch.Deleted, Task: final})
-	return nil
+	return c.tasks.deleteLocked(c, namespace, name)
 }
 
 // GetTask returns a copy of the stored Task, or a NotFound error.
 func (c *Cluster) GetTask(ctx context.Context, namespace, name string) (*Task, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t, ok := c.tasks[key(namespace, name)]
-	if !ok {
-		return nil, apierrors.NewNotFound(c.taskResource(), name)
-	}
-	return t.DeepCopy(), nil
+	return c.tasks.getLocked(namespace, name)
 }
 
 // ListTasks returns copies of the stored Tasks, sorted by namespace and name.
 func (c *Cluster) ListTasks() []*Task {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]*Task, 0, len(c.tasks))
-	for _, t := range c.tasks {
-		out = append(out, t.DeepCopy())
-	}
-	sortByName(out)
-	return out
+	return c.tasks.listLocked()
 }
 
 // sortByName sorts objects by namespace and name.
@@ -254,33 +200,24 @@ func (c *Cluster) UpdateTaskStatus(ctx context.Context, t *Task) (*Task, error) 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	call := Call{Op: OpUpdateStatus, Namespace: t.Namespace, Name: t.Name, Task: t.DeepCopy()}
-	stored, err := statusCallLocked(c, call, func() (*Task, error) { return c.updateTaskStatusLocked(t) })
+	stored, err := statusCallLocked(c, call, func() (*Task, error) { return c.tasks.updateStatusLocked(c, t) })
 	if err != nil {
 		return nil, err
 	}
 	return stored.DeepCopy(), nil
 }
 
-func (c *Cluster) updateTaskStatusLocked(in *Task) (*Task, error) {
-	cur, ok := c.tasks[key(in.Namespace, in.Name)]
-	if !ok {
-		return nil, apierrors.NewNotFound(c.taskResource(), in.Name)
+// taskStore returns the store of the Cluster's Tasks.
+func (c *Cluster) taskStore() ownerStore[*Task] {
+	return ownerStore[*Task]{
+		objs:      map[types.NamespacedName]*Task{},
+		resource:  c.taskResource(),
+		kind:      c.taskGroupKind(),
+		copy:      (*Task).DeepCopy,
+		asJob:     taskAsJob,
+		setStatus: func(t *Task, st *batchv1.JobStatus) { st.DeepCopyInto(&t.Status) },
+		event:     func(typ watch.EventType, t *Task) WatchEvent { return WatchEvent{Type: typ, Task: t} },
 	}
-	if err := checkPreconditions(c.taskResource(), &in.ObjectMeta, &cur.ObjectMeta); err != nil {
-		return nil, err
-	}
-	t := cur.DeepCopy()
-	in.Status.DeepCopyInto(&t.Status)
-	if errs := jobstatus.ValidateUpdate(taskAsJob(cur), taskAsJob(t)); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(c.taskGroupKind(), in.Name, errs)
-	}
-	if equality.Semantic.DeepEqual(t.Status, cur.Status) {
-		return cur, nil
-	}
-	t.ResourceVersion = c.nextRV()
-	c.tasks[key(t.Namespace, t.Name)] = t
-	c.emitEventLocked(WatchEvent{Type: watch.Modified, Task: t})
-	return t, nil
 }
 
 // WriteStatus implements reconcile.StatusWriter for both kinds of owner the cluster
