@@ -128,7 +128,9 @@
 // them to the Reconciler's stores, checking the Job's UID so that a pod of a deleted
 // Job never fulfils the expectations of a new Job with the same name, and tell the
 // caller which pods need the orphan cleanup (CleanOrphan, with finalizers.DecideOrphan
-// rules) and when orphans may be adopted (MatchingJobs).
+// rules) and when orphans may be adopted (MatchingJobs). For an owner of another
+// kind, ObservePodEventOf takes the owner's facts (an OwnerLookup of
+// finalizers.OrphanOwner) instead of a Job, and OwnerDeleted forgets a deleted owner.
 //
 // # Helpers for other controllers
 //
