@@ -489,3 +489,38 @@ func TestCacheResetListsTasks(t *testing.T) {
 	assert.NotNil(t, c.Cache().TaskOwner(ns, "t0"))
 	assert.Nil(t, c.Cache().TaskOwner(ns, "missing"))
 }
+
+// Events keep their order per object, and a Task and a Job of the same name are two
+// objects: delivering the Job's event does not drag the Task's along.
+func TestCacheOrdersTaskEventsPerObject(t *testing.T) {
+	c := taskCluster()
+	_, err := c.CreateTask(managedTask("x", 1, 1))
+	require.NoError(t, err)
+	_, err = c.UpdateTask(ns, "x", func(x *reconciletest.Task) { x.Spec.Parallelism = ptr.To[int32](0) })
+	require.NoError(t, err)
+	_, err = c.CreateJob(managedJob("x", 1, 1))
+	require.NoError(t, err)
+	require.Len(t, c.Cache().Pending(), 3)
+
+	require.NoError(t, c.Cache().DeliverAt(2))
+	assert.NotNil(t, c.Cache().Job(ns, "x"))
+	assert.Nil(t, c.Cache().Task(ns, "x"), "the Task's events wait")
+	require.NoError(t, c.Cache().DeliverAt(1), "the Task's update, after its creation")
+	assert.Equal(t, ptr.To[int32](0), c.Cache().Task(ns, "x").Spec.Parallelism)
+	assert.Empty(t, c.Cache().Pending())
+}
+
+func TestDriverTaskStepLimit(t *testing.T) {
+	c := taskCluster()
+	d := reconciletest.NewDriver(c, newReconcilerFor(t, c))
+	_, err := c.CreateTask(managedTask("t", 1, 1))
+	require.NoError(t, err)
+	rr, err := d.Run(t.Context(), ns, "t", 3) // no kubelet script: the pod never runs
+	require.ErrorIs(t, err, reconciletest.ErrStepLimit)
+	assert.Equal(t, 3, rr.Steps)
+	assert.Contains(t, err.Error(), "Task status")
+	assert.Contains(t, err.Error(), "Pending")
+
+	_, err = d.Run(t.Context(), ns, "missing", 5)
+	assert.ErrorContains(t, err, "Task.test.jobkit.dev ns/missing no longer exists")
+}
