@@ -93,9 +93,9 @@ type JobInfo struct {
 	// APIVersion, Kind and Finalizer name the owner's kind and the tracking
 	// finalizer of its pods (Options.Owner); all three are empty for a batch/v1
 	// Job, whose finalizer is batchv1.JobTrackingFinalizer.
-	APIVersion string `json:"apiVersion,omitempty"`
-	Kind       string `json:"kind,omitempty"`
-	Finalizer  string `json:"finalizer,omitempty"`
+	APIVersion  string `json:"apiVersion,omitempty"`
+	Kind        string `json:"kind,omitempty"`
+	Finalizer   string `json:"finalizer,omitempty"`
 	Namespace   string `json:"namespace"`
 	Name        string `json:"name"`
 	UID         string `json:"uid,omitempty"`
