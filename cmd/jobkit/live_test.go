@@ -181,6 +181,7 @@ func TestLive(t *testing.T) {
 			t.Errorf("diagnostics (-want +got):\n%s", diff)
 		}
 	})
+	t.Run("owner kind", func(t *testing.T) { testLiveOwner(t, cfg, admin, nobody) })
 	t.Run("as another controller", func(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		code := run(ctx, []string{"explain", "work", "--namespace", ns, "--kubeconfig", admin, "--managed-by", batchv1.JobControllerName}, &stdout, &stderr)
