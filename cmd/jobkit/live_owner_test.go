@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -77,14 +76,7 @@ func testLiveOwner(t *testing.T, cfg *rest.Config, admin, nobody string) {
 		if len(refs) > 0 {
 			pod.Finalizers = []string{kind.Finalizer}
 		}
-		created, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatalf("creating pod %s: %v", name, err)
-		}
-		created.Status = status
-		if _, err := cs.CoreV1().Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-			t.Fatalf("writing the status of pod %s: %v", name, err)
-		}
+		createPod(t, cs, ns, pod, status)
 	}
 	ours := []metav1.OwnerReference{kind.NewControllerRef(created)}
 	earlier := []metav1.OwnerReference{{APIVersion: "ml.example.com/v1alpha1", Kind: kind.Kind, Name: "resnet", UID: "0e0e0e0e-0000-0000-0000-000000000001", Controller: ptr.To(true)}}
@@ -100,35 +92,19 @@ func testLiveOwner(t *testing.T, cfg *rest.Config, admin, nobody string) {
 
 	flags := []string{"--owner-kind", "ml.example.com/v1alpha1/TrainingJob", "--owner-finalizer", kind.Finalizer, "--now=2026-03-01T10:05:00Z"}
 	t.Run("explanation", func(t *testing.T) {
-		var stdout, stderr bytes.Buffer
-		code := run(ctx, append([]string{"explain", "resnet", "-n", ns, "--kubeconfig", admin, "-o", "json"}, flags...), &stdout, &stderr)
-		if code != exitOK {
-			t.Fatalf("exit code %d, stderr:\n%s", code, stderr.String())
-		}
-		var r explain.Report
-		if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-			t.Fatalf("output is not a Report: %v\n%s", err, stdout.String())
-		}
+		r := explainJSON(t, append([]string{"resnet", "-n", ns, "--kubeconfig", admin}, flags...)...)
 		if r.Job.Kind != kind.Kind || r.Job.APIVersion != "ml.example.com/v1alpha1" || r.Job.Finalizer != kind.Finalizer || r.Controller != "ml.example.com/trainer" {
 			t.Errorf("report names kind %s %s, finalizer %s, controller %s; want the TrainingJob's", r.Job.APIVersion, r.Job.Kind, r.Job.Finalizer, r.Controller)
-		}
-		classes := map[string][]explain.Class{}
-		for _, p := range r.Pods {
-			classes[p.Name] = p.Classes
 		}
 		wantClasses := map[string][]explain.Class{
 			"resnet-0":       {explain.ClassActive, explain.ClassReady},
 			"resnet-orphan":  {explain.ClassOrphan, explain.ClassActive},
 			"resnet-earlier": {explain.ClassIgnored},
 		}
-		if diff := cmp.Diff(wantClasses, classes); diff != "" {
+		if diff := cmp.Diff(wantClasses, podClasses(r)); diff != "" {
 			t.Errorf("classes (-want +got):\n%s", diff)
 		}
-		var decisions []string
-		for _, d := range r.Decisions {
-			decisions = append(decisions, d.Action+" "+d.Pod)
-		}
-		if diff := cmp.Diff([]string{"adopt resnet-orphan"}, decisions); diff != "" {
+		if diff := cmp.Diff([]string{"adopt resnet-orphan"}, decisionList(r)); diff != "" {
 			t.Errorf("decisions (-want +got):\n%s", diff)
 		}
 		var diags []string
