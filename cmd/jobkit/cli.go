@@ -44,8 +44,9 @@ completionMode, backoffLimit, backoffLimitPerIndex, maxFailedIndexes,
 podFailurePolicy, successPolicy, podReplacementPolicy, suspend,
 activeDeadlineSeconds, selector, template and managedBy, and a status shaped as a
 Job's; other fields are ignored. A resource that names them otherwise is explained
-rightly only through its own conversion (Go: explain.ExplainWorkload). --steps runs
-batch/v1 Jobs only.
+rightly only through its own conversion (Go: explain.ExplainWorkload). Live, the
+object is found by discovery and read with the dynamic client, and the pods of its
+namespace are kept by controller reference. --steps runs batch/v1 Jobs only.
 
 Flags:
 `

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/jobkit/jobkit/owner"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -152,6 +154,38 @@ func TestErrors(t *testing.T) {
 			}
 			if code != exitOK && stdout.Len() > 0 {
 				t.Errorf("run(%q) failed but wrote to stdout: %q", tt.args, stdout.String())
+			}
+		})
+	}
+}
+
+func TestParseOwnerKind(t *testing.T) {
+	tests := []struct {
+		name, kind, finalizer string
+		want                  owner.Kind
+		wantErr               string
+	}{
+		{name: "the default", kind: "batch/v1/Job", want: owner.Kind{}},
+		{name: "batch/v1 Job with its own finalizer", kind: "batch/v1/Job", finalizer: "batch.kubernetes.io/job-tracking", want: owner.Kind{}},
+		{name: "custom resource", kind: "ml.example.com/v1alpha1/TrainingJob", finalizer: "ml.example.com/worker-tracking",
+			want: owner.Kind{Group: "ml.example.com", Version: "v1alpha1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}},
+		{name: "core group", kind: "v1/ReplicationController", finalizer: "example.com/rc-tracking",
+			want: owner.Kind{Version: "v1", Kind: "ReplicationController", Finalizer: "example.com/rc-tracking"}},
+		{name: "too many parts", kind: "a/b/c/d", wantErr: `--owner-kind: "a/b/c/d" is not GROUP/VERSION/KIND`},
+		{name: "empty version", kind: "ml.example.com//TrainingJob", finalizer: "ml.example.com/w", wantErr: `--owner-kind: "ml.example.com//TrainingJob": invalid owner kind: Version "": required`},
+		{name: "finalizer with an empty name", kind: "ml.example.com/v1/TrainingJob", finalizer: "ml.example.com/", wantErr: `--owner-finalizer: "ml.example.com/": invalid owner kind: Finalizer "ml.example.com/": name part must be 1 to 63 characters without '/'`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseOwnerKind(tt.kind, tt.finalizer)
+			if tt.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
+					t.Fatalf("parseOwnerKind(%q, %q) error = %v, want %q", tt.kind, tt.finalizer, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("parseOwnerKind(%q, %q) = %+v, %v, want %+v", tt.kind, tt.finalizer, got, err, tt.want)
 			}
 		})
 	}

@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/cmd/jobkit/explain"
@@ -340,4 +342,23 @@ func TestStepsRefusesOtherOwners(t *testing.T) {
 	_, err := explain.Steps(context.Background(), newJob(1, 1, false), nil, explain.Options{Now: t0, Owner: trainingKind}, explain.StepOptions{Steps: 1})
 	require.ErrorIs(t, err, explain.ErrStepsOwner)
 	require.ErrorContains(t, err, "owner kind TrainingJob.ml.example.com")
+}
+
+// A batch/v1 Job read as an object of any kind gives the Workload plan reads of it.
+func TestWorkloadOfAJob(t *testing.T) {
+	job := newJob(4, 2, true)
+	job.DeletionTimestamp = &metav1.Time{Time: t0}
+	job.Spec.BackoffLimitPerIndex = ptr.To[int32](2)
+	job.Spec.ManagedBy = ptr.To("example.com/ctl")
+	job.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{Action: batchv1.PodFailurePolicyActionIgnore,
+		OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}}}}
+	job.Status.CompletedIndexes = "0,2"
+	job.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Failed: []types.UID{"p"}}
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(job)
+	require.NoError(t, err)
+	got, err := explain.WorkloadOf(&unstructured.Unstructured{Object: raw})
+	require.NoError(t, err)
+	if diff := cmp.Diff(plan.JobWorkload(job), got); diff != "" {
+		t.Errorf("WorkloadOf(job) differs from plan.JobWorkload(job) (-want +got):\n%s", diff)
+	}
 }
