@@ -280,7 +280,11 @@ type input struct {
 func (f *cliFlags) load(ctx context.Context, name string, kind owner.Kind) (input, error) {
 	if len(f.files) == 0 {
 		if name == "" {
-			return input{}, errors.New("want a Job: a NAME (read from the cluster) or -f FILE")
+			noun := "Job"
+			if kind != (owner.Kind{}) {
+				noun = kind.Kind
+			}
+			return input{}, fmt.Errorf("want a %s: a NAME (read from the cluster) or -f FILE", noun)
 		}
 		if kind != (owner.Kind{}) {
 			w, pods, err := loadLiveOwner(ctx, f.kubeconfig, f.kubeContext, f.namespace, name, kind)
