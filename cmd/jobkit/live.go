@@ -94,12 +94,10 @@ func readLiveOwner(ctx context.Context, cfg *rest.Config, namespace, name string
 	if err != nil {
 		return plan.Workload{}, nil, err
 	}
-	all := dyn.Resource(gv.WithResource(resource.Name))
-	var ri dynamic.ResourceInterface = all
-	if resource.Namespaced {
-		ri = all.Namespace(namespace)
+	if !resource.Namespaced {
+		return plan.Workload{}, nil, fmt.Errorf("--owner-kind: %s is cluster-scoped: an owner of pods is namespaced, as its pods", kind)
 	}
-	obj, err := ri.Get(ctx, name, metav1.GetOptions{})
+	obj, err := dyn.Resource(gv.WithResource(resource.Name)).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return plan.Workload{}, nil, liveError(what, err)
 	}

@@ -40,7 +40,11 @@ func testLiveOwner(t *testing.T, cfg *rest.Config, admin, nobody string) {
 					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
 		},
 	}
-	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}}); err != nil {
+	clusterCRD := crd.DeepCopy()
+	clusterCRD.Name = "clustertrainingjobs.ml.example.com"
+	clusterCRD.Spec.Names = apiextensionsv1.CustomResourceDefinitionNames{Plural: "clustertrainingjobs", Singular: "clustertrainingjob", Kind: "ClusterTrainingJob", ListKind: "ClusterTrainingJobList"}
+	clusterCRD.Spec.Scope = apiextensionsv1.ClusterScoped
+	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd, clusterCRD}}); err != nil {
 		t.Fatal(err)
 	}
 	cs := kubernetes.NewForConfigOrDie(cfg)
@@ -122,6 +126,8 @@ func testLiveOwner(t *testing.T, cfg *rest.Config, admin, nobody string) {
 			wantStderr: "jobkit explain: TrainingJob.ml.example.com explain-owner/nothere: not found\n"},
 		{name: "kind not served", kubeconfig: admin, object: "resnet", kind: "ml.example.com/v1alpha1/InferenceJob",
 			wantStderr: "jobkit explain: --owner-kind: the cluster serves no kind InferenceJob in ml.example.com/v1alpha1\n"},
+		{name: "cluster-scoped kind", kubeconfig: admin, object: "resnet", kind: "ml.example.com/v1alpha1/ClusterTrainingJob",
+			wantStderr: "jobkit explain: --owner-kind: ClusterTrainingJob.ml.example.com is cluster-scoped: an owner of pods is namespaced, as its pods\n"},
 		{name: "version not served", kubeconfig: admin, object: "resnet", kind: "ml.example.com/v9/TrainingJob",
 			wantStderr: "jobkit explain: --owner-kind: the resources of ml.example.com/v9: not found\n"},
 		{name: "no access", kubeconfig: nobody, object: "resnet", kind: "ml.example.com/v1alpha1/TrainingJob",
