@@ -37,6 +37,7 @@ fuzz:
 # Runs the deterministic fault simulation (package sim) for SOAKSEEDS seeds with
 # SOAKFAULTS faults per API call, one worker per CPU, and prints seeds per minute, the
 # faults injected by kind and the violations (each with the command that replays it).
+# Every fourth seed runs its Job as a custom resource (sim.TaskKind, -sim.owner=mixed).
 soak:
 	go test -count=1 -timeout 60m ./sim -run 'TestSimulation$$' -sim.seeds=$(SOAKSEEDS) -sim.faults=$(SOAKFAULTS) -sim.report -v
 

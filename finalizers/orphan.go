@@ -66,7 +66,9 @@ type OrphanOwner struct {
 	// object that is gone (one that reused the name does not count it).
 	UID types.UID
 	// ManagedBy names the controller that manages the object (spec.managedBy of a
-	// Job, "kubernetes.io/job-controller" when unset).
+	// Job, "kubernetes.io/job-controller" when unset). Empty, for an owner of a kind
+	// other than a batch/v1 Job, means the kind's controller: whoever decides (as in
+	// plan, where a custom resource without managedBy is its controller's).
 	ManagedBy string
 	// Finished reports whether the object has finished: its pods are counted no more.
 	Finished bool
@@ -98,7 +100,7 @@ func DecideOrphanFor(kind owner.Kind, pod *corev1.Pod, own *OrphanOwner, control
 	if own == nil || own.UID != ref.UID {
 		return OrphanDecision{Remove: true, Reason: ReasonJobGone}
 	}
-	if own.ManagedBy != controllerName {
+	if own.ManagedBy != controllerName && (own.ManagedBy != "" || kind == owner.BatchJob) {
 		return OrphanDecision{Reason: ReasonManagedElsewhere}
 	}
 	if own.Finished {

@@ -271,6 +271,8 @@ func TestDecideOrphanFor(t *testing.T) {
 		{name: "owner managed elsewhere", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), own: &finalizers.OrphanOwner{UID: "t-uid", ManagedBy: "x/y", Finished: true}, wantReason: finalizers.ReasonManagedElsewhere},
 		{name: "owner finished", pod: orphanPod(corev1.PodRunning, mine, ref("t-uid")), own: &finalizers.OrphanOwner{UID: "t-uid", ManagedBy: me, Finished: true}, wantRemove: true, wantReason: finalizers.ReasonJobFinished},
 		{name: "owner live", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), own: live, wantReason: finalizers.ReasonJobActive},
+		{name: "owner without managedBy is ours, finished", pod: orphanPod(corev1.PodRunning, mine, ref("t-uid")), own: &finalizers.OrphanOwner{UID: "t-uid", Finished: true}, wantRemove: true, wantReason: finalizers.ReasonJobFinished},
+		{name: "owner without managedBy is ours, live", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), own: &finalizers.OrphanOwner{UID: "t-uid"}, wantReason: finalizers.ReasonJobActive},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

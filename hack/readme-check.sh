@@ -2,12 +2,14 @@
 # Compiles and runs the Go programs of README.md and compares each one's output with
 # the Output block that follows it, so the README cannot drift from the API:
 #   <!-- quickstart -->  the quick start (the Kubernetes layer);
+#   <!-- owner -->       "Use with your own resource", a custom resource's controller
+#                        in memory;
 #   <!-- plain -->       "Use without Kubernetes", which must also build from the
 #                        standard library and jobkit's plain/ packages only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
-for marker in quickstart plain; do
+for marker in quickstart owner plain; do
 	dir=$(mktemp -d "$PWD/.readme-check.XXXXXX")
 	trap 'rm -rf "$dir"' EXIT
 	awk -v m="<!-- $marker -->" '$0==m{f=1; next} f && /^```go/{g=1; next} g && /^```/{exit} g{print}' README.md >"$dir/main.go"

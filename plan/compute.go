@@ -49,7 +49,7 @@ func Compute(in Input) (*Plan, error) {
 	if in.ControllerName == "" {
 		return nil, fmt.Errorf("%w: ControllerName is empty: the controller must name itself (spec.managedBy)", ErrInvalidJob)
 	}
-	if !handles(w, in.ControllerName) {
+	if !handles(w, in.ControllerName, in.kind()) {
 		return &Plan{Skip: fmt.Sprintf("spec.managedBy is %q, not %q", ptr.Deref(w.Spec.ManagedBy, batchv1.JobControllerName), in.ControllerName)}, nil
 	}
 	sp, err := readSpec(&w.Spec)
@@ -124,10 +124,13 @@ func Compute(in Input) (*Plan, error) {
 	return p, nil
 }
 
-// handles says whether a controller named name manages w.
-func handles(w *Workload, name string) bool {
+// handles says whether a controller named name manages w, an owner of kind. An unset
+// managedBy means the built-in controller for a batch/v1 Job, and whoever controls
+// the kind for any other: a custom resource has no built-in controller to leave it
+// to.
+func handles(w *Workload, name string, kind owner.Kind) bool {
 	if w.Spec.ManagedBy == nil {
-		return name == batchv1.JobControllerName
+		return kind != owner.BatchJob || name == batchv1.JobControllerName
 	}
 	return *w.Spec.ManagedBy == name
 }

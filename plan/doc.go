@@ -1,9 +1,13 @@
-// Package plan is the pure decision of one sync of a batch/v1 Job: given the Job, its
-// pods, what the caller knows about work in flight and the time, Compute returns a
-// Plan saying which pods to adopt, release, create and delete, whose tracking
-// finalizers to remove, the status to write and when to look again. It performs no
-// I/O, reads no clock and modifies none of its inputs, so a Plan can be compared with
-// cmp.Diff in a test and printed in a log (Plan.String).
+// Package plan is the pure decision of one sync of a batch/v1 Job, or of any owner of
+// pods described in Job terms (a Workload: identity, Spec, a batchv1.JobStatus; a
+// custom resource's controller converts its object into one, JobWorkload presents a
+// Job): given the owner, its pods, what the caller knows about work in flight and the
+// time, Compute returns a Plan saying which pods to adopt, release, create and
+// delete, whose tracking finalizers to remove, the status to write and when to look
+// again. It performs no I/O, reads no clock and modifies none of its inputs, so a
+// Plan can be compared with cmp.Diff in a test and printed in a log (Plan.String).
+// The owner's kind and tracking finalizer are Input.Owner; condition reasons and
+// messages are the Job controller's whatever the kind.
 //
 // The behaviour is that of the Job controller of Kubernetes 1.37, built from the
 // primitive packages (indexes, backoff, finalizers, podfailurepolicy, successpolicy,

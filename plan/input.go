@@ -39,7 +39,8 @@ type Input struct {
 	Pods []*corev1.Pod
 	// ControllerName is the name this controller answers to in spec.managedBy. It is
 	// required: a Job is handled when spec.managedBy equals it, or when
-	// spec.managedBy is unset and ControllerName is batchv1.JobControllerName.
+	// spec.managedBy is unset and ControllerName is batchv1.JobControllerName; an
+	// owner of another kind is handled when its managedBy equals it or is unset.
 	ControllerName string
 	// ExpectationsSatisfied says whether every creation and deletion this controller
 	// issued for the Job has been observed in the cache. When false the plan creates

@@ -74,8 +74,11 @@ type Spec struct {
 	// restartPolicy decides whether container restarts count as failures
 	// (OnFailure).
 	Template *corev1.PodTemplateSpec
-	// ManagedBy names the controller that handles the owner; nil means
-	// batchv1.JobControllerName (see Input.ControllerName).
+	// ManagedBy names the controller that handles the owner: Compute skips the
+	// owner unless it equals Input.ControllerName. Nil means
+	// batchv1.JobControllerName for a batch/v1 Job (Input.Owner owner.BatchJob), and
+	// any controller for another kind, which has no built-in controller: a custom
+	// resource without such a field leaves it nil.
 	ManagedBy *string
 }
 

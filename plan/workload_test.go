@@ -129,6 +129,15 @@ func TestComputeCustomWorkload(t *testing.T) {
 		assert.Equal(t, batchv1.JobReasonPodFailurePolicy, p.Conditions[0].Reason)
 	})
 
+	t.Run("without managedBy, a custom owner is its controller's", func(t *testing.T) {
+		w := trainingWorkload()
+		w.Spec.ManagedBy = nil
+		p, err := plan.Compute(trainingInput(w))
+		require.NoError(t, err)
+		assert.Empty(t, p.Skip)
+		assert.Len(t, p.Create, 3)
+	})
+
 	t.Run("another controller's workload is skipped", func(t *testing.T) {
 		w := trainingWorkload()
 		w.Spec.ManagedBy = ptr.To("someone.else/controller")

@@ -55,8 +55,7 @@ type Config struct {
 	// (DecideOrphanOf, CleanOrphanOf) or a batch/v1 Job presenting it.
 	Owner owner.Kind
 
-	// Backoff is the pod failure backoff; zero means 10s doubling to 10m. A
-	// Workload with its own Backoff (SyncWorkload) overrides it for that owner.
+	// Backoff is the pod failure backoff; zero means 10s doubling to 10m.
 	Backoff backoff.Policy
 	// PodEventBatchPeriod is the delay MapPodEvent and ObservePodEvent give pod
 	// events, so that a burst of them makes one sync; zero means 1s.
@@ -195,12 +194,18 @@ func (cfg Config) withDefaults() (Config, error) {
 	return cfg, nil
 }
 
-func (cfg *Config) planOptions() plan.Options {
+// planOptions are the plan's options; own is the owner's backoff (Workload.Backoff),
+// which replaces Config.Backoff when not zero.
+func (cfg *Config) planOptions(own backoff.Policy) plan.Options {
+	pol := cfg.Backoff
+	if own != (backoff.Policy{}) {
+		pol = own
+	}
 	return plan.Options{
 		MaxCreatesPerSync: cfg.MaxCreatesPerSync,
 		MaxDeletesPerSync: cfg.MaxDeletesPerSync,
 		MaxUncounted:      cfg.MaxUncounted,
-		Backoff:           cfg.Backoff,
+		Backoff:           pol,
 		MinRequeue:        cfg.MinBackoffRequeue,
 	}
 }

@@ -1,21 +1,37 @@
-// Package reconcile runs the sync of batch/v1 Jobs against a small Client interface,
-// as the Job controller of Kubernetes 1.37 does: it checks the expectations, computes
-// the pure decision of package plan, and executes it in the crash-safe order. It also
-// maps informer events to the Jobs to sync and the expectations they fulfil, and
-// cleans the tracking finalizer of orphan pods. It depends on no client library: an
-// adapter over client-go or controller-runtime implements Client (four calls) and
-// runs reconciletest.RunClientConformance to prove it behaves as the API server.
+// Package reconcile runs the sync of an owner of pods (a batch/v1 Job, or a custom
+// resource) against a small client interface, as the Job controller of Kubernetes
+// 1.37 does: it checks the expectations, computes the pure decision of package plan,
+// and executes it in the crash-safe order. It also maps informer events to the
+// owners to sync and the expectations they fulfil, and cleans the tracking finalizer
+// of orphan pods. It depends on no client library: an adapter over client-go or
+// controller-runtime implements Client (four calls) and runs
+// reconciletest.RunClientConformance to prove it behaves as the API server.
+//
+// # Any owner
 //
 // The pods' owner is a parameter (Config.Owner, an owner.Kind: group, version, kind
 // and tracking finalizer; batch/v1 Jobs by default): the controller reference of the
 // pods created and adopted, the finalizer that tracks them and the pod events that
-// concern an owner are that kind's, and ownership is by controller-reference UID. The
-// workload itself is still read as a batch/v1 Job (a custom resource presents itself
-// as one); the orphan cleanup takes the owner's facts (CleanOrphanOf).
+// concern an owner are that kind's. Ownership is by controller-reference UID: a pod
+// is an owner's when its controller reference has the owner's UID, whatever else it
+// says; this is the contract between jobkit and the caller's pod lister.
+//
+// Two doors lead to the same sync:
+//
+//   - batch/v1 Jobs: New(cfg, client) and Sync/SyncWith(job). The Job is presented
+//     as a Workload by JobWorkload, its status written by JobStatusWriter(client).
+//   - any other owner: NewFor(cfg, pods, status) and SyncWorkload(w). The controller
+//     converts its object into a Workload (identity, a plan.Spec in Job terms, its
+//     status as a batchv1.JobStatus, resourceVersion, the object itself) and
+//     writes the status back in its StatusWriter, the one call that knows its type.
+//     Events are recorded on Workload.Object. The orphan cleanup takes the owner's
+//     facts (DecideOrphanOf, CleanOrphanOf), a deleted owner is forgotten with
+//     OwnerDeleted. examples/trainingjob is a complete controller of this kind.
 //
 // # One sync
 //
-// Reconciler.SyncWith(ctx, job, list), with job read from the caller's cache:
+// Reconciler.SyncWith(ctx, job, list) (SyncWorkload for any owner), with job read
+// from the caller's cache:
 //
 //  1. a new UID under a known key means the Job was recreated: its state is dropped;
 //  2. a Job older than the last status this Reconciler wrote (resourceVersions
@@ -112,9 +128,9 @@
 // them to the Reconciler's stores, checking the Job's UID so that a pod of a deleted
 // Job never fulfils the expectations of a new Job with the same name, and tell the
 // caller which pods need the orphan cleanup (CleanOrphan, with finalizers.DecideOrphan
-// rules) and when orphans may be adopted (MatchingJobs). ObservePodEventOf is
-// ObservePodEvent for an owner of another kind, looked up as its facts
-// (finalizers.OrphanOwner: UID, finished) rather than as a Job.
+// rules) and when orphans may be adopted (MatchingJobs). For an owner of another
+// kind, ObservePodEventOf takes the owner's facts (an OwnerLookup of
+// finalizers.OrphanOwner) instead of a Job, and OwnerDeleted forgets a deleted owner.
 //
 // # Helpers for other controllers
 //

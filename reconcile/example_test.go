@@ -107,27 +107,24 @@ func ExampleReconciler_ObservePodEvent() {
 	// true controlling Job no longer exists
 }
 
-// ObservePodEventOf takes the facts of an owner of any kind: here a live
-// TrainingJob, whose pod's creation is observed and the run synced after the batch
-// period.
+// ObservePodEventOf is ObservePodEvent for a custom owner kind: the lookup returns
+// the owner's facts from the controller's own cache.
 func ExampleReconciler_ObservePodEventOf() {
-	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/tracking"}
-	r, _ := reconcile.NewFor(reconcile.Config{Name: "example.com/trainer", Owner: kind}, reconciletest.NewCluster(reconciletest.Options{}),
-		reconcile.StatusWriterFunc(func(context.Context, *reconcile.Workload, batchv1.JobStatus) (*reconcile.Workload, error) {
-			return nil, nil
-		}))
+	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
+	r, _ := reconcile.New(reconcile.Config{Name: "ml.example.com/controller", Owner: kind}, reconciletest.NewCluster(reconciletest.Options{}))
+	tj := &metav1.ObjectMeta{Namespace: "default", Name: "train", UID: "1234"}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
-		Namespace: "default", Name: "resnet-0", UID: "abcd",
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "ml.example.com/v1", Kind: "TrainingJob", Name: "resnet", UID: "1234", Controller: ptr.To(true)}},
+		Namespace: "default", Name: "train-0", UID: "abcd",
+		OwnerReferences: []metav1.OwnerReference{kind.NewControllerRef(tj)},
 		Finalizers:      []string{kind.Finalizer},
 	}}
-	lookup := func(namespace, name string) (finalizers.OrphanOwner, bool) {
-		return finalizers.OrphanOwner{UID: "1234"}, namespace == "default" && name == "resnet"
+	finished := func(namespace, name string) *finalizers.OrphanOwner {
+		return &finalizers.OrphanOwner{UID: "1234", ManagedBy: "ml.example.com/controller", Finished: true}
 	}
-	res := r.ObservePodEventOf(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, lookup)
-	fmt.Println("sync:", res.Sync, "after:", res.Delay, "orphan cleanup:", res.OrphanCleanup)
+	res := r.ObservePodEventOf(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, finished)
+	fmt.Println("sync:", res.Sync, "orphan cleanup:", res.OrphanCleanup)
 	// Output:
-	// sync: [default/resnet] after: 1s orphan cleanup: false
+	// sync: [] orphan cleanup: true
 }
 
 // Job events: a spec change syncs at once, a status change is batched.

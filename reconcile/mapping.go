@@ -247,27 +247,23 @@ type PodEventResult struct {
 // It also reports terminated_pods_tracking_finalizer_total to the Metrics. It is
 // safe for concurrent use.
 func (r *Reconciler) ObservePodEvent(ev PodEvent, lookup JobLookup) PodEventResult {
-	var of OwnerLookup
-	if lookup != nil {
-		of = func(namespace, name string) (finalizers.OrphanOwner, bool) {
-			job := lookup(namespace, name)
-			if job == nil {
-				return finalizers.OrphanOwner{}, false
-			}
-			return finalizers.OrphanOwner{UID: job.UID, Finished: jobFinished(&job.Status)}, true
-		}
+	if lookup == nil {
+		return r.ObservePodEventOf(ev, nil)
 	}
-	return r.ObservePodEventOf(ev, of)
+	return r.ObservePodEventOf(ev, func(namespace, name string) *finalizers.OrphanOwner {
+		return finalizers.JobOwner(lookup(namespace, name))
+	})
 }
 
-// OwnerLookup returns what the caller's cache shows of the owner namespace/name (of
-// Config.Owner's kind) and true, or false when it has none. ObservePodEventOf reads
-// its UID and Finished.
-type OwnerLookup func(namespace, name string) (own finalizers.OrphanOwner, found bool)
+// OwnerLookup returns what the caller's cache shows of the owner namespace/name
+// (its UID and whether it has finished; see finalizers.OrphanOwner), or nil when the
+// cache has no such owner. It is JobLookup for owners of any kind.
+type OwnerLookup func(namespace, name string) *finalizers.OrphanOwner
 
-// ObservePodEventOf is ObservePodEvent for owners of any kind: lookup gives the
-// owner's facts instead of a batch/v1 Job, with the same meaning (a nil lookup
-// trusts the UID the Reconciler last synced under the key).
+// ObservePodEventOf is ObservePodEvent for owners of any kind (Config.Owner): lookup
+// resolves the owners named by controller references in the caller's cache, with the
+// same rules (a missing owner or one with another UID is not concerned, a finished one
+// is not synced), and a nil lookup trusts the UID last synced under the key.
 func (r *Reconciler) ObservePodEventOf(ev PodEvent, lookup OwnerLookup) PodEventResult {
 	m := MapPodEventFor(r.cfg.Owner, ev, r.cfg.PodEventBatchPeriod)
 	if m.TrackingFinalizer != "" {
@@ -282,8 +278,8 @@ func (r *Reconciler) ObservePodEventOf(ev PodEvent, lookup OwnerLookup) PodEvent
 		live, finished := true, false
 		if lookup != nil {
 			ns, name, _ := strings.Cut(t.Key, "/")
-			own, found := lookup(ns, name)
-			live = found && own.UID == t.UID
+			own := lookup(ns, name)
+			live = own != nil && own.UID == t.UID
 			finished = live && own.Finished
 		} else if uid, ok := r.knownUID(t.Key); ok && uid != t.UID {
 			live = false

@@ -221,6 +221,51 @@ func TestObservePodEvent(t *testing.T) {
 	}
 }
 
+// ObservePodEventOf applies the rules of ObservePodEvent to owners of another kind,
+// from the owner's facts; references to batch Jobs are not that controller's.
+func TestObservePodEventOf(t *testing.T) {
+	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
+	tj := &metav1.ObjectMeta{Namespace: ns, Name: "a", UID: "tj-a"}
+	ownedByTJ := func(p *corev1.Pod) {
+		p.OwnerReferences = []metav1.OwnerReference{kind.NewControllerRef(tj)}
+		p.Finalizers = []string{kind.Finalizer}
+	}
+	lookupOf := func(own *finalizers.OrphanOwner) reconcile.OwnerLookup {
+		return func(namespace, name string) *finalizers.OrphanOwner {
+			if own != nil && namespace == ns && name == "a" {
+				return own
+			}
+			return nil
+		}
+	}
+	tests := []struct {
+		name          string
+		lookup        reconcile.OwnerLookup
+		pod           *corev1.Pod
+		wantSync      []string
+		wantOrphan    bool
+		wantSatisfied bool
+	}{
+		{name: "live owner: observed and synced", lookup: lookupOf(&finalizers.OrphanOwner{UID: "tj-a"}), pod: podOf("1", ownedByTJ), wantSync: []string{"ns/a"}, wantSatisfied: true},
+		{name: "nil lookup trusts the UID last synced", pod: podOf("1", ownedByTJ), wantSync: []string{"ns/a"}, wantSatisfied: true},
+		{name: "owner gone: orphan cleanup, not observed", lookup: lookupOf(nil), pod: podOf("1", ownedByTJ), wantOrphan: true},
+		{name: "owner replaced under the same name: not its pod", lookup: lookupOf(&finalizers.OrphanOwner{UID: "tj-a-2"}), pod: podOf("1", ownedByTJ), wantOrphan: true},
+		{name: "owner finished: orphan cleanup, not synced", lookup: lookupOf(&finalizers.OrphanOwner{UID: "tj-a", Finished: true}), pod: podOf("1", ownedByTJ), wantOrphan: true, wantSatisfied: true},
+		{name: "a batch Job's pod is not this controller's", lookup: lookupOf(&finalizers.OrphanOwner{UID: "job-a"}), pod: podOf("1", ownedBy(jobA), withFinalizer)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(c *reconcile.Config) { c.Owner = kind })
+			exp := e.r.Config().Expectations
+			require.NoError(t, exp.RaiseCreations("ns/a", 1))
+			got := e.r.ObservePodEventOf(reconcile.PodEvent{Type: reconcile.PodAdded, New: tc.pod}, tc.lookup)
+			assert.Equal(t, tc.wantSync, got.Sync, "Sync")
+			assert.Equal(t, tc.wantOrphan, got.OrphanCleanup, "OrphanCleanup")
+			assert.Equal(t, tc.wantSatisfied, exp.Satisfied("ns/a"), "creation observed")
+		})
+	}
+}
+
 func TestObservePodEventClearsFinalizerAndDeletion(t *testing.T) {
 	e := newEnv(t)
 	fr, exp := e.r.Config().FinalizerRemovals, e.r.Config().Expectations
@@ -349,43 +394,4 @@ func TestPodEventTypeString(t *testing.T) {
 	assert.Equal(t, "update", reconcile.PodUpdated.String())
 	assert.Equal(t, "delete", reconcile.PodDeleted.String())
 	assert.Equal(t, "unknown", reconcile.PodEventType(0).String())
-}
-
-// ObservePodEventOf reads an owner of another kind through its facts: its UID and
-// whether it has finished, with the rules of ObservePodEvent.
-func TestObservePodEventOf(t *testing.T) {
-	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/tracking"}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
-		Namespace: ns, Name: "p", UID: "pod-uid", ResourceVersion: "1",
-		Finalizers:      []string{kind.Finalizer},
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "ml.example.com/v1", Kind: "TrainingJob", Name: "a", UID: "tj-uid", Controller: ptr.To(true)}},
-	}}
-	found := func(own finalizers.OrphanOwner) reconcile.OwnerLookup {
-		return func(namespace, name string) (finalizers.OrphanOwner, bool) {
-			return own, namespace == ns && name == "a"
-		}
-	}
-	tests := []struct {
-		name          string
-		lookup        reconcile.OwnerLookup
-		wantSync      []string
-		wantOrphan    bool
-		wantSatisfied bool
-	}{
-		{name: "live owner: observed and synced", lookup: found(finalizers.OrphanOwner{UID: "tj-uid"}), wantSync: []string{"ns/a"}, wantSatisfied: true},
-		{name: "owner gone: orphan cleanup, not observed", lookup: func(string, string) (finalizers.OrphanOwner, bool) { return finalizers.OrphanOwner{}, false }, wantOrphan: true},
-		{name: "owner replaced under the same name", lookup: found(finalizers.OrphanOwner{UID: "tj-uid-2"}), wantOrphan: true},
-		{name: "owner finished: orphan cleanup, not synced", lookup: found(finalizers.OrphanOwner{UID: "tj-uid", Finished: true}), wantOrphan: true, wantSatisfied: true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, func(c *reconcile.Config) { c.Owner = kind })
-			exp := e.r.Config().Expectations
-			require.NoError(t, exp.RaiseCreations("ns/a", 1))
-			got := e.r.ObservePodEventOf(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, tc.lookup)
-			assert.Equal(t, tc.wantSync, got.Sync, "Sync")
-			assert.Equal(t, tc.wantOrphan, got.OrphanCleanup, "OrphanCleanup")
-			assert.Equal(t, tc.wantSatisfied, exp.Satisfied("ns/a"), "creation observed")
-		})
-	}
 }

@@ -15,15 +15,16 @@ import (
 	"github.com/jobkit/jobkit/plan"
 )
 
-// Reconciler runs the sync of one Job at a time against a Client: it checks the
-// expectations, computes a plan.Plan and executes it in the crash-safe order. It keeps
-// per-Job state keyed by "namespace/name": the stores of Config (expectations,
-// finalizer removals in flight, backoff records) and one record of its own per key
-// (the UID, the last status version it wrote, writes of unknown outcome, the slow-start
-// batch size).
+// Reconciler runs the sync of one owner (a Job, or any Workload) at a time against a
+// pod client and a status writer: it checks the expectations, computes a plan.Plan
+// and executes it in the crash-safe order. It keeps per-owner state keyed by
+// "namespace/name": the stores of Config (expectations, finalizer removals in
+// flight, backoff records) and one record of its own per key (the UID, the last
+// status version it wrote, writes of unknown outcome, the slow-start batch size).
 //
-// A Reconciler is safe for concurrent use by several workers as long as one Job key
-// is synced by one worker at a time (a workqueue guarantees that).
+// A Reconciler is safe for concurrent use by several workers as long as one key is
+// synced by one worker at a time (a workqueue guarantees that). One Reconciler
+// serves one owner kind (Config.Owner).
 type Reconciler struct {
 	cfg    Config
 	pods   PodClient
@@ -162,6 +163,9 @@ func (r *Reconciler) SyncWorkload(ctx context.Context, w *Workload, list Workloa
 	if list == nil {
 		return Result{}, fmt.Errorf("%w: SyncWorkload: list is nil", ErrInvalidArgument)
 	}
+	if w.Backoff.Base < 0 || w.Backoff.Max < 0 {
+		return Result{}, fmt.Errorf("%w: SyncWorkload: Workload.Backoff: %+v: durations must not be negative (zero means the default)", ErrInvalidArgument, w.Backoff)
+	}
 	start := r.cfg.Clock.Now()
 	key := w.key()
 	ex := &execution{
@@ -215,10 +219,6 @@ func (ex *execution) sync(list WorkloadPodLister, now time.Time) (res Result, er
 	}
 	pending := r.prunePending(key, pods, now)
 	rec, _ := r.cfg.BackoffStore.Get(key)
-	opts := r.cfg.planOptions()
-	if job.Backoff != nil {
-		opts.Backoff = *job.Backoff
-	}
 	p, err := plan.Compute(plan.Input{
 		Workload:                 &job.Workload,
 		Pods:                     pods,
@@ -227,7 +227,7 @@ func (ex *execution) sync(list WorkloadPodLister, now time.Time) (res Result, er
 		PendingFinalizerRemovals: pending,
 		Backoff:                  rec,
 		Now:                      now,
-		Options:                  opts,
+		Options:                  r.cfg.planOptions(job.Backoff),
 		Owner:                    r.cfg.Owner,
 	})
 	if err != nil {

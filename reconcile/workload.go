@@ -27,11 +27,10 @@ type Workload struct {
 	// Object is the owner object as read. Events are recorded on it, and a
 	// StatusWriter starts from it. Required.
 	Object runtime.Object
-	// Backoff, when not nil, is this owner's pod failure backoff, in place of
-	// Config.Backoff: for a resource whose spec sets its own retry delays. A
-	// StatusWriter returns it set as the Workload it was given had it (the
-	// conversion of the stored object does).
-	Backoff *backoff.Policy
+	// Backoff, when not zero, is this owner's pod failure backoff (a resource that
+	// lets its users set the retry delays); zero means Config.Backoff. Its zero
+	// fields mean the defaults, as in Config.Backoff.
+	Backoff backoff.Policy
 }
 
 // JobWorkload presents a batch/v1 Job as a Workload (plan.JobWorkload, with the

@@ -12,6 +12,19 @@
 // controllers; the tests of this package are the simulation runs of jobkit itself
 // (`go test ./sim -run TestSimulation -sim.seeds=N`, `make soak`).
 //
+// # A custom owner
+//
+// Config.Owner (Trace.Owner in a trace) runs the drawn Job as a custom resource of
+// another kind, with its own tracking finalizer: a reconciletest.Task of that kind
+// (TaskKind is the tests' one), synced through reconcile.NewFor and SyncWorkload
+// with the in-memory cluster as pod client and status writer, under the same faults
+// and the same invariants, plus wrong-owner. The owner draws nothing from the seed,
+// so a seed makes the same Job, faults and kubelet with either owner, and the tests
+// check that the two runs are the same, call for call. TestSimulation runs every
+// fourth seed (those equal to 3 modulo 4) with TaskKind (-sim.owner=mixed, the
+// default; job or task run every seed with one owner), so the 300-seed run and
+// `make soak` cover both.
+//
 // # A run
 //
 // Config.Seed seeds a PCG source (math/rand/v2) from which every choice is drawn in
@@ -100,6 +113,9 @@
 //     delay, reorder, lost-delete) or a change of the spec; only syncs that saw
 //     every event and met no fault count. A work queue with a success keeps what
 //     runs (as upstream);
+//   - wrong-owner: a pod created for the owner has a controller reference to
+//     another kind (group and kind), or, for a custom owner, carries the batch/v1
+//     Job's tracking finalizer;
 //   - at the end: a terminal condition (not-finished), no pod with the tracking
 //     finalizer (finalizer-left), nothing uncounted (uncounted-left), and the quiet
 //     check.
@@ -123,7 +139,8 @@
 //
 // # Traces
 //
-// A Trace is a run written out: the Job, the controller settings and every action
+// A Trace is a run written out: the Job (and its owner kind when it is not a
+// batch/v1 Job), the controller settings and every action
 // (kubelet moves by pod creation ordinal, event deliveries, spec changes, restarts,
 // syncs with the faults of their calls, clock steps). Replay runs it without the
 // generator; when it ends before the Job has finished, Replay finishes it with the

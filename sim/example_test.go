@@ -22,6 +22,21 @@ func ExampleRun() {
 	// replay: go test ./sim -run 'TestSimulation$' -sim.seed=7 -sim.faults=0.1 -v
 }
 
+// Config.Owner runs the seed's Job as a custom resource of that kind, with its own
+// tracking finalizer, through the same invariants: the run is the Job's, call for
+// call.
+func ExampleRun_customOwner() {
+	res, err := sim.Run(sim.Config{Seed: 7, FaultRate: 0.1, Owner: sim.TaskKind})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("owner:", res.Trace.Owner, "finalizer:", res.Trace.Owner.Finalizer)
+	fmt.Println("violations:", len(res.Violations), "finished:", res.Finished, res.Condition)
+	// Output:
+	// owner: Task.test.jobkit.dev finalizer: test.jobkit.dev/task-tracking
+	// violations: 0 finished: true Failed
+}
+
 // A trace replays without the generator. This one syncs a Job of two pods once,
 // lets the first pod fail, and leaves the rest to the calm end every replay gets.
 func ExampleReplay() {

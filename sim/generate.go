@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/podfailurepolicy"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 	"github.com/jobkit/jobkit/successpolicy"
@@ -56,7 +57,11 @@ func newGenerator(cfg Config) *generator {
 }
 
 func (g *generator) trace() *Trace {
-	return &Trace{Seed: g.cfg.Seed, Job: g.job, Controller: g.ctl}
+	tr := &Trace{Seed: g.cfg.Seed, Job: g.job, Controller: g.ctl}
+	if k := g.cfg.Owner; k != (owner.Kind{}) && k != owner.BatchJob {
+		tr.Owner = &k
+	}
+	return tr
 }
 
 func (g *generator) chance(p float64) bool { return g.rng.Float64() < p }

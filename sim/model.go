@@ -96,8 +96,12 @@ func newModel(w *world) *model {
 
 // observe is the cluster's write hook. It runs under the cluster's lock.
 func (m *model) observe(ev reconciletest.WatchEvent) {
-	if ev.Job != nil {
-		m.observeJob(ev)
+	switch {
+	case ev.Job != nil:
+		m.observeJob(ev.Type, ev.Job)
+		return
+	case ev.Task != nil:
+		m.observeJob(ev.Type, jobView(ev.Task))
 		return
 	}
 	if m.job == nil || !ownedBy(ev.Pod, m.uid) {
@@ -106,7 +110,8 @@ func (m *model) observe(ev reconciletest.WatchEvent) {
 	pod := ev.Pod
 	ps := m.pods[pod.UID]
 	if ps == nil {
-		ps = &podState{ordinal: len(m.order) + 1, uid: pod.UID, name: pod.Name, index: podIndex(pod), finalizer: hasFinalizer(pod)}
+		m.checkOwner(pod)
+		ps = &podState{ordinal: len(m.order) + 1, uid: pod.UID, name: pod.Name, index: podIndex(pod), finalizer: m.hasFinalizer(pod)}
 		m.pods[pod.UID] = ps
 		m.order = append(m.order, ps)
 		m.created(ps, pod)
@@ -118,7 +123,7 @@ func (m *model) observe(ev reconciletest.WatchEvent) {
 	if ev.Type == watch.Deleted {
 		ps.gone = true
 	}
-	if ps.finalizer && !hasFinalizer(pod) {
+	if ps.finalizer && !m.hasFinalizer(pod) {
 		ps.finalizer = false
 		m.classify(ps, prev)
 	}
@@ -305,9 +310,8 @@ func notCountedWhy(pod *corev1.Pod, ignored, validIndex, lateSuccess bool) strin
 	return "it was stopped while running and the Job is not failing"
 }
 
-// observeJob checks a new version of the Job.
-func (m *model) observeJob(ev reconciletest.WatchEvent) {
-	cur := ev.Job
+// observeJob checks a new version of the Job (a Task presented as one).
+func (m *model) observeJob(typ watch.EventType, cur *batchv1.Job) {
 	if m.job == nil {
 		m.job, m.uid = cur, cur.UID
 		m.maxCompletions = int(deref32(cur.Spec.Completions, 0))
@@ -319,7 +323,7 @@ func (m *model) observeJob(ev reconciletest.WatchEvent) {
 	m.maxCompletions = max(m.maxCompletions, int(deref32(cur.Spec.Completions, 0)))
 	prev := m.job
 	m.job = cur
-	if ev.Type == watch.Deleted {
+	if typ == watch.Deleted {
 		return
 	}
 	if equality.Semantic.DeepEqual(&prev.Status, &cur.Status) {
@@ -531,8 +535,32 @@ func ownedBy(pod *corev1.Pod, uid types.UID) bool {
 	return false
 }
 
-func hasFinalizer(pod *corev1.Pod) bool {
-	return slices.Contains(pod.Finalizers, batchv1.JobTrackingFinalizer)
+// hasFinalizer reports whether pod carries the owner kind's tracking finalizer.
+func (m *model) hasFinalizer(pod *corev1.Pod) bool {
+	return slices.Contains(pod.Finalizers, m.w.kind.Finalizer)
+}
+
+// checkOwner checks a new pod of the owner: its controller reference names the
+// owner's kind (group and kind), and it carries no other kind's tracking finalizer
+// (the batch/v1 Job's for a custom owner).
+func (m *model) checkOwner(pod *corev1.Pod) {
+	kind := m.w.kind
+	for _, ref := range pod.OwnerReferences {
+		if ref.Controller == nil || !*ref.Controller || ref.UID != m.uid {
+			continue
+		}
+		group, _, found := strings.Cut(ref.APIVersion, "/")
+		if !found {
+			group = ""
+		}
+		if ref.Kind != kind.Kind || group != kind.Group {
+			m.w.violate(InvWrongOwner, "pod %s has a controller reference to %s %s, the owner is a %s", pod.Name, ref.APIVersion, ref.Kind, kind)
+			return
+		}
+	}
+	if kind.Finalizer != batchv1.JobTrackingFinalizer && slices.Contains(pod.Finalizers, batchv1.JobTrackingFinalizer) {
+		m.w.violate(InvWrongOwner, "pod %s of a %s carries the batch/v1 Job's tracking finalizer %s", pod.Name, kind, batchv1.JobTrackingFinalizer)
+	}
 }
 
 func isTerminal(pod *corev1.Pod) bool {

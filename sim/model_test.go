@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
 
@@ -236,4 +237,42 @@ func (h *harness) status(t *testing.T, f func(*batchv1.JobStatus)) {
 	f(&job.Status)
 	_, err = h.w.cluster.UpdateJobStatus(context.Background(), job)
 	require.NoError(t, err)
+}
+
+// The model catches a controller of a custom owner that marks its pods as another
+// kind's: a controller reference to a batch/v1 Job, or the Job's tracking
+// finalizer (the two mistakes a controller makes when it presents its resource as a
+// Job). The same seed with the right kind runs clean.
+func TestModelCatchesWrongOwner(t *testing.T) {
+	batchFinalizer := TaskKind
+	batchFinalizer.Finalizer = batchv1.JobTrackingFinalizer
+	cases := []struct {
+		name string
+		ctl  owner.Kind
+		want Invariant
+	}{
+		{name: "the controller's kind", ctl: TaskKind},
+		{name: "pods referencing a batch/v1 Job", ctl: owner.BatchJob, want: InvWrongOwner},
+		{name: "pods tracked by the batch/v1 Job's finalizer", ctl: batchFinalizer, want: InvWrongOwner},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGenerator(Config{Seed: 1, FaultRate: 0.1, Owner: TaskKind})
+			w, err := newWorld(g.trace())
+			require.NoError(t, err)
+			w.ctlKind = tc.ctl
+			w.r, err = w.newReconciler()
+			require.NoError(t, err)
+			g.run(w)
+			res := w.result()
+			require.Positive(t, res.Pods, "the run created pods")
+			if tc.want == "" {
+				require.True(t, res.OK(), "%v", res.Violations)
+				require.True(t, res.Finished)
+				return
+			}
+			require.False(t, res.OK(), "the run ended clean: %s", res.Summary())
+			require.Equal(t, tc.want, res.Violations[0].Invariant, "%v", res.Violations[0])
+		})
+	}
 }

@@ -7,6 +7,9 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
 
 // DefaultMaxPods is the largest completions or parallelism Run generates when
@@ -24,7 +27,16 @@ type Config struct {
 	// MaxPods caps completions and parallelism; zero means DefaultMaxPods. Sizes are
 	// skewed small: most Jobs have fewer than 20 pods.
 	MaxPods int
+	// Owner, when set and not owner.BatchJob, runs the Job as a custom resource of
+	// that kind with its own finalizer (Trace.Owner; TaskKind is one). It draws
+	// nothing: a seed makes the same run, call for call, with either owner.
+	Owner owner.Kind
 }
+
+// TaskKind is the custom owner kind of the simulation's tests:
+// reconciletest.TaskKind, a Task of group test.jobkit.dev tracked by
+// test.jobkit.dev/task-tracking.
+var TaskKind = reconciletest.TaskKind
 
 // Result is the outcome of a run.
 type Result struct {
@@ -52,6 +64,9 @@ func (r *Result) Summary() string {
 	mode := "NonIndexed"
 	if m := r.Trace.Job.Spec.CompletionMode; m != nil && *m == batchv1.IndexedCompletion {
 		mode = "Indexed"
+	}
+	if r.Trace.Owner != nil {
+		mode += " " + r.Trace.Owner.String()
 	}
 	s := fmt.Sprintf("%s completions=%s parallelism=%d: %d syncs, %d pods, faults %s; %s",
 		mode, ptrText(r.Trace.Job.Spec.Completions), deref32(r.Trace.Job.Spec.Parallelism, 1),

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -15,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 
+	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/reconcile/reconciletest"
 	"github.com/jobkit/jobkit/sim"
 )
 
@@ -26,15 +29,46 @@ var (
 	flagMaxPods  = flag.Int("sim.maxpods", 0, "largest completions or parallelism (0: 300)")
 	flagReport   = flag.Bool("sim.report", false, "print seeds per minute, faults by kind and violations")
 	flagMinimize = flag.String("sim.minimize", "", "directory where the minimised trace of each failing seed is written")
+	flagOwner    = flag.String("sim.owner", "mixed", "owner of the simulated pods: job (batch/v1 Job), task (sim.TaskKind, a custom resource with its own finalizer) or mixed (every fourth seed, those equal to 3 modulo 4, runs as a task)")
 )
+
+// ownerFor returns the owner kind seed runs with under -sim.owner; the zero Kind
+// means a batch/v1 Job.
+func ownerFor(t testing.TB, seed uint64) owner.Kind {
+	switch *flagOwner {
+	case "job":
+		return owner.Kind{}
+	case "task":
+		return sim.TaskKind
+	case "mixed":
+		if seed%4 == 3 {
+			return sim.TaskKind
+		}
+		return owner.Kind{}
+	}
+	t.Fatalf("-sim.owner=%q: want job, task or mixed", *flagOwner)
+	return owner.Kind{}
+}
+
+// replayCommand is sim.ReplayCommand with the -sim.owner flag when it is not the
+// default.
+func replayCommand(seed uint64, faultRate float64) string {
+	cmd := sim.ReplayCommand(seed, faultRate)
+	if *flagOwner != "mixed" {
+		cmd += " -sim.owner=" + *flagOwner
+	}
+	return cmd
+}
 
 // TestSimulation runs the deterministic simulation for many seeds: random Jobs,
 // a random kubelet and random faults, with every invariant checked after every
 // step. A failing seed prints the command that replays it.
 func TestSimulation(t *testing.T) {
+	ownerFor(t, 0) // checks -sim.owner here, on the test's goroutine
 	cfg := sim.Config{FaultRate: *flagFaults, MaxPods: *flagMaxPods}
 	if *flagSeed >= 0 {
 		cfg.Seed = uint64(*flagSeed)
+		cfg.Owner = ownerFor(t, cfg.Seed)
 		res, err := sim.Run(cfg)
 		require.NoError(t, err)
 		t.Logf("seed %d: %s", cfg.Seed, res.Trace.Describe())
@@ -44,7 +78,7 @@ func TestSimulation(t *testing.T) {
 			path := writeTrace(t, min, cfg.Seed, true)
 			t.Log("the minimised trace, replayed:")
 			_, _ = sim.ReplayLog(min, func(line string) { t.Log(line) })
-			t.Errorf("seed %d: %v\nminimised to %d actions: %s\nreplay: %s", cfg.Seed, res.Violations[0], len(min.Actions), path, sim.ReplayCommand(cfg.Seed, cfg.FaultRate))
+			t.Errorf("seed %d: %v\nminimised to %d actions: %s\nreplay: %s", cfg.Seed, res.Violations[0], len(min.Actions), path, replayCommand(cfg.Seed, cfg.FaultRate))
 		}
 		return
 	}
@@ -65,11 +99,11 @@ func TestSimulation(t *testing.T) {
 	elapsed := time.Since(start)
 	perMinute := float64(n) / elapsed.Minutes()
 	summary := fmt.Sprintf("simulation: %d seeds from %d in %v (%.0f seeds/min, %d workers), fault rate %g\n"+
-		"  syncs %d, pods %d, jobs complete %d, failed %d\n"+
+		"  syncs %d, pods %d, jobs complete %d, failed %d; %d seeds with the custom owner %v\n"+
 		"  faults injected (%d): %s\n"+
 		"  violations: %d",
 		n, *flagFirst, elapsed.Round(time.Millisecond), perMinute, runtime.GOMAXPROCS(0), cfg.FaultRate,
-		stats.syncs, stats.pods, stats.complete, stats.failed,
+		stats.syncs, stats.pods, stats.complete, stats.failed, stats.custom, sim.TaskKind,
 		stats.faults.Total(), stats.faults, len(stats.bad))
 	for _, inv := range sortedKeys(stats.byInvariant) {
 		summary += fmt.Sprintf("\n    %s: %d", inv, stats.byInvariant[inv])
@@ -80,7 +114,7 @@ func TestSimulation(t *testing.T) {
 		t.Log(summary)
 	}
 	for _, b := range stats.bad {
-		t.Errorf("seed %d: %s\nreplay: %s", b.seed, b.res.Violations[0], sim.ReplayCommand(b.seed, cfg.FaultRate))
+		t.Errorf("seed %d: %s\nreplay: %s", b.seed, b.res.Violations[0], replayCommand(b.seed, cfg.FaultRate))
 		if *flagMinimize != "" {
 			min := sim.Minimize(b.res.Trace, b.res.Violations[0].Invariant, 0)
 			t.Logf("seed %d minimised to %d actions: %s", b.seed, len(min.Actions), writeTrace(t, min, b.seed, false))
@@ -95,6 +129,7 @@ type failure struct {
 
 type seedStats struct {
 	syncs, pods, complete, failed int
+	custom                        int // seeds run with the custom owner
 	faults                        sim.Counts
 	byInvariant                   map[string]int
 	bad                           []failure
@@ -112,6 +147,7 @@ func runSeeds(t *testing.T, first uint64, n int, cfg sim.Config) seedStats {
 			for seed := range seeds {
 				c := cfg
 				c.Seed = seed
+				c.Owner = ownerFor(t, seed)
 				res, err := sim.Run(c)
 				mu.Lock()
 				if err != nil {
@@ -122,6 +158,9 @@ func runSeeds(t *testing.T, first uint64, n int, cfg sim.Config) seedStats {
 				stats.syncs += res.Syncs
 				stats.pods += res.Pods
 				stats.faults.Add(res.Faults)
+				if res.Trace.Owner != nil {
+					stats.custom++
+				}
 				switch {
 				case !res.OK():
 					stats.byInvariant[string(res.Violations[0].Invariant)]++
@@ -235,4 +274,62 @@ func TestTraceRoundTrip(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte(`{"actions": []}`), 0o644))
 	_, err = sim.ReadTrace(bad)
 	require.ErrorContains(t, err, "no job")
+}
+
+// A seed run with a custom owner (a Task with its own finalizer, synced through
+// NewFor and SyncWorkload) is the run of the same seed with a batch/v1 Job, call for
+// call: the same actions and faults, syncs, pods, status and verdict. The invariants
+// are checked on both.
+func TestCustomOwnerRunsLikeAJob(t *testing.T) {
+	n := 60
+	if raceEnabled {
+		n = 6
+	}
+	for seed := range uint64(n) {
+		cfg := sim.Config{Seed: seed, FaultRate: 0.2}
+		job, err := sim.Run(cfg)
+		require.NoError(t, err)
+		cfg.Owner = sim.TaskKind
+		task, err := sim.Run(cfg)
+		require.NoError(t, err)
+		require.NotNil(t, task.Trace.Owner, "seed %d ran with the custom owner", seed)
+		require.Nil(t, job.Trace.Owner)
+		require.True(t, task.OK(), "seed %d with the custom owner: %v", seed, task.Violations)
+		require.Equal(t, job.Violations, task.Violations, "seed %d", seed)
+		require.Equal(t, job.Status, task.Status, "seed %d: status", seed)
+		require.Equal(t, []any{job.Syncs, job.Pods, job.Finished, job.Condition, job.Faults}, []any{task.Syncs, task.Pods, task.Finished, task.Condition, task.Faults}, "seed %d", seed)
+		require.Equal(t, job.Trace.Actions, statusOpsAsJob(task.Trace.Actions), "seed %d: actions", seed)
+	}
+}
+
+// statusOpsAsJob returns actions with the faults drawn on a Task's status writes
+// named as those on a Job's.
+func statusOpsAsJob(actions []sim.Action) []sim.Action {
+	out := make([]sim.Action, len(actions))
+	for i, a := range actions {
+		a.Faults = slices.Clone(a.Faults)
+		for k := range a.Faults {
+			if a.Faults[k].Op == string(reconciletest.OpUpdateStatus) {
+				a.Faults[k].Op = string(reconciletest.OpUpdateJobStatus)
+			}
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// A trace of a custom-owner run names its owner, and replays as that owner.
+func TestCustomOwnerTraceReplays(t *testing.T) {
+	res, err := sim.Run(sim.Config{Seed: 11, FaultRate: 0.2, Owner: sim.TaskKind})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "trace.json")
+	require.NoError(t, sim.WriteTrace(path, res.Trace))
+	back, err := sim.ReadTrace(path)
+	require.NoError(t, err)
+	require.Equal(t, &sim.TaskKind, back.Owner)
+	r, err := sim.Replay(back)
+	require.NoError(t, err)
+	require.Equal(t, res.Summary(), r.Summary())
+	require.Contains(t, r.Summary(), sim.TaskKind.String())
+	require.True(t, r.OK() && r.Finished, "%s", r.Summary())
 }

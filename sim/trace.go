@@ -8,6 +8,8 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+
+	"github.com/jobkit/jobkit/owner"
 )
 
 // Trace is one simulated run written out in full: the Job as created, the
@@ -23,8 +25,14 @@ type Trace struct {
 	Seed uint64 `json:"seed,omitempty"`
 	// Note says what the trace shows, for a regression trace the bug it found.
 	Note string `json:"note,omitempty"`
-	// Job is the Job as given to the cluster (before API defaulting).
+	// Job is the Job as given to the cluster (before API defaulting). When Owner is
+	// set, its namespace, name and spec make a Task of that kind instead.
 	Job *batchv1.Job `json:"job"`
+	// Owner, when set and not owner.BatchJob, is the custom owner kind the run
+	// uses: the Job is created as a reconciletest.Task of that kind, tracked by its
+	// finalizer, and synced through reconcile.NewFor and SyncWorkload. Nil means a
+	// batch/v1 Job.
+	Owner *owner.Kind `json:"owner,omitempty"`
 	// Controller holds the settings of every Reconciler of the run.
 	Controller ControllerSettings `json:"controller"`
 	// Actions is the run, in order.
@@ -208,6 +216,13 @@ func MarshalTrace(tr *Trace) ([]byte, error) {
 		fmt.Fprintf(&b, "  \"note\": %s,\n", note)
 	}
 	fmt.Fprintf(&b, "  \"job\": %s,\n", job)
+	if tr.Owner != nil {
+		kind, err := json.Marshal(tr.Owner)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&b, "  \"owner\": %s,\n", kind)
+	}
 	fmt.Fprintf(&b, "  \"controller\": %s,\n", ctl)
 	b.WriteString("  \"actions\": [")
 	for i, a := range tr.Actions {

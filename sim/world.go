@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/backoff"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -50,6 +51,9 @@ const (
 	InvFinalizerLeft Invariant = "finalizer-left"
 	// InvUncountedLeft: the finished Job still had uncounted pods.
 	InvUncountedLeft Invariant = "uncounted-left"
+	// InvWrongOwner: a pod created for the owner has a controller reference to
+	// another kind, or carries the tracking finalizer of another kind.
+	InvWrongOwner Invariant = "wrong-owner"
 )
 
 // Violation is a broken invariant.
@@ -72,9 +76,14 @@ const cleanSyncs = 3
 
 // world runs the actions of a trace against an in-memory cluster.
 type world struct {
-	tr      *Trace // actions run so far are appended to it
-	ns      string
-	name    string
+	tr    *Trace // actions run so far are appended to it
+	ns    string
+	name  string
+	kind  owner.Kind // the owner's kind: owner.BatchJob, or the Tasks' (Trace.Owner)
+	tasks bool       // the owner is a reconciletest.Task
+	// ctlKind is the owner kind the controller is configured with: kind, except in
+	// tests of a broken controller.
+	ctlKind owner.Kind
 	clock   *clocktesting.FakeClock
 	cluster *reconciletest.Cluster
 	r       *reconcile.Reconciler
@@ -104,13 +113,28 @@ type world struct {
 }
 
 func newWorld(tr *Trace) (*world, error) {
+	kind := owner.BatchJob
+	if tr.Owner != nil && *tr.Owner != (owner.Kind{}) {
+		kind = *tr.Owner
+	}
+	if err := kind.Validate(); err != nil {
+		return nil, fmt.Errorf("sim: trace owner: %w", err)
+	}
+	tasks := kind != owner.BatchJob
 	clk := clocktesting.NewFakeClock(reconciletest.DefaultStart)
+	opts := reconciletest.Options{Clock: clk, Seed: tr.Seed}
+	if tasks {
+		opts.Owner = kind
+	}
 	w := &world{
-		tr:         &Trace{Seed: tr.Seed, Note: tr.Note, Job: tr.Job, Controller: tr.Controller},
+		tr:         &Trace{Seed: tr.Seed, Note: tr.Note, Job: tr.Job, Owner: tr.Owner, Controller: tr.Controller},
 		ns:         tr.Job.Namespace,
 		name:       tr.Job.Name,
+		kind:       kind,
+		tasks:      tasks,
+		ctlKind:    kind,
 		clock:      clk,
-		cluster:    reconciletest.NewCluster(reconciletest.Options{Clock: clk, Seed: tr.Seed}),
+		cluster:    reconciletest.NewCluster(opts),
 		faults:     Counts{},
 		crashAfter: -1,
 		clean:      cleanSyncs,
@@ -119,8 +143,19 @@ func newWorld(tr *Trace) (*world, error) {
 	w.cluster.OnWrite(w.model.observe)
 	w.cluster.SetInterceptor(w.intercept)
 	cache := w.cluster.Cache()
-	cache.OnPodEvent(func(ev reconcile.PodEvent) { w.r.ObservePodEvent(ev, cache.Job) })
+	cache.OnPodEvent(func(ev reconcile.PodEvent) {
+		if w.tasks {
+			w.r.ObservePodEventOf(ev, cache.TaskOwner)
+		} else {
+			w.r.ObservePodEvent(ev, cache.Job)
+		}
+	})
 	cache.OnJobEvent(func(ev reconcile.JobEvent) { w.r.ObserveJobEvent(ev) })
+	cache.OnTaskEvent(func(ev reconciletest.TaskEvent) {
+		if ev.Old != nil && (ev.New == nil || ev.New.UID != ev.Old.UID) {
+			w.r.OwnerDeleted(ev.Old.Namespace, ev.Old.Name, ev.Old.UID)
+		}
+	})
 	r, err := w.newReconciler()
 	if err != nil {
 		return nil, err
@@ -128,16 +163,23 @@ func newWorld(tr *Trace) (*world, error) {
 	w.r = r
 	job := tr.Job.DeepCopy()
 	job.Spec.ManagedBy = ptr.To(ControllerName)
-	if _, err := w.cluster.CreateJob(job); err != nil {
-		return nil, fmt.Errorf("sim: create job: %w", err)
+	if tasks {
+		_, err = w.cluster.CreateTask(&reconciletest.Task{ObjectMeta: job.ObjectMeta, Spec: job.Spec})
+	} else {
+		_, err = w.cluster.CreateJob(job)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sim: create %v: %w", kind, err)
 	}
 	cache.DeliverAll()
 	return w, nil
 }
 
+// newReconciler returns the controller: New for a batch/v1 Job, NewFor with the
+// cluster as pod client and status writer for a Task.
 func (w *world) newReconciler() (*reconcile.Reconciler, error) {
 	s := w.tr.Controller
-	return reconcile.New(reconcile.Config{
+	cfg := reconcile.Config{
 		Name:                        ControllerName,
 		Clock:                       w.clock,
 		FinalizerRemovalParallelism: 1,
@@ -145,7 +187,47 @@ func (w *world) newReconciler() (*reconcile.Reconciler, error) {
 		MaxUncounted:                s.MaxUncounted,
 		Backoff:                     backoff.Policy{Base: s.backoffBase(), Max: s.backoffMax()},
 		ExpectationsTTL:             s.expectationsTTL(),
-	}, w.cluster)
+	}
+	if !w.tasks {
+		return reconcile.New(cfg, w.cluster)
+	}
+	cfg.Owner = w.ctlKind
+	return reconcile.NewFor(cfg, w.cluster, w.cluster)
+}
+
+// cachedOwner returns the owner as the controller's cache shows it, presented as a
+// Job (a Task's spec and status are a Job's), and its Workload; nil when the cache
+// does not have it.
+func (w *world) cachedOwner() (*batchv1.Job, *reconcile.Workload) {
+	cache := w.cluster.Cache()
+	if w.tasks {
+		t := cache.Task(w.ns, w.name)
+		if t == nil {
+			return nil, nil
+		}
+		return jobView(t), reconciletest.TaskWorkload(t)
+	}
+	j := cache.Job(w.ns, w.name)
+	if j == nil {
+		return nil, nil
+	}
+	return j, reconcile.JobWorkload(j)
+}
+
+// jobView presents a Task as a Job sharing its metadata, spec and status: what the
+// model reads.
+func jobView(t *reconciletest.Task) *batchv1.Job {
+	return &batchv1.Job{ObjectMeta: t.ObjectMeta, Spec: t.Spec, Status: t.Status}
+}
+
+// updateSpec changes the owner's spec as its user would.
+func (w *world) updateSpec(f func(*batchv1.JobSpec)) error {
+	if w.tasks {
+		_, err := w.cluster.UpdateTask(w.ns, w.name, func(t *reconciletest.Task) { f(&t.Spec) })
+		return err
+	}
+	_, err := w.cluster.UpdateJob(w.ns, w.name, func(j *batchv1.Job) { f(&j.Spec) })
+	return err
 }
 
 // violate records a violation and stops the run.
@@ -273,16 +355,16 @@ func (w *world) do(a Action) {
 		w.disturb(FaultRestart)
 		w.restart()
 	case VerbSetParallelism, VerbSetElastic, VerbSuspend, VerbResume:
-		_, err := c.UpdateJob(w.ns, w.name, func(j *batchv1.Job) {
+		err := w.updateSpec(func(s *batchv1.JobSpec) {
 			switch a.Do {
 			case VerbSetParallelism:
-				j.Spec.Parallelism = ptr.To(int32(a.N))
+				s.Parallelism = ptr.To(int32(a.N))
 			case VerbSetElastic:
-				j.Spec.Parallelism, j.Spec.Completions = ptr.To(int32(a.N)), ptr.To(int32(a.N))
+				s.Parallelism, s.Completions = ptr.To(int32(a.N)), ptr.To(int32(a.N))
 			case VerbSuspend:
-				j.Spec.Suspend = ptr.To(true)
+				s.Suspend = ptr.To(true)
 			case VerbResume:
-				j.Spec.Suspend = ptr.To(false)
+				s.Suspend = ptr.To(false)
 			}
 		})
 		if err == nil {
@@ -314,7 +396,7 @@ func (w *world) pendingIndex(n int, deleted bool) int {
 		if deleted && ev.Type != watch.Deleted {
 			continue
 		}
-		if n == 0 && ev.Job != nil {
+		if n == 0 && (ev.Job != nil || ev.Task != nil) {
 			return i
 		}
 		if n > 0 && ev.Pod != nil && ev.Pod.Name == name {
@@ -354,10 +436,14 @@ func (w *world) sync(a *Action) {
 	}
 	w.model.view = view
 	w.inSync = true
-	job := cache.Job(w.ns, w.name)
+	job, wl := w.cachedOwner()
 	var res reconcile.Result
 	var err error
-	if job != nil {
+	switch {
+	case wl == nil:
+	case w.tasks:
+		res, err = w.r.SyncWorkload(context.Background(), wl, cache.PodsFor)
+	default:
 		res, err = w.r.SyncWith(context.Background(), job, cache.PodsForJob)
 	}
 	w.inSync = false
@@ -410,7 +496,7 @@ func ptrBoolText(b *bool) *string {
 func (w *world) checkCalls() {
 	calls := w.cluster.Calls()
 	for _, call := range calls {
-		if call.Op == reconciletest.OpUpdateJobStatus && apierrors.IsInvalid(call.Err) {
+		if (call.Op == reconciletest.OpUpdateJobStatus || call.Op == reconciletest.OpUpdateStatus) && apierrors.IsInvalid(call.Err) {
 			w.violate(InvInvalidStatus, "the API server refused a status write: %v", call.Err)
 		}
 	}

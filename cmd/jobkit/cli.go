@@ -18,6 +18,8 @@ import (
 
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/cmd/jobkit/explain"
+	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 )
 
 // Exit codes.
@@ -34,6 +36,17 @@ const usage = `Usage:
 Says what a Job controller built on jobkit would do next with a batch/v1 Job, and why:
 the pods by class, each decision with its reason, the status change field by field,
 when it would look again, what blocks progress and what looks wrong.
+
+Another kind of owner (a custom resource whose controller is built on jobkit) is
+explained with --owner-kind GROUP/VERSION/KIND and --owner-finalizer NAME. Its object
+is read by the field names of a batch/v1 Job: spec.completions, parallelism,
+completionMode, backoffLimit, backoffLimitPerIndex, maxFailedIndexes,
+podFailurePolicy, successPolicy, podReplacementPolicy, suspend,
+activeDeadlineSeconds, selector, template and managedBy, and a status shaped as a
+Job's; other fields are ignored. A resource that names them otherwise is explained
+rightly only through its own conversion (Go: explain.ExplainWorkload). Live, the
+object is found by discovery and read with the dynamic client, and the pods of its
+namespace are kept by controller reference. --steps runs batch/v1 Jobs only.
 
 Flags:
 `
@@ -57,6 +70,8 @@ type cliFlags struct {
 	steps                   int
 	stepDuration            time.Duration
 	kubelet                 string
+	ownerKind               string
+	ownerFinalizer          string
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -87,6 +102,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&f.assume, "assume", "what-if outcome applied before planning, SELECTOR:OUTCOME[:KEY=VALUE]... (index=3:fail:exit=42, oldest=2:succeed, pod=NAME:delete, all:ready); repeatable")
 	fs.IntVar(&f.steps, "steps", 0, "what-if: run N syncs on an in-memory cluster (reconcile/reconciletest) from this state and print each step")
 	fs.DurationVar(&f.stepDuration, "step-duration", 10*time.Second, "with --steps: how far the clock moves after each sync")
+	fs.StringVar(&f.ownerKind, "owner-kind", "batch/v1/Job", "kind of the owner to explain, GROUP/VERSION/KIND (ml.examples.jobkit.dev/v1alpha1/TrainingJob), VERSION/KIND for the core group; its object is read by a batch/v1 Job's field names")
+	fs.StringVar(&f.ownerFinalizer, "owner-finalizer", "", "with a --owner-kind other than batch/v1/Job (required there): the tracking finalizer its controller puts on its pods")
 	fs.StringVar(&f.kubelet, "kubelet", explain.KubeletSucceed, "with --steps: what the simulated kubelet does with the pods: succeed (start, then succeed), fail=CODE (start, then fail with CODE) or idle")
 
 	// Flags and the Job name may come in any order, as with kubectl.
@@ -126,17 +143,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobkit explain: --steps: must not be negative, got %d\n", f.steps)
 		return exitUsage
 	}
+	if f.steps > 0 && opts.Owner != (owner.Kind{}) {
+		fmt.Fprintf(stderr, "jobkit explain: --steps cannot run --owner-kind %s: reconcile/reconciletest's in-memory cluster runs batch/v1 Jobs only\n", f.ownerKind)
+		return exitUsage
+	}
 
-	job, pods, err := f.load(ctx, name)
+	in, err := f.load(ctx, name, opts.Owner)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobkit explain: %v\n", err)
 		return exitError
 	}
-	report, err := explain.Explain(job, pods, opts)
+	var report *explain.Report
+	if in.job != nil {
+		report, err = explain.Explain(in.job, in.pods, opts)
+	} else {
+		report, err = explain.ExplainWorkload(in.workload, in.pods, opts)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "jobkit explain: %v\n", err)
 		return exitError
 	}
+	job, pods := in.job, in.pods
 	if f.steps > 0 {
 		so, err := f.stepOptions()
 		if err != nil {
@@ -180,7 +207,49 @@ func (f *cliFlags) options() (explain.Options, error) {
 		}
 		opts.Assume = append(opts.Assume, a)
 	}
+	kind, err := parseOwnerKind(f.ownerKind, f.ownerFinalizer)
+	if err != nil {
+		return opts, err
+	}
+	opts.Owner = kind
 	return opts, nil
+}
+
+// parseOwnerKind reads --owner-kind and --owner-finalizer. A batch/v1 Job is the
+// zero owner.Kind (the explain package's default).
+func parseOwnerKind(kindFlag, finalizer string) (owner.Kind, error) {
+	parts := strings.Split(kindFlag, "/")
+	var kind owner.Kind
+	switch len(parts) {
+	case 3:
+		kind = owner.Kind{Group: parts[0], Version: parts[1], Kind: parts[2]}
+	case 2:
+		kind = owner.Kind{Version: parts[0], Kind: parts[1]}
+	default:
+		return kind, fmt.Errorf("--owner-kind: %q is not GROUP/VERSION/KIND (for example ml.examples.jobkit.dev/v1alpha1/TrainingJob, or batch/v1/Job)", kindFlag)
+	}
+	if kind.Group == owner.BatchJob.Group && kind.Kind == owner.BatchJob.Kind {
+		if kind.Version != owner.BatchJob.Version {
+			return kind, fmt.Errorf("--owner-kind: %q: batch Jobs are read as batch/v1", kindFlag)
+		}
+		if finalizer != "" && finalizer != owner.BatchJob.Finalizer {
+			return kind, fmt.Errorf("--owner-finalizer: %q: batch/v1 Jobs are tracked by %s", finalizer, owner.BatchJob.Finalizer)
+		}
+		return owner.Kind{}, nil
+	}
+	// Check the kind with a valid finalizer, then the finalizer with a valid kind, so
+	// that each error names its flag.
+	if err := (owner.Kind{Group: kind.Group, Version: kind.Version, Kind: kind.Kind, Finalizer: owner.BatchJob.Finalizer}).Validate(); err != nil {
+		return kind, fmt.Errorf("--owner-kind: %q: %w", kindFlag, err)
+	}
+	if finalizer == "" {
+		return kind, fmt.Errorf("--owner-finalizer: required with --owner-kind %s (the tracking finalizer its controller puts on its pods)", kindFlag)
+	}
+	kind.Finalizer = finalizer
+	if err := (owner.Kind{Version: "v1", Kind: "Owner", Finalizer: finalizer}).Validate(); err != nil {
+		return kind, fmt.Errorf("--owner-finalizer: %q: %w", finalizer, err)
+	}
+	return kind, nil
 }
 
 func (f *cliFlags) stepOptions() (explain.StepOptions, error) {
@@ -198,26 +267,51 @@ func (f *cliFlags) stepOptions() (explain.StepOptions, error) {
 	return so, nil
 }
 
-// load reads the Job and its pods from the files, or from the cluster when there
-// are none.
-func (f *cliFlags) load(ctx context.Context, name string) (*batchv1.Job, []*corev1.Pod, error) {
+// input is what load read: a batch/v1 Job, or the workload of an owner of
+// another kind, and the pods.
+type input struct {
+	job      *batchv1.Job
+	workload plan.Workload
+	pods     []*corev1.Pod
+}
+
+// load reads the owner and its pods from the files, or from the cluster when there
+// are none. kind is the zero owner.Kind for a batch/v1 Job.
+func (f *cliFlags) load(ctx context.Context, name string, kind owner.Kind) (input, error) {
 	if len(f.files) == 0 {
 		if name == "" {
-			return nil, nil, errors.New("want a Job: a NAME (read from the cluster) or -f FILE")
+			noun := "Job"
+			if kind != (owner.Kind{}) {
+				noun = kind.Kind
+			}
+			return input{}, fmt.Errorf("want a %s: a NAME (read from the cluster) or -f FILE", noun)
 		}
-		return loadLive(ctx, f.kubeconfig, f.kubeContext, f.namespace, name)
+		if kind != (owner.Kind{}) {
+			w, pods, err := loadLiveOwner(ctx, f.kubeconfig, f.kubeContext, f.namespace, name, kind)
+			return input{workload: w, pods: pods}, err
+		}
+		job, pods, err := loadLive(ctx, f.kubeconfig, f.kubeContext, f.namespace, name)
+		return input{job: job, pods: pods}, err
 	}
-	var objs explain.Objects
+	objs := explain.Objects{Owner: kind}
 	for _, path := range f.files {
 		if err := readFile(path, &objs); err != nil {
-			return nil, nil, err
+			return input{}, err
 		}
+	}
+	if kind != (owner.Kind{}) {
+		obj, err := objs.PickOwner(f.namespace, name)
+		if err != nil {
+			return input{}, err
+		}
+		w, err := explain.WorkloadOf(obj)
+		return input{workload: w, pods: objs.Pods}, err
 	}
 	job, err := objs.Pick(f.namespace, name)
 	if err != nil {
-		return nil, nil, err
+		return input{}, err
 	}
-	return job, objs.Pods, nil
+	return input{job: job, pods: objs.Pods}, nil
 }
 
 func readFile(path string, objs *explain.Objects) error {

@@ -10,11 +10,17 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/jobkit/jobkit/owner"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-const now = "--now=2026-03-01T10:05:00Z"
+const (
+	now            = "--now=2026-03-01T10:05:00Z"
+	ownerKind      = "--owner-kind=ml.examples.jobkit.dev/v1alpha1/TrainingJob"
+	ownerFinalizer = "--owner-finalizer=ml.examples.jobkit.dev/worker-tracking"
+)
 
 // TestGolden runs `jobkit explain` on the YAML fixtures of testdata and compares
 // its output with testdata/golden/NAME.txt (go test -update rewrites them).
@@ -44,6 +50,12 @@ func TestGolden(t *testing.T) {
 		{name: "steps-assume-json", args: []string{"-f", "testdata/per-index.yaml", now, "--assume", "all:succeed", "--steps", "2", "--kubelet", "idle", "-o", "json"}},
 		{name: "json", args: []string{"-f", "testdata/per-index.yaml", now, "-o", "json"}},
 		{name: "yaml", args: []string{"-f", "testdata/backoff.yaml", now, "-o", "yaml"}},
+		// A custom resource: its pods by its controller reference and finalizer, a
+		// batch/v1 Job's pod ignored, an earlier owner's pod diagnosed.
+		{name: "owner-kind", args: []string{"-f", "testdata/trainingjob.yaml", now, ownerKind, ownerFinalizer}},
+		{name: "owner-kind-json", args: []string{"resnet", "-n", "default", "-f", "testdata/trainingjob.yaml", now, ownerKind, ownerFinalizer, "-o", "json"}},
+		// The batch/v1 Job of the same file, with the default kind named.
+		{name: "owner-kind-batch-job", args: []string{"-f", "testdata/trainingjob.yaml", now, "--owner-kind", "batch/v1/Job"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,6 +97,9 @@ func TestErrors(t *testing.T) {
 	unparsable := write("bad.yaml", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: [unclosed\n")
 	noKind := write("nokind.yaml", "metadata: {name: x}\n")
 	podsOnly := write("pods.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\n")
+	badSpec := write("badspec.yaml", "apiVersion: ml.examples.jobkit.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: r, namespace: default}\nspec: {completions: three, parallelism: 1}\n")
+	badTemplate := write("badtemplate.yaml", "apiVersion: ml.examples.jobkit.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: r, namespace: default}\nspec: {template: {spec: {containers: {name: x}}}}\n")
+	badStatus := write("badstatus.yaml", "apiVersion: ml.examples.jobkit.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: r, namespace: default}\nstatus: {startTime: yesterday}\n")
 	kubeconfig := write("kubeconfig", "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
 	tests := []struct {
 		name       string
@@ -111,6 +126,21 @@ func TestErrors(t *testing.T) {
 		{name: "job not in files", args: []string{"explain", "nothere", "-f", "testdata/backoff.yaml"}, wantCode: exitError, wantStderr: `no job: job "nothere" not found in the input (it holds default/retry)`},
 		{name: "two jobs in files", args: []string{"explain", "-f", "testdata/backoff.yaml", "-f", "testdata/suspended.yaml"}, wantCode: exitError, wantStderr: "the input holds 2 Jobs (default/retry, default/later): name one"},
 		{name: "no cluster in kubeconfig", args: []string{"explain", "work", "--kubeconfig", kubeconfig}, wantCode: exitError, wantStderr: "kubeconfig: invalid configuration: no configuration has been provided"},
+		{name: "no owner", args: []string{"explain", ownerKind, ownerFinalizer}, wantCode: exitError, wantStderr: "want a TrainingJob: a NAME (read from the cluster) or -f FILE"},
+		{name: "owner kind without version", args: []string{"explain", "-f", "testdata/trainingjob.yaml", "--owner-kind", "TrainingJob"}, wantCode: exitUsage, wantStderr: `--owner-kind: "TrainingJob" is not GROUP/VERSION/KIND`},
+		{name: "owner kind with a bad group", args: []string{"explain", "-f", "testdata/trainingjob.yaml", "--owner-kind", "ML_Examples/v1/TrainingJob", ownerFinalizer}, wantCode: exitUsage, wantStderr: `--owner-kind: "ML_Examples/v1/TrainingJob": invalid owner kind: Group "ML_Examples"`},
+		{name: "owner kind with an empty kind", args: []string{"explain", "-f", "testdata/trainingjob.yaml", "--owner-kind", "ml.examples.jobkit.dev/v1/", ownerFinalizer}, wantCode: exitUsage, wantStderr: `--owner-kind: "ml.examples.jobkit.dev/v1/": invalid owner kind: Kind "": required`},
+		{name: "batch Job of another version", args: []string{"explain", "-f", "testdata/backoff.yaml", "--owner-kind", "batch/v2/Job"}, wantCode: exitUsage, wantStderr: `--owner-kind: "batch/v2/Job": batch Jobs are read as batch/v1`},
+		{name: "batch Job with another finalizer", args: []string{"explain", "-f", "testdata/backoff.yaml", "--owner-finalizer", "example.com/mine"}, wantCode: exitUsage, wantStderr: `--owner-finalizer: "example.com/mine": batch/v1 Jobs are tracked by batch.kubernetes.io/job-tracking`},
+		{name: "owner kind without finalizer", args: []string{"explain", "-f", "testdata/trainingjob.yaml", ownerKind}, wantCode: exitUsage, wantStderr: "--owner-finalizer: required with --owner-kind ml.examples.jobkit.dev/v1alpha1/TrainingJob"},
+		{name: "unqualified finalizer", args: []string{"explain", "-f", "testdata/trainingjob.yaml", ownerKind, "--owner-finalizer", "worker-tracking"}, wantCode: exitUsage, wantStderr: `--owner-finalizer: "worker-tracking": invalid owner kind: Finalizer "worker-tracking": must be qualified with a domain`},
+		{name: "steps with an owner kind", args: []string{"explain", "-f", "testdata/trainingjob.yaml", ownerKind, ownerFinalizer, "--steps", "2"}, wantCode: exitUsage, wantStderr: "--steps cannot run --owner-kind ml.examples.jobkit.dev/v1alpha1/TrainingJob: reconcile/reconciletest's in-memory cluster runs batch/v1 Jobs only"},
+		{name: "no document of the owner kind", args: []string{"explain", "-f", "testdata/backoff.yaml", ownerKind, ownerFinalizer}, wantCode: exitError, wantStderr: "no job: the input holds no TrainingJob.ml.examples.jobkit.dev (2 pod(s), 1 batch/v1 Job(s))"},
+		{name: "owner not in files", args: []string{"explain", "bert", "-f", "testdata/trainingjob.yaml", ownerKind, ownerFinalizer}, wantCode: exitError, wantStderr: `no job: TrainingJob.ml.examples.jobkit.dev "bert" not found in the input (it holds default/resnet)`},
+		{name: "two owners in files", args: []string{"explain", "-f", "testdata/trainingjob.yaml", "-f", badSpec, ownerKind, ownerFinalizer}, wantCode: exitError, wantStderr: "the input holds 2 objects of kind TrainingJob.ml.examples.jobkit.dev (default/resnet, default/r): name one"},
+		{name: "owner spec field of a wrong type", args: []string{"explain", "-f", badSpec, ownerKind, ownerFinalizer}, wantCode: exitError, wantStderr: `TrainingJob default/r: bad owner object: spec.completions: want int32, got string ("three")`},
+		{name: "owner template of a wrong type", args: []string{"explain", "-f", badTemplate, ownerKind, ownerFinalizer}, wantCode: exitError, wantStderr: `TrainingJob default/r: bad owner object: spec.template.spec.containers: want []v1.Container, got object`},
+		{name: "owner status field of a wrong type", args: []string{"explain", "-f", badStatus, ownerKind, ownerFinalizer}, wantCode: exitError, wantStderr: `TrainingJob default/r: bad owner object: status.startTime: "yesterday": `},
 		{name: "unknown context", args: []string{"explain", "work", "--kubeconfig", kubeconfig, "--context", "nope"}, wantCode: exitError, wantStderr: "kubeconfig: invalid configuration: [context was not found for specified context: nope"},
 	}
 	for _, tt := range tests {
@@ -125,6 +155,38 @@ func TestErrors(t *testing.T) {
 			}
 			if code != exitOK && stdout.Len() > 0 {
 				t.Errorf("run(%q) failed but wrote to stdout: %q", tt.args, stdout.String())
+			}
+		})
+	}
+}
+
+func TestParseOwnerKind(t *testing.T) {
+	tests := []struct {
+		name, kind, finalizer string
+		want                  owner.Kind
+		wantErr               string
+	}{
+		{name: "the default", kind: "batch/v1/Job", want: owner.Kind{}},
+		{name: "batch/v1 Job with its own finalizer", kind: "batch/v1/Job", finalizer: "batch.kubernetes.io/job-tracking", want: owner.Kind{}},
+		{name: "custom resource", kind: "ml.example.com/v1alpha1/TrainingJob", finalizer: "ml.example.com/worker-tracking",
+			want: owner.Kind{Group: "ml.example.com", Version: "v1alpha1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}},
+		{name: "core group", kind: "v1/ReplicationController", finalizer: "example.com/rc-tracking",
+			want: owner.Kind{Version: "v1", Kind: "ReplicationController", Finalizer: "example.com/rc-tracking"}},
+		{name: "too many parts", kind: "a/b/c/d", wantErr: `--owner-kind: "a/b/c/d" is not GROUP/VERSION/KIND`},
+		{name: "empty version", kind: "ml.example.com//TrainingJob", finalizer: "ml.example.com/w", wantErr: `--owner-kind: "ml.example.com//TrainingJob": invalid owner kind: Version "": required`},
+		{name: "finalizer with an empty name", kind: "ml.example.com/v1/TrainingJob", finalizer: "ml.example.com/", wantErr: `--owner-finalizer: "ml.example.com/": invalid owner kind: Finalizer "ml.example.com/": name part must be 1 to 63 characters without '/'`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseOwnerKind(tt.kind, tt.finalizer)
+			if tt.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
+					t.Fatalf("parseOwnerKind(%q, %q) error = %v, want %q", tt.kind, tt.finalizer, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("parseOwnerKind(%q, %q) = %+v, %v, want %+v", tt.kind, tt.finalizer, got, err, tt.want)
 			}
 		})
 	}

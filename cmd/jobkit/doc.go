@@ -6,6 +6,17 @@
 //
 // Run `jobkit explain -h` for every flag.
 //
+// A custom resource whose controller is built on jobkit is explained with
+// --owner-kind GROUP/VERSION/KIND and --owner-finalizer NAME (its tracking
+// finalizer). Its object is read by the field names of a batch/v1 Job (spec's
+// completions, parallelism, completionMode, backoffLimit, backoffLimitPerIndex,
+// maxFailedIndexes, podFailurePolicy, successPolicy, podReplacementPolicy, suspend,
+// activeDeadlineSeconds, selector, template and managedBy; a status shaped as a
+// Job's): a resource that names them otherwise is explained rightly only through its
+// own conversion, from Go with explain.ExplainWorkload. Live, the object is found by
+// discovery and read with the dynamic client, and the pods of its namespace are
+// listed once and kept by controller reference. --steps runs batch/v1 Jobs only.
+//
 // Exit codes: 0 when the explanation was written, 1 when it could not be made (bad
 // input, no Job, no access to the cluster), 2 for bad flags.
 //

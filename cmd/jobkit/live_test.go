@@ -73,14 +73,7 @@ func TestLive(t *testing.T) {
 			pod.OwnerReferences = owner
 			pod.Finalizers = []string{finalizers.Name}
 		}
-		created, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatalf("creating pod %s: %v", name, err)
-		}
-		created.Status = status
-		if _, err := cs.CoreV1().Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-			t.Fatalf("writing the status of pod %s: %v", name, err)
-		}
+		createPod(t, cs, ns, pod, status)
 	}
 	terminated := func(code int32) []corev1.ContainerStatus {
 		return []corev1.ContainerStatus{{Name: "main", Image: "busybox", State: corev1.ContainerState{
@@ -127,22 +120,11 @@ func TestLive(t *testing.T) {
 	nobody := kubeconfig(t, envtest.User{Name: "nobody"})
 
 	t.Run("explanation", func(t *testing.T) {
-		var stdout, stderr bytes.Buffer
-		code := run(ctx, []string{"explain", "work", "-n", ns, "--kubeconfig", admin, "--now=2026-03-01T10:05:00Z", "-o", "json"}, &stdout, &stderr)
-		if code != exitOK {
-			t.Fatalf("exit code %d, stderr:\n%s", code, stderr.String())
-		}
-		var r explain.Report
-		if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-			t.Fatalf("output is not a Report: %v\n%s", err, stdout.String())
-		}
+		r := explainJSON(t, "work", "-n", ns, "--kubeconfig", admin, "--now=2026-03-01T10:05:00Z")
 		if r.Controller != "example.com/foreign" {
 			t.Errorf("controller = %q, want the Job's managedBy example.com/foreign", r.Controller)
 		}
-		classes := map[string][]explain.Class{}
-		for _, p := range r.Pods {
-			classes[p.Name] = p.Classes
-		}
+		classes, decisions := podClasses(r), decisionList(r)
 		wantClasses := map[string][]explain.Class{
 			"work-running":   {explain.ClassActive, explain.ClassReady},
 			"work-succeeded": {explain.ClassSucceeded, explain.ClassUncounted},
@@ -152,10 +134,6 @@ func TestLive(t *testing.T) {
 		}
 		if diff := cmp.Diff(wantClasses, classes); diff != "" {
 			t.Errorf("classes (-want +got):\n%s", diff)
-		}
-		var decisions []string
-		for _, d := range r.Decisions {
-			decisions = append(decisions, d.Action+" "+d.Pod)
 		}
 		wantDecisions := []string{"adopt work-orphan", "record ", "remove-finalizer work-failed", "remove-finalizer work-succeeded"}
 		if diff := cmp.Diff(wantDecisions, decisions); diff != "" {
@@ -181,6 +159,7 @@ func TestLive(t *testing.T) {
 			t.Errorf("diagnostics (-want +got):\n%s", diff)
 		}
 	})
+	t.Run("owner kind", func(t *testing.T) { testLiveOwner(t, cfg, admin, nobody) })
 	t.Run("as another controller", func(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		code := run(ctx, []string{"explain", "work", "--namespace", ns, "--kubeconfig", admin, "--managed-by", batchv1.JobControllerName}, &stdout, &stderr)
@@ -209,5 +188,52 @@ func TestLive(t *testing.T) {
 				t.Errorf("stderr = %q, want it to start with %q", stderr.String(), tt.wantStderr)
 			}
 		})
+	}
+}
+
+// explainJSON runs `jobkit explain ARGS -o json` and returns its report.
+func explainJSON(t *testing.T, args ...string) *explain.Report {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), append(append([]string{"explain"}, args...), "-o", "json"), &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit code %d, stderr:\n%s", code, stderr.String())
+	}
+	var r explain.Report
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("output is not a Report: %v\n%s", err, stdout.String())
+	}
+	return &r
+}
+
+// podClasses maps each pod of r to its classes.
+func podClasses(r *explain.Report) map[string][]explain.Class {
+	out := map[string][]explain.Class{}
+	for _, p := range r.Pods {
+		out[p.Name] = p.Classes
+	}
+	return out
+}
+
+// decisionList writes each decision of r as "ACTION POD".
+func decisionList(r *explain.Report) []string {
+	var out []string
+	for _, d := range r.Decisions {
+		out = append(out, d.Action+" "+d.Pod)
+	}
+	return out
+}
+
+// createPod creates pod in namespace ns and writes its status.
+func createPod(t *testing.T, cs kubernetes.Interface, ns string, pod *corev1.Pod, status corev1.PodStatus) {
+	t.Helper()
+	ctx := context.Background()
+	created, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating pod %s: %v", pod.Name, err)
+	}
+	created.Status = status
+	if _, err := cs.CoreV1().Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("writing the status of pod %s: %v", pod.Name, err)
 	}
 }

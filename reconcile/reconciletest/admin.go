@@ -1,21 +1,18 @@
 package reconciletest
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
-	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/owner"
 )
 
 // Labels the API server adds to the pod template of a Job without a manual selector.
@@ -56,36 +53,36 @@ func (c *Cluster) CreateJob(job *batchv1.Job) (*batchv1.Job, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	j := job.DeepCopy()
-	if j.Namespace == "" {
-		return nil, apierrors.NewInvalid(jobKind, j.Name, field.ErrorList{field.Required(field.NewPath("metadata", "namespace"), "")})
-	}
-	if j.Name == "" {
-		if j.GenerateName == "" {
-			return nil, apierrors.NewInvalid(jobKind, "", field.ErrorList{field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
-		}
-		for {
-			j.Name = c.generateName(j.GenerateName)
-			if _, taken := c.jobs[key(j.Namespace, j.Name)]; !taken {
-				break
-			}
-		}
-	} else if _, taken := c.jobs[key(j.Namespace, j.Name)]; taken {
-		return nil, apierrors.NewAlreadyExists(jobsResource, j.Name)
-	}
-	j.UID = c.nextUID()
-	j.ResourceVersion = c.nextRV()
-	j.Generation = 1
-	j.CreationTimestamp = c.now()
-	defaultJob(j)
-	c.jobs[key(j.Namespace, j.Name)] = j
-	c.emitLocked(watch.Added, nil, j)
-	return j.DeepCopy(), nil
+	return c.jobs.createLocked(c, job, defaultJob)
 }
 
 // defaultJob applies the API defaults and the generated selector to j.
 func defaultJob(j *batchv1.Job) {
 	s := &j.Spec
+	defaultJobSpec(s)
+	if ptr.Deref(s.ManualSelector, false) {
+		return
+	}
+	uid := string(j.UID)
+	if s.Template.Labels == nil {
+		s.Template.Labels = map[string]string{}
+	}
+	s.Template.Labels[labelControllerUID] = uid
+	s.Template.Labels[legacyLabelControllerUID] = uid
+	s.Template.Labels[labelJobName] = j.Name
+	s.Template.Labels[legacyLabelJobName] = j.Name
+	if s.Selector == nil {
+		s.Selector = &metav1.LabelSelector{}
+	}
+	if s.Selector.MatchLabels == nil {
+		s.Selector.MatchLabels = map[string]string{}
+	}
+	s.Selector.MatchLabels[labelControllerUID] = uid
+}
+
+// defaultJobSpec applies the API defaults of a Job's spec fields to s (not the
+// generated selector).
+func defaultJobSpec(s *batchv1.JobSpec) {
 	if s.Completions == nil && s.Parallelism == nil {
 		s.Completions, s.Parallelism = ptr.To[int32](1), ptr.To[int32](1)
 	}
@@ -122,24 +119,6 @@ func defaultJob(j *batchv1.Job) {
 			}
 		}
 	}
-	if ptr.Deref(s.ManualSelector, false) {
-		return
-	}
-	uid := string(j.UID)
-	if s.Template.Labels == nil {
-		s.Template.Labels = map[string]string{}
-	}
-	s.Template.Labels[labelControllerUID] = uid
-	s.Template.Labels[legacyLabelControllerUID] = uid
-	s.Template.Labels[labelJobName] = j.Name
-	s.Template.Labels[legacyLabelJobName] = j.Name
-	if s.Selector == nil {
-		s.Selector = &metav1.LabelSelector{}
-	}
-	if s.Selector.MatchLabels == nil {
-		s.Selector.MatchLabels = map[string]string{}
-	}
-	s.Selector.MatchLabels[labelControllerUID] = uid
 }
 
 // UpdateJob applies mutate to a copy of the stored Job and stores the result as a
@@ -148,24 +127,7 @@ func defaultJob(j *batchv1.Job) {
 func (c *Cluster) UpdateJob(namespace, name string, mutate func(*batchv1.Job)) (*batchv1.Job, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cur, ok := c.jobs[key(namespace, name)]
-	if !ok {
-		return nil, apierrors.NewNotFound(jobsResource, name)
-	}
-	j := cur.DeepCopy()
-	mutate(j)
-	j.Status = *cur.Status.DeepCopy()
-	j.UID, j.Name, j.Namespace, j.CreationTimestamp = cur.UID, cur.Name, cur.Namespace, cur.CreationTimestamp
-	if equality.Semantic.DeepEqual(j, cur) {
-		return cur.DeepCopy(), nil
-	}
-	if !equality.Semantic.DeepEqual(j.Spec, cur.Spec) {
-		j.Generation = cur.Generation + 1
-	}
-	j.ResourceVersion = c.nextRV()
-	c.jobs[key(namespace, name)] = j
-	c.emitLocked(watch.Modified, nil, j)
-	return j.DeepCopy(), nil
+	return c.jobs.updateLocked(c, namespace, name, mutate)
 }
 
 // DeleteJob removes a Job at once. There is no garbage collector: its pods stay, with
@@ -174,27 +136,27 @@ func (c *Cluster) UpdateJob(namespace, name string, mutate func(*batchv1.Job)) (
 func (c *Cluster) DeleteJob(namespace, name string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cur, ok := c.jobs[key(namespace, name)]
-	if !ok {
-		return apierrors.NewNotFound(jobsResource, name)
-	}
-	delete(c.jobs, key(namespace, name))
-	final := cur.DeepCopy()
-	final.ResourceVersion = c.nextRV()
-	c.emitLocked(watch.Deleted, nil, final)
-	return nil
+	return c.jobs.deleteLocked(c, namespace, name)
 }
 
 // CollectGarbage deletes, as the garbage collector would with background
-// propagation, every pod whose owner references all name Jobs (by UID) that no
-// longer exist. It returns how many deletions it issued. Pods with finalizers keep
-// existing, with a deletionTimestamp, until their finalizers are removed.
+// propagation, every pod whose owner references all name owners the cluster knows
+// of (batch/v1 Jobs, and Tasks of the cluster's owner kind, by UID) that no longer
+// exist. A reference to any other kind keeps the pod. It returns how many deletions
+// it issued. Pods with finalizers keep existing, with a deletionTimestamp, until
+// their finalizers are removed.
 func (c *Cluster) CollectGarbage() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	live := map[types.UID]bool{}
-	for _, j := range c.jobs {
+	for _, j := range c.jobs.objs {
 		live[j.UID] = true
+	}
+	for _, t := range c.tasks.objs {
+		live[t.UID] = true
+	}
+	known := func(ref *metav1.OwnerReference) bool {
+		return owner.BatchJob.Matches(ref) || (c.owner != owner.BatchJob && c.owner.Matches(ref))
 	}
 	n := 0
 	for _, p := range c.sortedPodsLocked("") {
@@ -202,8 +164,8 @@ func (c *Cluster) CollectGarbage() int {
 			continue
 		}
 		orphaned := true
-		for _, ref := range p.OwnerReferences {
-			if ref.Kind != "Job" || live[ref.UID] {
+		for i := range p.OwnerReferences {
+			if ref := &p.OwnerReferences[i]; !known(ref) || live[ref.UID] {
 				orphaned = false
 			}
 		}
@@ -262,11 +224,7 @@ func (c *Cluster) TerminateNamespace(namespace string) {
 func (c *Cluster) GetJob(ctx context.Context, namespace, name string) (*batchv1.Job, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	j, ok := c.jobs[key(namespace, name)]
-	if !ok {
-		return nil, apierrors.NewNotFound(jobsResource, name)
-	}
-	return j.DeepCopy(), nil
+	return c.jobs.getLocked(namespace, name)
 }
 
 // GetPod returns a copy of the stored pod, or a NotFound error.
@@ -297,21 +255,14 @@ func (c *Cluster) ListPods(namespace string) []*corev1.Pod {
 func (c *Cluster) ListJobs() []*batchv1.Job {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]*batchv1.Job, 0, len(c.jobs))
-	for _, j := range c.jobs {
-		out = append(out, j.DeepCopy())
-	}
-	slices.SortFunc(out, func(a, b *batchv1.Job) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
-	return out
+	return c.jobs.listLocked()
 }
 
-// describeJobPods summarises the stored pods of a Job for test failures.
-func (c *Cluster) describeJobPods(job *batchv1.Job) string {
+// describePods summarises the stored pods controlled by uid for test failures.
+func (c *Cluster) describePods(namespace string, uid types.UID) string {
 	s := ""
-	for _, p := range c.ListPods(job.Namespace) {
-		if ref := metav1.GetControllerOfNoCopy(p); ref == nil || ref.UID != job.UID {
+	for _, p := range c.ListPods(namespace) {
+		if ref := metav1.GetControllerOfNoCopy(p); ref == nil || ref.UID != uid {
 			continue
 		}
 		s += fmt.Sprintf("\n  %s %s finalizers=%v deleting=%v", p.Name, p.Status.Phase, p.Finalizers, p.DeletionTimestamp != nil)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -13,16 +14,18 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
 // WatchEvent is a change to one stored object, as a watch would report it. Exactly
-// one of Pod and Job is set; it is the object after the change (its last state for
-// Deleted). The objects are shared, never modified: do not modify them.
+// one of Pod, Job and Task is set; it is the object after the change (its last
+// state for Deleted). The objects are shared, never modified: do not modify them.
 type WatchEvent struct {
 	Type watch.EventType
 	Pod  *corev1.Pod
 	Job  *batchv1.Job
+	Task *Task
 	// Time is when the change was written; DueAt when it may be delivered by
 	// DeliverDue (Time plus the event latency at that moment).
 	Time  time.Time
@@ -39,20 +42,43 @@ func (e WatchEvent) String() string {
 	if e.Job != nil {
 		return fmt.Sprintf("%s job %s/%s rv=%s", e.Type, e.Job.Namespace, e.Job.Name, e.Job.ResourceVersion)
 	}
+	if e.Task != nil {
+		return fmt.Sprintf("%s %s %s/%s rv=%s", e.Type, strings.ToLower(e.Task.Kind), e.Task.Namespace, e.Task.Name, e.Task.ResourceVersion)
+	}
 	return string(e.Type)
 }
 
+// objectKind tells the kinds of object apart in an objectKey.
+type objectKind uint8
+
+const (
+	kindJob objectKind = iota
+	kindPod
+	kindTask
+)
+
 // objectKey identifies the object of an event, to keep per-object order.
 type objectKey struct {
-	pod  bool
+	kind objectKind
 	name types.NamespacedName
 }
 
 func (e WatchEvent) object() objectKey {
-	if e.Pod != nil {
-		return objectKey{pod: true, name: key(e.Pod.Namespace, e.Pod.Name)}
+	switch {
+	case e.Pod != nil:
+		return objectKey{kind: kindPod, name: key(e.Pod.Namespace, e.Pod.Name)}
+	case e.Task != nil:
+		return objectKey{kind: kindTask, name: key(e.Task.Namespace, e.Task.Name)}
 	}
-	return objectKey{name: key(e.Job.Namespace, e.Job.Name)}
+	return objectKey{kind: kindJob, name: key(e.Job.Namespace, e.Job.Name)}
+}
+
+// TaskEvent is a delivered watch event about a Task: Type is watch.Added (New set),
+// watch.Modified (Old and New) or watch.Deleted (Old, the last state known). The
+// Tasks are shared: do not modify them.
+type TaskEvent struct {
+	Type     watch.EventType
+	Old, New *Task
 }
 
 // Cache is the informer-like view of a Cluster: the state made of the watch events
@@ -69,16 +95,27 @@ type Cache struct {
 	c *Cluster // its mu guards the fields below
 
 	jobs    map[types.NamespacedName]*batchv1.Job
+	tasks   map[types.NamespacedName]*Task
 	pods    map[types.NamespacedName]*corev1.Pod
 	pending []WatchEvent
 	seq     uint64
 
-	podHandlers []func(reconcile.PodEvent)
-	jobHandlers []func(reconcile.JobEvent)
+	podHandlers  []func(reconcile.PodEvent)
+	jobHandlers  []func(reconcile.JobEvent)
+	taskHandlers []func(TaskEvent)
 }
 
 func newCache(c *Cluster) *Cache {
-	return &Cache{c: c, jobs: map[types.NamespacedName]*batchv1.Job{}, pods: map[types.NamespacedName]*corev1.Pod{}}
+	ca := &Cache{c: c}
+	ca.clearLocked()
+	return ca
+}
+
+// clearLocked empties the cache's objects.
+func (ca *Cache) clearLocked() {
+	ca.jobs = map[types.NamespacedName]*batchv1.Job{}
+	ca.tasks = map[types.NamespacedName]*Task{}
+	ca.pods = map[types.NamespacedName]*corev1.Pod{}
 }
 
 func (ca *Cache) queueLocked(ev WatchEvent) {
@@ -99,6 +136,13 @@ func (ca *Cache) OnJobEvent(h func(reconcile.JobEvent)) {
 	ca.c.mu.Lock()
 	defer ca.c.mu.Unlock()
 	ca.jobHandlers = append(ca.jobHandlers, h)
+}
+
+// OnTaskEvent registers a handler for delivered Task events.
+func (ca *Cache) OnTaskEvent(h func(TaskEvent)) {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	ca.taskHandlers = append(ca.taskHandlers, h)
 }
 
 // Pending returns the queued events, oldest first.
@@ -224,7 +268,23 @@ func (ca *Cache) deliver(i int, notify bool) bool {
 	}
 	var podEv *reconcile.PodEvent
 	var jobEv *reconcile.JobEvent
-	if ev.Pod != nil {
+	var taskEv *TaskEvent
+	switch {
+	case ev.Task != nil:
+		k := key(ev.Task.Namespace, ev.Task.Name)
+		old := ca.tasks[k]
+		switch {
+		case ev.Type == watch.Deleted:
+			delete(ca.tasks, k)
+			taskEv = &TaskEvent{Type: watch.Deleted, Old: ev.Task}
+		case old == nil:
+			ca.tasks[k] = ev.Task
+			taskEv = &TaskEvent{Type: watch.Added, New: ev.Task}
+		default:
+			ca.tasks[k] = ev.Task
+			taskEv = &TaskEvent{Type: watch.Modified, Old: old, New: ev.Task}
+		}
+	case ev.Pod != nil:
 		k := key(ev.Pod.Namespace, ev.Pod.Name)
 		old := ca.pods[k]
 		switch ev.Type {
@@ -239,7 +299,7 @@ func (ca *Cache) deliver(i int, notify bool) bool {
 				podEv = &reconcile.PodEvent{Type: reconcile.PodUpdated, Old: old, New: ev.Pod}
 			}
 		}
-	} else {
+	default:
 		k := key(ev.Job.Namespace, ev.Job.Name)
 		old := ca.jobs[k]
 		switch ev.Type {
@@ -255,7 +315,7 @@ func (ca *Cache) deliver(i int, notify bool) bool {
 			}
 		}
 	}
-	podHandlers, jobHandlers := ca.podHandlers, ca.jobHandlers
+	podHandlers, jobHandlers, taskHandlers := ca.podHandlers, ca.jobHandlers, ca.taskHandlers
 	ca.c.mu.Unlock()
 	if !notify {
 		return true
@@ -270,29 +330,29 @@ func (ca *Cache) deliver(i int, notify bool) bool {
 			h(*jobEv)
 		}
 	}
+	if taskEv != nil {
+		for _, h := range taskHandlers {
+			h(*taskEv)
+		}
+	}
 	return true
 }
 
 // Reset models a new informer, as after a controller restart: the cache is emptied,
 // the queued events are dropped, and an Added event for every stored object (Jobs
-// first, then pods in creation order) is queued, due now.
+// first, then Tasks, then pods in creation order) is queued, due now.
 func (ca *Cache) Reset() {
 	c := ca.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ca.jobs = map[types.NamespacedName]*batchv1.Job{}
-	ca.pods = map[types.NamespacedName]*corev1.Pod{}
+	ca.clearLocked()
 	ca.pending = nil
 	now := c.clock.Now()
-	jobs := make([]*batchv1.Job, 0, len(c.jobs))
-	for _, j := range c.jobs {
-		jobs = append(jobs, j)
-	}
-	slices.SortFunc(jobs, func(a, b *batchv1.Job) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
-	for _, j := range jobs {
+	for _, j := range sortedValues(c.jobs.objs) {
 		ca.queueLocked(WatchEvent{Type: watch.Added, Job: j, Time: now, DueAt: now})
+	}
+	for _, t := range sortedValues(c.tasks.objs) {
+		ca.queueLocked(WatchEvent{Type: watch.Added, Task: t, Time: now, DueAt: now})
 	}
 	for _, p := range c.sortedPodsLocked("") {
 		ca.queueLocked(WatchEvent{Type: watch.Added, Pod: p, Time: now, DueAt: now})
@@ -310,13 +370,36 @@ func (ca *Cache) Job(namespace, name string) *batchv1.Job {
 func (ca *Cache) Jobs() []*batchv1.Job {
 	ca.c.mu.Lock()
 	defer ca.c.mu.Unlock()
-	out := make([]*batchv1.Job, 0, len(ca.jobs))
-	for _, j := range ca.jobs {
-		out = append(out, j)
+	return sortedValues(ca.jobs)
+}
+
+// Task returns the cached Task, or nil.
+func (ca *Cache) Task(namespace, name string) *Task {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	return ca.tasks[key(namespace, name)]
+}
+
+// Tasks returns the cached Tasks sorted by namespace and name.
+func (ca *Cache) Tasks() []*Task {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	return sortedValues(ca.tasks)
+}
+
+// TaskOwner returns the orphan facts of the cached Task namespace/name (TaskOwner),
+// or nil: it has the signature of reconcile.OwnerLookup.
+func (ca *Cache) TaskOwner(namespace, name string) *finalizers.OrphanOwner {
+	return TaskOwner(ca.Task(namespace, name))
+}
+
+// sortedValues returns the objects of m sorted by namespace and name.
+func sortedValues[T metav1.Object](m map[types.NamespacedName]T) []T {
+	out := make([]T, 0, len(m))
+	for _, o := range m {
+		out = append(out, o)
 	}
-	slices.SortFunc(out, func(a, b *batchv1.Job) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
+	sortByName(out)
 	return out
 }
 
@@ -358,20 +441,32 @@ func (ca *Cache) podsLocked(namespace string, keep func(*corev1.Pod) bool) []*co
 // matching its selector, in creation order. It has the signature of
 // reconcile.PodLister.
 func (ca *Cache) PodsForJob(job *batchv1.Job) ([]*corev1.Pod, error) {
+	return ca.podsOf(job.Namespace, job.UID, job.Spec.Selector), nil
+}
+
+// PodsFor is PodsForJob for an owner of any kind, converted to a Workload: the
+// cached pods of its namespace whose controller reference has its UID, and the
+// orphans matching its spec's selector (none without one). It has the signature of
+// reconcile.WorkloadPodLister.
+func (ca *Cache) PodsFor(w *reconcile.Workload) ([]*corev1.Pod, error) {
+	return ca.podsOf(w.Namespace, w.UID, w.Spec.Selector), nil
+}
+
+func (ca *Cache) podsOf(namespace string, uid types.UID, selector *metav1.LabelSelector) []*corev1.Pod {
 	var sel labels.Selector
-	if job.Spec.Selector != nil {
-		s, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
+	if selector != nil {
+		s, err := metav1.LabelSelectorAsSelector(selector)
 		if err == nil && !s.Empty() {
 			sel = s
 		}
 	}
 	ca.c.mu.Lock()
 	defer ca.c.mu.Unlock()
-	return ca.podsLocked(job.Namespace, func(p *corev1.Pod) bool {
+	return ca.podsLocked(namespace, func(p *corev1.Pod) bool {
 		ref := metav1.GetControllerOfNoCopy(p)
 		if ref != nil {
-			return ref.UID == job.UID
+			return ref.UID == uid
 		}
 		return sel != nil && sel.Matches(labels.Set(p.Labels))
-	}), nil
+	})
 }

@@ -25,7 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -47,6 +47,10 @@ type Options struct {
 	// EventLatency is how long after a write its watch event becomes due for
 	// delivery to the Cache (see Cache.DeliverDue); SetEventLatency changes it.
 	EventLatency time.Duration
+	// Owner is the kind of the cluster's Tasks, the custom resource it holds beside
+	// batch/v1 Jobs (see Task); the zero value means owner.BatchJob: the cluster then
+	// holds Jobs only and CreateTask fails. TaskKind is a ready-made custom kind.
+	Owner owner.Kind
 }
 
 var (
@@ -74,8 +78,11 @@ type Cluster struct {
 	seq     uint64 // creation order of pods
 	latency time.Duration
 
-	jobs map[types.NamespacedName]*batchv1.Job
-	pods map[types.NamespacedName]*corev1.Pod
+	owner owner.Kind // the kind of tasks; owner.BatchJob when the cluster has none
+
+	jobs  ownerStore[*batchv1.Job]
+	tasks ownerStore[*Task]
+	pods  map[types.NamespacedName]*corev1.Pod
 	// order remembers the creation order of pods, by UID, also after they are gone.
 	order map[types.UID]uint64
 
@@ -91,10 +98,21 @@ type Cluster struct {
 	kubelet *Kubelet
 }
 
-var _ reconcile.Client = (*Cluster)(nil)
+var (
+	_ reconcile.Client       = (*Cluster)(nil)
+	_ reconcile.StatusWriter = (*Cluster)(nil)
+)
 
-// NewCluster returns an empty cluster.
+// NewCluster returns an empty cluster. It panics when opts.Owner is set but invalid
+// (owner.Kind.Validate): a test's mistake, caught at once.
 func NewCluster(opts Options) *Cluster {
+	kind := opts.Owner
+	if kind == (owner.Kind{}) {
+		kind = owner.BatchJob
+	}
+	if err := kind.Validate(); err != nil {
+		panic(fmt.Sprintf("reconciletest: Options.Owner: %v", err))
+	}
 	clk := opts.Clock
 	if clk == nil {
 		clk = clocktesting.NewFakeClock(DefaultStart)
@@ -103,15 +121,21 @@ func NewCluster(opts Options) *Cluster {
 		clock:       clk,
 		rng:         rand.New(rand.NewPCG(opts.Seed, 0x6a6f626b6974)),
 		latency:     opts.EventLatency,
-		jobs:        map[types.NamespacedName]*batchv1.Job{},
+		owner:       kind,
+		jobs:        jobStore(),
 		pods:        map[types.NamespacedName]*corev1.Pod{},
 		order:       map[types.UID]uint64{},
 		terminating: sets.New[string](),
 	}
+	c.tasks = c.taskStore()
 	c.cache = newCache(c)
 	c.kubelet = &Kubelet{c: c}
 	return c
 }
+
+// Owner returns the kind of the cluster's Tasks (Options.Owner), owner.BatchJob when
+// it holds Jobs only.
+func (c *Cluster) Owner() owner.Kind { return c.owner }
 
 // Clock returns the cluster's fake clock.
 func (c *Cluster) Clock() *clocktesting.FakeClock { return c.clock }
@@ -181,8 +205,14 @@ func (c *Cluster) generateName(prefix string) string {
 
 // emitLocked queues a watch event for the cache and tells the write hooks.
 func (c *Cluster) emitLocked(typ watch.EventType, pod *corev1.Pod, job *batchv1.Job) {
+	c.emitEventLocked(WatchEvent{Type: typ, Pod: pod, Job: job})
+}
+
+// emitEventLocked stamps ev with the time and due time, queues it for the cache and
+// tells the write hooks.
+func (c *Cluster) emitEventLocked(ev WatchEvent) {
 	now := c.clock.Now()
-	ev := WatchEvent{Type: typ, Pod: pod, Job: job, Time: now, DueAt: now.Add(c.latency)}
+	ev.Time, ev.DueAt = now, now.Add(c.latency)
 	c.cache.queueLocked(ev)
 	for _, h := range c.hooks {
 		h(ev)
@@ -251,12 +281,7 @@ func (c *Cluster) createPodLocked(in *corev1.Pod) (*corev1.Pod, error) {
 		if pod.GenerateName == "" {
 			return nil, apierrors.NewInvalid(podKind, "", field.ErrorList{field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
 		}
-		for {
-			pod.Name = c.generateName(pod.GenerateName)
-			if _, taken := c.pods[key(pod.Namespace, pod.Name)]; !taken {
-				break
-			}
-		}
+		pod.Name = uniqueName(c, pod.GenerateName, func(n string) bool { _, taken := c.pods[key(pod.Namespace, n)]; return taken })
 	} else if _, taken := c.pods[key(pod.Namespace, pod.Name)]; taken {
 		return nil, apierrors.NewAlreadyExists(podsResource, pod.Name)
 	}
@@ -454,44 +479,51 @@ func (c *Cluster) UpdateJobStatus(ctx context.Context, job *batchv1.Job) (*batch
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	call := Call{Op: OpUpdateJobStatus, Namespace: job.Namespace, Name: job.Name, Job: job.DeepCopy()}
-	out := c.decideLocked(call)
-	i := c.logLocked(call)
-	if out.Err != nil && !out.AfterWrite {
-		c.finishLocked(i, false, "", out.Err)
-		return nil, out.Err
-	}
-	stored, err := c.updateJobStatusLocked(job)
-	c.finishLocked(i, err == nil, "", cmp.Or(out.Err, err))
-	if err := cmp.Or(out.Err, err); err != nil {
+	stored, err := statusCallLocked(c, call, func() (*batchv1.Job, error) { return c.jobs.updateStatusLocked(c, job) })
+	if err != nil {
 		return nil, err
 	}
 	return stored.DeepCopy(), nil
 }
 
-func (c *Cluster) updateJobStatusLocked(in *batchv1.Job) (*batchv1.Job, error) {
-	cur, ok := c.jobs[key(in.Namespace, in.Name)]
-	if !ok {
-		return nil, apierrors.NewNotFound(jobsResource, in.Name)
+// statusCallLocked logs call, applies its injected outcome and, unless a fault
+// comes before the write, writes.
+func statusCallLocked[T any](c *Cluster, call Call, write func() (T, error)) (T, error) {
+	var zero T
+	out := c.decideLocked(call)
+	i := c.logLocked(call)
+	if out.Err != nil && !out.AfterWrite {
+		c.finishLocked(i, false, "", out.Err)
+		return zero, out.Err
 	}
-	if in.UID != "" && in.UID != cur.UID {
-		return nil, apierrors.NewConflict(jobsResource, in.Name,
-			fmt.Errorf("precondition failed: UID in precondition: %v, UID in object meta: %v", in.UID, cur.UID))
+	stored, err := write()
+	c.finishLocked(i, err == nil, "", cmp.Or(out.Err, err))
+	if err := cmp.Or(out.Err, err); err != nil {
+		return zero, err
 	}
-	if in.ResourceVersion != "" && in.ResourceVersion != cur.ResourceVersion {
-		return nil, apierrors.NewConflict(jobsResource, in.Name, errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+	return stored, nil
+}
+
+// uniqueName draws names from prefix until one is not taken.
+func uniqueName(c *Cluster, prefix string, taken func(string) bool) string {
+	for {
+		if n := c.generateName(prefix); !taken(n) {
+			return n
+		}
 	}
-	job := cur.DeepCopy()
-	in.Status.DeepCopyInto(&job.Status)
-	if errs := jobstatus.ValidateUpdate(cur, job); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(jobKind, in.Name, errs)
+}
+
+// checkPreconditions checks the UID and resourceVersion of a status update (in)
+// against the stored object (cur): a Conflict when either is set and differs.
+func checkPreconditions(res schema.GroupResource, in, cur metav1.Object) error {
+	if in.GetUID() != "" && in.GetUID() != cur.GetUID() {
+		return apierrors.NewConflict(res, in.GetName(),
+			fmt.Errorf("precondition failed: UID in precondition: %v, UID in object meta: %v", in.GetUID(), cur.GetUID()))
 	}
-	if equality.Semantic.DeepEqual(job.Status, cur.Status) {
-		return cur, nil
+	if rv := in.GetResourceVersion(); rv != "" && rv != cur.GetResourceVersion() {
+		return apierrors.NewConflict(res, in.GetName(), errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 	}
-	job.ResourceVersion = c.nextRV()
-	c.jobs[key(job.Namespace, job.Name)] = job
-	c.emitLocked(watch.Modified, nil, job)
-	return job, nil
+	return nil
 }
 
 func key(namespace, name string) types.NamespacedName {

@@ -1,10 +1,11 @@
-// Package reconciletest is an in-memory Kubernetes API for tests of Job controllers:
-// a Cluster of Jobs and Pods implementing reconcile.Client, an informer-like Cache
-// fed by watch events that the test delivers, a simulated Kubelet, fault injection,
-// a Driver that syncs a Job step by step until it finishes, and
-// RunClientConformance, which checks any reconcile.Client against the API server's
-// behaviour. It is for our tests, for operator authors' tests and for a
-// deterministic fault simulator built on it.
+// Package reconciletest is an in-memory Kubernetes API for tests of Job controllers
+// and of controllers of custom resources built on jobkit: a Cluster of Jobs, Pods
+// and, optionally, Tasks of a custom owner kind, implementing reconcile.Client and
+// reconcile.StatusWriter; an informer-like Cache fed by watch events that the test
+// delivers; a simulated Kubelet; fault injection; a Driver that syncs an owner step
+// by step until it finishes; and RunClientConformance, which checks any
+// reconcile.Client against the API server's behaviour. It is for our tests, for
+// operator authors' tests and for a deterministic fault simulator built on it.
 //
 // # Determinism
 //
@@ -16,9 +17,43 @@
 // reconcile.Config.FinalizerRemovalParallelism set to 1, a Reconciler issues its calls
 // in plan order, so one seed and one script give the same run call for call.
 //
+// # Owners of another kind
+//
+// A controller whose pods belong to its own resource (a TrainingJob, a CI run) is
+// tested against a Cluster created with Options.Owner set to that kind (TaskKind is
+// a ready-made one): the Cluster then also holds Tasks, a custom resource of that
+// apiVersion and kind with a spec in Job terms and a batchv1.JobStatus, as a CRD
+// embedding them would have. Tasks are created (CreateTask, with a Job's API
+// defaults but no generated selector), updated (UpdateTask), deleted (DeleteTask),
+// versioned and watched (Cache.Task, Cache.OnTaskEvent) like Jobs; their status
+// subresource (UpdateTaskStatus, call log operation OpUpdateStatus, faults apply)
+// checks the resourceVersion and UID preconditions and validates the status as the
+// API server validates a Job's (jobstatus.ValidateUpdate). CollectGarbage follows
+// controller references to Jobs and to the Cluster's kind, by UID, and leaves pods
+// of any other kind alone.
+//
+// The Cluster is the Reconciler's pod client and StatusWriter (WriteStatus takes a
+// Workload whose Object is a *Task or a *batchv1.Job); TaskWorkload converts a Task,
+// Cache.PodsFor lists its pods and Cache.TaskOwner gives its facts to
+// Reconciler.ObservePodEventOf and CleanOrphanOf:
+//
+//	c := reconciletest.NewCluster(reconciletest.Options{Owner: kind})
+//	r, _ := reconcile.NewFor(reconcile.Config{Name: name, Owner: kind, Clock: c.Clock()}, c, c)
+//	task := reconciletest.NewTask("default", "train", 4, 2)
+//	task.Spec.ManagedBy = ptr.To(name)
+//	c.CreateTask(task)
+//	rr, err := reconciletest.NewDriver(c, r).Run(ctx, "default", "train", 0) // rr.Task
+//
+// The Kubelet, event latency, reordering, lost events and faults work unchanged. A
+// Driver of a Cluster with a custom Owner syncs Tasks (SyncWorkload) and stops when
+// DoneTask holds; Driver.CleanOrphans runs the orphan cleanup, for tests that
+// delete an owner while its pods run. A controller that is not a plain Reconciler
+// (one that converts its own type) plugs into the Driver with SyncFunc and
+// DoneFunc.
+//
 // # What is simulated
 //
-//   - Objects: Jobs and Pods, with UIDs, numeric resourceVersions (one counter for
+//   - Objects: Jobs, Pods and Tasks, with UIDs, numeric resourceVersions (one counter for
 //     the whole cluster, as etcd revisions), generation for Jobs, generateName, and
 //     timestamps at whole seconds from the clock. Stored objects are never modified
 //     in place; every write stores a new copy.
@@ -55,7 +90,8 @@
 // admission (no webhooks, quotas, LimitRanges, pod security), no validation of Job
 // specs or pod specs beyond what is listed above, no scheduler (the Kubelet binds
 // pods to one node), no garbage collector (CollectGarbage runs one pass on demand;
-// deleting a Job leaves its pods), no pod garbage collector for finished pods, no
+// deleting a Job or a Task leaves its pods), no foreground deletion or
+// deletionTimestamp on Jobs and Tasks (they go at once), no CRD schema, no pod garbage collector for finished pods, no
 // namespace lifecycle, no server-side apply, no JSON or merge patches (415), no
 // field selectors, watch bookmarks, resourceVersion-based lists or "too old"
 // resourceVersions, no managedFields, and no real concurrency between the API and

@@ -8,9 +8,11 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/backoff"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -42,6 +44,96 @@ func ExampleDriver_Run() {
 	// Output:
 	// succeeded=3 failed=2 completedIndexes="0-2"
 	// map[Failed:2 Succeeded:3]
+}
+
+// A custom owner: the Cluster holds Tasks of its own kind (Options.Owner), the
+// Reconciler is NewFor with that kind and the Cluster as pod client and status
+// writer, and the Driver syncs the Task through SyncWorkload. The pods carry the
+// Task's controller reference and finalizer, and the garbage collector follows that
+// kind.
+func ExampleDriver_Run_customOwner() {
+	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
+	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1, Owner: kind})
+	r, err := reconcile.NewFor(reconcile.Config{
+		Name:                        "ml.example.com/controller",
+		Owner:                       kind,
+		Clock:                       c.Clock(),
+		FinalizerRemovalParallelism: 1,
+	}, c, c)
+	if err != nil {
+		panic(err)
+	}
+	task := reconciletest.NewTask("default", "train", 3, 3)
+	task.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	task.Spec.ManagedBy = ptr.To("ml.example.com/controller")
+	_, _ = c.CreateTask(task)
+	c.Kubelet().SetScript(reconciletest.FailFirst(1, 1))
+
+	d := reconciletest.NewDriver(c, r)
+	rr, err := d.Run(context.Background(), "default", "train", 100)
+	if err != nil {
+		panic(err)
+	}
+	st := rr.Task.Status
+	fmt.Printf("%s: succeeded=%d failed=%d completedIndexes=%q\n", rr.Task.Kind, st.Succeeded, st.Failed, st.CompletedIndexes)
+	pod := c.ListPods("default")[0]
+	fmt.Println(pod.OwnerReferences[0].APIVersion, pod.OwnerReferences[0].Kind, pod.Finalizers)
+
+	_ = c.DeleteTask("default", "train")
+	fmt.Println("collected:", c.CollectGarbage())
+	// Output:
+	// TrainingJob: succeeded=3 failed=1 completedIndexes="0-2"
+	// ml.example.com/v1 TrainingJob []
+	// collected: 4
+}
+
+// An owner deleted while its pods run: the garbage collector deletes the pods, the
+// kubelet stops them, and the orphan cleanup removes the tracking finalizer that
+// would otherwise keep them forever.
+func ExampleDriver_CleanOrphans() {
+	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1, Owner: reconciletest.TaskKind})
+	r, _ := reconcile.NewFor(reconcile.Config{Name: "example.com/tasks", Owner: reconciletest.TaskKind, Clock: c.Clock()}, c, c)
+	task := reconciletest.NewTask("default", "crawl", 2, 2)
+	task.Spec.ManagedBy = ptr.To("example.com/tasks")
+	_, _ = c.CreateTask(task)
+	d := reconciletest.NewDriver(c, r)
+	_, _ = d.Step(context.Background(), "default", "crawl") // creates two pods
+	for _, p := range c.ListPods("default") {
+		_ = c.Kubelet().Run(p.Namespace, p.Name)
+	}
+
+	_ = c.DeleteTask("default", "crawl")
+	fmt.Println("deleted by the garbage collector:", c.CollectGarbage())
+	_ = c.Kubelet().Step() // the pods stop, and wait for their finalizer
+	c.Cache().DeliverAll()
+	fmt.Println("pods left:", len(c.ListPods("default")))
+	n, err := d.CleanOrphans(context.Background())
+	fmt.Println("finalizers removed:", n, err)
+	fmt.Println("pods left:", len(c.ListPods("default")))
+	// Output:
+	// deleted by the garbage collector: 2
+	// pods left: 2
+	// finalizers removed: 2 <nil>
+	// pods left: 0
+}
+
+// The Cluster is a reconcile.StatusWriter: a Task converted with TaskWorkload has its
+// status written with its resourceVersion as the precondition, and validated as a
+// Job's.
+func ExampleCluster_WriteStatus() {
+	c := reconciletest.NewCluster(reconciletest.Options{Owner: reconciletest.TaskKind})
+	task, _ := c.CreateTask(reconciletest.NewTask("default", "t", 1, 1))
+	w := reconciletest.TaskWorkload(task)
+	out, err := c.WriteStatus(context.Background(), w, batchv1.JobStatus{Active: 1})
+	fmt.Println(out.Status.Active, out.ResourceVersion != w.ResourceVersion, err)
+	_, err = c.WriteStatus(context.Background(), w, batchv1.JobStatus{Active: 0}) // w is stale now
+	fmt.Println(apierrors.IsConflict(err))
+	_, err = c.WriteStatus(context.Background(), out, batchv1.JobStatus{Active: -1})
+	fmt.Println(apierrors.IsInvalid(err))
+	// Output:
+	// 1 true <nil>
+	// true
+	// true
 }
 
 // Faults: the second pod creation fails, and the call log shows what the

@@ -16,12 +16,14 @@ import (
 // Op names a reconcile.Client operation.
 type Op string
 
-// The operations of reconcile.Client.
+// The operations of reconcile.Client, and OpUpdateStatus, the status write of a Task
+// (UpdateTaskStatus, or WriteStatus with a Task).
 const (
 	OpCreatePod       Op = "CreatePod"
 	OpDeletePod       Op = "DeletePod"
 	OpPatchPod        Op = "PatchPod"
 	OpUpdateJobStatus Op = "UpdateJobStatus"
+	OpUpdateStatus    Op = "UpdateStatus"
 )
 
 // Call is one call through the Cluster's reconcile.Client methods, as recorded in the
@@ -38,10 +40,11 @@ type Call struct {
 	// PatchType and Patch are PatchPod's arguments.
 	PatchType types.PatchType
 	Patch     []byte
-	// Pod is the pod given to CreatePod; Job the Job given to UpdateJobStatus. They
-	// are copies owned by the log.
-	Pod *corev1.Pod
-	Job *batchv1.Job
+	// Pod is the pod given to CreatePod; Job the Job given to UpdateJobStatus; Task
+	// the Task given to UpdateTaskStatus. They are copies owned by the log.
+	Pod  *corev1.Pod
+	Job  *batchv1.Job
+	Task *Task
 	// Time is the cluster clock's time of the call.
 	Time time.Time
 	// Written says whether the call changed the cluster; Err is what the caller got.

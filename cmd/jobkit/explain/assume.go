@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -137,13 +136,13 @@ func ParseAssumption(s string) (Assumption, error) {
 
 // applyAssumptions returns pods with the outcomes applied to copies of the
 // selected pods; pods is not modified.
-func applyAssumptions(job *batchv1.Job, pods []*corev1.Pod, as []Assumption, now time.Time) ([]*corev1.Pod, error) {
+func applyAssumptions(w *workload, pods []*corev1.Pod, as []Assumption, now time.Time) ([]*corev1.Pod, error) {
 	out := slices.Clone(pods)
 	for _, a := range as {
 		var active []int
 		for i, p := range out {
 			ref := metav1.GetControllerOfNoCopy(p)
-			if p == nil || p.Namespace != job.Namespace || ref == nil || ref.UID != job.UID || isTerminal(p) || p.DeletionTimestamp != nil {
+			if p == nil || p.Namespace != w.Namespace || ref == nil || ref.UID != w.UID || isTerminal(p) || p.DeletionTimestamp != nil {
 				continue
 			}
 			active = append(active, i)
@@ -177,7 +176,7 @@ func applyAssumptions(job *batchv1.Job, pods []*corev1.Pod, as []Assumption, now
 			}
 		}
 		if len(picked) == 0 {
-			return nil, fmt.Errorf("%w %q: no active pod of the Job matches", ErrBadAssumption, a.String())
+			return nil, fmt.Errorf("%w %q: no active pod of the %s matches", ErrBadAssumption, a.String(), w.noun)
 		}
 		for _, i := range picked {
 			out[i] = applyOutcome(out[i], a, now)

@@ -11,7 +11,6 @@ import (
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/jobstatus"
-	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/podfailurepolicy"
 	"github.com/jobkit/jobkit/successpolicy"
@@ -20,65 +19,65 @@ import (
 // diagnose lists what looks wrong in the Job and its pods, independent of what the
 // plan does about it. With assumed outcomes the counters are not compared with the
 // pods: they disagree by design.
-func diagnose(job *batchv1.Job, pods []*corev1.Pod, c *classification, p *plan.Plan, controller string, assumed bool) []Diagnostic {
+func diagnose(w *workload, pods []*corev1.Pod, c *classification, p *plan.Plan, controller string, assumed bool) []Diagnostic {
 	var out []Diagnostic
 	add := func(kind, format string, args ...any) {
 		out = append(out, Diagnostic{Kind: kind, Message: fmt.Sprintf(format, args...)})
 	}
 	// Tracking finalizers that no sync of this Job will count.
-	finished, isFinished := jobstatus.Finished(&job.Status)
+	finished, isFinished := jobstatus.Finished(&w.Status)
 	removed := actionSet(p.RemoveFinalizers)
 	for _, pod := range pods {
-		if pod == nil || pod.Namespace != job.Namespace || !finalizers.Has(pod) {
+		if pod == nil || pod.Namespace != w.Namespace || !w.kind.HasFinalizer(pod) {
 			continue
 		}
 		ref := metav1.GetControllerOfNoCopy(pod)
 		switch {
-		case ref != nil && ref.UID == job.UID && isFinished:
-			add(DiagFinalizerAfterFinish, "pod %s keeps the tracking finalizer after the Job finished (%s)%s", pod.Name, finished, removedBy(removed, pod))
-		case ref != nil && ref.UID == job.UID && job.DeletionTimestamp != nil:
-			add(DiagFinalizerJobDeleted, "pod %s keeps the tracking finalizer while the Job is being deleted%s", pod.Name, removedBy(removed, pod))
-		case ref != nil && ref.UID != job.UID && owner.BatchJob.Matches(ref) && ref.Name == job.Name:
-			// A pod of an earlier Job of this name: that Job is gone.
-			if d := finalizers.DecideOrphan(pod, job, controller); d.Remove {
-				add(DiagFinalizerJobDeleted, "pod %s keeps the tracking finalizer of a deleted Job %s (uid %s): %s; the orphan cleanup of the Job controller removes it", pod.Name, ref.Name, ref.UID, d.Reason)
+		case ref != nil && ref.UID == w.UID && isFinished:
+			add(DiagFinalizerAfterFinish, "pod %s keeps the tracking finalizer after the %s finished (%s)%s", pod.Name, w.noun, finished, removedBy(removed, pod))
+		case ref != nil && ref.UID == w.UID && w.Deleting:
+			add(DiagFinalizerJobDeleted, "pod %s keeps the tracking finalizer while the %s is being deleted%s", pod.Name, w.noun, removedBy(removed, pod))
+		case ref != nil && ref.UID != w.UID && w.kind.Matches(ref) && ref.Name == w.Name:
+			// A pod of an earlier owner of this name: that owner is gone.
+			if d := finalizers.DecideOrphanFor(w.kind, pod, w.orphanOwner(), controller); d.Remove {
+				add(DiagFinalizerJobDeleted, "pod %s keeps the tracking finalizer of a deleted %s %s (uid %s): %s; the orphan cleanup of the %s controller removes it", pod.Name, w.noun, ref.Name, ref.UID, d.Reason, w.noun)
 			}
 		}
 	}
 	// The status as it stands, and the writes the plan would make.
-	for _, e := range jobstatus.Validate(job) {
+	for _, e := range jobstatus.Validate(w.job) {
 		add(DiagInvalidStatus, "the current status breaks a rule of the API server: %s", e.Error())
 	}
 	if p.Skip == "" {
-		before := job
+		before := w.job
 		if p.RecordStatus != nil {
-			rec := withStatus(job, p.RecordStatus)
-			for _, e := range jobstatus.ValidateUpdate(job, rec) {
+			rec := withStatus(w.job, p.RecordStatus)
+			for _, e := range jobstatus.ValidateUpdate(w.job, rec) {
 				add(DiagRefusedWrite, "the API server would refuse the first status write (uncounted pods): %s", e.Error())
 			}
 			before = rec
 		}
 		if p.StatusChanged {
-			for _, e := range jobstatus.ValidateUpdate(before, withStatus(job, &p.Status)) {
+			for _, e := range jobstatus.ValidateUpdate(before, withStatus(w.job, &p.Status)) {
 				add(DiagRefusedWrite, "the API server would refuse the status write: %s", e.Error())
 			}
 		}
 	}
 	if !assumed {
-		out = append(out, counterMismatches(job, c)...)
+		out = append(out, counterMismatches(w, c)...)
 	}
-	for _, e := range podfailurepolicy.Validate(&job.Spec, nil) {
+	for _, e := range podfailurepolicy.Validate(&w.job.Spec, nil) {
 		add(DiagInvalidFailurePolicy, "%s", e.Error())
 	}
-	for _, e := range successpolicy.Validate(&job.Spec, nil) {
+	for _, e := range successpolicy.Validate(&w.job.Spec, nil) {
 		add(DiagInvalidSuccessPolicy, "%s", e.Error())
 	}
-	if ptr.Deref(job.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion {
+	if ptr.Deref(w.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion {
 		for _, pod := range c.own {
 			if _, err := indexes.PodIndex(pod); err != nil {
 				add(DiagBadIndex, "%v: the pod is a stray, never counted for an index", err)
 			}
-			if job.Spec.BackoffLimitPerIndex != nil {
+			if w.Spec.BackoffLimitPerIndex != nil {
 				if _, err := indexes.PodFailureCount(pod); err != nil {
 					add(DiagBadIndex, "%v: counted as 0", err)
 				}
@@ -86,6 +85,11 @@ func diagnose(job *batchv1.Job, pods []*corev1.Pod, c *classification, p *plan.P
 		}
 	}
 	return out
+}
+
+// orphanOwner is what the orphan decision knows of the workload.
+func (w *workload) orphanOwner() *finalizers.OrphanOwner {
+	return &finalizers.OrphanOwner{UID: w.UID, ManagedBy: w.controller(), Finished: jobstatus.IsFinished(&w.Status)}
 }
 
 func removedBy(removed map[*corev1.Pod]bool, pod *corev1.Pod) string {
@@ -105,9 +109,9 @@ func withStatus(job *batchv1.Job, st *batchv1.JobStatus) *batchv1.Job {
 // terminating must equal the pods' (they lag by one sync at most); succeeded and
 // failed must count at least the finished pods that no longer carry the tracking
 // finalizer, since a finalizer is only removed once its pod is recorded.
-func counterMismatches(job *batchv1.Job, c *classification) []Diagnostic {
+func counterMismatches(w *workload, c *classification) []Diagnostic {
 	var out []Diagnostic
-	st := &job.Status
+	st := &w.Status
 	if jobstatus.IsFinished(st) {
 		return nil
 	}
@@ -124,16 +128,16 @@ func counterMismatches(job *batchv1.Job, c *classification) []Diagnostic {
 	if st.Terminating != nil && int(*st.Terminating) != c.owned[ClassTerminating] {
 		mismatch("status.terminating", *st.Terminating, c.owned[ClassTerminating], "terminating")
 	}
-	indexed := ptr.Deref(job.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
+	indexed := ptr.Deref(w.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
 	var succeeded, failed int
 	var missing []int
 	var completed indexes.Intervals
-	completions := int(ptr.Deref(job.Spec.Completions, 0))
+	completions := int(ptr.Deref(w.Spec.Completions, 0))
 	if indexed {
 		completed, _ = indexes.Parse(st.CompletedIndexes, completions)
 	}
 	for _, pod := range c.own {
-		if finalizers.Has(pod) || metav1.GetControllerOfNoCopy(pod) == nil {
+		if w.kind.HasFinalizer(pod) || metav1.GetControllerOfNoCopy(pod) == nil {
 			continue
 		}
 		switch {
@@ -147,7 +151,7 @@ func counterMismatches(job *batchv1.Job, c *classification) []Diagnostic {
 		case pod.Status.Phase == corev1.PodFailed && pod.DeletionTimestamp == nil:
 			// Pods the controller deleted had their finalizer removed first and are
 			// not failures; neither are failures an Ignore rule matches.
-			if podfailurepolicy.Match(job.Spec.PodFailurePolicy, pod).CountsTowardBackoff {
+			if podfailurepolicy.Match(w.Spec.PodFailurePolicy, pod).CountsTowardBackoff {
 				failed++
 			}
 		}

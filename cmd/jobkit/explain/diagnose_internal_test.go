@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -21,8 +22,9 @@ func TestDiagnoseRefusedWrite(t *testing.T) {
 		Spec:       batchv1.JobSpec{Completions: ptr.To[int32](3), Parallelism: ptr.To[int32](1)},
 		Status:     batchv1.JobStatus{Succeeded: 2, Failed: 1, StartTime: &metav1.Time{}},
 	}
+	w := newWorkload(plan.JobWorkload(job), job, owner.Kind{})
 	p := &plan.Plan{StatusChanged: true, Status: batchv1.JobStatus{Succeeded: 1, Failed: 1, StartTime: &metav1.Time{}}}
-	got := diagnose(job, nil, &classification{}, p, batchv1.JobControllerName, true)
+	got := diagnose(w, nil, &classification{}, p, batchv1.JobControllerName, true)
 	var found bool
 	for _, d := range got {
 		if d.Kind == DiagRefusedWrite {
@@ -37,7 +39,7 @@ func TestDiagnoseRefusedWrite(t *testing.T) {
 	}
 
 	p.Status.Succeeded = 2
-	for _, d := range diagnose(job, nil, &classification{}, p, batchv1.JobControllerName, true) {
+	for _, d := range diagnose(w, nil, &classification{}, p, batchv1.JobControllerName, true) {
 		if d.Kind == DiagRefusedWrite {
 			t.Errorf("an accepted write is reported as refused: %s", d.Message)
 		}

@@ -1,8 +1,8 @@
 // Package explain says what a Job controller built on jobkit would do next with a
-// batch/v1 Job, and why. Explain runs plan.Compute on the Job and its pods and turns
-// the Plan into a Report: the pods by class (active, ready, terminating, succeeded,
-// failed, uncounted, orphan, duplicate index, stray, released, ignored), each
-// decision with its reason, the status change field by field, when the controller
+// batch/v1 Job (or an owner of another kind), and why. Explain runs plan.Compute on
+// the Job and its pods and turns the Plan into a Report: the pods by class (active,
+// ready, terminating, succeeded, failed, uncounted, orphan, duplicate index, stray,
+// released, ignored), each decision with its reason, the status change field by field, when the controller
 // would look again (with the per-index backoff of every waiting index), what blocks
 // progress when nothing would happen, and diagnostics (tracking finalizers no sync
 // will remove, a status the API server refuses, counters that disagree with the
@@ -12,6 +12,24 @@
 // writes (List objects, several documents); ParseAssumption reads the what-if pod
 // outcomes that Explain applies before planning; Steps plays several syncs on
 // reconcile/reconciletest's in-memory cluster.
+//
+// # Owners of another kind
+//
+// ExplainWorkload explains any owner given as the plan.Workload its controller
+// builds, with Options.Owner naming its kind and tracking finalizer (the zero value
+// is owner.BatchJob): a pod is the owner's by a controller reference of that kind
+// with the owner's UID, counted through that finalizer; pods of other kinds are
+// ignored, and messages name the kind ("the TrainingJob has finished"). The report
+// names the kind in JobInfo (empty for a batch/v1 Job, whose output is unchanged).
+// The spec and status are checked by the API's rules for a Job's, since plan
+// applies them to every owner.
+//
+// ExplainWorkload is the hook for a resource whose fields are not named as a Job's:
+// its caller converts the object with its own function. WorkloadOf is the
+// conversion the CLI uses, by a Job's field names (unknown fields ignored, a field
+// of the wrong type an error naming it), and Objects.Owner makes ReadObjects keep
+// the objects of one kind. Steps runs batch/v1 Jobs only (ErrStepsOwner):
+// reconcile/reconciletest's in-memory cluster holds no other kind.
 //
 // # What the plan does not tell, and this package computes
 //
@@ -24,9 +42,10 @@
 //
 // # Invariants, cost, concurrency
 //
-// Explain does not modify the Job or the pods (assumptions apply to copies) and
-// reads no clock: Options.Now is the time of the planned sync, so the same input
-// gives the same Report. It costs O(n log n) in pods, like plan.Compute, plus a
-// JSON round trip of the Job status for the field diff. All functions are safe for
+// Explain and ExplainWorkload do not modify the owner or the pods (assumptions
+// apply to copies) and read no clock: Options.Now is the time of the planned sync,
+// so the same input gives the same Report. They cost O(n log n) in pods, like
+// plan.Compute, plus a JSON round trip of the status for the field diff;
+// WorkloadOf costs a JSON round trip of the object's spec and status. All functions are safe for
 // concurrent use; a Report is plain data.
 package explain

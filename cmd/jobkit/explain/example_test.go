@@ -8,9 +8,14 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/cmd/jobkit/explain"
+	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 )
 
 // A Job with two completions, one pod running: the controller creates the second.
@@ -123,4 +128,81 @@ func ExampleControllerFor() {
 	// Output:
 	// kubernetes.io/job-controller
 	// example.com/batch
+}
+
+// A custom resource whose spec names its fields otherwise than a Job (Workers for
+// completions) is explained through its controller's own conversion onto a
+// plan.Workload, with its kind and tracking finalizer as Options.Owner.
+func ExampleExplainWorkload() {
+	type trainingSpec struct{ Workers int32 }
+	type trainingJob struct {
+		metav1.ObjectMeta
+		Spec trainingSpec
+	}
+	kind := owner.Kind{Group: "ml.example.com", Version: "v1alpha1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
+	// The conversion the TrainingJob controller uses.
+	toWorkload := func(t *trainingJob) plan.Workload {
+		return plan.Workload{
+			Namespace: t.Namespace, Name: t.Name, UID: t.UID, Deleting: t.DeletionTimestamp != nil,
+			Spec: plan.Spec{
+				Completions:    ptr.To(t.Spec.Workers),
+				Parallelism:    ptr.To(t.Spec.Workers),
+				CompletionMode: ptr.To(batchv1.IndexedCompletion),
+				ManagedBy:      ptr.To("ml.example.com/trainer"),
+				Template: &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "worker", Image: "trainer"}}}},
+			},
+			Status: batchv1.JobStatus{Active: 1, Ready: ptr.To[int32](0), Terminating: ptr.To[int32](0),
+				StartTime: &metav1.Time{Time: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}},
+		}
+	}
+	run := &trainingJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "resnet", UID: "7"}, Spec: trainingSpec{Workers: 2}}
+	worker := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "ml", Name: "resnet-0-x", UID: "8",
+		Annotations:     map[string]string{batchv1.JobCompletionIndexAnnotation: "0"},
+		OwnerReferences: []metav1.OwnerReference{kind.NewControllerRef(run)},
+		Finalizers:      []string{kind.Finalizer},
+	}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+
+	r, err := explain.ExplainWorkload(toWorkload(run), []*corev1.Pod{worker},
+		explain.Options{Owner: kind, Now: time.Date(2026, 3, 1, 10, 1, 0, 0, time.UTC)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = r.Text(os.Stdout)
+	// Output:
+	// TrainingJob ml/resnet (Indexed, completions 2, parallelism 2)
+	// owner kind ml.example.com/v1alpha1 TrainingJob, pods tracked by finalizer ml.example.com/worker-tracking
+	// planned as controller "ml.example.com/trainer" (spec.managedBy ml.example.com/trainer) at 2026-03-01T10:01:00Z
+	//
+	// Pods (1):
+	//   active (1):
+	//     resnet-0-x (index 0)
+	//
+	// Decisions (in execution order):
+	//   create a pod for index 1: index pending
+	//
+	// Status changes:
+	//   status.active: 1 -> 2
+	//
+	// Next sync: on the next change of the TrainingJob or its pods
+}
+
+// WorkloadOf reads an object by a Job's field names, as `jobkit explain
+// --owner-kind` does: a field of the wrong type is an error naming it.
+func ExampleWorkloadOf() {
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "ml.example.com/v1alpha1", "kind": "TrainingJob",
+		"metadata": map[string]any{"namespace": "ml", "name": "resnet"},
+		"spec":     map[string]any{"completions": int64(4), "parallelism": int64(2), "framework": "pytorch"},
+	}}
+	w, err := explain.WorkloadOf(obj)
+	fmt.Println(w.Name, *w.Spec.Completions, *w.Spec.Parallelism, err)
+	obj.Object["spec"] = map[string]any{"completions": "four"}
+	_, err = explain.WorkloadOf(obj)
+	fmt.Println(err)
+	// Output:
+	// resnet 4 2 <nil>
+	// TrainingJob ml/resnet: bad owner object: spec.completions: want int32, got string ("four")
 }

@@ -13,14 +13,14 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/backoff"
-	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 )
 
-// ErrNoJob is wrapped by the errors of Explain when it has no Job to explain.
+// ErrNoJob is wrapped by the errors of Explain when it has no Job (or owner of
+// another kind) to explain.
 var ErrNoJob = errors.New("no job")
 
 // ControllerFor returns the controller name a Job's own controller answers to: its
@@ -31,19 +31,96 @@ func ControllerFor(job *batchv1.Job) string {
 
 // Explain computes the plan of the next sync of job with pods (the Job's pods and
 // any others: pods that are not the Job's are listed as ignored) and explains it.
-// It does not modify job or pods.
+// It is ExplainWorkload of plan.JobWorkload(job), with the Job itself checked by
+// the API's validation. It does not modify job or pods.
 func Explain(job *batchv1.Job, pods []*corev1.Pod, opts Options) (*Report, error) {
 	if job == nil {
 		return nil, fmt.Errorf("%w: job is nil", ErrNoJob)
 	}
+	return explain(newWorkload(plan.JobWorkload(job), job, opts.Owner), pods, opts)
+}
+
+// ExplainWorkload is Explain for an owner of any kind, given as the plan.Workload
+// its controller would build (its spec in Job terms, its status as a
+// batchv1.JobStatus): this is the door for a custom resource whose fields are not
+// named as a Job's, converted by the caller's own function (the one its controller
+// uses). Options.Owner says which kind of controller reference makes a pod the
+// owner's and which tracking finalizer counts it; the zero value is owner.BatchJob.
+// The spec and status are validated as a batch/v1 Job's would be. It does not
+// modify w (or what it points to) or pods.
+func ExplainWorkload(w plan.Workload, pods []*corev1.Pod, opts Options) (*Report, error) {
+	return explain(newWorkload(w, nil, opts.Owner), pods, opts)
+}
+
+// workload is the owner being explained: the Workload plan reads, its kind, and
+// the same owner as a batch/v1 Job for the API's validation of spec and status.
+type workload struct {
+	plan.Workload
+	kind owner.Kind
+	// noun names the kind in messages: "Job" for a batch/v1 Job, else its Kind.
+	noun string
+	// job is the Job the workload came from, or one built from the Workload: only
+	// its spec and status are read.
+	job *batchv1.Job
+}
+
+func newWorkload(w plan.Workload, job *batchv1.Job, kind owner.Kind) *workload {
+	if kind == (owner.Kind{}) {
+		kind = owner.BatchJob
+	}
+	if job == nil {
+		job = &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name, UID: w.UID},
+			Spec: batchv1.JobSpec{
+				Parallelism:           w.Spec.Parallelism,
+				Completions:           w.Spec.Completions,
+				CompletionMode:        w.Spec.CompletionMode,
+				BackoffLimit:          w.Spec.BackoffLimit,
+				BackoffLimitPerIndex:  w.Spec.BackoffLimitPerIndex,
+				MaxFailedIndexes:      w.Spec.MaxFailedIndexes,
+				PodFailurePolicy:      w.Spec.PodFailurePolicy,
+				SuccessPolicy:         w.Spec.SuccessPolicy,
+				PodReplacementPolicy:  w.Spec.PodReplacementPolicy,
+				Suspend:               w.Spec.Suspend,
+				ActiveDeadlineSeconds: w.Spec.ActiveDeadlineSeconds,
+				Selector:              w.Spec.Selector,
+				ManagedBy:             w.Spec.ManagedBy,
+			},
+			Status: w.Status,
+		}
+		if w.Spec.Template != nil {
+			job.Spec.Template = *w.Spec.Template
+		}
+	}
+	noun := "Job"
+	if !isBatchJob(kind) {
+		noun = kind.Kind
+	}
+	return &workload{Workload: w, kind: kind, noun: noun, job: job}
+}
+
+// isBatchJob reports whether kind is that of batch Jobs (group batch, kind Job).
+func isBatchJob(kind owner.Kind) bool {
+	return kind.Group == owner.BatchJob.Group && kind.Kind == owner.BatchJob.Kind
+}
+
+// controller is the controller name the workload's own controller answers to.
+func (w *workload) controller() string {
+	return ptr.Deref(w.Spec.ManagedBy, batchv1.JobControllerName)
+}
+
+func explain(w *workload, pods []*corev1.Pod, opts Options) (*Report, error) {
+	if err := w.kind.Validate(); err != nil {
+		return nil, fmt.Errorf("Options.Owner: %w", err)
+	}
 	controller := opts.Controller
 	if controller == "" {
-		controller = ControllerFor(job)
+		controller = w.controller()
 	}
-	r := &Report{Job: jobInfo(job), Controller: controller, Now: opts.Now.UTC()}
+	r := &Report{Job: jobInfo(w), Controller: controller, Now: opts.Now.UTC()}
 	if len(opts.Assume) > 0 {
 		var err error
-		pods, err = applyAssumptions(job, pods, opts.Assume, opts.Now)
+		pods, err = applyAssumptions(w, pods, opts.Assume, opts.Now)
 		if err != nil {
 			return nil, err
 		}
@@ -52,47 +129,53 @@ func Explain(job *batchv1.Job, pods []*corev1.Pod, opts Options) (*Report, error
 		}
 	}
 	p, err := plan.Compute(plan.Input{
-		Job:                   job,
-		Pods:                  candidates(job, pods),
+		Workload:              &w.Workload,
+		Pods:                  candidates(w, pods),
 		ControllerName:        controller,
 		ExpectationsSatisfied: !opts.ExpectationsUnsatisfied,
 		Now:                   opts.Now,
 		Options:               plan.Options{Backoff: opts.Backoff},
+		Owner:                 w.kind,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("planning job %s/%s: %w", job.Namespace, job.Name, err)
+		return nil, fmt.Errorf("planning %s %s/%s: %w", strings.ToLower(w.noun), w.Namespace, w.Name, err)
 	}
-	c := classify(job, pods, p)
+	c := classify(w, pods, p)
 	r.Pods = c.pods
 	r.Skip = p.Skip
 	r.Warnings = p.Warnings
 	if p.Skip == "" {
 		r.Decisions = decisions(p)
-		r.StatusChanges = diffStatus(&job.Status, &p.Status)
+		r.StatusChanges = diffStatus(&w.Status, &p.Status)
 		if p.RequeueAfter > 0 {
 			r.Requeue = &Requeue{After: Duration(p.RequeueAfter), Reason: p.RequeueReason}
 		}
-		r.IndexBackoff = indexBackoff(job, c, p, opts)
-		noteKeptFinalizers(job, r, p)
+		r.IndexBackoff = indexBackoff(w, c, p, opts)
+		noteKeptFinalizers(w, r, p)
 	}
-	r.Blockers = blockers(job, c, p, r, opts)
-	r.Diagnostics = diagnose(job, pods, c, p, controller, len(opts.Assume) > 0)
+	r.Blockers = blockers(w, c, p, r, opts)
+	r.Diagnostics = diagnose(w, pods, c, p, controller, len(opts.Assume) > 0)
 	return r, nil
 }
 
-func jobInfo(job *batchv1.Job) JobInfo {
+func jobInfo(w *workload) JobInfo {
 	info := JobInfo{
-		Namespace:   job.Namespace,
-		Name:        job.Name,
-		UID:         string(job.UID),
-		ManagedBy:   ptr.Deref(job.Spec.ManagedBy, ""),
-		Mode:        string(ptr.Deref(job.Spec.CompletionMode, batchv1.NonIndexedCompletion)),
-		Completions: job.Spec.Completions,
-		Parallelism: ptr.Deref(job.Spec.Parallelism, 1),
-		Suspended:   ptr.Deref(job.Spec.Suspend, false),
-		Deleting:    job.DeletionTimestamp != nil,
+		Namespace:   w.Namespace,
+		Name:        w.Name,
+		UID:         string(w.UID),
+		ManagedBy:   ptr.Deref(w.Spec.ManagedBy, ""),
+		Mode:        string(ptr.Deref(w.Spec.CompletionMode, batchv1.NonIndexedCompletion)),
+		Completions: w.Spec.Completions,
+		Parallelism: ptr.Deref(w.Spec.Parallelism, 1),
+		Suspended:   ptr.Deref(w.Spec.Suspend, false),
+		Deleting:    w.Deleting,
 	}
-	if t, ok := jobstatus.Finished(&job.Status); ok {
+	if w.kind != owner.BatchJob {
+		info.APIVersion = w.kind.GroupVersionKind().GroupVersion().String()
+		info.Kind = w.kind.Kind
+		info.Finalizer = w.kind.Finalizer
+	}
+	if t, ok := jobstatus.Finished(&w.Status); ok {
 		info.Finished = string(t)
 	}
 	return info
@@ -100,10 +183,10 @@ func jobInfo(job *batchv1.Job) JobInfo {
 
 // candidates are the pods plan.Compute should see: those of the Job's namespace
 // (plan ignores other controllers' pods itself).
-func candidates(job *batchv1.Job, pods []*corev1.Pod) []*corev1.Pod {
+func candidates(w *workload, pods []*corev1.Pod) []*corev1.Pod {
 	out := make([]*corev1.Pod, 0, len(pods))
 	for _, p := range pods {
-		if p != nil && p.Namespace == job.Namespace {
+		if p != nil && p.Namespace == w.Namespace {
 			out = append(out, p)
 		}
 	}
@@ -123,12 +206,12 @@ type classification struct {
 	onlyFailed bool
 }
 
-func onlyFailed(job *batchv1.Job) bool {
+func onlyFailed(w *workload) bool {
 	def := batchv1.TerminatingOrFailed
-	if job.Spec.PodFailurePolicy != nil {
+	if w.Spec.PodFailurePolicy != nil {
 		def = batchv1.Failed
 	}
-	return ptr.Deref(job.Spec.PodReplacementPolicy, def) == batchv1.Failed
+	return ptr.Deref(w.Spec.PodReplacementPolicy, def) == batchv1.Failed
 }
 
 func isReady(pod *corev1.Pod) bool {
@@ -144,17 +227,17 @@ func isTerminal(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
-func classify(job *batchv1.Job, pods []*corev1.Pod, p *plan.Plan) *classification {
-	c := &classification{owned: map[Class]int{}, onlyFailed: onlyFailed(job)}
+func classify(w *workload, pods []*corev1.Pod, p *plan.Plan) *classification {
+	c := &classification{owned: map[Class]int{}, onlyFailed: onlyFailed(w)}
 	var selector labels.Selector
-	if job.Spec.Selector != nil {
-		if s, err := metav1.LabelSelectorAsSelector(job.Spec.Selector); err == nil {
+	if w.Spec.Selector != nil {
+		if s, err := metav1.LabelSelectorAsSelector(w.Spec.Selector); err == nil {
 			selector = s
 		}
 	}
 	adopt, release := actionSet(p.Adopt), actionSet(p.Release)
 	uncounted := map[string]string{}
-	if u := job.Status.UncountedTerminatedPods; u != nil {
+	if u := w.Status.UncountedTerminatedPods; u != nil {
 		for _, uid := range u.Succeeded {
 			uncounted[string(uid)] = "succeeded"
 		}
@@ -162,14 +245,14 @@ func classify(job *batchv1.Job, pods []*corev1.Pod, p *plan.Plan) *classificatio
 			uncounted[string(uid)] = "failed"
 		}
 	}
-	indexed := ptr.Deref(job.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
+	indexed := ptr.Deref(w.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
 	var active []*corev1.Pod
 	at := map[*corev1.Pod]int{}
 	for _, pod := range pods {
 		if pod == nil {
 			continue
 		}
-		out := Pod{Name: pod.Name, UID: string(pod.UID), Phase: string(pod.Status.Phase), Finalizer: finalizers.Has(pod)}
+		out := Pod{Name: pod.Name, UID: string(pod.UID), Phase: string(pod.Status.Phase), Finalizer: w.kind.HasFinalizer(pod)}
 		if out.Phase == "" {
 			out.Phase = string(corev1.PodPending)
 		}
@@ -180,15 +263,15 @@ func classify(job *batchv1.Job, pods []*corev1.Pod, p *plan.Plan) *classificatio
 		}
 		ref := metav1.GetControllerOfNoCopy(pod)
 		switch {
-		case pod.Namespace != job.Namespace:
+		case pod.Namespace != w.Namespace:
 			out.Classes, out.Note = []Class{ClassIgnored}, "namespace "+pod.Namespace
 		case release[pod]:
 			out.Classes = []Class{ClassReleased}
 			out.Note = "labels no longer match the selector"
-		case ref != nil && ref.UID != job.UID:
+		case ref != nil && ref.UID != w.UID:
 			out.Classes = []Class{ClassIgnored}
-			if owner.BatchJob.Matches(ref) && ref.Name == job.Name {
-				out.Note = fmt.Sprintf("controlled by an earlier Job %s (uid %s)", ref.Name, ref.UID)
+			if w.kind.Matches(ref) && ref.Name == w.Name {
+				out.Note = fmt.Sprintf("controlled by an earlier %s %s (uid %s)", w.noun, ref.Name, ref.UID)
 			} else {
 				out.Note = fmt.Sprintf("controlled by %s %s", ref.Kind, ref.Name)
 			}
@@ -196,17 +279,17 @@ func classify(job *batchv1.Job, pods []*corev1.Pod, p *plan.Plan) *classificatio
 			// An orphan the plan does not adopt: say why.
 			if selector == nil || !selector.Matches(labels.Set(pod.Labels)) {
 				out.Classes = []Class{ClassIgnored}
-				out.Note = "no controller, and the Job's selector does not match"
+				out.Note = "no controller, and the " + w.noun + "'s selector does not match"
 				break
 			}
 			out.Classes = []Class{ClassOrphan}
 			switch {
 			case p.Skip != "":
 				out.Note = "not adopted: " + p.Skip
-			case jobstatus.IsFinished(&job.Status):
-				out.Note = "not adopted: the Job has finished"
-			case job.DeletionTimestamp != nil:
-				out.Note = "not adopted: the Job is being deleted"
+			case jobstatus.IsFinished(&w.Status):
+				out.Note = "not adopted: the " + w.noun + " has finished"
+			case w.Deleting:
+				out.Note = "not adopted: the " + w.noun + " is being deleted"
 			case pod.DeletionTimestamp != nil:
 				out.Note = "not adopted: the pod is being deleted"
 			}
@@ -244,8 +327,8 @@ func classify(job *batchv1.Job, pods []*corev1.Pod, p *plan.Plan) *classificatio
 		}
 		c.pods = append(c.pods, out)
 	}
-	if indexed && job.Spec.Completions != nil {
-		for _, s := range indexes.Strays(active, int(*job.Spec.Completions)).Remove {
+	if indexed && w.Spec.Completions != nil {
+		for _, s := range indexes.Strays(active, int(*w.Spec.Completions)).Remove {
 			i := at[s.Pod]
 			switch s.Reason {
 			case indexes.StrayDuplicate:
@@ -253,7 +336,7 @@ func classify(job *batchv1.Job, pods []*corev1.Pod, p *plan.Plan) *classificatio
 				c.pods[i].Note = fmt.Sprintf("another active pod of index %d is kept", s.Index)
 			case indexes.StrayOutOfRange:
 				c.pods[i].Classes = append(c.pods[i].Classes, ClassStray)
-				c.pods[i].Note = fmt.Sprintf("index %d at or above completions %d", s.Index, *job.Spec.Completions)
+				c.pods[i].Note = fmt.Sprintf("index %d at or above completions %d", s.Index, *w.Spec.Completions)
 			default:
 				c.pods[i].Classes = append(c.pods[i].Classes, ClassStray)
 				c.pods[i].Note = "no valid completion index"
@@ -330,12 +413,12 @@ func decisions(p *plan.Plan) []Decision {
 // but only exposes the earliest wait (RequeueAfter); the rule is the same: the last
 // failed pod of an index that is neither finished nor active, with its failure
 // count annotations.
-func indexBackoff(job *batchv1.Job, c *classification, p *plan.Plan, opts Options) []IndexWait {
-	if job.Spec.BackoffLimitPerIndex == nil || job.Spec.Completions == nil ||
-		ptr.Deref(job.Spec.CompletionMode, batchv1.NonIndexedCompletion) != batchv1.IndexedCompletion {
+func indexBackoff(w *workload, c *classification, p *plan.Plan, opts Options) []IndexWait {
+	if w.Spec.BackoffLimitPerIndex == nil || w.Spec.Completions == nil ||
+		ptr.Deref(w.Spec.CompletionMode, batchv1.NonIndexedCompletion) != batchv1.IndexedCompletion {
 		return nil
 	}
-	completions := int(*job.Spec.Completions)
+	completions := int(*w.Spec.Completions)
 	done, _ := indexes.Parse(p.Status.CompletedIndexes, completions)
 	if p.Status.FailedIndexes != nil {
 		failed, _ := indexes.Parse(*p.Status.FailedIndexes, completions)
@@ -402,10 +485,10 @@ func later(a, b *corev1.Pod) bool {
 
 // wantActive is the number of active pods the spec asks for, with the succeeded
 // count of the planned status.
-func wantActive(job *batchv1.Job, st *batchv1.JobStatus) int32 {
-	parallelism := ptr.Deref(job.Spec.Parallelism, 1)
-	completions := job.Spec.Completions
-	if job.Spec.Parallelism == nil && completions == nil {
+func wantActive(w *workload, st *batchv1.JobStatus) int32 {
+	parallelism := ptr.Deref(w.Spec.Parallelism, 1)
+	completions := w.Spec.Completions
+	if w.Spec.Parallelism == nil && completions == nil {
 		completions = ptr.To[int32](1)
 	}
 	if completions == nil {
@@ -419,13 +502,13 @@ func wantActive(job *batchv1.Job, st *batchv1.JobStatus) int32 {
 
 // blockers says what keeps the Job from progressing when the plan creates and
 // deletes nothing.
-func blockers(job *batchv1.Job, c *classification, p *plan.Plan, r *Report, opts Options) []string {
+func blockers(w *workload, c *classification, p *plan.Plan, r *Report, opts Options) []string {
 	if p.Skip != "" {
 		if strings.HasPrefix(p.Skip, "spec.managedBy") {
-			return []string{fmt.Sprintf("the Job is managed by another controller: %s (explain as that controller with --managed-by=%s)", p.Skip, ControllerFor(job))}
+			return []string{fmt.Sprintf("the %s is managed by another controller: %s (explain as that controller with --managed-by=%s)", w.noun, p.Skip, w.controller())}
 		}
-		if jobstatus.IsFinished(&job.Status) {
-			return []string{"the Job has finished (" + r.Job.Finished + ") and none of its pods carries the tracking finalizer: nothing is left to do"}
+		if jobstatus.IsFinished(&w.Status) {
+			return []string{"the " + w.noun + " has finished (" + r.Job.Finished + ") and none of its pods carries the tracking finalizer: nothing is left to do"}
 		}
 		return []string{p.Skip}
 	}
@@ -433,11 +516,11 @@ func blockers(job *batchv1.Job, c *classification, p *plan.Plan, r *Report, opts
 		return nil
 	}
 	var out []string
-	if jobstatus.IsFinished(&job.Status) {
-		return []string{"the Job has finished (" + r.Job.Finished + "); only the tracking finalizers of its pods are left to remove"}
+	if jobstatus.IsFinished(&w.Status) {
+		return []string{"the " + w.noun + " has finished (" + r.Job.Finished + "); only the tracking finalizers of its pods are left to remove"}
 	}
-	if job.DeletionTimestamp != nil {
-		out = append(out, "the Job is being deleted: the controller only counts its finished pods and removes their finalizers")
+	if w.Deleting {
+		out = append(out, "the "+w.noun+" is being deleted: the controller only counts its finished pods and removes their finalizers")
 	}
 	if opts.ExpectationsUnsatisfied {
 		out = append(out, "expectations: creations or deletions of this controller are not yet observed in its cache; it creates, deletes and finishes nothing until they are")
@@ -463,13 +546,13 @@ func blockers(job *batchv1.Job, c *classification, p *plan.Plan, r *Report, opts
 		if len(wait) == 0 {
 			wait = append(wait, "the finalizer removals of this sync to succeed")
 		}
-		out = append(out, fmt.Sprintf("the Job is finishing (%s, %s); the terminal condition waits for %s", cc, cond.Reason, strings.Join(wait, ", ")))
+		out = append(out, fmt.Sprintf("the %s is finishing (%s, %s); the terminal condition waits for %s", w.noun, cc, cond.Reason, strings.Join(wait, ", ")))
 	}
 	if len(out) > 0 {
 		return out
 	}
-	if ptr.Deref(job.Spec.Suspend, false) {
-		return []string{"the Job is suspended (spec.suspend is true): no pod is created until it is resumed"}
+	if ptr.Deref(w.Spec.Suspend, false) {
+		return []string{"the " + w.noun + " is suspended (spec.suspend is true): no pod is created until it is resumed"}
 	}
 	if r.Requeue != nil && strings.HasPrefix(r.Requeue.Reason, "pod failure backoff") {
 		out = append(out, fmt.Sprintf("waiting for the %s: %s left", r.Requeue.Reason, r.Requeue.After))
@@ -477,7 +560,7 @@ func blockers(job *batchv1.Job, c *classification, p *plan.Plan, r *Report, opts
 	for _, w := range r.IndexBackoff {
 		out = append(out, fmt.Sprintf("waiting for per-index backoff of index %d: %s left", w.Index, w.Remaining))
 	}
-	want := wantActive(job, &p.Status)
+	want := wantActive(w, &p.Status)
 	occupied := p.Status.Active
 	if c.onlyFailed && ptr.Deref(p.Status.Terminating, 0) > 0 {
 		occupied += ptr.Deref(p.Status.Terminating, 0)
@@ -487,7 +570,7 @@ func blockers(job *batchv1.Job, c *classification, p *plan.Plan, r *Report, opts
 		return out
 	}
 	if occupied >= want && p.Status.Active > 0 {
-		return []string{fmt.Sprintf("all %d wanted pod(s) are active (parallelism %d): waiting for them to finish", want, ptr.Deref(job.Spec.Parallelism, 1))}
+		return []string{fmt.Sprintf("all %d wanted pod(s) are active (parallelism %d): waiting for them to finish", want, ptr.Deref(w.Spec.Parallelism, 1))}
 	}
 	if want == 0 && p.Status.Active == 0 {
 		return []string{"no pod is wanted (parallelism 0 or every completion reached)"}
@@ -506,7 +589,7 @@ func actionSet(as []plan.PodAction) map[*corev1.Pod]bool {
 
 // noteKeptFinalizers says why an uncounted pod keeps its tracking finalizer in this
 // sync, when the plan does not remove it.
-func noteKeptFinalizers(job *batchv1.Job, r *Report, p *plan.Plan) {
+func noteKeptFinalizers(w *workload, r *Report, p *plan.Plan) {
 	removed := map[string]bool{}
 	for _, a := range p.RemoveFinalizers {
 		removed[a.Pod.Name] = true
@@ -516,7 +599,7 @@ func noteKeptFinalizers(job *batchv1.Job, r *Report, p *plan.Plan) {
 			removed[d.Pod.Name] = true
 		}
 	}
-	perIndex := job.Spec.BackoffLimitPerIndex != nil
+	perIndex := w.Spec.BackoffLimitPerIndex != nil
 	for i := range r.Pods {
 		pod := &r.Pods[i]
 		if !slices.Contains(pod.Classes, ClassUncounted) || removed[pod.Name] {

@@ -2,12 +2,14 @@ package explain_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/jobkit/jobkit/cmd/jobkit/explain"
+	"github.com/jobkit/jobkit/owner"
 )
 
 // FuzzParseAssumption checks that any --assume value either parses into an
@@ -54,6 +56,47 @@ func FuzzExplain(f *testing.F) {
 			return
 		}
 		r, err := explain.Explain(job, objs.Pods, explain.Options{Now: t0})
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		if err := r.Text(&out); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzExplainOwner reads any YAML as a TrainingJob and its pods, by a Job's field
+// names, and explains it: WorkloadOf either reads the object or refuses it with
+// ErrBadOwner, and the explanation is an error or a report that renders, never a
+// panic.
+func FuzzExplainOwner(f *testing.F) {
+	files, _ := filepath.Glob("../testdata/*.yaml")
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	kind := owner.Kind{Group: "ml.examples.jobkit.dev", Version: "v1alpha1", Kind: "TrainingJob", Finalizer: "ml.examples.jobkit.dev/worker-tracking"}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		objs := explain.Objects{Owner: kind}
+		if err := explain.ReadObjects("fuzz.yaml", bytes.NewReader(in), &objs); err != nil {
+			return
+		}
+		obj, err := objs.PickOwner("", "")
+		if err != nil {
+			return
+		}
+		w, err := explain.WorkloadOf(obj)
+		if err != nil {
+			if !errors.Is(err, explain.ErrBadOwner) {
+				t.Fatalf("WorkloadOf error %v is not ErrBadOwner", err)
+			}
+			return
+		}
+		r, err := explain.ExplainWorkload(w, objs.Pods, explain.Options{Now: t0, Owner: kind})
 		if err != nil {
 			return
 		}

@@ -11,13 +11,23 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/jobkit/jobkit/owner"
 )
 
-// Objects are the Jobs and pods read from files.
+// Objects are the Jobs, pods and owners of another kind read from files.
 type Objects struct {
-	Jobs []*batchv1.Job
-	Pods []*corev1.Pod
+	// Owner, when set to a kind other than batch Jobs before reading, makes
+	// ReadObjects keep the objects of that kind (its group and kind, any version)
+	// in Owners. The zero value keeps none.
+	Owner owner.Kind
+	Jobs  []*batchv1.Job
+	Pods  []*corev1.Pod
+	// Owners are the objects of kind Owner, as read (see WorkloadOf).
+	Owners []*unstructured.Unstructured
 	// Ignored counts the objects of other kinds, by kind.
 	Ignored map[string]int
 }
@@ -58,6 +68,12 @@ func (o *Objects) add(raw json.RawMessage, where string) error {
 		return fmt.Errorf("%s: not a Kubernetes object: %w", where, err)
 	}
 	switch {
+	case o.Owner.Kind != "" && !isBatchJob(o.Owner) && o.Owner.Matches(&metav1.OwnerReference{APIVersion: tm.APIVersion, Kind: tm.Kind}):
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(raw); err != nil {
+			return fmt.Errorf("%s: %s: %w", where, tm.Kind, err)
+		}
+		o.Owners = append(o.Owners, u)
 	case tm.Kind == "Job" && tm.APIVersion == "batch/v1":
 		job := &batchv1.Job{}
 		if err := json.Unmarshal(raw, job); err != nil {
@@ -91,21 +107,41 @@ func (o *Objects) add(raw json.RawMessage, where string) error {
 // empty), or the only Job when name is empty. The error wraps ErrNoJob when there
 // is none and names the candidates when the choice is ambiguous.
 func (o *Objects) Pick(namespace, name string) (*batchv1.Job, error) {
-	var found []*batchv1.Job
-	for _, j := range o.Jobs {
-		if (name == "" || j.Name == name) && (namespace == "" || j.Namespace == namespace) {
-			found = append(found, j)
+	return pick(o.Jobs, namespace, name, kindLabels{none: "batch/v1 Job", one: "job", many: "Jobs"},
+		fmt.Sprintf("%d pod(s)", len(o.Pods)))
+}
+
+// PickOwner is Pick for the objects of kind Owner: the one named name (in
+// namespace, when not empty), or the only one when name is empty.
+func (o *Objects) PickOwner(namespace, name string) (*unstructured.Unstructured, error) {
+	kind := o.Owner.String()
+	return pick(o.Owners, namespace, name, kindLabels{none: kind, one: kind, many: "objects of kind " + kind},
+		fmt.Sprintf("%d pod(s), %d batch/v1 Job(s)", len(o.Pods), len(o.Jobs)))
+}
+
+// kindLabels name a kind in the errors of pick: when there is none, when the one
+// named is missing, when several match.
+type kindLabels struct{ none, one, many string }
+
+// pick finds the object named name (in namespace, when not empty) among objs; held
+// says what the input holds besides, for the error when objs is empty.
+func pick[T metav1.Object](objs []T, namespace, name string, kind kindLabels, held string) (T, error) {
+	var found []T
+	for _, obj := range objs {
+		if (name == "" || obj.GetName() == name) && (namespace == "" || obj.GetNamespace() == namespace) {
+			found = append(found, obj)
 		}
 	}
+	var zero T
 	switch {
 	case len(found) == 1:
 		return found[0], nil
-	case len(o.Jobs) == 0:
-		return nil, fmt.Errorf("%w: the input holds no batch/v1 Job (%d pod(s))", ErrNoJob, len(o.Pods))
+	case len(objs) == 0:
+		return zero, fmt.Errorf("%w: the input holds no %s (%s)", ErrNoJob, kind.none, held)
 	case len(found) == 0:
-		return nil, fmt.Errorf("%w: job %q not found in the input (it holds %s)", ErrNoJob, qualified(namespace, name), jobNames(o.Jobs))
+		return zero, fmt.Errorf("%w: %s %q not found in the input (it holds %s)", ErrNoJob, kind.one, qualified(namespace, name), names(objs))
 	default:
-		return nil, fmt.Errorf("the input holds %d Jobs (%s): name one", len(found), jobNames(found))
+		return zero, fmt.Errorf("the input holds %d %s (%s): name one", len(found), kind.many, names(found))
 	}
 }
 
@@ -116,10 +152,10 @@ func qualified(namespace, name string) string {
 	return namespace + "/" + name
 }
 
-func jobNames(jobs []*batchv1.Job) string {
-	names := make([]string, len(jobs))
-	for i, j := range jobs {
-		names[i] = j.Namespace + "/" + j.Name
+func names[T metav1.Object](objs []T) string {
+	out := make([]string, len(objs))
+	for i, obj := range objs {
+		out[i] = obj.GetNamespace() + "/" + obj.GetName()
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(out, ", ")
 }

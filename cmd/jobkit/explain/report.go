@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/jobkit/jobkit/backoff"
+	"github.com/jobkit/jobkit/owner"
 )
 
 // Class is a class of pods in a Report. A pod is in one or more classes (an active
@@ -87,8 +88,14 @@ type Report struct {
 	Steps []Step `json:"steps,omitempty"`
 }
 
-// JobInfo identifies the Job and its shape.
+// JobInfo identifies the Job (or the owner of another kind) and its shape.
 type JobInfo struct {
+	// APIVersion, Kind and Finalizer name the owner's kind and the tracking
+	// finalizer of its pods (Options.Owner); all three are empty for a batch/v1
+	// Job, whose finalizer is batchv1.JobTrackingFinalizer.
+	APIVersion  string `json:"apiVersion,omitempty"`
+	Kind        string `json:"kind,omitempty"`
+	Finalizer   string `json:"finalizer,omitempty"`
 	Namespace   string `json:"namespace"`
 	Name        string `json:"name"`
 	UID         string `json:"uid,omitempty"`
@@ -212,4 +219,10 @@ type Options struct {
 	ExpectationsUnsatisfied bool
 	// Assume lists what-if pod outcomes applied before planning (see ParseAssumption).
 	Assume []Assumption
+	// Owner is the kind of the owner being explained and the tracking finalizer of
+	// its pods: a pod is the owner's when its controller reference is of this kind
+	// (any version of its group) with the owner's UID, and it is counted through
+	// this finalizer. The zero value is owner.BatchJob. Steps runs batch/v1 Jobs
+	// only.
+	Owner owner.Kind
 }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -32,6 +34,11 @@ const (
 	// KubeletIdle leaves the pods as they are (they stay pending).
 	KubeletIdle = "idle"
 )
+
+// ErrStepsOwner is wrapped by the error of Steps for an Options.Owner other than
+// owner.BatchJob: the in-memory cluster of reconcile/reconciletest, which Steps
+// runs on, holds and garbage-collects batch/v1 Jobs only.
+var ErrStepsOwner = errors.New("steps: only batch/v1 Jobs can be stepped (reconcile/reconciletest's in-memory cluster runs batch/v1 Jobs only)")
 
 // StepOptions configure Steps.
 type StepOptions struct {
@@ -81,13 +88,16 @@ func Steps(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod, opts Optio
 	if so.Steps <= 0 {
 		return nil, fmt.Errorf("steps: must be positive, got %d", so.Steps)
 	}
+	if opts.Owner != (owner.Kind{}) && opts.Owner != owner.BatchJob {
+		return nil, fmt.Errorf("%w: owner kind %s", ErrStepsOwner, opts.Owner)
+	}
 	controller := opts.Controller
 	if controller == "" {
 		controller = ControllerFor(job)
 	}
 	if len(opts.Assume) > 0 {
 		var err error
-		if pods, err = applyAssumptions(job, pods, opts.Assume, opts.Now); err != nil {
+		if pods, err = applyAssumptions(newWorkload(plan.JobWorkload(job), job, opts.Owner), pods, opts.Assume, opts.Now); err != nil {
 			return nil, err
 		}
 	}

@@ -32,7 +32,11 @@ func (r *Report) Text(w io.Writer) error {
 	if j.Finished != "" {
 		shape += ", finished: " + j.Finished
 	}
-	line("Job %s/%s (%s)", j.Namespace, j.Name, shape)
+	noun := r.noun()
+	line("%s %s/%s (%s)", noun, j.Namespace, j.Name, shape)
+	if j.Kind != "" {
+		line("owner kind %s %s, pods tracked by finalizer %s", j.APIVersion, j.Kind, j.Finalizer)
+	}
 	managed := j.ManagedBy
 	if managed == "" {
 		managed = "unset"
@@ -68,7 +72,7 @@ func (r *Report) Text(w io.Writer) error {
 
 	line("")
 	if r.Skip != "" {
-		line("The controller skips this Job: %s", r.Skip)
+		line("The controller skips this %s: %s", noun, r.Skip)
 	} else if len(r.Decisions) == 0 {
 		line("Decisions: none")
 	} else {
@@ -92,7 +96,7 @@ func (r *Report) Text(w io.Writer) error {
 		if r.Requeue != nil {
 			line("Next sync: in %s (%s)", r.Requeue.After, r.Requeue.Reason)
 		} else {
-			line("Next sync: on the next change of the Job or its pods")
+			line("Next sync: on the next change of the %s or its pods", noun)
 		}
 		for _, w := range r.IndexBackoff {
 			line("  index %d: per-index backoff after %d failure(s), %s left", w.Index, w.Failures, w.Remaining)
@@ -130,6 +134,14 @@ func (r *Report) Text(w io.Writer) error {
 		return WriteSteps(w, r.Steps)
 	}
 	return nil
+}
+
+// noun names the owner's kind in the text: "Job" for a batch/v1 Job.
+func (r *Report) noun() string {
+	if r.Job.Kind == "" {
+		return "Job"
+	}
+	return r.Job.Kind
 }
 
 func podText(p Pod, cl Class) string {

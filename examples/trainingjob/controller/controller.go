@@ -100,7 +100,7 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 	}
 	managed := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		tj, ok := o.(*v1alpha1.TrainingJob)
-		return ok && ManagedBy(tj) == c.name
+		return ok && IsManagedBy(tj, c.name)
 	})
 	err = builder.ControllerManagedBy(mgr).
 		Named(ControllerName).
@@ -139,7 +139,7 @@ func (c *Controller) Reconcile(ctx context.Context, req crreconcile.Request) (cr
 		}
 		return crreconcile.Result{}, err
 	}
-	if ManagedBy(tj) != c.name {
+	if !IsManagedBy(tj, c.name) {
 		return crreconcile.Result{}, nil // queued by a pod event; another controller's run
 	}
 	w, err := Workload(tj)
@@ -180,12 +180,12 @@ func (c *Controller) listPods(ctx context.Context) reconcile.WorkloadPodLister {
 
 // cachedFacts returns what the cache shows of the TrainingJob namespace/name.
 func (c *Controller) cachedFacts(ctx context.Context) reconcile.OwnerLookup {
-	return func(namespace, name string) (finalizers.OrphanOwner, bool) {
+	return func(namespace, name string) *finalizers.OrphanOwner {
 		tj := &v1alpha1.TrainingJob{}
 		if err := c.cache.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, tj, client.UnsafeDisableDeepCopy); err != nil {
-			return finalizers.OrphanOwner{}, false
+			return nil
 		}
-		return OwnerFacts(tj), true
+		return OwnerFacts(tj)
 	}
 }
 
@@ -209,7 +209,7 @@ func (c *Controller) cleanOrphan(ctx context.Context, key types.NamespacedName) 
 		}
 		switch {
 		case err == nil:
-			own = ptr.To(OwnerFacts(tj))
+			own = OwnerFacts(tj)
 		case !apierrors.IsNotFound(err):
 			return err
 		}

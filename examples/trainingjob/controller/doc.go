@@ -22,8 +22,10 @@
 // ml.examples.jobkit.dev, version v1alpha1) and tracked by the finalizer Finalizer
 // (ml.examples.jobkit.dev/worker-tracking). Only pods whose controller reference
 // has the TrainingJob's UID count: there is no selector and nothing is adopted.
-// A TrainingJob without spec.managedBy belongs to DefaultManagedBy; a controller
-// leaves runs managed by another name alone.
+// A controller takes the runs whose spec.managedBy is its name and those without
+// one (IsManagedBy: a custom resource has no built-in controller to leave them to,
+// and jobkit reads an owner of a kind other than Job so); it leaves runs managed by
+// another name alone.
 //
 // # Backoff
 //

@@ -37,14 +37,14 @@ func ExampleWorkload() {
 		return
 	}
 	s := w.Spec
-	fmt.Println(*s.CompletionMode, *s.Completions, *s.Parallelism, *s.BackoffLimitPerIndex, *s.ManagedBy)
+	fmt.Println(*s.CompletionMode, *s.Completions, *s.Parallelism, *s.BackoffLimitPerIndex, *s.PodReplacementPolicy)
 	fmt.Println("backoff:", w.Backoff.Base, "to", w.Backoff.Max)
 
 	tj.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
 	_, err = controller.Workload(tj)
 	fmt.Println(err)
 	// Output:
-	// Indexed 8 4 3 ml.examples.jobkit.dev/trainingjob-controller
+	// Indexed 8 4 3 Failed
 	// backoff: 10s to 6m0s
 	// invalid TrainingJob ml/resnet: spec.template.spec.restartPolicy: "Always": must be Never (a container restarted in place would hide the exit codes the failure policy reads)
 }

@@ -90,7 +90,7 @@ func TestStatusWriter(t *testing.T) {
 			if diff := cmp.Diff(tt.wantStored, got.Status); diff != "" {
 				t.Errorf("returned Workload's status (-want +got):\n%s", diff)
 			}
-			if got.Backoff == nil || got.Spec.Completions == nil || *got.Spec.Completions != stored.Spec.Workers {
+			if got.Backoff != controller.BackoffPolicy(nil) || got.Spec.Completions == nil || *got.Spec.Completions != stored.Spec.Workers {
 				t.Errorf("returned Workload is not the converted run: %+v", got.Workload)
 			}
 		})

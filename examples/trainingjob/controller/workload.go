@@ -21,9 +21,8 @@ const (
 	// Finalizer is the tracking finalizer of the workers: jobkit adds it to every
 	// pod it creates and removes it once the pod is counted in the status.
 	Finalizer = "ml.examples.jobkit.dev/worker-tracking"
-	// DefaultManagedBy is the controller a TrainingJob without spec.managedBy
-	// belongs to, and the name Setup answers to when reconcile.Config.Name is
-	// empty.
+	// DefaultManagedBy is the name Setup answers to in spec.managedBy when
+	// reconcile.Config.Name is empty.
 	DefaultManagedBy = "ml.examples.jobkit.dev/trainingjob-controller"
 	// DefaultBackoffInitial and DefaultBackoffMax are the retry delays of the API
 	// (spec.backoff) when it leaves them unset.
@@ -51,8 +50,10 @@ var ErrInvalid = errors.New("invalid TrainingJob")
 // replacement starts only once its predecessor has failed (podReplacementPolicy
 // Failed), the failure and success policies convert field for field, spec.backoff
 // becomes the owner's backoff (unset fields take DefaultBackoffInitial and
-// DefaultBackoffMax), and the selector stays nil so that only the pods whose
-// controller reference has tj's UID count (nothing is adopted).
+// DefaultBackoffMax), managedBy stays as it is (unset, the run is any TrainingJob
+// controller's, as jobkit reads an owner of a kind other than Job), and the
+// selector stays nil so that only the pods whose controller reference has tj's
+// UID count (nothing is adopted).
 //
 // It refuses, wrapping ErrInvalid and naming each field with its value, what the
 // CRD schema cannot check: a template whose restartPolicy is not Never or that has
@@ -89,7 +90,7 @@ func Workload(tj *v1alpha1.TrainingJob) (*reconcile.Workload, error) {
 				Suspend:               s.Suspend,
 				ActiveDeadlineSeconds: s.ActiveDeadlineSeconds,
 				Template:              &s.Template,
-				ManagedBy:             ptr.To(ManagedBy(tj)),
+				ManagedBy:             s.ManagedBy,
 			},
 			Status: tj.Status.JobStatus(),
 		},
@@ -130,8 +131,8 @@ func validate(tj *v1alpha1.TrainingJob) error {
 
 // BackoffPolicy returns the retry delays of spec.backoff: Initial doubling up to
 // Max, DefaultBackoffInitial and DefaultBackoffMax for what it leaves unset.
-func BackoffPolicy(b *v1alpha1.RetryBackoff) *backoff.Policy {
-	p := &backoff.Policy{Base: DefaultBackoffInitial, Max: DefaultBackoffMax}
+func BackoffPolicy(b *v1alpha1.RetryBackoff) backoff.Policy {
+	p := backoff.Policy{Base: DefaultBackoffInitial, Max: DefaultBackoffMax}
 	if b != nil && b.Initial != nil {
 		p.Base = b.Initial.Duration
 	}
@@ -141,10 +142,12 @@ func BackoffPolicy(b *v1alpha1.RetryBackoff) *backoff.Policy {
 	return p
 }
 
-// ManagedBy returns the controller tj belongs to: spec.managedBy, or
-// DefaultManagedBy when unset.
-func ManagedBy(tj *v1alpha1.TrainingJob) string {
-	return ptr.Deref(tj.Spec.ManagedBy, DefaultManagedBy)
+// IsManagedBy reports whether the controller named name manages tj: its
+// spec.managedBy is name, or unset (a TrainingJob has no built-in controller to
+// leave it to; jobkit's plan reads an unset managedBy of such an owner the same
+// way).
+func IsManagedBy(tj *v1alpha1.TrainingJob, name string) bool {
+	return tj.Spec.ManagedBy == nil || *tj.Spec.ManagedBy == name
 }
 
 // Finished reports whether tj has the condition Complete or Failed: its workers are
@@ -158,7 +161,8 @@ func Finished(tj *v1alpha1.TrainingJob) bool {
 	return false
 }
 
-// OwnerFacts returns what the orphan cleanup and the pod-event mapping read of tj.
-func OwnerFacts(tj *v1alpha1.TrainingJob) finalizers.OrphanOwner {
-	return finalizers.OrphanOwner{UID: tj.UID, ManagedBy: ManagedBy(tj), Finished: Finished(tj)}
+// OwnerFacts returns what the orphan cleanup and the pod-event mapping read of tj
+// (an unset managedBy is empty: any controller of the kind).
+func OwnerFacts(tj *v1alpha1.TrainingJob) *finalizers.OrphanOwner {
+	return &finalizers.OrphanOwner{UID: tj.UID, ManagedBy: ptr.Deref(tj.Spec.ManagedBy, ""), Finished: Finished(tj)}
 }

@@ -47,7 +47,7 @@ func TestWorkload(t *testing.T) {
 		wantDeleting bool
 	}{
 		{
-			name: "defaults: parallelism workers, no retries, managed by the default controller",
+			name: "defaults: parallelism workers, no retries, managedBy unset",
 			tj:   validTJ(nil),
 			wantSpec: func(tj *v1alpha1.TrainingJob) plan.Spec {
 				return plan.Spec{
@@ -56,7 +56,6 @@ func TestWorkload(t *testing.T) {
 					BackoffLimitPerIndex: ptr.To[int32](0),
 					PodReplacementPolicy: ptr.To(batchv1.Failed),
 					Template:             &tj.Spec.Template,
-					ManagedBy:            ptr.To(controller.DefaultManagedBy),
 				}
 			},
 			wantBackoff: backoff.Policy{Base: 10 * time.Second, Max: 6 * time.Minute},
@@ -113,7 +112,6 @@ func TestWorkload(t *testing.T) {
 					BackoffLimitPerIndex: ptr.To[int32](0),
 					PodReplacementPolicy: ptr.To(batchv1.Failed),
 					Template:             &tj.Spec.Template,
-					ManagedBy:            ptr.To(controller.DefaultManagedBy),
 				}
 			},
 			wantBackoff: backoff.Policy{Base: time.Second, Max: 6 * time.Minute},
@@ -135,7 +133,7 @@ func TestWorkload(t *testing.T) {
 			if w.Spec.Selector != nil {
 				t.Errorf("Workload().Spec.Selector = %v, want nil (only owned pods count)", w.Spec.Selector)
 			}
-			if w.Backoff == nil || *w.Backoff != tt.wantBackoff {
+			if w.Backoff != tt.wantBackoff {
 				t.Errorf("Workload().Backoff = %v, want %v", w.Backoff, tt.wantBackoff)
 			}
 			if w.Namespace != "ml" || w.Name != "resnet" || w.UID != "uid-1" || w.ResourceVersion != "7" || w.Deleting != tt.wantDeleting {
@@ -206,8 +204,8 @@ func TestFinishedAndOwnerFacts(t *testing.T) {
 				t.Errorf("Finished() = %v, want %v", got, tt.want)
 			}
 			f := controller.OwnerFacts(tj)
-			if f.UID != tj.UID || f.ManagedBy != controller.DefaultManagedBy || f.Finished != tt.want {
-				t.Errorf("OwnerFacts() = %+v", f)
+			if f.UID != tj.UID || f.ManagedBy != "" || f.Finished != tt.want {
+				t.Errorf("OwnerFacts() = %+v, want UID %s, ManagedBy empty (unset), Finished %v", f, tj.UID, tt.want)
 			}
 		})
 	}
@@ -216,5 +214,29 @@ func TestFinishedAndOwnerFacts(t *testing.T) {
 func TestKindIsValid(t *testing.T) {
 	if err := controller.Kind.Validate(); err != nil {
 		t.Fatalf("Kind.Validate() = %v", err)
+	}
+}
+
+func TestIsManagedBy(t *testing.T) {
+	tests := []struct {
+		name      string
+		managedBy *string
+		want      bool
+		wantFacts string
+	}{
+		{name: "unset: any TrainingJob controller", want: true},
+		{name: "this controller", managedBy: ptr.To("example.com/trainer"), want: true, wantFacts: "example.com/trainer"},
+		{name: "another controller", managedBy: ptr.To("example.com/other"), wantFacts: "example.com/other"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tj := validTJ(func(tj *v1alpha1.TrainingJob) { tj.Spec.ManagedBy = tt.managedBy })
+			if got := controller.IsManagedBy(tj, "example.com/trainer"); got != tt.want {
+				t.Errorf("IsManagedBy() = %v, want %v", got, tt.want)
+			}
+			if got := controller.OwnerFacts(tj).ManagedBy; got != tt.wantFacts {
+				t.Errorf("OwnerFacts().ManagedBy = %q, want %q", got, tt.wantFacts)
+			}
+		})
 	}
 }

@@ -1,7 +1,7 @@
 // Command trainingjob-controller runs the TrainingJob controller of
 // examples/trainingjob against the cluster of a kubeconfig (or in a cluster). It
-// manages the TrainingJobs whose spec.managedBy is --managed-by (those without
-// managedBy belong to ml.examples.jobkit.dev/trainingjob-controller, the default).
+// manages the TrainingJobs whose spec.managedBy is --managed-by (default
+// ml.examples.jobkit.dev/trainingjob-controller) and those without managedBy.
 //
 //	kubectl apply -f examples/trainingjob/config/crd/
 //	go run ./trainingjob/cmd/trainingjob-controller --kubeconfig ~/.kube/config

@@ -1,0 +1,147 @@
+package explain
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/jobkit/jobkit/plan"
+)
+
+// ErrBadOwner is wrapped by the errors of WorkloadOf: a field of the object that
+// does not decode as the batch/v1 Job field of the same name.
+var ErrBadOwner = errors.New("bad owner object")
+
+// jobShapedSpec is what WorkloadOf reads of an object's spec: the fields of
+// plan.Spec, named and typed as in a batchv1.JobSpec.
+type jobShapedSpec struct {
+	Parallelism           *int32                        `json:"parallelism"`
+	Completions           *int32                        `json:"completions"`
+	CompletionMode        *batchv1.CompletionMode       `json:"completionMode"`
+	BackoffLimit          *int32                        `json:"backoffLimit"`
+	BackoffLimitPerIndex  *int32                        `json:"backoffLimitPerIndex"`
+	MaxFailedIndexes      *int32                        `json:"maxFailedIndexes"`
+	PodFailurePolicy      *batchv1.PodFailurePolicy     `json:"podFailurePolicy"`
+	SuccessPolicy         *batchv1.SuccessPolicy        `json:"successPolicy"`
+	PodReplacementPolicy  *batchv1.PodReplacementPolicy `json:"podReplacementPolicy"`
+	Suspend               *bool                         `json:"suspend"`
+	ActiveDeadlineSeconds *int64                        `json:"activeDeadlineSeconds"`
+	Selector              *metav1.LabelSelector         `json:"selector"`
+	Template              *corev1.PodTemplateSpec       `json:"template"`
+	ManagedBy             *string                       `json:"managedBy"`
+}
+
+// WorkloadOf reads an object of any kind as a plan.Workload by the field names of
+// a batch/v1 Job: its metadata (namespace, name, uid, deletionTimestamp), its
+// spec's completions, parallelism, completionMode, backoffLimit,
+// backoffLimitPerIndex, maxFailedIndexes, podFailurePolicy, successPolicy,
+// podReplacementPolicy, suspend, activeDeadlineSeconds, selector, template and
+// managedBy, and its status as a batchv1.JobStatus. Other fields are ignored; a
+// field whose value does not decode as the Job field of that name is an error
+// wrapping ErrBadOwner that names the field and the value.
+//
+// This is the conversion `jobkit explain --owner-kind` uses. A resource whose spec
+// names or shapes these fields otherwise (examples/trainingjob calls completions
+// `workers`) is read wrongly by it: a Go caller converts such an object with its
+// own function, the one its controller uses, and calls ExplainWorkload.
+//
+// The Workload points into nothing of obj: obj is not modified.
+func WorkloadOf(obj *unstructured.Unstructured) (plan.Workload, error) {
+	what := obj.GetKind() + " " + qualified(obj.GetNamespace(), obj.GetName())
+	spec, err := decodeSection[jobShapedSpec](obj.Object, "spec")
+	if err != nil {
+		return plan.Workload{}, fmt.Errorf("%s: %w", what, err)
+	}
+	status, err := decodeSection[batchv1.JobStatus](obj.Object, "status")
+	if err != nil {
+		return plan.Workload{}, fmt.Errorf("%s: %w", what, err)
+	}
+	return plan.Workload{
+		Namespace: obj.GetNamespace(),
+		Name:      obj.GetName(),
+		UID:       obj.GetUID(),
+		Deleting:  obj.GetDeletionTimestamp() != nil,
+		Spec: plan.Spec{
+			Parallelism:           spec.Parallelism,
+			Completions:           spec.Completions,
+			CompletionMode:        spec.CompletionMode,
+			BackoffLimit:          spec.BackoffLimit,
+			BackoffLimitPerIndex:  spec.BackoffLimitPerIndex,
+			MaxFailedIndexes:      spec.MaxFailedIndexes,
+			PodFailurePolicy:      spec.PodFailurePolicy,
+			SuccessPolicy:         spec.SuccessPolicy,
+			PodReplacementPolicy:  spec.PodReplacementPolicy,
+			Suspend:               spec.Suspend,
+			ActiveDeadlineSeconds: spec.ActiveDeadlineSeconds,
+			Selector:              spec.Selector,
+			Template:              spec.Template,
+			ManagedBy:             spec.ManagedBy,
+		},
+		Status: *status,
+	}, nil
+}
+
+// decodeSection decodes obj[section] (an object, or absent) as a T. On an error
+// it finds the first field, in name order, that does not decode alone, so that
+// the error names it with its value.
+func decodeSection[T any](obj map[string]any, section string) (*T, error) {
+	into := new(T)
+	v, ok := obj[section]
+	if !ok || v == nil {
+		return into, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s: want an object, got %s", ErrBadOwner, section, valueText(v))
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadOwner, section, err)
+	}
+	err = json.Unmarshal(raw, into)
+	if err == nil {
+		return into, nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		one, _ := json.Marshal(map[string]any{k: m[k]})
+		fieldErr := json.Unmarshal(one, new(T))
+		if fieldErr == nil {
+			continue
+		}
+		path := section + "." + k
+		var te *json.UnmarshalTypeError
+		if errors.As(fieldErr, &te) {
+			if te.Field != "" && te.Field != k {
+				path = section + "." + te.Field
+			}
+			return nil, fmt.Errorf("%w: %s: want %s, got %s (%s)", ErrBadOwner, path, te.Type, te.Value, valueText(m[k]))
+		}
+		return nil, fmt.Errorf("%w: %s: %s: %v", ErrBadOwner, path, valueText(m[k]), fieldErr)
+	}
+	return nil, fmt.Errorf("%w: %s: %v", ErrBadOwner, section, err)
+}
+
+// valueText writes a value of the object briefly, for an error.
+func valueText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	s := string(b)
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return strings.TrimSpace(s)
+}

@@ -1,0 +1,251 @@
+package reconciletest
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
+	"github.com/jobkit/jobkit/reconcile"
+)
+
+// TaskKind is a ready-made custom owner kind for Options.Owner: Task.test.jobkit.dev,
+// with its own tracking finalizer.
+var TaskKind = owner.Kind{Group: "test.jobkit.dev", Version: "v1", Kind: "Task", Finalizer: "test.jobkit.dev/task-tracking"}
+
+// Task is the custom resource of a Cluster whose Options.Owner is not a batch/v1
+// Job: an owner of pods the way an operator's own type is (a TrainingJob, a CI run),
+// with its spec in Job terms and a batchv1.JobStatus as its status, as a CRD that
+// embeds them would have. Its apiVersion and kind are the cluster's owner kind.
+//
+// The Cluster stores, versions, watches and deletes Tasks as it does Jobs, with
+// these differences, which are those of a CRD: no selector and no template labels
+// are generated (only controller references make a pod a Task's), and the status
+// subresource is UpdateTaskStatus (call log operation OpUpdateStatus).
+type Task struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	// Spec is the Task's spec in Job terms; the fields plan.Spec reads decide its
+	// syncs. Set ManagedBy to the name of the Reconciler that syncs it.
+	Spec batchv1.JobSpec `json:"spec,omitempty"`
+	// Status is written by the controller through UpdateTaskStatus.
+	Status batchv1.JobStatus `json:"status,omitempty"`
+}
+
+var _ runtime.Object = (*Task)(nil)
+
+// DeepCopyInto copies t into out.
+func (t *Task) DeepCopyInto(out *Task) {
+	*out = *t
+	out.TypeMeta = t.TypeMeta
+	t.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	t.Spec.DeepCopyInto(&out.Spec)
+	t.Status.DeepCopyInto(&out.Status)
+}
+
+// DeepCopy returns a copy of t, or nil.
+func (t *Task) DeepCopy() *Task {
+	if t == nil {
+		return nil
+	}
+	out := new(Task)
+	t.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyObject implements runtime.Object.
+func (t *Task) DeepCopyObject() runtime.Object { return t.DeepCopy() }
+
+// NewTask returns a NonIndexed Task namespace/name with the spec of NewJob
+// (completions, parallelism, restartPolicy Never, one container) and no managedBy:
+// set Spec.ManagedBy to the Reconciler's name.
+func NewTask(namespace, name string, completions, parallelism int32) *Task {
+	j := NewJob(namespace, name, completions, parallelism)
+	return &Task{ObjectMeta: j.ObjectMeta, Spec: j.Spec}
+}
+
+// TaskWorkload presents t as a reconcile.Workload: what a controller of the custom
+// resource converts its object into for Reconciler.SyncWorkload. The Workload points
+// into t: do not modify t while it is in use.
+func TaskWorkload(t *Task) *reconcile.Workload {
+	return &reconcile.Workload{
+		Workload: plan.Workload{
+			Namespace: t.Namespace,
+			Name:      t.Name,
+			UID:       t.UID,
+			Deleting:  t.DeletionTimestamp != nil,
+			Spec:      plan.JobSpec(&t.Spec),
+			Status:    t.Status,
+		},
+		ResourceVersion: t.ResourceVersion,
+		Object:          t,
+	}
+}
+
+// TaskOwner returns what the orphan decision and Reconciler.ObservePodEventOf need of
+// t (finalizers.OrphanOwner), or nil for a nil t. An unset spec.managedBy names
+// batchv1.JobControllerName, as plan reads it.
+func TaskOwner(t *Task) *finalizers.OrphanOwner {
+	if t == nil {
+		return nil
+	}
+	return finalizers.JobOwner(taskAsJob(t))
+}
+
+// taskAsJob presents t as a Job sharing its spec and status, for the rules written
+// for Jobs (status validation, the orphan facts). It does not copy.
+func taskAsJob(t *Task) *batchv1.Job {
+	return &batchv1.Job{ObjectMeta: t.ObjectMeta, Spec: t.Spec, Status: t.Status}
+}
+
+// taskResource and taskGroupKind name the cluster's Tasks in API errors.
+func (c *Cluster) taskResource() schema.GroupResource {
+	return schema.GroupResource{Group: c.owner.Group, Resource: strings.ToLower(c.owner.Kind) + "s"}
+}
+
+func (c *Cluster) taskGroupKind() schema.GroupKind {
+	return schema.GroupKind{Group: c.owner.Group, Kind: c.owner.Kind}
+}
+
+// ErrNoTasks is returned by CreateTask on a cluster whose owner kind is batch/v1
+// Job.
+var ErrNoTasks = fmt.Errorf("reconciletest: the cluster's owner kind is %v: set Options.Owner to hold Tasks", owner.BatchJob)
+
+// CreateTask stores a copy of t as the API server stores a custom resource: a name
+// from GenerateName when Name is empty, a UID, resourceVersion, generation 1, the
+// creation time, the cluster's owner kind as apiVersion and kind, and the API
+// defaults of a Job's spec fields (parallelism, completions, backoffLimit,
+// completionMode, suspend, podReplacementPolicy); no selector is generated. Its
+// status is kept as given. It fails with ErrNoTasks when the cluster holds Jobs only.
+// It is not a controller call: no fault applies and the call log does not record it.
+func (c *Cluster) CreateTask(t *Task) (*Task, error) {
+	if t == nil {
+		return nil, apierrors.NewBadRequest("task is nil")
+	}
+	if c.owner == owner.BatchJob {
+		return nil, ErrNoTasks
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	gvk := c.owner.GroupVersionKind()
+	return c.tasks.createLocked(c, t, func(task *Task) {
+		task.APIVersion, task.Kind = gvk.GroupVersion().String(), gvk.Kind
+		defaultJobSpec(&task.Spec)
+	})
+}
+
+// UpdateTask applies mutate to a copy of the stored Task and stores the result as a
+// user's update would be: status changes are ignored, the generation is incremented
+// when the spec changed. It is not a controller call.
+func (c *Cluster) UpdateTask(namespace, name string, mutate func(*Task)) (*Task, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tasks.updateLocked(c, namespace, name, mutate)
+}
+
+// DeleteTask removes a Task at once. Its pods stay, with their owner reference and
+// finalizers, until CollectGarbage or the test removes them. It is not a controller
+// call.
+func (c *Cluster) DeleteTask(namespace, name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tasks.deleteLocked(c, namespace, name)
+}
+
+// GetTask returns a copy of the stored Task, or a NotFound error.
+func (c *Cluster) GetTask(ctx context.Context, namespace, name string) (*Task, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tasks.getLocked(namespace, name)
+}
+
+// ListTasks returns copies of the stored Tasks, sorted by namespace and name.
+func (c *Cluster) ListTasks() []*Task {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tasks.listLocked()
+}
+
+// sortByName sorts objects by namespace and name.
+func sortByName[T metav1.Object](objs []T) {
+	slices.SortFunc(objs, func(a, b T) int {
+		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
+	})
+}
+
+// UpdateTaskStatus is the status subresource of Tasks, a controller call (operation
+// OpUpdateStatus, faults apply): it replaces the stored Task's status with t.Status
+// when t's UID and resourceVersion are current (or empty) and the update passes
+// jobstatus.ValidateUpdate, the rules the API server applies to a Job's status;
+// spec and metadata changes in t are ignored.
+func (c *Cluster) UpdateTaskStatus(ctx context.Context, t *Task) (*Task, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if t == nil {
+		return nil, apierrors.NewBadRequest("task is nil")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	call := Call{Op: OpUpdateStatus, Namespace: t.Namespace, Name: t.Name, Task: t.DeepCopy()}
+	stored, err := statusCallLocked(c, call, func() (*Task, error) { return c.tasks.updateStatusLocked(c, t) })
+	if err != nil {
+		return nil, err
+	}
+	return stored.DeepCopy(), nil
+}
+
+// taskStore returns the store of the Cluster's Tasks.
+func (c *Cluster) taskStore() ownerStore[*Task] {
+	return ownerStore[*Task]{
+		objs:      map[types.NamespacedName]*Task{},
+		resource:  c.taskResource(),
+		kind:      c.taskGroupKind(),
+		copy:      (*Task).DeepCopy,
+		asJob:     taskAsJob,
+		setStatus: func(t *Task, st *batchv1.JobStatus) { st.DeepCopyInto(&t.Status) },
+		event:     func(typ watch.EventType, t *Task) WatchEvent { return WatchEvent{Type: typ, Task: t} },
+	}
+}
+
+// WriteStatus implements reconcile.StatusWriter for both kinds of owner the cluster
+// holds: a Workload whose Object is a *Task is written through UpdateTaskStatus and
+// converted back with TaskWorkload, one whose Object is a *batchv1.Job through
+// UpdateJobStatus (reconcile.JobWorkload). The Workload's UID and ResourceVersion are
+// the preconditions.
+func (c *Cluster) WriteStatus(ctx context.Context, w *reconcile.Workload, status batchv1.JobStatus) (*reconcile.Workload, error) {
+	if w == nil {
+		return nil, apierrors.NewBadRequest("workload is nil")
+	}
+	switch obj := w.Object.(type) {
+	case *Task:
+		t := obj.DeepCopy()
+		t.UID, t.ResourceVersion, t.Status = w.UID, w.ResourceVersion, status
+		out, err := c.UpdateTaskStatus(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		return TaskWorkload(out), nil
+	case *batchv1.Job:
+		j := obj.DeepCopy()
+		j.UID, j.ResourceVersion, j.Status = w.UID, w.ResourceVersion, status
+		out, err := c.UpdateJobStatus(ctx, j)
+		if err != nil {
+			return nil, err
+		}
+		return reconcile.JobWorkload(out), nil
+	}
+	return nil, apierrors.NewBadRequest(fmt.Sprintf("reconciletest: WriteStatus: Workload.Object is a %T, not a *reconciletest.Task or *batchv1.Job", w.Object))
+}
