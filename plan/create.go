@@ -84,7 +84,7 @@ func (c *manager) create(index int, replaced *podInfo, reason string) {
 			Annotations:  copyMap(tmpl.Annotations),
 			Finalizers:   append([]string(nil), tmpl.Finalizers...),
 			OwnerReferences: []metav1.OwnerReference{
-				c.owner.NewControllerRef(w.identity()),
+				c.owner.NewControllerRef(c.ident),
 			},
 		},
 	}

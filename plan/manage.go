@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/indexes"
@@ -54,13 +55,14 @@ type manager struct {
 	*env
 	in           manageInput
 	out          actions
-	podsPerIndex []uint64 // built by podsOfIndex: a digest of the UIDs of each index's pods
+	podsPerIndex []uint64           // built by podsOfIndex: a digest of the UIDs of each index's pods
+	ident        *metav1.ObjectMeta // the owner as controller references name it, built once
 }
 
 // manage decides the creations or deletions that bring the active pods to what the
 // spec wants. It never both creates and deletes in one sync.
 func manage(e *env, in manageInput) actions {
-	c := &manager{env: e, in: in}
+	c := &manager{env: e, in: in, ident: e.wl.identity()}
 	c.manage()
 	return c.out
 }
