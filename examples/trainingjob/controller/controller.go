@@ -43,12 +43,9 @@ type Options struct {
 	// SkipNameValidation lets several managers in one process register the
 	// controller (tests that restart it).
 	SkipNameValidation bool
-	// OnSync, when set, is called after each sync with what it returned (tests,
-	// progress output). It runs on the worker and must be quick.
-	OnSync func(tj *v1alpha1.TrainingJob, res reconcile.Result, err error)
 }
 
-// Controller syncs the TrainingJobs whose spec.managedBy is its name with a
+// Controller syncs the TrainingJobs it manages (IsManagedBy its name) with a
 // reconcile.Reconciler. It implements controller-runtime's reconcile.Reconciler.
 type Controller struct {
 	rec     *reconcile.Reconciler
@@ -56,7 +53,6 @@ type Controller struct {
 	api     client.Reader
 	name    string
 	log     logr.Logger
-	onSync  func(*v1alpha1.TrainingJob, reconcile.Result, error)
 	orphans workqueue.TypedRateLimitingInterface[types.NamespacedName]
 }
 
@@ -90,7 +86,7 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 		return nil, fmt.Errorf("trainingjob: Setup: %w", err)
 	}
 	c := &Controller{
-		rec: rec, cache: mgr.GetCache(), api: mgr.GetAPIReader(), name: cfg.Name, log: cfg.Logger, onSync: opts.OnSync,
+		rec: rec, cache: mgr.GetCache(), api: mgr.GetAPIReader(), name: cfg.Name, log: cfg.Logger,
 		orphans: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
 			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: ControllerName + "-orphan-pods"}),
@@ -148,9 +144,6 @@ func (c *Controller) Reconcile(ctx context.Context, req crreconcile.Request) (cr
 		return crreconcile.Result{}, nil
 	}
 	res, err := c.rec.SyncWorkload(ctx, w, c.listPods(ctx))
-	if c.onSync != nil {
-		c.onSync(tj, res, err)
-	}
 	if err != nil {
 		return crreconcile.Result{}, err
 	}
