@@ -269,7 +269,7 @@ func load(cluster *reconciletest.Cluster, clk *clocktesting.FakeClock, w *worklo
 		pod.ResourceVersion = ""
 		for i := range pod.OwnerReferences {
 			if pod.OwnerReferences[i].UID == w.UID {
-				pod.OwnerReferences[i].UID = stored.uid
+				pod.OwnerReferences[i].UID = stored.UID
 			}
 		}
 		// A Job's selector and template labels were generated anew for its new
@@ -277,7 +277,7 @@ func load(cluster *reconciletest.Cluster, clk *clocktesting.FakeClock, w *worklo
 		if w.kind == owner.BatchJob {
 			for k, v := range pod.Labels {
 				if v == string(w.UID) {
-					pod.Labels[k] = string(stored.uid)
+					pod.Labels[k] = string(stored.UID)
 				}
 			}
 		}
@@ -334,27 +334,19 @@ func load(cluster *reconciletest.Cluster, clk *clocktesting.FakeClock, w *worklo
 			}
 		}
 	}
-	if err := stored.writeStatus(status); err != nil {
+	// The owner is unchanged since its creation: its resourceVersion still holds.
+	if _, err := cluster.WriteStatus(context.Background(), stored, status); err != nil {
 		return "", "", fmt.Errorf("the %s's status: %w", w.noun, err)
 	}
-	return stored.namespace, stored.name, nil
-}
-
-// storedOwner is the owner as created in the in-memory cluster.
-type storedOwner struct {
-	namespace, name string
-	uid             types.UID
-	// writeStatus replaces the stored owner's status through its status
-	// subresource.
-	writeStatus func(batchv1.JobStatus) error
+	return stored.Namespace, stored.Name, nil
 }
 
 // createOwner creates the owner in the cluster with an empty status (its status
 // names pods by UIDs that change when they are loaded): a batch/v1 Job as given,
 // or a Task of the cluster's kind with the workload's metadata and its spec in
-// Job terms. Both get a new UID and the API's defaults of their spec.
-func createOwner(cluster *reconciletest.Cluster, w *workload) (*storedOwner, error) {
-	ctx := context.Background()
+// Job terms. Both get a new UID and the API's defaults of their spec. The
+// Workload returned is the stored owner, for the cluster's WriteStatus.
+func createOwner(cluster *reconciletest.Cluster, w *workload) (*reconcile.Workload, error) {
 	if w.kind == owner.BatchJob {
 		in := w.job.DeepCopy()
 		in.UID, in.ResourceVersion, in.Generation = "", "", 0
@@ -363,15 +355,7 @@ func createOwner(cluster *reconciletest.Cluster, w *workload) (*storedOwner, err
 		if err != nil {
 			return nil, err
 		}
-		return &storedOwner{namespace: job.Namespace, name: job.Name, uid: job.UID, writeStatus: func(st batchv1.JobStatus) error {
-			cur, err := cluster.GetJob(ctx, job.Namespace, job.Name)
-			if err != nil {
-				return err
-			}
-			cur.Status = st
-			_, err = cluster.UpdateJobStatus(ctx, cur)
-			return err
-		}}, nil
+		return reconcile.JobWorkload(job), nil
 	}
 	in := &reconciletest.Task{ObjectMeta: *w.job.ObjectMeta.DeepCopy(), Spec: *w.job.Spec.DeepCopy()}
 	in.UID, in.ResourceVersion, in.Generation = "", "", 0
@@ -383,15 +367,7 @@ func createOwner(cluster *reconciletest.Cluster, w *workload) (*storedOwner, err
 	if err != nil {
 		return nil, err
 	}
-	return &storedOwner{namespace: task.Namespace, name: task.Name, uid: task.UID, writeStatus: func(st batchv1.JobStatus) error {
-		cur, err := cluster.GetTask(ctx, task.Namespace, task.Name)
-		if err != nil {
-			return err
-		}
-		cur.Status = st
-		_, err = cluster.UpdateTaskStatus(ctx, cur)
-		return err
-	}}, nil
+	return reconciletest.TaskWorkload(task), nil
 }
 
 // exitCode is the first non-zero exit code of a failed pod's containers, or 1.
