@@ -46,7 +46,9 @@ activeDeadlineSeconds, selector, template and managedBy, and a status shaped as 
 Job's; other fields are ignored. A resource that names them otherwise is explained
 rightly only through its own conversion (Go: explain.ExplainWorkload). Live, the
 object is found by discovery and read with the dynamic client, and the pods of its
-namespace are kept by controller reference. --steps runs batch/v1 Jobs only.
+namespace are kept by controller reference. --steps runs it on the in-memory
+cluster as an object of its kind, with its pods' controller references and
+finalizer; the calls name the kind.
 
 Flags:
 `
@@ -143,10 +145,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobkit explain: --steps: must not be negative, got %d\n", f.steps)
 		return exitUsage
 	}
-	if f.steps > 0 && opts.Owner != (owner.Kind{}) {
-		fmt.Fprintf(stderr, "jobkit explain: --steps cannot run --owner-kind %s: reconcile/reconciletest's in-memory cluster runs batch/v1 Jobs only\n", f.ownerKind)
-		return exitUsage
-	}
 
 	in, err := f.load(ctx, name, opts.Owner)
 	if err != nil {
@@ -163,14 +161,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobkit explain: %v\n", err)
 		return exitError
 	}
-	job, pods := in.job, in.pods
 	if f.steps > 0 {
 		so, err := f.stepOptions()
 		if err != nil {
 			fmt.Fprintf(stderr, "jobkit explain: %v\n", err)
 			return exitUsage
 		}
-		report.Steps, err = explain.Steps(ctx, job, pods, opts, so)
+		if in.job != nil {
+			report.Steps, err = explain.Steps(ctx, in.job, in.pods, opts, so)
+		} else {
+			report.Steps, err = explain.StepsWorkload(ctx, in.workload, in.pods, opts, so)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "jobkit explain: --steps: %v\n", err)
 			return exitError

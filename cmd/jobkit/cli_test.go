@@ -54,6 +54,9 @@ func TestGolden(t *testing.T) {
 		// batch/v1 Job's pod ignored, an earlier owner's pod diagnosed.
 		{name: "owner-kind", args: []string{"-f", "testdata/trainingjob.yaml", now, ownerKind, ownerFinalizer}},
 		{name: "owner-kind-json", args: []string{"resnet", "-n", "default", "-f", "testdata/trainingjob.yaml", now, ownerKind, ownerFinalizer, "-o", "json"}},
+		// Its what-if run: the same syncs as a batch/v1 Job's, the status writes
+		// naming the kind.
+		{name: "owner-kind-steps", args: []string{"-f", "testdata/trainingjob.yaml", now, ownerKind, ownerFinalizer, "--steps", "10"}},
 		// The batch/v1 Job of the same file, with the default kind named.
 		{name: "owner-kind-batch-job", args: []string{"-f", "testdata/trainingjob.yaml", now, "--owner-kind", "batch/v1/Job"}},
 	}
@@ -100,6 +103,7 @@ func TestErrors(t *testing.T) {
 	badSpec := write("badspec.yaml", "apiVersion: ml.examples.jobkit.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: r, namespace: default}\nspec: {completions: three, parallelism: 1}\n")
 	badTemplate := write("badtemplate.yaml", "apiVersion: ml.examples.jobkit.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: r, namespace: default}\nspec: {template: {spec: {containers: {name: x}}}}\n")
 	badStatus := write("badstatus.yaml", "apiVersion: ml.examples.jobkit.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: r, namespace: default}\nstatus: {startTime: yesterday}\n")
+	negativeStatus := write("negative.yaml", "apiVersion: ml.examples.jobkit.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: r, namespace: default}\nspec: {completions: 1, parallelism: 1, template: {spec: {restartPolicy: Never, containers: [{name: w, image: x}]}}}\nstatus: {succeeded: -1}\n")
 	kubeconfig := write("kubeconfig", "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
 	tests := []struct {
 		name       string
@@ -134,7 +138,8 @@ func TestErrors(t *testing.T) {
 		{name: "batch Job with another finalizer", args: []string{"explain", "-f", "testdata/backoff.yaml", "--owner-finalizer", "example.com/mine"}, wantCode: exitUsage, wantStderr: `--owner-finalizer: "example.com/mine": batch/v1 Jobs are tracked by batch.kubernetes.io/job-tracking`},
 		{name: "owner kind without finalizer", args: []string{"explain", "-f", "testdata/trainingjob.yaml", ownerKind}, wantCode: exitUsage, wantStderr: "--owner-finalizer: required with --owner-kind ml.examples.jobkit.dev/v1alpha1/TrainingJob"},
 		{name: "unqualified finalizer", args: []string{"explain", "-f", "testdata/trainingjob.yaml", ownerKind, "--owner-finalizer", "worker-tracking"}, wantCode: exitUsage, wantStderr: `--owner-finalizer: "worker-tracking": invalid owner kind: Finalizer "worker-tracking": must be qualified with a domain`},
-		{name: "steps with an owner kind", args: []string{"explain", "-f", "testdata/trainingjob.yaml", ownerKind, ownerFinalizer, "--steps", "2"}, wantCode: exitUsage, wantStderr: "--steps cannot run --owner-kind ml.examples.jobkit.dev/v1alpha1/TrainingJob: reconcile/reconciletest's in-memory cluster runs batch/v1 Jobs only"},
+		{name: "steps with an owner kind and an unknown kubelet", args: []string{"explain", "-f", "testdata/trainingjob.yaml", ownerKind, ownerFinalizer, "--steps", "2", "--kubelet", "crash"}, wantCode: exitError, wantStderr: `--steps: kubelet: unknown behaviour "crash" (want succeed, fail or idle)`},
+		{name: "steps of an owner whose status the API refuses", args: []string{"explain", "-f", negativeStatus, now, ownerKind, ownerFinalizer, "--steps", "2"}, wantCode: exitError, wantStderr: `--steps: loading the state into the in-memory cluster: the TrainingJob's status: TrainingJob.ml.examples.jobkit.dev "r" is invalid: [status.succeeded: Invalid value: -1: must be greater than or equal to 0`},
 		{name: "no document of the owner kind", args: []string{"explain", "-f", "testdata/backoff.yaml", ownerKind, ownerFinalizer}, wantCode: exitError, wantStderr: "no job: the input holds no TrainingJob.ml.examples.jobkit.dev (2 pod(s), 1 batch/v1 Job(s))"},
 		{name: "owner not in files", args: []string{"explain", "bert", "-f", "testdata/trainingjob.yaml", ownerKind, ownerFinalizer}, wantCode: exitError, wantStderr: `no job: TrainingJob.ml.examples.jobkit.dev "bert" not found in the input (it holds default/resnet)`},
 		{name: "two owners in files", args: []string{"explain", "-f", "testdata/trainingjob.yaml", "-f", badSpec, ownerKind, ownerFinalizer}, wantCode: exitError, wantStderr: "the input holds 2 objects of kind TrainingJob.ml.examples.jobkit.dev (default/resnet, default/r): name one"},

@@ -15,7 +15,9 @@
 // Job's): a resource that names them otherwise is explained rightly only through its
 // own conversion, from Go with explain.ExplainWorkload. Live, the object is found by
 // discovery and read with the dynamic client, and the pods of its namespace are
-// listed once and kept by controller reference. --steps runs batch/v1 Jobs only.
+// listed once and kept by controller reference. --steps runs it on the in-memory
+// cluster as an object of its kind: the pods created carry its controller reference
+// and finalizer, and the status writes name the kind.
 //
 // Exit codes: 0 when the explanation was written, 1 when it could not be made (bad
 // input, no Job, no access to the cluster), 2 for bad flags.

@@ -119,6 +119,35 @@ func testLiveOwner(t *testing.T, cfg *rest.Config, admin, nobody string) {
 			t.Errorf("diagnostics (-want +got):\n%s", diff)
 		}
 	})
+	// The what-if run of the object read live: the orphan adopted, both indexes
+	// done, the status writes naming the kind.
+	t.Run("steps", func(t *testing.T) {
+		r := explainJSON(t, append([]string{"resnet", "-n", ns, "--kubeconfig", admin, "--steps", "10"}, flags...)...)
+		if len(r.Steps) == 0 {
+			t.Fatal("no step")
+		}
+		if got := r.Steps[0].Calls; len(got) == 0 || got[0] != "PatchPod resnet-orphan: owner reference (adopt or release)" {
+			t.Errorf("first step's calls = %q, want the orphan's adoption first", got)
+		}
+		var status int
+		for _, s := range r.Steps {
+			for _, c := range s.Calls {
+				if strings.HasPrefix(c, "UpdateStatus TrainingJob resnet: ") {
+					status++
+				}
+				if strings.HasPrefix(c, "UpdateJobStatus") || strings.HasPrefix(c, "CreatePod") {
+					t.Errorf("step %d: call %q (a status write of a Job, or a pod created for indexes that have one)", s.Step, c)
+				}
+			}
+		}
+		if status == 0 {
+			t.Error("no status write of the TrainingJob")
+		}
+		last := r.Steps[len(r.Steps)-1]
+		if last.Finished != "Complete (CompletionsReached)" || last.Pods != "Succeeded=2" {
+			t.Errorf("last step: finished %q, pods %q; want Complete (CompletionsReached), Succeeded=2", last.Finished, last.Pods)
+		}
+	})
 	errorCases := []struct {
 		name, kubeconfig, object, kind, wantStderr string
 	}{

@@ -10,8 +10,9 @@
 //
 // ReadObjects reads Jobs and pods from the YAML or JSON that `kubectl get -o yaml`
 // writes (List objects, several documents); ParseAssumption reads the what-if pod
-// outcomes that Explain applies before planning; Steps plays several syncs on
-// reconcile/reconciletest's in-memory cluster.
+// outcomes that Explain applies before planning; Steps (StepsWorkload for an owner
+// of another kind) plays several syncs on reconcile/reconciletest's in-memory
+// cluster.
 //
 // # Owners of another kind
 //
@@ -28,8 +29,13 @@
 // its caller converts the object with its own function. WorkloadOf is the
 // conversion the CLI uses, by a Job's field names (unknown fields ignored, a field
 // of the wrong type an error naming it), and Objects.Owner makes ReadObjects keep
-// the objects of one kind. Steps runs batch/v1 Jobs only (ErrStepsOwner):
-// reconcile/reconciletest's in-memory cluster holds no other kind.
+// the objects of one kind. StepsWorkload is Steps for such an owner: the in-memory
+// cluster holds it as a reconciletest.Task of its kind (its spec in Job terms, its
+// status, a new UID that its pods' controller references follow), a Reconciler of
+// that kind syncs it, and the pods it creates carry the kind's controller
+// reference and finalizer. The steps read as a Job's, with the status writes
+// naming the kind ("UpdateStatus TrainingJob NAME"); the same spec, status and pods
+// make the same calls as a batch/v1 Job.
 //
 // # What the plan does not tell, and this package computes
 //
@@ -46,6 +52,8 @@
 // apply to copies) and read no clock: Options.Now is the time of the planned sync,
 // so the same input gives the same Report. They cost O(n log n) in pods, like
 // plan.Compute, plus a JSON round trip of the status for the field diff;
-// WorkloadOf costs a JSON round trip of the object's spec and status. All functions are safe for
+// WorkloadOf costs a JSON round trip of the object's spec and status; Steps and
+// StepsWorkload cost what their syncs cost on a new in-memory cluster of their own
+// (a deep copy per write, O(n log n) per sync). All functions are safe for
 // concurrent use; a Report is plain data.
 package explain

@@ -189,6 +189,49 @@ func ExampleExplainWorkload() {
 	// Next sync: on the next change of the TrainingJob or its pods
 }
 
+// An owner of another kind is stepped as an object of that kind on the in-memory
+// cluster: the pods it creates carry the kind's controller reference and
+// finalizer, and its status writes name the kind.
+func ExampleStepsWorkload() {
+	kind := owner.Kind{Group: "ml.example.com", Version: "v1alpha1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
+	w := plan.Workload{
+		Namespace: "ml", Name: "resnet", UID: "7",
+		Spec: plan.Spec{
+			Completions:    ptr.To[int32](2),
+			Parallelism:    ptr.To[int32](2),
+			CompletionMode: ptr.To(batchv1.IndexedCompletion),
+			ManagedBy:      ptr.To("ml.example.com/trainer"),
+			Template: &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "worker", Image: "trainer"}}}},
+		},
+		Status: batchv1.JobStatus{Ready: ptr.To[int32](0), Terminating: ptr.To[int32](0)},
+	}
+	steps, err := explain.StepsWorkload(context.Background(), w, nil,
+		explain.Options{Owner: kind, Now: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)},
+		explain.StepOptions{Steps: 10})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = explain.WriteSteps(os.Stdout, steps)
+	// Output:
+	// step 1 at 2026-03-01T10:00:00Z:
+	//   UpdateStatus TrainingJob resnet: active=2 ready=0 terminating=0 succeeded=0 failed=0
+	//   CreatePod resnet-0-p2rxn (index 0)
+	//   CreatePod resnet-1-qkqvc (index 1)
+	//   after the sync and a kubelet step: status active=2 ready=0 terminating=0 succeeded=0 failed=0; pods Running=2
+	// step 2 at 2026-03-01T10:00:10Z:
+	//   UpdateStatus TrainingJob resnet: active=2 ready=2 terminating=0 succeeded=0 failed=0
+	//   after the sync and a kubelet step: status active=2 ready=2 terminating=0 succeeded=0 failed=0; pods Succeeded=2
+	// step 3 at 2026-03-01T10:00:20Z:
+	//   UpdateStatus TrainingJob resnet: active=0 ready=0 terminating=0 succeeded=2 failed=0 completedIndexes="0,1" conditions=SuccessCriteriaMet
+	//   PatchPod resnet-0-p2rxn: remove the tracking finalizer
+	//   PatchPod resnet-1-qkqvc: remove the tracking finalizer
+	//   UpdateStatus TrainingJob resnet: active=0 ready=0 terminating=0 succeeded=2 failed=0 completedIndexes="0,1" conditions=SuccessCriteriaMet,Complete
+	//   after the sync and a kubelet step: status active=0 ready=0 terminating=0 succeeded=2 failed=0 completedIndexes="0,1" conditions=SuccessCriteriaMet,Complete; pods Succeeded=2
+	//   finished: Complete (CompletionsReached)
+}
+
 // WorkloadOf reads an object by a Job's field names, as `jobkit explain
 // --owner-kind` does: a field of the wrong type is an error naming it.
 func ExampleWorkloadOf() {

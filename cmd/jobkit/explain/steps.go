@@ -2,7 +2,6 @@ package explain
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -35,11 +34,6 @@ const (
 	KubeletIdle = "idle"
 )
 
-// ErrStepsOwner is wrapped by the error of Steps for an Options.Owner other than
-// owner.BatchJob: the in-memory cluster of reconcile/reconciletest, which Steps
-// runs on, holds and garbage-collects batch/v1 Jobs only.
-var ErrStepsOwner = errors.New("steps: only batch/v1 Jobs can be stepped (reconcile/reconciletest's in-memory cluster runs batch/v1 Jobs only)")
-
 // StepOptions configure Steps.
 type StepOptions struct {
 	// Steps is the number of syncs to run.
@@ -63,10 +57,10 @@ type Step struct {
 	Error string `json:"error,omitempty"`
 	// Requeue is the delay the sync asked for, if any.
 	Requeue *Duration `json:"requeue,omitempty"`
-	// Status summarizes the Job status after the step, Pods the pods by phase.
+	// Status summarizes the owner's status after the step, Pods its pods by phase.
 	Status string `json:"status"`
 	Pods   string `json:"pods"`
-	// Finished is the Job's terminal condition after the step, if any.
+	// Finished is the owner's terminal condition after the step, if any.
 	Finished string `json:"finished,omitempty"`
 }
 
@@ -81,33 +75,96 @@ type Step struct {
 // resourceVersions, and each pod is brought to its phase by the simulated kubelet
 // at the time it finished (its FinishTime); container details beyond the exit code
 // are not kept. See reconciletest for what the cluster does not simulate.
+//
+// With an Options.Owner of another kind, job is read as an owner of that kind, as
+// Explain reads it: Steps is then StepsWorkload of plan.JobWorkload(job), with the
+// Job's metadata.
 func Steps(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod, opts Options, so StepOptions) ([]Step, error) {
 	if job == nil {
 		return nil, fmt.Errorf("%w: job is nil", ErrNoJob)
 	}
+	return steps(ctx, newWorkload(plan.JobWorkload(job), job, opts.Owner), pods, opts, so)
+}
+
+// StepsWorkload is Steps for an owner of any kind, given as the plan.Workload its
+// controller builds (see ExplainWorkload), with Options.Owner naming its kind and
+// tracking finalizer. The in-memory cluster holds it as a reconciletest.Task of
+// that kind (Options.Owner of reconciletest.Cluster): the workload's spec in Job
+// terms, with the API's defaults of a Job's spec fields and no generated selector,
+// and its status; the Reconciler is reconcile.NewFor that kind, so the pods it
+// creates carry the kind's controller reference and finalizer. Pods are the
+// owner's by their controller reference, rewritten to the owner's new UID; their
+// labels, the selector and the template are kept as given (nothing generates
+// them for a custom resource). The calls name the kind ("UpdateStatus TrainingJob
+// NAME"), the rest of each Step reads as for a Job. For a batch/v1 Job (the zero
+// Options.Owner) it is Steps of the Job the Workload describes, without the Job's
+// metadata. It does not modify w (or what it points to) or pods.
+func StepsWorkload(ctx context.Context, w plan.Workload, pods []*corev1.Pod, opts Options, so StepOptions) ([]Step, error) {
+	return steps(ctx, newWorkload(w, nil, opts.Owner), pods, opts, so)
+}
+
+func steps(ctx context.Context, w *workload, pods []*corev1.Pod, opts Options, so StepOptions) ([]Step, error) {
+	run, err := startRun(w, pods, opts, so)
+	if err != nil {
+		return nil, err
+	}
+	var out []Step
+	for range so.Steps {
+		st, done, err := run.step(ctx)
+		if st != nil {
+			out = append(out, *st)
+		}
+		if err != nil || done {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// stepRun is a what-if run in progress: the in-memory cluster loaded with the
+// owner and its pods, and the Driver that syncs it.
+type stepRun struct {
+	w       *workload
+	clk     *clocktesting.FakeClock
+	cluster *reconciletest.Cluster
+	driver  *reconciletest.Driver
+	// namespace and name name the owner in the cluster.
+	namespace, name string
+}
+
+// startRun loads the owner and its pods (after opts.Assume) into a new in-memory
+// cluster whose owner kind is the workload's, and makes the Reconciler and the
+// Driver that sync it. The clock is at opts.Now and the call log empty.
+func startRun(w *workload, pods []*corev1.Pod, opts Options, so StepOptions) (*stepRun, error) {
 	if so.Steps <= 0 {
 		return nil, fmt.Errorf("steps: must be positive, got %d", so.Steps)
 	}
-	if opts.Owner != (owner.Kind{}) && opts.Owner != owner.BatchJob {
-		return nil, fmt.Errorf("%w: owner kind %s", ErrStepsOwner, opts.Owner)
+	if err := w.kind.Validate(); err != nil {
+		return nil, fmt.Errorf("Options.Owner: %w", err)
 	}
 	controller := opts.Controller
 	if controller == "" {
-		controller = ControllerFor(job)
+		controller = w.controller()
 	}
 	if len(opts.Assume) > 0 {
 		var err error
-		if pods, err = applyAssumptions(newWorkload(plan.JobWorkload(job), job, opts.Owner), pods, opts.Assume, opts.Now); err != nil {
+		if pods, err = applyAssumptions(w, pods, opts.Assume, opts.Now); err != nil {
 			return nil, err
 		}
 	}
 	clk := clocktesting.NewFakeClock(opts.Now)
-	cluster := reconciletest.NewCluster(reconciletest.Options{Clock: clk})
-	stored, err := load(cluster, clk, job, pods, opts.Now)
+	cluster := reconciletest.NewCluster(reconciletest.Options{Clock: clk, Owner: w.kind})
+	namespace, name, err := load(cluster, clk, w, pods, opts.Now)
 	if err != nil {
 		return nil, fmt.Errorf("loading the state into the in-memory cluster: %w", err)
 	}
-	r, err := reconcile.New(reconcile.Config{Name: controller, Clock: clk, Backoff: opts.Backoff, FinalizerRemovalParallelism: 1}, cluster)
+	cfg := reconcile.Config{Name: controller, Owner: w.kind, Clock: clk, Backoff: opts.Backoff, FinalizerRemovalParallelism: 1}
+	var r *reconcile.Reconciler
+	if w.kind == owner.BatchJob {
+		r, err = reconcile.New(cfg, cluster)
+	} else {
+		r, err = reconcile.NewFor(cfg, cluster, cluster)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -123,38 +180,51 @@ func Steps(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod, opts Optio
 	d := reconciletest.NewDriver(cluster, r)
 	d.StepDuration = cmpOr(so.StepDuration, 10*time.Second)
 	cluster.ResetCalls()
-	var out []Step
-	for range so.Steps {
-		at := clk.Now()
-		sr, err := d.Step(ctx, stored.Namespace, stored.Name)
-		if err != nil {
-			return out, err
-		}
-		st := Step{Step: sr.Step, Time: at.UTC()}
-		for _, c := range cluster.Calls() {
-			st.Calls = append(st.Calls, callText(c))
-		}
-		cluster.ResetCalls()
-		if sr.Err != nil {
-			st.Error = sr.Err.Error()
-		}
-		if sr.Result.RequeueAfter > 0 {
-			st.Requeue = ptr.To(Duration(sr.Result.RequeueAfter))
-		}
-		if sr.Job == nil {
-			return append(out, st), errors.New("the Job is gone from the in-memory cluster")
-		}
-		st.Status = statusText(&sr.Job.Status)
-		st.Pods = phasesText(cluster.CountPods(sr.Job))
-		if t, ok := finishedType(sr.Job); ok {
-			st.Finished = t
-		}
-		out = append(out, st)
-		if d.Done(sr.Job) {
-			break
-		}
+	return &stepRun{w: w, clk: clk, cluster: cluster, driver: d, namespace: namespace, name: name}, nil
+}
+
+// step runs one sync and kubelet step and reports it, with done true once the
+// owner has finished and no pod keeps its tracking finalizer. The Step is nil when
+// the kubelet failed; it is reported with the error when the owner is gone.
+func (s *stepRun) step(ctx context.Context) (*Step, bool, error) {
+	at := s.clk.Now()
+	sr, err := s.driver.Step(ctx, s.namespace, s.name)
+	if err != nil {
+		return nil, false, err
 	}
-	return out, nil
+	st := &Step{Step: sr.Step, Time: at.UTC()}
+	for _, c := range s.cluster.Calls() {
+		st.Calls = append(st.Calls, callText(c, s.w.noun))
+	}
+	s.cluster.ResetCalls()
+	if sr.Err != nil {
+		st.Error = sr.Err.Error()
+	}
+	if sr.Result.RequeueAfter > 0 {
+		st.Requeue = ptr.To(Duration(sr.Result.RequeueAfter))
+	}
+	var (
+		status *batchv1.JobStatus
+		// of carries the owner's namespace and UID for CountPods, which reads
+		// nothing else.
+		of   *batchv1.Job
+		done bool
+	)
+	switch {
+	case sr.Task != nil:
+		status, done = &sr.Task.Status, s.driver.DoneTask(sr.Task)
+		of = &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: sr.Task.Namespace, UID: sr.Task.UID}}
+	case sr.Job != nil:
+		status, done, of = &sr.Job.Status, s.driver.Done(sr.Job), sr.Job
+	default:
+		return st, false, fmt.Errorf("the %s is gone from the in-memory cluster", s.w.noun)
+	}
+	st.Status = statusText(status)
+	st.Pods = phasesText(s.cluster.CountPods(of))
+	if t, ok := finishedType(status); ok {
+		st.Finished = t
+	}
+	return st, done, nil
 }
 
 func cmpOr[T comparable](v, def T) T {
@@ -165,19 +235,20 @@ func cmpOr[T comparable](v, def T) T {
 	return v
 }
 
-// load creates the Job and its pods in the cluster and brings each pod to its
-// state, at the time it reached it, then sets the clock to now.
-func load(cluster *reconciletest.Cluster, clk *clocktesting.FakeClock, job *batchv1.Job, pods []*corev1.Pod, now time.Time) (*batchv1.Job, error) {
+// load creates the owner and its pods in the cluster and brings each pod to its
+// state, at the time it reached it, then sets the clock to now and writes the
+// owner's status. It returns the owner's namespace and name in the cluster.
+func load(cluster *reconciletest.Cluster, clk *clocktesting.FakeClock, w *workload, pods []*corev1.Pod, now time.Time) (namespace, name string, err error) {
 	earliest := now
-	if !job.CreationTimestamp.IsZero() && job.CreationTimestamp.Before(&metav1.Time{Time: earliest}) {
-		earliest = job.CreationTimestamp.Time
+	if created := w.job.CreationTimestamp; !created.IsZero() && created.Before(&metav1.Time{Time: earliest}) {
+		earliest = created.Time
 	}
 	var mine []*corev1.Pod
 	for _, p := range pods {
-		if p == nil || p.Namespace != job.Namespace {
+		if p == nil || p.Namespace != w.Namespace {
 			continue
 		}
-		if ref := metav1.GetControllerOfNoCopy(p); ref != nil && ref.UID != job.UID {
+		if ref := metav1.GetControllerOfNoCopy(p); ref != nil && ref.UID != w.UID {
 			continue
 		}
 		mine = append(mine, p)
@@ -188,31 +259,31 @@ func load(cluster *reconciletest.Cluster, clk *clocktesting.FakeClock, job *batc
 		}
 	}
 	clk.SetTime(earliest)
-	in := job.DeepCopy()
-	in.UID, in.ResourceVersion, in.Generation = "", "", 0
-	status := in.Status
-	in.Status = batchv1.JobStatus{}
-	stored, err := cluster.CreateJob(in)
+	stored, err := createOwner(cluster, w)
 	if err != nil {
-		return nil, err
+		return "", "", err
 	}
 	uids := map[types.UID]types.UID{}
 	for _, p := range mine {
 		pod := p.DeepCopy()
 		pod.ResourceVersion = ""
 		for i := range pod.OwnerReferences {
-			if pod.OwnerReferences[i].UID == job.UID {
+			if pod.OwnerReferences[i].UID == w.UID {
 				pod.OwnerReferences[i].UID = stored.UID
 			}
 		}
-		for k, v := range pod.Labels {
-			if v == string(job.UID) {
-				pod.Labels[k] = string(stored.UID)
+		// A Job's selector and template labels were generated anew for its new
+		// UID; a Task's were kept, and so are its pods' labels.
+		if w.kind == owner.BatchJob {
+			for k, v := range pod.Labels {
+				if v == string(w.UID) {
+					pod.Labels[k] = string(stored.UID)
+				}
 			}
 		}
 		created, err := cluster.AddPod(pod)
 		if err != nil {
-			return nil, fmt.Errorf("pod %s: %w", p.Name, err)
+			return "", "", fmt.Errorf("pod %s: %w", p.Name, err)
 		}
 		uids[p.UID] = created.UID
 	}
@@ -230,7 +301,7 @@ func load(cluster *reconciletest.Cluster, clk *clocktesting.FakeClock, job *batc
 			}
 		}
 		if err := k.Run(p.Namespace, p.Name); err != nil {
-			return nil, err
+			return "", "", err
 		}
 		switch {
 		case p.Status.Phase == corev1.PodSucceeded:
@@ -241,20 +312,20 @@ func load(cluster *reconciletest.Cluster, clk *clocktesting.FakeClock, job *batc
 			err = k.SetReady(p.Namespace, p.Name, true)
 		}
 		if err != nil {
-			return nil, err
+			return "", "", err
 		}
 	}
 	clk.SetTime(now)
 	for _, p := range mine {
 		if p.DeletionTimestamp != nil && !isTerminal(p) {
 			if err := cluster.RemovePod(p.Namespace, p.Name, nil); err != nil {
-				return nil, err
+				return "", "", err
 			}
 		}
 	}
 	// The status, with the uncounted UIDs mapped to the new pods.
+	status := *w.Status.DeepCopy()
 	if u := status.UncountedTerminatedPods; u != nil {
-		u = u.DeepCopy()
 		for _, l := range []*[]types.UID{&u.Succeeded, &u.Failed} {
 			for i, uid := range *l {
 				if n, ok := uids[uid]; ok {
@@ -262,17 +333,41 @@ func load(cluster *reconciletest.Cluster, clk *clocktesting.FakeClock, job *batc
 				}
 			}
 		}
-		status.UncountedTerminatedPods = u
 	}
-	cur, err := cluster.GetJob(context.Background(), stored.Namespace, stored.Name)
+	// The owner is unchanged since its creation: its resourceVersion still holds.
+	if _, err := cluster.WriteStatus(context.Background(), stored, status); err != nil {
+		return "", "", fmt.Errorf("the %s's status: %w", w.noun, err)
+	}
+	return stored.Namespace, stored.Name, nil
+}
+
+// createOwner creates the owner in the cluster with an empty status (its status
+// names pods by UIDs that change when they are loaded): a batch/v1 Job as given,
+// or a Task of the cluster's kind with the workload's metadata and its spec in
+// Job terms. Both get a new UID and the API's defaults of their spec. The
+// Workload returned is the stored owner, for the cluster's WriteStatus.
+func createOwner(cluster *reconciletest.Cluster, w *workload) (*reconcile.Workload, error) {
+	if w.kind == owner.BatchJob {
+		in := w.job.DeepCopy()
+		in.UID, in.ResourceVersion, in.Generation = "", "", 0
+		in.Status = batchv1.JobStatus{}
+		job, err := cluster.CreateJob(in)
+		if err != nil {
+			return nil, err
+		}
+		return reconcile.JobWorkload(job), nil
+	}
+	in := &reconciletest.Task{ObjectMeta: *w.job.ObjectMeta.DeepCopy(), Spec: *w.job.Spec.DeepCopy()}
+	in.UID, in.ResourceVersion, in.Generation = "", "", 0
+	if w.Deleting && in.DeletionTimestamp == nil {
+		// A Workload says that its owner is being deleted, not since when.
+		in.DeletionTimestamp = &metav1.Time{Time: cluster.Clock().Now()}
+	}
+	task, err := cluster.CreateTask(in)
 	if err != nil {
 		return nil, err
 	}
-	cur.Status = status
-	if _, err := cluster.UpdateJobStatus(context.Background(), cur); err != nil {
-		return nil, fmt.Errorf("the Job's status: %w", err)
-	}
-	return stored, nil
+	return reconciletest.TaskWorkload(task), nil
 }
 
 // exitCode is the first non-zero exit code of a failed pod's containers, or 1.
@@ -285,7 +380,9 @@ func exitCode(p *corev1.Pod) int32 {
 	return 1
 }
 
-func callText(c reconciletest.Call) string {
+// callText writes a call of the log on one line; noun names the kind of a Task
+// whose status the call writes.
+func callText(c reconciletest.Call, noun string) string {
 	s := string(c.Op) + " " + c.Name
 	switch c.Op {
 	case reconciletest.OpCreatePod:
@@ -306,6 +403,11 @@ func callText(c reconciletest.Call) string {
 	case reconciletest.OpUpdateJobStatus:
 		if c.Job != nil {
 			s += ": " + statusText(&c.Job.Status)
+		}
+	case reconciletest.OpUpdateStatus:
+		s = string(c.Op) + " " + noun + " " + c.Name
+		if c.Task != nil {
+			s += ": " + statusText(&c.Task.Status)
 		}
 	}
 	if c.Err != nil {
@@ -351,12 +453,12 @@ func phasesText(n map[corev1.PodPhase]int) string {
 	return strings.Join(parts, " ")
 }
 
-func finishedType(job *batchv1.Job) (string, bool) {
-	t, ok := jobstatus.Finished(&job.Status)
+func finishedType(st *batchv1.JobStatus) (string, bool) {
+	t, ok := jobstatus.Finished(st)
 	if !ok {
 		return "", false
 	}
-	return string(t) + " (" + jobstatus.FindCondition(job.Status.Conditions, t).Reason + ")", true
+	return string(t) + " (" + jobstatus.FindCondition(st.Conditions, t).Reason + ")", true
 }
 
 // WriteSteps writes the steps of a what-if run for a human.

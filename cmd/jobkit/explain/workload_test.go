@@ -1,7 +1,6 @@
 package explain_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -336,12 +335,6 @@ func TestPickOwner(t *testing.T) {
 			require.Equal(t, tt.want, got.GetNamespace()+"/"+got.GetName())
 		})
 	}
-}
-
-func TestStepsRefusesOtherOwners(t *testing.T) {
-	_, err := explain.Steps(context.Background(), newJob(1, 1, false), nil, explain.Options{Now: t0, Owner: trainingKind}, explain.StepOptions{Steps: 1})
-	require.ErrorIs(t, err, explain.ErrStepsOwner)
-	require.ErrorContains(t, err, "owner kind TrainingJob.ml.example.com")
 }
 
 // A batch/v1 Job read as an object of any kind gives the Workload plan reads of it.
