@@ -121,6 +121,8 @@ func TestSyncAdoptionThenRemovalWrites(t *testing.T) {
 			}
 			assert.Equal(t, tc.wantRemovals, removals, "finalizer removal patches")
 			assert.Equal(t, tc.wantRemovals, res.FinalizersRemoved, "Result.FinalizersRemoved")
+			assert.Equal(t, tc.orphans, res.Adopted, "Result.Adopted")
+			assert.Zero(t, res.Released, "Result.Released")
 			assert.Equal(t, tc.wantDeleted, res.Deleted, "Result.Deleted")
 			assert.False(t, res.Requeue, "Result.Requeue: nothing was left for another sync")
 			st := e.apiJob(t, "adopt").Status
@@ -198,10 +200,13 @@ func TestSyncReleaseWrites(t *testing.T) {
 	e.c.Cache().DeliverAll()
 	e.c.ResetCalls()
 
-	_, err = e.sync(t, "rel")
+	res, err := e.sync(t, "rel")
 	require.NoError(t, err)
 	writes := e.podWrites()
 	assert.Equal(t, podWrites{patches: 1}, writes[moved], "writes of the released pod")
+	assert.Equal(t, 1, res.Released, "Result.Released")
+	assert.Zero(t, res.Adopted, "Result.Adopted")
+	assert.Zero(t, res.FinalizersRemoved, "Result.FinalizersRemoved: the release removed it")
 
 	got, err := e.c.GetPod(t.Context(), ns, moved)
 	require.NoError(t, err)

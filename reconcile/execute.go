@@ -138,6 +138,9 @@ func (ex *execution) claim() (stop bool, err error) {
 			ex.log.V(2).Info("Pod "+c.verb+"ed", "pod", pod.Name, "reason", c.a.Reason)
 			if c.verb == "adopt" {
 				ex.noteAdopted(pod, out)
+				ex.res.Adopted++
+			} else {
+				ex.res.Released++
 			}
 		case IsPodGone(err):
 			ex.log.V(2).Info("Pod gone before "+c.verb+"ion", "pod", pod.Name)

@@ -52,6 +52,10 @@ type Result struct {
 	// StatusWrites, FinalizersRemoved, Deleted and Created count the API calls
 	// that succeeded.
 	StatusWrites, FinalizersRemoved, Deleted, Created int
+	// Adopted and Released count the adoption and release patches that succeeded.
+	// A release removes the tracking finalizer in the same patch; FinalizersRemoved
+	// does not count it.
+	Adopted, Released int
 }
 
 // PodLister lists the pods of a Job from the caller's cache: the pods controlled by
