@@ -321,3 +321,50 @@ func TestSyncReleaseOfAChangedPod(t *testing.T) {
 	assert.False(t, finalizers.Has(got), "the released pod keeps the tracking finalizer")
 	assert.Zero(t, e.apiJob(t, "rel").Status.Succeeded, "a pod released before being recorded is not counted")
 }
+
+// A sync from a cache that still shows a pod as the orphan it was, after an earlier
+// sync adopted it, counted it and removed its finalizer, must not adopt it again:
+// the adoption would put the tracking finalizer back on a pod already counted, and
+// the next sync would count it a second time. The adoption carries the cached
+// resourceVersion, so the API server refuses it (Conflict) and the sync stops.
+// Found by the simulator (seed 141 with orphans).
+func TestSyncAdoptionFromAStaleCacheCountsOnce(t *testing.T) {
+	for _, end := range []struct {
+		name string
+		f    func(*reconciletest.Kubelet, string) error
+		want batchv1.JobStatus
+	}{
+		{name: "succeeded", f: succeed, want: batchv1.JobStatus{Succeeded: 1}},
+		{name: "failed", f: func(k *reconciletest.Kubelet, name string) error { return k.Fail(ns, name, 1) }, want: batchv1.JobStatus{Failed: 1}},
+	} {
+		t.Run(end.name, func(t *testing.T) {
+			e := newEnv(t)
+			orphan := e.addOrphan(t, "stale", false, end.f)
+			e.create(t, selectorJob("stale", 3, 1))
+			e.c.Cache().DeliverAll()
+			_, err := e.sync(t, "stale")
+			require.NoError(t, err)
+			got, err := e.c.GetPod(t.Context(), ns, orphan.Name)
+			require.NoError(t, err)
+			require.NotNil(t, metav1.GetControllerOf(got), "the first sync adopts the orphan")
+			require.False(t, finalizers.Has(got), "the first sync counts the orphan and removes its finalizer")
+
+			// The cache has not seen the adoption: the pod still looks like an orphan.
+			e.c.ResetCalls()
+			res, err := e.sync(t, "stale")
+			require.NoError(t, err)
+			got, err = e.c.GetPod(t.Context(), ns, orphan.Name)
+			require.NoError(t, err)
+			assert.False(t, finalizers.Has(got), "a sync from the stale cache put the tracking finalizer back")
+			assert.True(t, res.Requeue, "Result.Requeue: the pod changed since the cache showed it")
+
+			for range 3 {
+				e.c.Cache().DeliverAll()
+				_, err = e.sync(t, "stale")
+				require.NoError(t, err)
+			}
+			st := e.apiJob(t, "stale").Status
+			assert.Equal(t, []int32{end.want.Succeeded, end.want.Failed}, []int32{st.Succeeded, st.Failed}, "succeeded and failed: the adopted pod counted once")
+		})
+	}
+}

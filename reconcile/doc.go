@@ -43,8 +43,8 @@
 //     a deletionTimestamp, counts as observed (its event was lost);
 //  4. adopt and release patches; a pod found gone stops the sync (Result.Requeue).
 //     A release removes the controller reference and the tracking finalizer in one
-//     patch, with the cached resourceVersion as a precondition: a Conflict (the pod
-//     changed) stops the sync too. Later writes of the sync to an adopted pod carry
+//     patch; adoptions and releases carry the cached resourceVersion as a
+//     precondition: a Conflict (the pod changed) stops the sync too. Later writes of the sync to an adopted pod carry
 //     the resourceVersion its adoption returned, unless something besides the
 //     adoption changed the pod (then the cached one, and a Conflict: the pod is
 //     looked at again);
@@ -182,6 +182,10 @@
 //     stale cache cannot strip the finalizer another Job added when it adopted the
 //     pod since; ReleasePatch documents why a failed or timed-out release neither
 //     loses nor double-counts a pod.
+//   - The adoption patch carries the cached resourceVersion too (upstream sends
+//     none), so a sync from a cache that still shows a pod as the orphan it was
+//     cannot adopt it again after an earlier sync counted it and removed its
+//     finalizer: that would put the finalizer back and count the pod twice.
 //   - Scale-down and suspend remove a pod's finalizer with the cached
 //     resourceVersion as a precondition. Upstream sends the plain patch, so a pod
 //     that finished after the cache showed it running loses its finalizer without

@@ -112,7 +112,7 @@ func (ex *execution) execute() (Result, error) {
 }
 
 // claim adopts and releases pods. It stops the sync (stop true) when a pod was not
-// found, or changed before its release (a Conflict): the plan counted it (or not),
+// found, or changed before its adoption or release (a Conflict): the plan counted it (or not),
 // so it is recomputed on the next sync. It records what the adoptions returned
 // (noteAdopted) for the later writes of the sync.
 func (ex *execution) claim() (stop bool, err error) {
@@ -142,10 +142,11 @@ func (ex *execution) claim() (stop bool, err error) {
 		case IsPodGone(err):
 			ex.log.V(2).Info("Pod gone before "+c.verb+"ion", "pod", pod.Name)
 			stop = true
-		case c.verb == "release" && apierrors.IsConflict(err):
-			// The pod changed since the cache showed it (its release carries that
-			// resourceVersion): the plan may be wrong about it. Look again.
-			ex.log.V(2).Info("Pod changed since the plan; not releasing it in this sync", "pod", pod.Name)
+		case apierrors.IsConflict(err):
+			// The pod changed since the cache showed it (its adoption or release
+			// carries that resourceVersion): the plan may be wrong about it, or the
+			// cache may be behind an earlier adoption. Look again.
+			ex.log.V(2).Info("Pod changed since the plan; not "+c.verb+"ing it in this sync", "pod", pod.Name)
 			stop = true
 		default:
 			errs = append(errs, fmt.Errorf("%s pod %s/%s: %w", c.verb, pod.Namespace, pod.Name, err))
