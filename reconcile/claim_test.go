@@ -368,3 +368,49 @@ func TestSyncAdoptionFromAStaleCacheCountsOnce(t *testing.T) {
 		})
 	}
 }
+
+// An index whose pod was released gets a new pod even though the name the plan
+// derives for it is the released pod's (the released pod is no longer listed, so
+// what the plan knows of the index is what it knew when it named that pod): the
+// creation is answered AlreadyExists, and once no event has brought a pod of the
+// Job under that name for UncertainCreationTimeout, the plan names the pod
+// otherwise. Found by the simulator (seed 796 with relabelled pods): the Job
+// never finished.
+func TestSyncReplacesAReleasedIndexedPod(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, indexedJob("idx", 1, 1))
+	_, err := e.sync(t, "idx")
+	require.NoError(t, err)
+	pods := e.pods()
+	require.Len(t, pods, 1)
+	released := pods[0].Name
+	_, err = e.c.PatchPodAs(ns, released, []byte(`{"metadata":{"labels":{"`+batchv1.ControllerUidLabel+`":"elsewhere"}}}`))
+	require.NoError(t, err)
+
+	timeout := e.r.Config().UncertainCreationTimeout
+	for range 6 {
+		e.c.Cache().DeliverAll()
+		_, err = e.sync(t, "idx")
+		require.NoError(t, err)
+		e.c.Clock().Step(timeout / 2)
+	}
+	var mine []string
+	for _, p := range e.pods() {
+		if ref := metav1.GetControllerOf(p); ref != nil && ref.Name == "idx" {
+			mine = append(mine, p.Name)
+		}
+	}
+	require.Len(t, mine, 1, "index 0 has a pod of the Job again")
+	assert.NotEqual(t, released, mine[0], "the new pod's name")
+
+	e.runPods(t)
+	require.NoError(t, e.c.Kubelet().Succeed(ns, mine[0]))
+	for range 3 {
+		e.c.Cache().DeliverAll()
+		_, err = e.sync(t, "idx")
+		require.NoError(t, err)
+	}
+	st := e.apiJob(t, "idx").Status
+	assert.Equal(t, "0", st.CompletedIndexes, "completedIndexes")
+	assert.Equal(t, int32(1), st.Succeeded, "succeeded")
+}

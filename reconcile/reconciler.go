@@ -218,6 +218,7 @@ func (ex *execution) sync(list WorkloadPodLister, now time.Time) (res Result, er
 		satisfied = exp.Creations == 0 && exp.Deletions == 0
 	}
 	pending := r.prunePending(key, pods, now)
+	taken := r.takenNames(key, pods, now)
 	rec, _ := r.cfg.BackoffStore.Get(key)
 	p, err := plan.Compute(plan.Input{
 		Workload:                 &job.Workload,
@@ -225,6 +226,7 @@ func (ex *execution) sync(list WorkloadPodLister, now time.Time) (res Result, er
 		ControllerName:           r.cfg.Name,
 		ExpectationsSatisfied:    satisfied,
 		PendingFinalizerRemovals: pending,
+		TakenPodNames:            taken,
 		Backoff:                  rec,
 		Now:                      now,
 		Options:                  r.cfg.planOptions(job.Backoff),
