@@ -70,7 +70,10 @@
 //     given back when it surely failed. A timeout leaves an unnamed pod expected
 //     (it may exist) for UncertainCreationTimeout; a pod the plan named (an index's
 //     pod) is given back at once, since the next sync sends it again under the
-//     same name and AlreadyExists then means it exists. After a batch with a
+//     same name and AlreadyExists then means it exists; a name still refused after
+//     UncertainCreationTimeout without a listed pod of that name is held by a pod
+//     that is not the Job's (one it released), and goes to the plan as
+//     plan.Input.TakenPodNames. After a batch with a
 //     failure the creations not tried are dropped. A failed creation never fails the
 //     Job: FailedCreate event, error returned so that the caller requeues with rate
 //     limiting. A namespace being deleted stops the creations without error.
