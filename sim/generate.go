@@ -452,7 +452,7 @@ func hasDelete(pending []reconciletest.WatchEvent) bool {
 func (g *generator) kubelet(w *world) {
 	onFailure := g.job.Spec.Template.Spec.RestartPolicy == corev1.RestartPolicyOnFailure
 	for _, ps := range slices.Clone(w.model.order) {
-		if ps.gone || w.stopped {
+		if ps.gone || ps.released || w.stopped {
 			continue
 		}
 		p := ps.last

@@ -117,7 +117,11 @@ func (m *model) observe(ev reconciletest.WatchEvent) {
 	ps := m.pods[pod.UID]
 	if !ownedBy(pod, m.uid) {
 		// A pod of the owner that loses its controller reference was released.
-		if ps != nil && !ps.released && ev.Type != watch.Deleted {
+		switch {
+		case ps == nil:
+		case ev.Type == watch.Deleted:
+			ps.gone = true // its name may be a new pod's
+		case !ps.released:
 			m.release(ps, pod)
 		}
 		return
@@ -183,8 +187,11 @@ func (m *model) adopt(ps *podState, pod *corev1.Pod) {
 // release records that the owner released ps (its controller reference is gone in
 // pod). The same write must remove the tracking finalizer. A released pod is not
 // the owner's: it is not counted, unless the status recorded it before the release
-// (in an uncounted list, or its success in completedIndexes), in which case that
-// record is counted once, by the rules for the pod's state before the release.
+// (in an uncounted list, or its success in completedIndexes); the record is then
+// counted once, as recorded, whatever the pod did since (a pod recorded as failed
+// while the Job was failing may have succeeded before its release). The failure
+// count of its index leaves with it: that index is only checked loosely from then
+// on.
 func (m *model) release(ps *podState, pod *corev1.Pod) {
 	m.releases++
 	prev := ps.last
@@ -194,17 +201,29 @@ func (m *model) release(ps *podState, pod *corev1.Pod) {
 		m.w.violate(InvReleased, "released pod #%d %s (%s) keeps the tracking finalizer %s", ps.ordinal, pod.Name, describePod(pod), m.w.kind.Finalizer)
 		return
 	}
+	if m.indexed() && ps.index >= 0 {
+		m.dup[ps.index] = true
+		if ps.finalizer && prev.Status.Phase == corev1.PodFailed {
+			m.failures[ps.index]++ // its index did fail, and may be failed for it
+		}
+	}
 	if !ps.finalizer {
 		return // already counted or not when its finalizer went
 	}
 	ps.finalizer = false
-	recorded := m.inS[ps.uid] || m.inF[ps.uid] ||
-		(m.indexed() && prev.Status.Phase == corev1.PodSucceeded && parseIndexes(m.job.Status.CompletedIndexes)[ps.index])
-	if m.deleted || !recorded {
-		ps.outcome = notCounted
-		return
+	ps.outcome = notCounted
+	switch {
+	case m.deleted:
+	case m.inS[ps.uid]:
+		ps.outcome = wonSucceeded
+		m.succeeded++
+	case m.inF[ps.uid]:
+		ps.outcome = wonFailed
+		m.failed++
+	case m.indexed() && prev.Status.Phase == corev1.PodSucceeded && parseIndexes(m.job.Status.CompletedIndexes)[ps.index]:
+		ps.outcome = wonSucceeded
+		m.succeededIx[ps.index] = true
 	}
-	m.classify(ps, prev)
 }
 
 // matchesSelector reads a label selector's matchLabels and the In, NotIn, Exists

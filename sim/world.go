@@ -321,9 +321,9 @@ func (w *world) do(a Action) {
 	cache := c.Cache()
 	// A pod being deleted only ever stops as Failed (FinishTermination): the
 	// kubelet's other moves leave it alone, so that its outcome does not depend on
-	// who looks first.
+	// who looks first. A released pod is no longer the owner's: left alone too.
 	podCmd := func(f func(ns, name string) error) {
-		if ps := w.pod(a.Pod); ps != nil && !ps.gone && (ps.last.DeletionTimestamp == nil || a.Do == VerbFinishTermination) {
+		if ps := w.pod(a.Pod); ps != nil && !ps.gone && !ps.released && (ps.last.DeletionTimestamp == nil || a.Do == VerbFinishTermination) {
 			_ = f(w.ns, ps.name)
 		}
 	}
