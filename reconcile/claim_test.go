@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -413,4 +414,56 @@ func TestSyncReplacesAReleasedIndexedPod(t *testing.T) {
 	st := e.apiJob(t, "idx").Status
 	assert.Equal(t, "0", st.CompletedIndexes, "completedIndexes")
 	assert.Equal(t, int32(1), st.Succeeded, "succeeded")
+}
+
+// A scale-down whose finalizer removal was accepted and whose deletion failed is
+// sent again by the next sync from a cache that still shows the finalizer: that
+// removal gets a Conflict, which must not forget the accepted removal. Otherwise a
+// later sync from the same stale cache takes the pod for a tracked one and, when the
+// Job fails, records and counts a pod that was scaled down uncounted. Found by the
+// simulator (a stress run with orphans, seed 6697 at fault rate 0.3).
+func TestSyncScaleDownRemovalKeptAfterAConflict(t *testing.T) {
+	e := newEnv(t)
+	j := job("sd", 4, 2)
+	j.Spec.ActiveDeadlineSeconds = ptr.To[int64](100)
+	e.create(t, j)
+	_, err := e.sync(t, "sd")
+	require.NoError(t, err)
+	e.runPods(t)
+	_, err = e.c.UpdateJob(ns, "sd", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1) })
+	require.NoError(t, err)
+	e.c.Cache().DeliverAll()
+
+	e.c.InjectFault(reconciletest.Fault{Op: reconciletest.OpDeletePod, Err: reconciletest.TooManyRequests()})
+	_, err = e.sync(t, "sd")
+	require.Error(t, err, "the deletion of the scaled-down pod fails")
+	e.c.ClearFaults()
+	var down *corev1.Pod
+	for _, p := range e.pods() {
+		if !finalizers.Has(p) {
+			down = p
+		}
+	}
+	require.NotNil(t, down, "the scaled-down pod lost its finalizer")
+
+	// The cache has seen none of it: it still shows the finalizer.
+	_, err = e.sync(t, "sd")
+	require.NoError(t, err)
+	e.c.Clock().Step(200 * time.Second) // past the deadline: the Job fails
+	_, _ = e.sync(t, "sd")              // may stop on a Conflict: only what it wrote matters
+	if u := e.apiJob(t, "sd").Status.UncountedTerminatedPods; u != nil {
+		assert.NotContains(t, u.Failed, down.UID, "the scaled-down pod is recorded as failed")
+	}
+	for range 4 {
+		e.c.Cache().DeliverAll()
+		_, err = e.sync(t, "sd")
+		require.NoError(t, err)
+		for _, p := range e.pods() {
+			if p.DeletionTimestamp != nil && p.Status.Phase == corev1.PodRunning {
+				require.NoError(t, e.c.Kubelet().FinishTermination(ns, p.Name))
+			}
+		}
+	}
+	st := e.apiJob(t, "sd").Status
+	assert.Equal(t, int32(1), st.Failed, "status.failed: the pod running when the Job failed, not the scaled-down one")
 }

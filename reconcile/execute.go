@@ -307,9 +307,14 @@ const (
 // (a timeout, a lost answer) keeps the expectation: the pod is treated as without
 // the finalizer until the cache shows it again (see Reconciler.prunePending). A
 // scale-down or suspend uses it, so that a pod that may have lost its finalizer
-// without being counted is not recorded and counted later from a stale cache.
+// without being counted is not recorded and counted later from a stale cache. A
+// failure never forgets an earlier removal that was accepted and is still expected.
 func (ex *execution) removeFinalizer(pod *corev1.Pod, keepUncertain bool) (removalOutcome, error) {
 	fr := ex.r.cfg.FinalizerRemovals
+	// An earlier removal the API server accepted, which the cache does not show yet:
+	// this one, sent from that stale cache, fails with a Conflict, which says
+	// nothing against the earlier one. Its expectation stays.
+	accepted := fr.Has(ex.key, pod.UID) && !ex.r.isUncertain(ex.key, pod.UID)
 	if err := fr.Expect(ex.key, pod.UID); err != nil {
 		ex.log.Info("Cannot track the finalizer removal", "pod", pod.Name, "err", err.Error())
 	}
@@ -327,6 +332,8 @@ func (ex *execution) removeFinalizer(pod *corev1.Pod, keepUncertain bool) (remov
 	case keepUncertain && apierrors.IsConflict(err) && ex.r.isUncertain(ex.key, pod.UID):
 		// Sent again from a cache that still shows the version of the uncertain
 		// patch: the pod has changed since, perhaps by that patch. Still unknown.
+		return removalFailed, err
+	case accepted:
 		return removalFailed, err
 	default:
 		fr.Observed(ex.key, pod.UID)
