@@ -126,9 +126,8 @@
 //     active pods than parallelism (0 when suspended), only within three syncs after
 //     a fault that can hide the controller's own writes (timeout, crash, restart,
 //     delay, reorder, lost-delete), a change of the spec, an orphan, a relabelled
-//     pod or the owner's deletion; only syncs that saw
-//     every event and met no fault count. A work queue with a success keeps what
-//     runs (as upstream);
+//     pod or the owner's deletion; only syncs that saw every event and met no fault
+//     count. A work queue with a success keeps what runs (as upstream);
 //   - wrong-owner: a pod created for the owner has a controller reference to
 //     another kind (group and kind), or, for a custom owner, carries the batch/v1
 //     Job's tracking finalizer;
