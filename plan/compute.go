@@ -59,7 +59,7 @@ func Compute(in Input) (*Plan, error) {
 	if jobstatus.IsFinished(&w.Status) {
 		return planFinished(in, w), nil
 	}
-	e := &env{wl: w, spec: sp, opts: in.Options, now: in.Now, synced: in.ExpectationsSatisfied, pending: in.PendingFinalizerRemovals, owner: in.kind()}
+	e := &env{wl: w, spec: sp, opts: in.Options, now: in.Now, synced: in.ExpectationsSatisfied, pending: in.PendingFinalizerRemovals, taken: in.TakenPodNames, owner: in.kind()}
 	if e.pending == nil {
 		e.pending = sets.New[types.UID]()
 	}
@@ -143,6 +143,7 @@ type env struct {
 	now     time.Time
 	synced  bool                // Input.ExpectationsSatisfied
 	pending sets.Set[types.UID] // Input.PendingFinalizerRemovals, never nil
+	taken   sets.Set[string]    // Input.TakenPodNames, may be nil
 	owner   owner.Kind          // Input.Owner, defaulted
 }
 

@@ -72,6 +72,9 @@ func (c *manager) createIndexed(active []*podInfo, diff int) {
 	}
 }
 
+// maxTakenNames bounds the names create tries past those in Input.TakenPodNames.
+const maxTakenNames = 64
+
 // create builds one pod from the template.
 func (c *manager) create(index int, replaced *podInfo, reason string) {
 	w := c.wl
@@ -108,7 +111,13 @@ func (c *manager) create(index int, replaced *podInfo, reason string) {
 		// decision on the next sync (the cache not showing the pod yet) gives the same
 		// name, so a creation that timed out after the pod was stored is answered
 		// AlreadyExists when sent again, and an index never gets two pods.
-		pod.Name = indexes.PodName(w.Name, string(w.UID), index, strconv.FormatUint(c.podsOfIndex(index), 36))
+		// A name held by a pod that is not the Job's (one it released) is skipped
+		// for the next one in a fixed sequence, so the decision stays repeatable.
+		attempt := strconv.FormatUint(c.podsOfIndex(index), 36)
+		pod.Name = indexes.PodName(w.Name, string(w.UID), index, attempt)
+		for n := 1; c.taken.Has(pod.Name) && n <= maxTakenNames; n++ {
+			pod.Name = indexes.PodName(w.Name, string(w.UID), index, attempt+"."+strconv.Itoa(n))
+		}
 	}
 	c.out.create = append(c.out.create, Creation{Pod: pod, Index: index, Reason: reason})
 }

@@ -11,6 +11,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/backoff"
@@ -633,4 +634,48 @@ func TestIndexedPodNames(t *testing.T) {
 	next := tbCompute(t, tbInput(tbJob(tbIndexed, tbSize(3, 3), tbStatus(func(s *batchv1.JobStatus) { s.Failed = 1 })), failed, other))
 	assert.Equal(t, nameOf(first, 0), nameOf(next, 0), "index 0: no pod of it appeared, same name")
 	assert.NotEqual(t, nameOf(first, 1), nameOf(next, 1), "index 1: the replacement of a failed pod that still exists gets another name")
+}
+
+// A name in Input.TakenPodNames (held by a pod that is not the Job's, such as one it
+// released) is skipped for the next name of a fixed sequence: the decision stays
+// repeatable, and other indexes keep their names.
+func TestIndexedPodNamesSkipTakenNames(t *testing.T) {
+	job := tbJob(tbIndexed, tbSize(2, 2))
+	names := func(taken ...string) map[int]string {
+		in := tbInput(job)
+		if len(taken) > 0 {
+			in.TakenPodNames = sets.New(taken...)
+		}
+		out := map[int]string{}
+		for _, c := range tbCompute(t, in).Create {
+			out[c.Index] = c.Pod.Name
+		}
+		require.Len(t, out, 2, "creations")
+		return out
+	}
+	free := names()
+	tests := []struct {
+		name        string
+		taken       []string
+		wantChanged []bool // per index: the name differs from the free one
+	}{
+		{name: "nothing taken", wantChanged: []bool{false, false}},
+		{name: "index 0's name taken", taken: []string{free[0]}, wantChanged: []bool{true, false}},
+		{name: "both taken", taken: []string{free[0], free[1]}, wantChanged: []bool{true, true}},
+		{name: "an unrelated name", taken: []string{"someone-else"}, wantChanged: []bool{false, false}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := names(tc.taken...)
+			again := names(tc.taken...)
+			assert.Equal(t, got, again, "the same input gives the same names")
+			for ix, changed := range tc.wantChanged {
+				assert.Equal(t, changed, got[ix] != free[ix], "index %d: %s vs %s", ix, got[ix], free[ix])
+				assert.NotContains(t, tc.taken, got[ix], "index %d got a taken name", ix)
+			}
+		})
+	}
+	// A taken name that the skip sequence reaches is skipped too.
+	once := names(free[0])[0]
+	assert.NotEqual(t, once, names(free[0], once)[0], "the second name of the sequence, taken as well")
 }

@@ -92,7 +92,9 @@
 //     upstream uses and five characters derived from the Job's UID, the index and
 //     the UIDs of that index's pods in the cache) instead of by the API server, so
 //     that a creation sent again after a timeout is answered AlreadyExists and an
-//     index never gets two pods.
+//     index never gets two pods. A name in Input.TakenPodNames (held by a pod the
+//     Job released, which takes its UID out of the digest) is skipped for the next
+//     of a fixed sequence.
 //   - While Input.ExpectationsSatisfied is false (pods created or deleted are not in
 //     the cache yet), a status that changes only counts recomputed from the pods
 //     (active, ready, terminating, and an Indexed Job's succeeded indexes) is not

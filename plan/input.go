@@ -51,6 +51,12 @@ type Input struct {
 	// removal the API server accepted but the cache does not show yet. Those pods are
 	// treated as already without the finalizer.
 	PendingFinalizerRemovals sets.Set[types.UID]
+	// TakenPodNames holds names of pods that exist in the API server but are not
+	// the Job's: names a creation was refused with AlreadyExists for longer than the
+	// pod's event could take, with no listed pod of that name (a pod the Job
+	// released keeps its name). The plan names no pod so: an index's pod gets
+	// another deterministic name instead.
+	TakenPodNames sets.Set[string]
 	// Backoff is the Job's failure record kept by the caller (zero when none, for
 	// example after a restart). The plan merges it with a record rebuilt from Pods.
 	Backoff backoff.Record

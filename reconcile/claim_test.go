@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -325,4 +326,149 @@ func TestSyncReleaseOfAChangedPod(t *testing.T) {
 	assert.Nil(t, metav1.GetControllerOf(got), "controller reference of the released pod")
 	assert.False(t, finalizers.Has(got), "the released pod keeps the tracking finalizer")
 	assert.Zero(t, e.apiJob(t, "rel").Status.Succeeded, "a pod released before being recorded is not counted")
+}
+
+// A sync from a cache that still shows a pod as the orphan it was, after an earlier
+// sync adopted it, counted it and removed its finalizer, must not adopt it again:
+// the adoption would put the tracking finalizer back on a pod already counted, and
+// the next sync would count it a second time. The adoption carries the cached
+// resourceVersion, so the API server refuses it (Conflict) and the sync stops.
+// Found by the simulator (seed 141 with orphans).
+func TestSyncAdoptionFromAStaleCacheCountsOnce(t *testing.T) {
+	for _, end := range []struct {
+		name string
+		f    func(*reconciletest.Kubelet, string) error
+		want batchv1.JobStatus
+	}{
+		{name: "succeeded", f: succeed, want: batchv1.JobStatus{Succeeded: 1}},
+		{name: "failed", f: func(k *reconciletest.Kubelet, name string) error { return k.Fail(ns, name, 1) }, want: batchv1.JobStatus{Failed: 1}},
+	} {
+		t.Run(end.name, func(t *testing.T) {
+			e := newEnv(t)
+			orphan := e.addOrphan(t, "stale", false, end.f)
+			e.create(t, selectorJob("stale", 3, 1))
+			e.c.Cache().DeliverAll()
+			_, err := e.sync(t, "stale")
+			require.NoError(t, err)
+			got, err := e.c.GetPod(t.Context(), ns, orphan.Name)
+			require.NoError(t, err)
+			require.NotNil(t, metav1.GetControllerOf(got), "the first sync adopts the orphan")
+			require.False(t, finalizers.Has(got), "the first sync counts the orphan and removes its finalizer")
+
+			// The cache has not seen the adoption: the pod still looks like an orphan.
+			e.c.ResetCalls()
+			res, err := e.sync(t, "stale")
+			require.NoError(t, err)
+			got, err = e.c.GetPod(t.Context(), ns, orphan.Name)
+			require.NoError(t, err)
+			assert.False(t, finalizers.Has(got), "a sync from the stale cache put the tracking finalizer back")
+			assert.True(t, res.Requeue, "Result.Requeue: the pod changed since the cache showed it")
+
+			for range 3 {
+				e.c.Cache().DeliverAll()
+				_, err = e.sync(t, "stale")
+				require.NoError(t, err)
+			}
+			st := e.apiJob(t, "stale").Status
+			assert.Equal(t, []int32{end.want.Succeeded, end.want.Failed}, []int32{st.Succeeded, st.Failed}, "succeeded and failed: the adopted pod counted once")
+		})
+	}
+}
+
+// An index whose pod was released gets a new pod even though the name the plan
+// derives for it is the released pod's (the released pod is no longer listed, so
+// what the plan knows of the index is what it knew when it named that pod): the
+// creation is answered AlreadyExists, and once no event has brought a pod of the
+// Job under that name for UncertainCreationTimeout, the plan names the pod
+// otherwise. Found by the simulator (seed 796 with relabelled pods): the Job
+// never finished.
+func TestSyncReplacesAReleasedIndexedPod(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, indexedJob("idx", 1, 1))
+	_, err := e.sync(t, "idx")
+	require.NoError(t, err)
+	pods := e.pods()
+	require.Len(t, pods, 1)
+	released := pods[0].Name
+	_, err = e.c.PatchPodAs(ns, released, []byte(`{"metadata":{"labels":{"`+batchv1.ControllerUidLabel+`":"elsewhere"}}}`))
+	require.NoError(t, err)
+
+	timeout := e.r.Config().UncertainCreationTimeout
+	for range 6 {
+		e.c.Cache().DeliverAll()
+		_, err = e.sync(t, "idx")
+		require.NoError(t, err)
+		e.c.Clock().Step(timeout / 2)
+	}
+	var mine []string
+	for _, p := range e.pods() {
+		if ref := metav1.GetControllerOf(p); ref != nil && ref.Name == "idx" {
+			mine = append(mine, p.Name)
+		}
+	}
+	require.Len(t, mine, 1, "index 0 has a pod of the Job again")
+	assert.NotEqual(t, released, mine[0], "the new pod's name")
+
+	e.runPods(t)
+	require.NoError(t, e.c.Kubelet().Succeed(ns, mine[0]))
+	for range 3 {
+		e.c.Cache().DeliverAll()
+		_, err = e.sync(t, "idx")
+		require.NoError(t, err)
+	}
+	st := e.apiJob(t, "idx").Status
+	assert.Equal(t, "0", st.CompletedIndexes, "completedIndexes")
+	assert.Equal(t, int32(1), st.Succeeded, "succeeded")
+}
+
+// A scale-down whose finalizer removal was accepted and whose deletion failed is
+// sent again by the next sync from a cache that still shows the finalizer: that
+// removal gets a Conflict, which must not forget the accepted removal. Otherwise a
+// later sync from the same stale cache takes the pod for a tracked one and, when the
+// Job fails, records and counts a pod that was scaled down uncounted. Found by the
+// simulator (a stress run with orphans, seed 6697 at fault rate 0.3).
+func TestSyncScaleDownRemovalKeptAfterAConflict(t *testing.T) {
+	e := newEnv(t)
+	j := job("sd", 4, 2)
+	j.Spec.ActiveDeadlineSeconds = ptr.To[int64](100)
+	e.create(t, j)
+	_, err := e.sync(t, "sd")
+	require.NoError(t, err)
+	e.runPods(t)
+	_, err = e.c.UpdateJob(ns, "sd", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1) })
+	require.NoError(t, err)
+	e.c.Cache().DeliverAll()
+
+	e.c.InjectFault(reconciletest.Fault{Op: reconciletest.OpDeletePod, Err: reconciletest.TooManyRequests()})
+	_, err = e.sync(t, "sd")
+	require.Error(t, err, "the deletion of the scaled-down pod fails")
+	e.c.ClearFaults()
+	var down *corev1.Pod
+	for _, p := range e.pods() {
+		if !finalizers.Has(p) {
+			down = p
+		}
+	}
+	require.NotNil(t, down, "the scaled-down pod lost its finalizer")
+
+	// The cache has seen none of it: it still shows the finalizer.
+	_, err = e.sync(t, "sd")
+	require.NoError(t, err)
+	e.c.Clock().Step(200 * time.Second) // past the deadline: the Job fails
+	_, _ = e.sync(t, "sd")              // may stop on a Conflict: only what it wrote matters
+	if u := e.apiJob(t, "sd").Status.UncountedTerminatedPods; u != nil {
+		assert.NotContains(t, u.Failed, down.UID, "the scaled-down pod is recorded as failed")
+	}
+	for range 4 {
+		e.c.Cache().DeliverAll()
+		_, err = e.sync(t, "sd")
+		require.NoError(t, err)
+		for _, p := range e.pods() {
+			if p.DeletionTimestamp != nil && p.Status.Phase == corev1.PodRunning {
+				require.NoError(t, e.c.Kubelet().FinishTermination(ns, p.Name))
+			}
+		}
+	}
+	st := e.apiJob(t, "sd").Status
+	assert.Equal(t, int32(1), st.Failed, "status.failed: the pod running when the Job failed, not the scaled-down one")
 }

@@ -58,6 +58,14 @@ type patchObjectMeta struct {
 // server also refuses to add a finalizer to a pod that is being deleted, so terminating
 // pods are not adopted (plan.Compute never asks for that).
 //
+// When pod has a resourceVersion, the patch carries it as a second precondition: the
+// adoption applies only to the version the plan saw as an orphan, and fails with a
+// Conflict if the pod changed since. Upstream sends none; here it keeps a sync from a
+// stale cache (one that still shows the pod as the orphan it was before an earlier
+// sync adopted it, counted it and removed its finalizer) from putting the tracking
+// finalizer back on a pod already counted, which the next sync would count again.
+// The Reconciler stops the sync on that Conflict, as for a release.
+//
 // The pod the API server returns carries the resourceVersion of the adoption; the
 // Reconciler sends the later writes of the same sync to that pod (a finalizer
 // removal) with it, so that its own adoption does not turn them into Conflicts.
@@ -73,6 +81,7 @@ func AdoptPatchFor(kind owner.Kind, obj metav1.Object, pod *corev1.Pod) Patch {
 		OwnerReferences: []any{ref},
 		UID:             pod.UID,
 		Finalizers:      []string{kind.Finalizer},
+		ResourceVersion: pod.ResourceVersion,
 	}}
 	return Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
 }

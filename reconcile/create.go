@@ -92,7 +92,11 @@ func (ex *execution) createPod(c plan.Creation, reason string) error {
 		// The plan names an index's pod after what it knew of the index, so this is
 		// the same creation sent again after one that timed out once the API server
 		// had stored it: the pod exists and its event is on the way.
+		// Should no event bring it, another pod holds the name (one the Job
+		// released): after UncertainCreationTimeout the plan names the pod
+		// otherwise (takenNames).
 		exp.CreationObserved(ex.key)
+		r.noteRefusedName(ex.key, c.Pod.Name, r.cfg.Clock.Now())
 		ex.log.V(2).Info("Pod already created by an earlier request; waiting for its event", "pod", c.Pod.Name)
 		ex.mu.Lock()
 		ex.res.Requeue = true

@@ -43,8 +43,8 @@
 //     a deletionTimestamp, counts as observed (its event was lost);
 //  4. adopt and release patches; a pod found gone stops the sync (Result.Requeue).
 //     A release removes the controller reference and the tracking finalizer in one
-//     patch, with the cached resourceVersion as a precondition: a Conflict (the pod
-//     changed) stops the sync too. Later writes of the sync to an adopted pod carry
+//     patch; adoptions and releases carry the cached resourceVersion as a
+//     precondition: a Conflict (the pod changed) stops the sync too. Later writes of the sync to an adopted pod carry
 //     the resourceVersion its adoption returned, unless something besides the
 //     adoption changed the pod (then the cached one, and a Conflict: the pod is
 //     looked at again);
@@ -70,7 +70,10 @@
 //     given back when it surely failed. A timeout leaves an unnamed pod expected
 //     (it may exist) for UncertainCreationTimeout; a pod the plan named (an index's
 //     pod) is given back at once, since the next sync sends it again under the
-//     same name and AlreadyExists then means it exists. After a batch with a
+//     same name and AlreadyExists then means it exists; a name still refused after
+//     UncertainCreationTimeout without a listed pod of that name is held by a pod
+//     that is not the Job's (one it released), and goes to the plan as
+//     plan.Input.TakenPodNames. After a batch with a
 //     failure the creations not tried are dropped. A failed creation never fails the
 //     Job: FailedCreate event, error returned so that the caller requeues with rate
 //     limiting. A namespace being deleted stops the creations without error.
@@ -182,6 +185,10 @@
 //     stale cache cannot strip the finalizer another Job added when it adopted the
 //     pod since; ReleasePatch documents why a failed or timed-out release neither
 //     loses nor double-counts a pod.
+//   - The adoption patch carries the cached resourceVersion too (upstream sends
+//     none), so a sync from a cache that still shows a pod as the orphan it was
+//     cannot adopt it again after an earlier sync counted it and removed its
+//     finalizer: that would put the finalizer back and count the pod twice.
 //   - Scale-down and suspend remove a pod's finalizer with the cached
 //     resourceVersion as a precondition. Upstream sends the plain patch, so a pod
 //     that finished after the cache showed it running loses its finalizer without

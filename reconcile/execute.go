@@ -112,7 +112,7 @@ func (ex *execution) execute() (Result, error) {
 }
 
 // claim adopts and releases pods. It stops the sync (stop true) when a pod was not
-// found, or changed before its release (a Conflict): the plan counted it (or not),
+// found, or changed before its adoption or release (a Conflict): the plan counted it (or not),
 // so it is recomputed on the next sync. It records what the adoptions returned
 // (noteAdopted) for the later writes of the sync.
 func (ex *execution) claim() (stop bool, err error) {
@@ -145,10 +145,11 @@ func (ex *execution) claim() (stop bool, err error) {
 		case IsPodGone(err):
 			ex.log.V(2).Info("Pod gone before "+c.verb+"ion", "pod", pod.Name)
 			stop = true
-		case c.verb == "release" && apierrors.IsConflict(err):
-			// The pod changed since the cache showed it (its release carries that
-			// resourceVersion): the plan may be wrong about it. Look again.
-			ex.log.V(2).Info("Pod changed since the plan; not releasing it in this sync", "pod", pod.Name)
+		case apierrors.IsConflict(err):
+			// The pod changed since the cache showed it (its adoption or release
+			// carries that resourceVersion): the plan may be wrong about it, or the
+			// cache may be behind an earlier adoption. Look again.
+			ex.log.V(2).Info("Pod changed since the plan; not "+c.verb+"ing it in this sync", "pod", pod.Name)
 			stop = true
 		default:
 			errs = append(errs, fmt.Errorf("%s pod %s/%s: %w", c.verb, pod.Namespace, pod.Name, err))
@@ -309,9 +310,14 @@ const (
 // (a timeout, a lost answer) keeps the expectation: the pod is treated as without
 // the finalizer until the cache shows it again (see Reconciler.prunePending). A
 // scale-down or suspend uses it, so that a pod that may have lost its finalizer
-// without being counted is not recorded and counted later from a stale cache.
+// without being counted is not recorded and counted later from a stale cache. A
+// failure never forgets an earlier removal that was accepted and is still expected.
 func (ex *execution) removeFinalizer(pod *corev1.Pod, keepUncertain bool) (removalOutcome, error) {
 	fr := ex.r.cfg.FinalizerRemovals
+	// An earlier removal the API server accepted, which the cache does not show yet:
+	// this one, sent from that stale cache, fails with a Conflict, which says
+	// nothing against the earlier one. Its expectation stays.
+	accepted := fr.Has(ex.key, pod.UID) && !ex.r.isUncertain(ex.key, pod.UID)
 	if err := fr.Expect(ex.key, pod.UID); err != nil {
 		ex.log.Info("Cannot track the finalizer removal", "pod", pod.Name, "err", err.Error())
 	}
@@ -329,6 +335,8 @@ func (ex *execution) removeFinalizer(pod *corev1.Pod, keepUncertain bool) (remov
 	case keepUncertain && apierrors.IsConflict(err) && ex.r.isUncertain(ex.key, pod.UID):
 		// Sent again from a cache that still shows the version of the uncertain
 		// patch: the pod has changed since, perhaps by that patch. Still unknown.
+		return removalFailed, err
+	case accepted:
 		return removalFailed, err
 	default:
 		fr.Observed(ex.key, pod.UID)

@@ -222,6 +222,7 @@ func (ex *execution) sync(list WorkloadPodLister, now time.Time) (res Result, er
 		satisfied = exp.Creations == 0 && exp.Deletions == 0
 	}
 	pending := r.prunePending(key, pods, now)
+	taken := r.takenNames(key, pods, now)
 	rec, _ := r.cfg.BackoffStore.Get(key)
 	p, err := plan.Compute(plan.Input{
 		Workload:                 &job.Workload,
@@ -229,6 +230,7 @@ func (ex *execution) sync(list WorkloadPodLister, now time.Time) (res Result, er
 		ControllerName:           r.cfg.Name,
 		ExpectationsSatisfied:    satisfied,
 		PendingFinalizerRemovals: pending,
+		TakenPodNames:            taken,
 		Backoff:                  rec,
 		Now:                      now,
 		Options:                  r.cfg.planOptions(job.Backoff),

@@ -50,8 +50,23 @@
 //     (pods run, become ready, succeed, fail with an exit code, are evicted with a
 //     DisruptionTarget condition, restart containers, are deleted gracefully by
 //     someone else, finish terminating), and the clock.
+//   - Owners and orphans, drawn from a second PCG stream of the seed so that the
+//     draws above, and every run without these actions, stay as they were: 4% of
+//     the seeds delete the owner (Job or Task) at a drawn chaotic step, at once
+//     (background propagation, the only one the cluster has), and then run the
+//     garbage collector (Cluster.CollectGarbage) and the orphan cleanup
+//     (Driver.CleanOrphans, Reconciler.CleanOrphanOf) at random; 12% of the Job
+//     seeds (a Task has no selector: nothing to adopt or release) get orphan pods
+//     from the Job's template, matching its selector, without controller
+//     reference or finalizer, pending, running, succeeded or failed, with an index
+//     that may be missing or out of range, and owned pods whose controller-uid
+//     label is changed so that they no longer match (the controller releases
+//     them). Not both in one seed: see Limits.
 //   - Then a calm phase finishes the Job: no fault, every event delivered, the Job
-//     resumed and given back a parallelism, every pod run to success.
+//     resumed and given back a parallelism, every pod run to success. For a
+//     deleted owner, each calm step delivers every event, runs the garbage
+//     collector and the orphan cleanup, and finishes what is being deleted, until
+//     its pods are all gone.
 //
 // # Faults
 //
@@ -110,15 +125,33 @@
 //   - duplicate-index and over-parallelism: two active pods for one index, or more
 //     active pods than parallelism (0 when suspended), only within three syncs after
 //     a fault that can hide the controller's own writes (timeout, crash, restart,
-//     delay, reorder, lost-delete) or a change of the spec; only syncs that saw
-//     every event and met no fault count. A work queue with a success keeps what
-//     runs (as upstream);
+//     delay, reorder, lost-delete), a change of the spec, an orphan, a relabelled
+//     pod or the owner's deletion; only syncs that saw every event and met no fault
+//     count. A work queue with a success keeps what runs (as upstream);
 //   - wrong-owner: a pod created for the owner has a controller reference to
 //     another kind (group and kind), or, for a custom owner, carries the batch/v1
 //     Job's tracking finalizer;
+//   - adoption: an adopted pod gets the tracking finalizer in the adopting write,
+//     matches the selector, is not being deleted, and its owner still exists. It
+//     is then counted like a pod the controller created, by the same rules
+//     (succeeded, failed, indexes), except that it may bring an index already
+//     completed, and the failure count of its index becomes uncertain (an orphan
+//     carries none);
+//   - released: the write that removes the controller reference removes the
+//     tracking finalizer too; a released pod is not counted, unless the status had
+//     recorded it before (in an uncounted list, or its success in
+//     completedIndexes), and then once, as recorded; it never enters an uncounted
+//     list after its release;
+//   - created-after-delete: no pod is created for a deleted owner, except by a sync
+//     whose cache still showed it (a stale cache, as upstream; the garbage
+//     collector removes such a pod). Once deleted, nothing is counted any more:
+//     the count and quiet checks stop, and the invariants above cover the status
+//     written before;
 //   - at the end: a terminal condition (not-finished), no pod with the tracking
 //     finalizer (finalizer-left), nothing uncounted (uncounted-left), and the quiet
-//     check.
+//     check; for a deleted owner, no pod of it left (not-finished) and no pod in
+//     the namespace with its controller reference and tracking finalizer
+//     (finalizer-left).
 //
 // A run stops at its first violation.
 //
@@ -133,16 +166,25 @@
 // checks that a failed index has failed at least once. When an elastic scale-down
 // takes away the index of a pod that failed before its finalizer went, the model
 // accepts the failure counted or not: whether the controller recorded it while the
-// index was still valid is a race. There is one Job per run,
-// no adoption or orphans, no Job deletion, and no concurrency inside the
-// controller: those have their own tests in package reconcile.
+// index was still valid is a race. There is one Job per run and no concurrency
+// inside the controller: those have their own tests in package reconcile.
+//
+// Orphans and the owner's deletion are not drawn in one seed: a sync from a cache
+// that has not yet seen the deletion adopts orphans for the deleted Job, which the
+// garbage collector then deletes (the adoption invariant catches it). Upstream
+// rechecks the Job with a live read before its first adoption of a sync;
+// reconcile.Client has no read of the owner, so jobkit cannot yet. The orphans
+// are not moved by the kubelet before their adoption, and are not offered to the
+// orphan cleanup with faults (no API call outside a sync gets one).
 //
 // # Traces
 //
 // A Trace is a run written out: the Job (and its owner kind when it is not a
 // batch/v1 Job), the controller settings and every action
 // (kubelet moves by pod creation ordinal, event deliveries, spec changes, restarts,
-// syncs with the faults of their calls, clock steps). Replay runs it without the
+// syncs with the faults of their calls, clock steps, and the owner's deletion,
+// garbage collector and orphan cleanup passes, orphans with their phase and index,
+// relabelled pods). Replay runs it without the
 // generator; when it ends before the Job has finished, Replay finishes it with the
 // calm phase and checks the end. ReplayLog also describes every action and sync (the
 // Job as cached, the plan, the API calls), which is how a failing trace is read.

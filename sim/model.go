@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -56,6 +57,8 @@ type podState struct {
 	finalizer bool
 	outcome   outcome
 	gone      bool
+	adopted   bool // an orphan the controller adopted, not a pod it created
+	released  bool // the controller released it: no longer the owner's
 }
 
 type model struct {
@@ -78,6 +81,9 @@ type model struct {
 
 	inS, inF map[types.UID]bool    // the stored uncountedTerminatedPods
 	counted  map[types.UID]outcome // UIDs that left an uncounted list once counted, and as what
+
+	deleted             bool // the owner was deleted
+	adoptions, releases int
 }
 
 func newModel(w *world) *model {
@@ -104,18 +110,36 @@ func (m *model) observe(ev reconciletest.WatchEvent) {
 		m.observeJob(ev.Type, jobView(ev.Task))
 		return
 	}
-	if m.job == nil || !ownedBy(ev.Pod, m.uid) {
+	if m.job == nil {
 		return
 	}
 	pod := ev.Pod
 	ps := m.pods[pod.UID]
+	if !ownedBy(pod, m.uid) {
+		// A pod of the owner that loses its controller reference was released.
+		switch {
+		case ps == nil:
+		case ev.Type == watch.Deleted:
+			ps.gone = true // its name may be a new pod's
+		case !ps.released:
+			m.release(ps, pod)
+		}
+		return
+	}
 	if ps == nil {
 		m.checkOwner(pod)
 		ps = &podState{ordinal: len(m.order) + 1, uid: pod.UID, name: pod.Name, index: podIndex(pod), finalizer: m.hasFinalizer(pod)}
 		m.pods[pod.UID] = ps
 		m.order = append(m.order, ps)
-		m.created(ps, pod)
+		if ev.Type == watch.Added {
+			m.created(ps, pod)
+		} else {
+			m.adopt(ps, pod)
+		}
 		ps.last = pod
+		return
+	}
+	if ps.released {
 		return
 	}
 	prev := ps.last
@@ -125,12 +149,126 @@ func (m *model) observe(ev reconciletest.WatchEvent) {
 	}
 	if ps.finalizer && !m.hasFinalizer(pod) {
 		ps.finalizer = false
+		if m.deleted {
+			// The owner is gone: the orphan cleanup removes the finalizer and
+			// nothing is counted any more.
+			ps.outcome = notCounted
+			return
+		}
 		m.classify(ps, prev)
 	}
 }
 
+// adopt checks a pod the owner just adopted: an orphan (the generator makes them
+// from the Job's template) that matches the selector and gets the tracking
+// finalizer in the adopting write, taken by an owner that still exists. From then
+// on it is counted like a pod the controller created (an index it brings may
+// already be done: that is no creation), except that the failure chain of its index
+// becomes uncertain (an orphan carries no failure count).
+func (m *model) adopt(ps *podState, pod *corev1.Pod) {
+	m.adoptions++
+	ps.adopted = true
+	where := fmt.Sprintf("adopted pod #%d %s (%s%s)", ps.ordinal, pod.Name, describePod(pod), indexText(ps.index))
+	switch {
+	case m.deleted:
+		m.w.violate(InvAdoption, "%s was adopted by the deleted %v", where, m.w.kind)
+	case !ps.finalizer:
+		m.w.violate(InvAdoption, "%s lacks the tracking finalizer %s", where, m.w.kind.Finalizer)
+	case !matchesSelector(m.job.Spec.Selector, pod.Labels):
+		m.w.violate(InvAdoption, "%s does not match the selector %v (labels %v)", where, m.job.Spec.Selector, pod.Labels)
+	case pod.DeletionTimestamp != nil:
+		m.w.violate(InvAdoption, "%s is being deleted", where)
+	}
+	if m.indexed() && ps.index >= 0 {
+		m.dup[ps.index] = true
+	}
+}
+
+// release records that the owner released ps (its controller reference is gone in
+// pod). The same write must remove the tracking finalizer. A released pod is not
+// the owner's: it is not counted, unless the status recorded it before the release
+// (in an uncounted list, or its success in completedIndexes); the record is then
+// counted once, as recorded, whatever the pod did since (a pod recorded as failed
+// while the Job was failing may have succeeded before its release). The failure
+// count of its index leaves with it: that index is only checked loosely from then
+// on.
+func (m *model) release(ps *podState, pod *corev1.Pod) {
+	m.releases++
+	prev := ps.last
+	ps.last = pod
+	ps.released = true
+	if m.hasFinalizer(pod) {
+		m.w.violate(InvReleased, "released pod #%d %s (%s) keeps the tracking finalizer %s", ps.ordinal, pod.Name, describePod(pod), m.w.kind.Finalizer)
+		return
+	}
+	if m.indexed() && ps.index >= 0 {
+		m.dup[ps.index] = true
+		if ps.finalizer && prev.Status.Phase == corev1.PodFailed {
+			m.failures[ps.index]++ // its index did fail, and may be failed for it
+		}
+	}
+	if !ps.finalizer {
+		return // already counted or not when its finalizer went
+	}
+	ps.finalizer = false
+	ps.outcome = notCounted
+	switch {
+	case m.deleted:
+	case m.inS[ps.uid]:
+		ps.outcome = wonSucceeded
+		m.succeeded++
+	case m.inF[ps.uid]:
+		ps.outcome = wonFailed
+		m.failed++
+	case m.indexed() && prev.Status.Phase == corev1.PodSucceeded && parseIndexes(m.job.Status.CompletedIndexes)[ps.index]:
+		ps.outcome = wonSucceeded
+		m.succeededIx[ps.index] = true
+	}
+}
+
+// matchesSelector reads a label selector's matchLabels and the In, NotIn, Exists
+// and DoesNotExist expressions; nil matches nothing.
+func matchesSelector(sel *metav1.LabelSelector, set map[string]string) bool {
+	if sel == nil {
+		return false
+	}
+	for k, v := range sel.MatchLabels {
+		if got, ok := set[k]; !ok || got != v {
+			return false
+		}
+	}
+	for _, e := range sel.MatchExpressions {
+		got, ok := set[e.Key]
+		in := ok && slices.Contains(e.Values, got)
+		switch e.Operator {
+		case metav1.LabelSelectorOpIn:
+			if !in {
+				return false
+			}
+		case metav1.LabelSelectorOpNotIn:
+			if in {
+				return false
+			}
+		case metav1.LabelSelectorOpExists:
+			if !ok {
+				return false
+			}
+		case metav1.LabelSelectorOpDoesNotExist:
+			if ok {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // created checks a new pod.
 func (m *model) created(ps *podState, pod *corev1.Pod) {
+	if m.deleted && !(m.w.inSync && m.w.syncOwner == m.uid) {
+		m.w.violate(InvCreatedAfterDelete, "pod #%d %s created for the deleted %v", ps.ordinal, pod.Name, m.w.kind)
+	}
 	if !m.indexed() || ps.index < 0 {
 		return
 	}
@@ -143,7 +281,7 @@ func (m *model) created(ps *podState, pod *corev1.Pod) {
 	// than one earlier failure.
 	active, failedLike := 0, 0
 	for _, o := range m.order[:len(m.order)-1] {
-		if o.index != ps.index || !o.finalizer || o.last == nil {
+		if o.index != ps.index || !o.finalizer || o.released || o.last == nil {
 			continue
 		}
 		switch {
@@ -324,6 +462,7 @@ func (m *model) observeJob(typ watch.EventType, cur *batchv1.Job) {
 	prev := m.job
 	m.job = cur
 	if typ == watch.Deleted {
+		m.deleted = true
 		return
 	}
 	if equality.Semantic.DeepEqual(&prev.Status, &cur.Status) {
@@ -403,6 +542,9 @@ func (m *model) moveLedger(in map[types.UID]bool, prev, cur []types.UID, as outc
 		if m.counted[uid] != tracked {
 			m.w.violate(InvCountedTwice, "pod %s entered uncountedTerminatedPods again (%s)", m.podName(uid), m.ledgerText(uid))
 		}
+		if ps := m.pods[uid]; ps != nil && ps.released && ps.outcome == notCounted {
+			m.w.violate(InvReleased, "released pod %s entered uncountedTerminatedPods", m.podName(uid))
+		}
 		in[uid] = true
 	}
 	left := 0
@@ -444,7 +586,7 @@ func (m *model) quiet() bool {
 		return false
 	}
 	for _, ps := range m.order {
-		if ps.finalizer && !ps.gone && !isActive(ps.last) {
+		if ps.finalizer && !ps.gone && !ps.released && !isActive(ps.last) {
 			return false
 		}
 	}
@@ -453,7 +595,7 @@ func (m *model) quiet() bool {
 
 // checkQuiet compares the Job's counters with the model when the Job is quiet.
 func (m *model) checkQuiet() {
-	if m.job == nil || !m.quiet() {
+	if m.job == nil || m.deleted || !m.quiet() {
 		return
 	}
 	st := &m.job.Status
@@ -500,7 +642,7 @@ func (m *model) activeCount() (active int, dupIndex int) {
 	dupIndex = -1
 	seen := map[int]bool{}
 	for _, ps := range m.order {
-		if ps.gone || !isActive(ps.last) {
+		if ps.gone || ps.released || !isActive(ps.last) {
 			continue
 		}
 		active++
@@ -517,7 +659,7 @@ func (m *model) activeCount() (active int, dupIndex int) {
 // anySucceeded says whether a pod of the Job has succeeded.
 func (m *model) anySucceeded() bool {
 	for _, ps := range m.order {
-		if ps.outcome == wonSucceeded || (ps.last != nil && ps.last.Status.Phase == corev1.PodSucceeded) {
+		if ps.outcome == wonSucceeded || (!ps.released && ps.last != nil && ps.last.Status.Phase == corev1.PodSucceeded) {
 			return true
 		}
 	}

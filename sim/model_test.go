@@ -143,6 +143,74 @@ func TestModelCatchesBrokenControllers(t *testing.T) {
 			want: InvInvalidStatus,
 		},
 		{
+			name: "a released pod keeps the tracking finalizer",
+			do: func(t *testing.T, h *harness) {
+				p := h.addPod(t, -1)
+				h.patch(t, p, h.dropOwner(false))
+			},
+			want: InvReleased,
+		},
+		{
+			name: "a pod released before it was recorded is counted",
+			do: func(t *testing.T, h *harness) {
+				p := h.addPod(t, -1)
+				h.must(t, h.k().Succeed(Namespace, p))
+				h.patch(t, p, h.dropOwner(true))
+				h.status(t, func(s *batchv1.JobStatus) { s.UncountedTerminatedPods.Succeeded = []types.UID{h.uid(p)} })
+			},
+			want: InvReleased,
+		},
+		{
+			name: "an orphan adopted without the tracking finalizer",
+			do: func(t *testing.T, h *harness) {
+				p := h.addOrphan(t)
+				h.patch(t, p, h.adoptPatch(false))
+			},
+			want: InvAdoption,
+		},
+		{
+			name: "an adopted pod counted, then adopted again from a stale cache and recorded again",
+			do: func(t *testing.T, h *harness) {
+				p := h.addOrphan(t)
+				h.must(t, h.k().Run(Namespace, p))
+				h.must(t, h.k().Fail(Namespace, p, 1))
+				h.patch(t, p, h.adoptPatch(true))
+				h.status(t, func(s *batchv1.JobStatus) { s.UncountedTerminatedPods.Failed = []types.UID{h.uid(p)} })
+				h.patch(t, p, removeFinalizer)
+				h.status(t, func(s *batchv1.JobStatus) { s.UncountedTerminatedPods.Failed = nil; s.Failed = 1 })
+				h.patch(t, p, h.adoptPatch(true))
+				h.status(t, func(s *batchv1.JobStatus) { s.UncountedTerminatedPods.Failed = []types.UID{h.uid(p)} })
+			},
+			want: InvCountedTwice,
+		},
+		{
+			name: "an orphan adopted by the deleted Job",
+			do: func(t *testing.T, h *harness) {
+				p := h.addOrphan(t)
+				h.must(t, h.w.cluster.DeleteJob(Namespace, JobName))
+				h.patch(t, p, h.adoptPatch(true))
+			},
+			want: InvAdoption,
+		},
+		{
+			name: "a pod created for the deleted Job outside a sync",
+			do: func(t *testing.T, h *harness) {
+				h.must(t, h.w.cluster.DeleteJob(Namespace, JobName))
+				h.addPod(t, -1)
+			},
+			want: InvCreatedAfterDelete,
+		},
+		{
+			name: "a pod of the deleted Job keeps the tracking finalizer at the end",
+			do: func(t *testing.T, h *harness) {
+				h.addPod(t, -1)
+				h.must(t, h.w.cluster.DeleteJob(Namespace, JobName))
+				h.w.cluster.CollectGarbage()
+				h.w.checkEnd()
+			},
+			want: InvFinalizerLeft,
+		},
+		{
 			name: "the Job never finishes",
 			do: func(t *testing.T, h *harness) {
 				h.w.checkEnd()
@@ -207,6 +275,39 @@ func (h *harness) addPod(t *testing.T, index int) string {
 	_, err := h.w.cluster.AddPod(pod)
 	require.NoError(t, err)
 	return pod.Name
+}
+
+// addOrphan creates a pod from the Job's template (so it matches the generated
+// selector) without a controller reference or finalizer; it returns its name.
+func (h *harness) addOrphan(t *testing.T) string {
+	t.Helper()
+	h.n++
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: "o" + strconv.Itoa(h.n), Labels: h.job.Spec.Template.Labels}}
+	_, err := h.w.cluster.AddPod(pod)
+	require.NoError(t, err)
+	return pod.Name
+}
+
+// adoptPatch makes the Job the controller of a pod, with the tracking finalizer
+// when finalizer is set.
+func (h *harness) adoptPatch(finalizer bool) []byte {
+	ref := metav1.NewControllerRef(h.job, batchv1.SchemeGroupVersion.WithKind("Job"))
+	fin := ""
+	if finalizer {
+		fin = `,"finalizers":["` + batchv1.JobTrackingFinalizer + `"]`
+	}
+	return []byte(`{"metadata":{"ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":"` + ref.Name +
+		`","uid":"` + string(ref.UID) + `","controller":true}]` + fin + `}}`)
+}
+
+// dropOwner removes the Job's controller reference from a pod and, when finalizer
+// is set, the tracking finalizer in the same write: a release.
+func (h *harness) dropOwner(finalizer bool) []byte {
+	fin := ""
+	if finalizer {
+		fin = `,"$deleteFromPrimitiveList/finalizers":["` + batchv1.JobTrackingFinalizer + `"]`
+	}
+	return []byte(`{"metadata":{"ownerReferences":[{"$patch":"delete","uid":"` + string(h.job.UID) + `"}]` + fin + `}}`)
 }
 
 func (h *harness) uid(name string) types.UID {

@@ -54,6 +54,11 @@ type Result struct {
 	Finished  bool
 	Condition batchv1.JobConditionType
 	Status    batchv1.JobStatus
+	// OwnerDeleted says whether the owner was deleted during the run (Finished then
+	// means that its pods are all gone); Orphans counts the orphan pods created,
+	// Adopted the pods the controller adopted and Released those it released.
+	OwnerDeleted               bool
+	Orphans, Adopted, Released int
 }
 
 // OK reports whether no invariant was broken.
@@ -71,6 +76,12 @@ func (r *Result) Summary() string {
 	s := fmt.Sprintf("%s completions=%s parallelism=%d: %d syncs, %d pods, faults %s; %s",
 		mode, ptrText(r.Trace.Job.Spec.Completions), deref32(r.Trace.Job.Spec.Parallelism, 1),
 		r.Syncs, r.Pods, r.Faults, statusText(&r.Status))
+	if r.OwnerDeleted {
+		s += "; owner deleted"
+	}
+	if r.Orphans+r.Adopted+r.Released > 0 {
+		s += fmt.Sprintf("; orphans %d, adopted %d, released %d", r.Orphans, r.Adopted, r.Released)
+	}
 	if !r.OK() {
 		s += "; VIOLATION " + r.Violations[0].String()
 	}
@@ -131,13 +142,17 @@ func ReplayLog(tr *Trace, log func(string)) (*Result, error) {
 
 func (w *world) result() *Result {
 	r := &Result{
-		Trace:      w.tr,
-		Violations: w.violations,
-		Faults:     w.faults,
-		Syncs:      w.syncs,
-		Pods:       len(w.model.order),
-		Finished:   w.finished(),
-		Status:     *w.model.job.Status.DeepCopy(),
+		Trace:        w.tr,
+		Violations:   w.violations,
+		Faults:       w.faults,
+		Syncs:        w.syncs,
+		Pods:         len(w.model.order),
+		Finished:     w.finished(),
+		Status:       *w.model.job.Status.DeepCopy(),
+		OwnerDeleted: w.model.deleted,
+		Orphans:      w.orphans,
+		Adopted:      w.model.adoptions,
+		Released:     w.model.releases,
 	}
 	for _, t := range []batchv1.JobConditionType{batchv1.JobComplete, batchv1.JobFailed} {
 		if condTrue(w.model.job, t) {
@@ -165,6 +180,10 @@ func (w *world) complete() {
 // calmStep is one deterministic step towards the end of a run.
 func (w *world) calmStep() {
 	j := w.model.job
+	if w.model.deleted {
+		w.calmStepDeleted()
+		return
+	}
 	if j.Spec.Suspend != nil && *j.Spec.Suspend {
 		w.do(Action{Do: VerbResume})
 	}
@@ -178,8 +197,14 @@ func (w *world) calmStep() {
 		w.do(Action{Do: VerbDeliverAll})
 	}
 	w.do(Action{Do: VerbSync})
+	w.calmKubelet()
+}
+
+// calmKubelet ends a calm step: the kubelet finishes what is being deleted and runs
+// every other pod of the owner to success, and the clock moves a second.
+func (w *world) calmKubelet() {
 	for _, ps := range w.model.order {
-		if ps.gone || w.stopped {
+		if ps.gone || ps.released || w.stopped {
 			continue
 		}
 		p := ps.last
@@ -194,6 +219,22 @@ func (w *world) calmStep() {
 		}
 	}
 	w.do(Action{Do: VerbAdvance, N: 1000})
+}
+
+// calmStepDeleted is a calm step after the owner's deletion: every event
+// delivered, the garbage collector and the orphan cleanup, the kubelet finishing
+// what is being deleted and running the rest to success.
+func (w *world) calmStepDeleted() {
+	if w.latency() != 0 {
+		w.do(Action{Do: VerbLatency, N: 0})
+	}
+	if len(w.cluster.Cache().Pending()) > 0 {
+		w.do(Action{Do: VerbDeliverAll})
+	}
+	w.do(Action{Do: VerbCollectGarbage})
+	w.do(Action{Do: VerbDeliverAll})
+	w.do(Action{Do: VerbCleanOrphans})
+	w.calmKubelet()
 }
 
 // latency returns the current event latency of the trace so far.

@@ -100,10 +100,12 @@ func TestSimulation(t *testing.T) {
 	perMinute := float64(n) / elapsed.Minutes()
 	summary := fmt.Sprintf("simulation: %d seeds from %d in %v (%.0f seeds/min, %d workers), fault rate %g\n"+
 		"  syncs %d, pods %d, jobs complete %d, failed %d; %d seeds with the custom owner %v\n"+
+		"  owners deleted %d (%d Jobs, %d Tasks); orphans %d, adopted %d, released %d (in %d seeds)\n"+
 		"  faults injected (%d): %s\n"+
 		"  violations: %d",
 		n, *flagFirst, elapsed.Round(time.Millisecond), perMinute, runtime.GOMAXPROCS(0), cfg.FaultRate,
 		stats.syncs, stats.pods, stats.complete, stats.failed, stats.custom, sim.TaskKind,
+		stats.deletedJobs+stats.deletedTasks, stats.deletedJobs, stats.deletedTasks, stats.orphans, stats.adopted, stats.released, stats.orphanSeeds,
 		stats.faults.Total(), stats.faults, len(stats.bad))
 	for _, inv := range sortedKeys(stats.byInvariant) {
 		summary += fmt.Sprintf("\n    %s: %d", inv, stats.byInvariant[inv])
@@ -130,6 +132,9 @@ type failure struct {
 type seedStats struct {
 	syncs, pods, complete, failed int
 	custom                        int // seeds run with the custom owner
+	deletedJobs, deletedTasks     int // seeds whose owner was deleted, by kind
+	orphans, adopted, released    int // pods, over all seeds
+	orphanSeeds                   int // seeds with an orphan or a release
 	faults                        sim.Counts
 	byInvariant                   map[string]int
 	bad                           []failure
@@ -162,12 +167,24 @@ func runSeeds(t *testing.T, first uint64, n int, cfg sim.Config) seedStats {
 					stats.custom++
 				}
 				switch {
+				case res.OwnerDeleted && res.Trace.Owner != nil:
+					stats.deletedTasks++
+				case res.OwnerDeleted:
+					stats.deletedJobs++
+				}
+				stats.orphans += res.Orphans
+				stats.adopted += res.Adopted
+				stats.released += res.Released
+				if res.Orphans+res.Released > 0 {
+					stats.orphanSeeds++
+				}
+				switch {
 				case !res.OK():
 					stats.byInvariant[string(res.Violations[0].Invariant)]++
 					stats.bad = append(stats.bad, failure{seed, res})
 				case res.Condition == batchv1.JobComplete:
 					stats.complete++
-				default:
+				case res.Condition == batchv1.JobFailed:
 					stats.failed++
 				}
 				mu.Unlock()
@@ -205,6 +222,52 @@ func sortedKeys(m map[string]int) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// The 300 seeds of the default run delete owners of both kinds mid-run, and give
+// Jobs orphans that the controller adopts and relabelled pods that it releases,
+// without breaking an invariant; each such run finishes (a deleted owner's pods
+// all gone).
+func TestSimulationCoversOwnersAndOrphans(t *testing.T) {
+	n := uint64(300)
+	if raceEnabled {
+		n = 40
+	}
+	var deletedJobs, deletedTasks, orphans, adopted, released int
+	for seed := range n {
+		cfg := sim.Config{Seed: seed, FaultRate: 0.1}
+		if seed%4 == 3 {
+			cfg.Owner = sim.TaskKind
+		}
+		res, err := sim.Run(cfg)
+		require.NoError(t, err)
+		require.True(t, res.OK(), "seed %d: %v", seed, res.Violations)
+		require.True(t, res.Finished, "seed %d: %s", seed, res.Summary())
+		switch {
+		case res.OwnerDeleted && cfg.Owner == sim.TaskKind:
+			deletedTasks++
+		case res.OwnerDeleted:
+			deletedJobs++
+		}
+		if res.OwnerDeleted {
+			require.Empty(t, res.Condition, "seed %d: a deleted owner has no terminal condition", seed)
+		}
+		if cfg.Owner == sim.TaskKind {
+			require.Zero(t, res.Orphans+res.Adopted+res.Released, "seed %d: a Task has no selector: no orphans", seed)
+		}
+		orphans += res.Orphans
+		adopted += res.Adopted
+		released += res.Released
+	}
+	t.Logf("%d seeds: owners deleted %d Jobs, %d Tasks; orphans %d, adopted %d, released %d", n, deletedJobs, deletedTasks, orphans, adopted, released)
+	if raceEnabled {
+		return // too few seeds to promise every kind
+	}
+	require.Positive(t, deletedJobs, "Jobs deleted mid-run")
+	require.Positive(t, deletedTasks, "Tasks deleted mid-run")
+	require.Positive(t, orphans, "orphans created")
+	require.Positive(t, adopted, "orphans adopted")
+	require.Positive(t, released, "pods released")
 }
 
 // TestRegressions replays the minimised traces of the bugs the simulator found
@@ -295,11 +358,27 @@ func TestCustomOwnerRunsLikeAJob(t *testing.T) {
 		require.NotNil(t, task.Trace.Owner, "seed %d ran with the custom owner", seed)
 		require.Nil(t, job.Trace.Owner)
 		require.True(t, task.OK(), "seed %d with the custom owner: %v", seed, task.Violations)
+		if hasVerb(job.Trace, sim.VerbOrphan, sim.VerbRelabel) {
+			// Orphans and relabelled pods are drawn for Jobs only (a Task has no
+			// selector): the runs part there.
+			require.False(t, hasVerb(task.Trace, sim.VerbOrphan, sim.VerbRelabel), "seed %d: a Task run with orphans", seed)
+			continue
+		}
 		require.Equal(t, job.Violations, task.Violations, "seed %d", seed)
 		require.Equal(t, job.Status, task.Status, "seed %d: status", seed)
 		require.Equal(t, []any{job.Syncs, job.Pods, job.Finished, job.Condition, job.Faults}, []any{task.Syncs, task.Pods, task.Finished, task.Condition, task.Faults}, "seed %d", seed)
 		require.Equal(t, job.Trace.Actions, statusOpsAsJob(task.Trace.Actions), "seed %d: actions", seed)
 	}
+}
+
+// hasVerb says whether tr has an action doing one of verbs.
+func hasVerb(tr *sim.Trace, verbs ...sim.Verb) bool {
+	for _, a := range tr.Actions {
+		if slices.Contains(verbs, a.Do) {
+			return true
+		}
+	}
+	return false
 }
 
 // statusOpsAsJob returns actions with the faults drawn on a Task's status writes
@@ -332,4 +411,59 @@ func TestCustomOwnerTraceReplays(t *testing.T) {
 	require.Equal(t, res.Summary(), r.Summary())
 	require.Contains(t, r.Summary(), sim.TaskKind.String())
 	require.True(t, r.OK() && r.Finished, "%s", r.Summary())
+}
+
+// Traces with the owner's deletion, orphans and relabelled pods write, read and
+// replay to the same run: the orphans' phase and index and the relabelled pod are
+// in the trace, not in the generator.
+func TestOwnerAndOrphanTracesRoundTrip(t *testing.T) {
+	want := map[string][]sim.Verb{
+		"deleted Job":  {sim.VerbDeleteOwner, sim.VerbCollectGarbage, sim.VerbCleanOrphans},
+		"deleted Task": {sim.VerbDeleteOwner, sim.VerbCollectGarbage, sim.VerbCleanOrphans},
+		"orphans":      {sim.VerbOrphan},
+		"relabelled":   {sim.VerbRelabel},
+	}
+	found := map[string]*sim.Result{}
+	for seed := uint64(0); seed < 300 && len(found) < len(want); seed++ {
+		for _, owner := range []owner.Kind{{}, sim.TaskKind} {
+			res, err := sim.Run(sim.Config{Seed: seed, FaultRate: 0.1, Owner: owner})
+			require.NoError(t, err)
+			for name, verbs := range want {
+				if found[name] != nil || (name == "deleted Task") != (res.Trace.Owner != nil) {
+					continue
+				}
+				if hasAll(res.Trace, verbs) {
+					found[name] = res
+				}
+			}
+		}
+	}
+	for name := range want {
+		t.Run(name, func(t *testing.T) {
+			res := found[name]
+			require.NotNil(t, res, "no seed below 300 has %v", want[name])
+			path := filepath.Join(t.TempDir(), "trace.json")
+			require.NoError(t, sim.WriteTrace(path, res.Trace))
+			back, err := sim.ReadTrace(path)
+			require.NoError(t, err)
+			a, err := sim.MarshalTrace(res.Trace)
+			require.NoError(t, err)
+			b, err := sim.MarshalTrace(back)
+			require.NoError(t, err)
+			require.Equal(t, string(a), string(b), "the trace read back")
+			r, err := sim.Replay(back)
+			require.NoError(t, err)
+			require.Equal(t, res.Summary(), r.Summary(), "the replay")
+			require.True(t, r.OK() && r.Finished, "%s", r.Summary())
+		})
+	}
+}
+
+func hasAll(tr *sim.Trace, verbs []sim.Verb) bool {
+	for _, v := range verbs {
+		if !hasVerb(tr, v) {
+			return false
+		}
+	}
+	return true
 }

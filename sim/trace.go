@@ -121,6 +121,36 @@ const (
 
 	// VerbAdvance moves the clock by Action.N milliseconds.
 	VerbAdvance Verb = "advance"
+
+	// Owners and orphans.
+
+	// VerbDeleteOwner deletes the owner (the Job or the Task) at once, as a user
+	// would with background propagation: its pods stay until VerbCollectGarbage.
+	VerbDeleteOwner Verb = "deleteOwner"
+	// VerbCollectGarbage runs one pass of the garbage collector
+	// (reconciletest.Cluster.CollectGarbage): pods whose owners are gone are deleted.
+	VerbCollectGarbage Verb = "collectGarbage"
+	// VerbCleanOrphans runs the orphan cleanup of the controller
+	// (reconciletest.Driver.CleanOrphans, Reconciler.CleanOrphanOf) once over the
+	// cached pods that carry the tracking finalizer.
+	VerbCleanOrphans Verb = "cleanOrphans"
+	// VerbOrphan creates an orphan pod from the Job's template (matching its
+	// selector, no controller reference, no finalizer), with completion index
+	// Action.Index when set, and moves it to a phase: Action.N 0 Pending, 1 Running,
+	// 2 Succeeded, 3 Failed (exit code 1). Once adopted, it is a pod of the Job with
+	// the next ordinal.
+	VerbOrphan Verb = "orphan"
+	// VerbRelabel changes the controller-uid label of pod Action.Pod so that it no
+	// longer matches the Job's selector: the controller must release it.
+	VerbRelabel Verb = "relabel"
+)
+
+// The phases VerbOrphan gives an orphan (Action.N).
+const (
+	OrphanPending = iota
+	OrphanRunning
+	OrphanSucceeded
+	OrphanFailed
 )
 
 // Action is one step of a trace.
@@ -136,6 +166,9 @@ type Action struct {
 	// Crash, for a Sync, lets that many calls through, fails the rest and restarts
 	// the controller after the sync.
 	Crash *int `json:"crash,omitempty"`
+	// Index, for VerbOrphan, is the orphan's completion index (annotation and
+	// label); nil gives it none.
+	Index *int `json:"index,omitempty"`
 }
 
 // String renders the action on one line.
@@ -153,6 +186,9 @@ func (a Action) String() string {
 	}
 	if a.Crash != nil {
 		fmt.Fprintf(&b, " [crash after %d calls]", *a.Crash)
+	}
+	if a.Index != nil {
+		fmt.Fprintf(&b, " index %d", *a.Index)
 	}
 	return b.String()
 }

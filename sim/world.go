@@ -3,11 +3,14 @@ package sim
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -54,6 +57,15 @@ const (
 	// InvWrongOwner: a pod created for the owner has a controller reference to
 	// another kind, or carries the tracking finalizer of another kind.
 	InvWrongOwner Invariant = "wrong-owner"
+	// InvAdoption: an adopted pod lacks the tracking finalizer, does not match the
+	// selector, or was adopted by an owner already deleted.
+	InvAdoption Invariant = "adoption"
+	// InvReleased: a released pod kept the tracking finalizer, or entered an
+	// uncounted list after its release.
+	InvReleased Invariant = "released"
+	// InvCreatedAfterDelete: a pod was created for the owner after its deletion,
+	// other than by a sync whose cache still showed the owner.
+	InvCreatedAfterDelete Invariant = "created-after-delete"
 )
 
 // Violation is a broken invariant.
@@ -97,6 +109,11 @@ type world struct {
 	faulted    bool
 	crashAfter int
 	draw       func(call reconciletest.Call, creates int) (FaultKind, bool) // nil: replay
+	// syncOwner is the UID of the owner the sync in progress read from the cache.
+	syncOwner types.UID
+
+	// orphans counts the orphans created (VerbOrphan), which names them.
+	orphans int
 
 	faults     Counts
 	violations []Violation
@@ -304,9 +321,9 @@ func (w *world) do(a Action) {
 	cache := c.Cache()
 	// A pod being deleted only ever stops as Failed (FinishTermination): the
 	// kubelet's other moves leave it alone, so that its outcome does not depend on
-	// who looks first.
+	// who looks first. A released pod is no longer the owner's: left alone too.
 	podCmd := func(f func(ns, name string) error) {
-		if ps := w.pod(a.Pod); ps != nil && !ps.gone && (ps.last.DeletionTimestamp == nil || a.Do == VerbFinishTermination) {
+		if ps := w.pod(a.Pod); ps != nil && !ps.gone && !ps.released && (ps.last.DeletionTimestamp == nil || a.Do == VerbFinishTermination) {
 			_ = f(w.ns, ps.name)
 		}
 	}
@@ -375,10 +392,93 @@ func (w *world) do(a Action) {
 		w.tr.Actions = append(w.tr.Actions, a)
 		w.checkStep()
 		return
+	case VerbDeleteOwner:
+		w.deleteOwner()
+	case VerbCollectGarbage:
+		c.CollectGarbage()
+	case VerbCleanOrphans:
+		// Errors leave a finalizer for a later pass; the end of the run checks
+		// that none is left.
+		_, _ = reconciletest.NewDriver(c, w.r).CleanOrphans(context.Background())
+	case VerbOrphan:
+		w.addOrphan(a)
+	case VerbRelabel:
+		if ps := w.pod(a.Pod); ps != nil && !ps.gone && !ps.released && ps.last.DeletionTimestamp == nil {
+			if _, err := c.PatchPodAs(w.ns, ps.name, relabelPatch); err == nil {
+				w.clean = 0
+			}
+		}
 	default:
 		w.violate(InvNotFinished, "unknown action %q", a.Do)
 	}
 	w.tr.Actions = append(w.tr.Actions, a)
+}
+
+// relabelPatch gives a pod a controller-uid label that matches no Job's selector.
+var relabelPatch = []byte(`{"metadata":{"labels":{"` + batchv1.ControllerUidLabel + `":"released-by-sim"}}}`)
+
+// deleteOwner deletes the owner from the cluster at once; its pods stay until the
+// garbage collector runs.
+func (w *world) deleteOwner() {
+	if w.model.deleted {
+		return
+	}
+	var err error
+	if w.tasks {
+		err = w.cluster.DeleteTask(w.ns, w.name)
+	} else {
+		err = w.cluster.DeleteJob(w.ns, w.name)
+	}
+	if err == nil {
+		w.clean = 0
+	}
+}
+
+// addOrphan creates an orphan pod from the owner's template, as another actor
+// would: the template's labels (so it matches a Job's generated selector), no
+// controller reference and no finalizer; a completion index when a.Index is set;
+// then the kubelet moves it to the phase a.N names.
+func (w *world) addOrphan(a Action) {
+	job := w.model.job
+	if w.model.deleted || job == nil {
+		return
+	}
+	w.orphans++
+	tmpl := job.Spec.Template.DeepCopy()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:   w.ns,
+			Name:        fmt.Sprintf("%s-orphan-%d", w.name, w.orphans),
+			Labels:      tmpl.Labels,
+			Annotations: tmpl.Annotations,
+		},
+		Spec: tmpl.Spec,
+	}
+	if a.Index != nil {
+		if pod.Labels == nil {
+			pod.Labels = map[string]string{}
+		}
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		ix := strconv.Itoa(*a.Index)
+		pod.Labels[batchv1.JobCompletionIndexAnnotation] = ix
+		pod.Annotations[batchv1.JobCompletionIndexAnnotation] = ix
+	}
+	if _, err := w.cluster.AddPod(pod); err != nil {
+		return
+	}
+	k := w.cluster.Kubelet()
+	if a.N >= OrphanRunning {
+		_ = k.Run(w.ns, pod.Name)
+	}
+	switch a.N {
+	case OrphanSucceeded:
+		_ = k.Succeed(w.ns, pod.Name)
+	case OrphanFailed:
+		_ = k.Fail(w.ns, pod.Name, 1)
+	}
+	w.clean = 0
 }
 
 // pendingIndex finds the oldest queued event of pod ordinal n (the Job when n is
@@ -437,6 +537,10 @@ func (w *world) sync(a *Action) {
 	w.model.view = view
 	w.inSync = true
 	job, wl := w.cachedOwner()
+	w.syncOwner = ""
+	if wl != nil {
+		w.syncOwner = wl.UID
+	}
 	var res reconcile.Result
 	var err error
 	switch {
@@ -510,7 +614,7 @@ func (w *world) checkStep() {
 	}
 	m := w.model
 	m.checkQuiet()
-	if w.stopped || m.job == nil || w.clean < cleanSyncs || w.finished() {
+	if w.stopped || m.job == nil || m.deleted || w.clean < cleanSyncs || w.finished() {
 		return
 	}
 	active, dup := m.activeCount()
@@ -531,9 +635,17 @@ func (w *world) checkStep() {
 }
 
 // finished says whether the Job has a terminal condition and no pod carries the
-// tracking finalizer.
+// tracking finalizer; for a deleted owner, whether its pods are all gone.
 func (w *world) finished() bool {
 	j := w.model.job
+	if w.model.deleted {
+		for _, ps := range w.model.order {
+			if !ps.gone && !ps.released {
+				return false
+			}
+		}
+		return true
+	}
 	if j == nil || !(condTrue(j, batchv1.JobComplete) || condTrue(j, batchv1.JobFailed)) {
 		return false
 	}
@@ -552,6 +664,10 @@ func (w *world) checkEnd() {
 	}
 	m := w.model
 	j := m.job
+	if m.deleted {
+		w.checkEndDeleted()
+		return
+	}
 	if !(condTrue(j, batchv1.JobComplete) || condTrue(j, batchv1.JobFailed)) {
 		w.violate(InvNotFinished, "the Job has no terminal condition after %d syncs: %s", w.syncs, statusText(&j.Status))
 		return
@@ -567,6 +683,24 @@ func (w *world) checkEnd() {
 		return
 	}
 	m.checkQuiet()
+}
+
+// checkEndDeleted checks the end of a run whose owner was deleted: the garbage
+// collector and the orphan cleanup have removed every pod of the owner, and no pod
+// in the cluster still carries the owner's tracking finalizer.
+func (w *world) checkEndDeleted() {
+	for _, p := range w.cluster.ListPods(w.ns) {
+		if w.model.hasFinalizer(p) && ownedBy(p, w.model.uid) {
+			w.violate(InvFinalizerLeft, "pod %s (%s) of the deleted %v still carries the tracking finalizer", p.Name, describePod(p), w.kind)
+			return
+		}
+	}
+	for _, ps := range w.model.order {
+		if !ps.gone && !ps.released {
+			w.violate(InvNotFinished, "pod #%d %s (%s) of the deleted %v is still there after %d syncs", ps.ordinal, ps.name, describePod(ps.last), w.kind, w.syncs)
+			return
+		}
+	}
 }
 
 func statusText(st *batchv1.JobStatus) string {
