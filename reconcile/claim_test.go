@@ -1,6 +1,8 @@
 package reconcile_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
 
@@ -471,4 +474,87 @@ func TestSyncScaleDownRemovalKeptAfterAConflict(t *testing.T) {
 	}
 	st := e.apiJob(t, "sd").Status
 	assert.Equal(t, int32(1), st.Failed, "status.failed: the pod running when the Job failed, not the scaled-down one")
+}
+
+// Config.ReadOwner: a sync about to adopt reads the owner from the API server first,
+// and adopts nothing for an owner that is gone, recreated or being deleted, whatever
+// its cache still shows.
+func TestSyncReadOwnerBeforeAdoption(t *testing.T) {
+	readErr := errors.New("apiserver unavailable")
+	tests := []struct {
+		name        string
+		read        func(c *reconciletest.Cluster) reconcile.OwnerReader
+		deleteJob   bool
+		wantAdopted int
+		wantRequeue bool
+		wantErr     error
+		// wantNotFound: the sync goes on after adopting, to a status write of a
+		// Job that is gone.
+		wantNotFound bool
+	}{
+		{name: "no reader, owner deleted: the stale cache adopts (the gap ReadOwner closes)",
+			deleteJob: true, wantAdopted: 2, wantNotFound: true},
+		{name: "owner live: adopts", read: func(c *reconciletest.Cluster) reconcile.OwnerReader { return reconcile.JobOwnerReader(c.GetJob) }, wantAdopted: 2},
+		{name: "owner deleted: adopts nothing", read: func(c *reconciletest.Cluster) reconcile.OwnerReader { return reconcile.JobOwnerReader(c.GetJob) },
+			deleteJob: true, wantRequeue: true},
+		{name: "owner recreated under the name: adopts nothing", read: func(*reconciletest.Cluster) reconcile.OwnerReader {
+			return func(context.Context, string, string) (*reconcile.LiveOwner, error) {
+				return &reconcile.LiveOwner{UID: "another"}, nil
+			}
+		}, wantRequeue: true},
+		{name: "owner being deleted: adopts nothing", read: func(c *reconciletest.Cluster) reconcile.OwnerReader {
+			return func(ctx context.Context, ns, name string) (*reconcile.LiveOwner, error) {
+				j, err := c.GetJob(ctx, ns, name)
+				require.NoError(t, err)
+				return &reconcile.LiveOwner{UID: j.UID, Deleting: true}, nil
+			}
+		}, wantRequeue: true},
+		{name: "read fails: error, no write", read: func(*reconciletest.Cluster) reconcile.OwnerReader {
+			return func(context.Context, string, string) (*reconcile.LiveOwner, error) { return nil, readErr }
+		}, wantErr: readErr},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var cluster *reconciletest.Cluster
+			reads := 0
+			e := newEnv(t, func(c *reconcile.Config) {
+				if tc.read == nil {
+					return
+				}
+				c.ReadOwner = func(ctx context.Context, ns, name string) (*reconcile.LiveOwner, error) {
+					reads++
+					return tc.read(cluster)(ctx, ns, name)
+				}
+			})
+			cluster = e.c
+			e.addOrphan(t, "adopt", false, succeed)
+			e.addOrphan(t, "adopt", false, nil)
+			e.create(t, selectorJob("adopt", 2, 2))
+			if tc.deleteJob {
+				require.NoError(t, e.c.DeleteJob(ns, "adopt")) // the cache does not see it yet
+			}
+			e.c.ResetCalls()
+
+			res, err := e.sync(t, "adopt")
+			switch {
+			case tc.wantErr != nil:
+				require.ErrorIs(t, err, tc.wantErr)
+			case tc.wantNotFound:
+				require.True(t, apierrors.IsNotFound(err), "error %v", err)
+			default:
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tc.wantAdopted, res.Adopted, "Result.Adopted")
+			assert.Equal(t, tc.wantRequeue, res.Requeue, "Result.Requeue")
+			if tc.wantAdopted == 0 {
+				assert.Empty(t, e.c.Calls(), "no write at all")
+				for _, p := range e.pods() {
+					assert.Nil(t, metav1.GetControllerOf(p), "pod %s stays an orphan", p.Name)
+				}
+			}
+			if e.r.Config().ReadOwner != nil {
+				assert.Equal(t, 1, reads, "one live read per sync that adopts")
+			}
+		})
+	}
 }

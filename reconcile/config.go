@@ -95,6 +95,17 @@ type Config struct {
 	// 100ms.
 	StaleCacheRequeue time.Duration
 
+	// ReadOwner, when set, reads an owner from the API server itself (not a cache).
+	// A sync that is about to adopt orphan pods calls it first, as the Job
+	// controller of Kubernetes 1.37 reads the Job again before adopting: the pods
+	// are adopted only when the owner still exists with the UID the sync saw and is
+	// not being deleted. Otherwise the sync stops before any write (Result.Requeue)
+	// and the pods stay orphans. Without it, a sync from a cache that has not seen
+	// the owner's deletion yet adopts orphans for a deleted owner, and the garbage
+	// collector then deletes them. The example controllers set it to an uncached
+	// GET. Nil means no read.
+	ReadOwner OwnerReader
+
 	// Clock gives the time of each sync and of the expectations New creates; nil
 	// means the real clock.
 	Clock clock.PassiveClock

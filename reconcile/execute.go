@@ -111,12 +111,34 @@ func (ex *execution) execute() (Result, error) {
 	return ex.result()
 }
 
+// ownerStillLive reads the owner through Config.ReadOwner before adoptions. It
+// returns false, with Result.Requeue set, when the owner is gone, was recreated or
+// is being deleted; false with the error when the read failed.
+func (ex *execution) ownerStillLive() (bool, error) {
+	o := ex.orig
+	live, err := ex.r.cfg.ReadOwner(ex.ctx, o.Namespace, o.Name)
+	if err != nil {
+		return false, fmt.Errorf("read the owner before adopting pods: %w", err)
+	}
+	if live == nil || live.UID != o.UID || live.Deleting {
+		ex.log.V(2).Info("Owner gone or being deleted, as read from the API server; not adopting", "orphans", len(ex.plan.Adopt))
+		ex.res.Requeue = true
+		return false, nil
+	}
+	return true, nil
+}
+
 // claim adopts and releases pods. It stops the sync (stop true) when a pod was not
 // found, or changed before its adoption or release (a Conflict): the plan counted it (or not),
 // so it is recomputed on the next sync. It records what the adoptions returned
 // (noteAdopted) for the later writes of the sync.
 func (ex *execution) claim() (stop bool, err error) {
 	p := ex.plan
+	if len(p.Adopt) > 0 && ex.r.cfg.ReadOwner != nil {
+		if ok, err := ex.ownerStillLive(); !ok {
+			return true, err
+		}
+	}
 	type call struct {
 		a     plan.PodAction
 		patch Patch

@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -112,4 +113,33 @@ func (j jobStatusWriter) WriteStatus(ctx context.Context, w *Workload, status ba
 		out = job
 	}
 	return JobWorkload(out), nil
+}
+
+// OwnerReader reads the owner namespace/name from the API server, not from a cache
+// (see Config.ReadOwner). It returns nil, and no error, when the owner does not
+// exist.
+type OwnerReader func(ctx context.Context, namespace, name string) (*LiveOwner, error)
+
+// LiveOwner is what an OwnerReader found.
+type LiveOwner struct {
+	// UID is the owner's UID: another one means the owner was deleted and
+	// recreated under its name.
+	UID types.UID
+	// Deleting is true when the owner has a deletionTimestamp.
+	Deleting bool
+}
+
+// JobOwnerReader is the OwnerReader of batch/v1 Jobs over get, a live read of a
+// Job that returns the API server's errors (NotFound for a missing Job).
+func JobOwnerReader(get func(ctx context.Context, namespace, name string) (*batchv1.Job, error)) OwnerReader {
+	return func(ctx context.Context, namespace, name string) (*LiveOwner, error) {
+		job, err := get(ctx, namespace, name)
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &LiveOwner{UID: job.UID, Deleting: job.DeletionTimestamp != nil}, nil
+	}
 }

@@ -169,13 +169,13 @@
 // index was still valid is a race. There is one Job per run and no concurrency
 // inside the controller: those have their own tests in package reconcile.
 //
-// Orphans and the owner's deletion are not drawn in one seed: a sync from a cache
-// that has not yet seen the deletion adopts orphans for the deleted Job, which the
-// garbage collector then deletes (the adoption invariant catches it). Upstream
-// rechecks the Job with a live read before its first adoption of a sync;
-// reconcile.Client has no read of the owner, so jobkit cannot yet. The orphans
-// are not moved by the kubelet before their adoption, and are not offered to the
-// orphan cleanup with faults (no API call outside a sync gets one).
+// Orphans and the owner's deletion may come in one seed. The controller reads its
+// owner from the cluster before it adopts (reconcile.Config.ReadOwner, as upstream
+// reads the Job again), so a sync from a cache that has not yet seen the deletion
+// adopts nothing for the deleted owner; without that read it would, and the
+// garbage collector would then delete the pods (the adoption invariant catches
+// it). The orphans are not moved by the kubelet before their adoption, and are not
+// offered to the orphan cleanup with faults (no API call outside a sync gets one).
 //
 // # Traces
 //

@@ -65,11 +65,10 @@ func newGenerator(cfg Config) *generator {
 	if g.extra.Float64() < pDeleteOwner {
 		g.deleteStep = g.extra.IntN(g.chaosSteps)
 	}
-	// Not both: a sync from a cache that has not seen the deletion adopts orphans
-	// for the deleted Job (upstream rechecks the Job with a live read before it
-	// adopts; reconcile.Client has no such read), and the garbage collector then
-	// deletes them. A known gap, see the package documentation.
-	g.orphans = g.extra.Float64() < pOrphans && g.deleteStep < 0 && (cfg.Owner == owner.Kind{} || cfg.Owner == owner.BatchJob)
+	// Both may come in one seed: the controller reads its owner from the cluster
+	// before it adopts (reconcile.Config.ReadOwner), so a sync from a cache that has
+	// not seen the deletion adopts nothing for the deleted Job.
+	g.orphans = g.extra.Float64() < pOrphans && (cfg.Owner == owner.Kind{} || cfg.Owner == owner.BatchJob)
 	return g
 }
 

@@ -193,7 +193,8 @@ func newWorld(tr *Trace) (*world, error) {
 }
 
 // newReconciler returns the controller: New for a batch/v1 Job, NewFor with the
-// cluster as pod client and status writer for a Task.
+// cluster as pod client and status writer for a Task; either reads its owner from
+// the cluster (not the cache) before adopting, as the example controllers do.
 func (w *world) newReconciler() (*reconcile.Reconciler, error) {
 	s := w.tr.Controller
 	cfg := reconcile.Config{
@@ -206,9 +207,20 @@ func (w *world) newReconciler() (*reconcile.Reconciler, error) {
 		ExpectationsTTL:             s.expectationsTTL(),
 	}
 	if !w.tasks {
+		cfg.ReadOwner = reconcile.JobOwnerReader(w.cluster.GetJob)
 		return reconcile.New(cfg, w.cluster)
 	}
 	cfg.Owner = w.ctlKind
+	cfg.ReadOwner = func(ctx context.Context, namespace, name string) (*reconcile.LiveOwner, error) {
+		t, err := w.cluster.GetTask(ctx, namespace, name)
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &reconcile.LiveOwner{UID: t.UID, Deleting: t.DeletionTimestamp != nil}, nil
+	}
 	return reconcile.NewFor(cfg, w.cluster, w.cluster)
 }
 
