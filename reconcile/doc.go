@@ -42,6 +42,8 @@
 //     a deletion expected by UID whose pod is no longer listed, or is listed with
 //     a deletionTimestamp, counts as observed (its event was lost);
 //  4. adopt and release patches; a pod found gone stops the sync (Result.Requeue).
+//     Before adopting, Config.ReadOwner (when set) reads the owner from the API
+//     server: gone, recreated or being deleted stops the sync, adopting nothing.
 //     A release removes the controller reference and the tracking finalizer in one
 //     patch; adoptions and releases carry the cached resourceVersion as a
 //     precondition: a Conflict (the pod changed) stops the sync too. Later writes of the sync to an adopted pod carry

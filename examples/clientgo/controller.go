@@ -1,6 +1,7 @@
 package clientgo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -98,6 +100,13 @@ func New(cs kubernetes.Interface, factory informers.SharedInformerFactory, cfg r
 	if cfg.Events == nil {
 		c.broadcaster = record.NewBroadcaster()
 		cfg.Events = c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: cfg.Name})
+	}
+	if cfg.ReadOwner == nil {
+		// Before adopting orphans, read the Job from the API server, not the
+		// informer: a Job deleted since the informer last heard adopts nothing.
+		cfg.ReadOwner = reconcile.JobOwnerReader(func(ctx context.Context, namespace, name string) (*batchv1.Job, error) {
+			return cs.BatchV1().Jobs(namespace).Get(ctx, name, metav1.GetOptions{})
+		})
 	}
 	rec, err := reconcile.New(cfg, NewClient(cs))
 	if err != nil {

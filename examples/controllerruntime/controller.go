@@ -127,6 +127,15 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 			return nil, fmt.Errorf("controllerruntime.Setup: Job informer for the metrics: %w", err)
 		}
 	}
+	if cfg.ReadOwner == nil {
+		// Before adopting orphans, read the Job from the API server, not the
+		// cache: a Job deleted since the cache last heard adopts nothing.
+		api := mgr.GetAPIReader()
+		cfg.ReadOwner = reconcile.JobOwnerReader(func(ctx context.Context, namespace, name string) (*batchv1.Job, error) {
+			job := &batchv1.Job{}
+			return job, api.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, job)
+		})
+	}
 	rec, err := reconcile.New(cfg, NewClient(mgr.GetClient()))
 	if err != nil {
 		return nil, fmt.Errorf("controllerruntime.Setup: %w", err)
