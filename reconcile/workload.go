@@ -129,17 +129,23 @@ type LiveOwner struct {
 	Deleting bool
 }
 
-// JobOwnerReader is the OwnerReader of batch/v1 Jobs over get, a live read of a
-// Job that returns the API server's errors (NotFound for a missing Job).
-func JobOwnerReader(get func(ctx context.Context, namespace, name string) (*batchv1.Job, error)) OwnerReader {
+// ObjectOwnerReader is the OwnerReader over get, a live read of the owner that
+// returns the API server's errors (NotFound for a missing owner): the owner's UID
+// and deletionTimestamp are all it reads.
+func ObjectOwnerReader[T metav1.Object](get func(ctx context.Context, namespace, name string) (T, error)) OwnerReader {
 	return func(ctx context.Context, namespace, name string) (*LiveOwner, error) {
-		job, err := get(ctx, namespace, name)
+		o, err := get(ctx, namespace, name)
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		return &LiveOwner{UID: job.UID, Deleting: job.DeletionTimestamp != nil}, nil
+		return &LiveOwner{UID: o.GetUID(), Deleting: o.GetDeletionTimestamp() != nil}, nil
 	}
+}
+
+// JobOwnerReader is the OwnerReader of batch/v1 Jobs over get (ObjectOwnerReader).
+func JobOwnerReader(get func(ctx context.Context, namespace, name string) (*batchv1.Job, error)) OwnerReader {
+	return ObjectOwnerReader(get)
 }

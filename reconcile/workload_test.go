@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"testing"
@@ -293,6 +294,32 @@ func TestSyncWorkloadOwnBackoff(t *testing.T) {
 			}
 			assert.Equal(t, tc.want, res.RequeueAfter, "the replacement waits")
 			assert.Len(t, c.ListPods(ns), 1, "no replacement yet")
+		})
+	}
+}
+
+func TestObjectOwnerReader(t *testing.T) {
+	gone := apierrors.NewNotFound(schema.GroupResource{Group: "tasks.example.com", Resource: "tasks"}, "t")
+	broken := errors.New("connection refused")
+	deleting := metav1.Now()
+	tests := []struct {
+		name    string
+		got     *task
+		err     error
+		want    *reconcile.LiveOwner
+		wantErr error
+	}{
+		{name: "live", got: &task{ObjectMeta: metav1.ObjectMeta{UID: "u"}}, want: &reconcile.LiveOwner{UID: "u"}},
+		{name: "being deleted", got: &task{ObjectMeta: metav1.ObjectMeta{UID: "u", DeletionTimestamp: &deleting}}, want: &reconcile.LiveOwner{UID: "u", Deleting: true}},
+		{name: "not found", err: gone},
+		{name: "read fails", err: broken, wantErr: broken},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			read := reconcile.ObjectOwnerReader(func(context.Context, string, string) (*task, error) { return tc.got, tc.err })
+			got, err := read(t.Context(), ns, "t")
+			require.ErrorIs(t, err, tc.wantErr)
+			assert.Equal(t, tc.want, got)
 		})
 	}
 }

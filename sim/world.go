@@ -211,16 +211,7 @@ func (w *world) newReconciler() (*reconcile.Reconciler, error) {
 		return reconcile.New(cfg, w.cluster)
 	}
 	cfg.Owner = w.ctlKind
-	cfg.ReadOwner = func(ctx context.Context, namespace, name string) (*reconcile.LiveOwner, error) {
-		t, err := w.cluster.GetTask(ctx, namespace, name)
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		return &reconcile.LiveOwner{UID: t.UID, Deleting: t.DeletionTimestamp != nil}, nil
-	}
+	cfg.ReadOwner = reconcile.ObjectOwnerReader(w.cluster.GetTask)
 	return reconcile.NewFor(cfg, w.cluster, w.cluster)
 }
 

@@ -85,17 +85,10 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 		// Before adopting orphans, read the TrainingJob from the API server, not
 		// the cache.
 		api := mgr.GetAPIReader()
-		cfg.ReadOwner = func(ctx context.Context, namespace, name string) (*reconcile.LiveOwner, error) {
+		cfg.ReadOwner = reconcile.ObjectOwnerReader(func(ctx context.Context, namespace, name string) (*v1alpha1.TrainingJob, error) {
 			tj := &v1alpha1.TrainingJob{}
-			err := api.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, tj)
-			if apierrors.IsNotFound(err) {
-				return nil, nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			return &reconcile.LiveOwner{UID: tj.UID, Deleting: tj.DeletionTimestamp != nil}, nil
-		}
+			return tj, api.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, tj)
+		})
 	}
 	rec, err := reconcile.NewFor(cfg, controllerruntime.NewClient(mgr.GetClient()), StatusWriter{Client: mgr.GetClient()})
 	if err != nil {
