@@ -3,16 +3,11 @@ package sim
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -250,56 +245,6 @@ func (w *world) updateSpec(f func(*batchv1.JobSpec)) error {
 	return err
 }
 
-// violate records a violation and stops the run.
-func (w *world) violate(inv Invariant, format string, args ...any) {
-	w.violations = append(w.violations, Violation{
-		Invariant: inv, Action: w.acting, Sync: w.syncs, Message: fmt.Sprintf(format, args...),
-	})
-	w.stopped = true
-}
-
-// disturb notes a fault that may hide the controller's writes from it.
-func (w *world) disturb(k FaultKind) {
-	w.faults[k]++
-	if k.hides() {
-		w.clean = 0
-	}
-}
-
-// intercept decides the outcome of each API call of the controller.
-func (w *world) intercept(call reconciletest.Call) reconciletest.Outcome {
-	if !w.inSync {
-		return reconciletest.Outcome{}
-	}
-	w.calls++
-	if call.Op == reconciletest.OpCreatePod {
-		w.creates++
-	}
-	if w.crashAfter >= 0 && w.calls > w.crashAfter {
-		w.faulted = true
-		return reconciletest.Outcome{Err: errCrashed}
-	}
-	if w.draw != nil {
-		if kind, ok := w.draw(call, w.creates); ok {
-			w.cur.Faults = append(w.cur.Faults, CallFault{Call: w.calls, Op: string(call.Op), Kind: kind})
-			return w.inject(kind)
-		}
-		return reconciletest.Outcome{}
-	}
-	for _, f := range w.cur.Faults {
-		if f.Call == w.calls && (f.Op == "" || f.Op == string(call.Op)) {
-			return w.inject(f.Kind)
-		}
-	}
-	return reconciletest.Outcome{}
-}
-
-func (w *world) inject(k FaultKind) reconciletest.Outcome {
-	w.faulted = true
-	w.disturb(k)
-	return k.outcome()
-}
-
 // pod returns the model's record of the pod with ordinal n, or nil.
 func (w *world) pod(n int) *podState {
 	if n < 1 || n > len(w.model.order) {
@@ -417,98 +362,6 @@ func (w *world) do(a Action) {
 	w.tr.Actions = append(w.tr.Actions, a)
 }
 
-// relabelPatch gives a pod a controller-uid label that matches no Job's selector.
-var relabelPatch = []byte(`{"metadata":{"labels":{"` + batchv1.ControllerUidLabel + `":"released-by-sim"}}}`)
-
-// deleteOwner deletes the owner from the cluster at once; its pods stay until the
-// garbage collector runs.
-func (w *world) deleteOwner() {
-	if w.model.deleted {
-		return
-	}
-	var err error
-	if w.tasks {
-		err = w.cluster.DeleteTask(w.ns, w.name)
-	} else {
-		err = w.cluster.DeleteJob(w.ns, w.name)
-	}
-	if err == nil {
-		w.clean = 0
-	}
-}
-
-// addOrphan creates an orphan pod from the owner's template, as another actor
-// would: the template's labels (so it matches a Job's generated selector), no
-// controller reference and no finalizer; a completion index when a.Index is set;
-// then the kubelet moves it to the phase a.N names.
-func (w *world) addOrphan(a Action) {
-	job := w.model.job
-	if w.model.deleted || job == nil {
-		return
-	}
-	w.orphans++
-	tmpl := job.Spec.Template.DeepCopy()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace:   w.ns,
-			Name:        fmt.Sprintf("%s-orphan-%d", w.name, w.orphans),
-			Labels:      tmpl.Labels,
-			Annotations: tmpl.Annotations,
-		},
-		Spec: tmpl.Spec,
-	}
-	if a.Index != nil {
-		if pod.Labels == nil {
-			pod.Labels = map[string]string{}
-		}
-		if pod.Annotations == nil {
-			pod.Annotations = map[string]string{}
-		}
-		ix := strconv.Itoa(*a.Index)
-		pod.Labels[batchv1.JobCompletionIndexAnnotation] = ix
-		pod.Annotations[batchv1.JobCompletionIndexAnnotation] = ix
-	}
-	if _, err := w.cluster.AddPod(pod); err != nil {
-		return
-	}
-	k := w.cluster.Kubelet()
-	if a.N >= OrphanRunning {
-		_ = k.Run(w.ns, pod.Name)
-	}
-	switch a.N {
-	case OrphanSucceeded:
-		_ = k.Succeed(w.ns, pod.Name)
-	case OrphanFailed:
-		_ = k.Fail(w.ns, pod.Name, 1)
-	}
-	w.clean = 0
-}
-
-// pendingIndex finds the oldest queued event of pod ordinal n (the Job when n is
-// 0); with deleted, only a Deleted event.
-func (w *world) pendingIndex(n int, deleted bool) int {
-	var name string
-	if n > 0 {
-		ps := w.pod(n)
-		if ps == nil {
-			return -1
-		}
-		name = ps.name
-	}
-	for i, ev := range w.cluster.Cache().Pending() {
-		if deleted && ev.Type != watch.Deleted {
-			continue
-		}
-		if n == 0 && (ev.Job != nil || ev.Task != nil) {
-			return i
-		}
-		if n > 0 && ev.Pod != nil && ev.Pod.Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
 // restart replaces the controller: new Reconciler, new stores, and a new cache that
 // lists everything before the first sync, as an informer does.
 func (w *world) restart() {
@@ -596,126 +449,4 @@ func ptrBoolText(b *bool) *string {
 	}
 	s := fmt.Sprint(*b)
 	return &s
-}
-
-// checkCalls looks at the calls of the last sync: no status write may be refused
-// as invalid.
-func (w *world) checkCalls() {
-	calls := w.cluster.Calls()
-	for _, call := range calls {
-		if (call.Op == reconciletest.OpUpdateJobStatus || call.Op == reconciletest.OpUpdateStatus) && apierrors.IsInvalid(call.Err) {
-			w.violate(InvInvalidStatus, "the API server refused a status write: %v", call.Err)
-		}
-	}
-	w.cluster.ResetCalls()
-}
-
-// checkStep checks the invariants that hold between steps.
-func (w *world) checkStep() {
-	if w.stopped {
-		return
-	}
-	m := w.model
-	m.checkQuiet()
-	if w.stopped || m.job == nil || m.deleted || w.clean < cleanSyncs || w.finished() {
-		return
-	}
-	active, dup := m.activeCount()
-	limit := int(deref32(m.job.Spec.Parallelism, 1))
-	if m.job.Spec.Suspend != nil && *m.job.Spec.Suspend {
-		limit = 0
-	}
-	if m.job.Spec.Completions == nil && m.anySucceeded() {
-		// A work queue that has seen a success leaves what runs running: a
-		// lower parallelism deletes nothing (as upstream).
-		limit = max(limit, active)
-	}
-	if dup >= 0 {
-		w.violate(InvDuplicateIndex, "index %d has two active pods %d syncs after the last fault that could hide them", dup, w.clean)
-	} else if active > limit {
-		w.violate(InvOverParallelism, "%d active pods, parallelism %d, %d syncs after the last fault that could hide them", active, limit, w.clean)
-	}
-}
-
-// finished says whether the Job has a terminal condition and no pod carries the
-// tracking finalizer; for a deleted owner, whether its pods are all gone.
-func (w *world) finished() bool {
-	j := w.model.job
-	if w.model.deleted {
-		for _, ps := range w.model.order {
-			if !ps.gone && !ps.released {
-				return false
-			}
-		}
-		return true
-	}
-	if j == nil || !(condTrue(j, batchv1.JobComplete) || condTrue(j, batchv1.JobFailed)) {
-		return false
-	}
-	for _, ps := range w.model.order {
-		if ps.finalizer && !ps.gone {
-			return false
-		}
-	}
-	return true
-}
-
-// checkEnd checks the state at the end of a run.
-func (w *world) checkEnd() {
-	if w.stopped {
-		return
-	}
-	m := w.model
-	j := m.job
-	if m.deleted {
-		w.checkEndDeleted()
-		return
-	}
-	if !(condTrue(j, batchv1.JobComplete) || condTrue(j, batchv1.JobFailed)) {
-		w.violate(InvNotFinished, "the Job has no terminal condition after %d syncs: %s", w.syncs, statusText(&j.Status))
-		return
-	}
-	for _, ps := range m.order {
-		if ps.finalizer && !ps.gone {
-			w.violate(InvFinalizerLeft, "pod #%d %s (%s) still carries the tracking finalizer after the Job finished", ps.ordinal, ps.name, describePod(ps.last))
-			return
-		}
-	}
-	if u := j.Status.UncountedTerminatedPods; u != nil && len(u.Succeeded)+len(u.Failed) > 0 {
-		w.violate(InvUncountedLeft, "the finished Job still has uncounted pods: %v", u)
-		return
-	}
-	m.checkQuiet()
-}
-
-// checkEndDeleted checks the end of a run whose owner was deleted: the garbage
-// collector and the orphan cleanup have removed every pod of the owner, and no pod
-// in the cluster still carries the owner's tracking finalizer.
-func (w *world) checkEndDeleted() {
-	for _, p := range w.cluster.ListPods(w.ns) {
-		if w.model.hasFinalizer(p) && ownedBy(p, w.model.uid) {
-			w.violate(InvFinalizerLeft, "pod %s (%s) of the deleted %v still carries the tracking finalizer", p.Name, describePod(p), w.kind)
-			return
-		}
-	}
-	for _, ps := range w.model.order {
-		if !ps.gone && !ps.released {
-			w.violate(InvNotFinished, "pod #%d %s (%s) of the deleted %v is still there after %d syncs", ps.ordinal, ps.name, describePod(ps.last), w.kind, w.syncs)
-			return
-		}
-	}
-}
-
-func statusText(st *batchv1.JobStatus) string {
-	s := fmt.Sprintf("active=%d succeeded=%d failed=%d", st.Active, st.Succeeded, st.Failed)
-	if st.CompletedIndexes != "" {
-		s += fmt.Sprintf(" completedIndexes=%q", st.CompletedIndexes)
-	}
-	if st.FailedIndexes != nil {
-		s += fmt.Sprintf(" failedIndexes=%q", *st.FailedIndexes)
-	}
-	for _, c := range st.Conditions {
-		s += fmt.Sprintf(" %s=%s(%s)", c.Type, c.Status, c.Reason)
-	}
-	return s
 }
