@@ -19,6 +19,8 @@ if [ -f examples/go.mod ] && [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
 fi
 echo "== plain layer: standard library only"
 hack/plain-deps.sh || fail=1
+echo "== public surface of the core (issue 19: at most 500 names, no pairs, no mirrors)"
+go run ./hack/surface || fail=1
 for mod in $(hack/modules.sh); do
 	echo "== module $mod"
 	(
