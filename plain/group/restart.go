@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"strconv"
+	"strings"
 )
 
 // The label (and annotation) keys JobSet puts on child Jobs and their pods.
@@ -56,29 +57,30 @@ type Slot struct {
 // BlockingRecreate nothing is created while any obsolete child exists. A child
 // whose role is not in roles, or whose index is out of range, blocks nothing.
 // Children are keyed by role and index, so two children of one index count as
-// one. O(roles + children + slots); allocates the result and one set.
+// one. O(roles + children + replicas); allocates the result and one flag per
+// replica of the allowed roles.
 func Creations(roles []Role, children []Child, c Counters, strategy RestartStrategy, allowed []bool) []Slot {
 	pos := roleIndex(roles)
-	taken := make(map[Slot]struct{}, len(children))
+	taken := make([][]bool, len(roles))
+	for r := range roles {
+		if allowed == nil || (r < len(allowed) && allowed[r]) {
+			taken[r] = make([]bool, max(roles[r].Replicas, 0))
+		}
+	}
 	for i := range children {
 		ch := &children[i]
 		if strategy == BlockingRecreate && !c.Current(ch) {
 			return nil
 		}
-		r, ok := pos(ch.Role)
-		if !ok {
-			continue
+		if r, ok := pos(ch.Role); ok && ch.Index >= 0 && int(ch.Index) < len(taken[r]) {
+			taken[r][ch.Index] = true
 		}
-		taken[Slot{Role: r, Index: ch.Index}] = struct{}{}
 	}
 	var out []Slot
-	for r := range roles {
-		if allowed != nil && (r >= len(allowed) || !allowed[r]) {
-			continue
-		}
-		for i := int32(0); i < roles[r].Replicas; i++ {
-			if _, ok := taken[Slot{Role: r, Index: i}]; !ok {
-				out = append(out, Slot{Role: r, Index: i})
+	for r, t := range taken {
+		for i, held := range t {
+			if !held {
+				out = append(out, Slot{Role: r, Index: int32(i)})
 			}
 		}
 	}
@@ -87,7 +89,15 @@ func Creations(roles []Role, children []Child, c Counters, strategy RestartStrat
 
 // ChildName returns the name of a child: <group>-<role>-<index>.
 func ChildName(group, role string, index int32) string {
-	return group + "-" + role + "-" + strconv.FormatInt(int64(index), 10)
+	var b strings.Builder
+	b.Grow(len(group) + len(role) + 13)
+	b.WriteString(group)
+	b.WriteByte('-')
+	b.WriteString(role)
+	b.WriteByte('-')
+	var d [11]byte
+	b.Write(strconv.AppendInt(d[:0], int64(index), 10))
+	return b.String()
 }
 
 // PodHostname returns the hostname of a pod of a child: <child name>-<pod index>.
