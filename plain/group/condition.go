@@ -138,3 +138,46 @@ func Finished(conds []Condition) *Condition {
 	}
 	return nil
 }
+
+// The reasons and messages that end a restart (RestartingJobSet=False).
+const (
+	ReasonRestartJobsReady  = "JobsReady"
+	MessageRestartJobsReady = "all jobs are ready"
+	ReasonRestartFailed     = "JobSetFailed"
+	MessageRestartFailed    = "jobset failed"
+	ReasonRestartCompleted  = "JobSetCompleted"
+	MessageRestartCompleted = "jobset completed"
+	ReasonRestartSuspended  = "JobSetSuspended"
+	MessageRestartSuspended = "jobset is suspended"
+)
+
+// RestartEnded returns the RestartingJobSet=False condition that ends a restart
+// in progress, or nil while it goes on (or when none is in progress): the group
+// failed, completed or was suspended (in that order), or every role has started
+// again (each status Started for its replicas, statuses in the order of roles as
+// [Statuses] returns them).
+func RestartEnded(conds []Condition, roles []Role, statuses []RoleStatus, suspended bool) *Condition {
+	if !IsTrue(conds, ConditionRestarting) {
+		return nil
+	}
+	end := func(reason, msg string) *Condition {
+		return &Condition{Type: ConditionRestarting, Status: False, Reason: reason, Message: msg}
+	}
+	switch {
+	case IsTrue(conds, ConditionFailed):
+		return end(ReasonRestartFailed, MessageRestartFailed)
+	case IsTrue(conds, ConditionCompleted):
+		return end(ReasonRestartCompleted, MessageRestartCompleted)
+	case suspended:
+		return end(ReasonRestartSuspended, MessageRestartSuspended)
+	}
+	if len(statuses) != len(roles) {
+		return nil
+	}
+	for i := range roles {
+		if statuses[i].Name != roles[i].Name || !statuses[i].Started(roles[i].Replicas) {
+			return nil
+		}
+	}
+	return end(ReasonRestartJobsReady, MessageRestartJobsReady)
+}

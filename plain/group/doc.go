@@ -31,7 +31,8 @@
 //     labels (global and group indexes and replicas, attempts, job key);
 //     [Coordinator.Value] the coordinator label.
 //   - Status: [Statuses] counts ready, succeeded, failed, active and suspended
-//     children per role; [SetCondition] upserts a condition as JobSet does.
+//     children per role; [SetCondition] upserts a condition as JobSet does;
+//     [RestartEnded] gives the RestartingJobSet=False that ends a restart.
 //   - Lifecycle: [TTL] (time left after finishing, expired) and [Suspend]
 //     (children to suspend or resume).
 //   - Validation: [Validate] returns every [FieldError] of a [Spec], naming the
@@ -67,6 +68,9 @@
 //
 //   - The RestartingJobSet condition's message is the restart's event message
 //     ("applying RestartJobSet failure policy action (first failed job: x)").
+//     [RestartEnded] ends a restart once every role has started again (our
+//     reading of JobSet's JobsReady); its messages for JobSetCompleted and
+//     JobSetSuspended are ours, as JobSet documents only the reasons.
 //   - RestartJob on a child whose index is at least [MaxJobRestartsItems] (the
 //     length limit of the per-index counters) is an error wrapping
 //     [ErrIndexOutOfRange] rather than a counter that cannot be written.

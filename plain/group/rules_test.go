@@ -281,3 +281,34 @@ func TestSuspend(t *testing.T) {
 	s = group.Suspend(false, roles, children, group.Counters{}, nil)
 	assert.Equal(t, []int{1, 4}, s.Resume)
 }
+
+func TestRestartEnded(t *testing.T) {
+	restarting := group.Condition{Type: "RestartingJobSet", Status: group.True, Reason: "DefaultFailurePolicy"}
+	roles := []group.Role{{Name: "a", Replicas: 2}}
+	cases := []struct {
+		name       string
+		conds      []group.Condition
+		statuses   []group.RoleStatus
+		suspended  bool
+		wantReason string
+	}{
+		{name: "no restart in progress", statuses: []group.RoleStatus{{Name: "a", Ready: 2}}},
+		{name: "children not all started yet", conds: []group.Condition{restarting}, statuses: []group.RoleStatus{{Name: "a", Ready: 1}}},
+		{name: "every child ready again", conds: []group.Condition{restarting}, statuses: []group.RoleStatus{{Name: "a", Ready: 1, Succeeded: 1}}, wantReason: "JobsReady"},
+		{name: "failed", conds: []group.Condition{restarting, {Type: "Failed", Status: group.True}}, wantReason: "JobSetFailed"},
+		{name: "completed", conds: []group.Condition{restarting, {Type: "Completed", Status: group.True}}, wantReason: "JobSetCompleted"},
+		{name: "suspended", conds: []group.Condition{restarting}, suspended: true, wantReason: "JobSetSuspended"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := group.RestartEnded(tc.conds, roles, tc.statuses, tc.suspended)
+			if tc.wantReason == "" {
+				assert.Nil(t, got)
+				return
+			}
+			require.NotNil(t, got)
+			assert.Equal(t, group.False, got.Status)
+			assert.Equal(t, tc.wantReason, got.Reason)
+		})
+	}
+}
