@@ -56,8 +56,8 @@
 // Decide is O(rules × children) with at most one pattern search per rule and
 // failed child; Succeed, Statuses, Obsolete and Suspend are O(roles + children);
 // Creations and Identities are O(roles + children + created children). Each
-// allocates only its result (and one set for Creations). Figures for 10, 1,000
-// and 100,000 children are in bench_test.go.
+// allocates only its result (and one flag per replica for Creations);
+// bench_test.go measures each at 10, 1,000 and 100,000 children.
 //
 // # Concurrency
 //

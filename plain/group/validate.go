@@ -41,6 +41,9 @@ func rolePath(i int, rest string) string {
 func Validate(spec *Spec) Errors {
 	var errs Errors
 	roleAt := map[string]int{}
+	if spec.Name == "" {
+		errs = append(errs, &FieldError{Type: fielderr.Required, Field: "metadata.name", Detail: "the group's name prefixes every child's name"})
+	}
 	if len(spec.Roles) == 0 {
 		errs = append(errs, &FieldError{Type: fielderr.Required, Field: "replicatedJobs", Detail: "at least one replicatedJob is required"})
 	}
@@ -122,13 +125,10 @@ func validateRole(errs Errors, spec *Spec, i int, roleAt map[string]int) Errors 
 	if r.Name == "" {
 		return append(errs, &FieldError{Type: fielderr.Required, Field: rolePath(i, ".name")})
 	}
-	last := max(r.Replicas-1, 0)
-	if n := ChildName(spec.Name, r.Name, last); len(n) > MaxNameLength || !dns1035.MatchString(n) {
-		errs = append(errs, invalid(rolePath(i, ".name"), r.Name, "child name "+strconv.Quote(n)+" must be a valid DNS-1035 label of at most 63 characters"))
-	} else if pods := podCount(r); pods > 0 {
-		if h := PodHostname(spec.Name, r.Name, last, pods-1); len(h) > MaxNameLength {
-			errs = append(errs, invalid(rolePath(i, ".name"), r.Name, "pod hostname "+strconv.Quote(h)+" must be at most 63 characters"))
-		}
+	if spec.Name != "" {
+		// Without the group's name the child names say nothing; metadata.name
+		// is reported instead.
+		errs = validateNames(errs, spec.Name, r, i)
 	}
 	minimum := func(field string, v int32) {
 		if v < 0 {
@@ -164,6 +164,20 @@ func validateRole(errs Errors, spec *Spec, i int, roleAt map[string]int) Errors 
 		seen[d.Name] = true
 		if d.Status != DependsOnReady && d.Status != DependsOnComplete {
 			errs = append(errs, fielderr.NotSupportedValue(f+".status", d.Status, ValidDependsOnStatus))
+		}
+	}
+	return errs
+}
+
+// validateNames checks the longest child name and pod hostname of role r.
+func validateNames(errs Errors, group string, r *Role, i int) Errors {
+	last := max(r.Replicas-1, 0)
+	if n := ChildName(group, r.Name, last); len(n) > MaxNameLength || !dns1035.MatchString(n) {
+		return append(errs, invalid(rolePath(i, ".name"), r.Name, "child name "+strconv.Quote(n)+" must be a valid DNS-1035 label of at most 63 characters"))
+	}
+	if pods := podCount(r); pods > 0 {
+		if h := PodHostname(group, r.Name, last, pods-1); len(h) > MaxNameLength {
+			errs = append(errs, invalid(rolePath(i, ".name"), r.Name, "pod hostname "+strconv.Quote(h)+" must be at most 63 characters"))
 		}
 	}
 	return errs

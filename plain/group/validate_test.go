@@ -67,6 +67,8 @@ func TestValidate(t *testing.T) {
 				{"failurePolicy.rules[0].targetReplicatedJobs[0]", "Invalid value", "workers"},
 				{"coordinator.replicatedJob", "Invalid value", "workers"},
 			}},
+		{name: "no group name: reported once, not as bad child names", mutate: func(s *group.Spec) { s.Name = "" },
+			want: []fieldWant{{"metadata.name", "Required value", nil}}},
 		{name: "bad group name", mutate: func(s *group.Spec) { s.Roles[0].GroupName = "a b" },
 			want: []fieldWant{{"replicatedJobs[0].groupName", "Invalid value", "a b"}}},
 		{name: "dependsOn: on the first role, unknown, later, duplicate, bad status, too many", mutate: func(s *group.Spec) {
