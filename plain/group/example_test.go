@@ -186,3 +186,41 @@ func ExampleDefault() {
 	// Output:
 	// default All AnyOrder Recreate failurePolicyRule0 js
 }
+
+func ExampleChildName() {
+	fmt.Println(group.ChildName("train", "workers", 3))
+	fmt.Println(group.PodHostname("train", "workers", 3, 0))
+	fmt.Println(group.JobKey("default", "train-workers-3") != "")
+	// Output:
+	// train-workers-3
+	// train-workers-3-0
+	// true
+}
+
+// After a restart the children of the old attempt go; with BlockingRecreate
+// nothing new is created until the last of them is gone.
+func ExampleCreations() {
+	roles := []group.Role{{Name: "workers", Replicas: 2}}
+	c := group.Counters{Restarts: 1}
+	children := []group.Child{{Role: "workers", Index: 0, Attempt: 0, Deleting: true}}
+	fmt.Println(group.Obsolete(children, c))
+	fmt.Println(group.Creations(roles, children, c, group.Recreate, nil))
+	fmt.Println(group.Creations(roles, children, c, group.BlockingRecreate, nil))
+	fmt.Println(group.Creations(roles, nil, c, group.BlockingRecreate, nil))
+	// Output:
+	// [0]
+	// [{0 1}]
+	// []
+	// [{0 0} {0 1}]
+}
+
+func ExampleRestartEnded() {
+	roles := []group.Role{{Name: "workers", Replicas: 2}}
+	conds := []group.Condition{{Type: group.ConditionRestarting, Status: group.True, Reason: group.ReasonDefaultFailurePolicy}}
+	fmt.Println(group.RestartEnded(conds, roles, []group.RoleStatus{{Name: "workers", Ready: 1}}, false))
+	end := group.RestartEnded(conds, roles, []group.RoleStatus{{Name: "workers", Ready: 2}}, false)
+	fmt.Println(end.Status, end.Reason, end.Message)
+	// Output:
+	// <nil>
+	// False JobsReady all jobs are ready
+}

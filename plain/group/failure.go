@@ -154,6 +154,9 @@ type Decision struct {
 //     restarts counted towards the maximum ([Counters.CountedTowardsMax]) reach
 //     MaxRestarts; the IgnoreMaxRestarts variants never fail.
 //
+// One decision acts on one child; other failed children are decided by the next
+// call, with the new counters (a restart of the group makes them obsolete).
+//
 // It returns an error, and a NoFailure decision, when the chosen child's index is
 // negative or at least [MaxJobRestartsItems] for a RestartJob action, since its
 // counter cannot be stored. Decide modifies neither its arguments nor the Matcher.
