@@ -36,7 +36,8 @@
 //   - Lifecycle: [TTL] (time left after finishing, expired) and [Suspend]
 //     (children to suspend or resume).
 //   - Validation: [Validate] returns every [FieldError] of a [Spec], naming the
-//     field and value, as JobSet's schema and webhook would; [Default] fills
+//     field and value, as JobSet's schema and webhook would, and
+//     [ValidateUpdate] the immutable fields of an update; [Default] fills
 //     JobSet's defaults.
 //
 // A sync of a group applies them in JobSet's order: delete the obsolete children;

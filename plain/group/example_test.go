@@ -224,3 +224,14 @@ func ExampleRestartEnded() {
 	// <nil>
 	// False JobsReady all jobs are ready
 }
+
+func ExampleValidateUpdate() {
+	old := group.Spec{Name: "js", Roles: []group.Role{{Name: "workers", Replicas: 2, Parallelism: 1}}}
+	spec := old
+	spec.Roles = []group.Role{{Name: "workers", Replicas: 3, Parallelism: 1}}
+	for _, e := range group.ValidateUpdate(&old, &spec) {
+		fmt.Println(e)
+	}
+	// Output:
+	// replicatedJobs[0].replicas: Invalid value: 3: field is immutable
+}

@@ -195,3 +195,42 @@ func TestDefault(t *testing.T) {
 	assert.Equal(t, &group.SuccessPolicy{Operator: group.All}, nilPolicies.SuccessPolicy)
 	assert.Nil(t, nilPolicies.FailurePolicy)
 }
+
+func TestValidateUpdate(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*group.Spec)
+		want   []string
+	}{
+		{name: "no change", mutate: func(*group.Spec) {}},
+		{name: "the TTL may change", mutate: func(s *group.Spec) { s.TTLSecondsAfterFinished = ptr[int32](60) }},
+		{name: "filling a default is no change", mutate: func(s *group.Spec) {
+			s.Roles[0].GroupName = "default"
+			s.StartupOrder = group.AnyOrder
+			s.Subdomain = "js"
+		}},
+		{name: "replicas, dependsOn and policies are immutable", mutate: func(s *group.Spec) {
+			s.Roles[1].Replicas = 5
+			s.Roles[1].DependsOn = []group.Dependency{{Name: "leader", Status: group.DependsOnComplete}}
+			s.FailurePolicy = &group.FailurePolicy{MaxRestarts: 9}
+			s.SuccessPolicy = nil
+			s.ManagedBy = "example.com/other"
+		}, want: []string{"replicatedJobs[1].replicas", "replicatedJobs[1].dependsOn", "successPolicy", "failurePolicy", "managedBy"}},
+		{name: "roles cannot be added", mutate: func(s *group.Spec) {
+			s.Roles = append(s.Roles, group.Role{Name: "eval", Replicas: 1, Parallelism: 1})
+		}, want: []string{"replicatedJobs"}},
+		{name: "the new spec is validated too", mutate: func(s *group.Spec) { s.TTLSecondsAfterFinished = ptr[int32](-1) },
+			want: []string{"ttlSecondsAfterFinished"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			old, s := validSpec(), validSpec()
+			tc.mutate(&s)
+			var got []string
+			for _, e := range group.ValidateUpdate(&old, &s) {
+				got = append(got, e.Field)
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
