@@ -1,6 +1,7 @@
 package group
 
 import (
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,7 +11,6 @@ import (
 
 var (
 	dns1035   = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
-	dns1123   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 	subdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 	labelVal  = regexp.MustCompile(`^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$`)
 	ruleName  = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
@@ -28,9 +28,9 @@ func rolePath(i int, rest string) string {
 // Validate checks a spec as JobSet's CRD schema and webhook do on create and
 // returns every error found, each naming the field and the value ([Errors]; nil
 // when the spec is valid). Fields left empty that [Default] fills are accepted.
-// Checked: at least one role; role names unique, and the longest child name and
-// pod hostname valid DNS labels; replicas, parallelism and completions not
-// negative; group names valid label values; dependsOn on earlier roles only, not
+// Checked: the group's name; at least one role; role names unique, and the
+// longest child name and pod name valid DNS labels; replicas, parallelism and
+// completions not negative, replicas × parallelism within int32; group names valid label values; dependsOn on earlier roles only, not
 // on the first, at most [MaxDependsOn], Ready or Complete, and not with InOrder;
 // the success policy's operator and targets; the failure policy's maxRestarts,
 // strategy, rule names (pattern, length, unique), actions, failure reasons,
@@ -102,8 +102,10 @@ func Validate(spec *Spec) Errors {
 	if t := spec.TTLSecondsAfterFinished; t != nil && *t < 0 {
 		errs = append(errs, &FieldError{Type: fielderr.Invalid, Field: "ttlSecondsAfterFinished", BadValue: *t, Detail: "must be greater than or equal to 0", Origin: "minimum"})
 	}
-	if spec.Subdomain != "" && (len(spec.Subdomain) > MaxNameLength || !dns1123.MatchString(spec.Subdomain)) {
-		errs = append(errs, invalid("network.subdomain", spec.Subdomain, "must be a valid DNS-1123 label"))
+	// The subdomain names the headless Service too, so it must be a DNS-1035
+	// label as well as a DNS-1123 subdomain: the stricter rule is the first.
+	if spec.Subdomain != "" && (len(spec.Subdomain) > MaxNameLength || !dns1035.MatchString(spec.Subdomain)) {
+		errs = append(errs, invalid("network.subdomain", spec.Subdomain, "must be a valid DNS-1035 label of at most 63 characters"))
 	}
 	if spec.ManagedBy != "" {
 		errs = validateManagedBy(errs, spec.ManagedBy)
@@ -136,6 +138,9 @@ func validateRole(errs Errors, spec *Spec, i int, roleAt map[string]int) Errors 
 		}
 	}
 	minimum(".replicas", r.Replicas)
+	if int64(r.Replicas)*int64(r.Parallelism) > math.MaxInt32 {
+		errs = append(errs, invalid(rolePath(i, ".replicas"), r.Replicas, "the product of replicas and parallelism must not exceed "+strconv.Itoa(math.MaxInt32)))
+	}
 	minimum(".template.spec.parallelism", r.Parallelism)
 	if r.Completions != nil {
 		minimum(".template.spec.completions", *r.Completions)
@@ -169,15 +174,20 @@ func validateRole(errs Errors, spec *Spec, i int, roleAt map[string]int) Errors 
 	return errs
 }
 
+// podNameSuffix is the length of "-xxxxx", the random end of a pod's name.
+const podNameSuffix = 6
+
 // validateNames checks the longest child name and pod hostname of role r.
 func validateNames(errs Errors, group string, r *Role, i int) Errors {
 	last := max(r.Replicas-1, 0)
 	if n := ChildName(group, r.Name, last); len(n) > MaxNameLength || !dns1035.MatchString(n) {
 		return append(errs, invalid(rolePath(i, ".name"), r.Name, "child name "+strconv.Quote(n)+" must be a valid DNS-1035 label of at most 63 characters"))
 	}
-	if pods := podCount(r); pods > 0 {
-		if h := PodHostname(group, r.Name, last, pods-1); len(h) > MaxNameLength {
-			errs = append(errs, invalid(rolePath(i, ".name"), r.Name, "pod hostname "+strconv.Quote(h)+" must be at most 63 characters"))
+	// A pod's name is its hostname and a random suffix of podNameSuffix bytes;
+	// JobSet checks it for children with completions (Indexed, as it defaults).
+	if r.Completions != nil && *r.Completions > 0 {
+		if h := PodHostname(group, r.Name, last, *r.Completions-1); len(h)+podNameSuffix > MaxNameLength {
+			errs = append(errs, invalid(rolePath(i, ".name"), r.Name, "pod name "+strconv.Quote(h+"-xxxxx")+" must be at most 63 characters"))
 		}
 	}
 	return errs

@@ -132,6 +132,10 @@ func TestValidate(t *testing.T) {
 			{"network.subdomain", "Invalid value", "No.Dots"},
 			{"managedBy", "Invalid value", "no-slash"},
 		}},
+		{name: "subdomain must start with a letter (a DNS-1035 label)", mutate: func(s *group.Spec) { s.Subdomain = "1net" },
+			want: []fieldWant{{"network.subdomain", "Invalid value", "1net"}}},
+		{name: "replicas × parallelism beyond int32", mutate: func(s *group.Spec) { s.Roles[1].Replicas = 1 << 30; s.Roles[1].Completions = nil }, // names stay short enough
+			want: []fieldWant{{"replicatedJobs[1].replicas", "Invalid value", int32(1 << 30)}}},
 		{name: "managedBy too long", mutate: func(s *group.Spec) { s.ManagedBy = "example.com/" + strings.Repeat("a", 60) },
 			want: []fieldWant{{"managedBy", "Too long", "example.com/" + strings.Repeat("a", 60)}}},
 	}
