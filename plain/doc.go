@@ -26,4 +26,6 @@
 //	plain/successpolicy     success rules over index strings and counts
 //	plain/concurrency       single-pod concurrency limits
 //	plain/deadlines         pod deadlines
+//	plain/group             groups of roles (JobSet): failure, success, startup
+//	                        and restart rules over the facts of child jobs
 package plain

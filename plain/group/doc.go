@@ -1,0 +1,85 @@
+// Package group holds the rules of a group of roles, the world of JobSet
+// (jobset.x-k8s.io/v1alpha2): a workload of several replicated jobs (a leader and
+// workers, a launcher and ranks) whose child jobs succeed, fail and restart
+// together. It works over plain values with the standard library only, so a
+// scheduler with no Kubernetes object uses the same rules as a controller.
+//
+// # The facts
+//
+// A group is its [Role] list (name, group name, replicas, the child's parallelism
+// and completions, dependsOn), its [Child] list (role, index, restart attempts,
+// outcome with the reason, message and time of the finishing condition, pod
+// counts, suspended, being deleted) and its [Counters] (status.restarts,
+// restartsCountTowardsMax and the per-index jobRestarts of each role). A child
+// belongs to the current attempt when its restart-attempt is not below
+// status.restarts and its job-restart-attempt is not below its index's
+// jobRestarts ([Counters.Current]); every rule reads current children only.
+//
+// # The rules
+//
+//   - Failure: [Compile] reads a [FailurePolicy]; [Matcher.Decide] finds the rule
+//     and the earliest-failed child it matches, applies the action and returns a
+//     [Decision]: fail, restart the group or restart one child, the new counters,
+//     the condition (Failed or RestartingJobSet, with JobSet's reasons and
+//     messages), the terminal state and an event.
+//   - Success: [Succeed] applies a [SuccessPolicy] (All or Any over target roles).
+//   - Startup: [MayStart] says which roles may be created or resumed (InOrder, or
+//     dependsOn Ready / Complete) and gives the InOrder conditions.
+//   - Restart: [Obsolete] lists the children of old attempts that must go;
+//     [Creations] lists the children to create under Recreate or
+//     BlockingRecreate; [Identities] and [Identity.Labels] give their names and
+//     labels (global and group indexes and replicas, attempts, job key);
+//     [Coordinator.Value] the coordinator label.
+//   - Status: [Statuses] counts ready, succeeded, failed, active and suspended
+//     children per role; [SetCondition] upserts a condition as JobSet does;
+//     [RestartEnded] gives the RestartingJobSet=False that ends a restart.
+//   - Lifecycle: [TTL] (time left after finishing, expired) and [Suspend]
+//     (children to suspend or resume).
+//   - Validation: [Validate] returns every [FieldError] of a [Spec], naming the
+//     field and value, as JobSet's schema and webhook would, and
+//     [ValidateUpdate] the immutable fields of an update; [Default] fills
+//     JobSet's defaults.
+//
+// A sync of a group applies them in JobSet's order: delete the obsolete children;
+// decide failure (which comes before success); then success; then startup and
+// creations; then status and conditions.
+//
+// # Invariants
+//
+// No function modifies its arguments: counters and condition lists come back as
+// copies when they change. A Decision of effect NoFailure leaves the counters as
+// they were; a restart never lowers a counter; Fail and Completed always carry
+// their terminal state. Creations never returns an index a child still holds,
+// so no name is created twice.
+//
+// # Cost
+//
+// Decide is O(rules × children) with at most one pattern search per rule and
+// failed child; Succeed, Statuses, Obsolete and Suspend are O(roles + children);
+// Creations and Identities are O(roles + children + created children). Each
+// allocates only its result (and one flag per replica for Creations);
+// bench_test.go measures each at 10, 1,000 and 100,000 children.
+//
+// # Concurrency
+//
+// Every function is pure; a [Matcher] is immutable once compiled. All are safe
+// for concurrent use.
+//
+// # Differences from JobSet
+//
+//   - The RestartingJobSet condition's message is the restart's event message
+//     ("applying RestartJobSet failure policy action (first failed job: x)").
+//     [RestartEnded] ends a restart once every role has started again (our
+//     reading of JobSet's JobsReady); its messages for JobSetCompleted and
+//     JobSetSuspended are ours, as JobSet documents only the reasons.
+//   - RestartJob on a child whose index is at least [MaxJobRestartsItems] (the
+//     length limit of the per-index counters) is an error wrapping
+//     [ErrIndexOutOfRange] rather than a counter that cannot be written.
+//   - An action Validate would reject is applied as RestartJobSet, so a failure
+//     is never dropped.
+//   - The in-place restart strategy (InPlaceRestart) is accepted by Validate,
+//     but its agent protocol is not implemented; Creations treats it as
+//     Recreate.
+//   - Elastic scaling, volume claim policies, exclusive placement and the
+//     active deadline are not covered.
+package group

@@ -1,0 +1,237 @@
+package group_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/jobkit/jobkit/plain/group"
+)
+
+// A worker fails because its pod failure policy matched exit code 42: the
+// FailJobSet rule for that message fails the group at once.
+func ExampleMatcher_Decide() {
+	m, err := group.Compile(&group.FailurePolicy{
+		MaxRestarts: 3,
+		Rules: []group.Rule{{
+			Name:                        "bug",
+			Action:                      group.FailJobSet,
+			OnJobFailureReasons:         []string{"PodFailurePolicy"},
+			OnJobFailureMessagePatterns: []string{`exit code 42\b`},
+		}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	children := []group.Child{
+		{Name: "train-leader-0", Role: "leader", Active: 1, Ready: 1},
+		{Name: "train-workers-0", Role: "workers", Outcome: group.Failed, Reason: "PodFailurePolicy",
+			Message:    "Container main for pod ns/train-workers-0-0-x failed with exit code 42 matching FailJob rule at index 0",
+			FinishedAt: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)},
+	}
+	d, err := m.Decide(children, group.Counters{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(d.Effect, d.Action, d.RuleName, children[d.Child].Name)
+	fmt.Println(d.Condition.Reason)
+	fmt.Println(d.Condition.Message)
+	// Output:
+	// Fail FailJobSet bug train-workers-0
+	// FailJobSetFailurePolicyAction
+	// applying FailJobSet failure policy action (first failed job: train-workers-0)
+}
+
+// Without a matching rule the default RestartJobSet restarts the group while the
+// budget lasts; the children of the old attempt then go and new ones are created.
+func ExampleMatcher_Decide_restart() {
+	m, _ := group.Compile(&group.FailurePolicy{MaxRestarts: 1})
+	roles := []group.Role{{Name: "workers", Replicas: 2, Parallelism: 1}}
+	children := []group.Child{
+		{Name: "train-workers-0", Role: "workers", Index: 0, Active: 1},
+		{Name: "train-workers-1", Role: "workers", Index: 1, Outcome: group.Failed, Reason: "BackoffLimitExceeded"},
+	}
+	d, _ := m.Decide(children, group.Counters{})
+	fmt.Println(d.Effect, d.Condition.Type, d.Condition.Reason)
+	fmt.Println("restarts:", d.Counters.Restarts, "counted:", d.Counters.RestartsCountTowardsMax)
+	fmt.Println("delete:", group.Obsolete(children, d.Counters))
+	fmt.Println("create now:", group.Creations(roles, children, d.Counters, group.Recreate, nil))
+
+	again, _ := m.Decide([]group.Child{{Name: "train-workers-0", Role: "workers", Attempt: 1, Outcome: group.Failed}}, d.Counters)
+	fmt.Println(again.Effect, again.Condition.Reason)
+	// Output:
+	// RestartGroup RestartingJobSet DefaultFailurePolicy
+	// restarts: 1 counted: 1
+	// delete: [0 1]
+	// create now: []
+	// Fail ReachedMaxRestarts
+}
+
+// Success Any on the leader: the group completes when the leader does.
+func ExampleSucceed() {
+	roles := []group.Role{{Name: "leader", Replicas: 1}, {Name: "workers", Replicas: 4}}
+	children := []group.Child{
+		{Name: "js-leader-0", Role: "leader", Outcome: group.Succeeded},
+		{Name: "js-workers-0", Role: "workers", Active: 1},
+	}
+	s := group.Succeed(&group.SuccessPolicy{Operator: group.Any, TargetReplicatedJobs: []string{"leader"}}, roles, children, group.Counters{})
+	fmt.Println(s.Completed, s.Succeeded, s.Needed, s.Condition.Reason)
+	s = group.Succeed(nil, roles, children, group.Counters{})
+	fmt.Println(s.Completed, s.Succeeded, s.Needed)
+	// Output:
+	// true 1 1 AllJobsCompleted
+	// false 1 5
+}
+
+// Workers depend on the leader being ready: they wait until its status says so.
+func ExampleMayStart() {
+	roles := []group.Role{
+		{Name: "leader", Replicas: 1},
+		{Name: "workers", Replicas: 8, DependsOn: []group.Dependency{{Name: "leader", Status: group.DependsOnReady}}},
+	}
+	fmt.Println(group.MayStart(group.AnyOrder, roles, []group.RoleStatus{{Name: "leader", Active: 1}}).Allowed)
+	fmt.Println(group.MayStart(group.AnyOrder, roles, []group.RoleStatus{{Name: "leader", Ready: 1}}).Allowed)
+	// Output:
+	// [true false]
+	// [true true]
+}
+
+// The children of a group and their labels: global and group indexes count
+// across roles.
+func ExampleIdentities() {
+	roles := []group.Role{{Name: "driver", Replicas: 1}, {Name: "workers", Replicas: 2}}
+	slots := group.Creations(roles, nil, group.Counters{}, group.Recreate, nil)
+	for _, id := range group.Identities("js", roles, group.Counters{}, slots) {
+		l := id.Labels("js", "uid", "ns", "")
+		fmt.Println(id.Name, l[group.LabelJobGlobalIndex]+"/"+l[group.LabelGlobalReplicas], l[group.LabelJobGroupIndex]+"/"+l[group.LabelGroupReplicas])
+	}
+	// Output:
+	// js-driver-0 0/3 0/3
+	// js-workers-0 1/3 1/3
+	// js-workers-1 2/3 2/3
+}
+
+func ExampleCoordinator_Value() {
+	c := group.Coordinator{ReplicatedJob: "leader", JobIndex: 0, PodIndex: 0}
+	fmt.Println(c.Value("pytorch", ""))
+	// Output:
+	// pytorch-leader-0-0.pytorch
+}
+
+func ExampleStatuses() {
+	roles := []group.Role{{Name: "workers", Replicas: 3, Parallelism: 2}}
+	children := []group.Child{
+		{Role: "workers", Index: 0, Ready: 2, Active: 2},
+		{Role: "workers", Index: 1, Ready: 1, Active: 2},
+		{Role: "workers", Index: 2, Outcome: group.Succeeded},
+	}
+	s := group.Statuses(roles, children, group.Counters{})[0]
+	fmt.Printf("%s ready=%d active=%d succeeded=%d started=%v\n", s.Name, s.Ready, s.Active, s.Succeeded, s.Started(3))
+	// Output:
+	// workers ready=1 active=2 succeeded=1 started=false
+}
+
+func ExampleSetCondition() {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	conds, changed := group.SetCondition(nil, group.Condition{Type: group.ConditionSuspended, Status: group.False, Reason: group.ReasonResumed}, now)
+	fmt.Println(len(conds), changed)
+	conds, changed = group.SetCondition(conds, group.Condition{Type: group.ConditionSuspended, Status: group.True, Reason: group.ReasonSuspended}, now)
+	fmt.Println(len(conds), changed, conds[0].Status, conds[0].LastTransitionTime.Format(time.Kitchen))
+	// Output:
+	// 0 false
+	// 1 true True 10:00AM
+}
+
+func ExampleTTL() {
+	finished := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	conds := []group.Condition{{Type: group.ConditionCompleted, Status: group.True, LastTransitionTime: finished}}
+	ttl := int32(300)
+	e, _ := group.TTL(&ttl, conds, false, finished.Add(time.Minute))
+	fmt.Println(e.Expired, e.Left)
+	e, _ = group.TTL(&ttl, conds, false, finished.Add(5*time.Minute))
+	fmt.Println(e.Expired, e.Left)
+	// Output:
+	// false 4m0s
+	// true 0s
+}
+
+func ExampleSuspend() {
+	roles := []group.Role{{Name: "workers", Replicas: 2}}
+	children := []group.Child{{Role: "workers", Index: 0}, {Role: "workers", Index: 1, Outcome: group.Succeeded}}
+	s := group.Suspend(true, roles, children, group.Counters{}, nil)
+	fmt.Println(s.Suspend, s.Condition.Reason)
+	// Output:
+	// [0] SuspendedJobs
+}
+
+func ExampleValidate() {
+	spec := group.Spec{
+		Name:  "js",
+		Roles: []group.Role{{Name: "leader", Replicas: 1, Parallelism: 1}},
+		FailurePolicy: &group.FailurePolicy{Rules: []group.Rule{
+			{Name: "1st", Action: group.RestartJob, OnJobFailureReasons: []string{"OOMKilled"}},
+		}},
+	}
+	for _, e := range group.Validate(&spec) {
+		fmt.Println(e.Field, "|", e.Type, "|", e.BadValue)
+	}
+	// Output:
+	// failurePolicy.rules[0].name | Invalid value | 1st
+	// failurePolicy.rules[0].onJobFailureReasons[0] | Unsupported value | OOMKilled
+}
+
+func ExampleDefault() {
+	s := group.Default(group.Spec{Name: "js", Roles: []group.Role{{Name: "a", Replicas: 1}},
+		FailurePolicy: &group.FailurePolicy{Rules: []group.Rule{{Action: group.FailJobSet}}}})
+	fmt.Println(s.Roles[0].GroupName, s.SuccessPolicy.Operator, s.StartupOrder, s.FailurePolicy.RestartStrategy, s.FailurePolicy.Rules[0].Name, s.Subdomain)
+	// Output:
+	// default All AnyOrder Recreate failurePolicyRule0 js
+}
+
+func ExampleChildName() {
+	fmt.Println(group.ChildName("train", "workers", 3))
+	fmt.Println(group.PodHostname("train", "workers", 3, 0))
+	fmt.Println(group.JobKey("default", "train-workers-3") != "")
+	// Output:
+	// train-workers-3
+	// train-workers-3-0
+	// true
+}
+
+// After a restart the children of the old attempt go; with BlockingRecreate
+// nothing new is created until the last of them is gone.
+func ExampleCreations() {
+	roles := []group.Role{{Name: "workers", Replicas: 2}}
+	c := group.Counters{Restarts: 1}
+	children := []group.Child{{Role: "workers", Index: 0, Attempt: 0, Deleting: true}}
+	fmt.Println(group.Obsolete(children, c))
+	fmt.Println(group.Creations(roles, children, c, group.Recreate, nil))
+	fmt.Println(group.Creations(roles, children, c, group.BlockingRecreate, nil))
+	fmt.Println(group.Creations(roles, nil, c, group.BlockingRecreate, nil))
+	// Output:
+	// [0]
+	// [{0 1}]
+	// []
+	// [{0 0} {0 1}]
+}
+
+func ExampleRestartEnded() {
+	roles := []group.Role{{Name: "workers", Replicas: 2}}
+	conds := []group.Condition{{Type: group.ConditionRestarting, Status: group.True, Reason: group.ReasonDefaultFailurePolicy}}
+	fmt.Println(group.RestartEnded(conds, roles, []group.RoleStatus{{Name: "workers", Ready: 1}}, false))
+	end := group.RestartEnded(conds, roles, []group.RoleStatus{{Name: "workers", Ready: 2}}, false)
+	fmt.Println(end.Status, end.Reason, end.Message)
+	// Output:
+	// <nil>
+	// False JobsReady all jobs are ready
+}
+
+func ExampleValidateUpdate() {
+	old := group.Spec{Name: "js", Roles: []group.Role{{Name: "workers", Replicas: 2, Parallelism: 1}}}
+	spec := old
+	spec.Roles = []group.Role{{Name: "workers", Replicas: 3, Parallelism: 1}}
+	for _, e := range group.ValidateUpdate(&old, &spec) {
+		fmt.Println(e)
+	}
+	// Output:
+	// replicatedJobs[0].replicas: Invalid value: 3: field is immutable
+}

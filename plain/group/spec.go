@@ -1,0 +1,147 @@
+package group
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+
+	"github.com/jobkit/jobkit/plain/internal/fielderr"
+)
+
+// Spec is the part of a JobSet's spec the group rules read.
+type Spec struct {
+	// Name is the group's name (metadata.name), the prefix of child names.
+	Name string
+	// Roles are spec.replicatedJobs, in order.
+	Roles []Role
+	// SuccessPolicy is spec.successPolicy; nil means All over every role.
+	SuccessPolicy *SuccessPolicy
+	// FailurePolicy is spec.failurePolicy; nil fails the group on any failure.
+	FailurePolicy *FailurePolicy
+	// StartupOrder is spec.startupPolicy.startupPolicyOrder.
+	StartupOrder StartupOrder
+	// Coordinator is spec.coordinator, nil for none.
+	Coordinator *Coordinator
+	// Subdomain is spec.network.subdomain; "" means the group's name.
+	Subdomain string
+	// TTLSecondsAfterFinished is spec.ttlSecondsAfterFinished.
+	TTLSecondsAfterFinished *int32
+	// ManagedBy is spec.managedBy, "" when unset.
+	ManagedBy string
+}
+
+// ControllerName is the managedBy value reserved for JobSet's own controller.
+const ControllerName = "jobset.sigs.k8s.io/jobset-controller"
+
+// Limits JobSet's API enforces.
+const (
+	// MaxDependsOn is the largest number of items in a role's dependsOn.
+	MaxDependsOn = 5
+	// MaxRuleNameLength is the longest failure policy rule name.
+	MaxRuleNameLength = 128
+	// MaxManagedByLength is the longest managedBy value.
+	MaxManagedByLength = 63
+	// MaxNameLength is the longest child name and pod hostname (a DNS label).
+	MaxNameLength = 63
+)
+
+// The values Validate accepts, in JobSet's order.
+var (
+	ValidActions          = []Action{FailJobSet, RestartJobSet, RestartJobSetAndIgnoreMaxRestarts, RestartJob, RestartJobAndIgnoreMaxRestarts}
+	ValidRestartStrategy  = []RestartStrategy{Recreate, BlockingRecreate, InPlaceRestart}
+	ValidOperators        = []Operator{All, Any}
+	ValidStartupOrders    = []StartupOrder{AnyOrder, InOrder}
+	ValidDependsOnStatus  = []DependsOnStatus{DependsOnReady, DependsOnComplete}
+	ValidJobFailureReason = []string{"BackoffLimitExceeded", "DeadlineExceeded", "FailedIndexes", "MaxFailedIndexesExceeded", "PodFailurePolicy"}
+)
+
+// Errors a caller can test with errors.Is.
+var (
+	// ErrInvalid is wrapped by every validation error of this package.
+	ErrInvalid = errors.New("invalid value")
+	// ErrNotFinished: a finished group was expected.
+	ErrNotFinished = errors.New("the group has not finished")
+	// ErrIndexOutOfRange: a child's index cannot hold a per-index counter.
+	ErrIndexOutOfRange = errors.New("index out of the range of per-index restart counters [0, 1024)")
+)
+
+// FieldError is one rule a spec breaks: the field in the API's names
+// ("failurePolicy.rules[0].name"), the bad value, and what is wrong. It is
+// shared with the other plain packages.
+type FieldError = fielderr.Error
+
+// Errors is every error [Validate] found. errors.Is(errs, ErrInvalid) holds.
+type Errors []*FieldError
+
+// Error renders every error, after the package name.
+func (es Errors) Error() string { return fielderr.Join("group", es) }
+
+// Is makes errors.Is(errs, ErrInvalid) true.
+func (es Errors) Is(target error) bool { return target == ErrInvalid && len(es) > 0 }
+
+// PatternError is the error of a message pattern that does not compile.
+type PatternError struct {
+	// Field is the pattern's field path.
+	Field string
+	// Pattern is the pattern; Err is regexp's error.
+	Pattern string
+	Err     error
+}
+
+func (e *PatternError) Error() string {
+	return e.Field + ": Invalid value: " + strconv.Quote(e.Pattern) + ": " + e.Err.Error()
+}
+
+// Unwrap returns regexp's error.
+func (e *PatternError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *PatternError) Is(target error) bool { return target == ErrInvalid }
+
+func patternError(rule, pattern int, s string, err error) *PatternError {
+	return &PatternError{Field: rulePath(rule) + ".onJobFailureMessagePatterns[" + strconv.Itoa(pattern) + "]", Pattern: s, Err: err}
+}
+
+func rulePath(i int) string { return "failurePolicy.rules[" + strconv.Itoa(i) + "]" }
+
+// Default returns a copy of spec with JobSet's defaults (CRD schema and webhook)
+// filled in: role GroupName "default", SuccessPolicy {All}, StartupOrder
+// AnyOrder, RestartStrategy Recreate, rule names "failurePolicyRule<i>", and
+// Subdomain the group's name. Replicas cannot be told unset from zero here: the
+// caller applies its default of 1. spec is not modified; slices that change are
+// copied.
+func Default(spec Spec) Spec {
+	spec.Roles = slices.Clone(spec.Roles)
+	for i := range spec.Roles {
+		if spec.Roles[i].GroupName == "" {
+			spec.Roles[i].GroupName = DefaultGroupName
+		}
+	}
+	if spec.SuccessPolicy == nil {
+		spec.SuccessPolicy = &SuccessPolicy{Operator: All}
+	} else if spec.SuccessPolicy.Operator == "" {
+		p := *spec.SuccessPolicy
+		p.Operator = All
+		spec.SuccessPolicy = &p
+	}
+	if spec.StartupOrder == "" {
+		spec.StartupOrder = AnyOrder
+	}
+	if spec.FailurePolicy != nil {
+		p := *spec.FailurePolicy
+		if p.RestartStrategy == "" {
+			p.RestartStrategy = Recreate
+		}
+		p.Rules = slices.Clone(p.Rules)
+		for i := range p.Rules {
+			if p.Rules[i].Name == "" {
+				p.Rules[i].Name = "failurePolicyRule" + strconv.Itoa(i)
+			}
+		}
+		spec.FailurePolicy = &p
+	}
+	if spec.Subdomain == "" {
+		spec.Subdomain = spec.Name
+	}
+	return spec
+}
