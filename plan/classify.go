@@ -118,10 +118,18 @@ func classify(e *env, list []*corev1.Pod, st *batchv1.JobStatus) classified {
 		if pi.terminating {
 			c.terminating++
 		}
-		if !pi.tracked || (e.spec.indexed && !pi.validIndex) {
+		if !pi.tracked {
 			continue
 		}
 		fp := e.spec.failurePolicy
+		if e.spec.indexed && !pi.validIndex {
+			// Never newly finished. One recorded as failed while its index was valid
+			// stays a failure, unless its state now says it is none (see ledger).
+			if out.uncountedFailed.Has(pod.UID) && notFailureNow(fp, pi) {
+				unfailed++
+			}
+			continue
+		}
 		switch {
 		case pod.Status.Phase == corev1.PodSucceeded && !out.uncountedSucceeded.Has(pod.UID):
 			out.newSucceeded = append(out.newSucceeded, pod)
@@ -140,6 +148,14 @@ func classify(e *env, list []*corev1.Pod, st *batchv1.JobStatus) classified {
 	out.succeeded = sat(int64(st.Succeeded) + int64(len(out.newSucceeded)) + int64(out.uncountedSucceeded.Len()))
 	out.failed = sat(int64(st.Failed) + int64(newFailedCounted) + int64(out.uncountedFailed.Len()) - int64(unfailed))
 	return out
+}
+
+// notFailureNow says whether pi, a pod recorded in uncountedTerminatedPods.failed,
+// is no failure by its state now: it succeeded, or it was stopped with a failure an
+// Ignore rule matches. The ledger takes such a pod out of the list.
+func notFailureNow(fp *batchv1.PodFailurePolicy, pi *podInfo) bool {
+	return pi.pod.Status.Phase == corev1.PodSucceeded ||
+		(pi.failed && fp != nil && !policyMatch(fp, pi).CountsTowardBackoff)
 }
 
 // rebuildBackoff is the backoff record to keep: the caller's, advanced by the new

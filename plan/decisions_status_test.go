@@ -214,6 +214,10 @@ type tbD11Case struct {
 	wantDelete    []string
 	wantCreate    []int
 	wantRemove    []string
+	// wantRecordFailed is uncountedTerminatedPods.failed of RecordStatus;
+	// wantFailed is status.failed once the removals are done.
+	wantRecordFailed []string
+	wantFailed       int32
 }
 
 func (c tbD11Case) input() tbInputCase { return tbInputCase{c.name, c.in} }
@@ -251,6 +255,34 @@ func tbD11Cases() []tbD11Case {
 			wantRemove: []string{"p-3", "p-4"},
 		},
 		{
+			name: "a failure recorded before a scale-down took its index away stays a failure",
+			in: tbInput(elastic(2, completed("0", 1), tbStatus(func(s *batchv1.JobStatus) { s.UncountedTerminatedPods.Failed = []types.UID{"p-3"} })),
+				tbPod("p-1", tbIx(1)), tbPod("p-3", tbIx(3), tbFailed)),
+			wantCompleted: "0", wantSucceeded: 1,
+			wantRemove:       []string{"p-3"},
+			wantRecordFailed: []string{"p-3"},
+			wantFailed:       1,
+		},
+		{
+			// Issue 25, the interleaving of sim seed 5202 at a 20% fault rate: the
+			// failing Job recorded its pods being deleted as failed while their
+			// indexes were valid, the write's answer was lost (it was applied), the
+			// pods ended with exit code 137, and a scale-down took their indexes
+			// away. A pod counts by its state when its finalizer goes: p-3 is an
+			// ignored failure and leaves the list uncounted, p-2 stays a failure.
+			// Upstream counts both.
+			name: "a pod recorded as failed before a scale-down, then stopped with an ignored failure, is not counted",
+			in: tbInput(elastic(2, completed("0,1", 2), tbReplaceFailed,
+				tbFailurePolicy(tbExitRule(batchv1.PodFailurePolicyActionIgnore, 137)),
+				tbWithCond(tbCond(batchv1.JobFailureTarget, batchv1.JobReasonBackoffLimitExceeded, tbMsgBackoff)),
+				tbStatus(func(s *batchv1.JobStatus) { s.UncountedTerminatedPods.Failed = []types.UID{"p-2", "p-3"} })),
+				tbPod("p-2", tbIx(2), tbFailed, tbDeleted), tbPod("p-3", tbIx(3), tbFailedWith(137), tbDeleted)),
+			wantCompleted: "0,1", wantSucceeded: 2,
+			wantRemove:       []string{"p-2", "p-3"},
+			wantRecordFailed: []string{"p-2"},
+			wantFailed:       1,
+		},
+		{
 			name: "scale-down trims failedIndexes",
 			in: tbInput(elastic(2, tbPerIndex(0, -1), tbStatus(func(s *batchv1.JobStatus) { s.FailedIndexes = ptr.To("1,3") })),
 				tbPod("p-0", tbIx(0))),
@@ -280,6 +312,11 @@ func TestDecision11_ElasticIndexed(t *testing.T) {
 			if diff := cmp.Diff(tc.wantRemove, tbActionNames(p.RemoveFinalizers), tbEmptyEqual); diff != "" {
 				t.Errorf("Compute(in).RemoveFinalizers (-want +got):\n%s", diff)
 			}
+			_, gotF := tbRecorded(p)
+			if diff := cmp.Diff(tc.wantRecordFailed, gotF, tbEmptyEqual); diff != "" {
+				t.Errorf("RecordStatus uncounted failed (-want +got):\n%s", diff)
+			}
+			assert.Equal(t, tc.wantFailed, p.Status.Failed, "Status.Failed")
 			assert.Empty(t, p.Warnings, "an elastic resize is not bad input")
 		})
 	}

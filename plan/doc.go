@@ -62,7 +62,11 @@
 //     deleted) whose removal did not happen, and which has since succeeded or been
 //     stopped with a failure an Ignore rule matches, is recorded again (as succeeded,
 //     or not at all). Upstream, whose removal patch has no precondition, keeps it as
-//     failed.
+//     failed. The same holds when an elastic scale-down has since taken the pod's
+//     index away (issue 25); a recorded failure of such an index that is still a
+//     failure stays counted, as upstream (which lists a failed pod of an Indexed Job
+//     only while its index is below completions, and counts a listed UID when its
+//     finalizer goes).
 //   - With backoffLimitPerIndex, an index is finished by its first outcome: when two
 //     pods ran for one index (a creation hidden by a lost answer), a later failure of
 //     a succeeded index or a later success of a failed one changes nothing (seen in

@@ -84,6 +84,9 @@ func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 			}
 		case pi.failed || failing:
 			if e.spec.indexed && !pi.validIndex {
+				// Not recorded now. One recorded while its index was valid stays a
+				// failure (as upstream), as long as its state says it is one.
+				ignored = in.uncountedFailed.Has(pod.UID) && notFailureNow(e.spec.failurePolicy, pi)
 				break
 			}
 			if e.spec.failurePolicy != nil {
@@ -106,9 +109,10 @@ func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 			// carries its resourceVersion, so that is the state decided on here). One
 			// recorded as failed whose removal did not happen, and which has since
 			// succeeded or been stopped with an ignored failure, is recorded again:
-			// it still carries the finalizer, so it was never counted. (A recorded
-			// failure whose index an elastic scale-down took away stays a failure,
-			// as upstream.)
+			// it still carries the finalizer, so it was never counted. The same holds
+			// when an elastic scale-down has since taken its index away (issue 25); a
+			// recorded failure of such an index that is still a failure stays one, as
+			// upstream.
 			unrecord = append(unrecord, pod.UID)
 		}
 		finished = append(finished, fp)

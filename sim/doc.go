@@ -166,7 +166,9 @@
 // checks that a failed index has failed at least once. When an elastic scale-down
 // takes away the index of a pod that failed before its finalizer went, the model
 // accepts the failure counted or not: whether the controller recorded it while the
-// index was still valid is a race. There is one Job per run and no concurrency
+// index was still valid is a race. A pod that is no failure by its state when its
+// finalizer goes (a success, a failure an Ignore rule matches) is not counted, even
+// when it was recorded before (as plan documents). There is one Job per run and no concurrency
 // inside the controller: those have their own tests in package reconcile.
 //
 // Orphans and the owner's deletion may come in one seed. The controller reads its

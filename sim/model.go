@@ -230,7 +230,8 @@ func (m *model) classify(ps *podState, prev *corev1.Pod) {
 		// A failure recorded while its index was valid stays a failure when an
 		// elastic scale-down takes the index away before the finalizer goes (as
 		// upstream); whether it was recorded in time is a race the model accepts
-		// either way.
+		// either way. A pod that is no failure by its state when the finalizer goes
+		// (a success, an ignored failure) is not counted, recorded or not.
 		recordedBefore := out == wonFailed && ps.index >= 0 && ps.index < m.maxCompletions && m.inF[ps.uid]
 		if !recordedBefore {
 			out = notCounted
@@ -329,6 +330,8 @@ func (m *model) ledgerText(uid types.UID) string {
 
 func notCountedWhy(pod *corev1.Pod, ignored, validIndex, lateSuccess bool) string {
 	switch {
+	case !validIndex && ignored:
+		return "no valid completion index, and an Ignore rule matches its failure"
 	case !validIndex:
 		return "no valid completion index"
 	case lateSuccess:
