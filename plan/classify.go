@@ -10,6 +10,7 @@ import (
 
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/indexes"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/podfailurepolicy"
 )
 
@@ -145,7 +146,7 @@ func classify(e *env, list []*corev1.Pod, st *batchv1.JobStatus) classified {
 // rebuildBackoff is the backoff record to keep: the caller's, advanced by the new
 // finishes, merged with one rebuilt from the pods so that a restart does not forget
 // earlier failures.
-func rebuildBackoff(e *env, cl classified, prev backoff.Record) backoff.Record {
+func rebuildBackoff(e *env, cl classified, prev plainbackoff.Record) plainbackoff.Record {
 	isFailed := func(p *corev1.Pod) bool {
 		if p.DeletionTimestamp != nil && !e.owner.HasFinalizer(p) {
 			// Mostly pods this controller stopped (scale-down, suspend, a finishing
@@ -166,7 +167,7 @@ func rebuildBackoff(e *env, cl classified, prev backoff.Record) backoff.Record {
 			}
 		}
 	}
-	return backoff.Merge(prev.AdvancePods(cl.newSucceeded, cl.newFailed), backoff.FromPodsFunc(rebuildFrom, isFailed))
+	return plainbackoff.Merge(backoff.AdvancePods(prev, cl.newSucceeded, cl.newFailed), backoff.FromPodsFunc(rebuildFrom, isFailed))
 }
 
 func isReady(pod *corev1.Pod) bool {

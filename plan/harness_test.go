@@ -14,10 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/jobstatus"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 
 // world is the multi-step harness: an in-memory Job and its pods, to which plans are
@@ -28,7 +28,7 @@ type world struct {
 	job  *batchv1.Job
 	pods []*corev1.Pod // in creation order; removed pods are dropped
 	now  time.Time
-	rec  backoff.Record
+	rec  plainbackoff.Record
 	seq  int
 	opts Options
 

@@ -7,9 +7,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/indexes"
 	plainactive "github.com/jobkit/jobkit/plain/active"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/podorder"
 )
 
@@ -46,7 +46,7 @@ type manageInput struct {
 	pods      []*podInfo
 	counts    podCounts // as observed in the cache
 	succeeded int32     // indexOutcomes.succeededCount
-	backoff   backoff.Record
+	backoff   plainbackoff.Record
 	indexes   indexOutcomes
 }
 
@@ -93,7 +93,7 @@ func (c *manager) manage() {
 		return
 	}
 	if c.spec.perIndex == nil {
-		if left := backoff.RemainingForRecord(c.in.backoff, c.opts.Backoff, c.now); left > 0 {
+		if left := c.in.backoff.Remaining(c.opts.Backoff, c.now); left > 0 {
 			c.out.requeue.at(max(left, c.opts.minRequeue()), fmt.Sprintf("pod failure backoff after %d consecutive failure(s)", c.in.backoff.Failures))
 			return
 		}
