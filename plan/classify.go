@@ -11,6 +11,7 @@ import (
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/indexes"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/podfailurepolicy"
 )
 
@@ -18,7 +19,7 @@ import (
 // phases only read it, except for the memo of policyMatch.
 type podInfo struct {
 	pod         *corev1.Pod
-	index       int  // completion index; indexes.Unknown when none or NonIndexed
+	index       int  // completion index; plainindexes.Unknown when none or NonIndexed
 	validIndex  bool // Indexed and 0 <= index < completions
 	tracked     bool // carries the finalizer and its removal is not pending
 	active      bool
@@ -92,7 +93,7 @@ func classify(e *env, list []*corev1.Pod, st *batchv1.JobStatus) classified {
 		pi := &infos[i]
 		out.pods[i] = pi
 		pi.pod = pod
-		pi.index = indexes.Unknown
+		pi.index = plainindexes.Unknown
 		if e.spec.indexed {
 			ix, err := indexes.PodIndex(pod)
 			if err == nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/jobstatus"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 )
 
 // world is the multi-step harness: an in-memory Job and its pods, to which plans are
@@ -169,7 +170,7 @@ func (w *world) checkInvariants() {
 			w.t.Fatalf("sync %d: index %d has two active pods: %s and %s", w.syncs, ix, other, pod.Name)
 		}
 		seen[ix] = pod.Name
-		done, _ := indexes.Parse(w.job.Status.CompletedIndexes, indexes.NoLimit)
+		done, _ := plainindexes.Parse(w.job.Status.CompletedIndexes, plainindexes.NoLimit)
 		if done.Has(ix) && w.created > 0 && pod.CreationTimestamp.Time.Equal(w.now) {
 			w.t.Fatalf("sync %d: pod %s created for index %d, which already succeeded", w.syncs, pod.Name, ix)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/jobkit/jobkit/indexes"
 	plainactive "github.com/jobkit/jobkit/plain/active"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/podorder"
 )
 
@@ -101,7 +102,7 @@ func (c *manager) manage() {
 	diff = min(diff, c.opts.maxCreates())
 	if !c.spec.indexed {
 		for range diff {
-			c.create(indexes.Unknown, nil, "too few active pods")
+			c.create(plainindexes.Unknown, nil, "too few active pods")
 		}
 		return
 	}
@@ -161,9 +162,9 @@ func (c *manager) removalOrder(active []*podInfo, n int) []removal {
 
 func strayReason(s indexes.Stray) string {
 	switch s.Reason {
-	case indexes.StrayNoIndex:
+	case plainindexes.StrayNoIndex:
 		return "no valid completion index"
-	case indexes.StrayOutOfRange:
+	case plainindexes.StrayOutOfRange:
 		return "index " + strconv.Itoa(s.Index) + " at or above completions"
 	default:
 		return "duplicate pod for index " + strconv.Itoa(s.Index)

@@ -11,6 +11,7 @@ import (
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/jobstatus"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/podfailurepolicy"
 	"github.com/jobkit/jobkit/successpolicy"
@@ -131,10 +132,10 @@ func counterMismatches(w *workload, c *classification) []Diagnostic {
 	indexed := ptr.Deref(w.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
 	var succeeded, failed int
 	var missing []int
-	var completed indexes.Intervals
+	var completed plainindexes.Intervals
 	completions := int(ptr.Deref(w.Spec.Completions, 0))
 	if indexed {
-		completed, _ = indexes.Parse(st.CompletedIndexes, completions)
+		completed, _ = plainindexes.Parse(st.CompletedIndexes, completions)
 	}
 	for _, pod := range c.own {
 		if w.kind.HasFinalizer(pod) || metav1.GetControllerOfNoCopy(pod) == nil {
@@ -162,7 +163,7 @@ func counterMismatches(w *workload, c *classification) []Diagnostic {
 	if len(missing) > 0 {
 		out = append(out, Diagnostic{Kind: DiagCounterMismatch, Message: fmt.Sprintf(
 			"status.completedIndexes is %q but succeeded pods without the tracking finalizer (so already counted) have indexes %s",
-			st.CompletedIndexes, indexes.FromIndexes(missing))})
+			st.CompletedIndexes, plainindexes.FromIndexes(missing))})
 	}
 	if failed > int(st.Failed) {
 		mismatch("status.failed", st.Failed, failed, "failed without the tracking finalizer (so already counted)")
