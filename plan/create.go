@@ -93,7 +93,7 @@ func (c *manager) create(index int, replaced *podInfo, reason string) {
 		},
 	}
 	tmpl.Spec.DeepCopyInto(&pod.Spec)
-	finalizers.EnsureNamed(&pod.ObjectMeta, c.owner.Finalizer)
+	finalizers.EnsureOnPod(&pod.ObjectMeta, c.owner.Finalizer)
 	if index >= 0 {
 		indexes.ShapePod(pod, w.Name, index)
 		var fc plainindexes.FailureCount

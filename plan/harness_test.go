@@ -79,7 +79,7 @@ func (w *world) sync() *Plan {
 	for _, a := range p.Adopt {
 		pod := w.pod(a.Pod.Name)
 		pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(w.job, batchv1.SchemeGroupVersion.WithKind("Job"))}
-		finalizers.EnsureOnPod(&pod.ObjectMeta)
+		finalizers.EnsureOnPod(&pod.ObjectMeta, finalizers.Name)
 	}
 	for _, a := range p.Release {
 		w.pod(a.Pod.Name).OwnerReferences = nil
@@ -90,7 +90,7 @@ func (w *world) sync() *Plan {
 	removed := sets.New[types.UID]()
 	for _, a := range p.RemoveFinalizers {
 		pod := w.pod(a.Pod.Name)
-		if !finalizers.Has(pod) {
+		if !finalizers.Has(pod, finalizers.Name) {
 			w.t.Fatalf("sync %d: finalizer removal for %s, which has none (sent twice?)", w.syncs, pod.Name)
 		}
 		w.removeFinalizer(pod)
@@ -343,7 +343,7 @@ func (w *world) assertDone(wantType batchv1.JobConditionType, wantReason string)
 		w.gc()
 	}
 	for _, p := range w.pods {
-		if finalizers.Has(p) {
+		if finalizers.Has(p, finalizers.Name) {
 			w.t.Fatalf("pod %s still carries the tracking finalizer after the job finished", p.Name)
 		}
 	}

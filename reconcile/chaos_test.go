@@ -163,7 +163,7 @@ func watchModel(c *reconciletest.Cluster, completions int32) *model {
 		if p == nil {
 			return
 		}
-		if old := m.last[p.UID]; old != nil && finalizers.Has(old) && !finalizers.Has(p) {
+		if old := m.last[p.UID]; old != nil && finalizers.Has(old, finalizers.Name) && !finalizers.Has(p, finalizers.Name) {
 			switch {
 			case old.Status.Phase == corev1.PodSucceeded:
 				m.succeeded++

@@ -40,7 +40,7 @@ func diagnose(w *workload, pods []*corev1.Pod, c *classification, p *plan.Plan, 
 			add(DiagFinalizerJobDeleted, "pod %s keeps the tracking finalizer while the %s is being deleted%s", pod.Name, w.noun, removedBy(removed, pod))
 		case ref != nil && ref.UID != w.UID && w.kind.Matches(ref) && ref.Name == w.Name:
 			// A pod of an earlier owner of this name: that owner is gone.
-			if d := finalizers.DecideOrphanFor(w.kind, pod, w.orphanOwner(), controller); d.Remove {
+			if d := finalizers.DecideOrphan(w.kind, pod, w.orphanOwner(), controller); d.Remove {
 				add(DiagFinalizerJobDeleted, "pod %s keeps the tracking finalizer of a deleted %s %s (uid %s): %s; the orphan cleanup of the %s controller removes it", pod.Name, w.noun, ref.Name, ref.UID, d.Reason, w.noun)
 			}
 		}
