@@ -4,11 +4,13 @@
 // running too long), as Prow's plank does, reading the pod's phase,
 // metadata.creationTimestamp and status.startTime.
 //
-// [Check] converts the pod with [PodOf] and calls [plaindl.Check];
-// [Timeouts.Validate] reports the plain package's rejections as Kubernetes field
-// errors. Kind, Result and the constants are aliases of the plain package, where
-// the stages, the invariants and the differences from plank are documented; a
-// caller without pods uses it directly.
+// The arithmetic lives in the plain package: the stages, [plaindl.Timeouts] and its
+// defaults, the kinds, [plaindl.Result] and [plaindl.Measure], with the invariants
+// and the differences from plank. This package converts pods onto it and re-exports
+// none of its names: [PodOf] reads the facts of a pod, [Check] converts the pod and
+// calls [plaindl.Check], and [ValidateTimeouts] reports the plain package's
+// rejections as Kubernetes field errors. A caller without pods uses the plain package
+// directly.
 //
 // # Invariants
 //
@@ -16,7 +18,7 @@
 //
 // # Cost
 //
-// Check and Measure are O(1) and do not allocate unless they return an error.
+// Check is O(1) and do not allocate unless they return an error.
 //
 // # Concurrency
 //

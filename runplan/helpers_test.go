@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/deadlines"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 	"github.com/jobkit/jobkit/podoutcome"
 	"github.com/jobkit/jobkit/runplan"
 )
@@ -78,7 +78,7 @@ func terminated(code int32, reason string) func(*corev1.Pod) {
 // opts are plank's defaults: 5m unscheduled, 10m pending, 48h running, 3
 // revivals.
 func opts() podoutcome.Options {
-	return podoutcome.Options{MaxRevivals: podoutcome.DefaultMaxRevivals, Timeouts: deadlines.DefaultTimeouts()}
+	return podoutcome.Options{MaxRevivals: podoutcome.DefaultMaxRevivals, Timeouts: plaindl.DefaultTimeouts()}
 }
 
 func input(run runplan.Run, pod *corev1.Pod, peers ...runplan.Run) runplan.Input {

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/jobkit/jobkit/concurrency"
+	plainconc "github.com/jobkit/jobkit/plain/concurrency"
 	"github.com/jobkit/jobkit/podoutcome"
 )
 
@@ -114,7 +114,7 @@ type Input struct {
 	// runs of the namespace, for example); Run itself may be among them.
 	Peers []Run
 	// Limits are the concurrency limits shared by all runs.
-	Limits concurrency.Limits
+	Limits plainconc.Limits
 	// Outcome are the pod outcome options of this run: its timeouts, max
 	// revivals and eviction rule.
 	Outcome podoutcome.Options
