@@ -33,7 +33,7 @@ func policy(rules ...batchv1.SuccessPolicyRule) *batchv1.SuccessPolicy {
 func mustParse(t testing.TB, s string) plainindexes.Intervals {
 	t.Helper()
 	ivs, err := plainindexes.Parse(s, plainindexes.NoLimit)
-	require.NoError(t, err, "indexes.Parse(%q)", s)
+	require.NoError(t, err, "plainindexes.Parse(%q)", s)
 	return ivs
 }
 
@@ -378,7 +378,7 @@ func TestCompileErrors(t *testing.T) {
 				assert.Equal(t, tc.wantValues[i], re.Value)
 				assert.Equal(t, tc.wantTexts[i], re.Error())
 				var pe *plainindexes.ParseError
-				assert.True(t, errors.As(re, &pe), "RuleError does not unwrap to *indexes.ParseError")
+				assert.True(t, errors.As(re, &pe), "RuleError does not unwrap to *plainindexes.ParseError")
 			}
 		})
 	}

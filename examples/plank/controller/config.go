@@ -13,11 +13,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/jobkit/jobkit/deadlines"
 	plainconc "github.com/jobkit/jobkit/plain/concurrency"
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 	"github.com/jobkit/jobkit/reconcile"
-	"github.com/jobkit/jobkit/runplan"
+	"github.com/jobkit/jobkit/singlepod/deadlines"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 // LabelRunUID is the label on every pod this controller creates; its value is
@@ -45,7 +45,7 @@ type Config struct {
 	// negative capacity is unlimited. A run naming a queue missing here waits.
 	Queues map[string]int
 	// DefaultTimeouts apply where a run leaves a timeout unset; nil means
-	// plank's defaults (deadlines.DefaultTimeouts). A zero field disables it.
+	// plank's defaults (plaindl.DefaultTimeouts). A zero field disables it.
 	DefaultTimeouts *plaindl.Timeouts
 	// RetryAfter is how long a run held back by a limit waits before it asks
 	// again; 0 means concurrency.DefaultRetryAfter (10s). Runs are also woken

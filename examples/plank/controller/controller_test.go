@@ -21,8 +21,8 @@ import (
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/plank/controller"
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
-	"github.com/jobkit/jobkit/podoutcome"
 	"github.com/jobkit/jobkit/reconcile"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
 func TestSuccess(t *testing.T) {

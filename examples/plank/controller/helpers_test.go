@@ -14,8 +14,8 @@ import (
 
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
-	"github.com/jobkit/jobkit/podoutcome"
-	"github.com/jobkit/jobkit/runplan"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 func TestConfigValidate(t *testing.T) {

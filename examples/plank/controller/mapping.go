@@ -8,8 +8,8 @@ import (
 
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
 	plainconc "github.com/jobkit/jobkit/plain/concurrency"
-	"github.com/jobkit/jobkit/podoutcome"
-	"github.com/jobkit/jobkit/runplan"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 func (r *Reconciler) limits() plainconc.Limits {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
 	plainconc "github.com/jobkit/jobkit/plain/concurrency"
-	"github.com/jobkit/jobkit/runplan"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 // Descriptions this controller writes, all decided by runplan (besides those of

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
-	"github.com/jobkit/jobkit/runplan"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 func TestParseFlags(t *testing.T) {

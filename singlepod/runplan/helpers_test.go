@@ -9,8 +9,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
-	"github.com/jobkit/jobkit/podoutcome"
-	"github.com/jobkit/jobkit/runplan"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 var now = time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)

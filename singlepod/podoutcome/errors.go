@@ -7,7 +7,7 @@ import (
 )
 
 // ErrInvalidInput is matched (errors.Is) by every error this package returns.
-// It is deadlines.ErrInvalidInput, so that an error from Decide matches it
+// It is plaindl.ErrInvalidInput, so that an error from Decide matches it
 // whichever of Classify, deadlines.Check or Next rejected the input.
 var ErrInvalidInput = plaindl.ErrInvalidInput
 

@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
-	"github.com/jobkit/jobkit/podoutcome"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
 const uid types.UID = "pod-uid-1"

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
-	"github.com/jobkit/jobkit/podoutcome"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
 // FuzzOptionsValidate checks Options.Validate over arbitrary values: an error for a

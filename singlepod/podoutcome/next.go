@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/jobkit/jobkit/deadlines"
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
+	"github.com/jobkit/jobkit/singlepod/deadlines"
 )
 
 // DefaultMaxRevivals is plank's default max_revivals.
@@ -36,11 +36,11 @@ const (
 const (
 	// ReasonMaxRevivals: the pod stopped unexpectedly once too often.
 	ReasonMaxRevivals = "MaxRevivals"
-	// ReasonUnscheduledTimeout: deadlines.KindUnscheduled expired.
+	// ReasonUnscheduledTimeout: plaindl.KindUnscheduled expired.
 	ReasonUnscheduledTimeout = "UnscheduledTimeout"
-	// ReasonPendingTimeout: deadlines.KindPending expired.
+	// ReasonPendingTimeout: plaindl.KindPending expired.
 	ReasonPendingTimeout = "PendingTimeout"
-	// ReasonRunningTimeout: deadlines.KindRunning expired.
+	// ReasonRunningTimeout: plaindl.KindRunning expired.
 	ReasonRunningTimeout = "RunningTimeout"
 )
 

@@ -11,10 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/jobkit/jobkit/deadlines"
 	plainconc "github.com/jobkit/jobkit/plain/concurrency"
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
-	"github.com/jobkit/jobkit/podoutcome"
+	"github.com/jobkit/jobkit/singlepod/deadlines"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
 // ExistsRetry is how soon a run whose pod create answered AlreadyExists looks

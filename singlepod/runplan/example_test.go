@@ -12,8 +12,8 @@ import (
 
 	plainconc "github.com/jobkit/jobkit/plain/concurrency"
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
-	"github.com/jobkit/jobkit/podoutcome"
-	"github.com/jobkit/jobkit/runplan"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 // A run goes through its life, one plan per sync; a controller would execute

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	plainconc "github.com/jobkit/jobkit/plain/concurrency"
-	"github.com/jobkit/jobkit/podoutcome"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
 // State is where a run is in its life (plank's ProwJob states, without
@@ -154,7 +154,7 @@ const (
 
 // Reasons of the plans that do not come from package podoutcome (whose step
 // reasons, such as "Running", "Evicted" or "PendingTimeout", are passed on)
-// nor from package concurrency (whose limits "MaxPending", "MaxConcurrency"
+// nor from package plain/concurrency (whose limits "MaxPending", "MaxConcurrency"
 // and "Queue" are the reasons of a run held back).
 const (
 	// ReasonCompleted: the run has a completion time.

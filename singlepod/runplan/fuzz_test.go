@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	plainconc "github.com/jobkit/jobkit/plain/concurrency"
-	"github.com/jobkit/jobkit/runplan"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 // FuzzCompute builds a run, its pod and peers from bytes and checks that

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
-	"github.com/jobkit/jobkit/podoutcome"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
 func ExampleClassify() {

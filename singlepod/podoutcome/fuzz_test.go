@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
-	"github.com/jobkit/jobkit/podoutcome"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
 // FuzzDecide builds a pod from bytes and checks that Decide never panics and
