@@ -10,63 +10,27 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/backoff"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 
-func ExampleDelay() {
-	for n := 0; n <= 7; n++ {
-		fmt.Printf("failure %d: wait %v\n", n, backoff.Delay(n, backoff.DefaultBase, backoff.DefaultMax))
-	}
-	fmt.Println("failure 2^40:", backoff.Delay(1<<40, backoff.DefaultBase, backoff.DefaultMax))
-	// Output:
-	// failure 0: wait 0s
-	// failure 1: wait 10s
-	// failure 2: wait 20s
-	// failure 3: wait 40s
-	// failure 4: wait 1m20s
-	// failure 5: wait 2m40s
-	// failure 6: wait 5m20s
-	// failure 7: wait 10m0s
-	// failure 2^40: 10m0s
-}
-
-func ExampleRemaining() {
-	lastFailure := time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
-	for _, after := range []time.Duration{0, 15 * time.Second, time.Minute} {
-		now := lastFailure.Add(after)
-		fmt.Printf("3 failures, %v later: %v left\n", after, backoff.Remaining(3, backoff.DefaultBase, backoff.DefaultMax, lastFailure, now))
-	}
-	// Output:
-	// 3 failures, 0s later: 40s left
-	// 3 failures, 15s later: 25s left
-	// 3 failures, 1m0s later: 0s left
-}
-
-func ExamplePolicy() {
-	var p backoff.Policy // the zero value is the Kubernetes policy
-	fast := backoff.Policy{Base: time.Second, Max: 30 * time.Second}
-	fmt.Println(p.Delay(3), fast.Delay(3), fast.Delay(10))
-	// Output:
-	// 40s 4s 30s
-}
-
-func ExampleRecord_Advance() {
+func ExampleAdvancePods() {
 	t := time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
-	var rec backoff.Record
+	pod := func(phase corev1.PodPhase, finished time.Time) *corev1.Pod {
+		return &corev1.Pod{Status: corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{FinishedAt: metav1.NewTime(finished)}},
+		}}}}
+	}
+	var rec plainbackoff.Record
 
-	// Two pods failed.
-	rec = rec.Advance(nil, []time.Time{t, t.Add(time.Second)})
-	fmt.Println(rec.Failures, rec.LastFailure.Format(time.TimeOnly))
+	// One sync saw two pods fail.
+	rec = backoff.AdvancePods(rec, nil, []*corev1.Pod{pod(corev1.PodFailed, t), pod(corev1.PodFailed, t.Add(time.Second))})
+	fmt.Println(rec.Failures, rec.LastFailure.Format(time.TimeOnly), rec.Remaining(plainbackoff.Policy{}, t.Add(5*time.Second)))
 
-	// A pod succeeded after them and one failed later still: only that one counts.
-	rec = rec.Advance([]time.Time{t.Add(time.Minute)}, []time.Time{t.Add(2 * time.Minute)})
-	fmt.Println(rec.Failures, rec.LastFailure.Format(time.TimeOnly))
-
-	// A success resets the streak.
-	rec = rec.Advance([]time.Time{t.Add(3 * time.Minute)}, nil)
+	// The next one saw a success: the streak is over.
+	rec = backoff.AdvancePods(rec, []*corev1.Pod{pod(corev1.PodSucceeded, t.Add(time.Minute))}, nil)
 	fmt.Println(rec.Failures, rec.IsZero())
 	// Output:
-	// 2 12:00:01
-	// 1 12:02:00
+	// 2 12:00:01 16s
 	// 0 true
 }
 
@@ -117,9 +81,9 @@ func ExampleFromPods() {
 	rebuilt := backoff.FromPods(pods)
 	fmt.Println(rebuilt.Failures, rebuilt.LastFailure.Format(time.TimeOnly))
 
-	var stored backoff.Record // lost in the restart
-	rec := backoff.Merge(stored, rebuilt)
-	fmt.Println(backoff.RemainingForRecord(rec, backoff.Policy{}, t.Add(3*time.Minute+5*time.Second)))
+	var stored plainbackoff.Record // lost in the restart
+	rec := plainbackoff.Merge(stored, rebuilt)
+	fmt.Println(rec.Remaining(plainbackoff.Policy{}, t.Add(3*time.Minute+5*time.Second)))
 	// Output:
 	// 2 12:03:00
 	// 15s
@@ -138,12 +102,12 @@ func ExampleIndexRemaining() {
 		}}},
 	}
 	// The replacement of index 3 is its 4th attempt after failures: 10s·2^3.
-	d, err := backoff.IndexRemaining(lastFailed, backoff.Policy{}, t.Add(30*time.Second))
+	d, err := backoff.IndexRemaining(lastFailed, plainbackoff.Policy{}, t.Add(30*time.Second))
 	fmt.Println(d, err)
 
 	lastFailed.Annotations[batchv1.JobIndexFailureCountAnnotation] = "two"
 	// The bad value counts 0 (2nd attempt: 20s); the error says what to log.
-	d, err = backoff.IndexRemaining(lastFailed, backoff.Policy{}, t.Add(5*time.Second))
+	d, err = backoff.IndexRemaining(lastFailed, plainbackoff.Policy{}, t.Add(5*time.Second))
 	fmt.Println(d)
 	fmt.Println(err)
 	// Output:
@@ -157,13 +121,13 @@ func ExampleStore() {
 	var store backoff.Store[string] // safe for concurrent use by sync workers
 
 	// One sync saw two new failed pods of ns/train.
-	rec := store.Update("ns/train", func(r backoff.Record) backoff.Record {
+	rec := store.Update("ns/train", func(r plainbackoff.Record) plainbackoff.Record {
 		return r.Advance(nil, []time.Time{t, t.Add(time.Second)})
 	})
-	fmt.Println(rec.Failures, backoff.RemainingForRecord(rec, backoff.Policy{}, t.Add(5*time.Second)))
+	fmt.Println(rec.Failures, rec.Remaining(plainbackoff.Policy{}, t.Add(5*time.Second)))
 
 	// The next one saw a success: the record is reset and no longer kept.
-	store.Update("ns/train", func(r backoff.Record) backoff.Record {
+	store.Update("ns/train", func(r plainbackoff.Record) plainbackoff.Record {
 		return r.Advance([]time.Time{t.Add(time.Minute)}, nil)
 	})
 	_, ok := store.Get("ns/train")

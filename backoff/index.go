@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/jobkit/jobkit/indexes"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 
 // IndexRemaining returns how long the replacement pod of one index of a Job with
@@ -17,27 +18,20 @@ import (
 // The pod's annotations batch.kubernetes.io/job-index-failure-count and
 // job-index-ignored-failure-count count the earlier failures of the index, so the
 // failure number is failed + ignored + 1 (the pod itself), and the last failure
-// finished at FinishTime(failedPod). See [IndexRemainingFromCounts].
+// finished at FinishTime(failedPod): [plainbackoff.Policy.IndexRemaining] of those
+// counts.
 //
 // An annotation that is not a non-negative 32-bit integer counts 0, as upstream; the
 // delay is still computed and returned together with an error that wraps the
 // *indexes.AnnotationError, so callers can log it and go on. The pod is not modified.
-func IndexRemaining(failedPod *corev1.Pod, p Policy, now time.Time) (time.Duration, error) {
+func IndexRemaining(failedPod *corev1.Pod, p plainbackoff.Policy, now time.Time) (time.Duration, error) {
 	if failedPod == nil {
 		return 0, nil
 	}
 	fc, err := indexes.PodFailureCount(failedPod)
-	d := IndexRemainingFromCounts(fc.Failed, fc.Ignored, FinishTime(failedPod), p, now)
+	d := p.IndexRemaining(fc.Failed, fc.Ignored, FinishTime(failedPod), now)
 	if err != nil {
 		return d, fmt.Errorf("backoff of the index of pod %s/%s: %w", failedPod.Namespace, failedPod.Name, err)
 	}
 	return d, nil
-}
-
-// IndexRemainingFromCounts is [Policy].IndexRemaining (the plain layer's): the last failed pod
-// of an index recorded failed earlier failures that count towards the limit and
-// ignored earlier failures matched by an Ignore rule, and finished at lastFailure.
-// The failure number is failed + ignored + 1 (plain/backoff.IndexFailures).
-func IndexRemainingFromCounts(failed, ignored int32, lastFailure time.Time, p Policy, now time.Time) time.Duration {
-	return p.IndexRemaining(failed, ignored, lastFailure, now)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/indexes"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 
 func TestIndexRemaining(t *testing.T) {
@@ -25,7 +26,7 @@ func TestIndexRemaining(t *testing.T) {
 	tests := []struct {
 		name      string
 		pod       *corev1.Pod
-		policy    backoff.Policy
+		policy    plainbackoff.Policy
 		now       time.Time
 		want      time.Duration
 		wantErrIn []string // substrings of the error; nil means no error
@@ -60,7 +61,7 @@ func TestIndexRemaining(t *testing.T) {
 		{
 			name: "custom policy",
 			pod:  failedPod().annotation(failedKey, "3").obj(),
-			now:  t0, policy: backoff.Policy{Base: time.Second, Max: 5 * time.Second}, want: 5 * time.Second,
+			now:  t0, policy: plainbackoff.Policy{Base: time.Second, Max: 5 * time.Second}, want: 5 * time.Second,
 		},
 		{
 			name: "huge counts are capped without overflow",
@@ -114,7 +115,7 @@ func TestIndexRemaining(t *testing.T) {
 	}
 }
 
-func TestIndexRemainingFromCounts(t *testing.T) {
+func TestPolicyIndexRemaining(t *testing.T) {
 	tests := []struct {
 		name            string
 		failed, ignored int32
@@ -130,8 +131,8 @@ func TestIndexRemainingFromCounts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := backoff.IndexRemainingFromCounts(tc.failed, tc.ignored, t0, backoff.Policy{}, tc.now)
-			assert.Equal(t, tc.want, got, "IndexRemainingFromCounts(%d, %d, t0, {}, %v) = %v, want %v", tc.failed, tc.ignored, tc.now, got, tc.want)
+			got := plainbackoff.Policy{}.IndexRemaining(tc.failed, tc.ignored, t0, tc.now)
+			assert.Equal(t, tc.want, got, "Policy{}.IndexRemaining(%d, %d, t0, %v) = %v, want %v", tc.failed, tc.ignored, tc.now, got, tc.want)
 		})
 	}
 }

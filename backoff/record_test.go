@@ -14,101 +14,102 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/backoff"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 
 func TestAdvance(t *testing.T) {
 	tests := []struct {
 		name      string
-		start     backoff.Record
+		start     plainbackoff.Record
 		succeeded []time.Time
 		failed    []time.Time
-		want      backoff.Record
+		want      plainbackoff.Record
 	}{
 		{
 			name: "nothing new on an empty record",
-			want: backoff.Record{},
+			want: plainbackoff.Record{},
 		},
 		{
 			name:  "nothing new keeps the record",
-			start: backoff.Record{Failures: 2, LastFailure: t0},
-			want:  backoff.Record{Failures: 2, LastFailure: t0},
+			start: plainbackoff.Record{Failures: 2, LastFailure: t0},
+			want:  plainbackoff.Record{Failures: 2, LastFailure: t0},
 		},
 		{
 			name:   "one failure",
 			failed: []time.Time{t0},
-			want:   backoff.Record{Failures: 1, LastFailure: t0},
+			want:   plainbackoff.Record{Failures: 1, LastFailure: t0},
 		},
 		{
 			name:   "two failures in any order: the latest is the last failure",
 			failed: []time.Time{t0, at(-time.Millisecond)},
-			want:   backoff.Record{Failures: 2, LastFailure: t0},
+			want:   plainbackoff.Record{Failures: 2, LastFailure: t0},
 		},
 		{
 			name:   "failures add to the stored count",
-			start:  backoff.Record{Failures: 2, LastFailure: at(-time.Minute)},
+			start:  plainbackoff.Record{Failures: 2, LastFailure: at(-time.Minute)},
 			failed: []time.Time{t0},
-			want:   backoff.Record{Failures: 3, LastFailure: t0},
+			want:   plainbackoff.Record{Failures: 3, LastFailure: t0},
 		},
 		{
 			name:   "an older new failure keeps the later stored last failure",
-			start:  backoff.Record{Failures: 2, LastFailure: t0},
+			start:  plainbackoff.Record{Failures: 2, LastFailure: t0},
 			failed: []time.Time{at(-time.Minute)},
-			want:   backoff.Record{Failures: 3, LastFailure: t0},
+			want:   plainbackoff.Record{Failures: 3, LastFailure: t0},
 		},
 		{
 			name:   "count saturates at MaxInt32",
-			start:  backoff.Record{Failures: math.MaxInt32 - 1, LastFailure: t0},
+			start:  plainbackoff.Record{Failures: math.MaxInt32 - 1, LastFailure: t0},
 			failed: []time.Time{at(1), at(2), at(3)},
-			want:   backoff.Record{Failures: math.MaxInt32, LastFailure: at(3)},
+			want:   plainbackoff.Record{Failures: math.MaxInt32, LastFailure: at(3)},
 		},
 		{
 			name:      "a success after the failures resets",
 			succeeded: []time.Time{t0},
 			failed:    []time.Time{at(-2 * time.Millisecond), at(-time.Millisecond)},
-			want:      backoff.Record{},
+			want:      plainbackoff.Record{},
 		},
 		{
 			name:      "a success resets the stored record",
-			start:     backoff.Record{Failures: 5, LastFailure: at(-time.Minute)},
+			start:     plainbackoff.Record{Failures: 5, LastFailure: at(-time.Minute)},
 			succeeded: []time.Time{t0},
-			want:      backoff.Record{},
+			want:      plainbackoff.Record{},
 		},
 		{
 			name:      "a success older than the stored failures still resets, as upstream",
-			start:     backoff.Record{Failures: 5, LastFailure: t0},
+			start:     plainbackoff.Record{Failures: 5, LastFailure: t0},
 			succeeded: []time.Time{at(-time.Hour)},
-			want:      backoff.Record{},
+			want:      plainbackoff.Record{},
 		},
 		{
 			name:      "failures after the success count, earlier ones do not",
 			succeeded: []time.Time{at(-2 * time.Millisecond)},
 			failed:    []time.Time{t0, at(-4 * time.Millisecond), at(-3 * time.Millisecond), at(-time.Millisecond)},
-			want:      backoff.Record{Failures: 2, LastFailure: t0},
+			want:      plainbackoff.Record{Failures: 2, LastFailure: t0},
 		},
 		{
 			name:      "failures after the success replace the stored count",
-			start:     backoff.Record{Failures: 7, LastFailure: at(-time.Hour)},
+			start:     plainbackoff.Record{Failures: 7, LastFailure: at(-time.Hour)},
 			succeeded: []time.Time{at(-time.Minute)},
 			failed:    []time.Time{t0},
-			want:      backoff.Record{Failures: 1, LastFailure: t0},
+			want:      plainbackoff.Record{Failures: 1, LastFailure: t0},
 		},
 		{
 			name:      "the latest of several successes is the reset point",
 			succeeded: []time.Time{at(-time.Hour), at(-time.Second), at(-time.Minute)},
 			failed:    []time.Time{at(-30 * time.Second), t0},
-			want:      backoff.Record{Failures: 1, LastFailure: t0},
+			want:      plainbackoff.Record{Failures: 1, LastFailure: t0},
 		},
 		{
 			name:      "tie: a failure at the instant of the success does not count",
 			succeeded: []time.Time{t0},
 			failed:    []time.Time{t0},
-			want:      backoff.Record{},
+			want:      plainbackoff.Record{},
 		},
 		{
 			name:      "tie: only failures strictly after the success count",
 			succeeded: []time.Time{t0},
 			failed:    []time.Time{t0, t0, at(time.Second)},
-			want:      backoff.Record{Failures: 1, LastFailure: at(time.Second)},
+			want:      plainbackoff.Record{Failures: 1, LastFailure: at(time.Second)},
 		},
 	}
 	for _, tc := range tests {
@@ -129,7 +130,7 @@ func TestAdvance(t *testing.T) {
 			for i, ft := range tc.failed {
 				failPods = append(failPods, finished("f"+strconv.Itoa(i), corev1.PodFailed, ft))
 			}
-			gotPods := tc.start.AdvancePods(succPods, failPods)
+			gotPods := backoff.AdvancePods(tc.start, succPods, failPods)
 			if diff := cmp.Diff(tc.want, gotPods); diff != "" {
 				t.Errorf("AdvancePods mismatch (-want +got):\n%s", diff)
 			}
@@ -146,8 +147,8 @@ func TestAdvancePodsUsesFinishTime(t *testing.T) {
 		newPod("f2").phase(corev1.PodFailed).created(at(-time.Minute)).obj(),
 	}
 	before := []*corev1.Pod{failed[0].DeepCopy(), failed[1].DeepCopy()}
-	got := backoff.Record{}.AdvancePods(succeeded, failed)
-	want := backoff.Record{Failures: 1, LastFailure: at(time.Minute)}
+	got := backoff.AdvancePods(plainbackoff.Record{}, succeeded, failed)
+	want := plainbackoff.Record{Failures: 1, LastFailure: at(time.Minute)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("AdvancePods mismatch (-want +got):\n%s", diff)
 	}
@@ -160,16 +161,16 @@ func TestFromPods(t *testing.T) {
 	tests := []struct {
 		name string
 		pods []*corev1.Pod
-		want backoff.Record
+		want plainbackoff.Record
 	}{
-		{name: "no pods", want: backoff.Record{}},
+		{name: "no pods", want: plainbackoff.Record{}},
 		{
 			name: "only running and pending pods",
 			pods: []*corev1.Pod{
 				newPod("r").phase(corev1.PodRunning).running().obj(),
 				newPod("p").phase(corev1.PodPending).obj(),
 			},
-			want: backoff.Record{},
+			want: plainbackoff.Record{},
 		},
 		{
 			name: "only failures",
@@ -178,7 +179,7 @@ func TestFromPods(t *testing.T) {
 				finished("f2", corev1.PodFailed, t0),
 				finished("f3", corev1.PodFailed, at(-2*time.Minute)),
 			},
-			want: backoff.Record{Failures: 3, LastFailure: t0},
+			want: plainbackoff.Record{Failures: 3, LastFailure: t0},
 		},
 		{
 			name: "a success after every failure",
@@ -186,7 +187,7 @@ func TestFromPods(t *testing.T) {
 				finished("f1", corev1.PodFailed, at(-time.Minute)),
 				finished("s", corev1.PodSucceeded, t0),
 			},
-			want: backoff.Record{},
+			want: plainbackoff.Record{},
 		},
 		{
 			name: "failures after the latest success count",
@@ -198,7 +199,7 @@ func TestFromPods(t *testing.T) {
 				finished("f3", corev1.PodFailed, t0),
 				newPod("r").phase(corev1.PodRunning).running().obj(),
 			},
-			want: backoff.Record{Failures: 2, LastFailure: t0},
+			want: plainbackoff.Record{Failures: 2, LastFailure: t0},
 		},
 		{
 			name: "tie: a failure at the instant of the latest success does not count",
@@ -206,7 +207,7 @@ func TestFromPods(t *testing.T) {
 				finished("s", corev1.PodSucceeded, t0),
 				finished("f", corev1.PodFailed, t0),
 			},
-			want: backoff.Record{},
+			want: plainbackoff.Record{},
 		},
 		{
 			name: "a terminating running pod is not a failure",
@@ -214,12 +215,12 @@ func TestFromPods(t *testing.T) {
 				finished("f", corev1.PodFailed, t0),
 				newPod("t").phase(corev1.PodRunning).running().deleted(at(time.Minute), ptr.To[int64](30)).obj(),
 			},
-			want: backoff.Record{Failures: 1, LastFailure: t0},
+			want: plainbackoff.Record{Failures: 1, LastFailure: t0},
 		},
 		{
 			name: "nil entries are skipped",
 			pods: []*corev1.Pod{nil, finished("f", corev1.PodFailed, t0), nil},
-			want: backoff.Record{Failures: 1, LastFailure: t0},
+			want: plainbackoff.Record{Failures: 1, LastFailure: t0},
 		},
 	}
 	for _, tc := range tests {
@@ -248,7 +249,7 @@ func TestFromPodsFunc(t *testing.T) {
 		calledWith = append(calledWith, p.Name)
 		return terminating(p)
 	})
-	want := backoff.Record{Failures: 2, LastFailure: at(30 * time.Second)}
+	want := plainbackoff.Record{Failures: 2, LastFailure: at(30 * time.Second)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("FromPodsFunc mismatch (-want +got):\n%s", diff)
 	}
@@ -279,9 +280,9 @@ func TestFromPodsAgreesWithAdvance(t *testing.T) {
 				fail = append(fail, p)
 			}
 		}
-		want := backoff.Record{}.AdvancePods(succ, fail)
+		want := backoff.AdvancePods(plainbackoff.Record{}, succ, fail)
 		if diff := cmp.Diff(want, backoff.FromPods(pods)); diff != "" {
-			t.Fatalf("round %d: FromPods differs from Record{}.AdvancePods (-want +got):\n%s", round, diff)
+			t.Fatalf("round %d: FromPods differs from AdvancePods(Record{}) (-want +got):\n%s", round, diff)
 		}
 	}
 }
@@ -295,65 +296,65 @@ func TestFromPodsDoesNotAllocate(t *testing.T) {
 func TestMerge(t *testing.T) {
 	tests := []struct {
 		name string
-		a, b backoff.Record
-		want backoff.Record
+		a, b plainbackoff.Record
+		want plainbackoff.Record
 	}{
-		{name: "both zero", want: backoff.Record{}},
+		{name: "both zero", want: plainbackoff.Record{}},
 		{
 			name: "restart: the stored record is empty, the rebuilt one wins",
-			b:    backoff.Record{Failures: 3, LastFailure: t0},
-			want: backoff.Record{Failures: 3, LastFailure: t0},
+			b:    plainbackoff.Record{Failures: 3, LastFailure: t0},
+			want: plainbackoff.Record{Failures: 3, LastFailure: t0},
 		},
 		{
 			name: "deleted pods: same last failure, the higher count wins",
-			a:    backoff.Record{Failures: 5, LastFailure: t0},
-			b:    backoff.Record{Failures: 2, LastFailure: t0},
-			want: backoff.Record{Failures: 5, LastFailure: t0},
+			a:    plainbackoff.Record{Failures: 5, LastFailure: t0},
+			b:    plainbackoff.Record{Failures: 2, LastFailure: t0},
+			want: plainbackoff.Record{Failures: 5, LastFailure: t0},
 		},
 		{
 			name: "the later last failure wins over a higher count",
-			a:    backoff.Record{Failures: 5, LastFailure: at(-time.Minute)},
-			b:    backoff.Record{Failures: 1, LastFailure: t0},
-			want: backoff.Record{Failures: 1, LastFailure: t0},
+			a:    plainbackoff.Record{Failures: 5, LastFailure: at(-time.Minute)},
+			b:    plainbackoff.Record{Failures: 1, LastFailure: t0},
+			want: plainbackoff.Record{Failures: 1, LastFailure: t0},
 		},
 		{
 			name: "equal records",
-			a:    backoff.Record{Failures: 2, LastFailure: t0},
-			b:    backoff.Record{Failures: 2, LastFailure: t0},
-			want: backoff.Record{Failures: 2, LastFailure: t0},
+			a:    plainbackoff.Record{Failures: 2, LastFailure: t0},
+			b:    plainbackoff.Record{Failures: 2, LastFailure: t0},
+			want: plainbackoff.Record{Failures: 2, LastFailure: t0},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, backoff.Merge(tc.a, tc.b)); diff != "" {
+			if diff := cmp.Diff(tc.want, plainbackoff.Merge(tc.a, tc.b)); diff != "" {
 				t.Errorf("Merge(a, b) mismatch (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.want, backoff.Merge(tc.b, tc.a)); diff != "" {
+			if diff := cmp.Diff(tc.want, plainbackoff.Merge(tc.b, tc.a)); diff != "" {
 				t.Errorf("Merge(b, a) mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-func TestRemainingForRecord(t *testing.T) {
+func TestRecordRemaining(t *testing.T) {
 	tests := []struct {
 		name   string
-		rec    backoff.Record
-		policy backoff.Policy
+		rec    plainbackoff.Record
+		policy plainbackoff.Policy
 		now    time.Time
 		want   time.Duration
 	}{
 		{name: "zero record", now: t0, want: 0},
-		{name: "one failure just now", rec: backoff.Record{Failures: 1, LastFailure: t0}, now: t0, want: 10 * time.Second},
-		{name: "three failures, 15s ago", rec: backoff.Record{Failures: 3, LastFailure: t0}, now: at(15 * time.Second), want: 25 * time.Second},
-		{name: "many failures capped", rec: backoff.Record{Failures: math.MaxInt32, LastFailure: t0}, now: t0, want: 10 * time.Minute},
-		{name: "elapsed", rec: backoff.Record{Failures: 2, LastFailure: t0}, now: at(time.Minute), want: 0},
-		{name: "custom policy", rec: backoff.Record{Failures: 2, LastFailure: t0}, policy: backoff.Policy{Base: time.Second}, now: t0, want: 2 * time.Second},
+		{name: "one failure just now", rec: plainbackoff.Record{Failures: 1, LastFailure: t0}, now: t0, want: 10 * time.Second},
+		{name: "three failures, 15s ago", rec: plainbackoff.Record{Failures: 3, LastFailure: t0}, now: at(15 * time.Second), want: 25 * time.Second},
+		{name: "many failures capped", rec: plainbackoff.Record{Failures: math.MaxInt32, LastFailure: t0}, now: t0, want: 10 * time.Minute},
+		{name: "elapsed", rec: plainbackoff.Record{Failures: 2, LastFailure: t0}, now: at(time.Minute), want: 0},
+		{name: "custom policy", rec: plainbackoff.Record{Failures: 2, LastFailure: t0}, policy: plainbackoff.Policy{Base: time.Second}, now: t0, want: 2 * time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := backoff.RemainingForRecord(tc.rec, tc.policy, tc.now)
-			assert.Equal(t, tc.want, got, "RemainingForRecord(%+v, %+v, %v) = %v, want %v", tc.rec, tc.policy, tc.now, got, tc.want)
+			got := tc.rec.Remaining(tc.policy, tc.now)
+			assert.Equal(t, tc.want, got, "%+v.Remaining(%+v, %v) = %v, want %v", tc.rec, tc.policy, tc.now, got, tc.want)
 		})
 	}
 }
@@ -387,7 +388,7 @@ func BenchmarkAdvancePods(b *testing.B) {
 		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = backoff.Record{}.AdvancePods(succ, fail)
+				_ = backoff.AdvancePods(plainbackoff.Record{}, succ, fail)
 			}
 		})
 	}

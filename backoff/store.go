@@ -1,21 +1,26 @@
 package backoff
 
-import "sync"
+import (
+	"sync"
 
-// Store holds one Record per Job key, for controllers that keep the job-wide backoff
-// in memory between syncs as upstream does. It is safe for concurrent use; the zero
-// value is an empty store ready to use. A Store must not be copied after first use.
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
+)
+
+// Store holds one [plainbackoff.Record] per Job key, for controllers that keep the
+// job-wide backoff in memory between syncs as upstream does. It is safe for concurrent
+// use; the zero value is an empty store ready to use. A Store must not be copied after
+// first use.
 //
-// A zero Record and no record mean the same thing, so the store keeps no entry for a
-// zero Record: its size is bounded by the Jobs whose latest pods failed. Callers still
+// A zero record and no record mean the same thing, so the store keeps no entry for a
+// zero record: its size is bounded by the Jobs whose latest pods failed. Callers still
 // Delete the key of a Job that finished or was deleted.
 type Store[K comparable] struct {
 	mu      sync.RWMutex
-	records map[K]Record
+	records map[K]plainbackoff.Record
 }
 
 // Get returns the record of key, and whether the store has a non-zero record for it.
-func (s *Store[K]) Get(key K) (Record, bool) {
+func (s *Store[K]) Get(key K) (plainbackoff.Record, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	r, ok := s.records[key]
@@ -23,7 +28,7 @@ func (s *Store[K]) Get(key K) (Record, bool) {
 }
 
 // Set replaces the record of key; a zero rec removes it.
-func (s *Store[K]) Set(key K, rec Record) {
+func (s *Store[K]) Set(key K, rec plainbackoff.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.setLocked(key, rec)
@@ -33,7 +38,7 @@ func (s *Store[K]) Set(key K, rec Record) {
 // record (zero if none), and returns the new record. The read and the write are one
 // atomic step: concurrent Updates of one key never lose each other's changes. f runs
 // under the store's lock and must not call the Store.
-func (s *Store[K]) Update(key K, f func(Record) Record) Record {
+func (s *Store[K]) Update(key K, f func(plainbackoff.Record) plainbackoff.Record) plainbackoff.Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec := f(s.records[key])
@@ -55,13 +60,13 @@ func (s *Store[K]) Len() int {
 	return len(s.records)
 }
 
-func (s *Store[K]) setLocked(key K, rec Record) {
+func (s *Store[K]) setLocked(key K, rec plainbackoff.Record) {
 	if rec.IsZero() {
 		delete(s.records, key)
 		return
 	}
 	if s.records == nil {
-		s.records = make(map[K]Record)
+		s.records = make(map[K]plainbackoff.Record)
 	}
 	s.records[key] = rec
 }

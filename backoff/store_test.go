@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobkit/jobkit/backoff"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 
 func TestStore(t *testing.T) {
@@ -18,9 +19,9 @@ func TestStore(t *testing.T) {
 
 	got, ok := s.Get("ns/a")
 	assert.False(t, ok, "Get on an empty store reported a record")
-	assert.Equal(t, backoff.Record{}, got)
+	assert.Equal(t, plainbackoff.Record{}, got)
 
-	rec := backoff.Record{Failures: 2, LastFailure: t0}
+	rec := plainbackoff.Record{Failures: 2, LastFailure: t0}
 	s.Set("ns/a", rec)
 	got, ok = s.Get("ns/a")
 	require.True(t, ok)
@@ -29,10 +30,10 @@ func TestStore(t *testing.T) {
 	}
 	assert.Equal(t, 1, s.Len())
 
-	updated := s.Update("ns/a", func(r backoff.Record) backoff.Record {
+	updated := s.Update("ns/a", func(r plainbackoff.Record) plainbackoff.Record {
 		return r.Advance(nil, []time.Time{at(time.Second)})
 	})
-	want := backoff.Record{Failures: 3, LastFailure: at(time.Second)}
+	want := plainbackoff.Record{Failures: 3, LastFailure: at(time.Second)}
 	if diff := cmp.Diff(want, updated); diff != "" {
 		t.Errorf("Update result mismatch (-want +got):\n%s", diff)
 	}
@@ -41,19 +42,19 @@ func TestStore(t *testing.T) {
 		t.Errorf("Get after Update mismatch (-want +got):\n%s", diff)
 	}
 
-	var seen backoff.Record
-	s.Update("ns/new", func(r backoff.Record) backoff.Record {
+	var seen plainbackoff.Record
+	s.Update("ns/new", func(r plainbackoff.Record) plainbackoff.Record {
 		seen = r
-		return backoff.Record{Failures: 1, LastFailure: t0}
+		return plainbackoff.Record{Failures: 1, LastFailure: t0}
 	})
-	assert.Equal(t, backoff.Record{}, seen, "Update of a missing key must see the zero Record")
+	assert.Equal(t, plainbackoff.Record{}, seen, "Update of a missing key must see the zero Record")
 	assert.Equal(t, 2, s.Len())
 
 	// A success resets the record; a zero record is not kept.
-	s.Update("ns/new", func(r backoff.Record) backoff.Record { return r.Advance([]time.Time{at(time.Minute)}, nil) })
+	s.Update("ns/new", func(r plainbackoff.Record) plainbackoff.Record { return r.Advance([]time.Time{at(time.Minute)}, nil) })
 	_, ok = s.Get("ns/new")
 	assert.False(t, ok, "a zero record must not be kept")
-	s.Set("ns/a", backoff.Record{})
+	s.Set("ns/a", plainbackoff.Record{})
 	_, ok = s.Get("ns/a")
 	assert.False(t, ok, "Set of a zero record must remove the key")
 	assert.Equal(t, 0, s.Len())
@@ -76,7 +77,7 @@ func TestStoreConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for i := range perWorker {
 				key := (w + i) % keys
-				s.Update(key, func(r backoff.Record) backoff.Record {
+				s.Update(key, func(r plainbackoff.Record) plainbackoff.Record {
 					return r.Advance(nil, []time.Time{at(time.Duration(i) * time.Millisecond)})
 				})
 				_, _ = s.Get(key)
@@ -103,7 +104,7 @@ func BenchmarkStore(b *testing.B) {
 			names := make([]string, n)
 			for i := range names {
 				names[i] = "ns/job-" + strconv.Itoa(i)
-				s.Set(names[i], backoff.Record{Failures: 1, LastFailure: t0})
+				s.Set(names[i], plainbackoff.Record{Failures: 1, LastFailure: t0})
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -112,8 +113,8 @@ func BenchmarkStore(b *testing.B) {
 				for pb.Next() {
 					key := names[i%n]
 					if i%4 == 0 {
-						s.Update(key, func(r backoff.Record) backoff.Record {
-							return backoff.Record{Failures: r.Failures%100 + 1, LastFailure: t0}
+						s.Update(key, func(r plainbackoff.Record) plainbackoff.Record {
+							return plainbackoff.Record{Failures: r.Failures%100 + 1, LastFailure: t0}
 						})
 					} else {
 						_, _ = s.Get(key)

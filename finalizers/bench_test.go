@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plain/ledger"
 )
 
 var benchSizes = []int{10, 1000, 100000}
@@ -38,14 +40,14 @@ func BenchmarkRecord(b *testing.B) {
 			u := &batchv1.UncountedTerminatedPods{}
 			pending := sets.New[types.UID]()
 			for i, p := range pods {
-				o := finalizers.Succeeded
+				o := ledger.Succeeded
 				if i%3 == 0 {
-					o = finalizers.Failed
+					o = ledger.Failed
 				}
 				finished[i] = finalizers.FinishedPod{Pod: p, Outcome: o}
 				switch {
-				case i%4 == 0 && len(u.Succeeded)+len(u.Failed) < finalizers.MaxUncounted/2:
-					if o == finalizers.Failed {
+				case i%4 == 0 && len(u.Succeeded)+len(u.Failed) < ledger.MaxUncounted/2:
+					if o == ledger.Failed {
 						u.Failed = append(u.Failed, p.UID)
 					} else {
 						u.Succeeded = append(u.Succeeded, p.UID)
@@ -56,7 +58,7 @@ func BenchmarkRecord(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := finalizers.Record(u, finished, pending, 0); err != nil {
+				if _, err := finalizers.Record(finalizers.Name, u, finished, pending, 0); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -81,7 +83,7 @@ func BenchmarkSettle(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := finalizers.Settle(u, pods, nil); err != nil {
+				if _, err := finalizers.Settle(finalizers.Name, u, pods, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -95,7 +97,7 @@ func BenchmarkSettleTypical(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			pods := benchPods(n)
 			u := &batchv1.UncountedTerminatedPods{}
-			for i := 0; i < n && i < finalizers.MaxUncounted; i++ {
+			for i := 0; i < n && i < ledger.MaxUncounted; i++ {
 				u.Succeeded = append(u.Succeeded, pods[i].UID)
 				if i%2 == 0 {
 					pods[i].Finalizers = nil
@@ -103,7 +105,7 @@ func BenchmarkSettleTypical(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := finalizers.Settle(u, pods, nil); err != nil {
+				if _, err := finalizers.Settle(finalizers.Name, u, pods, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -115,7 +117,7 @@ func BenchmarkRemovalPatch(b *testing.B) {
 	pod := benchPods(1)[0]
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = finalizers.RemovalPatch(pod)
+		_ = finalizers.RemovalPatch(pod, finalizers.Name)
 	}
 }
 
@@ -125,6 +127,6 @@ func BenchmarkDecideOrphan(b *testing.B) {
 	j := job("job-uid", nil, batchv1.JobComplete)
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = finalizers.DecideOrphan(pod, j, batchv1.JobControllerName)
+		_ = finalizers.DecideOrphan(owner.BatchJob, pod, finalizers.JobOwner(j), batchv1.JobControllerName)
 	}
 }

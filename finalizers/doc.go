@@ -4,16 +4,19 @@
 // status.uncountedTerminatedPods ledger through which every finished pod is counted
 // exactly once, and the decision to clean the finalizer of orphan pods.
 //
-// A controller whose pods belong to another kind of owner tracks them with its own
-// finalizer (owner.Kind.Finalizer): [HasNamed], [EnsureNamed], [RemovalPatchNamed],
-// [RecordNamed] and [SettleNamed] take its name; the functions without the suffix are
-// those for batch.kubernetes.io/job-tracking.
+// Every function takes the finalizer name, so one door serves every kind of owner: a
+// batch/v1 Job's pods carry [Name] (owner.BatchJob.Finalizer), a controller whose
+// pods belong to another kind of owner passes its own (owner.Kind.Finalizer), and
+// [DecideOrphan] takes the owner.Kind.
 //
 // The ledger arithmetic is package github.com/jobkit/jobkit/plain/ledger, generic in
-// the UID type: [Record] and [Settle] read the UIDs and the finalizer from pods,
-// pass the Job status's lists as they are (ledger.Uncounted[types.UID]), and
-// translate its results and errors back (field errors with the paths below). The caller classifies pods (finished or
-// not, counted or ignored, which index) and passes the verdict in a [FinishedPod].
+// the UID type, and its names (ledger.Outcome and the outcomes ledger.Succeeded,
+// ledger.SucceededIndex, ledger.Failed, ledger.NotCounted; ledger.MaxUncounted) are
+// used from there: this package re-exports none of them. [Record] and [Settle] read
+// the UIDs and the finalizer from pods, pass the Job status's lists as they are
+// (ledger.Uncounted[types.UID]), and translate its results and errors back (field
+// errors with the paths below). The caller classifies pods (finished or not, counted
+// or ignored, which index) and passes the verdict in a [FinishedPod].
 //
 // # The finalizer
 //
@@ -28,11 +31,11 @@
 // controller that crashes at any moment neither loses a pod nor counts it twice. One
 // sync goes:
 //
-//  1. s := Settle(status.UncountedTerminatedPods, pods, pending) counts the UIDs whose
+//  1. s := Settle(name, status.UncountedTerminatedPods, pods, pending) counts the UIDs whose
 //     pods already lost the finalizer (upstream does this first; it frees room in
 //     the lists). pending is the set of UIDs whose removal was accepted but is not
 //     yet visible in pods (jobkit's expectations package keeps it).
-//  2. r := Record(&s.Uncounted, finished, pending, limit) enters the newly finished
+//  2. r := Record(name, &s.Uncounted, finished, pending, limit) enters the newly finished
 //     pods.
 //  3. If s.Changed or r.Changed, write the Job status: counters plus s.Succeeded and
 //     s.Failed, uncountedTerminatedPods = r.Uncounted, completedIndexes merged with
@@ -42,7 +45,7 @@
 //     pending first. A patch that succeeds, or fails with NotFound, or with Invalid
 //     because the UID precondition no longer matches (the pod was replaced), is an
 //     accepted removal.
-//  5. s2 := Settle(&r.Uncounted, pods, pending ∪ accepted) and write the status again
+//  5. s2 := Settle(name, &r.Uncounted, pods, pending ∪ accepted) and write the status again
 //     if s2.Changed; a failure here only delays the counting to the next sync.
 //  6. The Job may get a terminal condition only when r.LimitReached is false and the
 //     uncounted lists are empty after step 5.

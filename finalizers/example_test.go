@@ -11,6 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plain/ledger"
 )
 
 func examplePod(name string, fins ...string) *corev1.Pod {
@@ -21,8 +23,8 @@ func examplePod(name string, fins ...string) *corev1.Pod {
 
 func ExampleHas() {
 	pod := examplePod("pi-x7k2p", "example.com/keep", finalizers.Name)
-	fmt.Println(finalizers.Has(pod))
-	fmt.Println(finalizers.Has(examplePod("pi-q9w4t")))
+	fmt.Println(finalizers.Has(pod, finalizers.Name))
+	fmt.Println(finalizers.Has(examplePod("pi-q9w4t"), finalizers.Name))
 	// Output:
 	// true
 	// false
@@ -32,8 +34,8 @@ func ExampleEnsureOnPod() {
 	// A pod the controller is about to create or adopt: its own copy, never the
 	// informer's object.
 	pod := examplePod("pi-x7k2p", "example.com/keep")
-	fmt.Println(finalizers.EnsureOnPod(&pod.ObjectMeta))
-	fmt.Println(finalizers.EnsureOnPod(&pod.ObjectMeta)) // idempotent
+	fmt.Println(finalizers.EnsureOnPod(&pod.ObjectMeta, finalizers.Name))
+	fmt.Println(finalizers.EnsureOnPod(&pod.ObjectMeta, finalizers.Name)) // idempotent
 	fmt.Println(pod.Finalizers)
 	// Output:
 	// true
@@ -44,7 +46,7 @@ func ExampleEnsureOnPod() {
 func ExampleAddToTemplate() {
 	job := &batchv1.Job{}
 	tmpl := job.Spec.Template.DeepCopy() // never mutate the Job from the informer
-	finalizers.AddToTemplate(tmpl)
+	finalizers.AddToTemplate(tmpl, finalizers.Name)
 	fmt.Println(tmpl.Finalizers)
 	// Output:
 	// [batch.kubernetes.io/job-tracking]
@@ -52,8 +54,8 @@ func ExampleAddToTemplate() {
 
 func ExampleRemovalPatch() {
 	pod := examplePod("pi-x7k2p", finalizers.Name)
-	if finalizers.Has(pod) {
-		p := finalizers.RemovalPatch(pod)
+	if finalizers.Has(pod, finalizers.Name) {
+		p := finalizers.RemovalPatch(pod, finalizers.Name)
 		// With client-go:
 		// client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, p.Type, p.Data, metav1.PatchOptions{})
 		fmt.Println(p.Type)
@@ -69,14 +71,14 @@ func ExampleRecord() {
 		UncountedTerminatedPods: &batchv1.UncountedTerminatedPods{Failed: []types.UID{"uid-b"}},
 	}
 	finished := []finalizers.FinishedPod{
-		{Pod: examplePod("a", finalizers.Name), Outcome: finalizers.Succeeded},
-		{Pod: examplePod("b", finalizers.Name), Outcome: finalizers.Failed},     // recorded by an earlier sync
-		{Pod: examplePod("c", finalizers.Name), Outcome: finalizers.NotCounted}, // matched an Ignore rule
-		{Pod: examplePod("d", finalizers.Name), Outcome: finalizers.Failed},     // removal already in flight
+		{Pod: examplePod("a", finalizers.Name), Outcome: ledger.Succeeded},
+		{Pod: examplePod("b", finalizers.Name), Outcome: ledger.Failed},     // recorded by an earlier sync
+		{Pod: examplePod("c", finalizers.Name), Outcome: ledger.NotCounted}, // matched an Ignore rule
+		{Pod: examplePod("d", finalizers.Name), Outcome: ledger.Failed},     // removal already in flight
 	}
 	pending := sets.New[types.UID]("uid-d")
 
-	r, err := finalizers.Record(status.UncountedTerminatedPods, finished, pending, 0)
+	r, err := finalizers.Record(finalizers.Name, status.UncountedTerminatedPods, finished, pending, 0)
 	if err != nil {
 		fmt.Println("bad input:", err)
 	}
@@ -105,7 +107,7 @@ func ExampleSettle() {
 		examplePod("a"),                  // finalizer removed
 		examplePod("b", finalizers.Name), // removal failed: still carries it
 	}
-	s, err := finalizers.Settle(status.UncountedTerminatedPods, pods, nil)
+	s, err := finalizers.Settle(finalizers.Name, status.UncountedTerminatedPods, pods, nil)
 	if err != nil {
 		fmt.Println("bad input:", err)
 	}
@@ -127,14 +129,14 @@ func ExampleDecideOrphan() {
 	const me = "example.com/batch-operator"
 
 	// The Job was deleted (the lookup by name found nothing).
-	fmt.Printf("%+v\n", finalizers.DecideOrphan(pod, nil, me))
+	fmt.Printf("%+v\n", finalizers.DecideOrphan(owner.BatchJob, pod, nil, me))
 
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "pi", UID: "uid-job-pi"}}
 	job.Spec.ManagedBy = ptr.To(me)
-	fmt.Printf("%+v\n", finalizers.DecideOrphan(pod, job, me))
+	fmt.Printf("%+v\n", finalizers.DecideOrphan(owner.BatchJob, pod, finalizers.JobOwner(job), me))
 
 	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
-	fmt.Printf("%+v\n", finalizers.DecideOrphan(pod, job, me))
+	fmt.Printf("%+v\n", finalizers.DecideOrphan(owner.BatchJob, pod, finalizers.JobOwner(job), me))
 	// Output:
 	// {Remove:true Reason:controlling Job no longer exists}
 	// {Remove:false Reason:controlling Job is live and unfinished}

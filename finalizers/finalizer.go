@@ -10,30 +10,24 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Name is the tracking finalizer, batch.kubernetes.io/job-tracking. It keeps a
-// finished pod in the API until its Job has counted it.
+// Name is the tracking finalizer of batch/v1 Jobs, batch.kubernetes.io/job-tracking
+// (owner.BatchJob.Finalizer). It keeps a finished pod in the API until its Job has
+// counted it. Every function of this package takes the finalizer name, so an owner of
+// another kind passes its own (owner.Kind.Finalizer).
 const Name = batchv1.JobTrackingFinalizer
 
-// Has reports whether pod carries the tracking finalizer. A nil pod has none.
-func Has(pod *corev1.Pod) bool { return HasNamed(pod, Name) }
-
-// HasNamed reports whether pod carries the finalizer name: the tracking finalizer
-// of a controller whose owner is not a batch/v1 Job (owner.Kind.Finalizer). A nil
-// pod has none.
-func HasNamed(pod *corev1.Pod, name string) bool {
+// Has reports whether pod carries the tracking finalizer name (owner.Kind.Finalizer;
+// [Name] for batch/v1 Jobs). A nil pod has none.
+func Has(pod *corev1.Pod, name string) bool {
 	return pod != nil && slices.Contains(pod.Finalizers, name)
 }
 
-// EnsureOnPod adds the tracking finalizer to meta unless it is already there, and
+// EnsureOnPod adds the tracking finalizer name to meta unless it is already there, and
 // reports whether it changed meta. It MUTATES meta: call it on a pod or template you
 // own, never on an object from an informer. When it adds the finalizer it builds a
 // new Finalizers slice, so a shallow copy that still shares the old slice with a
 // cached object does not write into the cache.
-func EnsureOnPod(meta *metav1.ObjectMeta) (changed bool) { return EnsureNamed(meta, Name) }
-
-// EnsureNamed is EnsureOnPod for the finalizer name (owner.Kind.Finalizer). It
-// MUTATES meta.
-func EnsureNamed(meta *metav1.ObjectMeta, name string) (changed bool) {
+func EnsureOnPod(meta *metav1.ObjectMeta, name string) (changed bool) {
 	if slices.Contains(meta.Finalizers, name) {
 		return false
 	}
@@ -43,11 +37,11 @@ func EnsureNamed(meta *metav1.ObjectMeta, name string) (changed bool) {
 	return true
 }
 
-// AddToTemplate adds the tracking finalizer to the metadata of a pod template, so
-// that every pod created from it carries the finalizer from birth, and reports
+// AddToTemplate adds the tracking finalizer name to the metadata of a pod template,
+// so that every pod created from it carries the finalizer from birth, and reports
 // whether it changed the template. It MUTATES template, as [EnsureOnPod] does.
-func AddToTemplate(template *corev1.PodTemplateSpec) (changed bool) {
-	return EnsureOnPod(&template.ObjectMeta)
+func AddToTemplate(template *corev1.PodTemplateSpec, name string) (changed bool) {
+	return EnsureOnPod(&template.ObjectMeta, name)
 }
 
 // Patch is a patch to send to the API server together with its content type.
@@ -58,12 +52,13 @@ type Patch struct {
 	Data []byte
 }
 
-// removalPrefix is the part of the removal patch of the tracking finalizer before
-// the optional UID precondition.
+// removalPrefix is the part of the removal patch of the batch/v1 tracking finalizer
+// before the optional UID precondition.
 const removalPrefix = `{"metadata":{"$deleteFromPrimitiveList/finalizers":["` + Name + `"]`
 
 // RemovalPatch returns the strategic merge patch that removes the tracking
-// finalizer from pod and keeps every other finalizer:
+// finalizer name from pod and keeps every other finalizer; for a batch/v1 Job's pod
+// ([Name]):
 //
 //	{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"],"uid":"<pod UID>"}}
 //
@@ -76,10 +71,7 @@ const removalPrefix = `{"metadata":{"$deleteFromPrimitiveList/finalizers":["` + 
 // The patch is well-formed whether or not the pod carries the finalizer (removing an
 // absent value is a no-op), so check [Has] first to save the API call. Each call
 // returns a new Data slice that the caller may keep or modify.
-func RemovalPatch(pod *corev1.Pod) Patch { return RemovalPatchNamed(pod, Name) }
-
-// RemovalPatchNamed is RemovalPatch for the finalizer name (owner.Kind.Finalizer).
-func RemovalPatchNamed(pod *corev1.Pod, name string) Patch {
+func RemovalPatch(pod *corev1.Pod, name string) Patch {
 	var uid types.UID
 	if pod != nil {
 		uid = pod.UID

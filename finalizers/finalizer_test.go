@@ -47,7 +47,7 @@ func TestHas(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := finalizers.Has(tc.pod); got != tc.want {
+			if got := finalizers.Has(tc.pod, finalizers.Name); got != tc.want {
 				t.Errorf("Has(%v) = %v, want %v", tc.pod, got, tc.want)
 			}
 		})
@@ -69,12 +69,12 @@ func TestEnsureOnPod(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			meta := metav1.ObjectMeta{Finalizers: tc.finalizers}
-			changed := finalizers.EnsureOnPod(&meta)
+			changed := finalizers.EnsureOnPod(&meta, finalizers.Name)
 			assert.Equal(t, tc.wantChanged, changed, "EnsureOnPod changed")
 			if diff := cmp.Diff(tc.want, meta.Finalizers); diff != "" {
 				t.Errorf("EnsureOnPod finalizers (-want +got):\n%s", diff)
 			}
-			again := finalizers.EnsureOnPod(&meta)
+			again := finalizers.EnsureOnPod(&meta, finalizers.Name)
 			assert.False(t, again, "second EnsureOnPod must not change anything")
 			if diff := cmp.Diff(tc.want, meta.Finalizers); diff != "" {
 				t.Errorf("second EnsureOnPod finalizers (-want +got):\n%s", diff)
@@ -90,7 +90,7 @@ func TestEnsureOnPodDoesNotWriteIntoSharedSlice(t *testing.T) {
 	backing[0] = other
 	cached := metav1.ObjectMeta{Finalizers: backing}
 	own := cached // shallow copy, as `*pod` copies do
-	require.True(t, finalizers.EnsureOnPod(&own))
+	require.True(t, finalizers.EnsureOnPod(&own, finalizers.Name))
 	assert.Equal(t, []string{other, finalizers.Name}, own.Finalizers)
 	assert.Equal(t, []string{other}, cached.Finalizers)
 	assert.Equal(t, "", backing[:2][1], "the cached backing array was written")
@@ -98,8 +98,8 @@ func TestEnsureOnPodDoesNotWriteIntoSharedSlice(t *testing.T) {
 
 func TestAddToTemplate(t *testing.T) {
 	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Finalizers: []string{other}}}
-	assert.True(t, finalizers.AddToTemplate(&tmpl))
-	assert.False(t, finalizers.AddToTemplate(&tmpl))
+	assert.True(t, finalizers.AddToTemplate(&tmpl, finalizers.Name))
+	assert.False(t, finalizers.AddToTemplate(&tmpl, finalizers.Name))
 	assert.Equal(t, []string{other, finalizers.Name}, tmpl.Finalizers)
 }
 
@@ -137,7 +137,7 @@ func TestRemovalPatchBytes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := finalizers.RemovalPatch(tc.pod)
+			got := finalizers.RemovalPatch(tc.pod, finalizers.Name)
 			assert.Equal(t, types.StrategicMergePatchType, got.Type)
 			assert.Equal(t, tc.wantData, string(got.Data))
 			assert.True(t, json.Valid(got.Data), "RemovalPatch(%v).Data is not valid JSON: %s", tc.pod, got.Data)
@@ -146,9 +146,9 @@ func TestRemovalPatchBytes(t *testing.T) {
 }
 
 func TestRemovalPatchReturnsFreshBytes(t *testing.T) {
-	a := finalizers.RemovalPatch(nil)
+	a := finalizers.RemovalPatch(nil, finalizers.Name)
 	a.Data[0] = 'X'
-	b := finalizers.RemovalPatch(nil)
+	b := finalizers.RemovalPatch(nil, finalizers.Name)
 	assert.Equal(t, byte('{'), b.Data[0], "a caller's edit leaked into the next patch")
 }
 
@@ -211,7 +211,7 @@ func TestRemovalPatchApplies(t *testing.T) {
 			}
 			origJSON, err := json.Marshal(&orig)
 			require.NoError(t, err)
-			patch := finalizers.RemovalPatch(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: tc.patchUID}})
+			patch := finalizers.RemovalPatch(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: tc.patchUID}}, finalizers.Name)
 
 			out, err := strategicpatch.StrategicMergePatch(origJSON, patch.Data, corev1.Pod{})
 			require.NoError(t, err, "StrategicMergePatch rejected %s", patch.Data)
@@ -232,34 +232,34 @@ func TestRemovalPatchApplies(t *testing.T) {
 	}
 }
 
-// The Named variants work on another owner kind's finalizer and leave the batch one
-// alone; the name is escaped as JSON.
-func TestNamed(t *testing.T) {
+// The functions take the finalizer name: another owner kind's finalizer is worked on
+// and the batch one left alone; the name is escaped as JSON.
+func TestOtherFinalizerName(t *testing.T) {
 	const mine = "ml.example.com/worker-tracking"
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1", Finalizers: []string{finalizers.Name}}}
-	assert.False(t, finalizers.HasNamed(pod, mine))
-	assert.True(t, finalizers.HasNamed(pod, finalizers.Name))
-	assert.False(t, finalizers.HasNamed(nil, mine))
+	assert.False(t, finalizers.Has(pod, mine))
+	assert.True(t, finalizers.Has(pod, finalizers.Name))
+	assert.False(t, finalizers.Has(nil, mine))
 
 	meta := pod.ObjectMeta.DeepCopy()
-	require.True(t, finalizers.EnsureNamed(meta, mine))
-	assert.False(t, finalizers.EnsureNamed(meta, mine), "added once")
+	require.True(t, finalizers.EnsureOnPod(meta, mine))
+	assert.False(t, finalizers.EnsureOnPod(meta, mine), "added once")
 	assert.Equal(t, []string{finalizers.Name, mine}, meta.Finalizers)
 	assert.Equal(t, []string{finalizers.Name}, pod.Finalizers, "the original slice is not written")
 
 	for _, tc := range []struct{ name, want string }{
 		{mine, `{"metadata":{"$deleteFromPrimitiveList/finalizers":["ml.example.com/worker-tracking"],"uid":"u1"}}`},
 		{`a.io/"q"`, `{"metadata":{"$deleteFromPrimitiveList/finalizers":["a.io/\"q\""],"uid":"u1"}}`},
-		{finalizers.Name, string(finalizers.RemovalPatch(pod).Data)},
+		{finalizers.Name, `{"metadata":{"$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"],"uid":"u1"}}`},
 	} {
-		got := finalizers.RemovalPatchNamed(pod, tc.name)
-		assert.Equal(t, tc.want, string(got.Data), "RemovalPatchNamed(%q)", tc.name)
+		got := finalizers.RemovalPatch(pod, tc.name)
+		assert.Equal(t, tc.want, string(got.Data), "RemovalPatch(pod, %q)", tc.name)
 		assert.Equal(t, types.StrategicMergePatchType, got.Type)
 	}
 	patched := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1", Finalizers: []string{"a/x", mine, finalizers.Name}}}
 	before, err := json.Marshal(patched)
 	require.NoError(t, err)
-	after, err := strategicpatch.StrategicMergePatch(before, finalizers.RemovalPatchNamed(patched, mine).Data, &corev1.Pod{})
+	after, err := strategicpatch.StrategicMergePatch(before, finalizers.RemovalPatch(patched, mine).Data, &corev1.Pod{})
 	require.NoError(t, err)
 	var out corev1.Pod
 	require.NoError(t, json.Unmarshal(after, &out))

@@ -12,35 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// MaxUncounted is the default cap on the number of entries one [Record] leaves in
-// status.uncountedTerminatedPods plus the new succeeded indexes it returns
-// ([ledger.MaxUncounted]).
-const MaxUncounted = ledger.MaxUncounted
-
-// Outcome says how a finished pod is counted ([ledger.Outcome]).
-type Outcome = ledger.Outcome
-
-// The outcomes of a finished pod. The zero Outcome is invalid, so a FinishedPod whose
-// Outcome was forgotten is reported instead of counted.
-const (
-	// Succeeded: a pod of a NonIndexed Job that succeeded. Its UID goes to
-	// uncountedTerminatedPods.succeeded.
-	Succeeded = ledger.Succeeded
-	// SucceededIndex: a pod of an Indexed Job that succeeded with a valid index below
-	// completions that is not yet in status.completedIndexes. FinishedPod.Index goes
-	// to Recording.NewSucceededIndexes; no UID is recorded, since the index alone
-	// prevents counting it twice.
-	SucceededIndex = ledger.SucceededIndex
-	// Failed: a pod that failed (or must be considered failed) and counts. Its UID
-	// goes to uncountedTerminatedPods.failed.
-	Failed = ledger.Failed
-	// NotCounted: a finished pod that counts nowhere but still loses its finalizer:
-	// a failure matched by an Ignore rule of the pod failure policy, a pod of an
-	// Indexed Job without a valid index or with an index at or above completions, or
-	// a succeeded pod whose index is already in completedIndexes.
-	NotCounted = ledger.NotCounted
-)
-
 var validOutcomes = []string{"Succeeded", "SucceededIndex", "Failed", "NotCounted"}
 
 // FinishedPod is a pod whose tracking finalizer the caller has decided may be
@@ -50,9 +21,11 @@ var validOutcomes = []string{"Succeeded", "SucceededIndex", "Failed", "NotCounte
 type FinishedPod struct {
 	// Pod is the pod, as listed (it is not modified).
 	Pod *corev1.Pod
-	// Outcome says how the pod counts.
-	Outcome Outcome
-	// Index is the completion index; read only when Outcome is SucceededIndex.
+	// Outcome says how the pod counts ([ledger.Succeeded], [ledger.SucceededIndex],
+	// [ledger.Failed] or [ledger.NotCounted]). The zero Outcome is invalid, so a
+	// FinishedPod whose Outcome was forgotten is reported instead of counted.
+	Outcome ledger.Outcome
+	// Index is the completion index; read only when Outcome is ledger.SucceededIndex.
 	Index int
 }
 
@@ -83,7 +56,8 @@ type Recording struct {
 }
 
 // Record enters finished pods in the uncountedTerminatedPods ledger: the first step
-// of the crash-safe order described in the package documentation.
+// of the crash-safe order described in the package documentation. name is the
+// tracking finalizer (owner.Kind.Finalizer; [Name] for batch/v1 Jobs).
 //
 // uncounted is the Job's status.uncountedTerminatedPods (nil means empty; it is not
 // modified), preferably already settled by [Settle] in this sync so that the limit
@@ -97,7 +71,7 @@ type Recording struct {
 // an index not seen before in this call (a UID already in either list is never added
 // again, so no pod is ever in both lists). Entries are admitted while
 // len(Uncounted.Succeeded)+len(Uncounted.Failed)+len(NewSucceededIndexes) < limit
-// (limit <= 0 means [MaxUncounted]); a pod that would exceed it is left out, with its
+// (limit <= 0 means [ledger.MaxUncounted]); a pod that would exceed it is left out, with its
 // finalizer, and LimitReached is set. Pods that need no new entry (already recorded,
 // NotCounted, a repeated index) are never left out, so a full ledger still drains.
 //
@@ -111,13 +85,7 @@ type Recording struct {
 //
 // Cost: O(len(finished) + len(uncounted lists)) time and one map of that size, plus
 // sorting the new indexes.
-func Record(uncounted *batchv1.UncountedTerminatedPods, finished []FinishedPod, pendingRemoval sets.Set[types.UID], limit int) (Recording, error) {
-	return RecordNamed(Name, uncounted, finished, pendingRemoval, limit)
-}
-
-// RecordNamed is Record for the tracking finalizer name of another kind of owner
-// (owner.Kind.Finalizer): pods without that finalizer are skipped.
-func RecordNamed(name string, uncounted *batchv1.UncountedTerminatedPods, finished []FinishedPod, pendingRemoval sets.Set[types.UID], limit int) (Recording, error) {
+func Record(name string, uncounted *batchv1.UncountedTerminatedPods, finished []FinishedPod, pendingRemoval sets.Set[types.UID], limit int) (Recording, error) {
 	var nilPods []int
 	// Pods without the finalizer are skipped (an earlier sync handled them), so
 	// plain entry j is finished[at(j)]: pos is nil while nothing was skipped.
@@ -128,7 +96,7 @@ func RecordNamed(name string, uncounted *batchv1.UncountedTerminatedPods, finish
 		switch {
 		case fp.Pod == nil:
 			nilPods = append(nilPods, i)
-		case HasNamed(fp.Pod, name):
+		case Has(fp.Pod, name):
 			if pos != nil {
 				pos = append(pos, i)
 			}
@@ -189,8 +157,9 @@ type Settlement struct {
 }
 
 // Settle moves out of the uncountedTerminatedPods ledger, into the counters, every
-// UID whose pod no longer carries the tracking finalizer: the last step of the
-// crash-safe order described in the package documentation.
+// UID whose pod no longer carries the tracking finalizer name (owner.Kind.Finalizer;
+// [Name] for batch/v1 Jobs): the last step of the crash-safe order described in the
+// package documentation.
 //
 // pods is the current list of the Job's pods. A UID counts now when no pod in pods
 // has it, when its pod lacks the finalizer, or when it is in removed: the UIDs whose
@@ -205,13 +174,7 @@ type Settlement struct {
 //
 // Cost: O(len(pods) + len(uncounted lists)) time, one map of the size of the lists;
 // it returns at once, without allocating, when there is nothing uncounted.
-func Settle(uncounted *batchv1.UncountedTerminatedPods, pods []*corev1.Pod, removed sets.Set[types.UID]) (Settlement, error) {
-	return SettleNamed(Name, uncounted, pods, removed)
-}
-
-// SettleNamed is Settle for the tracking finalizer name of another kind of owner
-// (owner.Kind.Finalizer).
-func SettleNamed(name string, uncounted *batchv1.UncountedTerminatedPods, pods []*corev1.Pod, removed sets.Set[types.UID]) (Settlement, error) {
+func Settle(name string, uncounted *batchv1.UncountedTerminatedPods, pods []*corev1.Pod, removed sets.Set[types.UID]) (Settlement, error) {
 	var s Settlement
 	if uncounted == nil || len(uncounted.Succeeded)+len(uncounted.Failed) == 0 {
 		return s, nil
@@ -219,7 +182,7 @@ func SettleNamed(name string, uncounted *batchv1.UncountedTerminatedPods, pods [
 	held := func(yield func(types.UID) bool) {
 		for _, p := range pods {
 			// Has first: in a big Job most pods lost the finalizer long ago.
-			if HasNamed(p, name) && p.UID != "" && !yield(p.UID) {
+			if Has(p, name) && p.UID != "" && !yield(p.UID) {
 				return
 			}
 		}

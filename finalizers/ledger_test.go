@@ -19,14 +19,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/plain/ledger"
 )
 
-func fp(p *corev1.Pod, o finalizers.Outcome) finalizers.FinishedPod {
+func fp(p *corev1.Pod, o ledger.Outcome) finalizers.FinishedPod {
 	return finalizers.FinishedPod{Pod: p, Outcome: o}
 }
 
 func fpIndex(p *corev1.Pod, ix int) finalizers.FinishedPod {
-	return finalizers.FinishedPod{Pod: p, Outcome: finalizers.SucceededIndex, Index: ix}
+	return finalizers.FinishedPod{Pod: p, Outcome: ledger.SucceededIndex, Index: ix}
 }
 
 func withoutUID(p *corev1.Pod) *corev1.Pod {
@@ -66,7 +67,7 @@ func seq(prefix string, n int) []string {
 	return out
 }
 
-func trackedAll(ns []string, o finalizers.Outcome) []finalizers.FinishedPod {
+func trackedAll(ns []string, o ledger.Outcome) []finalizers.FinishedPod {
 	out := make([]finalizers.FinishedPod, len(ns))
 	for i, n := range ns {
 		out[i] = fp(tracked(n), o)
@@ -117,9 +118,9 @@ func TestRecord(t *testing.T) {
 			name:      "new succeeded and failed are recorded, in input order",
 			uncounted: nil,
 			finished: []finalizers.FinishedPod{
-				fp(tracked("s1"), finalizers.Succeeded),
-				fp(tracked("f1"), finalizers.Failed),
-				fp(tracked("s2"), finalizers.Succeeded),
+				fp(tracked("s1"), ledger.Succeeded),
+				fp(tracked("f1"), ledger.Failed),
+				fp(tracked("s2"), ledger.Succeeded),
 			},
 			wantUncounted:    *uncounted(uids("s1", "s2"), uids("f1")),
 			wantNewSucceeded: uids("s1", "s2"),
@@ -131,8 +132,8 @@ func TestRecord(t *testing.T) {
 			name:      "appended after existing entries",
 			uncounted: uncounted(uids("old-s"), uids("old-f")),
 			finished: []finalizers.FinishedPod{
-				fp(tracked("s1"), finalizers.Succeeded),
-				fp(tracked("f1"), finalizers.Failed),
+				fp(tracked("s1"), ledger.Succeeded),
+				fp(tracked("f1"), ledger.Failed),
 			},
 			wantUncounted:    *uncounted(uids("old-s", "s1"), uids("old-f", "f1")),
 			wantNewSucceeded: uids("s1"),
@@ -144,8 +145,8 @@ func TestRecord(t *testing.T) {
 			name:      "already uncounted: not re-added, finalizer removed again",
 			uncounted: uncounted(uids("s1"), uids("f1")),
 			finished: []finalizers.FinishedPod{
-				fp(tracked("s1"), finalizers.Succeeded),
-				fp(tracked("f1"), finalizers.Failed),
+				fp(tracked("s1"), ledger.Succeeded),
+				fp(tracked("f1"), ledger.Failed),
 			},
 			wantUncounted: *uncounted(uids("s1"), uids("f1")),
 			wantRemove:    []string{"s1", "f1"},
@@ -154,23 +155,23 @@ func TestRecord(t *testing.T) {
 		{
 			name:          "recorded as failed, now reported succeeded: stays failed only",
 			uncounted:     uncounted(nil, uids("p")),
-			finished:      []finalizers.FinishedPod{fp(tracked("p"), finalizers.Succeeded)},
+			finished:      []finalizers.FinishedPod{fp(tracked("p"), ledger.Succeeded)},
 			wantUncounted: *uncounted(nil, uids("p")),
 			wantRemove:    []string{"p"},
 		},
 		{
 			name:          "recorded as succeeded, now reported failed: stays succeeded only",
 			uncounted:     uncounted(uids("p"), nil),
-			finished:      []finalizers.FinishedPod{fp(tracked("p"), finalizers.Failed)},
+			finished:      []finalizers.FinishedPod{fp(tracked("p"), ledger.Failed)},
 			wantUncounted: *uncounted(uids("p"), nil),
 			wantRemove:    []string{"p"},
 		},
 		{
 			name: "pending removal skipped, recorded or not",
 			finished: []finalizers.FinishedPod{
-				fp(tracked("a"), finalizers.Succeeded),
-				fp(tracked("b"), finalizers.Failed),
-				fp(tracked("c"), finalizers.Succeeded),
+				fp(tracked("a"), ledger.Succeeded),
+				fp(tracked("b"), ledger.Failed),
+				fp(tracked("c"), ledger.Succeeded),
 			},
 			uncounted:        uncounted(uids("a"), nil),
 			pending:          sets.New(uids("a", "b")...),
@@ -182,8 +183,8 @@ func TestRecord(t *testing.T) {
 		{
 			name: "pods without the tracking finalizer are skipped",
 			finished: []finalizers.FinishedPod{
-				fp(newPod("a", other), finalizers.Succeeded),
-				fp(newPod("b"), finalizers.Failed),
+				fp(newPod("a", other), ledger.Succeeded),
+				fp(newPod("b"), ledger.Failed),
 			},
 			wantChanged: false,
 		},
@@ -193,7 +194,7 @@ func TestRecord(t *testing.T) {
 				fpIndex(tracked("i5"), 5),
 				fpIndex(tracked("i0"), 0),
 				fpIndex(tracked("i3"), 3),
-				fp(tracked("f"), finalizers.Failed),
+				fp(tracked("f"), ledger.Failed),
 			},
 			wantUncounted: *uncounted(nil, uids("f")),
 			wantNewFailed: uids("f"),
@@ -223,8 +224,8 @@ func TestRecord(t *testing.T) {
 		{
 			name: "NotCounted: not recorded, finalizer removed",
 			finished: []finalizers.FinishedPod{
-				fp(tracked("ignored"), finalizers.NotCounted),
-				fp(tracked("f"), finalizers.Failed),
+				fp(tracked("ignored"), ledger.NotCounted),
+				fp(tracked("f"), ledger.Failed),
 			},
 			wantUncounted: *uncounted(nil, uids("f")),
 			wantNewFailed: uids("f"),
@@ -233,13 +234,13 @@ func TestRecord(t *testing.T) {
 		},
 		{
 			name:        "only NotCounted: nothing to write",
-			finished:    []finalizers.FinishedPod{fp(tracked("ignored"), finalizers.NotCounted)},
+			finished:    []finalizers.FinishedPod{fp(tracked("ignored"), ledger.NotCounted)},
 			wantRemove:  []string{"ignored"},
 			wantChanged: false,
 		},
 		{
 			name:             "default limit 500: 600 new, 500 recorded, NotCounted after the cut still removed",
-			finished:         append(trackedAll(seq("s", 600), finalizers.Succeeded), fp(tracked("ignored"), finalizers.NotCounted)),
+			finished:         append(trackedAll(seq("s", 600), ledger.Succeeded), fp(tracked("ignored"), ledger.NotCounted)),
 			limit:            0,
 			wantUncounted:    *uncounted(uids(seq("s", 500)...), nil),
 			wantNewSucceeded: uids(seq("s", 500)...),
@@ -249,7 +250,7 @@ func TestRecord(t *testing.T) {
 		},
 		{
 			name:             "negative limit means 500",
-			finished:         trackedAll(seq("s", 501), finalizers.Succeeded),
+			finished:         trackedAll(seq("s", 501), ledger.Succeeded),
 			limit:            -1,
 			wantUncounted:    *uncounted(uids(seq("s", 500)...), nil),
 			wantNewSucceeded: uids(seq("s", 500)...),
@@ -263,10 +264,10 @@ func TestRecord(t *testing.T) {
 			limit:     3,
 			finished: []finalizers.FinishedPod{
 				fpIndex(tracked("i"), 7),
-				fp(tracked("f1"), finalizers.Failed),
-				fp(tracked("f2"), finalizers.Failed),
-				fp(tracked("old"), finalizers.Succeeded),
-				fp(tracked("n"), finalizers.NotCounted),
+				fp(tracked("f1"), ledger.Failed),
+				fp(tracked("f2"), ledger.Failed),
+				fp(tracked("old"), ledger.Succeeded),
+				fp(tracked("n"), ledger.NotCounted),
 			},
 			wantUncounted: *uncounted(uids("old"), uids("f1")),
 			wantNewFailed: uids("f1"),
@@ -278,7 +279,7 @@ func TestRecord(t *testing.T) {
 		{
 			name:             "limit exactly filled with nothing left out is not LimitReached",
 			limit:            2,
-			finished:         trackedAll([]string{"a", "b"}, finalizers.Succeeded),
+			finished:         trackedAll([]string{"a", "b"}, ledger.Succeeded),
 			wantUncounted:    *uncounted(uids("a", "b"), nil),
 			wantNewSucceeded: uids("a", "b"),
 			wantRemove:       []string{"a", "b"},
@@ -289,8 +290,8 @@ func TestRecord(t *testing.T) {
 			uncounted: uncounted(uids("a", "b", "c"), nil),
 			limit:     2,
 			finished: []finalizers.FinishedPod{
-				fp(tracked("new"), finalizers.Succeeded),
-				fp(tracked("c"), finalizers.Succeeded),
+				fp(tracked("new"), ledger.Succeeded),
+				fp(tracked("c"), ledger.Succeeded),
 			},
 			wantUncounted: *uncounted(uids("a", "b", "c"), nil),
 			wantRemove:    []string{"c"},
@@ -299,8 +300,8 @@ func TestRecord(t *testing.T) {
 		{
 			name: "duplicate pod in input: recorded once, error",
 			finished: []finalizers.FinishedPod{
-				fp(tracked("a"), finalizers.Succeeded),
-				fp(tracked("a"), finalizers.Failed),
+				fp(tracked("a"), ledger.Succeeded),
+				fp(tracked("a"), ledger.Failed),
 			},
 			wantUncounted:    *uncounted(uids("a"), nil),
 			wantNewSucceeded: uids("a"),
@@ -311,13 +312,13 @@ func TestRecord(t *testing.T) {
 		{
 			name: "nil pod, pod without UID, bad outcome, negative index: skipped with errors, rest kept",
 			finished: []finalizers.FinishedPod{
-				{Pod: nil, Outcome: finalizers.Failed},
-				fp(withoutUID(tracked("nouid")), finalizers.Failed),
+				{Pod: nil, Outcome: ledger.Failed},
+				fp(withoutUID(tracked("nouid")), ledger.Failed),
 				fp(tracked("zero"), 0),
 				fp(tracked("big"), 99),
-				{Pod: tracked("neg"), Outcome: finalizers.SucceededIndex, Index: -1},
-				fp(&corev1.Pod{}, finalizers.Failed), // no finalizer: silently skipped
-				fp(tracked("ok"), finalizers.Failed),
+				{Pod: tracked("neg"), Outcome: ledger.SucceededIndex, Index: -1},
+				fp(&corev1.Pod{}, ledger.Failed), // no finalizer: silently skipped
+				fp(tracked("ok"), ledger.Failed),
 			},
 			wantUncounted: *uncounted(nil, uids("ok")),
 			wantNewFailed: uids("ok"),
@@ -334,7 +335,7 @@ func TestRecord(t *testing.T) {
 		{
 			name:          "corrupted: UID in both lists kept once, in failed",
 			uncounted:     uncounted(uids("a", "b"), uids("b")),
-			finished:      []finalizers.FinishedPod{fp(tracked("b"), finalizers.Succeeded)},
+			finished:      []finalizers.FinishedPod{fp(tracked("b"), ledger.Succeeded)},
 			wantUncounted: *uncounted(uids("a"), uids("b")),
 			wantRemove:    []string{"b"},
 			wantChanged:   true,
@@ -354,7 +355,7 @@ func TestRecord(t *testing.T) {
 			if tc.uncounted != nil {
 				before = tc.uncounted.DeepCopy()
 			}
-			got, err := finalizers.Record(tc.uncounted, tc.finished, tc.pending, tc.limit)
+			got, err := finalizers.Record(finalizers.Name, tc.uncounted, tc.finished, tc.pending, tc.limit)
 
 			if diff := cmp.Diff(tc.wantUncounted, got.Uncounted, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Record().Uncounted (-want +got):\n%s", diff)
@@ -384,15 +385,15 @@ func TestRecord(t *testing.T) {
 }
 
 func TestRecordErrorNamesTheValue(t *testing.T) {
-	_, err := finalizers.Record(uncounted(uids("x"), uids("x")), nil, nil, 0)
+	_, err := finalizers.Record(finalizers.Name, uncounted(uids("x"), uids("x")), nil, nil, 0)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "status.uncountedTerminatedPods.succeeded[0]")
 	assert.Contains(t, err.Error(), "uid-x")
 
-	_, err = finalizers.Record(nil, []finalizers.FinishedPod{fp(&corev1.Pod{}, finalizers.Failed)}, nil, 0)
+	_, err = finalizers.Record(finalizers.Name, nil, []finalizers.FinishedPod{fp(&corev1.Pod{}, ledger.Failed)}, nil, 0)
 	assert.NoError(t, err, "a pod without the finalizer is not an error, UID or not")
 
-	r, err := finalizers.Record(nil, []finalizers.FinishedPod{fp(withoutUID(tracked("nouid")), finalizers.Failed)}, nil, 0)
+	r, err := finalizers.Record(finalizers.Name, nil, []finalizers.FinishedPod{fp(withoutUID(tracked("nouid")), ledger.Failed)}, nil, 0)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "finished[0].pod.metadata.uid")
 	assert.Contains(t, err.Error(), "ns/nouid")
@@ -404,7 +405,7 @@ func TestRecordDoesNotAliasInput(t *testing.T) {
 	succ := make([]types.UID, 1, 8)
 	succ[0] = "uid-a"
 	in := &batchv1.UncountedTerminatedPods{Succeeded: succ}
-	r, err := finalizers.Record(in, []finalizers.FinishedPod{fp(tracked("b"), finalizers.Succeeded)}, nil, 0)
+	r, err := finalizers.Record(finalizers.Name, in, []finalizers.FinishedPod{fp(tracked("b"), ledger.Succeeded)}, nil, 0)
 	require.NoError(t, err)
 	assert.Equal(t, uids("a", "b"), r.Uncounted.Succeeded)
 	assert.Equal(t, types.UID(""), succ[:2][1], "Record wrote into the input's backing array")
@@ -527,7 +528,7 @@ func TestSettle(t *testing.T) {
 			if tc.uncounted != nil {
 				before = tc.uncounted.DeepCopy()
 			}
-			got, err := finalizers.Settle(tc.uncounted, tc.pods, tc.removed)
+			got, err := finalizers.Settle(finalizers.Name, tc.uncounted, tc.pods, tc.removed)
 			if diff := cmp.Diff(tc.wantUncounted, got.Uncounted, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Settle().Uncounted (-want +got):\n%s", diff)
 			}
@@ -589,13 +590,13 @@ func TestSettlementApplyTo(t *testing.T) {
 
 func TestOutcomeString(t *testing.T) {
 	tests := []struct {
-		o    finalizers.Outcome
+		o    ledger.Outcome
 		want string
 	}{
-		{finalizers.Succeeded, "Succeeded"},
-		{finalizers.SucceededIndex, "SucceededIndex"},
-		{finalizers.Failed, "Failed"},
-		{finalizers.NotCounted, "NotCounted"},
+		{ledger.Succeeded, "Succeeded"},
+		{ledger.SucceededIndex, "SucceededIndex"},
+		{ledger.Failed, "Failed"},
+		{ledger.NotCounted, "NotCounted"},
 		{0, "Outcome(0)"},
 		{-3, "Outcome(-3)"},
 		{42, "Outcome(42)"},
@@ -612,15 +613,15 @@ func TestSettleEmptyDoesNotAllocate(t *testing.T) {
 	pods := []*corev1.Pod{tracked("a"), tracked("b")}
 	empty := &batchv1.UncountedTerminatedPods{}
 	allocs := testing.AllocsPerRun(100, func() {
-		_, _ = finalizers.Settle(empty, pods, nil)
+		_, _ = finalizers.Settle(finalizers.Name, empty, pods, nil)
 	})
 	assert.Zero(t, allocs)
 }
 
 func TestRecordCountsTowardLimitInOrder(t *testing.T) {
 	// The pods left out by the limit are exactly the last ones needing entries.
-	in := trackedAll(seq("p", 10), finalizers.Failed)
-	r, err := finalizers.Record(nil, in, nil, 4)
+	in := trackedAll(seq("p", 10), ledger.Failed)
+	r, err := finalizers.Record(finalizers.Name, nil, in, nil, 4)
 	require.NoError(t, err)
 	assert.True(t, r.LimitReached)
 	assert.Equal(t, seq("p", 4), names(r.RemoveFinalizer))
@@ -631,8 +632,8 @@ func TestRecordCountsTowardLimitInOrder(t *testing.T) {
 // sees, come in input order among the others.
 func TestRecordErrorsInInputOrder(t *testing.T) {
 	dup := tracked("dup")
-	_, err := finalizers.Record(uncounted(uids("x", "x"), nil), []finalizers.FinishedPod{
-		fp(nil, finalizers.Failed), fp(dup, finalizers.Failed), fp(dup, finalizers.Failed), fp(nil, finalizers.Failed),
+	_, err := finalizers.Record(finalizers.Name, uncounted(uids("x", "x"), nil), []finalizers.FinishedPod{
+		fp(nil, ledger.Failed), fp(dup, ledger.Failed), fp(dup, ledger.Failed), fp(nil, ledger.Failed),
 	}, nil, 0)
 	want := []string{"status.uncountedTerminatedPods.succeeded[1]", "finished[0].pod", "finished[2].pod.metadata.uid", "finished[3].pod"}
 	if diff := cmp.Diff(want, errFields(t, err)); diff != "" {

@@ -30,35 +30,6 @@ type OrphanDecision struct {
 	Reason string
 }
 
-// DecideOrphan decides, as the upstream orphan-pod worker does, whether the tracking
-// finalizer of pod may be removed outside the sync of its Job.
-//
-// job is the Job the caller found under the name of the pod's controller reference
-// (nil when there is no controller reference, when the controller is not a Job, or
-// when no Job has that name). A job whose UID differs from the reference's is a
-// different Job that reuses the name, and counts as gone. controllerName is the name
-// the caller answers to in spec.managedBy; an unset managedBy belongs to
-// "kubernetes.io/job-controller" (batchv1.JobControllerName). An empty controllerName
-// matches no Job, so such a caller only ever cleans pods whose Job is gone.
-//
-// The rules, in order:
-//
-//  1. no tracking finalizer: nothing to remove;
-//  2. no controller reference: remove (the garbage collector or a user orphaned it);
-//  3. controller not a batch Job (owner.BatchJob: kind Job of group batch, any
-//     version): keep (the finalizer is someone else's business);
-//  4. Job nil or with another UID: remove;
-//  5. Job managed by another controller: keep, even if it has finished (that
-//     controller cleans its own pods);
-//  6. Job finished (Complete or Failed condition True): remove;
-//  7. otherwise keep: the Job's own sync counts the pod and removes the finalizer.
-//
-// The pod's phase and deletion state do not matter, as upstream: a running orphan
-// loses the finalizer too, since no Job will ever count it.
-func DecideOrphan(pod *corev1.Pod, job *batchv1.Job, controllerName string) OrphanDecision {
-	return DecideOrphanFor(owner.BatchJob, pod, JobOwner(job), controllerName)
-}
-
 // OrphanOwner is what the orphan decision needs to know of the object that a pod's
 // controller reference names, as the caller's cache shows it: any kind of owner.
 type OrphanOwner struct {
@@ -82,12 +53,36 @@ func JobOwner(job *batchv1.Job) *OrphanOwner {
 	return &OrphanOwner{UID: job.UID, ManagedBy: managedBy(job), Finished: jobFinished(job)}
 }
 
-// DecideOrphanFor is DecideOrphan for pods owned by objects of kind, tracked by its
-// finalizer: the same rules, with "Job" read as the owner (and the Reason texts,
-// which say Job, meant the same way). own is the object found under the name of the
-// pod's controller reference, or nil when there is none.
-func DecideOrphanFor(kind owner.Kind, pod *corev1.Pod, own *OrphanOwner, controllerName string) OrphanDecision {
-	if !HasNamed(pod, kind.Finalizer) {
+// DecideOrphan decides, as the upstream orphan-pod worker does, whether the tracking
+// finalizer (kind.Finalizer) of pod may be removed outside the sync of its owner, an
+// object of kind (owner.BatchJob for batch/v1 Jobs).
+//
+// own is what the caller's cache shows of the object found under the name of the
+// pod's controller reference ([JobOwner] converts a Job); nil when there is no
+// controller reference, when the controller is not of kind, or when no such object
+// exists. An own whose UID differs from the reference's is a different object that
+// reuses the name, and counts as gone. controllerName is the name the caller answers
+// to in spec.managedBy; a batch/v1 Job with managedBy unset belongs to
+// "kubernetes.io/job-controller" (batchv1.JobControllerName). An empty controllerName
+// matches no Job, so such a caller only ever cleans pods whose Job is gone. For an
+// owner of another kind, an empty own.ManagedBy means the kind's controller.
+//
+// The rules, in order ("Job" read as the owner, here and in the Reason texts):
+//
+//  1. no tracking finalizer: nothing to remove;
+//  2. no controller reference: remove (the garbage collector or a user orphaned it);
+//  3. controller not of kind (for owner.BatchJob: kind Job of group batch, any
+//     version): keep (the finalizer is someone else's business);
+//  4. owner nil or with another UID: remove;
+//  5. owner managed by another controller: keep, even if it has finished (that
+//     controller cleans its own pods);
+//  6. owner finished (for a Job, Complete or Failed condition True): remove;
+//  7. otherwise keep: the owner's own sync counts the pod and removes the finalizer.
+//
+// The pod's phase and deletion state do not matter, as upstream: a running orphan
+// loses the finalizer too, since no owner will ever count it.
+func DecideOrphan(kind owner.Kind, pod *corev1.Pod, own *OrphanOwner, controllerName string) OrphanDecision {
+	if !Has(pod, kind.Finalizer) {
 		return OrphanDecision{Reason: ReasonNoFinalizer}
 	}
 	ref := metav1.GetControllerOfNoCopy(pod)

@@ -227,7 +227,7 @@ func TestDecideOrphan(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := finalizers.DecideOrphan(tc.pod, tc.job, tc.controllerName)
+			got := finalizers.DecideOrphan(owner.BatchJob, tc.pod, finalizers.JobOwner(tc.job), tc.controllerName)
 			want := finalizers.OrphanDecision{Remove: tc.wantRemove, Reason: tc.wantReason}
 			if got != want {
 				t.Errorf("DecideOrphan(%s, job, %q) = %+v, want %+v", tc.name, tc.controllerName, got, want)
@@ -240,7 +240,7 @@ func TestDecideOrphanDoesNotAllocate(t *testing.T) {
 	pod := orphanPod(corev1.PodSucceeded, []string{finalizers.Name}, jobRef("job-uid"))
 	j := job("job-uid", ptr.To(me), batchv1.JobComplete)
 	allocs := testing.AllocsPerRun(100, func() {
-		_ = finalizers.DecideOrphan(pod, j, me)
+		_ = finalizers.DecideOrphan(owner.BatchJob, pod, finalizers.JobOwner(j), me)
 	})
 	if allocs != 0 {
 		t.Errorf("DecideOrphan allocates %v times per call, want 0", allocs)
@@ -249,7 +249,7 @@ func TestDecideOrphanDoesNotAllocate(t *testing.T) {
 
 // The same rules for another kind of owner, with its own finalizer: a batch Job's
 // finalizer or reference is someone else's business.
-func TestDecideOrphanFor(t *testing.T) {
+func TestDecideOrphanOtherKind(t *testing.T) {
 	kind := owner.Kind{Group: "ml.example.com", Version: "v1alpha1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
 	ref := func(uid types.UID) metav1.OwnerReference {
 		return metav1.OwnerReference{APIVersion: "ml.example.com/v1alpha1", Kind: "TrainingJob", Name: "t", UID: uid, Controller: ptr.To(true)}
@@ -276,17 +276,22 @@ func TestDecideOrphanFor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := finalizers.DecideOrphanFor(kind, tt.pod, tt.own, me)
+			got := finalizers.DecideOrphan(kind, tt.pod, tt.own, me)
 			if got.Remove != tt.wantRemove || got.Reason != tt.wantReason {
-				t.Errorf("DecideOrphanFor(%s) = %+v, want {Remove:%v Reason:%s}", tt.name, got, tt.wantRemove, tt.wantReason)
+				t.Errorf("DecideOrphan(%s) = %+v, want {Remove:%v Reason:%s}", tt.name, got, tt.wantRemove, tt.wantReason)
 			}
 		})
 	}
-	// DecideOrphan is DecideOrphanFor with owner.BatchJob and the Job's facts.
+	// The same pod reference under the batch kind is a Job's: the TrainingJob's
+	// finalizer is then not the one the decision looks at.
 	j := job("job-uid", ptr.To(me), batchv1.JobComplete)
 	pod := orphanPod(corev1.PodSucceeded, []string{finalizers.Name}, jobRef("job-uid"))
-	if a, b := finalizers.DecideOrphan(pod, j, me), finalizers.DecideOrphanFor(owner.BatchJob, pod, finalizers.JobOwner(j), me); a != b {
-		t.Errorf("DecideOrphan = %+v, DecideOrphanFor(BatchJob, JobOwner) = %+v", a, b)
+	want := finalizers.OrphanDecision{Remove: true, Reason: finalizers.ReasonJobFinished}
+	if got := finalizers.DecideOrphan(owner.BatchJob, pod, finalizers.JobOwner(j), me); got != want {
+		t.Errorf("DecideOrphan(BatchJob, finished Job) = %+v, want %+v", got, want)
+	}
+	if got := finalizers.DecideOrphan(kind, pod, finalizers.JobOwner(j), me); got.Remove || got.Reason != finalizers.ReasonNoFinalizer {
+		t.Errorf("DecideOrphan(TrainingJob, pod with the batch finalizer) = %+v, want to keep it (%s)", got, finalizers.ReasonNoFinalizer)
 	}
 	if finalizers.JobOwner(nil) != nil {
 		t.Error("JobOwner(nil) != nil")

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/plain/ledger"
 )
 
 // The simulation below runs a controller that follows the crash-safe order of the
@@ -23,7 +24,7 @@ import (
 type simPod struct {
 	uid       types.UID
 	index     int
-	outcome   finalizers.Outcome // 0 while running; Succeeded, Failed or NotCounted once finished
+	outcome   ledger.Outcome // 0 while running; Succeeded, Failed or NotCounted once finished
 	finalizer bool
 	exists    bool
 }
@@ -54,7 +55,7 @@ type sim struct {
 	status    batchv1.JobStatus // persisted Job status
 	completed sets.Set[int]     // persisted completedIndexes
 
-	countedAs map[types.UID]finalizers.Outcome // how each UID was counted (by persisted writes)
+	countedAs map[types.UID]ledger.Outcome // how each UID was counted (by persisted writes)
 	counted   map[types.UID]int
 }
 
@@ -69,7 +70,7 @@ func newSim(t testing.TB, seed uint64, cfg simConfig) *sim {
 		cache:     map[types.UID]simPod{},
 		pending:   sets.New[types.UID](),
 		completed: sets.New[int](),
-		countedAs: map[types.UID]finalizers.Outcome{},
+		countedAs: map[types.UID]ledger.Outcome{},
 		counted:   map[types.UID]int{},
 		status:    batchv1.JobStatus{UncountedTerminatedPods: &batchv1.UncountedTerminatedPods{}},
 	}
@@ -95,7 +96,7 @@ func (s *sim) world() {
 	}
 	for _, p := range s.truth {
 		if p.outcome == 0 && s.chance(s.cfg.finishPct) {
-			p.outcome = []finalizers.Outcome{finalizers.Succeeded, finalizers.Succeeded, finalizers.Failed, finalizers.NotCounted}[s.rng.IntN(4)]
+			p.outcome = []ledger.Outcome{ledger.Succeeded, ledger.Succeeded, ledger.Failed, ledger.NotCounted}[s.rng.IntN(4)]
 		}
 		if p.exists && !p.finalizer && s.chance(s.cfg.deletePct) {
 			p.exists = false
@@ -157,7 +158,7 @@ func (s *sim) sync() bool {
 	status := *s.status.DeepCopy()
 	completed := s.completed.Clone()
 
-	s1, err := finalizers.Settle(status.UncountedTerminatedPods, pods, s.pending)
+	s1, err := finalizers.Settle(finalizers.Name, status.UncountedTerminatedPods, pods, s.pending)
 	if err != nil {
 		s.fatalf("Settle: %v", err)
 	}
@@ -170,15 +171,15 @@ func (s *sim) sync() bool {
 			continue
 		}
 		f := finalizers.FinishedPod{Pod: pod, Outcome: c.outcome}
-		if s.cfg.indexed && c.outcome == finalizers.Succeeded {
-			f.Outcome, f.Index = finalizers.SucceededIndex, c.index
+		if s.cfg.indexed && c.outcome == ledger.Succeeded {
+			f.Outcome, f.Index = ledger.SucceededIndex, c.index
 			if c.index >= s.cfg.completions || completed.Has(c.index) {
-				f.Outcome = finalizers.NotCounted
+				f.Outcome = ledger.NotCounted
 			}
 		}
 		finished = append(finished, f)
 	}
-	r, err := finalizers.Record(status.UncountedTerminatedPods, finished, s.pending, s.cfg.limit)
+	r, err := finalizers.Record(finalizers.Name, status.UncountedTerminatedPods, finished, s.pending, s.cfg.limit)
 	if err != nil {
 		s.fatalf("Record: %v", err)
 	}
@@ -204,7 +205,7 @@ func (s *sim) sync() bool {
 		s.pending.Insert(pod.UID)
 	}
 
-	s2, err := finalizers.Settle(&r.Uncounted, pods, s.pending)
+	s2, err := finalizers.Settle(finalizers.Name, &r.Uncounted, pods, s.pending)
 	if err != nil {
 		s.fatalf("Settle after removals: %v", err)
 	}
@@ -233,11 +234,11 @@ func (s *sim) removeFinalizer(uid types.UID) {
 	}
 	u := s.status.UncountedTerminatedPods
 	switch {
-	case p.outcome == finalizers.Failed || (p.outcome == finalizers.Succeeded && !s.cfg.indexed):
+	case p.outcome == ledger.Failed || (p.outcome == ledger.Succeeded && !s.cfg.indexed):
 		if !slices.Contains(u.Succeeded, uid) && !slices.Contains(u.Failed, uid) && s.counted[uid] == 0 {
 			s.fatalf("finalizer of %s (%v) removed while the persisted status does not record it: %+v", uid, p.outcome, u)
 		}
-	case p.outcome == finalizers.Succeeded && s.cfg.indexed:
+	case p.outcome == ledger.Succeeded && s.cfg.indexed:
 		if p.index < s.cfg.completions && !s.completed.Has(p.index) {
 			s.fatalf("finalizer of %s (index %d) removed before the index was persisted", uid, p.index)
 		}
@@ -251,15 +252,15 @@ func (s *sim) persist(next batchv1.JobStatus, completed sets.Set[int]) {
 	s.t.Helper()
 	old := s.status.UncountedTerminatedPods
 	nu := next.UncountedTerminatedPods
-	inNew := map[types.UID]finalizers.Outcome{}
+	inNew := map[types.UID]ledger.Outcome{}
 	for _, uid := range nu.Succeeded {
-		inNew[uid] = finalizers.Succeeded
+		inNew[uid] = ledger.Succeeded
 	}
 	for _, uid := range nu.Failed {
 		if _, dup := inNew[uid]; dup {
 			s.fatalf("UID %s in both lists of %+v", uid, nu)
 		}
-		inNew[uid] = finalizers.Failed
+		inNew[uid] = ledger.Failed
 	}
 	if len(inNew) != len(nu.Succeeded)+len(nu.Failed) {
 		s.fatalf("duplicate UIDs in %+v", nu)
@@ -273,7 +274,7 @@ func (s *sim) persist(next batchv1.JobStatus, completed sets.Set[int]) {
 		}
 	}
 	var leftS, leftF int32
-	leave := func(list []types.UID, as finalizers.Outcome) {
+	leave := func(list []types.UID, as ledger.Outcome) {
 		for _, uid := range list {
 			if o, still := inNew[uid]; still {
 				if o != as {
@@ -283,15 +284,15 @@ func (s *sim) persist(next batchv1.JobStatus, completed sets.Set[int]) {
 			}
 			s.counted[uid]++
 			s.countedAs[uid] = as
-			if as == finalizers.Succeeded {
+			if as == ledger.Succeeded {
 				leftS++
 			} else {
 				leftF++
 			}
 		}
 	}
-	leave(old.Succeeded, finalizers.Succeeded)
-	leave(old.Failed, finalizers.Failed)
+	leave(old.Succeeded, ledger.Succeeded)
+	leave(old.Failed, ledger.Failed)
 	if got := next.Succeeded - s.status.Succeeded; got != leftS {
 		s.fatalf("succeeded grew by %d, but %d UIDs left the list", got, leftS)
 	}
@@ -313,7 +314,7 @@ func (s *sim) run(rounds int) {
 	// Drain: everything finishes, nothing fails any more, the cache keeps up.
 	for _, p := range s.truth {
 		if p.outcome == 0 {
-			p.outcome = finalizers.Failed
+			p.outcome = ledger.Failed
 		}
 	}
 	s.cfg.crashPct, s.cfg.patchFail, s.cfg.newPods, s.cfg.cacheFresh = 0, 0, 0, 100
@@ -337,10 +338,10 @@ func (s *sim) check() {
 	wantIndexes := sets.New[int]()
 	for _, p := range s.truth {
 		want := p.outcome
-		if want == finalizers.NotCounted || (s.cfg.indexed && want == finalizers.Succeeded) {
+		if want == ledger.NotCounted || (s.cfg.indexed && want == ledger.Succeeded) {
 			want = 0
 		}
-		if s.cfg.indexed && p.outcome == finalizers.Succeeded && p.index < s.cfg.completions {
+		if s.cfg.indexed && p.outcome == ledger.Succeeded && p.index < s.cfg.completions {
 			wantIndexes.Insert(p.index)
 		}
 		switch want {
@@ -352,7 +353,7 @@ func (s *sim) check() {
 			if s.counted[p.uid] != 1 || s.countedAs[p.uid] != want {
 				s.fatalf("%s (%v) counted %d times as %v, want once as %v", p.uid, p.outcome, s.counted[p.uid], s.countedAs[p.uid], want)
 			}
-			if want == finalizers.Succeeded {
+			if want == ledger.Succeeded {
 				wantS++
 			} else {
 				wantF++

@@ -5,14 +5,15 @@
 //
 // # Two layers
 //
-// The rules live in the plain layer (github.com/jobkit/jobkit/plain/indexes, standard
-// library only): the interval sets ([Intervals], [Parse], [FromIndexes],
-// [FirstPending]), [FailureCount], the first-outcome-wins rule of [Outcomes], the
-// stray rule of [Strays]. Here they have the same names (type aliases and forwarding
-// functions, not copies), and [PodIndex], [PodFailureCount], [JobOutcomes],
-// [SucceededIndexes], [FailedIndexes], [Strays], [ShapePod] and the failure-count
-// helpers read *batchv1.Job and *corev1.Pod and call them. A scheduler without
-// Kubernetes objects imports the plain package instead of this one.
+// The rules live in the plain layer (package github.com/jobkit/jobkit/plain/indexes,
+// standard library only): the interval sets ([plainindexes.Intervals],
+// [plainindexes.Parse], [plainindexes.FromIndexes], [plainindexes.FirstPending]),
+// [plainindexes.FailureCount], the first-outcome-wins rule of [plainindexes.Outcomes],
+// the stray rule. This package converts Jobs and pods onto it and adds only what reads
+// or shapes them: [PodIndex], [PodFailureCount], [JobOutcomes], [SucceededIndexes],
+// [FailedIndexes], [Strays], [ShapePod], the pod names and the failure-count
+// annotations. It re-exports nothing: a name of the plain layer is imported from there.
+// A scheduler without Kubernetes objects imports only the plain package.
 //
 // # Invariants
 //
@@ -28,8 +29,8 @@
 // the pod template, never for an object from an informer. [Strays] returns the caller's
 // pod pointers, unmodified.
 //
-// Bad input never panics and never loses the valid part: [Parse] returns every valid
-// part along with a *ParseError listing each invalid one; [SucceededIndexes] and
+// Bad input never panics and never loses the valid part: plainindexes.Parse returns
+// every valid part along with a *ParseError listing each invalid one; [SucceededIndexes] and
 // [FailedIndexes] keep the valid part of the status and wrap the *ParseError with the
 // field name; [PodIndex] and [PodFailureCount] return an *AnnotationError naming the pod,
 // the key and the value.
@@ -38,23 +39,14 @@
 //
 // For sets of a and b intervals, s a string length, p pods and n requested indexes:
 //
-//	Parse                      O(s), or O(s + u log u) with u parts out of order
-//	String                     O(a), one allocation
-//	Has                        O(log a)
-//	Count                      O(a)
-//	Union, IntersectionCount   O(a + b)
-//	WithSorted                 O(a + len(xs)) for sorted xs
-//	Trim                       O(log a) plus the copy
-//	FromIndexes                O(len(xs) log len(xs))
-//	FirstPending               O((n + t)·k) for k exclusion sets of t intervals in
-//	                           all, whatever completions is; allocates the result only
 //	JobOutcomes                O(s + p log p)
 //	SucceededIndexes           O(s + p log p)
 //	FailedIndexes              O(s + p log p)
 //	Strays                     O(p log p)
 //	PodIndex                   O(1), no allocation unless the annotation is invalid
 //
-// The benchmarks in this package measure them at 10, 1,000 and 100,000 indexes or pods.
+// The interval operations cost what the plain package documents. The benchmarks in
+// this package measure these at 10, 1,000 and 100,000 indexes or pods.
 //
 // # Concurrency
 //
@@ -65,8 +57,8 @@
 // # Differences from upstream
 //
 //   - Parsing: upstream's controller skips parts that are not numbers, stops at the first
-//     index at or above completions and assumes the rest is ordered. [Parse] reports
-//     every bad part, keeps every good one, and merges parts out of order or overlapping,
+//     index at or above completions and assumes the rest is ordered. plainindexes.Parse
+//     reports every bad part, keeps every good one, and merges parts out of order or overlapping,
 //     so a damaged status never drops a completed index. A part with two '-' ("1-2-3") is
 //     rejected where upstream reads it as "1-2". [SucceededIndexes] and [FailedIndexes]
 //     trim indexes at or above completions silently (an elastic scale-down leaves them)
@@ -79,5 +71,5 @@
 //     invalid name); otherwise it cuts as upstream does.
 //   - [SetFailureCountAnnotations] removes an ignored-failure-count annotation copied from
 //     the template when the count is 0; upstream leaves it.
-//   - [FirstPendingFunc] is jobkit's addition (see its documentation).
+//   - plainindexes.FirstPendingFunc is jobkit's addition (see its documentation).
 package indexes

@@ -110,12 +110,12 @@ func ExampleSucceededIndexes() {
 	// Output: 0,1,3 <nil>
 }
 
-func ExampleNextFailureCount() {
+func ExampleReplacementFailureCount() {
 	failed := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
 		batchv1.JobIndexFailureCountAnnotation: "1",
 	}}}
-	prev, _ := indexes.PodFailureCount(failed)
-	next := indexes.NextFailureCount(prev, false)
+	// The replacement of a failure that counts (not matched by an Ignore rule).
+	next, _ := indexes.ReplacementFailureCount(failed, false)
 
 	replacement := &corev1.Pod{}
 	indexes.SetFailureCountAnnotations(replacement, next)

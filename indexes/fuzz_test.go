@@ -2,6 +2,7 @@ package indexes
 
 import (
 	"errors"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"math"
 	"strconv"
 	"testing"
@@ -35,7 +36,7 @@ func FuzzPodAnnotations(f *testing.F) {
 		want, ok := valid(index)
 		switch {
 		case !present:
-			if err == nil || ix != Unknown {
+			if err == nil || ix != plainindexes.Unknown {
 				t.Fatalf("PodIndex(no annotation) = %d, %v", ix, err)
 			}
 		case ok:
@@ -44,8 +45,8 @@ func FuzzPodAnnotations(f *testing.F) {
 			}
 		default:
 			var aerr *AnnotationError
-			if !errors.As(err, &aerr) || ix != Unknown || aerr.Value != index {
-				t.Fatalf("PodIndex(%q) = %d, %v; want Unknown and an *AnnotationError", index, ix, err)
+			if !errors.As(err, &aerr) || ix != plainindexes.Unknown || aerr.Value != index {
+				t.Fatalf("PodIndex(%q) = %d, %v; want plainindexes.Unknown and an *AnnotationError", index, ix, err)
 			}
 		}
 
@@ -70,9 +71,9 @@ func FuzzPodAnnotations(f *testing.F) {
 
 		// What SetFailureCountAnnotations writes reads back the same.
 		shaped := pod.DeepCopy()
-		SetFailureCountAnnotations(shaped, NextFailureCount(fc, present && len(failed)%2 == 0))
+		SetFailureCountAnnotations(shaped, plainindexes.NextFailureCount(fc, present && len(failed)%2 == 0))
 		back, err := PodFailureCount(shaped)
-		if err != nil || back != NextFailureCount(fc, present && len(failed)%2 == 0) {
+		if err != nil || back != plainindexes.NextFailureCount(fc, present && len(failed)%2 == 0) {
 			t.Fatalf("PodFailureCount(SetFailureCountAnnotations()) = %+v, %v", back, err)
 		}
 	})
@@ -108,7 +109,7 @@ func FuzzFailureCountAnnotations(f *testing.F) {
 			t.Fatalf("ReplacementFailureCount modified the failed pod: %v", cmp.Diff(before, prev))
 		}
 		if prev == nil {
-			if err != nil || fc != (FailureCount{}) {
+			if err != nil || fc != (plainindexes.FailureCount{}) {
 				t.Fatalf("ReplacementFailureCount(nil) = %+v, %v; want zero", fc, err)
 			}
 			return

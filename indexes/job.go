@@ -36,10 +36,6 @@ func hasTrackingFinalizer(pod *corev1.Pod) bool {
 	return slices.Contains(pod.Finalizers, batchv1.JobTrackingFinalizer)
 }
 
-// Outcomes holds the succeeded and failed indexes of an Indexed Job, never one index
-// in both; see [plainindexes.Outcomes].
-type Outcomes = plainindexes.Outcomes
-
 // JobOutcomes returns the finished indexes of an Indexed Job: the succeeded ones
 // (status.completedIndexes and the pods in phase Succeeded that still carry the
 // tracking finalizer batch.kubernetes.io/job-tracking, that is, that the status does
@@ -56,7 +52,7 @@ type Outcomes = plainindexes.Outcomes
 // that the pod failed (phase Failed, or, unless podReplacementPolicy is Failed, being
 // deleted without having succeeded) and that the failure is final for the index
 // ([plainindexes.IndexFailed]: the pod failure policy matched a FailIndex rule, or the
-// failure counts and the pod's [FailureCount].Failed has already reached
+// failure counts and the pod's [plainindexes.FailureCount].Failed has already reached
 // backoffLimitPerIndex). The predicate keeps this package free of the pod failure
 // policy. A nil indexFailed adds no failed index from the pods.
 //
@@ -68,13 +64,13 @@ type Outcomes = plainindexes.Outcomes
 // [Completions] and no indexes. The result is canonical. JobOutcomes runs in
 // O(len(s) + p log p) for status strings of length s and p pods, plus the calls to
 // indexFailed, and modifies neither the job nor the pods.
-func JobOutcomes(job *batchv1.Job, pods []*corev1.Pod, indexFailed func(*corev1.Pod) bool) (Outcomes, error) {
+func JobOutcomes(job *batchv1.Job, pods []*corev1.Pod, indexFailed func(*corev1.Pod) bool) (plainindexes.Outcomes, error) {
 	completions, err := Completions(job)
 	if err != nil {
-		return Outcomes{}, err
+		return plainindexes.Outcomes{}, err
 	}
 	perIndex := job.Spec.BackoffLimitPerIndex != nil
-	var prev Outcomes
+	var prev plainindexes.Outcomes
 	prev.Succeeded, err = parseStatus(job, "status.completedIndexes", job.Status.CompletedIndexes, completions)
 	var errFailed error
 	if perIndex && job.Status.FailedIndexes != nil {
@@ -97,7 +93,7 @@ func JobOutcomes(job *batchv1.Job, pods []*corev1.Pod, indexFailed func(*corev1.
 // [JobOutcomes] (which the pods cannot fail, so no predicate is needed). An index in
 // status.failedIndexes (with backoffLimitPerIndex) is never listed, whatever pod of it
 // succeeded since.
-func SucceededIndexes(job *batchv1.Job, pods []*corev1.Pod) (Intervals, error) {
+func SucceededIndexes(job *batchv1.Job, pods []*corev1.Pod) (plainindexes.Intervals, error) {
 	out, err := JobOutcomes(job, pods, nil)
 	return out.Succeeded, err
 }
@@ -107,7 +103,7 @@ func SucceededIndexes(job *batchv1.Job, pods []*corev1.Pod) (Intervals, error) {
 // without spec.backoffLimitPerIndex it returns nil: such a Job has no failed indexes,
 // and its status.failedIndexes stays unset. (With backoffLimitPerIndex, upstream
 // writes status.failedIndexes even when empty; that is the caller's business.)
-func FailedIndexes(job *batchv1.Job, pods []*corev1.Pod, indexFailed func(*corev1.Pod) bool) (Intervals, error) {
+func FailedIndexes(job *batchv1.Job, pods []*corev1.Pod, indexFailed func(*corev1.Pod) bool) (plainindexes.Intervals, error) {
 	if job.Spec.BackoffLimitPerIndex == nil {
 		return nil, nil
 	}
@@ -117,8 +113,8 @@ func FailedIndexes(job *batchv1.Job, pods []*corev1.Pod, indexFailed func(*corev
 
 // parseStatus reads an index list of the Job status, keeping the indexes below
 // completions.
-func parseStatus(job *batchv1.Job, field, s string, completions int) (Intervals, error) {
-	ivs, err := Parse(s, NoLimit)
+func parseStatus(job *batchv1.Job, field, s string, completions int) (plainindexes.Intervals, error) {
+	ivs, err := plainindexes.Parse(s, plainindexes.NoLimit)
 	ivs = ivs.Trim(completions)
 	if err != nil {
 		return ivs, fmt.Errorf("job %s: %s: %w", jobKey(job), field, err)
@@ -135,7 +131,7 @@ func podIndexes(pods []*corev1.Pod, completions int, match func(p *corev1.Pod, i
 			continue
 		}
 		ix := podIndex(p)
-		if ix == Unknown || ix >= completions || !match(p, ix) {
+		if ix == plainindexes.Unknown || ix >= completions || !match(p, ix) {
 			continue
 		}
 		xs = append(xs, ix)

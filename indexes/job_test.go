@@ -2,6 +2,7 @@ package indexes
 
 import (
 	"errors"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"strconv"
 	"testing"
 
@@ -87,7 +88,7 @@ func TestSucceededIndexes(t *testing.T) {
 		name        string
 		job         *batchv1.Job
 		pods        []*corev1.Pod
-		want        Intervals
+		want        plainindexes.Intervals
 		wantErr     string
 		wantParseEr bool
 	}{
@@ -160,8 +161,8 @@ func TestSucceededIndexes(t *testing.T) {
 			} else {
 				require.EqualError(t, err, tc.wantErr)
 			}
-			var perr *ParseError
-			assert.Equal(t, tc.wantParseEr, errors.As(err, &perr), "errors.As(err, *ParseError)")
+			var perr *plainindexes.ParseError
+			assert.Equal(t, tc.wantParseEr, errors.As(err, &perr), "errors.As(err, *plainindexes.ParseError)")
 			assert.Empty(t, cmp.Diff(jobBefore, tc.job), "job modified")
 			assert.Empty(t, cmp.Diff(podsBefore, tc.pods), "pods modified")
 		})
@@ -188,7 +189,7 @@ func TestFailedIndexes(t *testing.T) {
 		job         *batchv1.Job
 		pods        []*corev1.Pod
 		indexFailed func(*corev1.Pod) bool
-		want        Intervals
+		want        plainindexes.Intervals
 		wantErr     string
 	}{
 		{
@@ -335,7 +336,7 @@ func TestOutcomesNeverListAnIndexTwice(t *testing.T) {
 
 	out, err := JobOutcomes(job, pods, failed)
 	require.NoError(t, err)
-	assert.Equal(t, Outcomes{Succeeded: succeededIx, Failed: failedIx}, out, "JobOutcomes")
+	assert.Equal(t, plainindexes.Outcomes{Succeeded: succeededIx, Failed: failedIx}, out, "JobOutcomes")
 }
 
 func TestJobOutcomesReportsBothFields(t *testing.T) {
@@ -346,7 +347,7 @@ func TestJobOutcomesReportsBothFields(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "status.completedIndexes")
 	assert.Contains(t, err.Error(), "status.failedIndexes")
-	var perr *ParseError
+	var perr *plainindexes.ParseError
 	assert.ErrorAs(t, err, &perr)
-	assert.Equal(t, Outcomes{Succeeded: iv(0, 0), Failed: iv(2, 2)}, out, "valid parts kept")
+	assert.Equal(t, plainindexes.Outcomes{Succeeded: iv(0, 0), Failed: iv(2, 2)}, out, "valid parts kept")
 }

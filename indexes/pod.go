@@ -11,9 +11,6 @@ import (
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 )
 
-// Unknown is the index of a pod without a valid completion index annotation.
-const Unknown = plainindexes.Unknown
-
 // AnnotationError reports a pod annotation that is missing or cannot be used.
 type AnnotationError struct {
 	// Pod is "namespace/name" of the pod.
@@ -42,11 +39,11 @@ func podKey(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
 func PodIndex(pod *corev1.Pod) (int, error) {
 	v, ok := pod.Annotations[batchv1.JobCompletionIndexAnnotation]
 	if !ok {
-		return Unknown, &AnnotationError{Pod: podKey(pod), Key: batchv1.JobCompletionIndexAnnotation, Reason: "missing"}
+		return plainindexes.Unknown, &AnnotationError{Pod: podKey(pod), Key: batchv1.JobCompletionIndexAnnotation, Reason: "missing"}
 	}
 	x, ok := parseIndexAnnotation(v)
 	if !ok {
-		return Unknown, &AnnotationError{Pod: podKey(pod), Key: batchv1.JobCompletionIndexAnnotation, Value: v, Reason: "not a non-negative 32-bit integer"}
+		return plainindexes.Unknown, &AnnotationError{Pod: podKey(pod), Key: batchv1.JobCompletionIndexAnnotation, Value: v, Reason: "not a non-negative 32-bit integer"}
 	}
 	return x, nil
 }
@@ -55,7 +52,7 @@ func PodIndex(pod *corev1.Pod) (int, error) {
 func podIndex(pod *corev1.Pod) int {
 	x, ok := parseIndexAnnotation(pod.Annotations[batchv1.JobCompletionIndexAnnotation])
 	if !ok {
-		return Unknown
+		return plainindexes.Unknown
 	}
 	return x
 }
@@ -69,32 +66,28 @@ func parseIndexAnnotation(v string) (int, bool) {
 		digits = digits[1:]
 	}
 	if digits == "" {
-		return Unknown, false
+		return plainindexes.Unknown, false
 	}
 	for i := 0; i < len(digits); i++ {
 		if digits[i] < '0' || digits[i] > '9' {
-			return Unknown, false
+			return plainindexes.Unknown, false
 		}
 	}
 	x, err := strconv.ParseInt(v, 10, 32)
 	if err != nil || x < 0 {
-		return Unknown, false
+		return plainindexes.Unknown, false
 	}
 	return int(x), true
 }
-
-// FailureCount is what a pod of an Indexed Job with backoffLimitPerIndex records about
-// the earlier pods of its index, in two annotations; see [plainindexes.FailureCount].
-type FailureCount = plainindexes.FailureCount
 
 // PodFailureCount reads the failure-count annotations of a pod. A missing annotation
 // counts 0. A value that is not a non-negative 32-bit integer counts 0 and is reported in
 // the returned error (an *AnnotationError, or two joined), while the other annotation is
 // still read.
-func PodFailureCount(pod *corev1.Pod) (FailureCount, error) {
+func PodFailureCount(pod *corev1.Pod) (plainindexes.FailureCount, error) {
 	failed, err1 := readCount(pod, batchv1.JobIndexFailureCountAnnotation)
 	ignored, err2 := readCount(pod, batchv1.JobIndexIgnoredFailureCountAnnotation)
-	fc := FailureCount{Failed: failed, Ignored: ignored}
+	fc := plainindexes.FailureCount{Failed: failed, Ignored: ignored}
 	switch {
 	case err1 != nil && err2 != nil:
 		return fc, fmt.Errorf("%w; %w", err1, err2)

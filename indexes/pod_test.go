@@ -2,6 +2,7 @@ package indexes
 
 import (
 	"errors"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"strings"
 	"testing"
 
@@ -29,15 +30,15 @@ func TestPodIndex(t *testing.T) {
 		{name: "max int32", ann: map[string]string{key: "2147483647"}, want: 2147483647},
 		{name: "plus sign accepted like strconv.Atoi upstream", ann: map[string]string{key: "+3"}, want: 3},
 		{name: "leading zeros", ann: map[string]string{key: "007"}, want: 7},
-		{name: "nil annotations", ann: nil, want: Unknown, wantReason: "missing"},
-		{name: "missing", ann: map[string]string{"other": "1"}, want: Unknown, wantReason: "missing"},
-		{name: "label is not read", ann: map[string]string{}, want: Unknown, wantReason: "missing"},
-		{name: "empty", ann: map[string]string{key: ""}, want: Unknown, wantReason: "not a non-negative 32-bit integer"},
-		{name: "not a number", ann: map[string]string{key: "x"}, want: Unknown, wantReason: "not a non-negative 32-bit integer"},
-		{name: "negative", ann: map[string]string{key: "-1"}, want: Unknown, wantReason: "not a non-negative 32-bit integer"},
-		{name: "too big", ann: map[string]string{key: "99999999999"}, want: Unknown, wantReason: "not a non-negative 32-bit integer"},
-		{name: "just above int32", ann: map[string]string{key: "2147483648"}, want: Unknown, wantReason: "not a non-negative 32-bit integer"},
-		{name: "spaces", ann: map[string]string{key: " 1"}, want: Unknown, wantReason: "not a non-negative 32-bit integer"},
+		{name: "nil annotations", ann: nil, want: plainindexes.Unknown, wantReason: "missing"},
+		{name: "missing", ann: map[string]string{"other": "1"}, want: plainindexes.Unknown, wantReason: "missing"},
+		{name: "label is not read", ann: map[string]string{}, want: plainindexes.Unknown, wantReason: "missing"},
+		{name: "empty", ann: map[string]string{key: ""}, want: plainindexes.Unknown, wantReason: "not a non-negative 32-bit integer"},
+		{name: "not a number", ann: map[string]string{key: "x"}, want: plainindexes.Unknown, wantReason: "not a non-negative 32-bit integer"},
+		{name: "negative", ann: map[string]string{key: "-1"}, want: plainindexes.Unknown, wantReason: "not a non-negative 32-bit integer"},
+		{name: "too big", ann: map[string]string{key: "99999999999"}, want: plainindexes.Unknown, wantReason: "not a non-negative 32-bit integer"},
+		{name: "just above int32", ann: map[string]string{key: "2147483648"}, want: plainindexes.Unknown, wantReason: "not a non-negative 32-bit integer"},
+		{name: "spaces", ann: map[string]string{key: " 1"}, want: plainindexes.Unknown, wantReason: "not a non-negative 32-bit integer"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,16 +79,16 @@ func TestPodFailureCount(t *testing.T) {
 	cases := []struct {
 		name        string
 		ann         map[string]string
-		want        FailureCount
+		want        plainindexes.FailureCount
 		wantErrKeys []string
 	}{
-		{name: "none", ann: nil, want: FailureCount{}},
-		{name: "both", ann: map[string]string{failedKey: "3", ignoredKey: "2"}, want: FailureCount{Failed: 3, Ignored: 2}},
-		{name: "failed only", ann: map[string]string{failedKey: "1"}, want: FailureCount{Failed: 1}},
-		{name: "max", ann: map[string]string{failedKey: "2147483647"}, want: FailureCount{Failed: 2147483647}},
-		{name: "bad failed keeps ignored", ann: map[string]string{failedKey: "x", ignoredKey: "4"}, want: FailureCount{Ignored: 4}, wantErrKeys: []string{failedKey}},
-		{name: "bad ignored keeps failed", ann: map[string]string{failedKey: "2", ignoredKey: "-1"}, want: FailureCount{Failed: 2}, wantErrKeys: []string{ignoredKey}},
-		{name: "both bad", ann: map[string]string{failedKey: "2147483648", ignoredKey: ""}, want: FailureCount{}, wantErrKeys: []string{failedKey, ignoredKey}},
+		{name: "none", ann: nil, want: plainindexes.FailureCount{}},
+		{name: "both", ann: map[string]string{failedKey: "3", ignoredKey: "2"}, want: plainindexes.FailureCount{Failed: 3, Ignored: 2}},
+		{name: "failed only", ann: map[string]string{failedKey: "1"}, want: plainindexes.FailureCount{Failed: 1}},
+		{name: "max", ann: map[string]string{failedKey: "2147483647"}, want: plainindexes.FailureCount{Failed: 2147483647}},
+		{name: "bad failed keeps ignored", ann: map[string]string{failedKey: "x", ignoredKey: "4"}, want: plainindexes.FailureCount{Ignored: 4}, wantErrKeys: []string{failedKey}},
+		{name: "bad ignored keeps failed", ann: map[string]string{failedKey: "2", ignoredKey: "-1"}, want: plainindexes.FailureCount{Failed: 2}, wantErrKeys: []string{ignoredKey}},
+		{name: "both bad", ann: map[string]string{failedKey: "2147483648", ignoredKey: ""}, want: plainindexes.FailureCount{}, wantErrKeys: []string{failedKey, ignoredKey}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

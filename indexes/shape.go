@@ -110,22 +110,16 @@ func setMapValue(m *map[string]string, k, v string) bool {
 	return true
 }
 
-// NextFailureCount returns the failure counts of the pod that replaces a failed pod
-// whose counts were prev; see [plainindexes.NextFailureCount].
-func NextFailureCount(prev FailureCount, ignored bool) FailureCount {
-	return plainindexes.NextFailureCount(prev, ignored)
-}
-
 // ReplacementFailureCount returns the failure counts of the pod that replaces failed:
-// [NextFailureCount] of failed's own counts. A nil failed (no earlier pod of the index
+// [plainindexes.NextFailureCount] of failed's own counts. A nil failed (no earlier pod of the index
 // is known) gives the zero FailureCount. An annotation of failed that cannot be read
 // counts 0 and is reported in the error, as [PodFailureCount] does.
-func ReplacementFailureCount(failed *corev1.Pod, ignored bool) (FailureCount, error) {
+func ReplacementFailureCount(failed *corev1.Pod, ignored bool) (plainindexes.FailureCount, error) {
 	if failed == nil {
-		return FailureCount{}, nil
+		return plainindexes.FailureCount{}, nil
 	}
 	prev, err := PodFailureCount(failed)
-	return NextFailureCount(prev, ignored), err
+	return plainindexes.NextFailureCount(prev, ignored), err
 }
 
 // SetFailureCountAnnotations writes fc into the annotations of pod, which it MODIFIES
@@ -134,7 +128,7 @@ func ReplacementFailureCount(failed *corev1.Pod, ignored bool) (FailureCount, er
 // fc.Ignored is positive, as upstream does; jobkit also removes an ignored count that
 // the template carried when fc.Ignored is 0, so the pod states exactly fc. It reports
 // whether anything changed. A negative count is written as 0.
-func SetFailureCountAnnotations(pod *corev1.Pod, fc FailureCount) (changed bool) {
+func SetFailureCountAnnotations(pod *corev1.Pod, fc plainindexes.FailureCount) (changed bool) {
 	changed = setMapValue(&pod.Annotations, batchv1.JobIndexFailureCountAnnotation, strconv.Itoa(int(max(fc.Failed, 0))))
 	if fc.Ignored > 0 {
 		return setMapValue(&pod.Annotations, batchv1.JobIndexIgnoredFailureCountAnnotation, strconv.Itoa(int(fc.Ignored))) || changed

@@ -2,6 +2,7 @@ package indexes
 
 import (
 	"errors"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"math"
 	"strings"
 	"testing"
@@ -206,26 +207,26 @@ func TestReplacementFailureCount(t *testing.T) {
 		name    string
 		failed  *corev1.Pod
 		ignored bool
-		want    FailureCount
+		want    plainindexes.FailureCount
 		wantErr bool
 	}{
-		{name: "no earlier pod", failed: nil, want: FailureCount{}},
-		{name: "pod without annotations", failed: annotatedPod(nil), want: FailureCount{Failed: 1}},
+		{name: "no earlier pod", failed: nil, want: plainindexes.FailureCount{}},
+		{name: "pod without annotations", failed: annotatedPod(nil), want: plainindexes.FailureCount{Failed: 1}},
 		{
 			name:   "annotated pod",
 			failed: annotatedPod(map[string]string{batchv1.JobIndexFailureCountAnnotation: "2", batchv1.JobIndexIgnoredFailureCountAnnotation: "1"}),
-			want:   FailureCount{Failed: 3, Ignored: 1},
+			want:   plainindexes.FailureCount{Failed: 3, Ignored: 1},
 		},
 		{
 			name:    "ignored failure",
 			failed:  annotatedPod(map[string]string{batchv1.JobIndexFailureCountAnnotation: "2"}),
 			ignored: true,
-			want:    FailureCount{Failed: 2, Ignored: 1},
+			want:    plainindexes.FailureCount{Failed: 2, Ignored: 1},
 		},
 		{
 			name:    "bad annotation counts zero",
 			failed:  annotatedPod(map[string]string{batchv1.JobIndexFailureCountAnnotation: "many"}),
-			want:    FailureCount{Failed: 1},
+			want:    plainindexes.FailureCount{Failed: 1},
 			wantErr: true,
 		},
 	}
@@ -251,15 +252,15 @@ func TestSetFailureCountAnnotations(t *testing.T) {
 	cases := []struct {
 		name        string
 		ann         map[string]string
-		fc          FailureCount
+		fc          plainindexes.FailureCount
 		want        map[string]string
 		wantChanged bool
 	}{
-		{name: "zero still writes the failed count", ann: nil, fc: FailureCount{}, want: map[string]string{failedKey: "0"}, wantChanged: true},
-		{name: "both", ann: map[string]string{"x": "y"}, fc: FailureCount{Failed: 2, Ignored: 3}, want: map[string]string{"x": "y", failedKey: "2", ignoredKey: "3"}, wantChanged: true},
-		{name: "unchanged", ann: map[string]string{failedKey: "2", ignoredKey: "3"}, fc: FailureCount{Failed: 2, Ignored: 3}, want: map[string]string{failedKey: "2", ignoredKey: "3"}, wantChanged: false},
-		{name: "stale ignored count removed", ann: map[string]string{failedKey: "1", ignoredKey: "4"}, fc: FailureCount{Failed: 1}, want: map[string]string{failedKey: "1"}, wantChanged: true},
-		{name: "negative written as zero", ann: nil, fc: FailureCount{Failed: -3, Ignored: -1}, want: map[string]string{failedKey: "0"}, wantChanged: true},
+		{name: "zero still writes the failed count", ann: nil, fc: plainindexes.FailureCount{}, want: map[string]string{failedKey: "0"}, wantChanged: true},
+		{name: "both", ann: map[string]string{"x": "y"}, fc: plainindexes.FailureCount{Failed: 2, Ignored: 3}, want: map[string]string{"x": "y", failedKey: "2", ignoredKey: "3"}, wantChanged: true},
+		{name: "unchanged", ann: map[string]string{failedKey: "2", ignoredKey: "3"}, fc: plainindexes.FailureCount{Failed: 2, Ignored: 3}, want: map[string]string{failedKey: "2", ignoredKey: "3"}, wantChanged: false},
+		{name: "stale ignored count removed", ann: map[string]string{failedKey: "1", ignoredKey: "4"}, fc: plainindexes.FailureCount{Failed: 1}, want: map[string]string{failedKey: "1"}, wantChanged: true},
+		{name: "negative written as zero", ann: nil, fc: plainindexes.FailureCount{Failed: -3, Ignored: -1}, want: map[string]string{failedKey: "0"}, wantChanged: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -271,7 +272,7 @@ func TestSetFailureCountAnnotations(t *testing.T) {
 			}
 			back, err := PodFailureCount(pod)
 			require.NoError(t, err)
-			assert.Equal(t, FailureCount{Failed: max(tc.fc.Failed, 0), Ignored: max(tc.fc.Ignored, 0)}, back, "PodFailureCount() after Set")
+			assert.Equal(t, plainindexes.FailureCount{Failed: max(tc.fc.Failed, 0), Ignored: max(tc.fc.Ignored, 0)}, back, "PodFailureCount() after Set")
 		})
 	}
 }

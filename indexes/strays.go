@@ -7,25 +7,15 @@ import (
 	"github.com/jobkit/jobkit/podorder"
 )
 
-// StrayReason says why an active pod of an Indexed Job has to go; see
-// [plainindexes.StrayReason].
-type StrayReason = plainindexes.StrayReason
-
-// The reasons of [Stray].
-const (
-	StrayNoIndex    = plainindexes.StrayNoIndex
-	StrayOutOfRange = plainindexes.StrayOutOfRange
-	StrayDuplicate  = plainindexes.StrayDuplicate
-)
-
 // Stray is an active pod to remove, with the reason.
 type Stray struct {
 	// Pod is the pod to remove.
 	Pod *corev1.Pod
-	// Index is the pod's completion index, or Unknown for StrayNoIndex.
+	// Index is the pod's completion index, or plainindexes.Unknown for
+	// plainindexes.StrayNoIndex.
 	Index int
 	// Reason says why the pod is removed.
-	Reason StrayReason
+	Reason plainindexes.StrayReason
 }
 
 // StraysResult is the outcome of [Strays].
@@ -37,8 +27,8 @@ type StraysResult struct {
 	// Kept holds the one active pod kept per index below completions, by increasing
 	// index.
 	Kept []*corev1.Pod
-	// Active holds the indexes of Kept, ready to exclude in [FirstPending].
-	Active Intervals
+	// Active holds the indexes of Kept, ready to exclude in [plainindexes.FirstPending].
+	Active plainindexes.Intervals
 }
 
 // Strays sorts out the active pods of an Indexed Job (pods not yet terminal and not

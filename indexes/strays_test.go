@@ -1,6 +1,7 @@
 package indexes
 
 import (
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -51,7 +52,7 @@ func summarize(r StraysResult) strayNames {
 }
 
 func itoa(i int) string {
-	if i == Unknown {
+	if i == plainindexes.Unknown {
 		return "?"
 	}
 	return strconv.Itoa(i)
@@ -196,12 +197,12 @@ func TestStraysIgnoresInputOrder(t *testing.T) {
 	}
 	assert.True(t, slices.IsSorted(kept))
 	assert.Equal(t, len(kept), len(slices.Compact(slices.Clone(kept))))
-	assert.Equal(t, FromIndexes(kept), res.Active)
+	assert.Equal(t, plainindexes.FromIndexes(kept), res.Active)
 }
 
 func TestStrayReasonValues(t *testing.T) {
 	// The reasons are part of the API (logged, shown in plans); keep them stable.
-	assert.Equal(t, "NoIndex", string(StrayNoIndex))
-	assert.Equal(t, "OutOfRange", string(StrayOutOfRange))
-	assert.Equal(t, "Duplicate", string(StrayDuplicate))
+	assert.Equal(t, "NoIndex", string(plainindexes.StrayNoIndex))
+	assert.Equal(t, "OutOfRange", string(plainindexes.StrayOutOfRange))
+	assert.Equal(t, "Duplicate", string(plainindexes.StrayDuplicate))
 }

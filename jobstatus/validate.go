@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/indexes"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 )
 
 // changes records which parts of the status differ between the old and the new Job.
@@ -174,17 +174,17 @@ func validateStatus(job *batchv1.Job, ch changes) field.ErrorList {
 
 	spec := &job.Spec
 	indexed := ptr.Deref(spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
-	var completed, failedIx indexes.Intervals
+	var completed, failedIx plainindexes.Intervals
 	completedOK, failedOK := false, false
 	if spec.Completions != nil {
 		var err error
-		completed, err = indexes.Parse(st.CompletedIndexes, int(*spec.Completions))
+		completed, err = plainindexes.Parse(st.CompletedIndexes, int(*spec.Completions))
 		completedOK = err == nil
 		if ch.completedIndexes && err != nil {
 			errs = append(errs, field.Invalid(path.Child("completedIndexes"), st.CompletedIndexes, "error parsing completedIndexes: "+err.Error()))
 		}
 		if spec.BackoffLimitPerIndex != nil && st.FailedIndexes != nil {
-			failedIx, err = indexes.Parse(*st.FailedIndexes, int(*spec.Completions))
+			failedIx, err = plainindexes.Parse(*st.FailedIndexes, int(*spec.Completions))
 			failedOK = err == nil
 			if ch.failedIndexes && err != nil {
 				errs = append(errs, field.Invalid(path.Child("failedIndexes"), st.FailedIndexes, "error parsing failedIndexes: "+err.Error()))
@@ -262,7 +262,7 @@ func conditionFalse(conds []batchv1.JobCondition, t batchv1.JobConditionType) bo
 }
 
 // firstCommon returns the lowest index in both sets.
-func firstCommon(a, b indexes.Intervals) (int, bool) {
+func firstCommon(a, b plainindexes.Intervals) (int, bool) {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		lo, hi := max(a[i].First, b[j].First), min(a[i].Last, b[j].Last)

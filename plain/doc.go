@@ -8,7 +8,9 @@
 // what jobkit's Kubernetes layer calls: that layer reads the fields of Jobs and pods,
 // converts them to plain values and calls these packages, so each rule is written once.
 // A package here carries the name of the Kubernetes-layer package of the same concept
-// (import it with an alias, such as plainindexes, beside the Kubernetes one).
+// (import it with an alias, such as plainindexes, beside the Kubernetes one). The
+// Kubernetes-layer package only converts pods and Jobs onto it and re-exports none of
+// its names: a plain type, constant or function is always imported from here.
 //
 // This package holds no code. The packages:
 //

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/jobkit/jobkit/indexes"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 )
 
 var tbBenchSizes = []int{10, 1000, 10000, 100000}
@@ -84,7 +84,7 @@ func tbBenchIndexed(n int) Input {
 			active++
 		}
 	}
-	done := indexes.FromIndexes(completed)
+	done := plainindexes.FromIndexes(completed)
 	job := tbJob(tbIndexed, tbSize(int32(n), int32(n)), tbBackoffLimit(int32(n)), tbStatus(func(s *batchv1.JobStatus) {
 		s.CompletedIndexes, s.Succeeded = done.String(), int32(done.Count())
 		s.Failed, s.Active = failed, active

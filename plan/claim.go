@@ -57,7 +57,7 @@ func claim(w *Workload, listed []*corev1.Pod, kind owner.Kind) claimed {
 				// Adoption adds the finalizer, so the pod is tracked from this sync on,
 				// as upstream does; a copy, since the listed pod is not ours to change.
 				pod = pod.DeepCopy()
-				finalizers.EnsureNamed(&pod.ObjectMeta, kind.Finalizer)
+				finalizers.EnsureOnPod(&pod.ObjectMeta, kind.Finalizer)
 			}
 		}
 		out.pods = append(out.pods, pod)

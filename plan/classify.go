@@ -10,6 +10,8 @@ import (
 
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/indexes"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/podfailurepolicy"
 )
 
@@ -17,7 +19,7 @@ import (
 // phases only read it, except for the memo of policyMatch.
 type podInfo struct {
 	pod         *corev1.Pod
-	index       int  // completion index; indexes.Unknown when none or NonIndexed
+	index       int  // completion index; plainindexes.Unknown when none or NonIndexed
 	validIndex  bool // Indexed and 0 <= index < completions
 	tracked     bool // carries the finalizer and its removal is not pending
 	active      bool
@@ -91,7 +93,7 @@ func classify(e *env, list []*corev1.Pod, st *batchv1.JobStatus) classified {
 		pi := &infos[i]
 		out.pods[i] = pi
 		pi.pod = pod
-		pi.index = indexes.Unknown
+		pi.index = plainindexes.Unknown
 		if e.spec.indexed {
 			ix, err := indexes.PodIndex(pod)
 			if err == nil {
@@ -161,7 +163,7 @@ func notFailureNow(fp *batchv1.PodFailurePolicy, pi *podInfo) bool {
 // rebuildBackoff is the backoff record to keep: the caller's, advanced by the new
 // finishes, merged with one rebuilt from the pods so that a restart does not forget
 // earlier failures.
-func rebuildBackoff(e *env, cl classified, prev backoff.Record) backoff.Record {
+func rebuildBackoff(e *env, cl classified, prev plainbackoff.Record) plainbackoff.Record {
 	isFailed := func(p *corev1.Pod) bool {
 		if p.DeletionTimestamp != nil && !e.owner.HasFinalizer(p) {
 			// Mostly pods this controller stopped (scale-down, suspend, a finishing
@@ -182,7 +184,7 @@ func rebuildBackoff(e *env, cl classified, prev backoff.Record) backoff.Record {
 			}
 		}
 	}
-	return backoff.Merge(prev.AdvancePods(cl.newSucceeded, cl.newFailed), backoff.FromPodsFunc(rebuildFrom, isFailed))
+	return plainbackoff.Merge(backoff.AdvancePods(prev, cl.newSucceeded, cl.newFailed), backoff.FromPodsFunc(rebuildFrom, isFailed))
 }
 
 func isReady(pod *corev1.Pod) bool {

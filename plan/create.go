@@ -11,6 +11,7 @@ import (
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 )
 
 // createIndexed picks the indexes to create, honouring per-index backoff.
@@ -22,7 +23,7 @@ func (c *manager) createIndexed(active []*podInfo, diff int) {
 			activeIx = append(activeIx, pi.index)
 		}
 	}
-	exclude := []indexes.Intervals{c.in.indexes.succeeded, indexes.FromIndexes(activeIx), c.in.indexes.failed}
+	exclude := []plainindexes.Intervals{c.in.indexes.succeeded, plainindexes.FromIndexes(activeIx), c.in.indexes.failed}
 	if c.spec.onlyFailed {
 		var term []int
 		for _, pi := range c.in.pods {
@@ -30,9 +31,9 @@ func (c *manager) createIndexed(active []*podInfo, diff int) {
 				term = append(term, pi.index)
 			}
 		}
-		exclude = append(exclude, indexes.FromIndexes(term))
+		exclude = append(exclude, plainindexes.FromIndexes(term))
 	}
-	candidates := indexes.FirstPending(completions, diff, exclude...)
+	candidates := plainindexes.FirstPending(completions, diff, exclude...)
 	if c.spec.perIndex == nil {
 		for _, ix := range candidates {
 			c.create(ix, nil, "index pending")
@@ -92,10 +93,10 @@ func (c *manager) create(index int, replaced *podInfo, reason string) {
 		},
 	}
 	tmpl.Spec.DeepCopyInto(&pod.Spec)
-	finalizers.EnsureNamed(&pod.ObjectMeta, c.owner.Finalizer)
+	finalizers.EnsureOnPod(&pod.ObjectMeta, c.owner.Finalizer)
 	if index >= 0 {
 		indexes.ShapePod(pod, w.Name, index)
-		var fc indexes.FailureCount
+		var fc plainindexes.FailureCount
 		if c.spec.perIndex != nil {
 			var prev *corev1.Pod
 			ignored := false

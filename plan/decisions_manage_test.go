@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/backoff"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 
 // Tables for decisions 5 to 8 of issue 3: how many pods the Job wants, which it
@@ -434,14 +434,14 @@ func tbD7Cases() []tbD7Case {
 		},
 		{
 			name:        "the caller's backoff record counts",
-			in:          tbWithInput(tbInput(tbJob()), func(in *Input) { in.Backoff = backoff.Record{Failures: 3, LastFailure: tbAgo(10 * time.Second)} }),
+			in:          tbWithInput(tbInput(tbJob()), func(in *Input) { in.Backoff = plainbackoff.Record{Failures: 3, LastFailure: tbAgo(10 * time.Second)} }),
 			wantIndexes: []int{},
 			wantRequeue: 30 * time.Second,
 		},
 		{
 			name: "the job-wide backoff does not apply with backoffLimitPerIndex",
 			in: tbWithInput(tbInput(tbJob(tbSize(2, 2), tbPerIndex(1, -1))),
-				func(in *Input) { in.Backoff = backoff.Record{Failures: 5, LastFailure: tbAgo(time.Second)} }),
+				func(in *Input) { in.Backoff = plainbackoff.Record{Failures: 5, LastFailure: tbAgo(time.Second)} }),
 			wantIndexes: []int{0, 1},
 		},
 		{
@@ -459,7 +459,7 @@ func tbD7Cases() []tbD7Case {
 		{
 			name: "the backoff policy is configurable",
 			in: tbWithInput(tbInput(tbJob(), tbPod("f", tbFailedAgo(3*time.Second))), func(in *Input) {
-				in.Options.Backoff = backoff.Policy{Base: time.Second, Max: time.Minute}
+				in.Options.Backoff = plainbackoff.Policy{Base: time.Second, Max: time.Minute}
 			}),
 			wantIndexes: []int{-1},
 		},

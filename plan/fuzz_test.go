@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/jobstatus"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 )
 
 // FuzzCompute plans arbitrary Jobs and pod sets built from the fuzz input and
@@ -81,7 +81,7 @@ func FuzzCompute(f *testing.F) {
 			t.Fatalf("plan creates %d pods, more than the cap %d", len(p.Create), max)
 		}
 		if ptr.Deref(job.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion {
-			done, _ := indexes.Parse(p.Status.CompletedIndexes, int(ptr.Deref(job.Spec.Completions, 0)))
+			done, _ := plainindexes.Parse(p.Status.CompletedIndexes, int(ptr.Deref(job.Spec.Completions, 0)))
 			for _, c := range p.Create {
 				if c.Index < 0 || c.Index >= int(*job.Spec.Completions) || done.Has(c.Index) {
 					t.Fatalf("plan creates a pod for index %d (completions %d, completedIndexes %q)", c.Index, *job.Spec.Completions, p.Status.CompletedIndexes)
@@ -225,7 +225,7 @@ func fuzzJob(b *fuzzBytes) *batchv1.Job {
 				done = append(done, ix)
 			}
 		}
-		st.CompletedIndexes = indexes.FromIndexes(done).String()
+		st.CompletedIndexes = plainindexes.FromIndexes(done).String()
 		st.Succeeded = int32(len(done))
 		if s.BackoffLimitPerIndex != nil {
 			st.FailedIndexes = ptr.To("")

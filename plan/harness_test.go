@@ -14,10 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/jobstatus"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 )
 
 // world is the multi-step harness: an in-memory Job and its pods, to which plans are
@@ -28,7 +29,7 @@ type world struct {
 	job  *batchv1.Job
 	pods []*corev1.Pod // in creation order; removed pods are dropped
 	now  time.Time
-	rec  backoff.Record
+	rec  plainbackoff.Record
 	seq  int
 	opts Options
 
@@ -78,7 +79,7 @@ func (w *world) sync() *Plan {
 	for _, a := range p.Adopt {
 		pod := w.pod(a.Pod.Name)
 		pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(w.job, batchv1.SchemeGroupVersion.WithKind("Job"))}
-		finalizers.EnsureOnPod(&pod.ObjectMeta)
+		finalizers.EnsureOnPod(&pod.ObjectMeta, finalizers.Name)
 	}
 	for _, a := range p.Release {
 		w.pod(a.Pod.Name).OwnerReferences = nil
@@ -89,7 +90,7 @@ func (w *world) sync() *Plan {
 	removed := sets.New[types.UID]()
 	for _, a := range p.RemoveFinalizers {
 		pod := w.pod(a.Pod.Name)
-		if !finalizers.Has(pod) {
+		if !finalizers.Has(pod, finalizers.Name) {
 			w.t.Fatalf("sync %d: finalizer removal for %s, which has none (sent twice?)", w.syncs, pod.Name)
 		}
 		w.removeFinalizer(pod)
@@ -169,7 +170,7 @@ func (w *world) checkInvariants() {
 			w.t.Fatalf("sync %d: index %d has two active pods: %s and %s", w.syncs, ix, other, pod.Name)
 		}
 		seen[ix] = pod.Name
-		done, _ := indexes.Parse(w.job.Status.CompletedIndexes, indexes.NoLimit)
+		done, _ := plainindexes.Parse(w.job.Status.CompletedIndexes, plainindexes.NoLimit)
 		if done.Has(ix) && w.created > 0 && pod.CreationTimestamp.Time.Equal(w.now) {
 			w.t.Fatalf("sync %d: pod %s created for index %d, which already succeeded", w.syncs, pod.Name, ix)
 		}
@@ -342,7 +343,7 @@ func (w *world) assertDone(wantType batchv1.JobConditionType, wantReason string)
 		w.gc()
 	}
 	for _, p := range w.pods {
-		if finalizers.Has(p) {
+		if finalizers.Has(p, finalizers.Name) {
 			w.t.Fatalf("pod %s still carries the tracking finalizer after the job finished", p.Name)
 		}
 	}

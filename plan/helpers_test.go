@@ -454,7 +454,7 @@ func tbCheckPlan(t *testing.T, in Input, p *Plan) {
 	deleted := map[types.UID]int{}
 	for _, d := range p.Delete {
 		deleted[d.Pod.UID]++
-		if d.RemoveFinalizerFirst && finalizers.Has(d.Pod) {
+		if d.RemoveFinalizerFirst && finalizers.Has(d.Pod, finalizers.Name) {
 			patched[d.Pod.UID]++
 		}
 	}

@@ -17,9 +17,9 @@ import (
 // succeededCount is set (classified.succeeded).
 type indexOutcomes struct {
 	// prevSucceeded and prevFailed are the indexes of the status as read.
-	prevSucceeded, prevFailed indexes.Intervals
+	prevSucceeded, prevFailed plainindexes.Intervals
 	// succeeded and failed are the indexes once the pods of this sync are counted.
-	succeeded, failed indexes.Intervals
+	succeeded, failed plainindexes.Intervals
 	// succeededCount is the number of succeeded pods (Indexed: indexes) for
 	// wantActive and the completion check.
 	succeededCount int32
@@ -39,10 +39,10 @@ func decideIndexed(e *env, cl classified, st *batchv1.JobStatus, v *verdict) ind
 	sp := e.spec
 	completions := int(*sp.completions)
 	var err error
-	out.prevSucceeded, err = indexes.Parse(st.CompletedIndexes, completions)
+	out.prevSucceeded, err = plainindexes.Parse(st.CompletedIndexes, completions)
 	warnIndexes(&out.warnings, "status.completedIndexes", err)
 	if sp.perIndex != nil && st.FailedIndexes != nil {
-		out.prevFailed, err = indexes.Parse(*st.FailedIndexes, completions)
+		out.prevFailed, err = plainindexes.Parse(*st.FailedIndexes, completions)
 		warnIndexes(&out.warnings, "status.failedIndexes", err)
 	}
 	// An index is finished by its first outcome (plainindexes.Outcomes): two pods of
@@ -55,7 +55,7 @@ func decideIndexed(e *env, cl classified, st *batchv1.JobStatus, v *verdict) ind
 			ix = append(ix, pi.index)
 		}
 	}
-	outcomes := indexes.Outcomes{Succeeded: out.prevSucceeded, Failed: out.prevFailed}.WithSucceeded(completions, ix)
+	outcomes := plainindexes.Outcomes{Succeeded: out.prevSucceeded, Failed: out.prevFailed}.WithSucceeded(completions, ix)
 	out.succeeded = outcomes.Succeeded
 	out.succeededCount = int32(out.succeeded.Count())
 
@@ -95,18 +95,18 @@ func decideIndexed(e *env, cl classified, st *batchv1.JobStatus, v *verdict) ind
 // warnIndexes reports the bad parts of an index string, except indexes at or above
 // completions, which an elastic scale-down leaves behind (they are trimmed).
 func warnIndexes(w *warnings, field string, err error) {
-	var perr *indexes.ParseError
+	var perr *plainindexes.ParseError
 	if err == nil || !errors.As(err, &perr) {
 		return
 	}
-	var real []indexes.PartError
+	var real []plainindexes.PartError
 	for _, p := range perr.Parts {
-		if !errors.Is(p, indexes.ErrOutOfRange) {
+		if !errors.Is(p, plainindexes.ErrOutOfRange) {
 			real = append(real, p)
 		}
 	}
 	if len(real) > 0 {
-		w.addf("%s: %v", field, &indexes.ParseError{Input: perr.Input, Parts: real})
+		w.addf("%s: %v", field, &plainindexes.ParseError{Input: perr.Input, Parts: real})
 	}
 }
 
@@ -129,7 +129,7 @@ func indexFailed(sp spec, pi *podInfo) bool {
 
 // findDelayed picks, per index, the failed pod that keeps its finalizer until its
 // replacement exists, so that the replacement inherits its failure count.
-func findDelayed(pods []*podInfo, succeeded, failed indexes.Intervals) map[int]*podInfo {
+func findDelayed(pods []*podInfo, succeeded, failed plainindexes.Intervals) map[int]*podInfo {
 	activeIx := sets.New[int]()
 	for _, pi := range pods {
 		if pi.active && pi.index >= 0 {

@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
-	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/owner"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 
 // Default caps per sync, as in the upstream controller.
@@ -59,7 +59,7 @@ type Input struct {
 	TakenPodNames sets.Set[string]
 	// Backoff is the Job's failure record kept by the caller (zero when none, for
 	// example after a restart). The plan merges it with a record rebuilt from Pods.
-	Backoff backoff.Record
+	Backoff plainbackoff.Record
 	// Now is the time of the sync.
 	Now time.Time
 	// Options tune the caps and the backoff; the zero value means upstream's values.
@@ -104,7 +104,7 @@ type Options struct {
 	// MaxUncounted caps status.uncountedTerminatedPods; 0 means DefaultMaxUncounted.
 	MaxUncounted int
 	// Backoff is the pod failure backoff; the zero value means 10s doubling to 10m.
-	Backoff backoff.Policy
+	Backoff plainbackoff.Policy
 	// MinRequeue is the shortest requeue for a backoff wait; 0 means one second, as
 	// upstream. It does not apply to the active deadline, which is requeued exactly.
 	MinRequeue time.Duration

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	plainledger "github.com/jobkit/jobkit/plain/ledger"
 )
 
 // ledgerInput is what ledger reads beyond the env.
@@ -37,7 +38,7 @@ type ledgered struct {
 func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 	var out ledgered
 	// Count first what no longer carries the finalizer: it frees room in the ledger.
-	settled, err := finalizers.SettleNamed(e.owner.Finalizer, st.UncountedTerminatedPods, in.list, e.pending)
+	settled, err := finalizers.Settle(e.owner.Finalizer, st.UncountedTerminatedPods, in.list, e.pending)
 	if err != nil {
 		out.warnings.addf("%v", err)
 	}
@@ -73,14 +74,14 @@ func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 				continue // keeps its finalizer until its replacement exists
 			}
 		}
-		fp := finalizers.FinishedPod{Pod: pod, Outcome: finalizers.NotCounted}
+		fp := finalizers.FinishedPod{Pod: pod, Outcome: plainledger.NotCounted}
 		ignored := false
 		switch {
 		case succeeded:
 			if !e.spec.indexed {
-				fp.Outcome = finalizers.Succeeded
+				fp.Outcome = plainledger.Succeeded
 			} else if pi.validIndex && !in.indexes.prevSucceeded.Has(pi.index) && !in.indexes.prevFailed.Has(pi.index) {
-				fp.Outcome, fp.Index = finalizers.SucceededIndex, pi.index
+				fp.Outcome, fp.Index = plainledger.SucceededIndex, pi.index
 			}
 		case pi.failed || failing:
 			if e.spec.indexed && !pi.validIndex {
@@ -102,7 +103,7 @@ func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 					break
 				}
 			}
-			fp.Outcome = finalizers.Failed
+			fp.Outcome = plainledger.Failed
 		}
 		if (succeeded || ignored) && in.uncountedFailed.Has(pod.UID) {
 			// A pod counts by its state when its finalizer goes (the removal patch
@@ -126,7 +127,7 @@ func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 		u.Failed = slices.DeleteFunc(u.Failed, drop.Has)
 		st.UncountedTerminatedPods = u
 	}
-	rec, err := finalizers.RecordNamed(e.owner.Finalizer, st.UncountedTerminatedPods, finished, e.pending, e.opts.maxUncounted())
+	rec, err := finalizers.Record(e.owner.Finalizer, st.UncountedTerminatedPods, finished, e.pending, e.opts.maxUncounted())
 	if err != nil {
 		out.warnings.addf("%v", err)
 	}

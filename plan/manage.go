@@ -7,9 +7,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/indexes"
 	plainactive "github.com/jobkit/jobkit/plain/active"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/podorder"
 )
 
@@ -46,7 +47,7 @@ type manageInput struct {
 	pods      []*podInfo
 	counts    podCounts // as observed in the cache
 	succeeded int32     // indexOutcomes.succeededCount
-	backoff   backoff.Record
+	backoff   plainbackoff.Record
 	indexes   indexOutcomes
 }
 
@@ -93,7 +94,7 @@ func (c *manager) manage() {
 		return
 	}
 	if c.spec.perIndex == nil {
-		if left := backoff.RemainingForRecord(c.in.backoff, c.opts.Backoff, c.now); left > 0 {
+		if left := c.in.backoff.Remaining(c.opts.Backoff, c.now); left > 0 {
 			c.out.requeue.at(max(left, c.opts.minRequeue()), fmt.Sprintf("pod failure backoff after %d consecutive failure(s)", c.in.backoff.Failures))
 			return
 		}
@@ -101,7 +102,7 @@ func (c *manager) manage() {
 	diff = min(diff, c.opts.maxCreates())
 	if !c.spec.indexed {
 		for range diff {
-			c.create(indexes.Unknown, nil, "too few active pods")
+			c.create(plainindexes.Unknown, nil, "too few active pods")
 		}
 		return
 	}
@@ -161,9 +162,9 @@ func (c *manager) removalOrder(active []*podInfo, n int) []removal {
 
 func strayReason(s indexes.Stray) string {
 	switch s.Reason {
-	case indexes.StrayNoIndex:
+	case plainindexes.StrayNoIndex:
 		return "no valid completion index"
-	case indexes.StrayOutOfRange:
+	case plainindexes.StrayOutOfRange:
 		return "index " + strconv.Itoa(s.Index) + " at or above completions"
 	default:
 		return "duplicate pod for index " + strconv.Itoa(s.Index)

@@ -109,7 +109,7 @@ func heldUIDs(uncounted *batchv1.UncountedTerminatedPods, pods []*corev1.Pod, pe
 	var held []types.UID
 	for _, p := range pods {
 		// Has first: in a big Job most pods lost the finalizer long ago.
-		if finalizers.HasNamed(p, finalizer) && p.UID != "" && inLedger.Has(p.UID) && !pending.Has(p.UID) {
+		if finalizers.Has(p, finalizer) && p.UID != "" && inLedger.Has(p.UID) && !pending.Has(p.UID) {
 			held = append(held, p.UID)
 		}
 	}

@@ -97,7 +97,7 @@ func planFinished(in Input, w *Workload) *Plan {
 			continue
 		}
 		ref := metav1.GetControllerOfNoCopy(pod)
-		if ref != nil && ref.UID == w.UID && finalizers.HasNamed(pod, in.kind().Finalizer) && !in.PendingFinalizerRemovals.Has(pod.UID) {
+		if ref != nil && ref.UID == w.UID && finalizers.Has(pod, in.kind().Finalizer) && !in.PendingFinalizerRemovals.Has(pod.UID) {
 			p.RemoveFinalizers = append(p.RemoveFinalizers, PodAction{Pod: pod, Reason: "job finished"})
 		}
 	}

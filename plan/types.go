@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/jobkit/jobkit/backoff"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 
 // Plan is the decision of one sync: plain data, computed without I/O. A caller
@@ -59,7 +59,7 @@ type Plan struct {
 	// on the finalizer removals and come with Settled.Events.
 	Events []Event
 	// Backoff is the failure record to keep for the next sync.
-	Backoff backoff.Record
+	Backoff plainbackoff.Record
 	// RequeueAfter, when positive, asks for another sync after that delay (backoff or
 	// active deadline); RequeueReason says why.
 	RequeueAfter  time.Duration

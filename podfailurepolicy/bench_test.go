@@ -2,6 +2,7 @@ package podfailurepolicy
 
 import (
 	"fmt"
+	plainpfp "github.com/jobkit/jobkit/plain/podfailurepolicy"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -35,13 +36,13 @@ func BenchmarkMatch(b *testing.B) {
 // 255 exit codes and half with 20 condition patterns.
 func maximalValidSpec() *batchv1.JobSpec {
 	var rules []batchv1.PodFailurePolicyRule
-	for i := range MaxRules {
+	for i := range plainpfp.MaxRules {
 		if i%2 == 0 {
-			r := containerRule(failIndex, "init", opIn, seq(1, MaxExitCodeValues)...)
+			r := containerRule(failIndex, "init", opIn, seq(1, plainpfp.MaxExitCodeValues)...)
 			rules = append(rules, r)
 			continue
 		}
-		ps := make([]batchv1.PodFailurePolicyOnPodConditionsPattern, MaxConditionPatterns)
+		ps := make([]batchv1.PodFailurePolicyOnPodConditionsPattern, plainpfp.MaxConditionPatterns)
 		for j := range ps {
 			ps[j] = pattern(corev1.PodConditionType(fmt.Sprintf("example.com/Condition-%d", j)), corev1.ConditionFalse)
 		}

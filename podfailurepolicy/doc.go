@@ -15,8 +15,10 @@
 // [Match] converts the policy and the pod's terminated containers and conditions
 // ([FailureOf], [PolicyOf]) and calls it; [Validate] calls [plainpfp.Validate] with
 // the template's container names and reports its errors as field errors, with the
-// values typed as in batch/v1, and adds the two checks on the rest of the spec. A
-// caller without pods asks the plain package directly.
+// values typed as in batch/v1, and adds the two checks on the rest of the spec. This
+// package re-exports none of the plain names (the limits are [plainpfp.MaxRules],
+// [plainpfp.MaxExitCodeValues] and [plainpfp.MaxConditionPatterns]). A caller without
+// pods asks the plain package directly.
 //
 // # Behaviour
 //

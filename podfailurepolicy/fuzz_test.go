@@ -62,7 +62,7 @@ func fuzzSpec(b *fuzzBytes, word string) (*batchv1.JobSpec, *corev1.Pod) {
 			}
 			n := int(b.next() % 8)
 			if n == 7 {
-				n = MaxExitCodeValues + int(b.next()%3)
+				n = plainpfp.MaxExitCodeValues + int(b.next()%3)
 			}
 			for range n {
 				req.Values = append(req.Values, int32(int8(b.next())))
@@ -72,7 +72,7 @@ func fuzzSpec(b *fuzzBytes, word string) (*batchv1.JobSpec, *corev1.Pod) {
 		if kind == 1 || kind == 2 {
 			n := int(b.next() % 6)
 			if n == 5 {
-				n = MaxConditionPatterns + int(b.next()%2)
+				n = plainpfp.MaxConditionPatterns + int(b.next()%2)
 			}
 			rule.OnPodConditions = []batchv1.PodFailurePolicyOnPodConditionsPattern{}
 			for range n {

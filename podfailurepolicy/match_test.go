@@ -2,6 +2,7 @@ package podfailurepolicy
 
 import (
 	"fmt"
+	plainpfp "github.com/jobkit/jobkit/plain/podfailurepolicy"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -398,10 +399,10 @@ func TestMatchAllocations(t *testing.T) {
 // matchPod of the tests and benchmarks, then one that matches exit code 200.
 func maximalMatchPolicy() *batchv1.PodFailurePolicy {
 	var rules []batchv1.PodFailurePolicyRule
-	for i := range MaxRules - 1 {
+	for i := range plainpfp.MaxRules - 1 {
 		if i%2 == 0 {
-			values := make([]int32, 0, MaxExitCodeValues)
-			for v := int32(2); len(values) < MaxExitCodeValues; v++ {
+			values := make([]int32, 0, plainpfp.MaxExitCodeValues)
+			for v := int32(2); len(values) < plainpfp.MaxExitCodeValues; v++ {
 				if v != 200 {
 					values = append(values, v+int32(i)*1000)
 				}
@@ -409,8 +410,8 @@ func maximalMatchPolicy() *batchv1.PodFailurePolicy {
 			rules = append(rules, exitRule(failJob, opIn, values...))
 			continue
 		}
-		patterns := make([]batchv1.PodFailurePolicyOnPodConditionsPattern, 0, MaxConditionPatterns)
-		for j := range MaxConditionPatterns {
+		patterns := make([]batchv1.PodFailurePolicyOnPodConditionsPattern, 0, plainpfp.MaxConditionPatterns)
+		for j := range plainpfp.MaxConditionPatterns {
 			patterns = append(patterns, pattern(corev1.PodConditionType(fmt.Sprintf("Condition%d", j)), corev1.ConditionTrue))
 		}
 		rules = append(rules, condRule(ignore, patterns...))

@@ -9,16 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// Limits the API server enforces on a pod failure policy.
-const (
-	// MaxRules is the largest number of rules in a policy.
-	MaxRules = plainpfp.MaxRules
-	// MaxExitCodeValues is the largest number of values in one onExitCodes requirement.
-	MaxExitCodeValues = plainpfp.MaxExitCodeValues
-	// MaxConditionPatterns is the largest number of patterns in one onPodConditions list.
-	MaxConditionPatterns = plainpfp.MaxConditionPatterns
-)
-
 // The valid values in the order the API server lists them (sorted).
 var (
 	validActions = []batchv1.PodFailurePolicyAction{

@@ -1,6 +1,7 @@
 package podfailurepolicy
 
 import (
+	plainpfp "github.com/jobkit/jobkit/plain/podfailurepolicy"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -99,19 +100,19 @@ func TestValidate(t *testing.T) {
 		},
 		"limits reached exactly": {
 			spec: jobSpec(append(
-				repeatRule(exitRule(count, opIn, seq(1, MaxExitCodeValues)...), MaxRules-1),
-				condRule(ignore, patterns(MaxConditionPatterns)...))...),
+				repeatRule(exitRule(count, opIn, seq(1, plainpfp.MaxExitCodeValues)...), plainpfp.MaxRules-1),
+				condRule(ignore, patterns(plainpfp.MaxConditionPatterns)...))...),
 		},
 		"too many rules": {
-			spec: jobSpec(repeatRule(exitRule(count, opIn, 1), MaxRules+1)...),
+			spec: jobSpec(repeatRule(exitRule(count, opIn, 1), plainpfp.MaxRules+1)...),
 			want: field.ErrorList{field.TooMany(field.NewPath("spec", "podFailurePolicy", "rules"), 21, 20)},
 		},
 		"too many values": {
-			spec: jobSpec(exitRule(count, opIn, seq(1, MaxExitCodeValues+1)...)),
+			spec: jobSpec(exitRule(count, opIn, seq(1, plainpfp.MaxExitCodeValues+1)...)),
 			want: field.ErrorList{field.TooMany(values0, 256, 255)},
 		},
 		"too many patterns": {
-			spec: jobSpec(condRule(ignore, patterns(MaxConditionPatterns+1)...)),
+			spec: jobSpec(condRule(ignore, patterns(plainpfp.MaxConditionPatterns+1)...)),
 			want: field.ErrorList{field.TooMany(conds0, 21, 20)},
 		},
 		"values not ordered": {
@@ -270,7 +271,7 @@ func TestValidate(t *testing.T) {
 		},
 		"every error is reported, in the API server's order": {
 			spec: with(jobSpec(
-				append(repeatRule(exitRule(count, opIn, 1), MaxRules), // rules 0-19 valid
+				append(repeatRule(exitRule(count, opIn, 1), plainpfp.MaxRules), // rules 0-19 valid
 					batchv1.PodFailurePolicyRule{ // rule 20
 						Action: failIndex,
 						OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{

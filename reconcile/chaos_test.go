@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -43,7 +43,7 @@ func runChaos(t *testing.T, seed uint64) {
 	newReconciler := func() *reconcile.Reconciler {
 		r, err := reconcile.New(reconcile.Config{
 			Name: testName, Clock: c.Clock(), FinalizerRemovalParallelism: 1,
-			Backoff:           backoff.Policy{Base: time.Second, Max: 4 * time.Second},
+			Backoff:           plainbackoff.Policy{Base: time.Second, Max: 4 * time.Second},
 			ExpectationsTTL:   30 * time.Second,
 			MaxUncounted:      1 + rng.IntN(4),
 			MaxCreatesPerSync: 1 + rng.IntN(6),
@@ -163,7 +163,7 @@ func watchModel(c *reconciletest.Cluster, completions int32) *model {
 		if p == nil {
 			return
 		}
-		if old := m.last[p.UID]; old != nil && finalizers.Has(old) && !finalizers.Has(p) {
+		if old := m.last[p.UID]; old != nil && finalizers.Has(old, finalizers.Name) && !finalizers.Has(p, finalizers.Name) {
 			switch {
 			case old.Status.Phase == corev1.PodSucceeded:
 				m.succeeded++
@@ -212,7 +212,7 @@ func TestCrashAtEveryCall(t *testing.T) {
 				c := reconciletest.NewCluster(reconciletest.Options{Seed: 3})
 				newReconciler := func() *reconcile.Reconciler {
 					r, err := reconcile.New(reconcile.Config{Name: testName, Clock: c.Clock(), FinalizerRemovalParallelism: 1,
-						Backoff: backoff.Policy{Base: time.Second, Max: 2 * time.Second}}, c)
+						Backoff: plainbackoff.Policy{Base: time.Second, Max: 2 * time.Second}}, c)
 					require.NoError(t, err)
 					return r
 				}

@@ -150,7 +150,7 @@ func ReleasePatchFor(kind owner.Kind, uid types.UID, pod *corev1.Pod) Patch {
 // returned (see execution.writeVersion); empty means no such precondition.
 func unchangedRemovalPatch(pod *corev1.Pod, version, finalizer string) Patch {
 	if version == "" {
-		return finalizers.RemovalPatchNamed(pod, finalizer)
+		return finalizers.RemovalPatch(pod, finalizer)
 	}
 	p := struct {
 		Metadata struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/expectations"
 	"github.com/jobkit/jobkit/owner"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -56,7 +57,7 @@ type Config struct {
 	Owner owner.Kind
 
 	// Backoff is the pod failure backoff; zero means 10s doubling to 10m.
-	Backoff backoff.Policy
+	Backoff plainbackoff.Policy
 	// PodEventBatchPeriod is the delay MapPodEvent and ObservePodEvent give pod
 	// events, so that a burst of them makes one sync; zero means 1s.
 	PodEventBatchPeriod time.Duration
@@ -207,9 +208,9 @@ func (cfg Config) withDefaults() (Config, error) {
 
 // planOptions are the plan's options; own is the owner's backoff (Workload.Backoff),
 // which replaces Config.Backoff when not zero.
-func (cfg *Config) planOptions(own backoff.Policy) plan.Options {
+func (cfg *Config) planOptions(own plainbackoff.Policy) plan.Options {
 	pol := cfg.Backoff
-	if own != (backoff.Policy{}) {
+	if own != (plainbackoff.Policy{}) {
 		pol = own
 	}
 	return plan.Options{

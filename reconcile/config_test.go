@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/jobkit/jobkit/backoff"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -27,7 +27,7 @@ func TestNewConfig(t *testing.T) {
 		{name: "name too long", cfg: reconcile.Config{Name: strings.Repeat("x", 64)}, wantFields: []string{"Name"}},
 		{name: "negative values", cfg: reconcile.Config{
 			Name: "x", PodEventBatchPeriod: -1, ExpectationsTTL: -1, MaxCreatesPerSync: -1, MaxDeletesPerSync: -2,
-			MaxUncounted: -3, FinalizerRemovalParallelism: -1, StaleCacheRequeue: -1, Backoff: backoff.Policy{Base: -1, Max: -1},
+			MaxUncounted: -3, FinalizerRemovalParallelism: -1, StaleCacheRequeue: -1, Backoff: plainbackoff.Policy{Base: -1, Max: -1},
 		}, wantFields: []string{"PodEventBatchPeriod", "ExpectationsTTL", "MaxCreatesPerSync", "MaxDeletesPerSync", "MaxUncounted",
 			"FinalizerRemovalParallelism", "StaleCacheRequeue", "Backoff.Base", "Backoff.Max"}},
 		{name: "parallelism too high", cfg: reconcile.Config{Name: "x", FinalizerRemovalParallelism: 501}, wantFields: []string{"FinalizerRemovalParallelism"}},

@@ -6,7 +6,7 @@ package reconcile
 import (
 	"strconv"
 
-	"github.com/jobkit/jobkit/runplan"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 // CreateErrorClass is what a pod-create error means for a single-pod job.

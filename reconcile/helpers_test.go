@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/backoff"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -39,7 +39,7 @@ func newEnv(t *testing.T, configure ...func(*reconcile.Config)) *env {
 		Events:                      e.events,
 		Metrics:                     e.metrics,
 		FinalizerRemovalParallelism: 1,
-		Backoff:                     backoff.Policy{Base: time.Second, Max: 4 * time.Second},
+		Backoff:                     plainbackoff.Policy{Base: time.Second, Max: 4 * time.Second},
 	}
 	for _, f := range configure {
 		f(&cfg)

@@ -286,9 +286,9 @@ func (r *Reconciler) DecideOrphan(pod *corev1.Pod, job *batchv1.Job) finalizers.
 // DecideOrphanOf is DecideOrphan for an owner that is not presented as a batch/v1
 // Job: own is what the caller's cache shows of the object named by the pod's
 // controller reference (nil when none), and the rules are those of
-// finalizers.DecideOrphanFor with Config.Owner.
+// finalizers.DecideOrphan with Config.Owner.
 func (r *Reconciler) DecideOrphanOf(pod *corev1.Pod, own *finalizers.OrphanOwner) finalizers.OrphanDecision {
-	return finalizers.DecideOrphanFor(r.cfg.Owner, pod, own, r.cfg.Name)
+	return finalizers.DecideOrphan(r.cfg.Owner, pod, own, r.cfg.Name)
 }
 
 // CleanOrphan removes the tracking finalizer of pod when DecideOrphan allows it, and
@@ -314,7 +314,7 @@ func (r *Reconciler) CleanOrphanOf(ctx context.Context, pod *corev1.Pod, own *fi
 	if !d.Remove {
 		return d, nil
 	}
-	patch := finalizers.RemovalPatchNamed(pod, r.cfg.Owner.Finalizer)
+	patch := finalizers.RemovalPatch(pod, r.cfg.Owner.Finalizer)
 	if _, err := r.pods.PatchPod(ctx, pod.Namespace, pod.Name, patch.Type, patch.Data); err != nil && !IsPodGone(err) {
 		return d, fmt.Errorf("remove tracking finalizer of orphan pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}

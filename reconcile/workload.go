@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/jobkit/jobkit/backoff"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -31,7 +31,7 @@ type Workload struct {
 	// Backoff, when not zero, is this owner's pod failure backoff (a resource that
 	// lets its users set the retry delays); zero means Config.Backoff. Its zero
 	// fields mean the defaults, as in Config.Backoff.
-	Backoff backoff.Policy
+	Backoff plainbackoff.Policy
 }
 
 // JobWorkload presents a batch/v1 Job as a Workload (plan.JobWorkload, with the

@@ -18,9 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
@@ -259,18 +259,18 @@ func TestSyncWorkloadBadInput(t *testing.T) {
 func TestSyncWorkloadOwnBackoff(t *testing.T) {
 	tests := []struct {
 		name string
-		own  backoff.Policy
+		own  plainbackoff.Policy
 		want time.Duration
 	}{
 		{name: "the Reconciler's", want: 2 * time.Second},
-		{name: "the owner's", own: backoff.Policy{Base: time.Minute, Max: time.Hour}, want: time.Minute},
+		{name: "the owner's", own: plainbackoff.Policy{Base: time.Minute, Max: time.Hour}, want: time.Minute},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := reconciletest.NewCluster(reconciletest.Options{Seed: 5})
 			store := &taskStore{stored: &task{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "t", UID: "u", ResourceVersion: "1"}, Workers: 1}}
 			r, err := reconcile.NewFor(reconcile.Config{Name: testName, Owner: taskKind, Clock: c.Clock(),
-				Backoff: backoff.Policy{Base: 2 * time.Second, Max: time.Minute}}, c, store)
+				Backoff: plainbackoff.Policy{Base: 2 * time.Second, Max: time.Minute}}, c, store)
 			require.NoError(t, err)
 			c.Cache().OnPodEvent(func(ev reconcile.PodEvent) { r.ObservePodEvent(ev, nil) })
 			list := func(w *reconcile.Workload) ([]*corev1.Pod, error) { return c.Cache().Pods(w.Namespace), nil }

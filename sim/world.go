@@ -11,8 +11,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/owner"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -198,7 +198,7 @@ func (w *world) newReconciler() (*reconcile.Reconciler, error) {
 		FinalizerRemovalParallelism: 1,
 		MaxCreatesPerSync:           s.MaxCreatesPerSync,
 		MaxUncounted:                s.MaxUncounted,
-		Backoff:                     backoff.Policy{Base: s.backoffBase(), Max: s.backoffMax()},
+		Backoff:                     plainbackoff.Policy{Base: s.backoffBase(), Max: s.backoffMax()},
 		ExpectationsTTL:             s.expectationsTTL(),
 	}
 	if !w.tasks {

@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/utils/ptr"
 
+	plainsp "github.com/jobkit/jobkit/plain/successpolicy"
 	"github.com/jobkit/jobkit/successpolicy"
 )
 
@@ -63,7 +64,7 @@ func BenchmarkCompiledMatchListed(b *testing.B) {
 			// Past 64 KiB (the largest size) Compile reports the list as too long, as
 			// Validate does, and still matches with it.
 			c, err := successpolicy.Compile(p, 2*n)
-			if err != nil && len(listed) <= successpolicy.MaxSucceededIndexesLength {
+			if err != nil && len(listed) <= plainsp.MaxSucceededIndexesLength {
 				b.Fatal(err)
 			}
 			succeeded := alternating(n)
@@ -105,7 +106,7 @@ func BenchmarkCompile(b *testing.B) {
 			p := &batchv1.SuccessPolicy{Rules: rules}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := successpolicy.Compile(p, 2*n); err != nil && len(listed) <= successpolicy.MaxSucceededIndexesLength {
+				if _, err := successpolicy.Compile(p, 2*n); err != nil && len(listed) <= plainsp.MaxSucceededIndexesLength {
 					b.Fatal(err)
 				}
 			}

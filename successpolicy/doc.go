@@ -5,15 +5,15 @@
 // The rules and their validation live in package
 // github.com/jobkit/jobkit/plain/successpolicy, over plain values (an index string and
 // a count per rule) with no JobSpec: [Compile], [Match] and [Validate] convert the
-// policy with [PolicyOf] and call it; [Result] and [Compiled] are its types. Validate
-// adds the checks on the rest of the spec (indexed completion mode, completions
+// policy with [PolicyOf] and call it, and return its types ([plainsp.Result],
+// [plainsp.Compiled]); this package re-exports none of its names. Validate adds the checks on the rest of the spec (indexed completion mode, completions
 // defaulting) and reports the plain errors as field errors.
 //
 // # Matching
 //
-// [Compile] reads a policy once for a given spec.completions; [Compiled.Match] then takes
-// the set of succeeded indexes (an [indexes.Intervals], as in status.completedIndexes)
-// and returns a [Result] naming the first satisfied rule, with the reason
+// [Compile] reads a policy once for a given spec.completions; [plainsp.Compiled.Match]
+// then takes the set of succeeded indexes (a [plainindexes.Intervals], as in
+// status.completedIndexes) and returns a [plainsp.Result] naming the first satisfied rule, with the reason
 // (batchv1.JobReasonSuccessPolicy) and message ("Matched rules at index N") of the
 // SuccessCriteriaMet condition the controller adds. [Match] does both steps in one call.
 // The rules are evaluated in order and the first satisfied one wins:
@@ -31,8 +31,8 @@
 //
 // [Validate] returns the API server's errors for spec.successPolicy as a
 // field.ErrorList, with its field paths, error types and messages: indexed completion
-// mode only, 1 to [MaxRules] rules, succeededCount or succeededIndexes in every rule,
-// succeededIndexes at most [MaxSucceededIndexesLength] bytes, strictly increasing and
+// mode only, 1 to [plainsp.MaxRules] rules, succeededCount or succeededIndexes in every rule,
+// succeededIndexes at most [plainsp.MaxSucceededIndexesLength] bytes, strictly increasing and
 // below completions, succeededCount between 0 and both completions and the number of
 // listed indexes. Every error is reported, not just the first. [Compile] returns an
 // error exactly when Validate rejects the policy of an Indexed Job with the same
@@ -52,7 +52,7 @@
 //
 // These only concern inputs the API server rejects, or near enough:
 //
-//   - Compile reads succeededIndexes with indexes.Parse. For a string the API server
+//   - Compile reads succeededIndexes with plainindexes.Parse. For a string the API server
 //     rejects, upstream's controller reads what strconv.Atoi allows, stops at the first
 //     index at or above completions, takes the first two numbers of "1-2-3" and keeps
 //     out-of-order parts unmerged; jobkit keeps every well-formed part, merges
@@ -60,7 +60,7 @@
 //     *RuleError, because a policy with a typo should neither panic nor silently lose
 //     its other indexes.
 //   - A number written with a '+' sign ("+3") or with more than ten digits
-//     ("00000000003") passes the API server's strconv.Atoi but not indexes.Parse;
+//     ("00000000003") passes the API server's strconv.Atoi but not plainindexes.Parse;
 //     Validate rejects it, so that a policy it accepts is read the same way here.
 //   - Where the API server stops at the first problem of a succeededIndexes string,
 //     Validate lists up to ten in the same Invalid error, joined by "; ". The first is

@@ -6,7 +6,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/indexes"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/successpolicy"
 )
 
@@ -18,7 +18,7 @@ func ExampleMatch() {
 		{SucceededIndexes: ptr.To("1-4"), SucceededCount: ptr.To[int32](3)},
 	}}
 	for _, completed := range []string{"1,3", "1,3,4", "0"} {
-		succeeded, _ := indexes.Parse(completed, 5)
+		succeeded, _ := plainindexes.Parse(completed, 5)
 		r := successpolicy.Match(policy, 5, succeeded)
 		fmt.Printf("completed %q: matched=%v reason=%q message=%q\n", completed, r.Matched, r.Reason, r.Message)
 	}
@@ -41,7 +41,7 @@ func ExampleCompile() {
 		fmt.Println("compile:", err)
 	}
 	for _, completed := range []string{"0,1", "0,2"} {
-		succeeded, _ := indexes.Parse(completed, 10)
+		succeeded, _ := plainindexes.Parse(completed, 10)
 		r := compiled.Match(succeeded)
 		fmt.Printf("completed %q: rule %d\n", completed, r.RuleIndex)
 	}

@@ -9,14 +9,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/indexes"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
+	plainsp "github.com/jobkit/jobkit/plain/successpolicy"
 	"github.com/jobkit/jobkit/successpolicy"
 )
 
 // referenceMatch restates the matching rules over plain sets, index by index, as an
 // independent model of Compiled.Match. It is only fit for small completions.
-func referenceMatch(p *batchv1.SuccessPolicy, completions int, succeeded indexes.Intervals) successpolicy.Result {
-	miss := successpolicy.Result{RuleIndex: -1}
+func referenceMatch(p *batchv1.SuccessPolicy, completions int, succeeded plainindexes.Intervals) plainsp.Result {
+	miss := plainsp.Result{RuleIndex: -1}
 	if p == nil {
 		return miss
 	}
@@ -34,7 +35,7 @@ func referenceMatch(p *batchv1.SuccessPolicy, completions int, succeeded indexes
 		ok := false
 		switch {
 		case r.SucceededIndexes != nil:
-			listed, _ := indexes.Parse(*r.SucceededIndexes, max(completions, 0))
+			listed, _ := plainindexes.Parse(*r.SucceededIndexes, max(completions, 0))
 			want := sets.New[int]()
 			for x := range listed.All() {
 				want.Insert(x)
@@ -48,7 +49,7 @@ func referenceMatch(p *batchv1.SuccessPolicy, completions int, succeeded indexes
 			ok = done.Len() >= int(*r.SucceededCount)
 		}
 		if ok {
-			return successpolicy.Result{Matched: true, RuleIndex: i, Reason: batchv1.JobReasonSuccessPolicy, Message: "Matched rules at index " + strconv.Itoa(i)}
+			return plainsp.Result{Matched: true, RuleIndex: i, Reason: batchv1.JobReasonSuccessPolicy, Message: "Matched rules at index " + strconv.Itoa(i)}
 		}
 	}
 	return miss
@@ -78,7 +79,7 @@ func FuzzCompile(f *testing.F) {
 			rules = append([]batchv1.SuccessPolicyRule{{}}, rules...)
 		}
 		p := &batchv1.SuccessPolicy{Rules: rules}
-		succeeded, _ := indexes.Parse(done, indexes.NoLimit)
+		succeeded, _ := plainindexes.Parse(done, plainindexes.NoLimit)
 
 		c, err := successpolicy.Compile(p, comp)
 		if c == nil {
@@ -140,7 +141,7 @@ func FuzzValidate(f *testing.F) {
 		if comp <= 0 || (r.SucceededIndexes != nil && *r.SucceededIndexes == "") {
 			return
 		}
-		all := indexes.Intervals{{First: 0, Last: comp - 1}}
+		all := plainindexes.Intervals{{First: 0, Last: comp - 1}}
 		if got := c.Match(all); !got.Matched {
 			t.Fatalf("valid rule %+v with completions %d does not match when every index succeeded: %+v", r, comp, got)
 		}

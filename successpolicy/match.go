@@ -8,22 +8,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/jobkit/jobkit/indexes"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	plainsp "github.com/jobkit/jobkit/plain/successpolicy"
 )
-
-// Result says whether, and through which rule, a success policy declares a Job
-// succeeded: RuleIndex is the position in spec.successPolicy.rules, Reason is
-// batchv1.JobReasonSuccessPolicy when Matched, Message is "Matched rules at index N".
-type Result = plainsp.Result
-
-// Compiled is a success policy prepared for repeated matching against one value of
-// spec.completions: every succeededIndexes string is parsed once and every condition
-// message is built once, so [Compiled.Match] neither parses nor allocates.
-//
-// A Compiled is immutable and safe for concurrent use. The nil *Compiled is a valid
-// policy that matches nothing, like a Job without spec.successPolicy.
-type Compiled = plainsp.Compiled
 
 // The plain package's reason is batch/v1's.
 var _ = [1]struct{}{}[len(plainsp.ReasonSuccessPolicy)-len(batchv1.JobReasonSuccessPolicy)]
@@ -35,7 +22,7 @@ type RuleError struct {
 	Rule int
 	// Value is the succeededIndexes string as written in the rule.
 	Value string
-	// Err is the parse error, usually an *indexes.ParseError.
+	// Err is the parse error, usually an *plainindexes.ParseError.
 	Err error
 }
 
@@ -46,7 +33,7 @@ func (e *RuleError) Field() string {
 
 // Error names the field and the value, then says what could not be read.
 func (e *RuleError) Error() string {
-	var pe *indexes.ParseError
+	var pe *plainindexes.ParseError
 	if errors.As(e.Err, &pe) {
 		// A ParseError already quotes the value.
 		return e.Field() + ": " + e.Err.Error()
@@ -87,8 +74,8 @@ func PolicyOf(policy *batchv1.SuccessPolicy) *plainsp.Policy {
 // *Compiled is usable even when the error is not nil. Compile does not modify policy.
 //
 // Compile runs in O(total length of the succeededIndexes strings + number of rules) for
-// strings the API server accepts (indexes.Parse sorts parts written out of order).
-func Compile(policy *batchv1.SuccessPolicy, completions int) (*Compiled, error) {
+// strings the API server accepts (plainindexes.Parse sorts parts written out of order).
+func Compile(policy *batchv1.SuccessPolicy, completions int) (*plainsp.Compiled, error) {
 	c, err := plainsp.Compile(PolicyOf(policy), completions)
 	if err == nil {
 		return c, nil
@@ -110,13 +97,13 @@ func Compile(policy *batchv1.SuccessPolicy, completions int) (*Compiled, error) 
 }
 
 // Match reports the first rule of policy that the succeeded indexes of an Indexed Job
-// with the given spec.completions satisfy; see [Compiled.Match] for the rules. A nil
+// with the given spec.completions satisfy; see [plainsp.Compiled.Match] for the rules. A nil
 // policy matches nothing.
 //
 // Match compiles policy on every call and drops any parse error (the readable part of
 // each succeededIndexes string is used). A controller that matches the same Job on
 // every sync should call [Compile] once per policy, report its error, and use
-// [Compiled.Match].
-func Match(policy *batchv1.SuccessPolicy, completions int, succeeded indexes.Intervals) Result {
+// [plainsp.Compiled.Match].
+func Match(policy *batchv1.SuccessPolicy, completions int, succeeded plainindexes.Intervals) plainsp.Result {
 	return plainsp.Match(PolicyOf(policy), completions, succeeded)
 }

@@ -11,7 +11,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/indexes"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
+	plainsp "github.com/jobkit/jobkit/plain/successpolicy"
 	"github.com/jobkit/jobkit/successpolicy"
 )
 
@@ -29,15 +30,15 @@ func policy(rules ...batchv1.SuccessPolicyRule) *batchv1.SuccessPolicy {
 	return &batchv1.SuccessPolicy{Rules: rules}
 }
 
-func mustParse(t testing.TB, s string) indexes.Intervals {
+func mustParse(t testing.TB, s string) plainindexes.Intervals {
 	t.Helper()
-	ivs, err := indexes.Parse(s, indexes.NoLimit)
-	require.NoError(t, err, "indexes.Parse(%q)", s)
+	ivs, err := plainindexes.Parse(s, plainindexes.NoLimit)
+	require.NoError(t, err, "plainindexes.Parse(%q)", s)
 	return ivs
 }
 
-func matched(rule int) successpolicy.Result {
-	return successpolicy.Result{
+func matched(rule int) plainsp.Result {
+	return plainsp.Result{
 		Matched:   true,
 		RuleIndex: rule,
 		Reason:    batchv1.JobReasonSuccessPolicy,
@@ -45,7 +46,7 @@ func matched(rule int) successpolicy.Result {
 	}
 }
 
-var noMatch = successpolicy.Result{RuleIndex: -1}
+var noMatch = plainsp.Result{RuleIndex: -1}
 
 func TestMatch(t *testing.T) {
 	cases := []struct {
@@ -53,7 +54,7 @@ func TestMatch(t *testing.T) {
 		policy      *batchv1.SuccessPolicy
 		completions int
 		succeeded   string
-		want        successpolicy.Result
+		want        plainsp.Result
 	}{
 		{
 			name:        "nil policy",
@@ -288,7 +289,7 @@ func TestMatchDoesNotModifyInputs(t *testing.T) {
 	p := policy(rule("1,3-5", ptr.To[int32](2)), rule("-", ptr.To[int32](1)))
 	before := p.DeepCopy()
 	succeeded := mustParse(t, "1,3,5-7")
-	succeededBefore := append(indexes.Intervals(nil), succeeded...)
+	succeededBefore := append(plainindexes.Intervals(nil), succeeded...)
 	successpolicy.Match(p, 10, succeeded)
 	assert.Equal(t, before, p)
 	assert.Equal(t, succeededBefore, succeeded)
@@ -376,8 +377,8 @@ func TestCompileErrors(t *testing.T) {
 				assert.Equal(t, tc.wantRules[i], re.Rule)
 				assert.Equal(t, tc.wantValues[i], re.Value)
 				assert.Equal(t, tc.wantTexts[i], re.Error())
-				var pe *indexes.ParseError
-				assert.True(t, errors.As(re, &pe), "RuleError does not unwrap to *indexes.ParseError")
+				var pe *plainindexes.ParseError
+				assert.True(t, errors.As(re, &pe), "RuleError does not unwrap to *plainindexes.ParseError")
 			}
 		})
 	}
@@ -405,7 +406,7 @@ func TestCompiledMatchDoesNotAllocate(t *testing.T) {
 	c, err := successpolicy.Compile(policy(rules...), 2000)
 	require.NoError(t, err)
 	succeeded := alternating(1000)
-	var got successpolicy.Result
+	var got plainsp.Result
 	allocs := testing.AllocsPerRun(100, func() { got = c.Match(succeeded) })
 	assert.Zero(t, allocs, "Compiled.Match allocations")
 	assert.Equal(t, 19, got.RuleIndex)
@@ -413,10 +414,10 @@ func TestCompiledMatchDoesNotAllocate(t *testing.T) {
 
 // alternating returns n single-index intervals 0, 2, 4, ..., the worst shape of n
 // succeeded indexes.
-func alternating(n int) indexes.Intervals {
-	ivs := make(indexes.Intervals, n)
+func alternating(n int) plainindexes.Intervals {
+	ivs := make(plainindexes.Intervals, n)
 	for i := range ivs {
-		ivs[i] = indexes.Interval{First: 2 * i, Last: 2 * i}
+		ivs[i] = plainindexes.Interval{First: 2 * i, Last: 2 * i}
 	}
 	return ivs
 }

@@ -10,15 +10,6 @@ import (
 	plainsp "github.com/jobkit/jobkit/plain/successpolicy"
 )
 
-// Limits the API server enforces on spec.successPolicy.
-const (
-	// MaxRules is the largest number of rules in a success policy.
-	MaxRules = plainsp.MaxRules
-	// MaxSucceededIndexesLength is the largest length, in bytes, of a succeededIndexes
-	// string (64 KiB).
-	MaxSucceededIndexesLength = plainsp.MaxSucceededIndexesLength
-)
-
 // Validate checks spec.successPolicy as the API server does when a Job is created or
 // updated, and returns every error found; a nil spec or a nil successPolicy gives none.
 // fldPath is the path of spec; nil means field.NewPath("spec").
@@ -26,9 +17,9 @@ const (
 // It reports, with the API server's field paths and messages:
 //   - a policy on a Job that is not Indexed ("requires indexed completion mode"; no other
 //     check is made then);
-//   - no rules (Required) and more than MaxRules rules (TooMany);
+//   - no rules (Required) and more than plainsp.MaxRules rules (TooMany);
 //   - a rule with neither succeededCount nor succeededIndexes (Required);
-//   - a succeededIndexes longer than MaxSucceededIndexesLength bytes (TooLong);
+//   - a succeededIndexes longer than plainsp.MaxSucceededIndexesLength bytes (TooLong);
 //   - a succeededIndexes that does not parse, is not strictly increasing or lists an index
 //     not below completions (Invalid, "error parsing succeededIndexes: ...");
 //   - a negative succeededCount, or one above completions or above the number of indexes

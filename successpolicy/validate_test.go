@@ -230,7 +230,7 @@ func TestValidate(t *testing.T) {
 			want: field.ErrorList{parseErr(0, "+3", `cannot convert string to integer for index: "+3"`)},
 		},
 		{
-			name: "more than ten digits (accepted by the API server, refused by indexes.Parse)",
+			name: "more than ten digits (accepted by the API server, refused by plainindexes.Parse)",
 			spec: indexedSpec(10, policy(rule("00000000003", nil))),
 			want: field.ErrorList{parseErr(0, "00000000003", `part 0 "00000000003": not a non-negative decimal number`)},
 		},

@@ -16,9 +16,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/cmd/jobkit/explain"
 	"github.com/jobkit/jobkit/owner"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -98,8 +98,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.output, "output", "text", "same as -o")
 	fs.StringVar(&f.managedBy, "managed-by", "", "controller name to plan as (default: the Job's spec.managedBy, or "+batchv1.JobControllerName+")")
 	fs.StringVar(&f.now, "now", "", "time of the planned sync, RFC 3339 (default: the current time)")
-	fs.DurationVar(&f.backoffBase, "backoff-base", backoff.DefaultBase, "pod failure backoff after the first failure")
-	fs.DurationVar(&f.backoffMax, "backoff-max", backoff.DefaultMax, "longest pod failure backoff")
+	fs.DurationVar(&f.backoffBase, "backoff-base", plainbackoff.DefaultBase, "pod failure backoff after the first failure")
+	fs.DurationVar(&f.backoffMax, "backoff-max", plainbackoff.DefaultMax, "longest pod failure backoff")
 	fs.BoolVar(&f.unsatisfied, "unsatisfied-expectations", false, "plan as a controller that has not yet seen some of its own creations or deletions")
 	fs.Var(&f.assume, "assume", "what-if outcome applied before planning, SELECTOR:OUTCOME[:KEY=VALUE]... (index=3:fail:exit=42, oldest=2:succeed, pod=NAME:delete, all:ready); repeatable")
 	fs.IntVar(&f.steps, "steps", 0, "what-if: run N syncs on an in-memory cluster (reconcile/reconciletest) from this state and print each step")
@@ -188,7 +188,7 @@ func (f *cliFlags) options() (explain.Options, error) {
 	opts := explain.Options{
 		Controller:              f.managedBy,
 		Now:                     time.Now(),
-		Backoff:                 backoff.Policy{Base: f.backoffBase, Max: f.backoffMax},
+		Backoff:                 plainbackoff.Policy{Base: f.backoffBase, Max: f.backoffMax},
 		ExpectationsUnsatisfied: f.unsatisfied,
 	}
 	if f.backoffBase <= 0 || f.backoffMax <= 0 {

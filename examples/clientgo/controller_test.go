@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/backoff"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -68,7 +68,7 @@ func TestNew(t *testing.T) {
 	}{
 		{name: "default name", cs: cs, cfg: reconcile.Config{}, wantName: DefaultName},
 		{name: "own name", cs: cs, cfg: reconcile.Config{Name: testName}, wantName: testName},
-		{name: "bad config", cs: cs, cfg: reconcile.Config{Backoff: backoff.Policy{Base: -time.Second}}, wantErr: reconcile.ErrInvalidConfig},
+		{name: "bad config", cs: cs, cfg: reconcile.Config{Backoff: plainbackoff.Policy{Base: -time.Second}}, wantErr: reconcile.ErrInvalidConfig},
 		{name: "no clientset", cfg: reconcile.Config{}, wantErr: errAnything},
 	}
 	for _, tt := range tests {

@@ -81,7 +81,7 @@ func (c *Controller) enqueueOrphans(job *batchv1.Job) {
 	}
 	for _, obj := range objs {
 		pod := obj.(*corev1.Pod)
-		if finalizers.Has(pod) {
+		if finalizers.Has(pod, finalizers.Name) {
 			c.orphanQueue.Add(cache.NewObjectName(pod.Namespace, pod.Name).String())
 		}
 	}

@@ -71,7 +71,7 @@ func (c *Controller) cleanOrphan(ctx context.Context, key string) error {
 		return err
 	}
 	pod := obj.(*corev1.Pod)
-	if !finalizers.Has(pod) {
+	if !finalizers.Has(pod, finalizers.Name) {
 		return nil
 	}
 	var job *batchv1.Job

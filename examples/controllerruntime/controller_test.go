@@ -135,7 +135,7 @@ func TestControllerRunsJobAndCleansOrphans(t *testing.T) {
 	waitFor(t, "the orphan's finalizer to go", 30*time.Second, func() bool {
 		p := &corev1.Pod{}
 		err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "orphan"}, p)
-		return err == nil && !finalizers.Has(p) || err != nil
+		return err == nil && !finalizers.Has(p, finalizers.Name) || err != nil
 	})
 
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "not-mine"}, other); err != nil {

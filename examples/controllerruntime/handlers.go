@@ -156,7 +156,7 @@ func (c *Controller) queueOrphans(ctx context.Context, job *batchv1.Job) {
 		return
 	}
 	for i := range pods.Items {
-		if finalizers.Has(&pods.Items[i]) {
+		if finalizers.Has(&pods.Items[i], finalizers.Name) {
 			c.orphans.Add(types.NamespacedName{Namespace: job.Namespace, Name: pods.Items[i].Name})
 		}
 	}

@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/examples/controllerruntime"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -31,7 +31,7 @@ type clusterOptions struct {
 	image      string
 	keep       bool
 	// backoff is the pod failure backoff; zero means upstream's (10s doubling).
-	backoff backoff.Policy
+	backoff plainbackoff.Policy
 }
 
 // runCluster runs the demo on the cluster of o.kubeconfig.

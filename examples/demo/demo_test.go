@@ -14,8 +14,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/examples/internal/testenv"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 
 // The in-memory demo runs the Job to completion with two failures of index 1 and
@@ -147,7 +147,7 @@ func TestClusterDemo(t *testing.T) {
 	var out bytes.Buffer
 	err = runOnCluster(ctx, &out, cfg, clusterOptions{
 		managedBy: "demo.jobkit.dev/test", namespace: "default", image: "busybox:1.36",
-		backoff: backoff.Policy{Base: time.Second, Max: 2 * time.Second},
+		backoff: plainbackoff.Policy{Base: time.Second, Max: 2 * time.Second},
 	})
 	if err != nil {
 		t.Fatalf("runOnCluster: %v\n%s", err, out.String())

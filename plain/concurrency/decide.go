@@ -26,9 +26,9 @@ const (
 
 // Peer is one job that shares the limits with the candidate, described by
 // plain data so that any custom resource (or none) can be mapped onto it. ID is
-// the type of its UID: string for a scheduler (Peer[string]), types.UID in
-// package github.com/jobkit/jobkit/concurrency, so that its peers are used as
-// they are, without a copy.
+// the type of its UID: string for a scheduler (Peer[string]), types.UID for a
+// Kubernetes controller (Peer[types.UID], as package singlepod/runplan uses it),
+// so that its peers are used as they are, without a copy.
 type Peer[ID ~string] struct {
 	// UID identifies the job. It excludes the candidate from its own counts
 	// and breaks ties between jobs created at the same instant.

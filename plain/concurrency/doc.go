@@ -2,8 +2,8 @@
 // test) may start now, given the other jobs that share its limits, as Prow's
 // plank reconciler does for ProwJobs; and it offers the keyed try-lock that
 // keeps two workers from both seeing the same free slot. It imports only the
-// standard library: jobs are identified by plain string UIDs. Package
-// github.com/jobkit/jobkit/concurrency is the same with Kubernetes UIDs.
+// standard library: jobs are identified by UIDs of any string type (string, or
+// Kubernetes' types.UID: Peer[types.UID]); there is no Kubernetes-layer twin.
 //
 // # Limits
 //

@@ -7,7 +7,7 @@
 // polling.
 //
 // A [Pod] is the three facts the timeouts read: the phase, the creation time and
-// the start time. Package github.com/jobkit/jobkit/deadlines reads them from a
+// the start time. Package github.com/jobkit/jobkit/singlepod/deadlines reads them from a
 // *corev1.Pod (metadata.creationTimestamp, status.startTime) and calls [Check].
 // The job-level deadline of a batch/v1 Job (spec.activeDeadlineSeconds) is not
 // here: package plan handles it.

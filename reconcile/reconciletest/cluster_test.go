@@ -117,7 +117,7 @@ func TestGracefulDeletion(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, corev1.PodFailed, got.Status.Phase, "killed")
 			}
-			_, err = c.PatchPod(t.Context(), ns, "p", types.StrategicMergePatchType, finalizers.RemovalPatch(got).Data)
+			_, err = c.PatchPod(t.Context(), ns, "p", types.StrategicMergePatchType, finalizers.RemovalPatch(got, finalizers.Name).Data)
 			require.NoError(t, err)
 			_, err = c.GetPod(t.Context(), ns, "p")
 			assert.True(t, apierrors.IsNotFound(err), "gone once the finalizer is removed: %v", err)

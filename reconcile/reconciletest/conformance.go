@@ -205,7 +205,7 @@ func (k *conformance) deleteWithFinalizer(t *testing.T) {
 	must(t, err, "GetPod after DELETE of a pod with a finalizer (it must stay)")
 	check(t, read.DeletionTimestamp != nil, "deletionTimestamp of a deleted pod with a finalizer is not set")
 
-	patch := finalizers.RemovalPatch(read)
+	patch := finalizers.RemovalPatch(read, finalizers.Name)
 	_, err = k.f.Client.PatchPod(t.Context(), pod.Namespace, pod.Name, patch.Type, patch.Data)
 	must(t, err, "removing the last finalizer of a deleted pod")
 	k.gone(t, pod)
@@ -213,7 +213,7 @@ func (k *conformance) deleteWithFinalizer(t *testing.T) {
 
 func (k *conformance) removeFinalizer(t *testing.T) {
 	pod := k.create(t, k.pod(otherFinalizer, finalizers.Name))
-	patch := finalizers.RemovalPatch(pod)
+	patch := finalizers.RemovalPatch(pod, finalizers.Name)
 	got, err := k.f.Client.PatchPod(t.Context(), pod.Namespace, pod.Name, patch.Type, patch.Data)
 	must(t, err, "PatchPod(finalizer removal)")
 	want := []string{otherFinalizer}
@@ -230,7 +230,7 @@ func (k *conformance) removeFinalizerStaleUID(t *testing.T) {
 	pod := k.create(t, k.pod(otherFinalizer, finalizers.Name))
 	stale := pod.DeepCopy()
 	stale.UID = staleUID
-	patch := finalizers.RemovalPatch(stale)
+	patch := finalizers.RemovalPatch(stale, finalizers.Name)
 	_, err := k.f.Client.PatchPod(t.Context(), pod.Namespace, pod.Name, patch.Type, patch.Data)
 	check(t, reconcile.IsPodGone(err), "PatchPod(finalizer removal, stale UID) error = %v, want Invalid on metadata.uid (reconcile.IsPodGone)", err)
 	read, err := k.f.GetPod(t.Context(), pod.Namespace, pod.Name)
@@ -262,7 +262,7 @@ func (k *conformance) patchStaleResourceVersion(t *testing.T) {
 }
 
 func (k *conformance) patchNotFound(t *testing.T) {
-	patch := finalizers.RemovalPatch(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: staleUID}})
+	patch := finalizers.RemovalPatch(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: staleUID}}, finalizers.Name)
 	_, err := k.f.Client.PatchPod(t.Context(), k.f.Namespace, "conformance-missing-pod", patch.Type, patch.Data)
 	check(t, apierrors.IsNotFound(err), "PatchPod(missing) error = %v, want NotFound", err)
 	check(t, reconcile.IsPodGone(err), "IsPodGone(%v) = false, want true", err)

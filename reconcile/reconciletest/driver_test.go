@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/backoff"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -22,7 +22,7 @@ func newDriver(t *testing.T, c *reconciletest.Cluster) *reconciletest.Driver {
 	t.Helper()
 	r, err := reconcile.New(reconcile.Config{
 		Name: managedBy, Clock: c.Clock(), FinalizerRemovalParallelism: 1,
-		Backoff: backoff.Policy{Base: time.Second, Max: 2 * time.Second},
+		Backoff: plainbackoff.Policy{Base: time.Second, Max: 2 * time.Second},
 	}, c)
 	require.NoError(t, err)
 	return reconciletest.NewDriver(c, r)

@@ -11,8 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/owner"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -25,7 +25,7 @@ func ExampleDriver_Run() {
 		Name:                        "example.com/jobs",
 		Clock:                       c.Clock(),
 		FinalizerRemovalParallelism: 1,
-		Backoff:                     backoff.Policy{Base: time.Second, Max: 2 * time.Second},
+		Backoff:                     plainbackoff.Policy{Base: time.Second, Max: 2 * time.Second},
 	}, c)
 	job := reconciletest.NewJob("default", "render", 3, 3)
 	job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)

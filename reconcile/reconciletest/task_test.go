@@ -19,9 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -39,7 +39,7 @@ func newReconcilerFor(t *testing.T, c *reconciletest.Cluster) *reconcile.Reconci
 	t.Helper()
 	cfg := reconcile.Config{
 		Name: managedBy, Clock: c.Clock(), FinalizerRemovalParallelism: 1,
-		Backoff: backoff.Policy{Base: time.Second, Max: 2 * time.Second},
+		Backoff: plainbackoff.Policy{Base: time.Second, Max: 2 * time.Second},
 	}
 	var r *reconcile.Reconciler
 	var err error

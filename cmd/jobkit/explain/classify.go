@@ -12,6 +12,7 @@ import (
 
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/jobstatus"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -153,10 +154,10 @@ func classify(w *workload, pods []*corev1.Pod, p *plan.Plan) *classification {
 		for _, s := range indexes.Strays(active, int(*w.Spec.Completions)).Remove {
 			i := at[s.Pod]
 			switch s.Reason {
-			case indexes.StrayDuplicate:
+			case plainindexes.StrayDuplicate:
 				c.pods[i].Classes = append(c.pods[i].Classes, ClassDuplicateIndex)
 				c.pods[i].Note = fmt.Sprintf("another active pod of index %d is kept", s.Index)
-			case indexes.StrayOutOfRange:
+			case plainindexes.StrayOutOfRange:
 				c.pods[i].Classes = append(c.pods[i].Classes, ClassStray)
 				c.pods[i].Note = fmt.Sprintf("index %d at or above completions %d", s.Index, *w.Spec.Completions)
 			default:

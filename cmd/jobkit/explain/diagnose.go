@@ -11,6 +11,7 @@ import (
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/jobstatus"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/podfailurepolicy"
 	"github.com/jobkit/jobkit/successpolicy"
@@ -39,7 +40,7 @@ func diagnose(w *workload, pods []*corev1.Pod, c *classification, p *plan.Plan, 
 			add(DiagFinalizerJobDeleted, "pod %s keeps the tracking finalizer while the %s is being deleted%s", pod.Name, w.noun, removedBy(removed, pod))
 		case ref != nil && ref.UID != w.UID && w.kind.Matches(ref) && ref.Name == w.Name:
 			// A pod of an earlier owner of this name: that owner is gone.
-			if d := finalizers.DecideOrphanFor(w.kind, pod, w.orphanOwner(), controller); d.Remove {
+			if d := finalizers.DecideOrphan(w.kind, pod, w.orphanOwner(), controller); d.Remove {
 				add(DiagFinalizerJobDeleted, "pod %s keeps the tracking finalizer of a deleted %s %s (uid %s): %s; the orphan cleanup of the %s controller removes it", pod.Name, w.noun, ref.Name, ref.UID, d.Reason, w.noun)
 			}
 		}
@@ -131,10 +132,10 @@ func counterMismatches(w *workload, c *classification) []Diagnostic {
 	indexed := ptr.Deref(w.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
 	var succeeded, failed int
 	var missing []int
-	var completed indexes.Intervals
+	var completed plainindexes.Intervals
 	completions := int(ptr.Deref(w.Spec.Completions, 0))
 	if indexed {
-		completed, _ = indexes.Parse(st.CompletedIndexes, completions)
+		completed, _ = plainindexes.Parse(st.CompletedIndexes, completions)
 	}
 	for _, pod := range c.own {
 		if w.kind.HasFinalizer(pod) || metav1.GetControllerOfNoCopy(pod) == nil {
@@ -162,7 +163,7 @@ func counterMismatches(w *workload, c *classification) []Diagnostic {
 	if len(missing) > 0 {
 		out = append(out, Diagnostic{Kind: DiagCounterMismatch, Message: fmt.Sprintf(
 			"status.completedIndexes is %q but succeeded pods without the tracking finalizer (so already counted) have indexes %s",
-			st.CompletedIndexes, indexes.FromIndexes(missing))})
+			st.CompletedIndexes, plainindexes.FromIndexes(missing))})
 	}
 	if failed > int(st.Failed) {
 		mismatch("status.failed", st.Failed, failed, "failed without the tracking finalizer (so already counted)")

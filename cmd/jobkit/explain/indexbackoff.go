@@ -9,6 +9,7 @@ import (
 
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/indexes"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -23,9 +24,9 @@ func indexBackoff(w *workload, c *classification, p *plan.Plan, opts Options) []
 		return nil
 	}
 	completions := int(*w.Spec.Completions)
-	done, _ := indexes.Parse(p.Status.CompletedIndexes, completions)
+	done, _ := plainindexes.Parse(p.Status.CompletedIndexes, completions)
 	if p.Status.FailedIndexes != nil {
-		failed, _ := indexes.Parse(*p.Status.FailedIndexes, completions)
+		failed, _ := plainindexes.Parse(*p.Status.FailedIndexes, completions)
 		done = done.Union(failed)
 	}
 	created := map[int]bool{}

@@ -3,8 +3,8 @@ package explain
 import (
 	"time"
 
-	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/owner"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 
 // Class is a class of pods in a Report. A pod is in one or more classes (an active
@@ -213,7 +213,7 @@ type Options struct {
 	// Now is the time of the planned sync.
 	Now time.Time
 	// Backoff is the pod failure backoff; the zero value is 10s doubling to 10m.
-	Backoff backoff.Policy
+	Backoff plainbackoff.Policy
 	// ExpectationsUnsatisfied plans as a controller that has not yet observed some of
 	// its own creations or deletions: it creates, deletes and finishes nothing.
 	ExpectationsUnsatisfied bool

@@ -63,7 +63,7 @@ func TestStepRunOfAnotherKind(t *testing.T) {
 	created := pods[1]
 	require.Equal(t, []metav1.OwnerReference{kind.NewControllerRef(task)}, created.OwnerReferences)
 	require.Equal(t, []string{kind.Finalizer}, created.Finalizers)
-	require.False(t, finalizers.Has(created), "a pod of a TrainingJob carries no batch/v1 Job tracking finalizer")
+	require.False(t, finalizers.Has(created, finalizers.Name), "a pod of a TrainingJob carries no batch/v1 Job tracking finalizer")
 
 	steps := 1
 	for !done {

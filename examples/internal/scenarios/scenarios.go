@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
 
-	"github.com/jobkit/jobkit/backoff"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -28,7 +28,7 @@ type StartFunc func(ctx context.Context, cfg *rest.Config, managedBy string) (st
 func ReconcileConfig(managedBy string) reconcile.Config {
 	return reconcile.Config{
 		Name:                managedBy,
-		Backoff:             backoff.Policy{Base: 100 * time.Millisecond, Max: time.Second},
+		Backoff:             plainbackoff.Policy{Base: 100 * time.Millisecond, Max: time.Second},
 		PodEventBatchPeriod: 50 * time.Millisecond,
 		MinBackoffRequeue:   100 * time.Millisecond,
 	}

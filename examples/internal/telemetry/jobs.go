@@ -5,7 +5,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/indexes"
+	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -68,6 +68,6 @@ func (m *Metrics) observeIndexes(old, cur *batchv1.Job) {
 
 // indexCount is the number of indexes in the valid parts of an index list.
 func indexCount(list string) int {
-	ivs, _ := indexes.Parse(list, indexes.NoLimit) // the valid parts are kept
+	ivs, _ := plainindexes.Parse(list, plainindexes.NoLimit) // the valid parts are kept
 	return ivs.Count()
 }

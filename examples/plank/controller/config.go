@@ -13,10 +13,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/jobkit/jobkit/concurrency"
-	"github.com/jobkit/jobkit/deadlines"
+	plainconc "github.com/jobkit/jobkit/plain/concurrency"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 	"github.com/jobkit/jobkit/reconcile"
-	"github.com/jobkit/jobkit/runplan"
+	"github.com/jobkit/jobkit/singlepod/deadlines"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 // LabelRunUID is the label on every pod this controller creates; its value is
@@ -44,8 +45,8 @@ type Config struct {
 	// negative capacity is unlimited. A run naming a queue missing here waits.
 	Queues map[string]int
 	// DefaultTimeouts apply where a run leaves a timeout unset; nil means
-	// plank's defaults (deadlines.DefaultTimeouts). A zero field disables it.
-	DefaultTimeouts *deadlines.Timeouts
+	// plank's defaults (plaindl.DefaultTimeouts). A zero field disables it.
+	DefaultTimeouts *plaindl.Timeouts
 	// RetryAfter is how long a run held back by a limit waits before it asks
 	// again; 0 means concurrency.DefaultRetryAfter (10s). Runs are also woken
 	// up when a run that held them back finishes.
@@ -100,7 +101,7 @@ func (c Config) validate() error {
 		}
 	}
 	if c.DefaultTimeouts != nil {
-		errs = append(errs, c.DefaultTimeouts.Validate(field.NewPath("DefaultTimeouts"))...)
+		errs = append(errs, deadlines.ValidateTimeouts(*c.DefaultTimeouts, field.NewPath("DefaultTimeouts"))...)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, errs.ToAggregate())
@@ -110,11 +111,11 @@ func (c Config) validate() error {
 
 func (c Config) withDefaults() Config {
 	if c.DefaultTimeouts == nil {
-		t := deadlines.DefaultTimeouts()
+		t := plaindl.DefaultTimeouts()
 		c.DefaultTimeouts = &t
 	}
 	if c.RetryAfter == 0 {
-		c.RetryAfter = concurrency.DefaultRetryAfter
+		c.RetryAfter = plainconc.DefaultRetryAfter
 	}
 	if c.LockRetry == 0 {
 		c.LockRetry = DefaultLockRetry

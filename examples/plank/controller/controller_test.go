@@ -18,11 +18,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/jobkit/jobkit/deadlines"
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/plank/controller"
-	"github.com/jobkit/jobkit/podoutcome"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 	"github.com/jobkit/jobkit/reconcile"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
 func TestSuccess(t *testing.T) {
@@ -93,21 +93,21 @@ func TestTimeouts(t *testing.T) {
 			name:      "unscheduled",
 			timeouts:  v1alpha1.PodTimeouts{Unscheduled: two},
 			wantState: v1alpha1.StateError,
-			wantDesc:  deadlines.ReasonUnscheduled,
+			wantDesc:  plaindl.ReasonUnscheduled,
 		},
 		{
 			name:      "pending",
 			timeouts:  v1alpha1.PodTimeouts{Pending: two},
 			kubelet:   func(t *testing.T, p *corev1.Pod) { startPod(t, p, corev1.PodPending) },
 			wantState: v1alpha1.StateError,
-			wantDesc:  deadlines.ReasonPending,
+			wantDesc:  plaindl.ReasonPending,
 		},
 		{
 			name:      "running",
 			timeouts:  v1alpha1.PodTimeouts{Running: two},
 			kubelet:   func(t *testing.T, p *corev1.Pod) { startPod(t, p, corev1.PodRunning) },
 			wantState: v1alpha1.StateAborted,
-			wantDesc:  deadlines.ReasonRunning,
+			wantDesc:  plaindl.ReasonRunning,
 		},
 	}
 	for _, tt := range tests {

@@ -14,7 +14,7 @@
 //     UID as precondition;
 //   - the requeue.
 //
-// What is left here is mechanics, not decisions: a concurrency.KeyedMutex per
+// What is left here is mechanics, not decisions: a plain/concurrency KeyedMutex per
 // namespace, job name and queue held around "compute, create the pod, record
 // pending" for a run that may start, so that two workers never take the same
 // slot; retrying a status write that lost an optimistic-concurrency race; and

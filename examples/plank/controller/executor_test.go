@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/jobkit/jobkit/deadlines"
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 )
 
 func TestExecutorWithFakeClient(t *testing.T) {
@@ -71,7 +71,7 @@ func TestExecutorWithFakeClient(t *testing.T) {
 			pod := newPod(rj)
 			pod.Status.Phase = tt.phase
 			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(rj, pod).WithStatusSubresource(&v1alpha1.RunJob{}).Build()
-			r, err := New(c, Config{DefaultTimeouts: ptr.To(deadlines.DefaultTimeouts()), Clock: clocktesting.NewFakePassiveClock(now)})
+			r, err := New(c, Config{DefaultTimeouts: ptr.To(plaindl.DefaultTimeouts()), Clock: clocktesting.NewFakePassiveClock(now)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,10 +12,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/deadlines"
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
-	"github.com/jobkit/jobkit/podoutcome"
-	"github.com/jobkit/jobkit/runplan"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -26,13 +26,13 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{name: "zero value"},
 		{name: "everything set", cfg: Config{MaxPending: 5, Queues: map[string]int{"gpu": 1, "any": -1, "off": 0}, RetryAfter: time.Second, LockRetry: time.Second, Workers: 2,
-			DefaultTimeouts: &deadlines.Timeouts{Unscheduled: time.Minute}}},
+			DefaultTimeouts: &plaindl.Timeouts{Unscheduled: time.Minute}}},
 		{name: "negative max pending", cfg: Config{MaxPending: -1}, wantErr: "MaxPending: Invalid value: -1"},
 		{name: "negative retry", cfg: Config{RetryAfter: -time.Second}, wantErr: `RetryAfter: Invalid value: "-1s"`},
 		{name: "negative lock retry", cfg: Config{LockRetry: -time.Second}, wantErr: `LockRetry: Invalid value: "-1s"`},
 		{name: "negative workers", cfg: Config{Workers: -1}, wantErr: "Workers: Invalid value: -1"},
 		{name: "empty queue name", cfg: Config{Queues: map[string]int{"": 1}}, wantErr: "queue name must not be empty"},
-		{name: "negative timeout", cfg: Config{DefaultTimeouts: &deadlines.Timeouts{Pending: -time.Second}}, wantErr: "DefaultTimeouts.pending"},
+		{name: "negative timeout", cfg: Config{DefaultTimeouts: &plaindl.Timeouts{Pending: -time.Second}}, wantErr: "DefaultTimeouts.pending"},
 		{name: "plank's create errors", cfg: Config{CreateErrors: runplan.CreateErrorsPlank, ReporterFinalizers: []string{"example.com/reporter"}}},
 		{name: "unknown create error policy", cfg: Config{CreateErrors: "Lenient"}, wantErr: `CreateErrors: Unsupported value: "Lenient"`},
 		{name: "empty reporter finalizer", cfg: Config{ReporterFinalizers: []string{""}}, wantErr: "ReporterFinalizers[0]"},
@@ -54,7 +54,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestOutcomeOptions(t *testing.T) {
-	defaults := deadlines.Timeouts{Unscheduled: time.Minute, Pending: 2 * time.Minute, Running: time.Hour}
+	defaults := plaindl.Timeouts{Unscheduled: time.Minute, Pending: 2 * time.Minute, Running: time.Hour}
 	r := &Reconciler{cfg: Config{DefaultTimeouts: &defaults}.withDefaults()}
 	tests := []struct {
 		name string
@@ -70,7 +70,7 @@ func TestOutcomeOptions(t *testing.T) {
 			spec: v1alpha1.RunJobSpec{ErrorOnEviction: true, MaxRevivals: ptr.To[int32](0), Timeouts: &v1alpha1.PodTimeouts{
 				Unscheduled: &metav1.Duration{Duration: 5 * time.Second}, Running: &metav1.Duration{}}},
 			want: podoutcome.Options{ErrorOnEviction: true, MaxRevivals: 0,
-				Timeouts: deadlines.Timeouts{Unscheduled: 5 * time.Second, Pending: 2 * time.Minute}},
+				Timeouts: plaindl.Timeouts{Unscheduled: 5 * time.Second, Pending: 2 * time.Minute}},
 		},
 	}
 	for _, tt := range tests {

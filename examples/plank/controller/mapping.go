@@ -6,14 +6,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/jobkit/jobkit/concurrency"
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
-	"github.com/jobkit/jobkit/podoutcome"
-	"github.com/jobkit/jobkit/runplan"
+	plainconc "github.com/jobkit/jobkit/plain/concurrency"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
-func (r *Reconciler) limits() concurrency.Limits {
-	return concurrency.Limits{MaxPending: r.cfg.MaxPending, Queues: r.cfg.Queues, RetryAfter: r.cfg.RetryAfter}
+func (r *Reconciler) limits() plainconc.Limits {
+	return plainconc.Limits{MaxPending: r.cfg.MaxPending, Queues: r.cfg.Queues, RetryAfter: r.cfg.RetryAfter}
 }
 
 // lockKeys are the locks a start takes: one per limit that counts other runs.

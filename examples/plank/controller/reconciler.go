@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/jobkit/jobkit/concurrency"
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
-	"github.com/jobkit/jobkit/runplan"
+	plainconc "github.com/jobkit/jobkit/plain/concurrency"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 // Descriptions this controller writes, all decided by runplan (besides those of
@@ -50,7 +50,7 @@ var gvk = v1alpha1.SchemeGroupVersion.WithKind("RunJob")
 type Reconciler struct {
 	client client.Client // reads from the manager's cache, writes to the API server
 	cfg    Config
-	locks  concurrency.KeyedMutex[string]
+	locks  plainconc.KeyedMutex[string]
 }
 
 // New returns a Reconciler that reads through c (normally the manager's

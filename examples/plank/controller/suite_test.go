@@ -31,10 +31,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/jobkit/jobkit/deadlines"
 	"github.com/jobkit/jobkit/examples/internal/testenv"
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/plank/controller"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 )
 
 // The controller's configuration in this suite.
@@ -94,7 +94,7 @@ func runSuite(m *testing.M) int {
 	r, err := controller.New(mgr.GetClient(), controller.Config{
 		MaxPending:         maxPending,
 		Queues:             map[string]int{queueOne: 1, queueShut: 0},
-		DefaultTimeouts:    &deadlines.Timeouts{}, // pods never schedule here: no timeout unless a test sets one
+		DefaultTimeouts:    &plaindl.Timeouts{}, // pods never schedule here: no timeout unless a test sets one
 		RetryAfter:         time.Second,
 		LockRetry:          50 * time.Millisecond,
 		Workers:            8,

@@ -12,7 +12,7 @@ import (
 	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
-	"github.com/jobkit/jobkit/runplan"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 // wakeWaiting returns the event handler that requeues the waiting runs a run

@@ -13,7 +13,7 @@ import (
 
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
 	"github.com/jobkit/jobkit/reconcile"
-	"github.com/jobkit/jobkit/runplan"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 // record writes s on rj. With holdCompletion a Complete is left for later

@@ -9,10 +9,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/owner"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
@@ -131,8 +131,8 @@ func validate(tj *v1alpha1.TrainingJob) error {
 
 // BackoffPolicy returns the retry delays of spec.backoff: Initial doubling up to
 // Max, DefaultBackoffInitial and DefaultBackoffMax for what it leaves unset.
-func BackoffPolicy(b *v1alpha1.RetryBackoff) backoff.Policy {
-	p := backoff.Policy{Base: DefaultBackoffInitial, Max: DefaultBackoffMax}
+func BackoffPolicy(b *v1alpha1.RetryBackoff) plainbackoff.Policy {
+	p := plainbackoff.Policy{Base: DefaultBackoffInitial, Max: DefaultBackoffMax}
 	if b != nil && b.Initial != nil {
 		p.Base = b.Initial.Duration
 	}

@@ -12,9 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/trainingjob/controller"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -43,7 +43,7 @@ func TestWorkload(t *testing.T) {
 		name         string
 		tj           *v1alpha1.TrainingJob
 		wantSpec     func(tj *v1alpha1.TrainingJob) plan.Spec
-		wantBackoff  backoff.Policy
+		wantBackoff  plainbackoff.Policy
 		wantDeleting bool
 	}{
 		{
@@ -58,7 +58,7 @@ func TestWorkload(t *testing.T) {
 					Template:             &tj.Spec.Template,
 				}
 			},
-			wantBackoff: backoff.Policy{Base: 10 * time.Second, Max: 6 * time.Minute},
+			wantBackoff: plainbackoff.Policy{Base: 10 * time.Second, Max: 6 * time.Minute},
 		},
 		{
 			name: "every field",
@@ -96,7 +96,7 @@ func TestWorkload(t *testing.T) {
 					ManagedBy:             ptr.To("example.com/trainer"),
 				}
 			},
-			wantBackoff:  backoff.Policy{Base: 30 * time.Second, Max: 5 * time.Minute},
+			wantBackoff:  plainbackoff.Policy{Base: 30 * time.Second, Max: 5 * time.Minute},
 			wantDeleting: true,
 		},
 		{
@@ -114,7 +114,7 @@ func TestWorkload(t *testing.T) {
 					Template:             &tj.Spec.Template,
 				}
 			},
-			wantBackoff: backoff.Policy{Base: time.Second, Max: 6 * time.Minute},
+			wantBackoff: plainbackoff.Policy{Base: time.Second, Max: 6 * time.Minute},
 		},
 	}
 	for _, tt := range tests {

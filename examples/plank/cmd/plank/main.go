@@ -24,10 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/jobkit/jobkit/deadlines"
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/plank/controller"
-	"github.com/jobkit/jobkit/runplan"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 func main() {
@@ -44,7 +44,7 @@ type options struct {
 	namespace            string
 	metricsAddr          string
 	cfg                  controller.Config
-	timeouts             deadlines.Timeouts
+	timeouts             plaindl.Timeouts
 }
 
 // queueFlag collects --queue name=capacity flags.
@@ -119,7 +119,7 @@ func (f stringsFlag) Set(v string) error {
 func parseFlags(args []string, out io.Writer) (*options, *textlogger.Config, error) {
 	fs := flag.NewFlagSet("plank", flag.ContinueOnError)
 	fs.SetOutput(out)
-	o := &options{timeouts: deadlines.DefaultTimeouts()}
+	o := &options{timeouts: plaindl.DefaultTimeouts()}
 	queues := queueFlag{}
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader among the replicas (a Lease named plank.examples.jobkit.dev).")
 	fs.StringVar(&o.leaderElectNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/jobkit/jobkit/deadlines"
-	"github.com/jobkit/jobkit/runplan"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -19,7 +19,7 @@ func TestParseFlags(t *testing.T) {
 		args         []string
 		wantQueues   map[string]int
 		wantPending  int
-		wantTimeouts deadlines.Timeouts
+		wantTimeouts plaindl.Timeouts
 		wantLeader   bool
 		wantNS       string
 		wantCreate   runplan.CreateErrorPolicy
@@ -28,7 +28,7 @@ func TestParseFlags(t *testing.T) {
 	}{
 		{
 			name:         "defaults",
-			wantTimeouts: deadlines.DefaultTimeouts(),
+			wantTimeouts: plaindl.DefaultTimeouts(),
 		},
 		{
 			name: "everything",
@@ -39,7 +39,7 @@ func TestParseFlags(t *testing.T) {
 			wantReporter: []string{"a.example/r", "b.example/r"},
 			wantQueues:   map[string]int{"gpu": 2, "e2e": -1},
 			wantPending:  20,
-			wantTimeouts: deadlines.Timeouts{Unscheduled: time.Minute, Running: 2 * time.Hour},
+			wantTimeouts: plaindl.Timeouts{Unscheduled: time.Minute, Running: 2 * time.Hour},
 			wantLeader:   true,
 			wantNS:       "ci",
 		},

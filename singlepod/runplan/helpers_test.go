@@ -8,9 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/deadlines"
-	"github.com/jobkit/jobkit/podoutcome"
-	"github.com/jobkit/jobkit/runplan"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 var now = time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
@@ -78,7 +78,7 @@ func terminated(code int32, reason string) func(*corev1.Pod) {
 // opts are plank's defaults: 5m unscheduled, 10m pending, 48h running, 3
 // revivals.
 func opts() podoutcome.Options {
-	return podoutcome.Options{MaxRevivals: podoutcome.DefaultMaxRevivals, Timeouts: deadlines.DefaultTimeouts()}
+	return podoutcome.Options{MaxRevivals: podoutcome.DefaultMaxRevivals, Timeouts: plaindl.DefaultTimeouts()}
 }
 
 func input(run runplan.Run, pod *corev1.Pod, peers ...runplan.Run) runplan.Input {

@@ -3,13 +3,13 @@ package podoutcome
 import (
 	"fmt"
 
-	"github.com/jobkit/jobkit/deadlines"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 )
 
 // ErrInvalidInput is matched (errors.Is) by every error this package returns.
-// It is deadlines.ErrInvalidInput, so that an error from Decide matches it
+// It is plaindl.ErrInvalidInput, so that an error from Decide matches it
 // whichever of Classify, deadlines.Check or Next rejected the input.
-var ErrInvalidInput = deadlines.ErrInvalidInput
+var ErrInvalidInput = plaindl.ErrInvalidInput
 
 // InputError reports an argument that was rejected.
 type InputError struct {

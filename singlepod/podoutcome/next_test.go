@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/deadlines"
-	"github.com/jobkit/jobkit/podoutcome"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
 const uid types.UID = "pod-uid-1"
@@ -23,12 +23,12 @@ func res(o podoutcome.Outcome) podoutcome.Result {
 	return podoutcome.Result{Outcome: o, PodUID: uid, Message: "pod says " + string(o)}
 }
 
-func waiting(kind deadlines.Kind, remaining time.Duration) deadlines.Result {
-	return deadlines.Result{Kind: kind, Timeout: time.Hour, Elapsed: time.Hour - remaining, Remaining: remaining}
+func waiting(kind plaindl.Kind, remaining time.Duration) plaindl.Result {
+	return plaindl.Result{Kind: kind, Timeout: time.Hour, Elapsed: time.Hour - remaining, Remaining: remaining}
 }
 
-func expired(kind deadlines.Kind) deadlines.Result {
-	return deadlines.Result{Kind: kind, Expired: true, Reason: kind.Reason(), Timeout: time.Hour, Elapsed: time.Hour}
+func expired(kind plaindl.Kind) plaindl.Result {
+	return plaindl.Result{Kind: kind, Expired: true, Reason: kind.Reason(), Timeout: time.Hour, Elapsed: time.Hour}
 }
 
 func TestNext(t *testing.T) {
@@ -37,7 +37,7 @@ func TestNext(t *testing.T) {
 	tests := []struct {
 		name   string
 		result podoutcome.Result
-		dl     deadlines.Result
+		dl     plaindl.Result
 		rev    podoutcome.Revivals
 		opts   podoutcome.Options
 		want   podoutcome.Step
@@ -66,7 +66,7 @@ func TestNext(t *testing.T) {
 		{
 			name:   "OOM-killed errors and leaves the pod",
 			result: podoutcome.Result{Outcome: podoutcome.OutcomeOOMKilled, Container: "test", PodUID: uid},
-			dl:     waiting(deadlines.KindRunning, time.Minute),
+			dl:     waiting(plaindl.KindRunning, time.Minute),
 			opts:   three,
 			want: podoutcome.Step{Action: podoutcome.ActionError, Reason: "OOMKilled", Message: "Job pod was OOM killed by the cluster.",
 				Outcome: podoutcome.OutcomeOOMKilled, Container: "test"},
@@ -181,7 +181,7 @@ func TestNext(t *testing.T) {
 		{
 			name:   "pending, not scheduled yet: wait until the timeout",
 			result: res(podoutcome.OutcomePending),
-			dl:     waiting(deadlines.KindUnscheduled, 3*time.Minute),
+			dl:     waiting(plaindl.KindUnscheduled, 3*time.Minute),
 			want: podoutcome.Step{Action: podoutcome.ActionWait, Reason: "Pending", Message: "pod says Pending",
 				Outcome: podoutcome.OutcomePending, RequeueAfter: 3 * time.Minute},
 		},
@@ -194,28 +194,28 @@ func TestNext(t *testing.T) {
 		{
 			name:   "unscheduled timeout errors and deletes the pod",
 			result: res(podoutcome.OutcomePending),
-			dl:     expired(deadlines.KindUnscheduled),
+			dl:     expired(plaindl.KindUnscheduled),
 			want: podoutcome.Step{Action: podoutcome.ActionError, Reason: "UnscheduledTimeout", Message: "Pod scheduling timeout.",
 				Outcome: podoutcome.OutcomePending, DeletePod: true},
 		},
 		{
 			name:   "pending timeout errors and deletes the pod",
 			result: res(podoutcome.OutcomePending),
-			dl:     expired(deadlines.KindPending),
+			dl:     expired(plaindl.KindPending),
 			want: podoutcome.Step{Action: podoutcome.ActionError, Reason: "PendingTimeout", Message: "Pod pending timeout.",
 				Outcome: podoutcome.OutcomePending, DeletePod: true},
 		},
 		{
 			name:   "running: wait until the timeout",
 			result: res(podoutcome.OutcomeRunning),
-			dl:     waiting(deadlines.KindRunning, 47*time.Hour),
+			dl:     waiting(plaindl.KindRunning, 47*time.Hour),
 			want: podoutcome.Step{Action: podoutcome.ActionWait, Reason: "Running", Message: "pod says Running",
 				Outcome: podoutcome.OutcomeRunning, RequeueAfter: 47 * time.Hour},
 		},
 		{
 			name:   "running timeout aborts and deletes the pod",
 			result: res(podoutcome.OutcomeRunning),
-			dl:     expired(deadlines.KindRunning),
+			dl:     expired(plaindl.KindRunning),
 			want: podoutcome.Step{Action: podoutcome.ActionAbort, Reason: "RunningTimeout", Message: "Pod running timeout.",
 				Outcome: podoutcome.OutcomeRunning, DeletePod: true},
 		},
@@ -224,21 +224,21 @@ func TestNext(t *testing.T) {
 		{
 			name:   "deleted unexpectedly errors",
 			result: terminating(res(podoutcome.OutcomeDeleted)),
-			dl:     waiting(deadlines.KindPending, time.Minute),
+			dl:     waiting(plaindl.KindPending, time.Minute),
 			want: podoutcome.Step{Action: podoutcome.ActionError, Reason: "DeletedUnexpectedly", Message: "Pod got deleted unexpectedly",
 				Outcome: podoutcome.OutcomeDeleted},
 		},
 		{
 			name:   "deleted while pending past its timeout reports the timeout",
 			result: terminating(res(podoutcome.OutcomeDeleted)),
-			dl:     expired(deadlines.KindUnscheduled),
+			dl:     expired(plaindl.KindUnscheduled),
 			want: podoutcome.Step{Action: podoutcome.ActionError, Reason: "UnscheduledTimeout", Message: "Pod scheduling timeout.",
 				Outcome: podoutcome.OutcomeDeleted},
 		},
 		{
 			name:   "deleted while running past its timeout is still deleted unexpectedly",
 			result: terminating(res(podoutcome.OutcomeDeleted)),
-			dl:     expired(deadlines.KindRunning),
+			dl:     expired(plaindl.KindRunning),
 			want: podoutcome.Step{Action: podoutcome.ActionError, Reason: "DeletedUnexpectedly", Message: "Pod got deleted unexpectedly",
 				Outcome: podoutcome.OutcomeDeleted},
 		},
@@ -265,7 +265,7 @@ func TestNextErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		result  podoutcome.Result
-		dl      deadlines.Result
+		dl      plaindl.Result
 		rev     podoutcome.Revivals
 		opts    podoutcome.Options
 		wantErr string
@@ -281,19 +281,19 @@ func TestNextErrors(t *testing.T) {
 			wantErr: "podoutcome: Revivals.Count=-2: must not be negative",
 		},
 		{
-			name: "running deadline for a pending pod", result: res(podoutcome.OutcomePending), dl: expired(deadlines.KindRunning),
+			name: "running deadline for a pending pod", result: res(podoutcome.OutcomePending), dl: expired(plaindl.KindRunning),
 			wantErr: `podoutcome: deadline.Kind="Running": cannot apply to a pod with outcome Pending (pod and deadline from different snapshots?)`,
 		},
 		{
-			name: "pending deadline for a running pod", result: res(podoutcome.OutcomeRunning), dl: expired(deadlines.KindPending),
+			name: "pending deadline for a running pod", result: res(podoutcome.OutcomeRunning), dl: expired(plaindl.KindPending),
 			wantErr: `podoutcome: deadline.Kind="Pending": cannot apply to a pod with outcome Running (pod and deadline from different snapshots?)`,
 		},
 		{
-			name: "unscheduled deadline for a running pod", result: res(podoutcome.OutcomeRunning), dl: waiting(deadlines.KindUnscheduled, 1),
+			name: "unscheduled deadline for a running pod", result: res(podoutcome.OutcomeRunning), dl: waiting(plaindl.KindUnscheduled, 1),
 			wantErr: `podoutcome: deadline.Kind="Unscheduled": cannot apply to a pod with outcome Running (pod and deadline from different snapshots?)`,
 		},
 		{
-			name: "unknown deadline kind", result: res(podoutcome.OutcomeDeleted), dl: deadlines.Result{Kind: "Forever"},
+			name: "unknown deadline kind", result: res(podoutcome.OutcomeDeleted), dl: plaindl.Result{Kind: "Forever"},
 			wantErr: `podoutcome: deadline.Kind="Forever": cannot apply to a pod with outcome DeletedUnexpectedly (pod and deadline from different snapshots?)`,
 		},
 	}
@@ -310,7 +310,7 @@ func TestNextErrors(t *testing.T) {
 }
 
 func TestDecide(t *testing.T) {
-	opts := podoutcome.Options{MaxRevivals: 2, Timeouts: deadlines.DefaultTimeouts()}
+	opts := podoutcome.Options{MaxRevivals: 2, Timeouts: plaindl.DefaultTimeouts()}
 	started := func(p *corev1.Pod) { p.Status.StartTime = ptr.To(metav1.NewTime(t0.Add(time.Minute))) }
 	tests := []struct {
 		name string
@@ -390,7 +390,7 @@ func TestDecideErrors(t *testing.T) {
 	}{
 		{name: "nil pod", pod: nil, wantErr: "podoutcome: pod=nil: a pod is required; a missing pod is recreated, not classified"},
 		{
-			name: "negative timeout", pod: newPod(corev1.PodRunning), opts: podoutcome.Options{Timeouts: deadlines.Timeouts{Running: -time.Hour}},
+			name: "negative timeout", pod: newPod(corev1.PodRunning), opts: podoutcome.Options{Timeouts: plaindl.Timeouts{Running: -time.Hour}},
 			wantErr: `deadlines.Check: invalid input: timeouts.running: Invalid value: "-1h0m0s": must not be negative (0 means no timeout)`,
 		},
 		{
@@ -416,10 +416,10 @@ func TestOptionsValidate(t *testing.T) {
 		want field.ErrorList
 	}{
 		{name: "zero", want: nil},
-		{name: "plank defaults", opts: podoutcome.Options{MaxRevivals: podoutcome.DefaultMaxRevivals, Timeouts: deadlines.DefaultTimeouts()}},
+		{name: "plank defaults", opts: podoutcome.Options{MaxRevivals: podoutcome.DefaultMaxRevivals, Timeouts: plaindl.DefaultTimeouts()}},
 		{
 			name: "everything negative", path: field.NewPath("spec"),
-			opts: podoutcome.Options{MaxRevivals: -1, Timeouts: deadlines.Timeouts{Pending: -time.Second}},
+			opts: podoutcome.Options{MaxRevivals: -1, Timeouts: plaindl.Timeouts{Pending: -time.Second}},
 			want: field.ErrorList{
 				field.Invalid(field.NewPath("spec", "maxRevivals"), -1, "must not be negative (0 never replaces the pod)"),
 				field.Invalid(field.NewPath("spec", "timeouts", "pending"), "-1s", "must not be negative (0 means no timeout)"),

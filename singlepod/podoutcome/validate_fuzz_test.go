@@ -6,8 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/jobkit/jobkit/deadlines"
-	"github.com/jobkit/jobkit/podoutcome"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
 // FuzzOptionsValidate checks Options.Validate over arbitrary values: an error for a
@@ -18,7 +18,7 @@ func FuzzOptionsValidate(f *testing.F) {
 	f.Add(-1, int64(-1), int64(time.Minute), int64(0), true)
 	f.Add(3, int64(0), int64(-time.Hour), int64(-1), true)
 	f.Fuzz(func(t *testing.T, maxRevivals int, unscheduled, pending, running int64, withPath bool) {
-		o := podoutcome.Options{MaxRevivals: maxRevivals, Timeouts: deadlines.Timeouts{
+		o := podoutcome.Options{MaxRevivals: maxRevivals, Timeouts: plaindl.Timeouts{
 			Unscheduled: time.Duration(unscheduled), Pending: time.Duration(pending), Running: time.Duration(running),
 		}}
 		var path *field.Path

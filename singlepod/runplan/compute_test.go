@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/jobkit/jobkit/concurrency"
-	"github.com/jobkit/jobkit/podoutcome"
-	"github.com/jobkit/jobkit/runplan"
+	plainconc "github.com/jobkit/jobkit/plain/concurrency"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 // pendingStart is what a run records when its pod is created or adopted.
@@ -492,7 +492,7 @@ func TestComputeDoesNotModifyInput(t *testing.T) {
 			in := input(aRun(state, func(r *runplan.Run) { r.DedupeKey, r.MaxConcurrency = "k", 1 }), pod,
 				peer("a", "unit", runplan.StatePending, now.Add(-time.Hour), func(r *runplan.Run) { r.DedupeKey = "k" }),
 				peer("b", "unit", runplan.StateTriggered, now, func(r *runplan.Run) { r.DedupeKey = "k" }))
-			in.Limits = concurrency.Limits{MaxPending: 1, Queues: map[string]int{"q": 1}}
+			in.Limits = plainconc.Limits{MaxPending: 1, Queues: map[string]int{"q": 1}}
 			before := deepCopy(in)
 			if _, err := runplan.Compute(in); err != nil {
 				t.Fatal(err)
@@ -551,11 +551,11 @@ func TestSharesLimit(t *testing.T) {
 	tests := []struct {
 		name           string
 		waiting, other runplan.Run
-		limits         concurrency.Limits
+		limits         plainconc.Limits
 		want           bool
 	}{
 		{name: "no limit", waiting: unit, other: peer("p", "unit", runplan.StatePending, now)},
-		{name: "global cap", waiting: unit, other: peer("p", "lint", runplan.StatePending, now), limits: concurrency.Limits{MaxPending: 1}, want: true},
+		{name: "global cap", waiting: unit, other: peer("p", "lint", runplan.StatePending, now), limits: plainconc.Limits{MaxPending: 1}, want: true},
 		{name: "same job, capped", waiting: capped, other: peer("p", "unit", runplan.StatePending, now), want: true},
 		{name: "other job, capped", waiting: capped, other: peer("p", "lint", runplan.StatePending, now)},
 		{name: "same queue", waiting: queued, other: peer("p", "lint", runplan.StatePending, now, func(r *runplan.Run) { r.Queue = "q" }), want: true},

@@ -5,8 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/jobkit/jobkit/deadlines"
-	"github.com/jobkit/jobkit/podoutcome"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
 // BenchmarkDecide is one sync of a running single-pod job with a sidecar.
@@ -15,7 +15,7 @@ func BenchmarkDecide(b *testing.B) {
 		initStatuses(terminated("setup", 0, "Completed", finished), running("sidecar")),
 		statuses(running("test"), running("upload")))
 	pod.Status.StartTime = &finished
-	opts := podoutcome.Options{MaxRevivals: 3, Timeouts: deadlines.DefaultTimeouts()}
+	opts := podoutcome.Options{MaxRevivals: 3, Timeouts: plaindl.DefaultTimeouts()}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := podoutcome.Decide(pod, podoutcome.Revivals{}, opts, t0); err != nil {

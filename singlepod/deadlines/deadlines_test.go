@@ -11,7 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/jobkit/jobkit/deadlines"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
+	"github.com/jobkit/jobkit/singlepod/deadlines"
 )
 
 var (
@@ -38,64 +39,64 @@ func startedAt(t time.Time) podOpt {
 
 func ptrTime(t time.Time) *metav1.Time { mt := metav1.NewTime(t); return &mt }
 
-var timeouts = deadlines.Timeouts{Unscheduled: 5 * time.Minute, Pending: 10 * time.Minute, Running: time.Hour}
+var timeouts = plaindl.Timeouts{Unscheduled: 5 * time.Minute, Pending: 10 * time.Minute, Running: time.Hour}
 
 func TestCheck(t *testing.T) {
 	tests := []struct {
 		name     string
 		pod      *corev1.Pod
-		timeouts deadlines.Timeouts
+		timeouts plaindl.Timeouts
 		now      time.Time
-		want     deadlines.Result
+		want     plaindl.Result
 	}{
 		// Unscheduled.
 		{
 			name: "unscheduled: time left",
 			pod:  newPod(corev1.PodPending), timeouts: timeouts, now: created.Add(time.Minute),
-			want: deadlines.Result{Kind: deadlines.KindUnscheduled, Timeout: 5 * time.Minute,
+			want: plaindl.Result{Kind: plaindl.KindUnscheduled, Timeout: 5 * time.Minute,
 				Elapsed: time.Minute, Remaining: 4 * time.Minute},
 		},
 		{
 			name: "unscheduled: expires exactly at the timeout",
 			pod:  newPod(corev1.PodPending), timeouts: timeouts, now: created.Add(5 * time.Minute),
-			want: deadlines.Result{Kind: deadlines.KindUnscheduled, Expired: true, Reason: "Pod scheduling timeout.",
+			want: plaindl.Result{Kind: plaindl.KindUnscheduled, Expired: true, Reason: "Pod scheduling timeout.",
 				Timeout: 5 * time.Minute, Elapsed: 5 * time.Minute},
 		},
 		{
 			name: "unscheduled: one nanosecond before",
 			pod:  newPod(corev1.PodPending), timeouts: timeouts, now: created.Add(5*time.Minute - 1),
-			want: deadlines.Result{Kind: deadlines.KindUnscheduled, Timeout: 5 * time.Minute,
+			want: plaindl.Result{Kind: plaindl.KindUnscheduled, Timeout: 5 * time.Minute,
 				Elapsed: 5*time.Minute - 1, Remaining: 1},
 		},
 		{
 			name: "unscheduled: an empty phase is Pending",
 			pod:  newPod(""), timeouts: timeouts, now: created.Add(6 * time.Minute),
-			want: deadlines.Result{Kind: deadlines.KindUnscheduled, Expired: true, Reason: "Pod scheduling timeout.",
+			want: plaindl.Result{Kind: plaindl.KindUnscheduled, Expired: true, Reason: "Pod scheduling timeout.",
 				Timeout: 5 * time.Minute, Elapsed: 6 * time.Minute},
 		},
 		{
 			name:     "unscheduled: a zero start time counts as unset",
 			pod:      newPod(corev1.PodPending, func(p *corev1.Pod) { p.Status.StartTime = &metav1.Time{} }),
 			timeouts: timeouts, now: created.Add(time.Minute),
-			want: deadlines.Result{Kind: deadlines.KindUnscheduled, Timeout: 5 * time.Minute,
+			want: plaindl.Result{Kind: plaindl.KindUnscheduled, Timeout: 5 * time.Minute,
 				Elapsed: time.Minute, Remaining: 4 * time.Minute},
 		},
 		{
 			name: "unscheduled: disabled",
-			pod:  newPod(corev1.PodPending), timeouts: deadlines.Timeouts{Pending: time.Second, Running: time.Second},
+			pod:  newPod(corev1.PodPending), timeouts: plaindl.Timeouts{Pending: time.Second, Running: time.Second},
 			now:  created.Add(time.Hour),
-			want: deadlines.Result{},
+			want: plaindl.Result{},
 		},
 		{
 			name: "unscheduled: disabled, no creation time needed",
 			pod:  newPod(corev1.PodPending, func(p *corev1.Pod) { p.CreationTimestamp = metav1.Time{} }),
 			now:  created,
-			want: deadlines.Result{},
+			want: plaindl.Result{},
 		},
 		{
 			name: "unscheduled: creation in the future counts as no time elapsed",
 			pod:  newPod(corev1.PodPending), timeouts: timeouts, now: created.Add(-time.Hour),
-			want: deadlines.Result{Kind: deadlines.KindUnscheduled, Timeout: 5 * time.Minute,
+			want: plaindl.Result{Kind: plaindl.KindUnscheduled, Timeout: 5 * time.Minute,
 				Remaining: 5 * time.Minute},
 		},
 
@@ -103,50 +104,50 @@ func TestCheck(t *testing.T) {
 		{
 			name: "pending: measured from start time, not creation",
 			pod:  newPod(corev1.PodPending, startedAt(started)), timeouts: timeouts, now: started.Add(9 * time.Minute),
-			want: deadlines.Result{Kind: deadlines.KindPending, Timeout: 10 * time.Minute,
+			want: plaindl.Result{Kind: plaindl.KindPending, Timeout: 10 * time.Minute,
 				Elapsed: 9 * time.Minute, Remaining: time.Minute},
 		},
 		{
 			name: "pending: expired",
 			pod:  newPod(corev1.PodPending, startedAt(started)), timeouts: timeouts, now: started.Add(10 * time.Minute),
-			want: deadlines.Result{Kind: deadlines.KindPending, Expired: true, Reason: "Pod pending timeout.",
+			want: plaindl.Result{Kind: plaindl.KindPending, Expired: true, Reason: "Pod pending timeout.",
 				Timeout: 10 * time.Minute, Elapsed: 10 * time.Minute},
 		},
 		{
 			name: "pending: disabled",
-			pod:  newPod(corev1.PodPending, startedAt(started)), timeouts: deadlines.Timeouts{Unscheduled: time.Second},
+			pod:  newPod(corev1.PodPending, startedAt(started)), timeouts: plaindl.Timeouts{Unscheduled: time.Second},
 			now:  started.Add(time.Hour),
-			want: deadlines.Result{},
+			want: plaindl.Result{},
 		},
 		{
 			name: "pending: start time in the future",
 			pod:  newPod(corev1.PodPending, startedAt(started)), timeouts: timeouts, now: started.Add(-time.Minute),
-			want: deadlines.Result{Kind: deadlines.KindPending, Timeout: 10 * time.Minute, Remaining: 10 * time.Minute},
+			want: plaindl.Result{Kind: plaindl.KindPending, Timeout: 10 * time.Minute, Remaining: 10 * time.Minute},
 		},
 
 		// Running.
 		{
 			name: "running: measured from start time",
 			pod:  newPod(corev1.PodRunning, startedAt(started)), timeouts: timeouts, now: started.Add(59 * time.Minute),
-			want: deadlines.Result{Kind: deadlines.KindRunning, Timeout: time.Hour,
+			want: plaindl.Result{Kind: plaindl.KindRunning, Timeout: time.Hour,
 				Elapsed: 59 * time.Minute, Remaining: time.Minute},
 		},
 		{
 			name: "running: expired",
 			pod:  newPod(corev1.PodRunning, startedAt(started)), timeouts: timeouts, now: started.Add(2 * time.Hour),
-			want: deadlines.Result{Kind: deadlines.KindRunning, Expired: true, Reason: "Pod running timeout.",
+			want: plaindl.Result{Kind: plaindl.KindRunning, Expired: true, Reason: "Pod running timeout.",
 				Timeout: time.Hour, Elapsed: 2 * time.Hour},
 		},
 		{
 			name: "running: without a start time there is no timeout",
 			pod:  newPod(corev1.PodRunning), timeouts: timeouts, now: created.Add(100 * time.Hour),
-			want: deadlines.Result{},
+			want: plaindl.Result{},
 		},
 		{
 			name: "running: disabled",
-			pod:  newPod(corev1.PodRunning, startedAt(started)), timeouts: deadlines.Timeouts{Unscheduled: 1, Pending: 1},
+			pod:  newPod(corev1.PodRunning, startedAt(started)), timeouts: plaindl.Timeouts{Unscheduled: 1, Pending: 1},
 			now:  started.Add(100 * time.Hour),
-			want: deadlines.Result{},
+			want: plaindl.Result{},
 		},
 		{
 			name: "running: a terminating pod still reports its timeout",
@@ -154,30 +155,30 @@ func TestCheck(t *testing.T) {
 				p.DeletionTimestamp = ptrTime(started)
 			}),
 			timeouts: timeouts, now: started.Add(30 * time.Minute),
-			want: deadlines.Result{Kind: deadlines.KindRunning, Timeout: time.Hour,
+			want: plaindl.Result{Kind: plaindl.KindRunning, Timeout: time.Hour,
 				Elapsed: 30 * time.Minute, Remaining: 30 * time.Minute},
 		},
 
 		// No timeout.
 		{
 			name: "succeeded", pod: newPod(corev1.PodSucceeded, startedAt(started)), timeouts: timeouts,
-			now: started.Add(100 * time.Hour), want: deadlines.Result{},
+			now: started.Add(100 * time.Hour), want: plaindl.Result{},
 		},
 		{
 			name: "failed", pod: newPod(corev1.PodFailed, startedAt(started)), timeouts: timeouts,
-			now: started.Add(100 * time.Hour), want: deadlines.Result{},
+			now: started.Add(100 * time.Hour), want: plaindl.Result{},
 		},
 		{
 			name: "unknown phase", pod: newPod(corev1.PodUnknown, startedAt(started)), timeouts: timeouts,
-			now: started.Add(100 * time.Hour), want: deadlines.Result{},
+			now: started.Add(100 * time.Hour), want: plaindl.Result{},
 		},
 		{
 			name: "unrecognised phase", pod: newPod("Paused"), timeouts: timeouts,
-			now: started.Add(100 * time.Hour), want: deadlines.Result{},
+			now: started.Add(100 * time.Hour), want: plaindl.Result{},
 		},
 		{
 			name: "zero timeouts", pod: newPod(corev1.PodPending), now: created.Add(100 * time.Hour),
-			want: deadlines.Result{},
+			want: plaindl.Result{},
 		},
 	}
 	for _, tt := range tests {
@@ -197,7 +198,7 @@ func TestCheckErrors(t *testing.T) {
 	tests := []struct {
 		name     string
 		pod      *corev1.Pod
-		timeouts deadlines.Timeouts
+		timeouts plaindl.Timeouts
 		wantErr  string
 	}{
 		{
@@ -205,19 +206,19 @@ func TestCheckErrors(t *testing.T) {
 			wantErr: "deadlines.Check: invalid input: pod is nil",
 		},
 		{
-			name: "negative unscheduled", pod: newPod(corev1.PodRunning), timeouts: deadlines.Timeouts{Unscheduled: -time.Second},
+			name: "negative unscheduled", pod: newPod(corev1.PodRunning), timeouts: plaindl.Timeouts{Unscheduled: -time.Second},
 			wantErr: `deadlines.Check: invalid input: timeouts.unscheduled: Invalid value: "-1s": must not be negative (0 means no timeout)`,
 		},
 		{
-			name: "negative pending", pod: newPod(corev1.PodRunning), timeouts: deadlines.Timeouts{Pending: -time.Minute},
+			name: "negative pending", pod: newPod(corev1.PodRunning), timeouts: plaindl.Timeouts{Pending: -time.Minute},
 			wantErr: `deadlines.Check: invalid input: timeouts.pending: Invalid value: "-1m0s": must not be negative (0 means no timeout)`,
 		},
 		{
-			name: "negative running", pod: newPod(corev1.PodSucceeded), timeouts: deadlines.Timeouts{Running: -1},
+			name: "negative running", pod: newPod(corev1.PodSucceeded), timeouts: plaindl.Timeouts{Running: -1},
 			wantErr: `deadlines.Check: invalid input: timeouts.running: Invalid value: "-1ns": must not be negative (0 means no timeout)`,
 		},
 		{
-			name: "all negative", pod: newPod(corev1.PodPending), timeouts: deadlines.Timeouts{Unscheduled: -1, Pending: -2, Running: -3},
+			name: "all negative", pod: newPod(corev1.PodPending), timeouts: plaindl.Timeouts{Unscheduled: -1, Pending: -2, Running: -3},
 			wantErr: `deadlines.Check: invalid input: [timeouts.unscheduled: Invalid value: "-1ns": must not be negative (0 means no timeout), ` +
 				`timeouts.pending: Invalid value: "-2ns": must not be negative (0 means no timeout), ` +
 				`timeouts.running: Invalid value: "-3ns": must not be negative (0 means no timeout)]`,
@@ -234,28 +235,28 @@ func TestCheckErrors(t *testing.T) {
 			got, err := deadlines.Check(tt.pod, tt.timeouts, created)
 			require.Error(t, err)
 			assert.EqualError(t, err, tt.wantErr)
-			assert.ErrorIs(t, err, deadlines.ErrInvalidInput)
-			assert.Equal(t, deadlines.Result{}, got)
+			assert.ErrorIs(t, err, plaindl.ErrInvalidInput)
+			assert.Equal(t, plaindl.Result{}, got)
 		})
 	}
 }
 
-func TestValidate(t *testing.T) {
+func TestValidateTimeouts(t *testing.T) {
 	tests := []struct {
 		name     string
-		timeouts deadlines.Timeouts
+		timeouts plaindl.Timeouts
 		path     *field.Path
 		want     field.ErrorList
 	}{
 		{name: "zero", want: nil},
-		{name: "defaults", timeouts: deadlines.DefaultTimeouts(), want: nil},
+		{name: "defaults", timeouts: plaindl.DefaultTimeouts(), want: nil},
 		{
-			name: "negative pending, no path", timeouts: deadlines.Timeouts{Pending: -time.Second},
+			name: "negative pending, no path", timeouts: plaindl.Timeouts{Pending: -time.Second},
 			want: field.ErrorList{field.Invalid(field.NewPath("pending"), "-1s", "must not be negative (0 means no timeout)")},
 		},
 		{
 			name: "negative unscheduled and running under spec.timeouts",
-			path: field.NewPath("spec", "timeouts"), timeouts: deadlines.Timeouts{Unscheduled: -1, Pending: 1, Running: -time.Hour},
+			path: field.NewPath("spec", "timeouts"), timeouts: plaindl.Timeouts{Unscheduled: -1, Pending: 1, Running: -time.Hour},
 			want: field.ErrorList{
 				field.Invalid(field.NewPath("spec", "timeouts", "unscheduled"), "-1ns", "must not be negative (0 means no timeout)"),
 				field.Invalid(field.NewPath("spec", "timeouts", "running"), "-1h0m0s", "must not be negative (0 means no timeout)"),
@@ -264,9 +265,9 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.timeouts.Validate(tt.path)
+			got := deadlines.ValidateTimeouts(tt.timeouts, tt.path)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate() mismatch (-want +got):\n%s", diff)
+				t.Errorf("ValidateTimeouts() mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}

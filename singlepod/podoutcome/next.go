@@ -8,7 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/jobkit/jobkit/deadlines"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
+	"github.com/jobkit/jobkit/singlepod/deadlines"
 )
 
 // DefaultMaxRevivals is plank's default max_revivals.
@@ -35,11 +36,11 @@ const (
 const (
 	// ReasonMaxRevivals: the pod stopped unexpectedly once too often.
 	ReasonMaxRevivals = "MaxRevivals"
-	// ReasonUnscheduledTimeout: deadlines.KindUnscheduled expired.
+	// ReasonUnscheduledTimeout: plaindl.KindUnscheduled expired.
 	ReasonUnscheduledTimeout = "UnscheduledTimeout"
-	// ReasonPendingTimeout: deadlines.KindPending expired.
+	// ReasonPendingTimeout: plaindl.KindPending expired.
 	ReasonPendingTimeout = "PendingTimeout"
-	// ReasonRunningTimeout: deadlines.KindRunning expired.
+	// ReasonRunningTimeout: plaindl.KindRunning expired.
 	ReasonRunningTimeout = "RunningTimeout"
 )
 
@@ -101,7 +102,7 @@ type Options struct {
 	MaxRevivals int
 	// Timeouts are the pod timeouts Decide checks. Next does not read them:
 	// it takes their evaluation as an argument.
-	Timeouts deadlines.Timeouts
+	Timeouts plaindl.Timeouts
 }
 
 // Validate returns an error for a negative MaxRevivals or a negative timeout,
@@ -119,7 +120,7 @@ func (o Options) Validate(fldPath *field.Path) field.ErrorList {
 	if fldPath != nil {
 		tp = fldPath.Child("timeouts")
 	}
-	return append(errs, o.Timeouts.Validate(tp)...)
+	return append(errs, deadlines.ValidateTimeouts(o.Timeouts, tp)...)
 }
 
 // Step is the next thing to do for a single-pod job.
@@ -178,7 +179,7 @@ type Step struct {
 // constants, a negative MaxRevivals or rev.Count, or a dl whose Kind cannot
 // apply to the outcome (a Running timeout for a Pending pod, for example).
 // Next is O(1) and allocates only the messages that include numbers or names.
-func Next(r Result, dl deadlines.Result, rev Revivals, opts Options) (Step, error) {
+func Next(r Result, dl plaindl.Result, rev Revivals, opts Options) (Step, error) {
 	if err := validateNext(r, dl, rev, opts); err != nil {
 		return Step{}, err
 	}
@@ -211,7 +212,7 @@ func Next(r Result, dl deadlines.Result, rev Revivals, opts Options) (Step, erro
 	case OutcomeDeleted:
 		// A pending pod's timeout is checked before its deletion; a running
 		// pod's is not (plank's order).
-		if dl.Expired && (dl.Kind == deadlines.KindUnscheduled || dl.Kind == deadlines.KindPending) {
+		if dl.Expired && (dl.Kind == plaindl.KindUnscheduled || dl.Kind == plaindl.KindPending) {
 			timedOut(&s, r, dl)
 			break
 		}
@@ -222,9 +223,9 @@ func Next(r Result, dl deadlines.Result, rev Revivals, opts Options) (Step, erro
 	return s, nil
 }
 
-func timedOut(s *Step, r Result, dl deadlines.Result) {
+func timedOut(s *Step, r Result, dl plaindl.Result) {
 	s.Action = ActionError
-	if dl.Kind == deadlines.KindRunning {
+	if dl.Kind == plaindl.KindRunning {
 		s.Action = ActionAbort
 	}
 	s.Reason = string(dl.Kind) + "Timeout"
@@ -251,7 +252,7 @@ func revive(s *Step, r Result, rev Revivals, opts Options, cause string) {
 	s.DeletePod = !r.Terminating
 }
 
-func validateNext(r Result, dl deadlines.Result, rev Revivals, opts Options) error {
+func validateNext(r Result, dl plaindl.Result, rev Revivals, opts Options) error {
 	if !r.Outcome.known() {
 		return &InputError{Field: "Result.Outcome", Value: fmt.Sprintf("%q", r.Outcome), Reason: "not an Outcome of this package"}
 	}
@@ -263,10 +264,10 @@ func validateNext(r Result, dl deadlines.Result, rev Revivals, opts Options) err
 	}
 	ok := true
 	switch dl.Kind {
-	case deadlines.KindNone:
-	case deadlines.KindUnscheduled, deadlines.KindPending:
+	case plaindl.KindNone:
+	case plaindl.KindUnscheduled, plaindl.KindPending:
 		ok = r.Outcome != OutcomeRunning
-	case deadlines.KindRunning:
+	case plaindl.KindRunning:
 		ok = r.Outcome != OutcomePending
 	default:
 		ok = false

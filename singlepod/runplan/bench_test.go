@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/jobkit/jobkit/runplan"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 // benchPeers returns n runs of 10 job names, half pending, half triggered,

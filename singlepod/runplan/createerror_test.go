@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/jobkit/jobkit/podoutcome"
-	"github.com/jobkit/jobkit/runplan"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 var pods = schema.GroupResource{Resource: "pods"}

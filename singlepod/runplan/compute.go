@@ -11,9 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/jobkit/jobkit/concurrency"
-	"github.com/jobkit/jobkit/deadlines"
-	"github.com/jobkit/jobkit/podoutcome"
+	plainconc "github.com/jobkit/jobkit/plain/concurrency"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
+	"github.com/jobkit/jobkit/singlepod/deadlines"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
 // ExistsRetry is how soon a run whose pod create answered AlreadyExists looks
@@ -114,13 +115,13 @@ func triggered(p Plan, run *Run, in *Input) (Plan, error) {
 		p.Action, p.Reason, p.Status, p.Pod.UID = ActionAdopt, ReasonPodExists, started, in.Pod.UID
 		return p, nil
 	}
-	peers := make([]concurrency.Peer, len(in.Peers))
+	peers := make([]plainconc.Peer[types.UID], len(in.Peers))
 	for i := range in.Peers {
 		peers[i] = peerOf(&in.Peers[i])
 	}
-	d, err := concurrency.Decide(concurrency.Candidate{Peer: peerOf(run), MaxConcurrency: run.MaxConcurrency}, peers, in.Limits)
+	d, err := plainconc.Decide(plainconc.Candidate[types.UID]{Peer: peerOf(run), MaxConcurrency: run.MaxConcurrency}, peers, in.Limits)
 	switch {
-	case errors.Is(err, concurrency.ErrUnknownQueue):
+	case errors.Is(err, plainconc.ErrUnknownQueue):
 		// Invalid configuration, as in plank: the sync fails (and is retried, so a
 		// configuration that gains the queue later starts the run).
 		return Plan{}, &InputError{Field: "Run.Queue", Value: strconv.Quote(run.Queue), Reason: "not a queue of Limits.Queues"}
@@ -157,7 +158,7 @@ func pending(p Plan, run *Run, in *Input) (Plan, error) {
 			p.Action, p.Reason, p.RequeueAfter = ActionWait, ReasonNoCreationTime, retryAfter(in.Limits)
 			return p, nil
 		}
-		dl = deadlines.Result{}
+		dl = plaindl.Result{}
 	}
 	step, err := podoutcome.Next(r, dl, run.Revivals, in.Outcome)
 	if err != nil {
@@ -224,16 +225,16 @@ func controlledBy(pod *corev1.Pod, uid types.UID) bool {
 
 // peerOf describes r for concurrency.Decide. A run asked to abort still
 // holds its slot while it has a pod (pending), and waits for none otherwise.
-func peerOf(r *Run) concurrency.Peer {
-	state := concurrency.StateFinished
+func peerOf(r *Run) plainconc.Peer[types.UID] {
+	state := plainconc.StateFinished
 	switch {
 	case r.Completed:
 	case r.State == StatePending:
-		state = concurrency.StatePending
+		state = plainconc.StatePending
 	case (r.State == StateNew || r.State == StateTriggered) && !r.AbortRequested:
-		state = concurrency.StateTriggered
+		state = plainconc.StateTriggered
 	}
-	return concurrency.Peer{UID: r.UID, JobName: r.JobName, Queue: r.Queue, State: state, Created: r.Created}
+	return plainconc.Peer[types.UID]{UID: r.UID, JobName: r.JobName, Queue: r.Queue, State: state, Created: r.Created}
 }
 
 // transient reports whether desc is empty or one this package writes for a
@@ -252,11 +253,11 @@ func changed(have, want string) string {
 	return want
 }
 
-func retryAfter(l concurrency.Limits) time.Duration {
+func retryAfter(l plainconc.Limits) time.Duration {
 	if l.RetryAfter > 0 {
 		return l.RetryAfter
 	}
-	return concurrency.DefaultRetryAfter
+	return plainconc.DefaultRetryAfter
 }
 
 func validate(in *Input) error {
@@ -298,16 +299,16 @@ func validate(in *Input) error {
 // not completed and either has a pod (pending) or waits for one (new or
 // triggered, without an abort request), so that younger runs wait behind it.
 // A controller wakes the runs waiting behind r when Holds turns false.
-func Holds(r Run) bool { return peerOf(&r).State != concurrency.StateFinished }
+func Holds(r Run) bool { return peerOf(&r).State != plainconc.StateFinished }
 
 // Waits reports whether r waits for the limits to let it start: not
 // completed, new or triggered, no abort requested.
-func Waits(r Run) bool { return peerOf(&r).State == concurrency.StateTriggered }
+func Waits(r Run) bool { return peerOf(&r).State == plainconc.StateTriggered }
 
 // SharesLimit reports whether other can hold waiting back under limits: a
 // global cap applies, or they share a job name that waiting caps, or a
 // queue. It does not look at states (see Holds and Waits).
-func SharesLimit(waiting, other Run, limits concurrency.Limits) bool {
+func SharesLimit(waiting, other Run, limits plainconc.Limits) bool {
 	return limits.MaxPending > 0 ||
 		(waiting.MaxConcurrency > 0 && waiting.JobName == other.JobName) ||
 		(waiting.Queue != "" && waiting.Queue == other.Queue)

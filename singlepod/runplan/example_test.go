@@ -10,10 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/concurrency"
-	"github.com/jobkit/jobkit/deadlines"
-	"github.com/jobkit/jobkit/podoutcome"
-	"github.com/jobkit/jobkit/runplan"
+	plainconc "github.com/jobkit/jobkit/plain/concurrency"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 // A run goes through its life, one plan per sync; a controller would execute
@@ -25,7 +25,7 @@ func ExampleCompute() {
 	in := runplan.Input{
 		Run:     run,
 		Peers:   []runplan.Run{busy},
-		Outcome: podoutcome.Options{MaxRevivals: 3, Timeouts: deadlines.DefaultTimeouts()},
+		Outcome: podoutcome.Options{MaxRevivals: 3, Timeouts: plaindl.DefaultTimeouts()},
 		Now:     t0,
 	}
 
@@ -87,7 +87,7 @@ func ExampleClassifyCreateError() {
 func ExamplePlan_CreateFailed() {
 	p, _ := runplan.Compute(runplan.Input{
 		Run:    runplan.Run{UID: "run-7", Name: "unit-7", State: runplan.StateTriggered},
-		Limits: concurrency.Limits{},
+		Limits: plainconc.Limits{},
 		Now:    time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC),
 	})
 	fmt.Println(p)
@@ -102,7 +102,7 @@ func ExamplePlan_CreateFailed() {
 // holding a slot, instead of leaving them to their periodic retry.
 func ExampleSharesLimit() {
 	t0 := time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
-	limits := concurrency.Limits{Queues: map[string]int{"gpu": 1}}
+	limits := plainconc.Limits{Queues: map[string]int{"gpu": 1}}
 	before := runplan.Run{UID: "a", JobName: "train", Queue: "gpu", State: runplan.StatePending, Created: t0}
 	after := before
 	after.State, after.Completed = runplan.StateSuccess, true

@@ -8,8 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/jobkit/jobkit/concurrency"
-	"github.com/jobkit/jobkit/podoutcome"
+	plainconc "github.com/jobkit/jobkit/plain/concurrency"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
 // State is where a run is in its life (plank's ProwJob states, without
@@ -114,7 +114,7 @@ type Input struct {
 	// runs of the namespace, for example); Run itself may be among them.
 	Peers []Run
 	// Limits are the concurrency limits shared by all runs.
-	Limits concurrency.Limits
+	Limits plainconc.Limits
 	// Outcome are the pod outcome options of this run: its timeouts, max
 	// revivals and eviction rule.
 	Outcome podoutcome.Options
@@ -154,7 +154,7 @@ const (
 
 // Reasons of the plans that do not come from package podoutcome (whose step
 // reasons, such as "Running", "Evicted" or "PendingTimeout", are passed on)
-// nor from package concurrency (whose limits "MaxPending", "MaxConcurrency"
+// nor from package plain/concurrency (whose limits "MaxPending", "MaxConcurrency"
 // and "Queue" are the reasons of a run held back).
 const (
 	// ReasonCompleted: the run has a completion time.

@@ -2,8 +2,9 @@
 // CI run, a build, a test), as Prow's plank reconciler makes it for a
 // ProwJob, as a pure function: from the run, its pod, its peers and now,
 // [Compute] returns a [Plan] (plain data) that a controller executes. It ties
-// together package concurrency (may the run start?), package deadlines (did
-// its pod time out?) and package podoutcome (what does its pod say?), adds
+// together package plain/concurrency (may the run start?), package
+// singlepod/deadlines (did its pod time out?) and package singlepod/podoutcome
+// (what does its pod say?), adds
 // the lifecycle around them (start, adopt, recreate, abort, supersede,
 // complete) and the dedupe of older runs ([Dedupe]), and classifies pod
 // create errors ([ClassifyCreateError], [Plan.CreateFailed]). [Holds],
@@ -58,7 +59,7 @@
 // # Concurrency
 //
 // Every function is pure and safe for concurrent use. A decision is only as
-// fresh as the caller's cache: a controller holds a concurrency.KeyedMutex
+// fresh as the caller's cache: a controller holds a plain/concurrency KeyedMutex
 // per limit around "compute, create the pod, record pending", and waits
 // until its cache shows every write before the next sync.
 //

@@ -7,7 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/jobkit/jobkit/deadlines"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
+	"github.com/jobkit/jobkit/singlepod/deadlines"
 )
 
 func ExampleCheck() {
@@ -16,7 +17,7 @@ func ExampleCheck() {
 		ObjectMeta: metav1.ObjectMeta{Name: "e2e-1", CreationTimestamp: metav1.NewTime(created)},
 		Status:     corev1.PodStatus{Phase: corev1.PodPending},
 	}
-	timeouts := deadlines.DefaultTimeouts()
+	timeouts := plaindl.DefaultTimeouts()
 
 	// Not scheduled yet: requeue when the unscheduled timeout would expire.
 	r, _ := deadlines.Check(pod, timeouts, created.Add(90*time.Second))
@@ -38,9 +39,9 @@ func ExampleCheck() {
 	// Running: expired=false, requeue after 24h1m0s
 }
 
-func ExampleTimeouts_Validate() {
-	t := deadlines.Timeouts{Unscheduled: time.Minute, Pending: -time.Second}
-	for _, err := range t.Validate(nil) {
+func ExampleValidateTimeouts() {
+	t := plaindl.Timeouts{Unscheduled: time.Minute, Pending: -time.Second}
+	for _, err := range deadlines.ValidateTimeouts(t, nil) {
 		fmt.Println(err)
 	}
 	// Output:

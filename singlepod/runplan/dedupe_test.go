@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/jobkit/jobkit/runplan"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 func keyed(key string) func(*runplan.Run) { return func(r *runplan.Run) { r.DedupeKey = key } }

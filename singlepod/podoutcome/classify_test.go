@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/podoutcome"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
 var (

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/jobkit/jobkit/concurrency"
-	"github.com/jobkit/jobkit/runplan"
+	plainconc "github.com/jobkit/jobkit/plain/concurrency"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 // FuzzCompute builds a run, its pod and peers from bytes and checks that
@@ -72,7 +72,7 @@ func FuzzCompute(f *testing.F) {
 				}))
 		}
 		in := input(run, pod, peers...)
-		in.Limits = concurrency.Limits{MaxPending: int(state>>3) & 3, Queues: map[string]int{"q": 1, "closed": 0}}
+		in.Limits = plainconc.Limits{MaxPending: int(state>>3) & 3, Queues: map[string]int{"q": 1, "closed": 0}}
 		in.Outcome.MaxRevivals = int(state>>5) & 3
 		in.Now = now.Add(time.Duration(secs) * time.Second)
 		before := deepCopy(in)

@@ -7,8 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/jobkit/jobkit/deadlines"
-	"github.com/jobkit/jobkit/podoutcome"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
 func ExampleClassify() {
@@ -37,12 +37,12 @@ func ExampleNext() {
 
 	// The first eviction replaces the pod. Store step.Revivals on the job
 	// before deleting the pod.
-	step, _ := podoutcome.Next(evicted, deadlines.Result{}, podoutcome.Revivals{}, opts)
+	step, _ := podoutcome.Next(evicted, plaindl.Result{}, podoutcome.Revivals{}, opts)
 	fmt.Println(step.Action, step.Revivals.Count, step.DeletePod)
 
 	// The second pod is evicted too: the limit is reached.
 	evicted.PodUID = "pod-b"
-	step, _ = podoutcome.Next(evicted, deadlines.Result{}, step.Revivals, opts)
+	step, _ = podoutcome.Next(evicted, plaindl.Result{}, step.Revivals, opts)
 	fmt.Println(step.Action, step.Reason)
 	fmt.Println(step.Message)
 	// Output:
@@ -57,7 +57,7 @@ func ExampleDecide() {
 		ObjectMeta: metav1.ObjectMeta{Name: "e2e-1", UID: "pod-a", CreationTimestamp: metav1.NewTime(created)},
 		Status:     corev1.PodStatus{Phase: corev1.PodPending},
 	}
-	opts := podoutcome.Options{MaxRevivals: podoutcome.DefaultMaxRevivals, Timeouts: deadlines.DefaultTimeouts()}
+	opts := podoutcome.Options{MaxRevivals: podoutcome.DefaultMaxRevivals, Timeouts: plaindl.DefaultTimeouts()}
 
 	for _, after := range []time.Duration{time.Minute, 5 * time.Minute} {
 		step, err := podoutcome.Decide(pod, podoutcome.Revivals{}, opts, created.Add(after))

@@ -9,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/deadlines"
-	"github.com/jobkit/jobkit/podoutcome"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
+	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
 // FuzzDecide builds a pod from bytes and checks that Decide never panics and
@@ -66,7 +66,7 @@ func FuzzDecide(f *testing.F) {
 		if sameUID {
 			rev.Pod = pod.UID
 		}
-		opts := podoutcome.Options{MaxRevivals: int(maxRev % 5), ErrorOnEviction: why&32 != 0, Timeouts: deadlines.DefaultTimeouts()}
+		opts := podoutcome.Options{MaxRevivals: int(maxRev % 5), ErrorOnEviction: why&32 != 0, Timeouts: plaindl.DefaultTimeouts()}
 		before := pod.DeepCopy()
 		step, err := podoutcome.Decide(pod, rev, opts, t0.Add(time.Duration(secs)*time.Second))
 		if err != nil {
