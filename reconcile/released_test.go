@@ -253,6 +253,7 @@ func TestSyncRefusedNameWhenTheReadFails(t *testing.T) {
 	written, refused := f.creates()
 	assert.Empty(t, written, "pods created without knowing who holds the name")
 	assert.Equal(t, 1, refused, "creations refused")
+	assert.True(t, e.r.Config().Expectations.Satisfied("ns/rel"), "expectations: the refused creation is not waited for")
 
 	failing.fail = false
 	timeout := e.r.Config().UncertainCreationTimeout
@@ -335,6 +336,7 @@ func TestSyncSkipsNamesHeldByForeignPods(t *testing.T) {
 	written, refused := f.creates()
 	assert.Empty(t, written, "pods created by the first sync")
 	assert.Equal(t, 4, refused, "names tried by the first sync")
+	assert.True(t, e.r.Config().Expectations.Satisfied("ns/foreign"), "expectations: no refused creation is waited for")
 
 	e.c.ResetCalls()
 	e.c.Cache().DeliverAll()
