@@ -96,21 +96,28 @@ const maxNameAttempts = 4
 // lowering it when the request surely failed (not after a timeout: the pod may
 // exist). A namespace being deleted is not an error of the sync.
 //
-// A pod the plan named (an index's) and the API server refused with AlreadyExists
-// is read back from the API server (resolveTaken): the owner's own pod, stored by
-// an earlier request whose answer was lost, is the pod the plan wanted, and nothing
-// is created; a pod that is not the owner's gives its name up at once, and the
-// creation goes on, in this sync, under the next name of the index's sequence.
+// A pod the plan named (an index's) whose creation timed out is read back
+// (readBack): stored, it counts as created. One the API server refused with
+// AlreadyExists is read back too (resolveTaken): the owner's own pod, stored by an
+// earlier request whose answer was lost, is the pod the plan wanted, and nothing is
+// created; a pod that is not the owner's gives its name up at once, and the
+// creation goes on, in this sync, under the next name of the index's sequence. In
+// both cases the owner's pod stays expected until its event: a sync deciding on a
+// cache without it could derive another name for its index (when another pod of the
+// index leaves the cache first) and create a second pod.
 func (ex *execution) createPod(c plan.Creation, reason string) error {
 	pod := c.Pod
 	for attempt := 1; ; attempt++ {
 		_ = ex.r.cfg.Expectations.RaiseCreations(ex.key, 1)
 		out, err := ex.r.pods.CreatePod(ex.ctx, pod)
+		if err != nil && pod.Name != "" && expectations.OutcomeUnknown(err) && !apierrors.IsAlreadyExists(err) {
+			if stored := ex.readBack(pod); stored != nil {
+				return ex.created(c, pod, stored, nil, reason)
+			}
+		}
 		if err == nil || pod.Name == "" || !apierrors.IsAlreadyExists(err) {
 			return ex.created(c, pod, out, err, reason)
 		}
-		// This request created nothing, whoever holds the name.
-		ex.r.cfg.Expectations.CreationObserved(ex.key)
 		next, err := ex.resolveTaken(c, pod.Name)
 		if err != nil {
 			return err
@@ -178,11 +185,20 @@ func (ex *execution) created(c plan.Creation, pod, out *corev1.Pod, err error, r
 func (ex *execution) resolveTaken(c plan.Creation, name string) (string, error) {
 	r, w := ex.r, ex.orig
 	holder, err := r.pods.GetPod(ex.ctx, c.Pod.Namespace, name)
-	switch h := holderOf(holder, err, r.cfg.Owner, w.UID); h {
-	case holderOurs:
+	h := holderOf(holder, err, r.cfg.Owner, w.UID)
+	if h == holderOurs {
+		// The pod the plan wanted, not in the cache yet: keep expecting it, so that
+		// no sync decides on a cache without it (a pod of the index that leaves the
+		// cache first would change the name the plan derives). Its event may have
+		// been handled between the list and this creation's expectation: then
+		// UncertainCreationTimeout ends the wait.
 		ex.log.V(2).Info("Pod already created by an earlier request; waiting for its event", "pod", name)
-		ex.requeue()
+		ex.keepExpecting()
 		return "", errStoredEarlier
+	}
+	// This request created nothing, whoever holds the name.
+	r.cfg.Expectations.CreationObserved(ex.key)
+	switch h {
 	case holderGone:
 		ex.log.V(2).Info("Pod that held the name is gone; creating it again", "pod", name)
 		return name, nil
@@ -198,6 +214,33 @@ func (ex *execution) resolveTaken(c plan.Creation, name string) (string, error) 
 		ex.fail(err)
 		return "", err
 	}
+}
+
+// readBack reads the pod of a named creation whose outcome is unknown (a timeout,
+// a lost answer), and returns it when the owner's pod stands under the name: the
+// creation happened, its expectation stays until its event, as for any pod created
+// (UncertainCreationTimeout ends the wait should that pod be an earlier request's,
+// whose event came before this creation was expected). Nil when the read shows
+// anything else or fails: the creation is then given back as unknown.
+func (ex *execution) readBack(pod *corev1.Pod) *corev1.Pod {
+	r := ex.r
+	stored, err := r.pods.GetPod(ex.ctx, pod.Namespace, pod.Name)
+	if holderOf(stored, err, r.cfg.Owner, ex.orig.UID) != holderOurs {
+		return nil
+	}
+	ex.log.V(2).Info("Pod creation timed out after the pod was stored; waiting for its event", "pod", pod.Name)
+	ex.keepExpecting()
+	return stored
+}
+
+// keepExpecting keeps a creation expected until its event, or until
+// UncertainCreationTimeout has passed, when the event may already have been handled.
+func (ex *execution) keepExpecting() {
+	r := ex.r
+	r.noteUncertainCreate(ex.key, r.cfg.Clock.Now())
+	ex.mu.Lock()
+	ex.res.RequeueAfter = minPositive(ex.res.RequeueAfter, r.cfg.UncertainCreationTimeout)
+	ex.mu.Unlock()
 }
 
 // holder is what a live read tells of the pod holding a name.

@@ -71,11 +71,13 @@
 //     halved after a failed one; each creation is expected before its call and
 //     given back when it surely failed. A timeout leaves an unnamed pod expected
 //     (it may exist) for UncertainCreationTimeout; a pod the plan named (an index's
-//     pod) is given back at once, since the next sync sends it again under the
-//     same name. A creation of a named pod refused with AlreadyExists is given
-//     back and the pod holding the name read from the API server (PodClient.GetPod):
-//     the owner's own pod (stored by an earlier request, not in the cache yet) is
-//     the pod the plan counted, and nothing is created; a pod that is not the
+//     pod) is read back under its name (PodClient.GetPod): stored, it stays
+//     expected until its event (at most UncertainCreationTimeout); not stored (or
+//     the read failed), it is given back at once, since the next sync sends it
+//     again under the same name. A creation of a named pod refused with
+//     AlreadyExists reads the pod holding the name the same way: the owner's own
+//     pod (stored by an earlier request, not in the cache yet) is the pod the plan
+//     counted, kept expected likewise, and nothing is created; a pod that is not the
 //     owner's (released, another owner's, foreign) gives its name up at once: the
 //     creation goes on in the same sync under the next name of the index's
 //     sequence (indexes.NextPodName), and the name goes to later plans as
