@@ -136,6 +136,15 @@ func ExamplePodName() {
 	// Output: train-3- 13 true false
 }
 
+// A name held by a pod that is not the Job's (one it released) is given up for the
+// next of the index's sequence, which anyone who knows the taken name derives alike.
+func ExampleNextPodName() {
+	taken := indexes.PodName("train", "0b8f5c1e", 3, "0")
+	next := indexes.NextPodName("train", "0b8f5c1e", 3, taken)
+	fmt.Println(next[:len("train-3-")], next != taken, next == indexes.NextPodName("train", "0b8f5c1e", 3, taken))
+	// Output: train-3- true true
+}
+
 func ExampleJobOutcomes() {
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "job"},

@@ -167,3 +167,14 @@ func PodName(jobName string, jobUID string, index int, attempt string) string {
 	}
 	return GenerateName(jobName, index) + string(suffix[:])
 }
+
+// NextPodName returns the name that follows name in the sequence of names of the pod
+// of index, for when name is held by a pod that is not the Job's (one the Job
+// released, another owner's, a foreign pod): PodName with name as the attempt. The
+// sequence follows from any of its names, so whoever learns that a name is taken
+// (jobkit's plan, from the names it is told are taken; its reconciler, from a live
+// read after a creation was refused) walks the same names in the same order, and a
+// pod created under one of them is found again after a timeout or a restart.
+func NextPodName(jobName, jobUID string, index int, name string) string {
+	return PodName(jobName, jobUID, index, name)
+}

@@ -198,6 +198,22 @@ func TestPodName(t *testing.T) {
 	assert.Greater(t, len(seen), 1990, "distinct names among 2,000 attempts")
 }
 
+func TestNextPodName(t *testing.T) {
+	first := PodName("job", "uid", 3, "a")
+	seen := map[string]bool{first: true}
+	name := first
+	for i := range 64 {
+		next := NextPodName("job", "uid", 3, name)
+		require.True(t, strings.HasPrefix(next, "job-3-"), "name %d of the sequence = %q, want prefix job-3-", i+1, next)
+		assert.Equal(t, next, NextPodName("job", "uid", 3, name), "the same name is followed by the same name")
+		require.False(t, seen[next], "name %d of the sequence, %q, came before", i+1, next)
+		seen[next] = true
+		name = next
+	}
+	assert.NotEqual(t, NextPodName("job", "uid", 3, first), NextPodName("job", "uid", 4, first), "another index, another sequence")
+	assert.NotEqual(t, NextPodName("job", "uid", 3, first), NextPodName("job", "uid2", 3, first), "another Job, another sequence")
+}
+
 func TestHostname(t *testing.T) {
 	assert.Equal(t, "job-12", Hostname("job", 12))
 }

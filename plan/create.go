@@ -113,11 +113,12 @@ func (c *manager) create(index int, replaced *podInfo, reason string) {
 		// name, so a creation that timed out after the pod was stored is answered
 		// AlreadyExists when sent again, and an index never gets two pods.
 		// A name held by a pod that is not the Job's (one it released) is skipped
-		// for the next one in a fixed sequence, so the decision stays repeatable.
+		// for the next one of its sequence (indexes.NextPodName), which the
+		// reconciler walks as well when it finds a name taken.
 		attempt := strconv.FormatUint(c.podsOfIndex(index), 36)
 		pod.Name = indexes.PodName(w.Name, string(w.UID), index, attempt)
 		for n := 1; c.taken.Has(pod.Name) && n <= maxTakenNames; n++ {
-			pod.Name = indexes.PodName(w.Name, string(w.UID), index, attempt+"."+strconv.Itoa(n))
+			pod.Name = indexes.NextPodName(w.Name, string(w.UID), index, pod.Name)
 		}
 	}
 	c.out.create = append(c.out.create, Creation{Pod: pod, Index: index, Reason: reason})

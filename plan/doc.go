@@ -98,7 +98,7 @@
 //     that a creation sent again after a timeout is answered AlreadyExists and an
 //     index never gets two pods. A name in Input.TakenPodNames (held by a pod the
 //     Job released, which takes its UID out of the digest) is skipped for the next
-//     of a fixed sequence.
+//     of the index's sequence (indexes.NextPodName), the one reconcile walks too.
 //   - While Input.ExpectationsSatisfied is false (pods created or deleted are not in
 //     the cache yet), a status that changes only counts recomputed from the pods
 //     (active, ready, terminating, and an Indexed Job's succeeded indexes) is not

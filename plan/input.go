@@ -52,10 +52,11 @@ type Input struct {
 	// treated as already without the finalizer.
 	PendingFinalizerRemovals sets.Set[types.UID]
 	// TakenPodNames holds names of pods that exist in the API server but are not
-	// the Job's: names a creation was refused with AlreadyExists for longer than the
-	// pod's event could take, with no listed pod of that name (a pod the Job
-	// released keeps its name). The plan names no pod so: an index's pod gets
-	// another deterministic name instead.
+	// the Job's (a pod the Job released keeps its name): names a creation was
+	// refused under with AlreadyExists, found held by such a pod by a live read
+	// (reconcile does it), or refused for longer than the pod's event could take
+	// with no listed pod of that name. The plan names no pod so: an index's pod
+	// gets the next name of its sequence instead (indexes.NextPodName).
 	TakenPodNames sets.Set[string]
 	// Backoff is the Job's failure record kept by the caller (zero when none, for
 	// example after a restart). The plan merges it with a record rebuilt from Pods.

@@ -381,10 +381,9 @@ func TestSyncAdoptionFromAStaleCacheCountsOnce(t *testing.T) {
 // An index whose pod was released gets a new pod even though the name the plan
 // derives for it is the released pod's (the released pod is no longer listed, so
 // what the plan knows of the index is what it knew when it named that pod): the
-// creation is answered AlreadyExists, and once no event has brought a pod of the
-// Job under that name for UncertainCreationTimeout, the plan names the pod
-// otherwise. Found by the simulator (seed 796 with relabelled pods): the Job
-// never finished.
+// creation is answered AlreadyExists, a read finds the pod no longer the Job's, and
+// the next name is taken (released_test.go has the details). Found by the
+// simulator (seed 796 with relabelled pods): the Job never finished.
 func TestSyncReplacesAReleasedIndexedPod(t *testing.T) {
 	e := newEnv(t)
 	e.create(t, indexedJob("idx", 1, 1))

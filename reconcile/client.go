@@ -23,7 +23,7 @@ import (
 // the Reconciler can tell them apart; reconciletest.RunClientConformance checks that
 // an implementation behaves like the API server.
 type Client interface {
-	// PodClient holds the pod calls: CreatePod, DeletePod, PatchPod.
+	// PodClient holds the pod calls: CreatePod, DeletePod, PatchPod, GetPod.
 	PodClient
 	// UpdateJobStatus writes job.Status through the status subresource, with
 	// job.ResourceVersion as the optimistic-concurrency precondition, and returns

@@ -82,7 +82,11 @@ type Config struct {
 	// not stored. It applies to pods named by the API server (NonIndexed Jobs), where
 	// a pod whose event comes later still is one pod more than parallelism for a
 	// while, which the next syncs remove. The pods of an Indexed Job are named by the
-	// plan and sent again at once under the same name: they never wait.
+	// plan: the pod of such a creation is read back under its name and, when it was
+	// not stored, sent again at once; when it was, its event is waited for at most
+	// this long (it may have come before the creation was expected). A name refused
+	// with AlreadyExists whose pod could not be read back (PodClient.GetPod failed)
+	// is given up after this long.
 	UncertainCreationTimeout time.Duration
 	// FinalizerRemovalParallelism bounds the API calls one sync runs at once: the
 	// finalizer removals, the deletions and each slow-start batch of creations. Zero

@@ -71,12 +71,21 @@
 //     halved after a failed one; each creation is expected before its call and
 //     given back when it surely failed. A timeout leaves an unnamed pod expected
 //     (it may exist) for UncertainCreationTimeout; a pod the plan named (an index's
-//     pod) is given back at once, since the next sync sends it again under the
-//     same name and AlreadyExists then means it exists; a name still refused after
-//     UncertainCreationTimeout without a listed pod of that name is held by a pod
-//     that is not the Job's (one it released), and goes to the plan as
-//     plan.Input.TakenPodNames. After a batch with a
-//     failure the creations not tried are dropped. A failed creation never fails the
+//     pod) is read back under its name (PodClient.GetPod): stored, it stays
+//     expected until its event (at most UncertainCreationTimeout); not stored (or
+//     the read failed), it is given back at once, since the next sync sends it
+//     again under the same name. A creation of a named pod refused with
+//     AlreadyExists reads the pod holding the name the same way: the owner's own
+//     pod (stored by an earlier request, not in the cache yet) is the pod the plan
+//     counted, kept expected likewise, and nothing is created; a pod that is not the
+//     owner's (released, another owner's, foreign) gives its name up at once: the
+//     creation goes on in the same sync under the next name of the index's
+//     sequence (indexes.NextPodName), and the name goes to later plans as
+//     plan.Input.TakenPodNames. The sequence follows from the refused name, so a
+//     restart that forgets the taken names walks it again and finds its own pod
+//     before creating a second one. When the read fails, the name is given up only
+//     after UncertainCreationTimeout without a listed pod of that name. After a
+//     batch with a failure the creations not tried are dropped. A failed creation never fails the
 //     Job: FailedCreate event, error returned so that the caller requeues with rate
 //     limiting. A namespace being deleted stops the creations without error.
 //
@@ -91,11 +100,20 @@
 //     lists: a crash at any point neither loses nor double-counts a pod.
 //   - Every create, delete and finalizer removal is expected before the call; an
 //     expectation is given back only when the call surely did nothing.
+//   - No index gets two live pods of the owner from its creations: an index's pod
+//     has a name derived from what the cache shows of the index, and a name refused
+//     with AlreadyExists is read back before the next one is tried.
+//   - The status written before the creations counts them in active, as the
+//     plan's creations; a pod whose name was taken is created under the next name
+//     in the same sync, so it is counted once it exists. A creation that failed
+//     otherwise stays counted until a later sync creates the pod or no longer
+//     plans it (upstream writes after its creations and subtracts the failed ones).
 //   - Inputs (Jobs and pods from the cache) are never modified.
 //   - All state is in the stores of Config (expectations, finalizer removals,
 //     backoff records) plus one record per Job key of the Reconciler's own (the
 //     last UID, the last status write, finalizer removals and creations of unknown
-//     outcome, the slow-start batch size); Forget drops all of it.
+//     outcome, names found taken, the slow-start batch size); Forget drops all of
+//     it.
 //
 // # Events, logs and metrics
 //

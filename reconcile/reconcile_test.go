@@ -544,33 +544,39 @@ func TestSyncCreateTimeout(t *testing.T) {
 	}
 }
 
-// An Indexed Job names its pods: after a creation that timed out, the next sync sends
-// the same creation under the same name at once, without waiting for the
-// expectations to expire. When the first was stored, the API server answers
-// AlreadyExists, and the index still has exactly one pod.
+// An Indexed Job names its pods: after a creation that timed out, the pod is read
+// back under its name. When the API server had stored it, the creation counts as
+// done and its event is waited for, as for any creation (no sync decides on a cache
+// without it); when it had not, the next sync sends the same creation at once,
+// without waiting for the expectations to expire. The index has exactly one pod.
 func TestSyncCreateTimeoutIndexed(t *testing.T) {
 	for _, written := range []bool{true, false} {
 		t.Run(fmt.Sprintf("written=%v", written), func(t *testing.T) {
 			e := newEnv(t) // the expectations TTL stays 5 minutes: it must not matter
 			e.create(t, indexedJob("named", 1, 1))
 			e.c.InjectFault(reconciletest.Fault{Op: create, Err: reconciletest.TimeoutError(), AfterWrite: written})
-			_, err := e.sync(t, "named")
-			require.Error(t, err, "the timeout is reported")
+			res, err := e.sync(t, "named")
 			exp := e.r.Config().Expectations
-			assert.True(t, exp.Satisfied("ns/named"), "a named creation does not hold the Job")
+			if written {
+				require.NoError(t, err, "the pod read back: the creation happened")
+				assert.Equal(t, 1, res.Created, "Result.Created")
+				assert.False(t, exp.Satisfied("ns/named"), "the pod's event is waited for")
+				assert.Positive(t, res.RequeueAfter, "Result.RequeueAfter: the wait is bounded")
+				assert.LessOrEqual(t, res.RequeueAfter, e.r.Config().UncertainCreationTimeout, "Result.RequeueAfter")
+			} else {
+				require.Error(t, err, "the timeout is reported")
+				assert.True(t, exp.Satisfied("ns/named"), "a named creation found not stored does not hold the Job")
+			}
 
 			deliverJobEvents(t, e) // the cache shows the new status, not the pod
 			e.c.ResetCalls()
-			res, err := e.sync(t, "named")
+			res, err = e.sync(t, "named")
 			require.NoError(t, err)
-			require.Equal(t, 1, e.count(create), "the creation is sent again at once")
-			calls := e.c.Calls()
 			if written {
-				assert.True(t, apierrors.IsAlreadyExists(calls[len(calls)-1].Err), "answered AlreadyExists: %v", calls[len(calls)-1])
-				assert.True(t, res.Requeue, "requeued to see the pod's event")
-				assert.Zero(t, res.Created)
+				assert.Zero(t, e.count(create), "nothing is created while the pod's event is on the way")
 			} else {
-				assert.NoError(t, calls[len(calls)-1].Err)
+				require.Equal(t, 1, e.count(create), "the creation is sent again at once")
+				assert.NoError(t, e.c.Calls()[len(e.c.Calls())-1].Err)
 				assert.Equal(t, 1, res.Created)
 			}
 			require.Len(t, e.pods(), 1, "exactly one pod for the index")
@@ -579,6 +585,7 @@ func TestSyncCreateTimeoutIndexed(t *testing.T) {
 			e.c.ResetCalls()
 			_, err = e.sync(t, "named")
 			require.NoError(t, err)
+			assert.True(t, exp.Satisfied("ns/named"), "expectations once the cache shows the pod")
 			assert.Zero(t, e.count(create), "nothing more to create once the cache shows the pod")
 			assert.Len(t, e.pods(), 1, "exactly one pod for the index")
 		})

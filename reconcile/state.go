@@ -33,12 +33,10 @@ type keyState struct {
 	// each is dropped from the expectations after UncertainCreationTimeout.
 	uncertainCreates []time.Time
 	// refused holds the names of pods whose creation the API server answered
-	// AlreadyExists, and when it first did, until a listed pod has the name.
-	refused map[string]time.Time
+	// AlreadyExists and that are not the owner's pods (see refusal), until a
+	// listed pod has the name.
+	refused map[string]refusal
 }
-
-// maxRefusedNames bounds keyState.refused: the oldest entries go first.
-const maxRefusedNames = 256
 
 // uncertainRemoval is a finalizer removal that failed in a way that leaves unknown
 // whether it was applied: the resourceVersion it carried as its precondition, the
@@ -314,95 +312,6 @@ func (u uncertainRemoval) supersededBy(seen string) bool {
 	a, errA := strconv.ParseUint(seen, 10, 64)
 	b, errB := strconv.ParseUint(u.version, 10, 64)
 	return errA != nil || errB != nil || a > b
-}
-
-// noteUncertainCreate remembers a creation of the Job under key whose outcome is
-// unknown.
-func (r *Reconciler) noteUncertainCreate(key string, at time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.stateLocked(key)
-	s.uncertainCreates = append(s.uncertainCreates, at)
-}
-
-// expireUncertainCreates drops from the expectations of key the creations of unknown
-// outcome sent UncertainCreationTimeout ago or more, and returns how long until the
-// next one expires (0 when none is left).
-func (r *Reconciler) expireUncertainCreates(key string, now time.Time) time.Duration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.keys[key]
-	if s == nil || len(s.uncertainCreates) == 0 {
-		return 0
-	}
-	timeout := r.cfg.UncertainCreationTimeout
-	kept := s.uncertainCreates[:0]
-	for _, at := range s.uncertainCreates {
-		if now.Sub(at) >= timeout {
-			if !r.cfg.Expectations.Satisfied(key) {
-				r.cfg.Expectations.CreationObserved(key)
-			}
-			continue
-		}
-		kept = append(kept, at)
-	}
-	if len(kept) == 0 {
-		s.uncertainCreates = nil
-		return 0
-	}
-	s.uncertainCreates = kept
-	return kept[0].Add(timeout).Sub(now)
-}
-
-// noteRefusedName remembers that a creation under name was answered AlreadyExists.
-func (r *Reconciler) noteRefusedName(key, name string, at time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.stateLocked(key)
-	if _, ok := s.refused[name]; ok {
-		return
-	}
-	if s.refused == nil {
-		s.refused = map[string]time.Time{}
-	}
-	if len(s.refused) >= maxRefusedNames {
-		oldest := ""
-		for n, t := range s.refused {
-			if oldest == "" || t.Before(s.refused[oldest]) || (t.Equal(s.refused[oldest]) && n < oldest) {
-				oldest = n
-			}
-		}
-		delete(s.refused, oldest)
-	}
-	s.refused[name] = at
-}
-
-// takenNames forgets the refused names of key that a listed pod has (the Job's own
-// pod, stored by an earlier request whose answer was lost), and returns those
-// refused UncertainCreationTimeout ago or more: no event brought a pod of the Job
-// under that name, so another pod holds it (one the Job released). Nil when none.
-func (r *Reconciler) takenNames(key string, pods []*corev1.Pod, now time.Time) sets.Set[string] {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.keys[key]
-	if s == nil || len(s.refused) == 0 {
-		return nil
-	}
-	for _, p := range pods {
-		if p != nil {
-			delete(s.refused, p.Name)
-		}
-	}
-	var out sets.Set[string]
-	for name, at := range s.refused {
-		if now.Sub(at) >= r.cfg.UncertainCreationTimeout {
-			if out == nil {
-				out = sets.New[string]()
-			}
-			out.Insert(name)
-		}
-	}
-	return out
 }
 
 // batchSize is the size of the first creation batch of the Job under key.

@@ -85,6 +85,12 @@ type PodClient interface {
 	// to a pod it adopted with the returned resourceVersion; a nil pod (or one
 	// without a resourceVersion) only costs those writes a Conflict.
 	PatchPod(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*corev1.Pod, error)
+	// GetPod reads the pod namespace/name from the API server itself, not from a
+	// cache; a missing pod is a NotFound error. The Reconciler reads a pod only
+	// when the creation of a pod it named was refused with AlreadyExists, to learn
+	// whose pod holds the name (its own earlier creation, or a pod that is not the
+	// owner's, whose name it then gives up): a cached read could miss its own pod.
+	GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
 }
 
 // JobStatusUpdater is the status call of a Client: what JobStatusWriter needs.

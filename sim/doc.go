@@ -62,6 +62,10 @@
 //     that may be missing or out of range, and owned pods whose controller-uid
 //     label is changed so that they no longer match (the controller releases
 //     them). Not both in one seed: see Limits.
+//   - Releases of active pods, drawn from a third PCG stream of the seed: 40% of
+//     the Indexed Job seeds relabel, at a chance of 10% per step, a pending or
+//     running pod of an index (VerbReleaseActive), whose replacement the
+//     controller names as it named the released pod (issue 20).
 //   - Then a calm phase finishes the Job: no fault, every event delivered, the Job
 //     resumed and given back a parallelism, every pod run to success. For a
 //     deleted owner, each calm step delivers every event, runs the garbage
@@ -142,6 +146,11 @@
 //     recorded it before (in an uncounted list, or its success in
 //     completedIndexes), and then once, as recorded; it never enters an uncounted
 //     list after its release;
+//   - two-live-pods: no pod is created for an index that holds a live (active)
+//     pod of the owner, whatever the faults: a creation under a name the
+//     controller derived is refused when its earlier pod exists, and a refused
+//     name is read back before another is tried (an adopted orphan may still join
+//     an index's pod: the controller then deletes one);
 //   - created-after-delete: no pod is created for a deleted owner, except by a sync
 //     whose cache still showed it (a stale cache, as upstream; the garbage
 //     collector removes such a pod). Once deleted, nothing is counted any more:

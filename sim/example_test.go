@@ -18,7 +18,7 @@ func ExampleRun() {
 	fmt.Println("replay:", sim.ReplayCommand(7, 0.1))
 	// Output:
 	// Indexed completions=17 parallelism=14 backoffLimitPerIndex=2 maxFailedIndexes=9 podFailurePolicy=1 rules podReplacementPolicy=Failed
-	// violations: 0 finished: true Failed
+	// violations: 0 finished: true Complete
 	// replay: go test ./sim -run 'TestSimulation$' -sim.seed=7 -sim.faults=0.1 -v
 }
 
@@ -34,7 +34,7 @@ func ExampleRun_customOwner() {
 	fmt.Println("violations:", len(res.Violations), "finished:", res.Finished, res.Condition)
 	// Output:
 	// owner: Task.test.jobkit.dev finalizer: test.jobkit.dev/task-tracking
-	// violations: 0 finished: true Failed
+	// violations: 0 finished: true Complete
 }
 
 // A trace replays without the generator. This one syncs a Job of two pods once,

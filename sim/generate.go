@@ -47,6 +47,11 @@ type generator struct {
 	steps      int  // chaotic steps played
 	deleteStep int  // the step that deletes the owner; -1: none
 	orphans    bool // orphans and relabelled pods (Jobs only: a Task has no selector)
+
+	// Releases of active pods of an Indexed Job draw from a third source, so that
+	// the runs with orphans stay as they were too.
+	live     *rand.Rand
+	releases bool
 }
 
 func newGenerator(cfg Config) *generator {
@@ -69,6 +74,9 @@ func newGenerator(cfg Config) *generator {
 	// before it adopts (reconcile.Config.ReadOwner), so a sync from a cache that has
 	// not seen the deletion adopts nothing for the deleted Job.
 	g.orphans = g.extra.Float64() < pOrphans && (cfg.Owner == owner.Kind{} || cfg.Owner == owner.BatchJob)
+	g.live = rand.New(rand.NewPCG(cfg.Seed, 0x72656c6561736573))
+	g.releases = g.live.Float64() < pReleases && (cfg.Owner == owner.Kind{} || cfg.Owner == owner.BatchJob) &&
+		g.job.Spec.CompletionMode != nil && *g.job.Spec.CompletionMode == batchv1.IndexedCompletion
 	return g
 }
 
@@ -82,6 +90,10 @@ const (
 	pOrphanStep  = 0.08
 	pRelabelStep = 0.04
 	pCleanupStep = 0.3
+	// The share of Indexed Job seeds that release active pods, and the chance per
+	// step of a release in those.
+	pReleases      = 0.4
+	pReleaseActive = 0.1
 )
 
 func (g *generator) trace() *Trace {
@@ -413,6 +425,17 @@ func (g *generator) owners(w *world) {
 			w.do(Action{Do: VerbCleanOrphans})
 		}
 		return
+	}
+	if g.releases && g.live.Float64() < pReleaseActive {
+		var candidates []int
+		for _, ps := range m.order {
+			if !ps.gone && !ps.released && ps.index >= 0 && isActive(ps.last) {
+				candidates = append(candidates, ps.ordinal)
+			}
+		}
+		if len(candidates) > 0 {
+			w.do(Action{Do: VerbReleaseActive, Pod: candidates[g.live.IntN(len(candidates))]})
+		}
 	}
 	if !g.orphans {
 		return

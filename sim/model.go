@@ -163,6 +163,13 @@ func (m *model) created(ps *podState, pod *corev1.Pod) {
 	if !m.indexed() || ps.index < 0 {
 		return
 	}
+	for _, o := range m.order[:len(m.order)-1] {
+		if o.index == ps.index && !o.gone && !o.released && o.last != nil && isActive(o.last) {
+			m.w.violate(InvTwoLivePods, "pod #%d %s created for index %d, which holds pod #%d %s (%s)",
+				ps.ordinal, pod.Name, ps.index, o.ordinal, o.name, describePod(o.last))
+			return
+		}
+	}
 	if done := parseIndexes(m.job.Status.CompletedIndexes); done[ps.index] {
 		m.w.violate(InvSucceededIndexCreated, "pod #%d %s created for index %d, already in completedIndexes %q",
 			ps.ordinal, pod.Name, ps.index, m.job.Status.CompletedIndexes)

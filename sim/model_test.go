@@ -111,11 +111,22 @@ func TestModelCatchesBrokenControllers(t *testing.T) {
 			want: InvSucceededIndexCreated,
 		},
 		{
-			name:    "two active pods for one index long after any fault",
+			name:    "a pod created for an index that holds a live pod",
 			indexed: true,
 			do: func(t *testing.T, h *harness) {
 				h.addPod(t, 0)
 				h.addPod(t, 0)
+			},
+			want: InvTwoLivePods,
+		},
+		{
+			name:    "two active pods for one index long after any fault",
+			indexed: true,
+			do: func(t *testing.T, h *harness) {
+				h.addPod(t, 0)
+				o := h.addOrphan(t)
+				h.patch(t, o, []byte(`{"metadata":{"annotations":{"`+batchv1.JobCompletionIndexAnnotation+`":"0"}}}`))
+				h.patch(t, o, h.adoptPatch(true)) // an adopted orphan may join an index's pod
 				h.w.checkStep()
 			},
 			want: InvDuplicateIndex,

@@ -358,10 +358,10 @@ func TestCustomOwnerRunsLikeAJob(t *testing.T) {
 		require.NotNil(t, task.Trace.Owner, "seed %d ran with the custom owner", seed)
 		require.Nil(t, job.Trace.Owner)
 		require.True(t, task.OK(), "seed %d with the custom owner: %v", seed, task.Violations)
-		if hasVerb(job.Trace, sim.VerbOrphan, sim.VerbRelabel) {
+		if hasVerb(job.Trace, sim.VerbOrphan, sim.VerbRelabel, sim.VerbReleaseActive) {
 			// Orphans and relabelled pods are drawn for Jobs only (a Task has no
 			// selector): the runs part there.
-			require.False(t, hasVerb(task.Trace, sim.VerbOrphan, sim.VerbRelabel), "seed %d: a Task run with orphans", seed)
+			require.False(t, hasVerb(task.Trace, sim.VerbOrphan, sim.VerbRelabel, sim.VerbReleaseActive), "seed %d: a Task run with orphans", seed)
 			continue
 		}
 		require.Equal(t, job.Violations, task.Violations, "seed %d", seed)
@@ -418,10 +418,11 @@ func TestCustomOwnerTraceReplays(t *testing.T) {
 // in the trace, not in the generator.
 func TestOwnerAndOrphanTracesRoundTrip(t *testing.T) {
 	want := map[string][]sim.Verb{
-		"deleted Job":  {sim.VerbDeleteOwner, sim.VerbCollectGarbage, sim.VerbCleanOrphans},
-		"deleted Task": {sim.VerbDeleteOwner, sim.VerbCollectGarbage, sim.VerbCleanOrphans},
-		"orphans":      {sim.VerbOrphan},
-		"relabelled":   {sim.VerbRelabel},
+		"deleted Job":   {sim.VerbDeleteOwner, sim.VerbCollectGarbage, sim.VerbCleanOrphans},
+		"deleted Task":  {sim.VerbDeleteOwner, sim.VerbCollectGarbage, sim.VerbCleanOrphans},
+		"orphans":       {sim.VerbOrphan},
+		"relabelled":    {sim.VerbRelabel},
+		"released live": {sim.VerbReleaseActive},
 	}
 	found := map[string]*sim.Result{}
 	for seed := uint64(0); seed < 300 && len(found) < len(want); seed++ {

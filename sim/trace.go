@@ -143,6 +143,10 @@ const (
 	// VerbRelabel changes the controller-uid label of pod Action.Pod so that it no
 	// longer matches the Job's selector: the controller must release it.
 	VerbRelabel Verb = "relabel"
+	// VerbReleaseActive is VerbRelabel for an active pod (pending or running, not
+	// being deleted) of an Indexed Job: the controller must release it and create
+	// its index's pod again, once, though the name it derives is the released pod's.
+	VerbReleaseActive Verb = "releaseActive"
 )
 
 // The phases VerbOrphan gives an orphan (Action.N).

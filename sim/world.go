@@ -61,6 +61,9 @@ const (
 	// InvCreatedAfterDelete: a pod was created for the owner after its deletion,
 	// other than by a sync whose cache still showed the owner.
 	InvCreatedAfterDelete Invariant = "created-after-delete"
+	// InvTwoLivePods: a pod was created for an index that held a live pod of the
+	// owner.
+	InvTwoLivePods Invariant = "two-live-pods"
 )
 
 // Violation is a broken invariant.
@@ -350,8 +353,9 @@ func (w *world) do(a Action) {
 		_, _ = reconciletest.NewDriver(c, w.r).CleanOrphans(context.Background())
 	case VerbOrphan:
 		w.addOrphan(a)
-	case VerbRelabel:
-		if ps := w.pod(a.Pod); ps != nil && !ps.gone && !ps.released && ps.last.DeletionTimestamp == nil {
+	case VerbRelabel, VerbReleaseActive:
+		if ps := w.pod(a.Pod); ps != nil && !ps.gone && !ps.released && ps.last.DeletionTimestamp == nil &&
+			(a.Do == VerbRelabel || isActive(ps.last)) {
 			if _, err := c.PatchPodAs(w.ns, ps.name, relabelPatch); err == nil {
 				w.clean = 0
 			}

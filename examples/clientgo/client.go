@@ -46,6 +46,12 @@ func (c *Client) PatchPod(ctx context.Context, namespace, name string, pt types.
 	return c.cs.CoreV1().Pods(namespace).Patch(ctx, name, pt, data, metav1.PatchOptions{})
 }
 
+// GetPod reads the pod namespace/name from the API server: GET
+// /api/v1/namespaces/{ns}/pods/{name}.
+func (c *Client) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	return c.cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
 // UpdateJobStatus replaces the status of job through the status subresource (PUT
 // .../jobs/{name}/status); job.ResourceVersion is the optimistic-concurrency
 // precondition.

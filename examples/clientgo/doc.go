@@ -16,7 +16,7 @@
 //
 //   - Client: reconcile.Client over kubernetes.Interface, one API call per method:
 //     pod creation, deletion with a UID precondition (metav1.Preconditions), patch,
-//     and the Job status subresource. It passes reconciletest.RunClientConformance
+//     read, and the Job status subresource. It passes reconciletest.RunClientConformance
 //     against a real kube-apiserver.
 //   - Shared informers for Jobs and pods, with the pod index PodControllerUIDIndex
 //     (pods by controller UID, orphans by namespace), so that listing a Job's pods

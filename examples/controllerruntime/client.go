@@ -13,17 +13,36 @@ import (
 )
 
 // Client is a reconcile.Client over a controller-runtime client.Client. Every call
-// goes to the API server (controller-runtime clients write directly; reads are not
-// part of reconcile.Client). Its arguments are never modified: each call works on a
-// copy, because the objects come from the informer cache.
+// goes to the API server: controller-runtime clients write directly, and GetPod
+// reads through a reader that does not use the cache. Its arguments are never
+// modified: each call works on a copy, because the objects come from the informer
+// cache.
 type Client struct {
-	c client.Client
+	c    client.Client
+	live client.Reader
 }
 
 var _ reconcile.Client = (*Client)(nil)
 
-// NewClient returns a reconcile.Client that writes through c.
-func NewClient(c client.Client) *Client { return &Client{c: c} }
+// NewClient returns a reconcile.Client that writes through c and reads a pod
+// (GetPod) through live, which must read from the API server, not from a cache: a
+// manager's GetAPIReader(). A nil live reads through c, which must then be a
+// client without a cache (client.New).
+func NewClient(c client.Client, live client.Reader) *Client {
+	if live == nil {
+		live = c
+	}
+	return &Client{c: c, live: live}
+}
+
+// GetPod reads the pod namespace/name through the live reader.
+func (a *Client) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	out := &corev1.Pod{}
+	if err := a.live.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
 // CreatePod creates a copy of pod and returns the pod as stored.
 func (a *Client) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {

@@ -18,7 +18,7 @@ func TestClientConformance(t *testing.T) {
 	c := directClient(t)
 	ns := namespace(t, c, "cr-conformance")
 	reconciletest.RunClientConformance(t, reconciletest.ConformanceFixture{
-		Client:    controllerruntime.NewClient(c),
+		Client:    controllerruntime.NewClient(c, nil),
 		Namespace: ns,
 		CreateJob: func(ctx context.Context, job *batchv1.Job) (*batchv1.Job, error) {
 			out := job.DeepCopy()

@@ -136,7 +136,7 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 			return job, api.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, job)
 		})
 	}
-	rec, err := reconcile.New(cfg, NewClient(mgr.GetClient()))
+	rec, err := reconcile.New(cfg, NewClient(mgr.GetClient(), mgr.GetAPIReader()))
 	if err != nil {
 		return nil, fmt.Errorf("controllerruntime.Setup: %w", err)
 	}

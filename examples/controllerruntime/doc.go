@@ -12,7 +12,8 @@
 //
 // # How it is wired
 //
-//   - Client adapts controller-runtime's client.Client to reconcile.Client; it passes
+//   - Client adapts controller-runtime's client.Client to reconcile.Client, reading
+//     a pod (GetPod) through the manager's API reader, never the cache; it passes
 //     reconciletest.RunClientConformance against a real kube-apiserver.
 //   - The builder: For(&batchv1.Job{}) with the ManagedBy predicate; Jobs are read
 //     from the manager's cache and synced by reconcile.Reconciler.SyncWith, which

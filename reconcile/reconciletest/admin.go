@@ -227,7 +227,10 @@ func (c *Cluster) GetJob(ctx context.Context, namespace, name string) (*batchv1.
 	return c.jobs.getLocked(namespace, name)
 }
 
-// GetPod returns a copy of the stored pod, or a NotFound error.
+// GetPod returns a copy of the stored pod, or a NotFound error. It is also
+// reconcile.PodClient's live read, which the Reconciler makes after a creation
+// refused with AlreadyExists; as every read of the Cluster, it is not in the call
+// log and no Fault applies to it.
 func (c *Cluster) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -51,8 +51,8 @@ const staleUID = types.UID("0badc0de-0000-4000-8000-000000000000")
 // deleted pod until removed; the finalizer removal, adoption and release patches
 // keeping what is not theirs, their UID precondition (reconcile.IsPodGone), a
 // resourceVersion precondition in a patch (Conflict) and the stored resourceVersion in
-// the pod a patch returns; Job
-// status updates with resourceVersion conflicts, NotFound and the API server's
+// the pod a patch returns; GetPod showing the latest write at once (no cache) and
+// NotFound; Job status updates with resourceVersion conflicts, NotFound and the API server's
 // validation. Every Client implementation (the in-memory Cluster, adapters over
 // client-go or controller-runtime against a real API server) should pass it.
 func RunClientConformance(t *testing.T, f ConformanceFixture) {
@@ -73,6 +73,8 @@ func RunClientConformance(t *testing.T, f ConformanceFixture) {
 	t.Run("PatchPod/notFound", k.patchNotFound)
 	t.Run("PatchPod/adoptAndRelease", k.adoptRelease)
 	t.Run("PatchPod/adoptStaleUID", k.adoptStaleUID)
+	t.Run("GetPod/live", k.getLive)
+	t.Run("GetPod/notFound", k.getNotFound)
 	t.Run("UpdateJobStatus/conflict", k.statusConflict)
 	t.Run("UpdateJobStatus/invalid", k.statusInvalid)
 	t.Run("UpdateJobStatus/notFound", k.statusNotFound)
@@ -320,6 +322,36 @@ func (k *conformance) adoptStaleUID(t *testing.T) {
 	must(t, err, "GetPod")
 	check(t, len(read.OwnerReferences) == 0, "owner references = %v after a rejected adoption, want none", read.OwnerReferences)
 	check(t, !slices.Contains(read.Finalizers, finalizers.Name), "finalizers = %v after a rejected adoption, want no tracking finalizer", read.Finalizers)
+}
+
+// The Reconciler reads a pod back after a creation refused with AlreadyExists, to
+// learn whether its controller is the owner: the read must show the latest write (a
+// release), which a cached read may not.
+func (k *conformance) getLive(t *testing.T) {
+	job := k.job(t)
+	orphan := k.pod()
+	orphan.Labels = map[string]string{"app": "conformance"}
+	pod := k.create(t, orphan)
+	adopt := reconcile.AdoptPatch(job, pod)
+	adopted, err := k.f.Client.PatchPod(t.Context(), pod.Namespace, pod.Name, adopt.Type, adopt.Data)
+	must(t, err, "PatchPod(adopt)")
+	got, err := k.f.Client.GetPod(t.Context(), pod.Namespace, pod.Name)
+	must(t, err, "GetPod(adopted)")
+	check(t, got.UID == pod.UID, "GetPod().UID = %q, want %q", got.UID, pod.UID)
+	ref := metav1.GetControllerOf(got)
+	check(t, ref != nil && ref.UID == job.UID, "GetPod() right after the adoption: controller reference = %v, want the Job %s", ref, job.UID)
+	release := reconcile.ReleasePatch(job.UID, adopted)
+	released, err := k.f.Client.PatchPod(t.Context(), pod.Namespace, pod.Name, release.Type, release.Data)
+	must(t, err, "PatchPod(release)")
+	got, err = k.f.Client.GetPod(t.Context(), pod.Namespace, pod.Name)
+	must(t, err, "GetPod(released)")
+	check(t, metav1.GetControllerOf(got) == nil, "GetPod() right after the release: controller reference = %v, want none", metav1.GetControllerOf(got))
+	check(t, got.ResourceVersion == released.ResourceVersion, "GetPod().ResourceVersion = %q, want %q (the release's)", got.ResourceVersion, released.ResourceVersion)
+}
+
+func (k *conformance) getNotFound(t *testing.T) {
+	_, err := k.f.Client.GetPod(t.Context(), k.f.Namespace, "conformance-missing-pod")
+	check(t, apierrors.IsNotFound(err), "GetPod(missing) error = %v, want NotFound", err)
 }
 
 func (k *conformance) statusConflict(t *testing.T) {

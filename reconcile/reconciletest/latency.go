@@ -319,6 +319,12 @@ func (l *latencyClient) PatchPod(ctx context.Context, namespace, name string, pt
 	return out, err
 }
 
+// GetPod is a read: delayed like the writes, not counted among them.
+func (l *latencyClient) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	l.wait()
+	return l.c.GetPod(ctx, namespace, name)
+}
+
 func (l *latencyClient) UpdateJobStatus(ctx context.Context, job *batchv1.Job) (*batchv1.Job, error) {
 	l.wait()
 	out, err := l.c.UpdateJobStatus(ctx, job)

@@ -90,7 +90,7 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 			return tj, api.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, tj)
 		})
 	}
-	rec, err := reconcile.NewFor(cfg, controllerruntime.NewClient(mgr.GetClient()), StatusWriter{Client: mgr.GetClient()})
+	rec, err := reconcile.NewFor(cfg, controllerruntime.NewClient(mgr.GetClient(), mgr.GetAPIReader()), StatusWriter{Client: mgr.GetClient()})
 	if err != nil {
 		return nil, fmt.Errorf("trainingjob: Setup: %w", err)
 	}
