@@ -19,7 +19,7 @@
 // Two doors lead to the same sync:
 //
 //   - batch/v1 Jobs: New(cfg, client) and Sync/SyncWith(job). The Job is presented
-//     as a Workload by JobWorkload, its status written by JobStatusWriter(client).
+//     as a plan.Workload by plan.JobWorkload, its status written by JobStatusWriter(client).
 //   - any other owner: NewFor(cfg, pods, status) and SyncWorkload(w). The controller
 //     converts its object into a Workload (identity, a plan.Spec in Job terms, its
 //     status as a batchv1.JobStatus, resourceVersion, the object itself) and

@@ -25,8 +25,8 @@ type execution struct {
 	r      *Reconciler
 	ctx    context.Context
 	key    string
-	orig   *Workload // the owner as read from the cache
-	cur    *Workload // the latest version known: orig, then what status writes return
+	orig   *plan.Workload // the owner as read from the cache
+	cur    *plan.Workload // the latest version known: orig, then what status writes return
 	plan   *plan.Plan
 	log    logr.Logger
 	mode   string
@@ -146,7 +146,7 @@ func (ex *execution) claim() (stop bool, err error) {
 	}
 	calls := make([]call, 0, len(p.Adopt)+len(p.Release))
 	for _, a := range p.Adopt {
-		calls = append(calls, call{a, AdoptPatchFor(ex.r.cfg.Owner, ex.orig.identity(), a.Pod), "adopt"})
+		calls = append(calls, call{a, AdoptPatchFor(ex.r.cfg.Owner, identity(ex.orig), a.Pod), "adopt"})
 	}
 	for _, a := range p.Release {
 		calls = append(calls, call{a, ReleasePatchFor(ex.r.cfg.Owner, ex.orig.UID, a.Pod), "release"})

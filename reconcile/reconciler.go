@@ -65,7 +65,7 @@ type PodLister func(job *batchv1.Job) ([]*corev1.Pod, error)
 // WorkloadPodLister lists the pods of an owner from the caller's cache: the pods
 // whose controller reference has the owner's UID and, when its spec has a selector,
 // the orphans in its namespace matching it.
-type WorkloadPodLister func(w *Workload) ([]*corev1.Pod, error)
+type WorkloadPodLister func(w *plan.Workload) ([]*corev1.Pod, error)
 
 // ErrInvalidArgument is wrapped by the errors of calls given a nil Job or client.
 var ErrInvalidArgument = errors.New("invalid argument")
@@ -144,7 +144,7 @@ func (r *Reconciler) SyncWith(ctx context.Context, job *batchv1.Job, list PodLis
 	if list == nil {
 		return Result{}, fmt.Errorf("%w: SyncWith: list is nil", ErrInvalidArgument)
 	}
-	return r.SyncWorkload(ctx, JobWorkload(job), func(w *Workload) ([]*corev1.Pod, error) {
+	return r.SyncWorkload(ctx, plan.JobWorkload(job), func(w *plan.Workload) ([]*corev1.Pod, error) {
 		if j, ok := w.Object.(*batchv1.Job); ok {
 			return list(j)
 		}
@@ -153,11 +153,11 @@ func (r *Reconciler) SyncWith(ctx context.Context, job *batchv1.Job, list PodLis
 }
 
 // SyncWorkload is SyncWith for any owner: w is the owner as read from the caller's
-// cache and converted (JobWorkload for a Job), list lists its pods after the
+// cache and converted (plan.JobWorkload for a Job), list lists its pods after the
 // expectations are checked. Events are recorded on w.Object, the status is written
 // through the Reconciler's StatusWriter, and the owner's key is
 // KeyFor(w.Namespace, w.Name).
-func (r *Reconciler) SyncWorkload(ctx context.Context, w *Workload, list WorkloadPodLister) (Result, error) {
+func (r *Reconciler) SyncWorkload(ctx context.Context, w *plan.Workload, list WorkloadPodLister) (Result, error) {
 	if w == nil {
 		return Result{}, fmt.Errorf("%w: SyncWorkload: workload is nil", ErrInvalidArgument)
 	}
@@ -171,7 +171,7 @@ func (r *Reconciler) SyncWorkload(ctx context.Context, w *Workload, list Workloa
 		return Result{}, fmt.Errorf("%w: SyncWorkload: Workload.Backoff: %+v: durations must not be negative (zero means the default)", ErrInvalidArgument, w.Backoff)
 	}
 	start := r.cfg.Clock.Now()
-	key := w.key()
+	key := workloadKey(w)
 	ex := &execution{
 		r:      r,
 		ctx:    ctx,
@@ -225,7 +225,7 @@ func (ex *execution) sync(list WorkloadPodLister, now time.Time) (res Result, er
 	taken := r.takenNames(key, pods, now)
 	rec, _ := r.cfg.BackoffStore.Get(key)
 	p, err := plan.Compute(plan.Input{
-		Workload:                 &job.Workload,
+		Workload:                 job,
 		Pods:                     pods,
 		ControllerName:           r.cfg.Name,
 		ExpectationsSatisfied:    satisfied,

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/jobkit/jobkit/plan"
 )
 
 // keyState is what the Reconciler itself remembers about one owner key between
@@ -56,7 +58,7 @@ type lastWrite struct {
 	older   []string // versions seen before it, for non-numeric comparisons
 	// owner is the owner the write returned: what a sync uses while the cache has
 	// not caught up with it.
-	owner *Workload
+	owner *plan.Workload
 }
 
 // stateLocked returns the record of key, creating it. r.mu must be held.
@@ -137,7 +139,7 @@ func (r *Reconciler) knownUID(key string) (types.UID, bool) {
 // stale reports whether version is older than the last status this reconciler wrote
 // under key, with the Job that write returned (nil when unknown), and forgets the
 // write once the cache has caught up.
-func (r *Reconciler) stale(key, version string) (bool, *Workload) {
+func (r *Reconciler) stale(key, version string) (bool, *plan.Workload) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.keys[key]
@@ -165,7 +167,7 @@ func caughtUp(w lastWrite, version string) bool {
 
 // recordWrite remembers a status write that moved the Job from version before to
 // after.
-func (r *Reconciler) recordWrite(key, before string, written *Workload) {
+func (r *Reconciler) recordWrite(key, before string, written *plan.Workload) {
 	after := written.ResourceVersion
 	if before == after {
 		return // the server changed nothing: there is nothing for the cache to show
@@ -180,7 +182,7 @@ func (r *Reconciler) recordWrite(key, before string, written *Workload) {
 }
 
 // record moves w on to the write that took the Job from version before to written.
-func (w *lastWrite) record(before string, written *Workload) {
+func (w *lastWrite) record(before string, written *plan.Workload) {
 	if w.version != before { // a new sequence of writes
 		w.older = w.older[:0]
 	}

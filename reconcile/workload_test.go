@@ -45,22 +45,20 @@ func (t *task) DeepCopyObject() runtime.Object {
 var taskKind = owner.Kind{Group: "tasks.example.com", Version: "v1", Kind: "Task", Finalizer: "tasks.example.com/tracking"}
 
 // workload is what a Task's controller gives the Reconciler.
-func (t *task) workload() *reconcile.Workload {
-	return &reconcile.Workload{
-		Workload: plan.Workload{
-			Namespace: t.Namespace, Name: t.Name, UID: t.UID, Deleting: t.DeletionTimestamp != nil,
-			Spec: plan.Spec{
-				Completions:    ptr.To(t.Workers),
-				Parallelism:    ptr.To(t.Workers),
-				CompletionMode: ptr.To(batchv1.IndexedCompletion),
-				Template: &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever,
-					Containers:    []corev1.Container{{Name: "work", Image: "worker"}},
-				}},
-				ManagedBy: ptr.To(testName),
-			},
-			Status: t.Status,
+func (t *task) workload() *plan.Workload {
+	return &plan.Workload{
+		Namespace: t.Namespace, Name: t.Name, UID: t.UID, Deleting: t.DeletionTimestamp != nil,
+		Spec: plan.Spec{
+			Completions:    ptr.To(t.Workers),
+			Parallelism:    ptr.To(t.Workers),
+			CompletionMode: ptr.To(batchv1.IndexedCompletion),
+			Template: &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "work", Image: "worker"}},
+			}},
+			ManagedBy: ptr.To(testName),
 		},
+		Status:          t.Status,
 		ResourceVersion: t.ResourceVersion,
 		Object:          t,
 	}
@@ -80,7 +78,7 @@ func (s *taskStore) get() *task {
 	return s.stored.DeepCopyObject().(*task)
 }
 
-func (s *taskStore) WriteStatus(_ context.Context, w *reconcile.Workload, st batchv1.JobStatus) (*reconcile.Workload, error) {
+func (s *taskStore) WriteStatus(_ context.Context, w *plan.Workload, st batchv1.JobStatus) (*plan.Workload, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	gr := schema.GroupResource{Group: taskKind.Group, Resource: "tasks"}
@@ -144,7 +142,7 @@ func TestSyncWorkloadCustomResource(t *testing.T) {
 		Name: testName, Owner: taskKind, Clock: c.Clock(), Events: events, FinalizerRemovalParallelism: 1,
 	}, c, store)
 	require.NoError(t, err)
-	list := func(w *reconcile.Workload) ([]*corev1.Pod, error) {
+	list := func(w *plan.Workload) ([]*corev1.Pod, error) {
 		var out []*corev1.Pod
 		for _, p := range c.Cache().Pods(w.Namespace) {
 			if taskKind.IsControlledBy(p, string(w.UID)) {
@@ -207,7 +205,7 @@ func TestSyncWorkloadBadInput(t *testing.T) {
 	c := reconciletest.NewCluster(reconciletest.Options{})
 	store := &taskStore{stored: &task{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "t", UID: "u", ResourceVersion: "1"}, Workers: 1}}
 	cfg := reconcile.Config{Name: testName, Owner: taskKind}
-	list := func(*reconcile.Workload) ([]*corev1.Pod, error) { return nil, nil }
+	list := func(*plan.Workload) ([]*corev1.Pod, error) { return nil, nil }
 	r, err := reconcile.NewFor(cfg, c, store)
 	require.NoError(t, err)
 	noObject := store.get().workload()
@@ -243,7 +241,7 @@ func TestSyncWorkloadBadInput(t *testing.T) {
 	}
 
 	t.Run("a status writer that returns nothing fails the sync", func(t *testing.T) {
-		nothing := reconcile.StatusWriterFunc(func(context.Context, *reconcile.Workload, batchv1.JobStatus) (*reconcile.Workload, error) {
+		nothing := reconcile.StatusWriterFunc(func(context.Context, *plan.Workload, batchv1.JobStatus) (*plan.Workload, error) {
 			return nil, nil
 		})
 		r, err := reconcile.NewFor(cfg, c, nothing)
@@ -273,7 +271,7 @@ func TestSyncWorkloadOwnBackoff(t *testing.T) {
 				Backoff: backoff.Policy{Base: 2 * time.Second, Max: time.Minute}}, c, store)
 			require.NoError(t, err)
 			c.Cache().OnPodEvent(func(ev reconcile.PodEvent) { r.ObservePodEvent(ev, nil) })
-			list := func(w *reconcile.Workload) ([]*corev1.Pod, error) { return c.Cache().Pods(w.Namespace), nil }
+			list := func(w *plan.Workload) ([]*corev1.Pod, error) { return c.Cache().Pods(w.Namespace), nil }
 			sync := func() reconcile.Result {
 				w := store.get().workload()
 				w.Backoff = tc.own

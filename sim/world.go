@@ -13,6 +13,7 @@ import (
 
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -213,7 +214,7 @@ func (w *world) newReconciler() (*reconcile.Reconciler, error) {
 // cachedOwner returns the owner as the controller's cache shows it, presented as a
 // Job (a Task's spec and status are a Job's), and its Workload; nil when the cache
 // does not have it.
-func (w *world) cachedOwner() (*batchv1.Job, *reconcile.Workload) {
+func (w *world) cachedOwner() (*batchv1.Job, *plan.Workload) {
 	cache := w.cluster.Cache()
 	if w.tasks {
 		t := cache.Task(w.ns, w.name)
@@ -226,7 +227,7 @@ func (w *world) cachedOwner() (*batchv1.Job, *reconcile.Workload) {
 	if j == nil {
 		return nil, nil
 	}
-	return j, reconcile.JobWorkload(j)
+	return j, plan.JobWorkload(j)
 }
 
 // jobView presents a Task as a Job sharing its metadata, spec and status: what the

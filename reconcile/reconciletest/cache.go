@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -448,7 +449,7 @@ func (ca *Cache) PodsForJob(job *batchv1.Job) ([]*corev1.Pod, error) {
 // cached pods of its namespace whose controller reference has its UID, and the
 // orphans matching its spec's selector (none without one). It has the signature of
 // reconcile.WorkloadPodLister.
-func (ca *Cache) PodsFor(w *reconcile.Workload) ([]*corev1.Pod, error) {
+func (ca *Cache) PodsFor(w *plan.Workload) ([]*corev1.Pod, error) {
 	return ca.podsOf(w.Namespace, w.UID, w.Spec.Selector), nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -168,14 +169,14 @@ func TestWriteStatus(t *testing.T) {
 	status := batchv1.JobStatus{Active: 2}
 	tests := []struct {
 		name       string
-		w          *reconcile.Workload
+		w          *plan.Workload
 		wantErr    func(error) bool
 		wantObject any
 	}{
 		{name: "Task", w: reconciletest.TaskWorkload(task), wantObject: &reconciletest.Task{}},
-		{name: "Job", w: reconcile.JobWorkload(job), wantObject: &batchv1.Job{}},
-		{name: "stale Task", w: func() *reconcile.Workload { w := reconciletest.TaskWorkload(task); w.ResourceVersion = "999"; return w }(), wantErr: apierrors.IsConflict},
-		{name: "unknown object", w: &reconcile.Workload{Object: &corev1.Pod{}}, wantErr: apierrors.IsBadRequest},
+		{name: "Job", w: plan.JobWorkload(job), wantObject: &batchv1.Job{}},
+		{name: "stale Task", w: func() *plan.Workload { w := reconciletest.TaskWorkload(task); w.ResourceVersion = "999"; return w }(), wantErr: apierrors.IsConflict},
+		{name: "unknown object", w: &plan.Workload{Object: &corev1.Pod{}}, wantErr: apierrors.IsBadRequest},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -454,7 +455,7 @@ func TestCachePodsFor(t *testing.T) {
 	add("orphan", map[string]string{"app": "t"})
 	add("other", map[string]string{"app": "t"}, otherKind.NewControllerRef(&metav1.ObjectMeta{Name: "o", UID: types.UID("o")}))
 	c.Cache().DeliverAll()
-	names := func(w *reconcile.Workload) []string {
+	names := func(w *plan.Workload) []string {
 		pods, err := c.Cache().PodsFor(w)
 		require.NoError(t, err)
 		var out []string

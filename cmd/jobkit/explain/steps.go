@@ -78,7 +78,7 @@ func Steps(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod, opts Optio
 	if job == nil {
 		return nil, fmt.Errorf("%w: job is nil", ErrNoJob)
 	}
-	return steps(ctx, newWorkload(plan.JobWorkload(job), job, opts.Owner), pods, opts, so)
+	return steps(ctx, newWorkload(*plan.JobWorkload(job), job, opts.Owner), pods, opts, so)
 }
 
 // StepsWorkload is Steps for an owner of any kind, given as the plan.Workload its

@@ -22,6 +22,7 @@ import (
 	"github.com/jobkit/jobkit/examples/controllerruntime"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -166,7 +167,7 @@ func (c *Controller) Reconcile(ctx context.Context, req crreconcile.Request) (cr
 // listPods lists the pods controlled by w from the cache, without copies (the
 // Reconciler never modifies its inputs).
 func (c *Controller) listPods(ctx context.Context) reconcile.WorkloadPodLister {
-	return func(w *reconcile.Workload) ([]*corev1.Pod, error) {
+	return func(w *plan.Workload) ([]*corev1.Pod, error) {
 		var list corev1.PodList
 		if err := c.cache.List(ctx, &list, client.InNamespace(w.Namespace),
 			client.MatchingFields{PodOwnerIndex: string(w.UID)}, client.UnsafeDisableDeepCopy); err != nil {

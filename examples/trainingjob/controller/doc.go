@@ -30,7 +30,7 @@
 // # Backoff
 //
 // Each TrainingJob has its own retry delays (spec.backoff): Workload sets them as
-// reconcile.Workload.Backoff, which replaces reconcile.Config.Backoff for that
+// plan.Workload.Backoff, which replaces reconcile.Config.Backoff for that
 // run. Unset, they are 10s doubling to at most 6m, as the API documents.
 //
 // # Invariants
