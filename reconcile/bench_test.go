@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -21,7 +22,7 @@ import (
 func steadyJob(b *testing.B, n int) (*reconciletest.Cluster, *reconcile.Reconciler, *batchv1.Job) {
 	b.Helper()
 	c := reconciletest.NewCluster(reconciletest.Options{})
-	r, err := reconcile.New(reconcile.Config{Name: testName, Clock: c.Clock(), MaxCreatesPerSync: n}, c)
+	r, err := reconcile.New(reconcile.Config{Name: testName, Clock: c.Clock(), MaxCreatesPerSync: n}, c, reconcile.JobStatusWriter(c))
 	require.NoError(b, err)
 	j := job("big", int32(n), int32(n))
 	created, err := c.CreateJob(j)
@@ -41,7 +42,7 @@ func steadyJob(b *testing.B, n int) (*reconciletest.Cluster, *reconcile.Reconcil
 	c.Cache().DeliverAll()
 	// Two syncs: the first writes the status, the second confirms nothing is left.
 	for range 2 {
-		_, err = r.SyncWith(b.Context(), c.Cache().Job(ns, "big"), c.Cache().PodsForJob)
+		_, err = r.Sync(b.Context(), plan.JobWorkload(c.Cache().Job(ns, "big")), c.Cache().PodsFor)
 		require.NoError(b, err)
 		c.Cache().DeliverAll()
 	}
@@ -60,7 +61,7 @@ func BenchmarkSyncSteady(b *testing.B) {
 			c, r, j := steadyJob(b, n)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := r.SyncWith(b.Context(), j, c.Cache().PodsForJob); err != nil {
+				if _, err := r.Sync(b.Context(), plan.JobWorkload(j), c.Cache().PodsFor); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -84,7 +85,7 @@ func BenchmarkSyncSteadyListed(b *testing.B) {
 			require.NoError(b, err)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := r.Sync(b.Context(), j, pods); err != nil {
+				if _, err := r.Sync(b.Context(), plan.JobWorkload(j), listOf(pods)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -108,7 +109,7 @@ func BenchmarkSyncFinish(b *testing.B) {
 				c.Cache().DeliverAll()
 				j := c.Cache().Job(ns, "big")
 				b.StartTimer()
-				if _, err := r.SyncWith(b.Context(), j, c.Cache().PodsForJob); err != nil {
+				if _, err := r.Sync(b.Context(), plan.JobWorkload(j), c.Cache().PodsFor); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -140,7 +141,8 @@ func BenchmarkMapPodEvent(b *testing.B) {
 		})
 	}
 	b.Run("ObservePodEvent", func(b *testing.B) {
-		r, err := reconcile.New(reconcile.Config{Name: testName}, reconciletest.NewCluster(reconciletest.Options{}))
+		c := reconciletest.NewCluster(reconciletest.Options{})
+		r, err := reconcile.New(reconcile.Config{Name: testName}, c, c)
 		require.NoError(b, err)
 		lookup := func(string, string) *batchv1.Job { return job }
 		ev := events["update"]

@@ -27,7 +27,7 @@ type StatusWriter interface {
 	// subresource, with w.ResourceVersion as the optimistic-concurrency
 	// precondition, and returns the owner as stored (its new resourceVersion above
 	// all), converted back to a plan.Workload. A stale resourceVersion must yield the API
-	// server's Conflict error, which ends the sync with Result.Requeue.
+	// server's Conflict error, which ends the sync with Report.Retry.
 	WriteStatus(ctx context.Context, w *plan.Workload, status batchv1.JobStatus) (*plan.Workload, error)
 }
 

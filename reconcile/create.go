@@ -98,9 +98,7 @@ func (ex *execution) createPod(c plan.Creation, reason string) error {
 		exp.CreationObserved(ex.key)
 		r.noteRefusedName(ex.key, c.Pod.Name, r.cfg.Clock.Now())
 		ex.log.V(2).Info("Pod already created by an earlier request; waiting for its event", "pod", c.Pod.Name)
-		ex.mu.Lock()
-		ex.res.Requeue = true
-		ex.mu.Unlock()
+		ex.retry("a pod was stored by an earlier request; waiting for its event")
 		return errStoredEarlier
 	}
 	if err != nil {

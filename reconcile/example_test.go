@@ -26,7 +26,7 @@ func ExampleReconciler_Sync() {
 		Name:                        "example.com/job-controller",
 		Clock:                       cluster.Clock(),
 		FinalizerRemovalParallelism: 1,
-	}, cluster)
+	}, cluster, reconcile.JobStatusWriter(cluster))
 	if err != nil {
 		panic(err)
 	}
@@ -55,7 +55,8 @@ func ExampleReconciler_Sync() {
 
 // The name is required: it is what the controller answers to in spec.managedBy.
 func ExampleNew() {
-	_, err := reconcile.New(reconcile.Config{}, reconciletest.NewCluster(reconciletest.Options{}))
+	c := reconciletest.NewCluster(reconciletest.Options{})
+	_, err := reconcile.New(reconcile.Config{}, c, c)
 	fmt.Println(errors.Is(err, reconcile.ErrInvalidConfig))
 	// Output:
 	// true
@@ -89,7 +90,8 @@ func ExampleMapPodEvent() {
 // ObservePodEvent applies an event to the Reconciler's expectations; a pod whose Job
 // is gone goes to the orphan cleanup.
 func ExampleReconciler_ObservePodEvent() {
-	r, _ := reconcile.New(reconcile.Config{Name: "example.com/job-controller"}, reconciletest.NewCluster(reconciletest.Options{}))
+	c := reconciletest.NewCluster(reconciletest.Options{})
+	r, _ := reconcile.New(reconcile.Config{Name: "example.com/job-controller"}, c, c)
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pi", UID: "1234"}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
 		Namespace: "default", Name: "pi-x7k2p", UID: "abcd",
@@ -111,7 +113,8 @@ func ExampleReconciler_ObservePodEvent() {
 // the owner's facts from the controller's own cache.
 func ExampleReconciler_ObservePodEventOf() {
 	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
-	r, _ := reconcile.New(reconcile.Config{Name: "ml.example.com/controller", Owner: kind}, reconciletest.NewCluster(reconciletest.Options{}))
+	c := reconciletest.NewCluster(reconciletest.Options{})
+	r, _ := reconcile.New(reconcile.Config{Name: "ml.example.com/controller", Owner: kind}, c, c)
 	tj := &metav1.ObjectMeta{Namespace: "default", Name: "train", UID: "1234"}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
 		Namespace: "default", Name: "train-0", UID: "abcd",

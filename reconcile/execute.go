@@ -111,8 +111,20 @@ func (ex *execution) execute() (Result, error) {
 	return ex.result()
 }
 
+// retry stops nothing by itself: it records why the sync asks to be synced again
+// soon (Report.Retry; the first reason is kept) and lowers RequeueAfter to at most
+// Config.ConflictRequeue. It takes ex.mu.
+func (ex *execution) retry(why string) {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.res.Retry == "" {
+		ex.res.Retry = why
+	}
+	ex.res.RequeueAfter = minPositive(ex.res.RequeueAfter, ex.r.cfg.ConflictRequeue)
+}
+
 // ownerStillLive reads the owner through Config.ReadOwner before adoptions. It
-// returns false, with Result.Requeue set, when the owner is gone, was recreated or
+// returns false, with a retry noted, when the owner is gone, was recreated or
 // is being deleted; false with the error when the read failed.
 func (ex *execution) ownerStillLive() (bool, error) {
 	o := ex.orig
@@ -122,7 +134,7 @@ func (ex *execution) ownerStillLive() (bool, error) {
 	}
 	if live == nil || live.UID != o.UID || live.Deleting {
 		ex.log.V(2).Info("Owner gone or being deleted, as read from the API server; not adopting", "orphans", len(ex.plan.Adopt))
-		ex.res.Requeue = true
+		ex.retry("the owner is gone or being deleted, as read before adopting")
 		return false, nil
 	}
 	return true, nil
@@ -181,7 +193,7 @@ func (ex *execution) claim() (stop bool, err error) {
 		return true, errors.Join(errs...)
 	}
 	if stop {
-		ex.res.Requeue = true
+		ex.retry("a pod vanished or changed before its adoption or release")
 	}
 	return stop, nil
 }
@@ -226,14 +238,14 @@ func (ex *execution) writeVersion(pod *corev1.Pod) string {
 }
 
 // writeStatus writes st as the Job's status. It returns ok false when the write
-// failed: with a nil error and Result.Requeue set on a conflict, with the error
+// failed: with a nil error and a retry noted on a conflict, with the error
 // otherwise.
 func (ex *execution) writeStatus(st batchv1.JobStatus, what string) (ok bool, err error) {
 	out, err := ex.r.status.WriteStatus(ex.ctx, ex.cur, st)
 	if err != nil {
 		if apierrors.IsConflict(err) {
 			ex.log.V(2).Info("Conflict writing the Job status; requeueing", "step", what)
-			ex.res.Requeue = true
+			ex.retry("conflict writing the status (" + what + ")")
 			return false, nil
 		}
 		return false, fmt.Errorf("write status (%s): %w", what, err)
@@ -391,9 +403,7 @@ func (ex *execution) deletePod(d plan.Deletion) bool {
 			// The pod changed since the cache showed it active: it may have
 			// finished, and must then be counted, not stripped. Look again.
 			ex.log.V(2).Info("Pod changed since the plan; not deleting it in this sync", "pod", pod.Name)
-			ex.mu.Lock()
-			ex.res.Requeue = true
-			ex.mu.Unlock()
+			ex.retry("a pod changed since the plan before its deletion")
 			return false
 		case out == removalFailed:
 			ex.fail(fmt.Errorf("remove tracking finalizer of pod %s/%s before deleting it: %w", pod.Namespace, pod.Name, err))

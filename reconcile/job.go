@@ -15,7 +15,7 @@ import (
 
 // Client is everything the Reconciler of batch/v1 Jobs asks of the API server: the
 // pod calls and the Job status write. A controller of another kind of owner gives
-// NewFor a PodClient and its own StatusWriter instead. Listing is not part of it: pods
+// New a PodClient and its own StatusWriter instead. Listing is not part of it: pods
 // and owners come from the caller's cache. Implementations return the errors
 // of k8s.io/apimachinery/pkg/api/errors (NotFound, Conflict, Invalid, ...) so that
 // the Reconciler can tell them apart; reconciletest.RunClientConformance checks that

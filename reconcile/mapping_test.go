@@ -15,6 +15,7 @@ import (
 
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -204,7 +205,7 @@ func TestObservePodEvent(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			_, _ = e.r.Sync(t.Context(), jobA, nil) // remembers jobA's UID
+			_, _ = e.r.Sync(t.Context(), plan.JobWorkload(jobA), listOf(nil)) // remembers jobA's UID
 			exp := e.r.Config().Expectations
 			exp.Delete("ns/a")
 			require.NoError(t, exp.RaiseCreations("ns/a", 1))

@@ -127,7 +127,7 @@ func typeName(obj runtime.Object) string {
 	return "other"
 }
 
-// A custom resource runs to completion through NewFor and SyncWorkload: its pods
+// A custom resource runs to completion through New and Sync: its pods
 // carry its controller reference and finalizer, its status is written through its
 // StatusWriter, events are recorded on it, and the counts are exact.
 func TestSyncWorkloadCustomResource(t *testing.T) {
@@ -138,7 +138,7 @@ func TestSyncWorkloadCustomResource(t *testing.T) {
 		Workers:    3,
 	}}
 	events := &objectEvents{}
-	r, err := reconcile.NewFor(reconcile.Config{
+	r, err := reconcile.New(reconcile.Config{
 		Name: testName, Owner: taskKind, Clock: c.Clock(), Events: events, FinalizerRemovalParallelism: 1,
 	}, c, store)
 	require.NoError(t, err)
@@ -161,7 +161,7 @@ func TestSyncWorkloadCustomResource(t *testing.T) {
 		if jobstatus.IsConditionTrue(tk.Status.Conditions, batchv1.JobComplete) {
 			break
 		}
-		_, err := r.SyncWorkload(t.Context(), tk.workload(), list)
+		_, err := r.Sync(t.Context(), tk.workload(), list)
 		require.NoError(t, err, "step %d", step)
 		c.Cache().DeliverAll()
 		for _, p := range c.ListPods(ns) {
@@ -206,7 +206,7 @@ func TestSyncWorkloadBadInput(t *testing.T) {
 	store := &taskStore{stored: &task{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "t", UID: "u", ResourceVersion: "1"}, Workers: 1}}
 	cfg := reconcile.Config{Name: testName, Owner: taskKind}
 	list := func(*plan.Workload) ([]*corev1.Pod, error) { return nil, nil }
-	r, err := reconcile.NewFor(cfg, c, store)
+	r, err := reconcile.New(cfg, c, store)
 	require.NoError(t, err)
 	noObject := store.get().workload()
 	noObject.Object = nil
@@ -216,17 +216,17 @@ func TestSyncWorkloadBadInput(t *testing.T) {
 		call func() error
 		want string
 	}{
-		{"NewFor without pods", func() error { _, err := reconcile.NewFor(cfg, nil, store); return err }, "pod client is nil"},
-		{"NewFor without status writer", func() error { _, err := reconcile.NewFor(cfg, c, nil); return err }, "status writer is nil"},
-		{"nil workload", func() error { _, err := r.SyncWorkload(t.Context(), nil, list); return err }, "workload is nil"},
-		{"nil object", func() error { _, err := r.SyncWorkload(t.Context(), noObject, list); return err }, "Workload.Object is nil"},
+		{"New without pods", func() error { _, err := reconcile.New(cfg, nil, store); return err }, "pod client is nil"},
+		{"New without status writer", func() error { _, err := reconcile.New(cfg, c, nil); return err }, "status writer is nil"},
+		{"nil workload", func() error { _, err := r.Sync(t.Context(), nil, list); return err }, "workload is nil"},
+		{"nil object", func() error { _, err := r.Sync(t.Context(), noObject, list); return err }, "Workload.Object is nil"},
 		{"negative backoff", func() error {
 			w := store.get().workload()
 			w.Backoff.Base = -time.Second
-			_, err := r.SyncWorkload(t.Context(), w, list)
+			_, err := r.Sync(t.Context(), w, list)
 			return err
 		}, "Workload.Backoff"},
-		{"nil list", func() error { _, err := r.SyncWorkload(t.Context(), store.get().workload(), nil); return err }, "list is nil"},
+		{"nil list", func() error { _, err := r.Sync(t.Context(), store.get().workload(), nil); return err }, "list is nil"},
 		{"JobStatusWriter given a Task", func() error {
 			_, err := reconcile.JobStatusWriter(c).WriteStatus(t.Context(), store.get().workload(), batchv1.JobStatus{})
 			return err
@@ -244,9 +244,9 @@ func TestSyncWorkloadBadInput(t *testing.T) {
 		nothing := reconcile.StatusWriterFunc(func(context.Context, *plan.Workload, batchv1.JobStatus) (*plan.Workload, error) {
 			return nil, nil
 		})
-		r, err := reconcile.NewFor(cfg, c, nothing)
+		r, err := reconcile.New(cfg, c, nothing)
 		require.NoError(t, err)
-		_, err = r.SyncWorkload(t.Context(), store.get().workload(), list)
+		_, err = r.Sync(t.Context(), store.get().workload(), list)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "returned no owner object")
 	})
@@ -267,7 +267,7 @@ func TestSyncWorkloadOwnBackoff(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := reconciletest.NewCluster(reconciletest.Options{Seed: 5})
 			store := &taskStore{stored: &task{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "t", UID: "u", ResourceVersion: "1"}, Workers: 1}}
-			r, err := reconcile.NewFor(reconcile.Config{Name: testName, Owner: taskKind, Clock: c.Clock(),
+			r, err := reconcile.New(reconcile.Config{Name: testName, Owner: taskKind, Clock: c.Clock(),
 				Backoff: backoff.Policy{Base: 2 * time.Second, Max: time.Minute}}, c, store)
 			require.NoError(t, err)
 			c.Cache().OnPodEvent(func(ev reconcile.PodEvent) { r.ObservePodEvent(ev, nil) })
@@ -275,7 +275,7 @@ func TestSyncWorkloadOwnBackoff(t *testing.T) {
 			sync := func() reconcile.Result {
 				w := store.get().workload()
 				w.Backoff = tc.own
-				res, err := r.SyncWorkload(t.Context(), w, list)
+				res, err := r.Sync(t.Context(), w, list)
 				require.NoError(t, err)
 				c.Cache().DeliverAll()
 				return res

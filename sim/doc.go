@@ -16,7 +16,7 @@
 //
 // Config.Owner (Trace.Owner in a trace) runs the drawn Job as a custom resource of
 // another kind, with its own tracking finalizer: a reconciletest.Task of that kind
-// (TaskKind is the tests' one), synced through reconcile.NewFor and SyncWorkload
+// (TaskKind is the tests' one), synced through reconcile.New and Sync
 // with the in-memory cluster as pod client and status writer, under the same faults
 // and the same invariants, plus wrong-owner. The owner draws nothing from the seed,
 // so a seed makes the same Job, faults and kubelet with either owner, and the tests

@@ -30,7 +30,7 @@ type Trace struct {
 	Job *batchv1.Job `json:"job"`
 	// Owner, when set and not owner.BatchJob, is the custom owner kind the run
 	// uses: the Job is created as a reconciletest.Task of that kind, tracked by its
-	// finalizer, and synced through reconcile.NewFor and SyncWorkload. Nil means a
+	// finalizer, and synced through reconcile.New and Sync. Nil means a
 	// batch/v1 Job.
 	Owner *owner.Kind `json:"owner,omitempty"`
 	// Controller holds the settings of every Reconciler of the run.

@@ -188,7 +188,7 @@ func newWorld(tr *Trace) (*world, error) {
 	return w, nil
 }
 
-// newReconciler returns the controller: New for a batch/v1 Job, NewFor with the
+// newReconciler returns the controller: New for a batch/v1 Job, New with the
 // cluster as pod client and status writer for a Task; either reads its owner from
 // the cluster (not the cache) before adopting, as the example controllers do.
 func (w *world) newReconciler() (*reconcile.Reconciler, error) {
@@ -204,11 +204,11 @@ func (w *world) newReconciler() (*reconcile.Reconciler, error) {
 	}
 	if !w.tasks {
 		cfg.ReadOwner = reconcile.JobOwnerReader(w.cluster.GetJob)
-		return reconcile.New(cfg, w.cluster)
+		return reconcile.New(cfg, w.cluster, reconcile.JobStatusWriter(w.cluster))
 	}
 	cfg.Owner = w.ctlKind
 	cfg.ReadOwner = reconcile.ObjectOwnerReader(w.cluster.GetTask)
-	return reconcile.NewFor(cfg, w.cluster, w.cluster)
+	return reconcile.New(cfg, w.cluster, w.cluster)
 }
 
 // cachedOwner returns the owner as the controller's cache shows it, presented as a
@@ -400,12 +400,8 @@ func (w *world) sync(a *Action) {
 	}
 	var res reconcile.Result
 	var err error
-	switch {
-	case wl == nil:
-	case w.tasks:
-		res, err = w.r.SyncWorkload(context.Background(), wl, cache.PodsFor)
-	default:
-		res, err = w.r.SyncWith(context.Background(), job, cache.PodsForJob)
+	if wl != nil {
+		res, err = w.r.Sync(context.Background(), wl, cache.PodsFor)
 	}
 	w.inSync = false
 	w.model.view = nil

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -122,10 +123,10 @@ func (c *Controller) lookupJob(namespace, name string) *batchv1.Job {
 	return job
 }
 
-// listPods lists the pods of job from the informer's index: those it controls and
+// listPods lists the pods of w from the informer's index: those it controls and
 // the orphans of its namespace that match its selector.
-func (c *Controller) listPods(job *batchv1.Job) ([]*corev1.Pod, error) {
-	owned, err := c.pods.ByIndex(PodControllerUIDIndex, string(job.UID))
+func (c *Controller) listPods(w *plan.Workload) ([]*corev1.Pod, error) {
+	owned, err := c.pods.ByIndex(PodControllerUIDIndex, string(w.UID))
 	if err != nil {
 		return nil, err
 	}
@@ -133,14 +134,14 @@ func (c *Controller) listPods(job *batchv1.Job) ([]*corev1.Pod, error) {
 	for _, obj := range owned {
 		pods = append(pods, obj.(*corev1.Pod))
 	}
-	if job.Spec.Selector == nil {
+	if w.Spec.Selector == nil {
 		return pods, nil
 	}
-	sel, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
+	sel, err := metav1.LabelSelectorAsSelector(w.Spec.Selector)
 	if err != nil || sel.Empty() {
 		return pods, nil // an unusable selector adopts nothing
 	}
-	orphans, err := c.pods.ByIndex(PodControllerUIDIndex, orphanIndexKey(job.Namespace))
+	orphans, err := c.pods.ByIndex(PodControllerUIDIndex, orphanIndexKey(w.Namespace))
 	if err != nil {
 		return nil, err
 	}

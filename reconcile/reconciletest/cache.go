@@ -439,16 +439,15 @@ func (ca *Cache) podsLocked(namespace string, keep func(*corev1.Pod) bool) []*co
 
 // PodsForJob returns what a Job controller lists for job: the cached pods of its
 // namespace controlled by it (controller reference with its UID) and the orphans
-// matching its selector, in creation order. It has the signature of
-// reconcile.PodLister.
+// matching its selector, in creation order: PodsFor of the Job as a workload.
 func (ca *Cache) PodsForJob(job *batchv1.Job) ([]*corev1.Pod, error) {
 	return ca.podsOf(job.Namespace, job.UID, job.Spec.Selector), nil
 }
 
 // PodsFor is PodsForJob for an owner of any kind, converted to a Workload: the
 // cached pods of its namespace whose controller reference has its UID, and the
-// orphans matching its spec's selector (none without one). It has the signature of
-// reconcile.WorkloadPodLister.
+// orphans matching its spec's selector (none without one), in creation order. It is
+// a reconcile.PodLister.
 func (ca *Cache) PodsFor(w *plan.Workload) ([]*corev1.Pod, error) {
 	return ca.podsOf(w.Namespace, w.UID, w.Spec.Selector), nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -36,7 +37,7 @@ var ErrStepLimit = errors.New("reconciletest: step limit reached before the job 
 //
 // The owner is a batch/v1 Job when the Cluster holds Jobs only, and a Task when its
 // Options.Owner names another kind: namespace and name then name a Task, synced with
-// SyncWorkload (the Reconciler is then NewFor with the Cluster as pod client and
+// Sync (the Reconciler is then New with the Cluster as pod client and
 // StatusWriter, and Config.Owner the Cluster's kind), and StepResult and RunResult
 // carry it in Task. SyncFunc and DoneFunc replace the sync and the
 // "done" test for a controller that is not a plain Reconciler.
@@ -147,7 +148,7 @@ func (d *Driver) Sync(ctx context.Context, namespace, name string) (synced bool,
 			d.Reconciler.Forget(reconcile.KeyFor(namespace, name))
 			return false, reconcile.Result{}, nil
 		}
-		res, err = d.Reconciler.SyncWorkload(ctx, TaskWorkload(t), d.Cluster.Cache().PodsFor)
+		res, err = d.Reconciler.Sync(ctx, TaskWorkload(t), d.Cluster.Cache().PodsFor)
 		return true, res, err
 	}
 	job := d.Cluster.Cache().Job(namespace, name)
@@ -155,7 +156,7 @@ func (d *Driver) Sync(ctx context.Context, namespace, name string) (synced bool,
 		d.Reconciler.Forget(reconcile.KeyFor(namespace, name))
 		return false, reconcile.Result{}, nil
 	}
-	res, err = d.Reconciler.SyncWith(ctx, job, d.Cluster.Cache().PodsForJob)
+	res, err = d.Reconciler.Sync(ctx, plan.JobWorkload(job), d.Cluster.Cache().PodsFor)
 	return true, res, err
 }
 

@@ -76,7 +76,7 @@ func NewTask(namespace, name string, completions, parallelism int32) *Task {
 }
 
 // TaskWorkload presents t as a plan.Workload: what a controller of the custom
-// resource converts its object into for Reconciler.SyncWorkload. The Workload points
+// resource converts its object into for Reconciler.Sync. The Workload points
 // into t: do not modify t while it is in use.
 func TaskWorkload(t *Task) *plan.Workload {
 	return &plan.Workload{

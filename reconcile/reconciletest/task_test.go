@@ -35,7 +35,7 @@ func taskCluster() *reconciletest.Cluster {
 }
 
 // newReconcilerFor returns a Reconciler of the cluster's owner kind: New for Jobs,
-// NewFor with the Cluster as pod client and StatusWriter for Tasks.
+// New with the Cluster as pod client and StatusWriter for Tasks.
 func newReconcilerFor(t *testing.T, c *reconciletest.Cluster) *reconcile.Reconciler {
 	t.Helper()
 	cfg := reconcile.Config{
@@ -45,10 +45,10 @@ func newReconcilerFor(t *testing.T, c *reconciletest.Cluster) *reconcile.Reconci
 	var r *reconcile.Reconciler
 	var err error
 	if c.Owner() == owner.BatchJob {
-		r, err = reconcile.New(cfg, c)
+		r, err = reconcile.New(cfg, c, reconcile.JobStatusWriter(c))
 	} else {
 		cfg.Owner = c.Owner()
-		r, err = reconcile.NewFor(cfg, c, c)
+		r, err = reconcile.New(cfg, c, c)
 	}
 	require.NoError(t, err)
 	return r
@@ -418,7 +418,7 @@ func TestDriverSyncFuncAndDoneFunc(t *testing.T) {
 		if task == nil {
 			return false, reconcile.Result{}, nil
 		}
-		res, err := r.SyncWorkload(ctx, reconciletest.TaskWorkload(task), c.Cache().PodsFor)
+		res, err := r.Sync(ctx, reconciletest.TaskWorkload(task), c.Cache().PodsFor)
 		return true, res, err
 	}
 	d.DoneFunc = func(namespace, name string) (bool, bool) {

@@ -91,7 +91,7 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 			return tj, api.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, tj)
 		})
 	}
-	rec, err := reconcile.NewFor(cfg, controllerruntime.NewClient(mgr.GetClient()), StatusWriter{Client: mgr.GetClient()})
+	rec, err := reconcile.New(cfg, controllerruntime.NewClient(mgr.GetClient()), StatusWriter{Client: mgr.GetClient()})
 	if err != nil {
 		return nil, fmt.Errorf("trainingjob: Setup: %w", err)
 	}
@@ -153,20 +153,16 @@ func (c *Controller) Reconcile(ctx context.Context, req crreconcile.Request) (cr
 		c.rec.Config().Events.Eventf(tj, corev1.EventTypeWarning, ReasonInvalid, "%v", err)
 		return crreconcile.Result{}, nil
 	}
-	res, err := c.rec.SyncWorkload(ctx, w, c.listPods(ctx))
+	res, err := c.rec.Sync(ctx, w, c.listPods(ctx))
 	if err != nil {
 		return crreconcile.Result{}, err
 	}
-	after := res.RequeueAfter
-	if soon := c.rec.Config().StaleCacheRequeue; res.Requeue && (after == 0 || after > soon) {
-		after = soon
-	}
-	return crreconcile.Result{RequeueAfter: after}, nil
+	return crreconcile.Result{RequeueAfter: res.RequeueAfter}, nil
 }
 
 // listPods lists the pods controlled by w from the cache, without copies (the
 // Reconciler never modifies its inputs).
-func (c *Controller) listPods(ctx context.Context) reconcile.WorkloadPodLister {
+func (c *Controller) listPods(ctx context.Context) reconcile.PodLister {
 	return func(w *plan.Workload) ([]*corev1.Pod, error) {
 		var list corev1.PodList
 		if err := c.cache.List(ctx, &list, client.InNamespace(w.Namespace),
