@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
@@ -136,7 +137,7 @@ func BenchmarkMapPodEvent(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				reconcile.MapPodEvent(ev, time.Second)
+				reconcile.MapPodEvent(owner.BatchJob, ev, time.Second)
 			}
 		})
 	}
@@ -144,7 +145,8 @@ func BenchmarkMapPodEvent(b *testing.B) {
 		c := reconciletest.NewCluster(reconciletest.Options{})
 		r, err := reconcile.New(reconcile.Config{Name: testName}, c, c)
 		require.NoError(b, err)
-		lookup := func(string, string) *batchv1.Job { return job }
+		own := finalizers.JobOwner(job)
+		lookup := func(string, string) *finalizers.OrphanOwner { return own }
 		ev := events["update"]
 		b.ReportAllocs()
 		for b.Loop() {
@@ -158,11 +160,11 @@ func TestMapPodEventAllocs(t *testing.T) {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p", ResourceVersion: "1",
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}}}
 	ev := reconcile.PodEvent{Type: reconcile.PodUpdated, Old: p, New: p}
-	if n := testing.AllocsPerRun(100, func() { reconcile.MapPodEvent(ev, time.Second) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { reconcile.MapPodEvent(owner.BatchJob, ev, time.Second) }); n != 0 {
 		t.Errorf("MapPodEvent(resync) allocates %v times, want 0", n)
 	}
 	ev = reconcile.PodEvent{Type: reconcile.PodAdded, New: p}
-	if n := testing.AllocsPerRun(100, func() { reconcile.MapPodEvent(ev, time.Second) }); n > 2 {
+	if n := testing.AllocsPerRun(100, func() { reconcile.MapPodEvent(owner.BatchJob, ev, time.Second) }); n > 2 {
 		t.Errorf("MapPodEvent(add) allocates %v times, want at most 2 (the key and the slice)", n)
 	}
 	_ = ptr.To[int]

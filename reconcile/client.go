@@ -13,7 +13,7 @@ import (
 )
 
 // workloadKey returns the key of w in the Reconciler's stores.
-func workloadKey(w *plan.Workload) string { return KeyFor(w.Namespace, w.Name) }
+func workloadKey(w *plan.Workload) string { return Key(w.Namespace, w.Name) }
 
 // identity is the object controller references to w are built from.
 func identity(w *plan.Workload) *metav1.ObjectMeta {

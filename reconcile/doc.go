@@ -25,7 +25,7 @@
 //     resourceVersion, the object itself) and writes the status back in its
 //     StatusWriter, the one call that knows its type. Events are recorded on
 //     Workload.Object. The orphan cleanup takes the owner's
-//     facts (DecideOrphanOf, CleanOrphanOf), a deleted owner is forgotten with
+//     facts (DecideOrphan, CleanOrphan), a deleted owner is forgotten with
 //     OwnerDeleted. examples/trainingjob is a complete controller of this kind.
 //
 // # One sync
@@ -133,9 +133,9 @@
 // them to the Reconciler's stores, checking the Job's UID so that a pod of a deleted
 // Job never fulfils the expectations of a new Job with the same name, and tell the
 // caller which pods need the orphan cleanup (CleanOrphan, with finalizers.DecideOrphan
-// rules) and when orphans may be adopted (MatchingJobs). For an owner of another
-// kind, ObservePodEventOf takes the owner's facts (an OwnerLookup of
-// finalizers.OrphanOwner) instead of a Job, and OwnerDeleted forgets a deleted owner.
+// rules) and when orphans may be adopted (MatchingJobs). ObservePodEvent takes the
+// owner's facts from the caller's cache (an OwnerLookup of finalizers.OrphanOwner;
+// finalizers.JobOwner presents a Job), and OwnerDeleted forgets a deleted owner.
 //
 // # Helpers for other controllers
 //

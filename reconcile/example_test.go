@@ -71,7 +71,7 @@ func ExampleMapPodEvent() {
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
 		Finalizers:      []string{finalizers.Name},
 	}}
-	m := reconcile.MapPodEvent(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, time.Second)
+	m := reconcile.MapPodEvent(owner.BatchJob, reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, time.Second)
 	for _, t := range m.Jobs {
 		fmt.Printf("sync %s after %s; creation observed: %v\n", t.Key, m.Delay, t.CreationObserved)
 	}
@@ -79,7 +79,7 @@ func ExampleMapPodEvent() {
 	gone := pod.DeepCopy()
 	gone.ResourceVersion = "9"
 	gone.Finalizers = nil
-	m = reconcile.MapPodEvent(reconcile.PodEvent{Type: reconcile.PodDeleted, Old: gone}, time.Second)
+	m = reconcile.MapPodEvent(owner.BatchJob, reconcile.PodEvent{Type: reconcile.PodDeleted, Old: gone}, time.Second)
 	t := m.Jobs[0]
 	fmt.Printf("deletion observed: %v; finalizer removal observed: %v\n", t.DeletionObserved, t.FinalizerRemovalObserved)
 	// Output:
@@ -98,7 +98,7 @@ func ExampleReconciler_ObservePodEvent() {
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
 		Finalizers:      []string{finalizers.Name},
 	}}
-	noJobs := func(namespace, name string) *batchv1.Job { return nil }
+	noJobs := func(namespace, name string) *finalizers.OrphanOwner { return nil }
 	res := r.ObservePodEvent(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, noJobs)
 	fmt.Println("sync:", res.Sync, "orphan cleanup:", res.OrphanCleanup)
 
@@ -109,9 +109,9 @@ func ExampleReconciler_ObservePodEvent() {
 	// true controlling Job no longer exists
 }
 
-// ObservePodEventOf is ObservePodEvent for a custom owner kind: the lookup returns
+// ObservePodEvent for a custom owner kind: the lookup returns
 // the owner's facts from the controller's own cache.
-func ExampleReconciler_ObservePodEventOf() {
+func ExampleReconciler_ObservePodEvent_owner() {
 	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
 	c := reconciletest.NewCluster(reconciletest.Options{})
 	r, _ := reconcile.New(reconcile.Config{Name: "ml.example.com/controller", Owner: kind}, c, c)
@@ -124,7 +124,7 @@ func ExampleReconciler_ObservePodEventOf() {
 	finished := func(namespace, name string) *finalizers.OrphanOwner {
 		return &finalizers.OrphanOwner{UID: "1234", ManagedBy: "ml.example.com/controller", Finished: true}
 	}
-	res := r.ObservePodEventOf(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, finished)
+	res := r.ObservePodEvent(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, finished)
 	fmt.Println("sync:", res.Sync, "orphan cleanup:", res.OrphanCleanup)
 	// Output:
 	// sync: [] orphan cleanup: true
@@ -147,7 +147,7 @@ func ExampleMapJobEvent() {
 func ExampleAdoptPatch() {
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pi", UID: "1234"}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "stray", UID: "abcd"}}
-	p := reconcile.AdoptPatch(job, pod)
+	p := reconcile.AdoptPatch(owner.BatchJob, job, pod)
 	fmt.Println(p.Type)
 	fmt.Println(string(p.Data))
 	// Output:
@@ -157,7 +157,7 @@ func ExampleAdoptPatch() {
 
 func ExampleReleasePatch() {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pi-x7k2p", UID: "abcd", ResourceVersion: "42"}}
-	fmt.Println(string(reconcile.ReleasePatch("1234", pod).Data))
+	fmt.Println(string(reconcile.ReleasePatch(owner.BatchJob, "1234", pod).Data))
 	// Output:
 	// {"metadata":{"ownerReferences":[{"$patch":"delete","uid":"1234"}],"uid":"abcd","$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"],"resourceVersion":"42"}}
 }

@@ -158,10 +158,10 @@ func (ex *execution) claim() (stop bool, err error) {
 	}
 	calls := make([]call, 0, len(p.Adopt)+len(p.Release))
 	for _, a := range p.Adopt {
-		calls = append(calls, call{a, AdoptPatchFor(ex.r.cfg.Owner, identity(ex.orig), a.Pod), "adopt"})
+		calls = append(calls, call{a, AdoptPatch(ex.r.cfg.Owner, identity(ex.orig), a.Pod), "adopt"})
 	}
 	for _, a := range p.Release {
-		calls = append(calls, call{a, ReleasePatchFor(ex.r.cfg.Owner, ex.orig.UID, a.Pod), "release"})
+		calls = append(calls, call{a, ReleasePatch(ex.r.cfg.Owner, ex.orig.UID, a.Pod), "release"})
 	}
 	var errs []error
 	for _, c := range calls {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,11 +28,11 @@ type patchObjectMeta struct {
 	ResourceVersion  string    `json:"resourceVersion,omitempty"`
 }
 
-// AdoptPatch returns the strategic merge patch that makes job the controller of pod
-// and adds the tracking finalizer, keeping the pod's other owner references and
+// AdoptPatch returns the strategic merge patch that makes obj, an owner of kind, the
+// controller of pod and adds kind's tracking finalizer, keeping the pod's other owner references and
 // finalizers:
 //
-//	{"metadata":{"ownerReferences":[{...,"controller":true,"blockOwnerDeletion":true,"uid":"<job>"}],
+//	{"metadata":{"ownerReferences":[{...,"controller":true,"blockOwnerDeletion":true,"uid":"<owner>"}],
 //	 "uid":"<pod>","finalizers":["batch.kubernetes.io/job-tracking"]}}
 //
 // The pod's UID is a precondition, as in finalizers.RemovalPatch: a pod recreated
@@ -52,13 +51,7 @@ type patchObjectMeta struct {
 // The pod the API server returns carries the resourceVersion of the adoption; the
 // Reconciler sends the later writes of the same sync to that pod (a finalizer
 // removal) with it, so that its own adoption does not turn them into Conflicts.
-func AdoptPatch(job *batchv1.Job, pod *corev1.Pod) Patch {
-	return AdoptPatchFor(owner.BatchJob, job, pod)
-}
-
-// AdoptPatchFor is AdoptPatch for an owner of kind: its controller reference and its
-// tracking finalizer.
-func AdoptPatchFor(kind owner.Kind, obj metav1.Object, pod *corev1.Pod) Patch {
+func AdoptPatch(kind owner.Kind, obj metav1.Object, pod *corev1.Pod) Patch {
 	ref := kind.NewControllerRef(obj)
 	p := patchMeta{Metadata: patchObjectMeta{
 		OwnerReferences: []any{ref},
@@ -69,9 +62,9 @@ func AdoptPatchFor(kind owner.Kind, obj metav1.Object, pod *corev1.Pod) Patch {
 	return Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
 }
 
-// ReleasePatch returns the strategic merge patch that releases pod from the Job with
-// UID jobUID: it removes that owner reference and the tracking finalizer in one
-// write, keeping every other owner reference and finalizer:
+// ReleasePatch returns the strategic merge patch that releases pod from the owner of
+// kind with UID uid: it removes that owner reference and kind's tracking finalizer
+// in one write, keeping every other owner reference and finalizer:
 //
 //	{"metadata":{"ownerReferences":[{"$patch":"delete","uid":"<job>"}],"uid":"<pod>",
 //	 "$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"],"resourceVersion":"<rv>"}}
@@ -109,13 +102,7 @@ func AdoptPatchFor(kind owner.Kind, obj metav1.Object, pod *corev1.Pod) Patch {
 //
 // The pod is therefore never counted twice, and no completion recorded for the Job
 // is lost.
-func ReleasePatch(jobUID types.UID, pod *corev1.Pod) Patch {
-	return ReleasePatchFor(owner.BatchJob, jobUID, pod)
-}
-
-// ReleasePatchFor is ReleasePatch for an owner of kind: it removes the reference to
-// the owner with UID uid and the kind's tracking finalizer.
-func ReleasePatchFor(kind owner.Kind, uid types.UID, pod *corev1.Pod) Patch {
+func ReleasePatch(kind owner.Kind, uid types.UID, pod *corev1.Pod) Patch {
 	p := patchMeta{Metadata: patchObjectMeta{
 		OwnerReferences:  []any{map[string]any{"$patch": "delete", "uid": uid}},
 		UID:              pod.UID,

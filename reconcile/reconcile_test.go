@@ -296,7 +296,7 @@ func TestSyncJobRecreatedClearsExpectations(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.Created, "the new Job gets its pod at once")
 
-	e.r.JobDeleted(fresh)
+	e.r.OwnerDeleted(fresh.Namespace, fresh.Name, fresh.UID)
 	st := e.r.Config().Expectations.Get("ns/again")
 	assert.False(t, st.Exists, "JobDeleted forgets the expectations")
 }
@@ -317,11 +317,11 @@ func TestLateDeleteEventKeepsRecreatedJobState(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, e.r.Config().Expectations.Satisfied("ns/again"), "creations of the new Job pending")
 
-	e.r.JobDeleted(old)
+	e.r.OwnerDeleted(old.Namespace, old.Name, old.UID)
 	e.r.ObserveJobEvent(reconcile.JobEvent{Type: reconcile.JobDeleted, Old: old})
 	assert.False(t, e.r.Config().Expectations.Satisfied("ns/again"), "the old Job's delete event kept the new Job's expectations")
 
-	e.r.JobDeleted(fresh)
+	e.r.OwnerDeleted(fresh.Namespace, fresh.Name, fresh.UID)
 	assert.False(t, e.r.Config().Expectations.Get("ns/again").Exists, "the new Job's own delete event forgets them")
 }
 
@@ -899,11 +899,11 @@ func TestCleanOrphanOfCustomOwner(t *testing.T) {
 	require.NoError(t, err)
 
 	live := &finalizers.OrphanOwner{UID: "t-gone", ManagedBy: testName}
-	d, err := e.r.CleanOrphanOf(t.Context(), pod, live)
+	d, err := e.r.CleanOrphan(t.Context(), pod, live)
 	require.NoError(t, err)
 	assert.False(t, d.Remove, "a live, unfinished owner counts its pod: %+v", d)
 
-	d, err = e.r.CleanOrphanOf(t.Context(), pod, nil)
+	d, err = e.r.CleanOrphan(t.Context(), pod, nil)
 	require.NoError(t, err)
 	assert.True(t, d.Remove, "decision %+v", d)
 	stored, err := e.c.GetPod(t.Context(), ns, "w-0")

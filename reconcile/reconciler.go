@@ -103,11 +103,9 @@ func New(cfg Config, pods PodClient, status StatusWriter) (*Reconciler, error) {
 	return &Reconciler{cfg: c, pods: pods, status: status, keys: map[string]*keyState{}}, nil
 }
 
-// Key returns the key of a Job in the Reconciler's stores: "namespace/name".
-func Key(job *batchv1.Job) string { return KeyFor(job.Namespace, job.Name) }
-
-// KeyFor returns the key of the Job namespace/name.
-func KeyFor(namespace, name string) string { return namespace + "/" + name }
+// Key returns the key of the owner namespace/name in the Reconciler's stores and
+// work queues: "namespace/name".
+func Key(namespace, name string) string { return namespace + "/" + name }
 
 // Name returns the name the Reconciler answers to in spec.managedBy.
 func (r *Reconciler) Name() string { return r.cfg.Name }
@@ -256,17 +254,11 @@ func jobFinished(st *batchv1.JobStatus) bool {
 }
 
 // DecideOrphan decides whether the tracking finalizer of pod may be removed outside
-// its Job's sync (finalizers.DecideOrphan with this Reconciler's name). job is the Job
-// the caller found under the name of the pod's controller reference, or nil.
-func (r *Reconciler) DecideOrphan(pod *corev1.Pod, job *batchv1.Job) finalizers.OrphanDecision {
-	return r.DecideOrphanOf(pod, finalizers.JobOwner(job))
-}
-
-// DecideOrphanOf is DecideOrphan for an owner that is not presented as a batch/v1
-// Job: own is what the caller's cache shows of the object named by the pod's
-// controller reference (nil when none), and the rules are those of
-// finalizers.DecideOrphanFor with Config.Owner.
-func (r *Reconciler) DecideOrphanOf(pod *corev1.Pod, own *finalizers.OrphanOwner) finalizers.OrphanDecision {
+// its owner's sync: own is what the caller's cache shows of the object named by the
+// pod's controller reference (finalizers.JobOwner of a batch/v1 Job; nil when
+// none), and the rules are those of finalizers.DecideOrphanFor with Config.Owner
+// and this Reconciler's name.
+func (r *Reconciler) DecideOrphan(pod *corev1.Pod, own *finalizers.OrphanOwner) finalizers.OrphanDecision {
 	return finalizers.DecideOrphanFor(r.cfg.Owner, pod, own, r.cfg.Name)
 }
 
@@ -274,22 +266,16 @@ func (r *Reconciler) DecideOrphanOf(pod *corev1.Pod, own *finalizers.OrphanOwner
 // returns the decision. A pod that is gone counts as cleaned; other errors are
 // returned for the caller to retry.
 //
-// A nil job means the pod's Job does not exist, which frees the pod. Pods and Jobs
-// come from separate watches, so a pod can reach a cache before its Job: before
-// passing nil because the cache has no such Job, confirm it with a read from the API
-// server (the example controllers do), or a live pod may lose its finalizer and its
-// completion go uncounted.
-func (r *Reconciler) CleanOrphan(ctx context.Context, pod *corev1.Pod, job *batchv1.Job) (finalizers.OrphanDecision, error) {
-	return r.CleanOrphanOf(ctx, pod, finalizers.JobOwner(job))
-}
-
-// CleanOrphanOf is CleanOrphan with the owner's facts (see DecideOrphanOf); a nil
-// own means the owner does not exist, with the same caution as a nil Job.
-func (r *Reconciler) CleanOrphanOf(ctx context.Context, pod *corev1.Pod, own *finalizers.OrphanOwner) (finalizers.OrphanDecision, error) {
+// A nil own means the owner is not in the caller's cache, which frees the pod. Pods
+// and owners come from separate watches, so a pod can reach a cache before its
+// owner: before passing nil because the cache has no such owner, confirm it with a
+// read from the API server (the example controllers do), or a live pod may lose its
+// finalizer and its completion go uncounted.
+func (r *Reconciler) CleanOrphan(ctx context.Context, pod *corev1.Pod, own *finalizers.OrphanOwner) (finalizers.OrphanDecision, error) {
 	if pod == nil {
 		return finalizers.OrphanDecision{Reason: finalizers.ReasonNoFinalizer}, nil
 	}
-	d := r.DecideOrphanOf(pod, own)
+	d := r.DecideOrphan(pod, own)
 	if !d.Remove {
 		return d, nil
 	}

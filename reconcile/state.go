@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -89,19 +88,11 @@ func (r *Reconciler) forgetLocked(key string) {
 	delete(r.keys, key)
 }
 
-// JobDeleted is Forget for a deleted Job, keyed by its UID: when a Job recreated under
-// the same name has already been synced, the late delete event of the old one leaves
-// the new Job's state (its expectations above all) alone. A nil job is ignored.
-func (r *Reconciler) JobDeleted(job *batchv1.Job) {
-	if job != nil {
-		r.forgetUID(Key(job), job.UID)
-	}
-}
-
-// OwnerDeleted is JobDeleted for an owner of any kind, given by its namespace, name
-// and UID.
+// OwnerDeleted is Forget for a deleted owner, keyed by its UID: when an owner
+// recreated under the same name has already been synced, the late delete event of
+// the old one leaves the new owner's state (its expectations above all) alone.
 func (r *Reconciler) OwnerDeleted(namespace, name string, uid types.UID) {
-	r.forgetUID(KeyFor(namespace, name), uid)
+	r.forgetUID(Key(namespace, name), uid)
 }
 
 // forgetUID forgets key unless its state belongs to a Job with another UID.

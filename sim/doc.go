@@ -55,7 +55,7 @@
 //     the seeds delete the owner (Job or Task) at a drawn chaotic step, at once
 //     (background propagation, the only one the cluster has), and then run the
 //     garbage collector (Cluster.CollectGarbage) and the orphan cleanup
-//     (Driver.CleanOrphans, Reconciler.CleanOrphanOf) at random; 12% of the Job
+//     (Driver.CleanOrphans, Reconciler.CleanOrphan) at random; 12% of the Job
 //     seeds (a Task has no selector: nothing to adopt or release) get orphan pods
 //     from the Job's template, matching its selector, without controller
 //     reference or finalizer, pending, running, succeeded or failed, with an index

@@ -131,7 +131,7 @@ const (
 	// (reconciletest.Cluster.CollectGarbage): pods whose owners are gone are deleted.
 	VerbCollectGarbage Verb = "collectGarbage"
 	// VerbCleanOrphans runs the orphan cleanup of the controller
-	// (reconciletest.Driver.CleanOrphans, Reconciler.CleanOrphanOf) once over the
+	// (reconciletest.Driver.CleanOrphans, Reconciler.CleanOrphan) once over the
 	// cached pods that carry the tracking finalizer.
 	VerbCleanOrphans Verb = "cleanOrphans"
 	// VerbOrphan creates an orphan pod from the Job's template (matching its

@@ -158,9 +158,9 @@ func newWorld(tr *Trace) (*world, error) {
 	cache := w.cluster.Cache()
 	cache.OnPodEvent(func(ev reconcile.PodEvent) {
 		if w.tasks {
-			w.r.ObservePodEventOf(ev, cache.TaskOwner)
+			w.r.ObservePodEvent(ev, cache.TaskOwner)
 		} else {
-			w.r.ObservePodEvent(ev, cache.Job)
+			w.r.ObservePodEvent(ev, cache.JobOwner)
 		}
 	})
 	cache.OnJobEvent(func(ev reconcile.JobEvent) { w.r.ObserveJobEvent(ev) })

@@ -77,7 +77,7 @@ func (c *Controller) enqueueOrphans(job *batchv1.Job) {
 	}
 	objs, err := c.pods.ByIndex(PodControllerUIDIndex, string(job.UID))
 	if err != nil {
-		c.log.Error(err, "Listing the pods of a Job for the orphan cleanup", "job", reconcile.Key(job))
+		c.log.Error(err, "Listing the pods of a Job for the orphan cleanup", "job", reconcile.Key(job.Namespace, job.Name))
 		return
 	}
 	for _, obj := range objs {
@@ -92,7 +92,9 @@ func (c *Controller) enqueueOrphans(job *batchv1.Job) {
 // Jobs to sync (batched), the Jobs that may adopt the pod, and the pod itself for the
 // orphan cleanup.
 func (c *Controller) onPod(ev reconcile.PodEvent) {
-	res := c.rec.ObservePodEvent(ev, c.lookupJob)
+	res := c.rec.ObservePodEvent(ev, func(namespace, name string) *finalizers.OrphanOwner {
+		return finalizers.JobOwner(c.lookupJob(namespace, name))
+	})
 	for _, key := range res.Sync {
 		c.enqueue(key, res.Delay)
 	}
@@ -105,7 +107,7 @@ func (c *Controller) onPod(ev reconcile.PodEvent) {
 		if err == nil {
 			for _, job := range reconcile.MatchingJobs(pod, jobs) {
 				if c.manages(job) {
-					c.enqueue(reconcile.Key(job), res.Delay)
+					c.enqueue(reconcile.Key(job.Namespace, job.Name), res.Delay)
 				}
 			}
 		}

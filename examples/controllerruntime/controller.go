@@ -190,7 +190,7 @@ func (c *Controller) Reconcile(ctx context.Context, req crreconcile.Request) (cr
 		if apierrors.IsNotFound(err) {
 			// Only this worker syncs the key, so no sync of a recreated Job can lose
 			// its expectations to this Forget.
-			c.rec.Forget(reconcile.KeyFor(req.Namespace, req.Name))
+			c.rec.Forget(reconcile.Key(req.Namespace, req.Name))
 			return crreconcile.Result{}, nil
 		}
 		return crreconcile.Result{}, err

@@ -360,7 +360,7 @@ func (ca *Cache) Reset() {
 	}
 }
 
-// Job returns the cached Job, or nil. It has the signature of reconcile.JobLookup.
+// Job returns the cached Job, or nil.
 func (ca *Cache) Job(namespace, name string) *batchv1.Job {
 	ca.c.mu.Lock()
 	defer ca.c.mu.Unlock()
@@ -392,6 +392,12 @@ func (ca *Cache) Tasks() []*Task {
 // or nil: it has the signature of reconcile.OwnerLookup.
 func (ca *Cache) TaskOwner(namespace, name string) *finalizers.OrphanOwner {
 	return TaskOwner(ca.Task(namespace, name))
+}
+
+// JobOwner returns the orphan facts of the cached Job namespace/name
+// (finalizers.JobOwner), or nil: it is the reconcile.OwnerLookup of Jobs.
+func (ca *Cache) JobOwner(namespace, name string) *finalizers.OrphanOwner {
+	return finalizers.JobOwner(ca.Job(namespace, name))
 }
 
 // sortedValues returns the objects of m sorted by namespace and name.

@@ -94,9 +94,9 @@ func NewDriver(c *Cluster, r *reconcile.Reconciler) *Driver {
 		switch {
 		case d.Reconciler == nil:
 		case d.tasks():
-			d.Reconciler.ObservePodEventOf(ev, cache.TaskOwner)
+			d.Reconciler.ObservePodEvent(ev, cache.TaskOwner)
 		default:
-			d.Reconciler.ObservePodEvent(ev, cache.Job)
+			d.Reconciler.ObservePodEvent(ev, cache.JobOwner)
 		}
 	})
 	cache.OnJobEvent(func(ev reconcile.JobEvent) {
@@ -145,7 +145,7 @@ func (d *Driver) Sync(ctx context.Context, namespace, name string) (synced bool,
 	if d.tasks() {
 		t := d.Cluster.Cache().Task(namespace, name)
 		if t == nil {
-			d.Reconciler.Forget(reconcile.KeyFor(namespace, name))
+			d.Reconciler.Forget(reconcile.Key(namespace, name))
 			return false, reconcile.Result{}, nil
 		}
 		res, err = d.Reconciler.Sync(ctx, TaskWorkload(t), d.Cluster.Cache().PodsFor)
@@ -153,7 +153,7 @@ func (d *Driver) Sync(ctx context.Context, namespace, name string) (synced bool,
 	}
 	job := d.Cluster.Cache().Job(namespace, name)
 	if job == nil {
-		d.Reconciler.Forget(reconcile.KeyFor(namespace, name))
+		d.Reconciler.Forget(reconcile.Key(namespace, name))
 		return false, reconcile.Result{}, nil
 	}
 	res, err = d.Reconciler.Sync(ctx, plan.JobWorkload(job), d.Cluster.Cache().PodsFor)
@@ -301,7 +301,7 @@ func (d *Driver) CleanOrphans(ctx context.Context) (int, error) {
 		if ref := kind.ControllerOf(p); ref != nil {
 			own = d.ownerFacts(ctx, p.Namespace, ref.Name)
 		}
-		dec, err := d.Reconciler.CleanOrphanOf(ctx, p, own)
+		dec, err := d.Reconciler.CleanOrphan(ctx, p, own)
 		switch {
 		case err != nil:
 			errs = append(errs, err)

@@ -125,14 +125,14 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 	if err != nil {
 		return LatencyResult{}, err
 	}
-	key := reconcile.Key(job)
+	key := reconcile.Key(job.Namespace, job.Name)
 
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	q := newLatencyQueue()
 	cache := c.Cache()
 	cache.OnPodEvent(func(ev reconcile.PodEvent) {
-		res := r.ObservePodEvent(ev, cache.Job)
+		res := r.ObservePodEvent(ev, cache.JobOwner)
 		for _, k := range res.Sync {
 			q.add(k, res.Delay)
 		}

@@ -140,7 +140,7 @@ func (c *Controller) Reconcile(ctx context.Context, req crreconcile.Request) (cr
 	tj := &v1alpha1.TrainingJob{}
 	if err := c.cache.Get(ctx, req.NamespacedName, tj, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
-			c.rec.Forget(reconcile.KeyFor(req.Namespace, req.Name))
+			c.rec.Forget(reconcile.Key(req.Namespace, req.Name))
 			return crreconcile.Result{}, nil
 		}
 		return crreconcile.Result{}, err
@@ -189,7 +189,7 @@ func (c *Controller) cachedFacts(ctx context.Context) reconcile.OwnerLookup {
 }
 
 // cleanOrphan removes the tracking finalizer of the cached pod key when
-// Reconciler.CleanOrphanOf allows it. A TrainingJob missing from the cache (or
+// Reconciler.CleanOrphan allows it. A TrainingJob missing from the cache (or
 // replaced there) is read from the API server before its pod counts as orphaned:
 // pods and TrainingJobs come from separate watches.
 func (c *Controller) cleanOrphan(ctx context.Context, key types.NamespacedName) error {
@@ -213,6 +213,6 @@ func (c *Controller) cleanOrphan(ctx context.Context, key types.NamespacedName) 
 			return err
 		}
 	}
-	_, err := c.rec.CleanOrphanOf(ctx, pod, own)
+	_, err := c.rec.CleanOrphan(ctx, pod, own)
 	return err
 }
