@@ -131,7 +131,7 @@ func TestDecisionOwner(t *testing.T) {
 	pod := p.Create[0].Pod
 	ref := kind.ControllerOf(pod)
 	require.NotNil(t, ref, "created pod's owner references %v", pod.OwnerReferences)
-	assert.Equal(t, in.Job.UID, ref.UID)
+	assert.Equal(t, in.Workload.UID, ref.UID)
 	assert.Contains(t, pod.Finalizers, kind.Finalizer)
 	assert.NotContains(t, pod.Finalizers, batchv1.JobTrackingFinalizer)
 

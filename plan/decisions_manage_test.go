@@ -583,7 +583,7 @@ func TestDecision8_SuspendResume(t *testing.T) {
 				assert.True(t, d.RemoveFinalizerFirst, "suspension removes the finalizer of %s first", d.Pod.Name)
 			}
 			assert.Equal(t, tc.wantSuspended, tbCondOf(&p.Status, batchv1.JobSuspended), "Suspended condition\nplan:\n%s", p)
-			if c := tbCondOf(&p.Status, batchv1.JobSuspended); c != "" && c != tbCondOf(&tc.in.Job.Status, batchv1.JobSuspended) {
+			if c := tbCondOf(&p.Status, batchv1.JobSuspended); c != "" && c != tbCondOf(&inputJob(tc.in).Status, batchv1.JobSuspended) {
 				got := p.Status.Conditions[0].LastTransitionTime.Time
 				for _, cond := range p.Status.Conditions {
 					if cond.Type == batchv1.JobSuspended {

@@ -755,7 +755,7 @@ func TestDecision4_TwoStepTerminalConditions(t *testing.T) {
 			}
 			// Conditions added in this sync carry the sync's time; the others keep theirs.
 			for _, c := range p.Status.Conditions {
-				if tbHasCond(tc.in.Job.Status.Conditions, c.Type) {
+				if tbHasCond(inputJob(tc.in).Status.Conditions, c.Type) {
 					continue
 				}
 				assert.Equal(t, tbNow, c.LastTransitionTime.Time.UTC(), "lastTransitionTime of new condition %s", c.Type)

@@ -306,11 +306,11 @@ func TestPlanSettle(t *testing.T) {
 				assert.NotEmpty(t, got.Events, "terminal event")
 			}
 			// The write of the settled status passes the API rules.
-			prev := tc.in.Job
+			prev := inputJob(tc.in)
 			if p.RecordStatus != nil {
-				prev = tbWithStatus(tc.in.Job, *p.RecordStatus)
+				prev = tbWithStatus(inputJob(tc.in), *p.RecordStatus)
 			}
-			if errs := jobstatus.ValidateUpdate(prev, tbWithStatus(tc.in.Job, got.Status)); len(errs) > 0 {
+			if errs := jobstatus.ValidateUpdate(prev, tbWithStatus(inputJob(tc.in), got.Status)); len(errs) > 0 {
 				t.Errorf("API server rejects Settle(%v).Status: %v", tc.removed, errs.ToAggregate())
 			}
 		})

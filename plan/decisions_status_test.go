@@ -481,7 +481,7 @@ func tbD13Cases() []tbD13Case {
 			}), tbPod("o", tbOrphan)),
 			wantCreate: []int{-1},
 		},
-		{name: "nil Job", in: Input{ControllerName: batchv1.JobControllerName, Now: tbNow}, wantErr: "job is nil"},
+		{name: "nil Workload", in: Input{ControllerName: batchv1.JobControllerName, Now: tbNow}, wantErr: "Input.Workload is nil"},
 		{
 			name:    "unknown completion mode",
 			in:      tbInput(tbJob(func(j *batchv1.Job) { j.Spec.CompletionMode = ptr.To(batchv1.CompletionMode("Sideways")) }), tbPod("p")),

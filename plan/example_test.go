@@ -63,7 +63,7 @@ func examplePod(job *batchv1.Job, name string, phase corev1.PodPhase, index stri
 func ExampleCompute() {
 	job := exampleJob(batchv1.NonIndexedCompletion, 3, 2)
 	p, err := plan.Compute(plan.Input{
-		Job:                   job,
+		Workload:              plan.JobWorkload(job),
 		ControllerName:        batchv1.JobControllerName, // the Job has no spec.managedBy
 		ExpectationsSatisfied: true,
 		Now:                   exampleNow,
@@ -90,7 +90,7 @@ func ExampleCompute_indexed() {
 		examplePod(job, "pi-0", corev1.PodSucceeded, "0"),
 		examplePod(job, "pi-1", corev1.PodRunning, "1"),
 	}
-	p, err := plan.Compute(plan.Input{Job: job, Pods: pods, ControllerName: batchv1.JobControllerName, ExpectationsSatisfied: true, Now: exampleNow})
+	p, err := plan.Compute(plan.Input{Workload: plan.JobWorkload(job), Pods: pods, ControllerName: batchv1.JobControllerName, ExpectationsSatisfied: true, Now: exampleNow})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -117,7 +117,7 @@ func ExamplePlan_Settle() {
 		examplePod(job, "a", corev1.PodSucceeded, ""),
 		examplePod(job, "b", corev1.PodSucceeded, ""),
 	}
-	p, err := plan.Compute(plan.Input{Job: job, Pods: pods, ControllerName: batchv1.JobControllerName, ExpectationsSatisfied: true, Now: exampleNow})
+	p, err := plan.Compute(plan.Input{Workload: plan.JobWorkload(job), Pods: pods, ControllerName: batchv1.JobControllerName, ExpectationsSatisfied: true, Now: exampleNow})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -147,7 +147,7 @@ func ExamplePlan_String() {
 		examplePod(job, "a", corev1.PodFailed, ""),
 		examplePod(job, "b", corev1.PodRunning, ""),
 	}
-	p, err := plan.Compute(plan.Input{Job: job, Pods: pods, ControllerName: batchv1.JobControllerName, ExpectationsSatisfied: true, Now: exampleNow})
+	p, err := plan.Compute(plan.Input{Workload: plan.JobWorkload(job), Pods: pods, ControllerName: batchv1.JobControllerName, ExpectationsSatisfied: true, Now: exampleNow})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -36,7 +36,7 @@ func FuzzCompute(f *testing.F) {
 		job := fuzzJob(b)
 		pods := fuzzPods(b, job)
 		in := Input{
-			Job:                   job,
+			Workload:              JobWorkload(job),
 			Pods:                  pods,
 			ControllerName:        batchv1.JobControllerName,
 			ExpectationsSatisfied: b.next()%4 != 0,

@@ -67,7 +67,7 @@ func (w *world) advance(d time.Duration) { w.now = w.now.Add(d) }
 func (w *world) sync() *Plan {
 	w.t.Helper()
 	w.syncs++
-	in := Input{Job: w.job, Pods: slices.Clone(w.pods), ControllerName: batchv1.JobControllerName, ExpectationsSatisfied: true, Backoff: w.rec, Now: w.now, Options: w.opts}
+	in := Input{Workload: JobWorkload(w.job), Pods: slices.Clone(w.pods), ControllerName: batchv1.JobControllerName, ExpectationsSatisfied: true, Backoff: w.rec, Now: w.now, Options: w.opts}
 	p, err := Compute(in)
 	if err != nil {
 		w.t.Fatalf("sync %d: Compute: %v", w.syncs, err)

@@ -349,7 +349,16 @@ func tbUnscheduled(p *corev1.Pod) { p.Spec.NodeName = "" }
 // tbInput is the input of a sync at tbNow by the default controller with expectations
 // satisfied.
 func tbInput(job *batchv1.Job, pods ...*corev1.Pod) Input {
-	return Input{Job: job, Pods: pods, ControllerName: batchv1.JobControllerName, ExpectationsSatisfied: true, Now: tbNow}
+	return Input{Workload: JobWorkload(job), Pods: pods, ControllerName: batchv1.JobControllerName, ExpectationsSatisfied: true, Now: tbNow}
+}
+
+// inputJob returns the batch/v1 Job in's Workload was converted from, or nil.
+func inputJob(in Input) *batchv1.Job {
+	if in.Workload == nil {
+		return nil
+	}
+	job, _ := in.Workload.Object.(*batchv1.Job)
+	return job
 }
 
 // tbWithStatus returns a copy of job with status st.
@@ -367,15 +376,14 @@ func tbCompute(t *testing.T, in Input) *Plan {
 	require.NoError(t, err, "Compute")
 	require.NotNil(t, p, "Compute returned a nil plan")
 	tbCheckPlan(t, in, p)
-	if in.Job != nil {
-		// The same owner given as a Workload, on a copy of the Job, plans the same.
-		w := JobWorkload(in.Job.DeepCopy())
-		asWorkload := in
-		asWorkload.Job, asWorkload.Workload = nil, &w
-		pw, err := Compute(asWorkload)
-		require.NoError(t, err, "Compute with the Job as a Workload")
+	if job := inputJob(in); job != nil {
+		// The same owner converted again, from a copy of the Job, plans the same.
+		asCopy := in
+		asCopy.Workload = JobWorkload(job.DeepCopy())
+		pw, err := Compute(asCopy)
+		require.NoError(t, err, "Compute with a copy of the Job")
 		if diff := cmp.Diff(p, pw); diff != "" {
-			t.Errorf("the Job as a Workload plans differently (-Job +Workload):\n%s", diff)
+			t.Errorf("a copy of the Job plans differently (-Job +copy):\n%s", diff)
 		}
 	}
 	return p
@@ -400,20 +408,20 @@ func tbCheckPlan(t *testing.T, in Input, p *Plan) {
 		}
 		return
 	}
-	prev := in.Job
+	prev := inputJob(in)
 	if p.RecordStatus != nil {
-		next := tbWithStatus(in.Job, *p.RecordStatus)
+		next := tbWithStatus(inputJob(in), *p.RecordStatus)
 		if errs := jobstatus.ValidateUpdate(prev, next); len(errs) > 0 {
 			t.Errorf("API server rejects RecordStatus: %v\nplan:\n%s", errs.ToAggregate(), p)
 		}
 		prev = next
 	}
-	final := tbWithStatus(in.Job, p.Status)
+	final := tbWithStatus(inputJob(in), p.Status)
 	if errs := jobstatus.ValidateUpdate(prev, final); len(errs) > 0 {
 		t.Errorf("API server rejects Status: %v\nplan:\n%s", errs.ToAggregate(), p)
 	}
-	differs := !equality.Semantic.DeepEqual(&p.Status, &in.Job.Status)
-	deferred := differs && !in.ExpectationsSatisfied && onlyPodCountsDiffer(&p.Status, &in.Job.Status)
+	differs := !equality.Semantic.DeepEqual(&p.Status, &inputJob(in).Status)
+	deferred := differs && !in.ExpectationsSatisfied && onlyPodCountsDiffer(&p.Status, &inputJob(in).Status)
 	if got, want := p.StatusChanged, differs && !deferred; got != want {
 		t.Errorf("StatusChanged = %v, want %v (Status differs from the Job's: %v; only in active, ready, terminating with unsatisfied expectations: %v)", got, want, differs, deferred)
 	}
@@ -444,7 +452,7 @@ func tbCheckPlan(t *testing.T, in Input, p *Plan) {
 	if max := orDefault(in.Options.MaxDeletesPerSync, DefaultMaxDeletesPerSync); capped > max {
 		t.Errorf("plan deletes %d pods, more than the cap %d", capped, max)
 	}
-	if in.Job.DeletionTimestamp != nil && (len(p.Create) > 0 || len(p.Delete) > 0 || len(p.Adopt) > 0 || len(p.Release) > 0) {
+	if inputJob(in).DeletionTimestamp != nil && (len(p.Create) > 0 || len(p.Delete) > 0 || len(p.Adopt) > 0 || len(p.Release) > 0) {
 		t.Errorf("plan for a Job being deleted creates %d, deletes %d, adopts %d, releases %d pods", len(p.Create), len(p.Delete), len(p.Adopt), len(p.Release))
 	}
 	patched := map[types.UID]int{}
@@ -541,7 +549,9 @@ type tbInputCase struct {
 // tbDeepCopyInput returns a copy of in sharing nothing with it.
 func tbDeepCopyInput(in Input) Input {
 	out := in
-	out.Job = in.Job.DeepCopy()
+	if job := inputJob(in); job != nil {
+		out.Workload = JobWorkload(job.DeepCopy())
+	}
 	if in.Pods != nil {
 		out.Pods = make([]*corev1.Pod, len(in.Pods))
 		for i, p := range in.Pods {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -28,11 +27,8 @@ const (
 // it.
 type Input struct {
 	// Workload is the owner as read from the cache: a custom resource converted by
-	// its controller, or a batch/v1 Job (JobWorkload). Set Workload or Job, not both.
+	// its controller, or a batch/v1 Job (JobWorkload). Required.
 	Workload *Workload
-	// Job is a batch/v1 Job as read from the cache, for callers that have one: it is
-	// the same as Workload set to JobWorkload(Job).
-	Job *batchv1.Job
 	// Pods are the pods owned by the workload (controller reference with its UID)
 	// and the orphans that match its selector, as read from the cache. Pods owned by
 	// another controller are ignored.
@@ -72,18 +68,12 @@ type Input struct {
 	Owner owner.Kind
 }
 
-// workload returns the Workload of in: Workload, or the Job presented as one.
+// workload returns in.Workload, or an error naming the field when it is nil.
 func (in *Input) workload() (*Workload, error) {
-	switch {
-	case in.Workload != nil && in.Job != nil:
-		return nil, fmt.Errorf("%w: both Workload and Job are set: set one", ErrInvalidJob)
-	case in.Workload != nil:
-		return in.Workload, nil
-	case in.Job != nil:
-		w := JobWorkload(in.Job)
-		return &w, nil
+	if in.Workload == nil {
+		return nil, fmt.Errorf("%w: Input.Workload is nil: set it (JobWorkload for a batch/v1 Job)", ErrInvalidJob)
 	}
-	return nil, fmt.Errorf("%w: job is nil and so is workload: set Input.Job or Input.Workload", ErrInvalidJob)
+	return in.Workload, nil
 }
 
 // kind returns Owner, or owner.BatchJob when it is the zero value.

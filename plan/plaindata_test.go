@@ -22,7 +22,7 @@ func plainDataInput() plan.Input {
 	job.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Succeeded: []types.UID{"a"}}
 	job.Status.StartTime = nil
 	return plan.Input{
-		Job: job,
+		Workload: plan.JobWorkload(job),
 		Pods: []*corev1.Pod{
 			examplePod(job, "a", corev1.PodSucceeded, ""),
 			examplePod(job, "b", corev1.PodFailed, ""),

@@ -4,11 +4,15 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 
 // Workload is the owner of a set of pods as Compute sees it: its identity, its spec
-// in Job terms and its status. A batch/v1 Job is one (JobWorkload); a custom resource
+// in Job terms and its status, and what a Reconciler needs to write the status back
+// and record events. A batch/v1 Job is one (JobWorkload); a custom resource
 // (a TrainingJob, a CI run, a task group) is another, converted by its controller.
 // The kind of the owner, and the finalizer that tracks its pods, are Input.Owner.
 //
@@ -30,6 +34,21 @@ type Workload struct {
 	// batchv1.JobStatus or converts its own onto it; what Compute writes back
 	// (Plan.RecordStatus, Plan.Status, Settled.Status) is in the same shape.
 	Status batchv1.JobStatus
+
+	// ResourceVersion is the owner's resourceVersion as read. Compute does not read
+	// it; a reconcile.Reconciler sends it as the precondition of its status write and
+	// tells by it a cache that has not caught up with that write.
+	ResourceVersion string
+	// Object is the owner object as read. Compute does not read it; a
+	// reconcile.Reconciler records events on it (it is required there) and a
+	// StatusWriter starts from it.
+	Object runtime.Object
+	// Backoff, when not zero, is this owner's own pod failure backoff (a resource
+	// that lets its users set the retry delays); zero means the configured one
+	// (reconcile.Config.Backoff, or Input.Options.Backoff). Its zero fields mean the
+	// defaults. Compute reads Input.Options, not this field: the Reconciler puts it
+	// there.
+	Backoff plainbackoff.Policy
 }
 
 // Spec is what Compute reads of an owner's spec: the fields of a batchv1.JobSpec
@@ -80,40 +99,6 @@ type Spec struct {
 	// any controller for another kind, which has no built-in controller: a custom
 	// resource without such a field leaves it nil.
 	ManagedBy *string
-}
-
-// JobWorkload presents a batch/v1 Job as a Workload: the one place where plan reads
-// a Job. The Workload points into job (its spec and status): do not modify job while
-// the Workload is in use.
-func JobWorkload(job *batchv1.Job) Workload {
-	return Workload{
-		Namespace: job.Namespace,
-		Name:      job.Name,
-		UID:       job.UID,
-		Deleting:  job.DeletionTimestamp != nil,
-		Spec:      JobSpec(&job.Spec),
-		Status:    job.Status,
-	}
-}
-
-// JobSpec presents a batchv1.JobSpec as a Spec, pointing into s.
-func JobSpec(s *batchv1.JobSpec) Spec {
-	return Spec{
-		Parallelism:           s.Parallelism,
-		Completions:           s.Completions,
-		CompletionMode:        s.CompletionMode,
-		BackoffLimit:          s.BackoffLimit,
-		BackoffLimitPerIndex:  s.BackoffLimitPerIndex,
-		MaxFailedIndexes:      s.MaxFailedIndexes,
-		PodFailurePolicy:      s.PodFailurePolicy,
-		SuccessPolicy:         s.SuccessPolicy,
-		PodReplacementPolicy:  s.PodReplacementPolicy,
-		Suspend:               s.Suspend,
-		ActiveDeadlineSeconds: s.ActiveDeadlineSeconds,
-		Selector:              s.Selector,
-		Template:              &s.Template,
-		ManagedBy:             s.ManagedBy,
-	}
 }
 
 // identity is the object a controller reference to the workload is built from.

@@ -158,12 +158,7 @@ func TestComputeWorkloadErrors(t *testing.T) {
 			w.Spec.Template = nil
 			return trainingInput(w)
 		}, "spec.template: required"},
-		{"both Job and Workload", func() plan.Input {
-			in := trainingInput(trainingWorkload())
-			in.Job = exampleJob(batchv1.NonIndexedCompletion, 1, 1)
-			return in
-		}, "both Workload and Job are set"},
-		{"neither", func() plan.Input { return trainingInput(nil) }, "job is nil"},
+		{"no workload", func() plan.Input { return trainingInput(nil) }, "Input.Workload is nil"},
 		{"negative parallelism", func() plan.Input {
 			w := trainingWorkload()
 			w.Spec.Parallelism = ptr.To[int32](-1)
@@ -189,7 +184,7 @@ func TestComputeWorkloadErrors(t *testing.T) {
 func ExampleJobWorkload() {
 	job := exampleJob(batchv1.IndexedCompletion, 2, 2)
 	w := plan.JobWorkload(job)
-	p, err := plan.Compute(plan.Input{Workload: &w, ControllerName: batchv1.JobControllerName, ExpectationsSatisfied: true, Now: exampleNow})
+	p, err := plan.Compute(plan.Input{Workload: w, ControllerName: batchv1.JobControllerName, ExpectationsSatisfied: true, Now: exampleNow})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -12,6 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -21,7 +23,7 @@ import (
 func steadyJob(b *testing.B, n int) (*reconciletest.Cluster, *reconcile.Reconciler, *batchv1.Job) {
 	b.Helper()
 	c := reconciletest.NewCluster(reconciletest.Options{})
-	r, err := reconcile.New(reconcile.Config{Name: testName, Clock: c.Clock(), MaxCreatesPerSync: n}, c)
+	r, err := reconcile.New(reconcile.Config{Name: testName, Clock: c.Clock(), MaxCreatesPerSync: n}, c, reconcile.JobStatusWriter(c))
 	require.NoError(b, err)
 	j := job("big", int32(n), int32(n))
 	created, err := c.CreateJob(j)
@@ -41,7 +43,7 @@ func steadyJob(b *testing.B, n int) (*reconciletest.Cluster, *reconcile.Reconcil
 	c.Cache().DeliverAll()
 	// Two syncs: the first writes the status, the second confirms nothing is left.
 	for range 2 {
-		_, err = r.SyncWith(b.Context(), c.Cache().Job(ns, "big"), c.Cache().PodsForJob)
+		_, err = r.Sync(b.Context(), plan.JobWorkload(c.Cache().Job(ns, "big")), c.Cache().PodsFor)
 		require.NoError(b, err)
 		c.Cache().DeliverAll()
 	}
@@ -60,7 +62,7 @@ func BenchmarkSyncSteady(b *testing.B) {
 			c, r, j := steadyJob(b, n)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := r.SyncWith(b.Context(), j, c.Cache().PodsForJob); err != nil {
+				if _, err := r.Sync(b.Context(), plan.JobWorkload(j), c.Cache().PodsFor); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -84,7 +86,7 @@ func BenchmarkSyncSteadyListed(b *testing.B) {
 			require.NoError(b, err)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := r.Sync(b.Context(), j, pods); err != nil {
+				if _, err := r.Sync(b.Context(), plan.JobWorkload(j), listOf(pods)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -108,7 +110,7 @@ func BenchmarkSyncFinish(b *testing.B) {
 				c.Cache().DeliverAll()
 				j := c.Cache().Job(ns, "big")
 				b.StartTimer()
-				if _, err := r.SyncWith(b.Context(), j, c.Cache().PodsForJob); err != nil {
+				if _, err := r.Sync(b.Context(), plan.JobWorkload(j), c.Cache().PodsFor); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -135,14 +137,16 @@ func BenchmarkMapPodEvent(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				reconcile.MapPodEvent(ev, time.Second)
+				reconcile.MapPodEvent(owner.BatchJob, ev, time.Second)
 			}
 		})
 	}
 	b.Run("ObservePodEvent", func(b *testing.B) {
-		r, err := reconcile.New(reconcile.Config{Name: testName}, reconciletest.NewCluster(reconciletest.Options{}))
+		c := reconciletest.NewCluster(reconciletest.Options{})
+		r, err := reconcile.New(reconcile.Config{Name: testName}, c, c)
 		require.NoError(b, err)
-		lookup := func(string, string) *batchv1.Job { return job }
+		own := finalizers.JobOwner(job)
+		lookup := func(string, string) *finalizers.OrphanOwner { return own }
 		ev := events["update"]
 		b.ReportAllocs()
 		for b.Loop() {
@@ -156,11 +160,11 @@ func TestMapPodEventAllocs(t *testing.T) {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p", ResourceVersion: "1",
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}}}
 	ev := reconcile.PodEvent{Type: reconcile.PodUpdated, Old: p, New: p}
-	if n := testing.AllocsPerRun(100, func() { reconcile.MapPodEvent(ev, time.Second) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { reconcile.MapPodEvent(owner.BatchJob, ev, time.Second) }); n != 0 {
 		t.Errorf("MapPodEvent(resync) allocates %v times, want 0", n)
 	}
 	ev = reconcile.PodEvent{Type: reconcile.PodAdded, New: p}
-	if n := testing.AllocsPerRun(100, func() { reconcile.MapPodEvent(ev, time.Second) }); n > 2 {
+	if n := testing.AllocsPerRun(100, func() { reconcile.MapPodEvent(owner.BatchJob, ev, time.Second) }); n > 2 {
 		t.Errorf("MapPodEvent(add) allocates %v times, want at most 2 (the key and the slice)", n)
 	}
 	_ = ptr.To[int]

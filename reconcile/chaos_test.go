@@ -47,7 +47,7 @@ func runChaos(t *testing.T, seed uint64) {
 			ExpectationsTTL:   30 * time.Second,
 			MaxUncounted:      1 + rng.IntN(4),
 			MaxCreatesPerSync: 1 + rng.IntN(6),
-		}, c)
+		}, c, reconcile.JobStatusWriter(c))
 		require.NoError(t, err)
 		return r
 	}
@@ -212,7 +212,7 @@ func TestCrashAtEveryCall(t *testing.T) {
 				c := reconciletest.NewCluster(reconciletest.Options{Seed: 3})
 				newReconciler := func() *reconcile.Reconciler {
 					r, err := reconcile.New(reconcile.Config{Name: testName, Clock: c.Clock(), FinalizerRemovalParallelism: 1,
-						Backoff: plainbackoff.Policy{Base: time.Second, Max: 2 * time.Second}}, c)
+						Backoff: plainbackoff.Policy{Base: time.Second, Max: 2 * time.Second}}, c, reconcile.JobStatusWriter(c))
 					require.NoError(t, err)
 					return r
 				}

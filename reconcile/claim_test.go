@@ -128,7 +128,7 @@ func TestSyncAdoptionThenRemovalWrites(t *testing.T) {
 			assert.Equal(t, tc.orphans, res.Adopted, "Result.Adopted")
 			assert.Zero(t, res.Released, "Result.Released")
 			assert.Equal(t, tc.wantDeleted, res.Deleted, "Result.Deleted")
-			assert.False(t, res.Requeue, "Result.Requeue: nothing was left for another sync")
+			assert.Empty(t, res.Retry, "Report.Retry: nothing was left for another sync")
 			st := e.apiJob(t, "adopt").Status
 			assert.Equal(t, tc.wantStatus.Succeeded, st.Succeeded, "status.succeeded")
 			assert.Equal(t, tc.wantStatus.Active, st.Active, "status.active")
@@ -170,7 +170,7 @@ func TestSyncAdoptionOfAChangedPodKeepsThePrecondition(t *testing.T) {
 
 	res, err := e.sync(t, "moved")
 	require.NoError(t, err)
-	assert.True(t, res.Requeue, "a pod changed since the plan: look again")
+	assert.NotEmpty(t, res.Retry, "a pod changed since the plan: look again")
 	assert.Zero(t, res.Deleted, "Result.Deleted: the finished pod is not deleted")
 	for _, p := range e.pods() {
 		assert.True(t, finalizers.Has(p, finalizers.Name), "pod %s lost its finalizer before being counted", p.Name)
@@ -312,7 +312,7 @@ func TestSyncReleaseOfAChangedPod(t *testing.T) {
 
 	res, err := e.sync(t, "rel")
 	require.NoError(t, err)
-	assert.True(t, res.Requeue, "Result.Requeue")
+	assert.NotEmpty(t, res.Retry, "Report.Retry")
 	assert.Equal(t, []reconciletest.Op{patch}, e.ops(), "calls: the release only")
 	got, err := e.c.GetPod(t.Context(), ns, moved)
 	require.NoError(t, err)
@@ -365,7 +365,7 @@ func TestSyncAdoptionFromAStaleCacheCountsOnce(t *testing.T) {
 			got, err = e.c.GetPod(t.Context(), ns, orphan.Name)
 			require.NoError(t, err)
 			assert.False(t, finalizers.Has(got, finalizers.Name), "a sync from the stale cache put the tracking finalizer back")
-			assert.True(t, res.Requeue, "Result.Requeue: the pod changed since the cache showed it")
+			assert.NotEmpty(t, res.Retry, "Report.Retry: the pod changed since the cache showed it")
 
 			for range 3 {
 				e.c.Cache().DeliverAll()
@@ -544,7 +544,7 @@ func TestSyncReadOwnerBeforeAdoption(t *testing.T) {
 				require.NoError(t, err)
 			}
 			assert.Equal(t, tc.wantAdopted, res.Adopted, "Result.Adopted")
-			assert.Equal(t, tc.wantRequeue, res.Requeue, "Result.Requeue")
+			assert.Equal(t, tc.wantRequeue, res.Retry != "", "Report.Retry: %q", res.Retry)
 			if tc.wantAdopted == 0 {
 				assert.Empty(t, e.c.Calls(), "no write at all")
 				for _, p := range e.pods() {

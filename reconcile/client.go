@@ -2,8 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -11,194 +9,87 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/jobkit/jobkit/finalizers"
-	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 )
 
-// Client is everything the Reconciler of batch/v1 Jobs asks of the API server: the
-// pod calls and the Job status write. A controller of another kind of owner gives
-// NewFor a PodClient and its own StatusWriter instead. Listing is not part of it: pods
-// and owners come from the caller's cache. Implementations return the errors
-// of k8s.io/apimachinery/pkg/api/errors (NotFound, Conflict, Invalid, ...) so that
-// the Reconciler can tell them apart; reconciletest.RunClientConformance checks that
-// an implementation behaves like the API server.
-type Client interface {
-	// PodClient holds the pod calls: CreatePod, DeletePod, PatchPod, GetPod.
-	PodClient
-	// UpdateJobStatus writes job.Status through the status subresource, with
-	// job.ResourceVersion as the optimistic-concurrency precondition, and returns
-	// the Job as stored.
-	UpdateJobStatus(ctx context.Context, job *batchv1.Job) (*batchv1.Job, error)
+// workloadKey returns the key of w in the Reconciler's stores.
+func workloadKey(w *plan.Workload) string { return Key(w.Namespace, w.Name) }
+
+// identity is the object controller references to w are built from.
+func identity(w *plan.Workload) *metav1.ObjectMeta {
+	return &metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name, UID: w.UID}
 }
 
-// Patch is a patch body with its content type.
-type Patch = finalizers.Patch
-
-type patchMeta struct {
-	Metadata patchObjectMeta `json:"metadata"`
+// StatusWriter writes the status of an owner. It is the only call of a sync that
+// knows the owner's type; pods go through PodClient.
+type StatusWriter interface {
+	// WriteStatus writes status as the status of w's object through its status
+	// subresource, with w.ResourceVersion as the optimistic-concurrency
+	// precondition, and returns the owner as stored (its new resourceVersion above
+	// all), converted back to a plan.Workload. A stale resourceVersion must yield the API
+	// server's Conflict error, which ends the sync with Report.Retry.
+	WriteStatus(ctx context.Context, w *plan.Workload, status batchv1.JobStatus) (*plan.Workload, error)
 }
 
-type patchObjectMeta struct {
-	OwnerReferences  []any     `json:"ownerReferences,omitempty"`
-	UID              types.UID `json:"uid,omitempty"`
-	Finalizers       []string  `json:"finalizers,omitempty"`
-	DeleteFinalizers []string  `json:"$deleteFromPrimitiveList/finalizers,omitempty"`
-	ResourceVersion  string    `json:"resourceVersion,omitempty"`
+// StatusWriterFunc adapts a function to StatusWriter.
+type StatusWriterFunc func(ctx context.Context, w *plan.Workload, status batchv1.JobStatus) (*plan.Workload, error)
+
+// WriteStatus calls f.
+func (f StatusWriterFunc) WriteStatus(ctx context.Context, w *plan.Workload, status batchv1.JobStatus) (*plan.Workload, error) {
+	return f(ctx, w, status)
 }
 
-// AdoptPatch returns the strategic merge patch that makes job the controller of pod
-// and adds the tracking finalizer, keeping the pod's other owner references and
-// finalizers:
-//
-//	{"metadata":{"ownerReferences":[{...,"controller":true,"blockOwnerDeletion":true,"uid":"<job>"}],
-//	 "uid":"<pod>","finalizers":["batch.kubernetes.io/job-tracking"]}}
-//
-// The pod's UID is a precondition, as in finalizers.RemovalPatch: a pod recreated
-// under the same name is not adopted (the API server answers 422 Invalid). The API
-// server also refuses to add a finalizer to a pod that is being deleted, so terminating
-// pods are not adopted (plan.Compute never asks for that).
-//
-// When pod has a resourceVersion, the patch carries it as a second precondition: the
-// adoption applies only to the version the plan saw as an orphan, and fails with a
-// Conflict if the pod changed since. Upstream sends none; here it keeps a sync from a
-// stale cache (one that still shows the pod as the orphan it was before an earlier
-// sync adopted it, counted it and removed its finalizer) from putting the tracking
-// finalizer back on a pod already counted, which the next sync would count again.
-// The Reconciler stops the sync on that Conflict, as for a release.
-//
-// The pod the API server returns carries the resourceVersion of the adoption; the
-// Reconciler sends the later writes of the same sync to that pod (a finalizer
-// removal) with it, so that its own adoption does not turn them into Conflicts.
-func AdoptPatch(job *batchv1.Job, pod *corev1.Pod) Patch {
-	return AdoptPatchFor(owner.BatchJob, job, pod)
+// PodClient is what the Reconciler asks of the API server about pods, whatever owns
+// them. Implementations return the errors of k8s.io/apimachinery/pkg/api/errors, as
+// Client's do.
+type PodClient interface {
+	// CreatePod creates pod (its Name may be empty when GenerateName is set) and
+	// returns the pod as stored.
+	CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error)
+	// DeletePod deletes a pod with the precondition that its UID is uid (an empty
+	// uid means no precondition). A pod with another UID yields a Conflict error, a
+	// missing pod NotFound.
+	DeletePod(ctx context.Context, namespace, name string, uid types.UID) error
+	// PatchPod patches a pod's metadata and returns the pod as stored; pt is
+	// types.StrategicMergePatchType for every patch the Reconciler sends (finalizer
+	// removal, adoption, release). The Reconciler sends its later writes of a sync
+	// to a pod it adopted with the returned resourceVersion; a nil pod (or one
+	// without a resourceVersion) only costs those writes a Conflict.
+	PatchPod(ctx context.Context, namespace, name string, pt types.PatchType, data []byte) (*corev1.Pod, error)
+	// GetPod reads the pod namespace/name from the API server itself, not from a
+	// cache; a missing pod is a NotFound error. The Reconciler reads a pod only
+	// when the creation of a pod it named was refused with AlreadyExists, to learn
+	// whose pod holds the name (its own earlier creation, or a pod that is not the
+	// owner's, whose name it then gives up): a cached read could miss its own pod.
+	GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
 }
 
-// AdoptPatchFor is AdoptPatch for an owner of kind: its controller reference and its
-// tracking finalizer.
-func AdoptPatchFor(kind owner.Kind, obj metav1.Object, pod *corev1.Pod) Patch {
-	ref := kind.NewControllerRef(obj)
-	p := patchMeta{Metadata: patchObjectMeta{
-		OwnerReferences: []any{ref},
-		UID:             pod.UID,
-		Finalizers:      []string{kind.Finalizer},
-		ResourceVersion: pod.ResourceVersion,
-	}}
-	return Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
+// OwnerReader reads the owner namespace/name from the API server, not from a cache
+// (see Config.ReadOwner). It returns nil, and no error, when the owner does not
+// exist.
+type OwnerReader func(ctx context.Context, namespace, name string) (*LiveOwner, error)
+
+// LiveOwner is what an OwnerReader found.
+type LiveOwner struct {
+	// UID is the owner's UID: another one means the owner was deleted and
+	// recreated under its name.
+	UID types.UID
+	// Deleting is true when the owner has a deletionTimestamp.
+	Deleting bool
 }
 
-// ReleasePatch returns the strategic merge patch that releases pod from the Job with
-// UID jobUID: it removes that owner reference and the tracking finalizer in one
-// write, keeping every other owner reference and finalizer:
-//
-//	{"metadata":{"ownerReferences":[{"$patch":"delete","uid":"<job>"}],"uid":"<pod>",
-//	 "$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"],"resourceVersion":"<rv>"}}
-//
-// The Job controller of Kubernetes 1.37 releases a pod the same way (its controller
-// reference manager is built with the tracking finalizer, and its release patch
-// deletes both), so the orphan cleanup has nothing left to do for a released pod.
-//
-// Preconditions: the pod's UID, as in finalizers.RemovalPatch (NotFound or Invalid on
-// metadata.uid mean the pod is gone), and, when pod has one, its resourceVersion: the
-// patch is applied only to the version the plan decided on (owned by the Job, labels
-// no longer matching), and fails with a Conflict if the pod changed since. Upstream
-// sends no resourceVersion; here it keeps a release sent from a stale cache (the pod
-// was released already and another Job has adopted it since) from stripping the other
-// Job's finalizer.
-//
-// Crash safety. A released pod is no longer the Job's: the plan neither counts it nor
-// records it, whether or not it finished, and a pod recorded earlier in
-// uncountedTerminatedPods is counted from that list by the next status write, once,
-// since its UID leaves the list in that write. The patch is one write, so the API
-// server applies all of it or nothing; there is no state in between (released with
-// the finalizer, or stripped while still owned) for a crash to expose:
-//
-//   - accepted: the pod has neither the owner reference nor the finalizer; the sync
-//     goes on and settles a recorded UID in its status write;
-//   - refused (a Conflict, a server error): nothing changed; the Reconciler stops the
-//     sync before any status write, and the next sync decides again from what the
-//     cache then shows;
-//   - timed out, or the answer lost: the sync stops as well; the pod is then either
-//     released (no longer listed for the Job: a recorded UID is counted once) or
-//     untouched (released again by the next sync). A cache that still shows the
-//     version before an applied release gets the pod released again, with that
-//     version: a Conflict, which requeues the sync without a status write until the
-//     cache catches up; never a count.
-//
-// The pod is therefore never counted twice, and no completion recorded for the Job
-// is lost.
-func ReleasePatch(jobUID types.UID, pod *corev1.Pod) Patch {
-	return ReleasePatchFor(owner.BatchJob, jobUID, pod)
-}
-
-// ReleasePatchFor is ReleasePatch for an owner of kind: it removes the reference to
-// the owner with UID uid and the kind's tracking finalizer.
-func ReleasePatchFor(kind owner.Kind, uid types.UID, pod *corev1.Pod) Patch {
-	p := patchMeta{Metadata: patchObjectMeta{
-		OwnerReferences:  []any{map[string]any{"$patch": "delete", "uid": uid}},
-		UID:              pod.UID,
-		DeleteFinalizers: []string{kind.Finalizer},
-		ResourceVersion:  pod.ResourceVersion,
-	}}
-	return Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
-}
-
-// unchangedRemovalPatch is finalizers.RemovalPatch with version, the pod's
-// resourceVersion, as a second precondition: the API server answers Conflict if the
-// pod changed since the plan saw it. A scale-down uses it, so that a pod which
-// finished after the plan chose it keeps its finalizer and gets counted instead of
-// being stripped. version is the cached one, or the one an adoption in the same sync
-// returned (see execution.writeVersion); empty means no such precondition.
-func unchangedRemovalPatch(pod *corev1.Pod, version, finalizer string) Patch {
-	if version == "" {
-		return finalizers.RemovalPatch(pod, finalizer)
-	}
-	p := struct {
-		Metadata struct {
-			Delete          []string  `json:"$deleteFromPrimitiveList/finalizers"`
-			UID             types.UID `json:"uid,omitempty"`
-			ResourceVersion string    `json:"resourceVersion"`
-		} `json:"metadata"`
-	}{}
-	p.Metadata.Delete = []string{finalizer}
-	p.Metadata.UID = pod.UID
-	p.Metadata.ResourceVersion = version
-	return Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
-}
-
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil { // the values are plain strings and booleans
-		panic(err)
-	}
-	return b
-}
-
-// IsPodGone reports whether err, returned by a PatchPod that carried the pod's UID as
-// a precondition, proves that the pod it was meant for is gone: NotFound, or Invalid
-// on metadata.uid (a new pod took the name). A finalizer removal that fails this way
-// counts as done. Any other error (a Conflict included) proves nothing.
-func IsPodGone(err error) bool {
-	if err == nil {
-		return false
-	}
-	if apierrors.IsNotFound(err) {
-		return true
-	}
-	if apierrors.IsInvalid(err) {
-		var st apierrors.APIStatus
-		if errors.As(err, &st) && st.Status().Details != nil {
-			for _, c := range st.Status().Details.Causes {
-				if c.Field == "metadata.uid" {
-					return true
-				}
-			}
+// ObjectOwnerReader is the OwnerReader over get, a live read of the owner that
+// returns the API server's errors (NotFound for a missing owner): the owner's UID
+// and deletionTimestamp are all it reads.
+func ObjectOwnerReader[T metav1.Object](get func(ctx context.Context, namespace, name string) (T, error)) OwnerReader {
+	return func(ctx context.Context, namespace, name string) (*LiveOwner, error) {
+		o, err := get(ctx, namespace, name)
+		if apierrors.IsNotFound(err) {
+			return nil, nil
 		}
+		if err != nil {
+			return nil, err
+		}
+		return &LiveOwner{UID: o.GetUID(), Deleting: o.GetDeletionTimestamp() != nil}, nil
 	}
-	return false
-}
-
-// isDeleteGone reports whether a DELETE with a UID precondition failed because the pod
-// is gone: NotFound, or Conflict when another pod took the name.
-func isDeleteGone(err error) bool {
-	return apierrors.IsNotFound(err) || apierrors.IsConflict(err)
 }

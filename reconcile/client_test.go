@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -66,7 +67,7 @@ func TestAdoptPatch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := applySMP(t, tc.pod, reconcile.AdoptPatch(job, tc.pod))
+			got := applySMP(t, tc.pod, reconcile.AdoptPatch(owner.BatchJob, job, tc.pod))
 			assert.ElementsMatch(t, tc.wantOwners, got.OwnerReferences, "owner references")
 			assert.ElementsMatch(t, tc.wantFinalizers, got.Finalizers)
 			assert.Equal(t, tc.pod.UID, got.UID, "the UID precondition matches")
@@ -75,7 +76,7 @@ func TestAdoptPatch(t *testing.T) {
 	// A pod with another UID: the patch would change metadata.uid, which the API
 	// server rejects as immutable.
 	stale := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "new-uid"}}
-	got := applySMP(t, stale, reconcile.AdoptPatch(job, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "old-uid"}}))
+	got := applySMP(t, stale, reconcile.AdoptPatch(owner.BatchJob, job, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "old-uid"}}))
 	assert.Equal(t, types.UID("old-uid"), got.UID, "the patch carries the UID it was built for")
 }
 
@@ -110,7 +111,7 @@ func TestReleasePatch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := reconcile.ReleasePatch(tc.jobUID, tc.pod)
+			p := reconcile.ReleasePatch(owner.BatchJob, tc.jobUID, tc.pod)
 			assert.JSONEq(t, tc.wantPatch, string(p.Data), "ReleasePatch(%s, pod)", tc.jobUID)
 			got := applySMP(t, tc.pod, p)
 			if diff := cmp.Diff(tc.wantOwners, got.OwnerReferences, cmpopts.EquateEmpty()); diff != "" {

@@ -33,6 +33,9 @@ const (
 	// DefaultStaleCacheRequeue is how soon a Job whose cache has not caught up with
 	// this reconciler's last status write is synced again.
 	DefaultStaleCacheRequeue = 100 * time.Millisecond
+	// DefaultConflictRequeue is how soon a sync that stopped early to look again (a
+	// status conflict, a pod that changed since the plan) is retried.
+	DefaultConflictRequeue = 100 * time.Millisecond
 )
 
 // ErrInvalidConfig is wrapped by the errors New returns for a bad Config.
@@ -53,7 +56,7 @@ type Config struct {
 	// means owner.BatchJob (batch/v1 Jobs, batch.kubernetes.io/job-tracking); a
 	// controller of another kind of owner names its own finalizer. Ownership is by
 	// controller-reference UID. The orphan cleanup takes the owner's facts
-	// (DecideOrphanOf, CleanOrphanOf) or a batch/v1 Job presenting it.
+	// (DecideOrphan, CleanOrphan) or a batch/v1 Job presenting it.
 	Owner owner.Kind
 
 	// Backoff is the pod failure backoff; zero means 10s doubling to 10m.
@@ -99,12 +102,17 @@ type Config struct {
 	// known (a defensive case: a sync normally uses the Job it wrote); zero means
 	// 100ms.
 	StaleCacheRequeue time.Duration
+	// ConflictRequeue is the longest RequeueAfter of a sync that stopped early to
+	// look again (Report.Retry: a status write met a conflict, a pod changed or
+	// vanished since the plan); zero means 100ms. Such a sync returns no error: the
+	// next one, from a cache that has caught up, decides again.
+	ConflictRequeue time.Duration
 
 	// ReadOwner, when set, reads an owner from the API server itself (not a cache).
 	// A sync that is about to adopt orphan pods calls it first, as the Job
 	// controller of Kubernetes 1.37 reads the Job again before adopting: the pods
 	// are adopted only when the owner still exists with the UID the sync saw and is
-	// not being deleted. Otherwise the sync stops before any write (Result.Requeue)
+	// not being deleted. Otherwise the sync stops before any write (Report.Retry)
 	// and the pods stay orphans. Without it, a sync from a cache that has not seen
 	// the owner's deletion yet adopts orphans for a deleted owner, and the garbage
 	// collector then deletes them. The example controllers set it to an uncached
@@ -163,6 +171,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	nonNegDur("ExpectationsTTL", cfg.ExpectationsTTL)
 	nonNegDur("UncertainCreationTimeout", cfg.UncertainCreationTimeout)
 	nonNegDur("StaleCacheRequeue", cfg.StaleCacheRequeue)
+	nonNegDur("ConflictRequeue", cfg.ConflictRequeue)
 	nonNegInt("MaxCreatesPerSync", cfg.MaxCreatesPerSync)
 	nonNegInt("MaxDeletesPerSync", cfg.MaxDeletesPerSync)
 	nonNegInt("MaxUncounted", cfg.MaxUncounted)
@@ -184,6 +193,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.StaleCacheRequeue == 0 {
 		cfg.StaleCacheRequeue = DefaultStaleCacheRequeue
+	}
+	if cfg.ConflictRequeue == 0 {
+		cfg.ConflictRequeue = DefaultConflictRequeue
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}

@@ -34,7 +34,7 @@ func TestNewConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := reconcile.New(tc.cfg, c)
+			r, err := reconcile.New(tc.cfg, c, reconcile.JobStatusWriter(c))
 			if len(tc.wantFields) == 0 {
 				require.NoError(t, err)
 				require.NotNil(t, r)
@@ -47,12 +47,13 @@ func TestNewConfig(t *testing.T) {
 			}
 		})
 	}
-	_, err := reconcile.New(reconcile.Config{Name: "x"}, nil)
+	_, err := reconcile.New(reconcile.Config{Name: "x"}, nil, nil)
 	assert.True(t, errors.Is(err, reconcile.ErrInvalidArgument), "New(nil client) error = %v", err)
 }
 
 func TestConfigDefaults(t *testing.T) {
-	r, err := reconcile.New(reconcile.Config{Name: "x"}, reconciletest.NewCluster(reconciletest.Options{}))
+	c := reconciletest.NewCluster(reconciletest.Options{})
+	r, err := reconcile.New(reconcile.Config{Name: "x"}, c, c)
 	require.NoError(t, err)
 	cfg := r.Config()
 	assert.Equal(t, "x", r.Name())
@@ -66,7 +67,7 @@ func TestConfigDefaults(t *testing.T) {
 	assert.NotNil(t, cfg.Metrics)
 	assert.NotNil(t, cfg.Events)
 
-	r, err = reconcile.New(reconcile.Config{Name: "x", ExpectationsTTL: time.Second}, reconciletest.NewCluster(reconciletest.Options{}))
+	r, err = reconcile.New(reconcile.Config{Name: "x", ExpectationsTTL: time.Second}, c, c)
 	require.NoError(t, err)
 	assert.Equal(t, time.Second, r.Config().Expectations.TTL())
 }
@@ -79,7 +80,7 @@ func TestConfigSharedStores(t *testing.T) {
 	_, err := e.sync(t, "shared")
 	require.NoError(t, err)
 	cfg := e.r.Config()
-	other, err := reconcile.New(reconcile.Config{Name: testName, Expectations: cfg.Expectations, FinalizerRemovals: cfg.FinalizerRemovals, BackoffStore: cfg.BackoffStore}, e.c)
+	other, err := reconcile.New(reconcile.Config{Name: testName, Expectations: cfg.Expectations, FinalizerRemovals: cfg.FinalizerRemovals, BackoffStore: cfg.BackoffStore}, e.c, reconcile.JobStatusWriter(e.c))
 	require.NoError(t, err)
 	assert.Same(t, cfg.Expectations, other.Config().Expectations)
 	assert.False(t, other.Config().Expectations.Satisfied("ns/shared"))

@@ -124,7 +124,7 @@ func (ex *execution) createPod(c plan.Creation, reason string) error {
 		}
 		if attempt == maxNameAttempts {
 			ex.log.V(2).Info("Pod names held by pods that are not the owner's; the next sync goes on", "index", c.Index, "tried", attempt)
-			ex.requeue()
+			ex.retry("pod names held by pods that are not the owner's")
 			return errNamesTaken
 		}
 		pod = pod.DeepCopy()
@@ -209,7 +209,7 @@ func (ex *execution) resolveTaken(c plan.Creation, name string) (string, error) 
 		return next, nil
 	default:
 		r.noteRefusedName(ex.key, name, r.cfg.Clock.Now(), false)
-		ex.requeue()
+		ex.retry("the pod holding a refused name could not be read")
 		err = fmt.Errorf("read pod %s/%s, whose name a creation for job %s was refused under: %w", c.Pod.Namespace, name, ex.key, err)
 		ex.fail(err)
 		return "", err
@@ -280,13 +280,6 @@ func nextName(ownerName, ownerUID string, index int, name string, taken func(str
 
 // maxTakenNames bounds the taken names nextName skips (plan's bound).
 const maxTakenNames = 64
-
-// requeue asks for another sync soon.
-func (ex *execution) requeue() {
-	ex.mu.Lock()
-	ex.res.Requeue = true
-	ex.mu.Unlock()
-}
 
 // creationReason is the reason label of job_pods_creation_total.
 func (ex *execution) creationReason() string {

@@ -50,19 +50,19 @@ func CreateErrorMessage(err error) string {
 }
 
 // ClassifyCreateError tells whether a single-pod job controller should retry a pod
-// create that failed with err, or error the job: an API status error with a
-// 4xx code is terminal, except 404 NotFound, 409 Conflict (AlreadyExists included)
+// create that failed with err, or error the job, under policy. Under
+// runplan.CreateErrorsJobkit an API status error with a 4xx code is terminal, except 404 NotFound, 409 Conflict (AlreadyExists included)
 // and 429 TooManyRequests, which may succeed later; everything else (5xx,
 // timeouts, network errors, a cancelled context, an error that carries no API
 // status) is retried. err may be wrapped (errors.As finds the API status). A status
 // without a code is judged by its reason, using the code the API server sends with
 // that reason.
 //
-// It is runplan.ClassifyCreateError with runplan.CreateErrorsJobkit, whose table
-// gives the reason for each status code, with one merge: runplan's Exists
-// (409 AlreadyExists, a pod to adopt) is CreateErrorRetry here, since a retry
-// finds the pod in the cache and adopts it. ClassifyCreateErrorWith chooses
-// plank's rule instead.
+// That is runplan.ClassifyCreateError under policy runplan.CreateErrorsJobkit,
+// whose table gives the reason for each status code, with one merge: runplan's
+// Exists (409 AlreadyExists, a pod to adopt) is CreateErrorRetry here, since a retry
+// finds the pod in the cache and adopts it. runplan.CreateErrorsPlank makes every
+// 4xx terminal (404, 409 and 429 included), as Prow's plank does.
 //
 // Notes:
 //   - A 403 includes an exceeded ResourceQuota and a namespace being deleted; both
@@ -74,14 +74,7 @@ func CreateErrorMessage(err error) string {
 //     for one rejected create. This classification is for single-pod jobs only.
 //
 // ClassifyCreateError is O(depth of the error chain) and safe for concurrent use.
-func ClassifyCreateError(err error) CreateErrorClass {
-	return ClassifyCreateErrorWith(err, runplan.CreateErrorsJobkit)
-}
-
-// ClassifyCreateErrorWith is ClassifyCreateError under policy:
-// runplan.CreateErrorsPlank makes every 4xx terminal (404, 409 and 429
-// included), as Prow's plank does.
-func ClassifyCreateErrorWith(err error, policy runplan.CreateErrorPolicy) CreateErrorClass {
+func ClassifyCreateError(err error, policy runplan.CreateErrorPolicy) CreateErrorClass {
 	switch runplan.ClassifyCreateError(err, policy).Class {
 	case runplan.CreateErrorNone:
 		return CreateErrorNone
@@ -91,8 +84,8 @@ func ClassifyCreateErrorWith(err error, policy runplan.CreateErrorPolicy) Create
 	return CreateErrorRetry
 }
 
-// IsTerminalCreateError reports whether ClassifyCreateError(err) is
-// CreateErrorTerminal.
+// IsTerminalCreateError reports whether ClassifyCreateError(err,
+// runplan.CreateErrorsJobkit) is CreateErrorTerminal.
 func IsTerminalCreateError(err error) bool {
-	return ClassifyCreateError(err) == CreateErrorTerminal
+	return ClassifyCreateError(err, runplan.CreateErrorsJobkit) == CreateErrorTerminal
 }

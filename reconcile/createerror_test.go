@@ -90,7 +90,7 @@ func TestClassifyCreateError(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := reconcile.ClassifyCreateError(tt.err); got != tt.want {
+			if got := reconcile.ClassifyCreateError(tt.err, runplan.CreateErrorsJobkit); got != tt.want {
 				t.Errorf("ClassifyCreateError(%v) = %v, want %v", tt.err, got, tt.want)
 			}
 			if got, want := reconcile.IsTerminalCreateError(tt.err), tt.want == reconcile.CreateErrorTerminal; got != want {
@@ -100,7 +100,7 @@ func TestClassifyCreateError(t *testing.T) {
 	}
 }
 
-func TestClassifyCreateErrorWith(t *testing.T) {
+func TestClassifyCreateErrorPolicy(t *testing.T) {
 	exists := apierrors.NewAlreadyExists(createErrorPods, "job-1")
 	tests := []struct {
 		name   string
@@ -117,8 +117,8 @@ func TestClassifyCreateErrorWith(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := reconcile.ClassifyCreateErrorWith(tt.err, tt.policy); got != tt.want {
-				t.Errorf("ClassifyCreateErrorWith(%v, %q) = %v, want %v", tt.err, tt.policy, got, tt.want)
+			if got := reconcile.ClassifyCreateError(tt.err, tt.policy); got != tt.want {
+				t.Errorf("ClassifyCreateError(%v, %q) = %v, want %v", tt.err, tt.policy, got, tt.want)
 			}
 		})
 	}
@@ -161,7 +161,7 @@ func ExampleClassifyCreateError() {
 		apierrors.NewTooManyRequests("slow down", 1),
 		apierrors.NewServiceUnavailable("apiserver shutting down"),
 	} {
-		class := reconcile.ClassifyCreateError(err)
+		class := reconcile.ClassifyCreateError(err, runplan.CreateErrorsJobkit)
 		fmt.Println(class)
 		if class == reconcile.CreateErrorTerminal {
 			fmt.Println(reconcile.CreateErrorMessage(err))
@@ -185,7 +185,7 @@ func BenchmarkClassifyCreateError(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, err := range errs {
-			reconcile.ClassifyCreateError(err)
+			reconcile.ClassifyCreateError(err, runplan.CreateErrorsJobkit)
 		}
 	}
 }

@@ -16,22 +16,22 @@
 // is an owner's when its controller reference has the owner's UID, whatever else it
 // says; this is the contract between jobkit and the caller's pod lister.
 //
-// Two doors lead to the same sync:
+// One door serves every owner: New(cfg, pods, status) and Sync(ctx, w, list).
 //
-//   - batch/v1 Jobs: New(cfg, client) and Sync/SyncWith(job). The Job is presented
-//     as a Workload by JobWorkload, its status written by JobStatusWriter(client).
-//   - any other owner: NewFor(cfg, pods, status) and SyncWorkload(w). The controller
-//     converts its object into a Workload (identity, a plan.Spec in Job terms, its
-//     status as a batchv1.JobStatus, resourceVersion, the object itself) and
-//     writes the status back in its StatusWriter, the one call that knows its type.
-//     Events are recorded on Workload.Object. The orphan cleanup takes the owner's
-//     facts (DecideOrphanOf, CleanOrphanOf), a deleted owner is forgotten with
+//   - batch/v1 Jobs: New(cfg, client, JobStatusWriter(client)); each Job is
+//     converted by plan.JobWorkload, the one conversion of a Job.
+//   - any other owner: the controller converts its object into a plan.Workload
+//     (identity, a plan.Spec in Job terms, its status as a batchv1.JobStatus,
+//     resourceVersion, the object itself) and writes the status back in its
+//     StatusWriter, the one call that knows its type. Events are recorded on
+//     Workload.Object. The orphan cleanup takes the owner's
+//     facts (DecideOrphan, CleanOrphan), a deleted owner is forgotten with
 //     OwnerDeleted. examples/trainingjob is a complete controller of this kind.
 //
 // # One sync
 //
-// Reconciler.SyncWith(ctx, job, list) (SyncWorkload for any owner), with job read
-// from the caller's cache:
+// Reconciler.Sync(ctx, w, list), with w converted from the owner as read from the
+// caller's cache:
 //
 //  1. a new UID under a known key means the Job was recreated: its state is dropped;
 //  2. a Job older than the last status this Reconciler wrote (resourceVersions
@@ -41,7 +41,7 @@
 //  3. the expectations are checked, then the pods listed, then plan.Compute runs;
 //     a deletion expected by UID whose pod is no longer listed, or is listed with
 //     a deletionTimestamp, counts as observed (its event was lost);
-//  4. adopt and release patches; a pod found gone stops the sync (Result.Requeue).
+//  4. adopt and release patches; a pod found gone stops the sync (Report.Retry).
 //     Before adopting, Config.ReadOwner (when set) reads the owner from the API
 //     server: gone, recreated or being deleted stops the sync, adopting nothing.
 //     A release removes the controller reference and the tracking finalizer in one
@@ -89,8 +89,8 @@
 //     Job: FailedCreate event, error returned so that the caller requeues with rate
 //     limiting. A namespace being deleted stops the creations without error.
 //
-// A Conflict on a status write ends the sync with Result.Requeue and no error; other
-// errors are returned wrapped (errors.Is and apierrors predicates see through them),
+// A Conflict on a status write ends the sync with Report.Retry, a RequeueAfter of at
+// most Config.ConflictRequeue and no error; other errors are returned wrapped (errors.Is and apierrors predicates see through them),
 // after every independent call of the sync was tried.
 //
 // # Invariants
@@ -151,9 +151,9 @@
 // them to the Reconciler's stores, checking the Job's UID so that a pod of a deleted
 // Job never fulfils the expectations of a new Job with the same name, and tell the
 // caller which pods need the orphan cleanup (CleanOrphan, with finalizers.DecideOrphan
-// rules) and when orphans may be adopted (MatchingJobs). For an owner of another
-// kind, ObservePodEventOf takes the owner's facts (an OwnerLookup of
-// finalizers.OrphanOwner) instead of a Job, and OwnerDeleted forgets a deleted owner.
+// rules) and when orphans may be adopted (MatchingJobs). ObservePodEvent takes the
+// owner's facts from the caller's cache (an OwnerLookup of finalizers.OrphanOwner;
+// finalizers.JobOwner presents a Job), and OwnerDeleted forgets a deleted owner.
 //
 // # Helpers for other controllers
 //

@@ -26,7 +26,7 @@ func ExampleReconciler_Sync() {
 		Name:                        "example.com/job-controller",
 		Clock:                       cluster.Clock(),
 		FinalizerRemovalParallelism: 1,
-	}, cluster)
+	}, cluster, reconcile.JobStatusWriter(cluster))
 	if err != nil {
 		panic(err)
 	}
@@ -55,7 +55,8 @@ func ExampleReconciler_Sync() {
 
 // The name is required: it is what the controller answers to in spec.managedBy.
 func ExampleNew() {
-	_, err := reconcile.New(reconcile.Config{}, reconciletest.NewCluster(reconciletest.Options{}))
+	c := reconciletest.NewCluster(reconciletest.Options{})
+	_, err := reconcile.New(reconcile.Config{}, c, c)
 	fmt.Println(errors.Is(err, reconcile.ErrInvalidConfig))
 	// Output:
 	// true
@@ -70,7 +71,7 @@ func ExampleMapPodEvent() {
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
 		Finalizers:      []string{finalizers.Name},
 	}}
-	m := reconcile.MapPodEvent(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, time.Second)
+	m := reconcile.MapPodEvent(owner.BatchJob, reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, time.Second)
 	for _, t := range m.Jobs {
 		fmt.Printf("sync %s after %s; creation observed: %v\n", t.Key, m.Delay, t.CreationObserved)
 	}
@@ -78,7 +79,7 @@ func ExampleMapPodEvent() {
 	gone := pod.DeepCopy()
 	gone.ResourceVersion = "9"
 	gone.Finalizers = nil
-	m = reconcile.MapPodEvent(reconcile.PodEvent{Type: reconcile.PodDeleted, Old: gone}, time.Second)
+	m = reconcile.MapPodEvent(owner.BatchJob, reconcile.PodEvent{Type: reconcile.PodDeleted, Old: gone}, time.Second)
 	t := m.Jobs[0]
 	fmt.Printf("deletion observed: %v; finalizer removal observed: %v\n", t.DeletionObserved, t.FinalizerRemovalObserved)
 	// Output:
@@ -89,14 +90,15 @@ func ExampleMapPodEvent() {
 // ObservePodEvent applies an event to the Reconciler's expectations; a pod whose Job
 // is gone goes to the orphan cleanup.
 func ExampleReconciler_ObservePodEvent() {
-	r, _ := reconcile.New(reconcile.Config{Name: "example.com/job-controller"}, reconciletest.NewCluster(reconciletest.Options{}))
+	c := reconciletest.NewCluster(reconciletest.Options{})
+	r, _ := reconcile.New(reconcile.Config{Name: "example.com/job-controller"}, c, c)
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pi", UID: "1234"}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
 		Namespace: "default", Name: "pi-x7k2p", UID: "abcd",
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
 		Finalizers:      []string{finalizers.Name},
 	}}
-	noJobs := func(namespace, name string) *batchv1.Job { return nil }
+	noJobs := func(namespace, name string) *finalizers.OrphanOwner { return nil }
 	res := r.ObservePodEvent(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, noJobs)
 	fmt.Println("sync:", res.Sync, "orphan cleanup:", res.OrphanCleanup)
 
@@ -107,11 +109,12 @@ func ExampleReconciler_ObservePodEvent() {
 	// true controlling Job no longer exists
 }
 
-// ObservePodEventOf is ObservePodEvent for a custom owner kind: the lookup returns
+// ObservePodEvent for a custom owner kind: the lookup returns
 // the owner's facts from the controller's own cache.
-func ExampleReconciler_ObservePodEventOf() {
+func ExampleReconciler_ObservePodEvent_owner() {
 	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
-	r, _ := reconcile.New(reconcile.Config{Name: "ml.example.com/controller", Owner: kind}, reconciletest.NewCluster(reconciletest.Options{}))
+	c := reconciletest.NewCluster(reconciletest.Options{})
+	r, _ := reconcile.New(reconcile.Config{Name: "ml.example.com/controller", Owner: kind}, c, c)
 	tj := &metav1.ObjectMeta{Namespace: "default", Name: "train", UID: "1234"}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
 		Namespace: "default", Name: "train-0", UID: "abcd",
@@ -121,7 +124,7 @@ func ExampleReconciler_ObservePodEventOf() {
 	finished := func(namespace, name string) *finalizers.OrphanOwner {
 		return &finalizers.OrphanOwner{UID: "1234", ManagedBy: "ml.example.com/controller", Finished: true}
 	}
-	res := r.ObservePodEventOf(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, finished)
+	res := r.ObservePodEvent(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, finished)
 	fmt.Println("sync:", res.Sync, "orphan cleanup:", res.OrphanCleanup)
 	// Output:
 	// sync: [] orphan cleanup: true
@@ -144,7 +147,7 @@ func ExampleMapJobEvent() {
 func ExampleAdoptPatch() {
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pi", UID: "1234"}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "stray", UID: "abcd"}}
-	p := reconcile.AdoptPatch(job, pod)
+	p := reconcile.AdoptPatch(owner.BatchJob, job, pod)
 	fmt.Println(p.Type)
 	fmt.Println(string(p.Data))
 	// Output:
@@ -154,7 +157,7 @@ func ExampleAdoptPatch() {
 
 func ExampleReleasePatch() {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pi-x7k2p", UID: "abcd", ResourceVersion: "42"}}
-	fmt.Println(string(reconcile.ReleasePatch("1234", pod).Data))
+	fmt.Println(string(reconcile.ReleasePatch(owner.BatchJob, "1234", pod).Data))
 	// Output:
 	// {"metadata":{"ownerReferences":[{"$patch":"delete","uid":"1234"}],"uid":"abcd","$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"],"resourceVersion":"42"}}
 }

@@ -10,9 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -25,8 +23,8 @@ type execution struct {
 	r      *Reconciler
 	ctx    context.Context
 	key    string
-	orig   *Workload // the owner as read from the cache
-	cur    *Workload // the latest version known: orig, then what status writes return
+	orig   *plan.Workload // the owner as read from the cache
+	cur    *plan.Workload // the latest version known: orig, then what status writes return
 	plan   *plan.Plan
 	log    logr.Logger
 	mode   string
@@ -111,129 +109,27 @@ func (ex *execution) execute() (Result, error) {
 	return ex.result()
 }
 
-// ownerStillLive reads the owner through Config.ReadOwner before adoptions. It
-// returns false, with Result.Requeue set, when the owner is gone, was recreated or
-// is being deleted; false with the error when the read failed.
-func (ex *execution) ownerStillLive() (bool, error) {
-	o := ex.orig
-	live, err := ex.r.cfg.ReadOwner(ex.ctx, o.Namespace, o.Name)
-	if err != nil {
-		return false, fmt.Errorf("read the owner before adopting pods: %w", err)
+// retry stops nothing by itself: it records why the sync asks to be synced again
+// soon (Report.Retry; the first reason is kept) and lowers RequeueAfter to at most
+// Config.ConflictRequeue. It takes ex.mu.
+func (ex *execution) retry(why string) {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.res.Retry == "" {
+		ex.res.Retry = why
 	}
-	if live == nil || live.UID != o.UID || live.Deleting {
-		ex.log.V(2).Info("Owner gone or being deleted, as read from the API server; not adopting", "orphans", len(ex.plan.Adopt))
-		ex.res.Requeue = true
-		return false, nil
-	}
-	return true, nil
-}
-
-// claim adopts and releases pods. It stops the sync (stop true) when a pod was not
-// found, or changed before its adoption or release (a Conflict): the plan counted it (or not),
-// so it is recomputed on the next sync. It records what the adoptions returned
-// (noteAdopted) for the later writes of the sync.
-func (ex *execution) claim() (stop bool, err error) {
-	p := ex.plan
-	if len(p.Adopt) > 0 && ex.r.cfg.ReadOwner != nil {
-		if ok, err := ex.ownerStillLive(); !ok {
-			return true, err
-		}
-	}
-	type call struct {
-		a     plan.PodAction
-		patch Patch
-		verb  string
-	}
-	calls := make([]call, 0, len(p.Adopt)+len(p.Release))
-	for _, a := range p.Adopt {
-		calls = append(calls, call{a, AdoptPatchFor(ex.r.cfg.Owner, ex.orig.identity(), a.Pod), "adopt"})
-	}
-	for _, a := range p.Release {
-		calls = append(calls, call{a, ReleasePatchFor(ex.r.cfg.Owner, ex.orig.UID, a.Pod), "release"})
-	}
-	var errs []error
-	for _, c := range calls {
-		pod := c.a.Pod
-		out, err := ex.r.pods.PatchPod(ex.ctx, pod.Namespace, pod.Name, c.patch.Type, c.patch.Data)
-		switch {
-		case err == nil:
-			ex.log.V(2).Info("Pod "+c.verb+"ed", "pod", pod.Name, "reason", c.a.Reason)
-			if c.verb == "adopt" {
-				ex.noteAdopted(pod, out)
-				ex.res.Adopted++
-			} else {
-				ex.res.Released++
-			}
-		case IsPodGone(err):
-			ex.log.V(2).Info("Pod gone before "+c.verb+"ion", "pod", pod.Name)
-			stop = true
-		case apierrors.IsConflict(err):
-			// The pod changed since the cache showed it (its adoption or release
-			// carries that resourceVersion): the plan may be wrong about it, or the
-			// cache may be behind an earlier adoption. Look again.
-			ex.log.V(2).Info("Pod changed since the plan; not "+c.verb+"ing it in this sync", "pod", pod.Name)
-			stop = true
-		default:
-			errs = append(errs, fmt.Errorf("%s pod %s/%s: %w", c.verb, pod.Namespace, pod.Name, err))
-		}
-	}
-	if len(errs) > 0 {
-		return true, errors.Join(errs...)
-	}
-	if stop {
-		ex.res.Requeue = true
-	}
-	return stop, nil
-}
-
-// noteAdopted remembers the resourceVersion that the adoption of cached returned in
-// out, when the adoption is all that changed since the cache showed the pod: a later
-// write of this sync that carries it as a precondition then still means "the pod is
-// as the plan saw it". When anything else changed (the pod finished, was relabelled,
-// is being deleted), nothing is remembered: the later write carries the cached
-// version, fails with a Conflict and the next sync decides on the new state.
-func (ex *execution) noteAdopted(cached, out *corev1.Pod) {
-	if out == nil || out.UID != cached.UID || out.ResourceVersion == "" || cached.ResourceVersion == "" ||
-		!onlyClaimChanged(cached, out) {
-		return
-	}
-	if ex.adopted == nil {
-		ex.adopted = map[types.UID]string{}
-	}
-	ex.adopted[cached.UID] = out.ResourceVersion
-}
-
-// onlyClaimChanged reports whether after differs from before only in what an
-// adoption patch writes (owner references, finalizers) and in what any write changes
-// (resourceVersion, managedFields, which some caches strip).
-func onlyClaimChanged(before, after *corev1.Pod) bool {
-	a, b := before.ObjectMeta, after.ObjectMeta // shallow copies: only fields are cleared
-	for _, m := range []*metav1.ObjectMeta{&a, &b} {
-		m.OwnerReferences, m.Finalizers, m.ResourceVersion, m.ManagedFields = nil, nil, "", nil
-	}
-	return equality.Semantic.DeepEqual(a, b) &&
-		equality.Semantic.DeepEqual(before.Spec, after.Spec) &&
-		equality.Semantic.DeepEqual(before.Status, after.Status)
-}
-
-// writeVersion is the resourceVersion that a write to pod in this sync carries as its
-// precondition: the one its adoption in this sync returned, else the cached one.
-func (ex *execution) writeVersion(pod *corev1.Pod) string {
-	if v, ok := ex.adopted[pod.UID]; ok {
-		return v
-	}
-	return pod.ResourceVersion
+	ex.res.RequeueAfter = minPositive(ex.res.RequeueAfter, ex.r.cfg.ConflictRequeue)
 }
 
 // writeStatus writes st as the Job's status. It returns ok false when the write
-// failed: with a nil error and Result.Requeue set on a conflict, with the error
+// failed: with a nil error and a retry noted on a conflict, with the error
 // otherwise.
 func (ex *execution) writeStatus(st batchv1.JobStatus, what string) (ok bool, err error) {
 	out, err := ex.r.status.WriteStatus(ex.ctx, ex.cur, st)
 	if err != nil {
 		if apierrors.IsConflict(err) {
 			ex.log.V(2).Info("Conflict writing the Job status; requeueing", "step", what)
-			ex.res.Requeue = true
+			ex.retry("conflict writing the status (" + what + ")")
 			return false, nil
 		}
 		return false, fmt.Errorf("write status (%s): %w", what, err)
@@ -391,9 +287,7 @@ func (ex *execution) deletePod(d plan.Deletion) bool {
 			// The pod changed since the cache showed it active: it may have
 			// finished, and must then be counted, not stripped. Look again.
 			ex.log.V(2).Info("Pod changed since the plan; not deleting it in this sync", "pod", pod.Name)
-			ex.mu.Lock()
-			ex.res.Requeue = true
-			ex.mu.Unlock()
+			ex.retry("a pod changed since the plan before its deletion")
 			return false
 		case out == removalFailed:
 			ex.fail(fmt.Errorf("remove tracking finalizer of pod %s/%s before deleting it: %w", pod.Namespace, pod.Name, err))

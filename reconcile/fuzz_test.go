@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -50,7 +51,7 @@ func FuzzMapPodEvent(f *testing.F) {
 		oldPod := fuzzPod(oldBits, oldRV, oldLabel, jobA)
 		newPod := fuzzPod(newBits, newRV, newLabel, jobB)
 		ev := reconcile.PodEvent{Type: reconcile.PodEventType(kind % 4), Old: oldPod, New: newPod}
-		m := reconcile.MapPodEvent(ev, time.Second)
+		m := reconcile.MapPodEvent(owner.BatchJob, ev, time.Second)
 		if len(m.Jobs) > 2 {
 			t.Fatalf("%d Jobs, want at most 2", len(m.Jobs))
 		}
@@ -114,7 +115,7 @@ func FuzzAdoptReleasePatch(f *testing.F) {
 			}
 			return &got
 		}
-		adopted := apply(pod, reconcile.AdoptPatch(job, pod))
+		adopted := apply(pod, reconcile.AdoptPatch(owner.BatchJob, job, pod))
 		ref := metav1.GetControllerOf(adopted)
 		if ref == nil || ref.UID != job.UID {
 			t.Fatalf("adopted pod's controller = %v", ref)
@@ -127,7 +128,7 @@ func FuzzAdoptReleasePatch(f *testing.F) {
 				t.Fatalf("adoption lost finalizer %q: %v", f, adopted.Finalizers)
 			}
 		}
-		released := apply(adopted, reconcile.ReleasePatch(job.UID, adopted))
+		released := apply(adopted, reconcile.ReleasePatch(owner.BatchJob, job.UID, adopted))
 		if metav1.GetControllerOf(released) != nil {
 			t.Fatalf("released pod still has a controller: %v", released.OwnerReferences)
 		}

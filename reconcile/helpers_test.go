@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -44,7 +45,7 @@ func newEnv(t *testing.T, configure ...func(*reconcile.Config)) *env {
 	for _, f := range configure {
 		f(&cfg)
 	}
-	r, err := reconcile.New(cfg, c)
+	r, err := reconcile.New(cfg, c, reconcile.JobStatusWriter(c))
 	require.NoError(t, err)
 	e.r = r
 	e.d = reconciletest.NewDriver(c, r)
@@ -122,4 +123,9 @@ func (e *env) runPods(t *testing.T) {
 
 func reconcileFault(o reconciletest.Op) reconciletest.Fault {
 	return reconciletest.Fault{Op: o, Err: reconciletest.ServerError()}
+}
+
+// listOf is a PodLister that returns pods.
+func listOf(pods []*corev1.Pod) reconcile.PodLister {
+	return func(*plan.Workload) ([]*corev1.Pod, error) { return pods, nil }
 }

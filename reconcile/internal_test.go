@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/plan"
 )
 
 func TestCaughtUp(t *testing.T) {
@@ -39,8 +41,8 @@ func TestCaughtUp(t *testing.T) {
 }
 
 func TestRecordWrite(t *testing.T) {
-	jobAt := func(rv string) *Workload {
-		return JobWorkload(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}})
+	jobAt := func(rv string) *plan.Workload {
+		return plan.JobWorkload(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}})
 	}
 	r := &Reconciler{keys: map[string]*keyState{}}
 	b, c, y := jobAt("b"), jobAt("c"), jobAt("y")
@@ -137,7 +139,7 @@ func TestOnlyClaimChanged(t *testing.T) {
 func TestKeyStateForgotten(t *testing.T) {
 	const key = "ns/j"
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	written := JobWorkload(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "2"}})
+	written := plan.JobWorkload(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "2"}})
 	full := &keyState{
 		uid:              "a",
 		hasUID:           true,

@@ -5,10 +5,8 @@ import (
 	"strings"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/jobkit/jobkit/finalizers"
@@ -90,7 +88,7 @@ type PodEventMapping struct {
 	TrackingFinalizer string
 }
 
-// MapPodEvent maps a pod event to the Jobs to sync and the expectations it fulfils,
+// MapPodEvent maps a pod event to the owners of kind to sync and the expectations it fulfils,
 // with batchPeriod as the delay, as upstream's pod event handlers do:
 //
 //   - add: a pod controlled by a Job fulfils a creation, or a deletion when it
@@ -102,16 +100,11 @@ type PodEventMapping struct {
 //     controller is synced too;
 //   - delete: fulfils the deletion and the finalizer removal.
 //
-// Only controller references to Jobs of the batch group count. The function is pure and
+// Only controller references to owners of kind count (owner.BatchJob: Jobs of the
+// batch group), and kind's tracking finalizer is the one looked at; the "Jobs" of the
+// mapping are those owners. The function is pure and
 // allocates only the Jobs slice and their keys.
-func MapPodEvent(ev PodEvent, batchPeriod time.Duration) PodEventMapping {
-	return MapPodEventFor(owner.BatchJob, ev, batchPeriod)
-}
-
-// MapPodEventFor is MapPodEvent for the owners of kind: only controller references
-// to that kind count, and its tracking finalizer is the one looked at. The "Jobs" of
-// the mapping are then the owners of that kind.
-func MapPodEventFor(kind owner.Kind, ev PodEvent, batchPeriod time.Duration) PodEventMapping {
+func MapPodEvent(kind owner.Kind, ev PodEvent, batchPeriod time.Duration) PodEventMapping {
 	var m PodEventMapping
 	switch ev.Type {
 	case PodAdded:
@@ -124,7 +117,7 @@ func MapPodEventFor(kind owner.Kind, ev PodEvent, batchPeriod time.Duration) Pod
 		if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
 			if kind.Matches(ref) {
 				m.Jobs = []JobTarget{{
-					Key: KeyFor(pod.Namespace, ref.Name), UID: ref.UID, PodUID: pod.UID,
+					Key: Key(pod.Namespace, ref.Name), UID: ref.UID, PodUID: pod.UID,
 					CreationObserved:         !deleting,
 					DeletionObserved:         deleting,
 					FinalizerRemovalObserved: !kind.HasFinalizer(pod),
@@ -151,14 +144,14 @@ func MapPodEventFor(kind owner.Kind, ev PodEvent, batchPeriod time.Duration) Pod
 		refChanged := !sameRef(oldRef, curRef)
 		if refChanged && oldRef != nil && kind.Matches(oldRef) {
 			m.Jobs = append(m.Jobs, JobTarget{
-				Key: KeyFor(old.Namespace, oldRef.Name), UID: oldRef.UID, PodUID: cur.UID,
+				Key: Key(old.Namespace, oldRef.Name), UID: oldRef.UID, PodUID: cur.UID,
 				DeletionObserved: deleting, FinalizerRemovalObserved: removed,
 			})
 		}
 		if curRef != nil {
 			if kind.Matches(curRef) {
 				m.Jobs = append(m.Jobs, JobTarget{
-					Key: KeyFor(cur.Namespace, curRef.Name), UID: curRef.UID, PodUID: cur.UID,
+					Key: Key(cur.Namespace, curRef.Name), UID: curRef.UID, PodUID: cur.UID,
 					DeletionObserved: deleting, FinalizerRemovalObserved: removed,
 				})
 			}
@@ -178,7 +171,7 @@ func MapPodEventFor(kind owner.Kind, ev PodEvent, batchPeriod time.Duration) Pod
 		if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
 			if kind.Matches(ref) {
 				m.Jobs = []JobTarget{{
-					Key: KeyFor(pod.Namespace, ref.Name), UID: ref.UID, PodUID: pod.UID,
+					Key: Key(pod.Namespace, ref.Name), UID: ref.UID, PodUID: pod.UID,
 					DeletionObserved: true, FinalizerRemovalObserved: true,
 				}}
 			}
@@ -219,9 +212,6 @@ func trackingFinalizerChange(kind owner.Kind, old, cur *corev1.Pod) string {
 	}
 }
 
-// JobLookup returns the Job namespace/name from the caller's cache, or nil.
-type JobLookup func(namespace, name string) *batchv1.Job
-
 // PodEventResult is what ObservePodEvent asks the caller to do.
 type PodEventResult struct {
 	// Sync holds the keys of the Jobs to sync after Delay.
@@ -236,36 +226,24 @@ type PodEventResult struct {
 	OrphanCleanup bool
 }
 
+// OwnerLookup returns what the caller's cache shows of the owner namespace/name
+// (its UID and whether it has finished; see finalizers.OrphanOwner, and
+// finalizers.JobOwner for a batch/v1 Job), or nil when the cache has no such owner.
+type OwnerLookup func(namespace, name string) *finalizers.OrphanOwner
+
 // ObservePodEvent applies a pod event to the Reconciler's expectations and finalizer
-// removals (MapPodEvent) and returns what to enqueue. lookup resolves the Jobs named by
-// controller references in the caller's cache: a Job that is missing or has another
-// UID than the reference is not concerned (a pod of a deleted Job must not fulfil the
-// expectations of a new Job with the same name), and a finished Job is not synced;
-// in both cases the pod goes to the orphan cleanup if it carries the finalizer. A
-// nil lookup trusts the UID the Reconciler last synced under the key.
+// removals (MapPodEvent with Config.Owner) and returns what to enqueue. lookup
+// resolves the owners named by controller references in the caller's cache: an
+// owner that is missing or has another UID than the reference is not concerned (a
+// pod of a deleted owner must not fulfil the expectations of a new one with the same
+// name), and a finished owner is not synced; in both cases the pod goes to the
+// orphan cleanup if it carries the finalizer. A nil lookup trusts the UID the
+// Reconciler last synced under the key.
 //
 // It also reports terminated_pods_tracking_finalizer_total to the Metrics. It is
 // safe for concurrent use.
-func (r *Reconciler) ObservePodEvent(ev PodEvent, lookup JobLookup) PodEventResult {
-	if lookup == nil {
-		return r.ObservePodEventOf(ev, nil)
-	}
-	return r.ObservePodEventOf(ev, func(namespace, name string) *finalizers.OrphanOwner {
-		return finalizers.JobOwner(lookup(namespace, name))
-	})
-}
-
-// OwnerLookup returns what the caller's cache shows of the owner namespace/name
-// (its UID and whether it has finished; see finalizers.OrphanOwner), or nil when the
-// cache has no such owner. It is JobLookup for owners of any kind.
-type OwnerLookup func(namespace, name string) *finalizers.OrphanOwner
-
-// ObservePodEventOf is ObservePodEvent for owners of any kind (Config.Owner): lookup
-// resolves the owners named by controller references in the caller's cache, with the
-// same rules (a missing owner or one with another UID is not concerned, a finished one
-// is not synced), and a nil lookup trusts the UID last synced under the key.
-func (r *Reconciler) ObservePodEventOf(ev PodEvent, lookup OwnerLookup) PodEventResult {
-	m := MapPodEventFor(r.cfg.Owner, ev, r.cfg.PodEventBatchPeriod)
+func (r *Reconciler) ObservePodEvent(ev PodEvent, lookup OwnerLookup) PodEventResult {
+	m := MapPodEvent(r.cfg.Owner, ev, r.cfg.PodEventBatchPeriod)
 	if m.TrackingFinalizer != "" {
 		r.cfg.Metrics.TerminatedPodsTrackingFinalizer(m.TrackingFinalizer)
 	}
@@ -312,121 +290,4 @@ func (r *Reconciler) observe(t JobTarget) {
 	if t.FinalizerRemovalObserved {
 		r.cfg.FinalizerRemovals.Observed(t.Key, t.PodUID)
 	}
-}
-
-// MatchingJobs returns the Jobs of jobs, in order, that are in pod's namespace, are
-// not being deleted, and whose selector matches pod's labels: the candidates to adopt
-// an orphan. Jobs without a selector, or with an invalid or empty one, match nothing.
-// Cost: O(len(jobs) × selector size).
-func MatchingJobs(pod *corev1.Pod, jobs []*batchv1.Job) []*batchv1.Job {
-	if pod == nil {
-		return nil
-	}
-	var out []*batchv1.Job
-	set := labels.Set(pod.Labels)
-	for _, job := range jobs {
-		if job == nil || job.Namespace != pod.Namespace || job.DeletionTimestamp != nil || job.Spec.Selector == nil {
-			continue
-		}
-		sel, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
-		if err != nil || sel.Empty() {
-			continue
-		}
-		if sel.Matches(set) {
-			out = append(out, job)
-		}
-	}
-	return out
-}
-
-// JobEventType is the kind of an informer event about a Job.
-type JobEventType int
-
-// Job event types.
-const (
-	JobAdded JobEventType = iota + 1
-	JobUpdated
-	JobDeleted
-)
-
-// JobEvent is an informer event about a Job; the fields mean what they mean in
-// PodEvent.
-type JobEvent struct {
-	Type JobEventType
-	Old  *batchv1.Job
-	New  *batchv1.Job
-}
-
-// JobEventMapping is what a Job event means for the Job controller.
-type JobEventMapping struct {
-	// Key is the Job's key; empty when the event carries no Job.
-	Key string
-	// Sync asks for a sync of Key after Delay: added Jobs and spec changes
-	// (generation changed) sync at once, status or metadata changes after the batch
-	// period.
-	Sync  bool
-	Delay time.Duration
-	// Forget asks to drop the Job's state (Reconciler.Forget): it was deleted, or
-	// recreated with a new UID.
-	Forget bool
-	// OrphanCleanup asks to queue the pods of the old Job (its selector) for the
-	// orphan cleanup: the Job was deleted, replaced, or has just finished.
-	OrphanCleanup bool
-}
-
-// MapJobEvent maps a Job event, as upstream's Job event handlers do. The active
-// deadline needs no timer here: the sync that follows a spec change requeues itself
-// for the deadline (Result.RequeueAfter).
-func MapJobEvent(ev JobEvent, batchPeriod time.Duration) JobEventMapping {
-	var m JobEventMapping
-	switch ev.Type {
-	case JobAdded:
-		if ev.New == nil {
-			return m
-		}
-		m.Key, m.Sync = Key(ev.New), true
-	case JobUpdated:
-		cur, old := ev.New, ev.Old
-		if cur == nil {
-			return m
-		}
-		m.Key, m.Sync = Key(cur), true
-		if old == nil {
-			return m
-		}
-		if old.UID != cur.UID {
-			m.Forget, m.OrphanCleanup = true, true
-			return m
-		}
-		if old.Generation == cur.Generation {
-			m.Delay = batchPeriod
-		}
-		m.OrphanCleanup = !jobFinished(&old.Status) && jobFinished(&cur.Status)
-	case JobDeleted:
-		job := ev.Old
-		if job == nil {
-			job = ev.New
-		}
-		if job == nil {
-			return m
-		}
-		m.Key, m.Forget, m.OrphanCleanup = Key(job), true, true
-	}
-	return m
-}
-
-// ObserveJobEvent maps a Job event (MapJobEvent with the configured batch period) and
-// forgets the Job's state when the mapping says so: the state of the deleted or
-// replaced Job only, by UID, so that a late event never wipes the state of a Job
-// recreated under the same name and already synced.
-func (r *Reconciler) ObserveJobEvent(ev JobEvent) JobEventMapping {
-	m := MapJobEvent(ev, r.cfg.PodEventBatchPeriod)
-	if m.Forget {
-		gone := ev.Old
-		if gone == nil {
-			gone = ev.New
-		}
-		r.forgetUID(m.Key, gone.UID)
-	}
-	return m
 }

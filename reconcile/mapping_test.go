@@ -15,6 +15,7 @@ import (
 
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -51,7 +52,7 @@ func ownedByReplicaSet(p *corev1.Pod) {
 func TestMapPodEvent(t *testing.T) {
 	const batch = time.Second
 	target := func(j *batchv1.Job, mod func(*reconcile.JobTarget)) reconcile.JobTarget {
-		tg := reconcile.JobTarget{Key: reconcile.Key(j), UID: j.UID, PodUID: "pod-uid"}
+		tg := reconcile.JobTarget{Key: reconcile.Key(j.Namespace, j.Name), UID: j.UID, PodUID: "pod-uid"}
 		mod(&tg)
 		return tg
 	}
@@ -157,7 +158,7 @@ func TestMapPodEvent(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := reconcile.MapPodEvent(tc.ev, batch)
+			got := reconcile.MapPodEvent(owner.BatchJob, tc.ev, batch)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("MapPodEvent(%s) (-want +got):\n%s", tc.ev.Type, diff)
 			}
@@ -168,7 +169,7 @@ func TestMapPodEvent(t *testing.T) {
 func TestMapPodEventDoesNotMutate(t *testing.T) {
 	old, cur := podOf("1", ownedBy(jobA), withFinalizer), podOf("2", ownedBy(jobB), deleting)
 	oldCopy, curCopy := old.DeepCopy(), cur.DeepCopy()
-	reconcile.MapPodEvent(reconcile.PodEvent{Type: reconcile.PodUpdated, Old: old, New: cur}, time.Second)
+	reconcile.MapPodEvent(owner.BatchJob, reconcile.PodEvent{Type: reconcile.PodUpdated, Old: old, New: cur}, time.Second)
 	assert.Equal(t, oldCopy, old)
 	assert.Equal(t, curCopy, cur)
 }
@@ -178,17 +179,17 @@ func TestObservePodEvent(t *testing.T) {
 	finished.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
 	replaced := jobA.DeepCopy()
 	replaced.UID = "job-a-2"
-	lookupOf := func(j *batchv1.Job) reconcile.JobLookup {
-		return func(namespace, name string) *batchv1.Job {
+	lookupOf := func(j *batchv1.Job) reconcile.OwnerLookup {
+		return func(namespace, name string) *finalizers.OrphanOwner {
 			if j != nil && namespace == j.Namespace && name == j.Name {
-				return j
+				return finalizers.JobOwner(j)
 			}
 			return nil
 		}
 	}
 	tests := []struct {
 		name          string
-		lookup        reconcile.JobLookup
+		lookup        reconcile.OwnerLookup
 		pod           *corev1.Pod
 		wantSync      []string
 		wantOrphan    bool
@@ -204,7 +205,7 @@ func TestObservePodEvent(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			_, _ = e.r.Sync(t.Context(), jobA, nil) // remembers jobA's UID
+			_, _ = e.r.Sync(t.Context(), plan.JobWorkload(jobA), listOf(nil)) // remembers jobA's UID
 			exp := e.r.Config().Expectations
 			exp.Delete("ns/a")
 			require.NoError(t, exp.RaiseCreations("ns/a", 1))
@@ -221,7 +222,7 @@ func TestObservePodEvent(t *testing.T) {
 	}
 }
 
-// ObservePodEventOf applies the rules of ObservePodEvent to owners of another kind,
+// ObservePodEvent applies the rules of ObservePodEvent to owners of another kind,
 // from the owner's facts; references to batch Jobs are not that controller's.
 func TestObservePodEventOf(t *testing.T) {
 	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
@@ -258,7 +259,7 @@ func TestObservePodEventOf(t *testing.T) {
 			e := newEnv(t, func(c *reconcile.Config) { c.Owner = kind })
 			exp := e.r.Config().Expectations
 			require.NoError(t, exp.RaiseCreations("ns/a", 1))
-			got := e.r.ObservePodEventOf(reconcile.PodEvent{Type: reconcile.PodAdded, New: tc.pod}, tc.lookup)
+			got := e.r.ObservePodEvent(reconcile.PodEvent{Type: reconcile.PodAdded, New: tc.pod}, tc.lookup)
 			assert.Equal(t, tc.wantSync, got.Sync, "Sync")
 			assert.Equal(t, tc.wantOrphan, got.OrphanCleanup, "OrphanCleanup")
 			assert.Equal(t, tc.wantSatisfied, exp.Satisfied("ns/a"), "creation observed")
@@ -367,7 +368,7 @@ func TestCleanOrphan(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"example.com/keep"}, got.Finalizers)
 
-	d, err = e.r.CleanOrphan(t.Context(), owned, live)
+	d, err = e.r.CleanOrphan(t.Context(), owned, finalizers.JobOwner(live))
 	require.NoError(t, err)
 	assert.False(t, d.Remove, "a live Job's pod keeps its finalizer")
 	assert.Equal(t, 1, e.count(patch), "no call for a pod that keeps its finalizer")

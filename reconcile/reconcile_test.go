@@ -24,6 +24,7 @@ import (
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -216,7 +217,7 @@ func TestSyncStatusErrors(t *testing.T) {
 			e.create(t, job("st", 2, 2))
 			e.c.InjectFault(reconciletest.Fault{Op: status, Err: tc.err})
 			res, err := e.sync(t, "st")
-			assert.Equal(t, tc.wantRequeue, res.Requeue, "Result.Requeue")
+			assert.Equal(t, tc.wantRequeue, res.Retry != "", "Report.Retry: %q", res.Retry)
 			if tc.wantErr == nil {
 				require.NoError(t, err)
 			} else {
@@ -264,7 +265,7 @@ func TestSyncStaleCache(t *testing.T) {
 	require.True(t, e.r.Config().Expectations.Satisfied("ns/stale"), "both creations observed")
 	e.c.ResetCalls()
 
-	res, err := e.r.SyncWith(t.Context(), stale, e.c.Cache().PodsForJob)
+	res, err := e.r.Sync(t.Context(), plan.JobWorkload(stale), e.c.Cache().PodsFor)
 	require.NoError(t, err)
 	assert.Empty(t, res.Skipped, "a stale cached Job is synced as written, not skipped")
 	assert.Zero(t, res.RequeueAfter)
@@ -291,11 +292,11 @@ func TestSyncJobRecreatedClearsExpectations(t *testing.T) {
 	require.NoError(t, err)
 	fresh := e.apiJob(t, "again")
 	e.c.ResetCalls()
-	res, err := e.r.Sync(t.Context(), fresh, nil)
+	res, err := e.r.Sync(t.Context(), plan.JobWorkload(fresh), listOf(nil))
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.Created, "the new Job gets its pod at once")
 
-	e.r.JobDeleted(fresh)
+	e.r.OwnerDeleted(fresh.Namespace, fresh.Name, fresh.UID)
 	st := e.r.Config().Expectations.Get("ns/again")
 	assert.False(t, st.Exists, "JobDeleted forgets the expectations")
 }
@@ -312,15 +313,15 @@ func TestLateDeleteEventKeepsRecreatedJobState(t *testing.T) {
 	require.NoError(t, err)
 	fresh := e.apiJob(t, "again")
 	require.NotEqual(t, old.UID, fresh.UID)
-	_, err = e.r.Sync(t.Context(), fresh, nil)
+	_, err = e.r.Sync(t.Context(), plan.JobWorkload(fresh), listOf(nil))
 	require.NoError(t, err)
 	require.False(t, e.r.Config().Expectations.Satisfied("ns/again"), "creations of the new Job pending")
 
-	e.r.JobDeleted(old)
+	e.r.OwnerDeleted(old.Namespace, old.Name, old.UID)
 	e.r.ObserveJobEvent(reconcile.JobEvent{Type: reconcile.JobDeleted, Old: old})
 	assert.False(t, e.r.Config().Expectations.Satisfied("ns/again"), "the old Job's delete event kept the new Job's expectations")
 
-	e.r.JobDeleted(fresh)
+	e.r.OwnerDeleted(fresh.Namespace, fresh.Name, fresh.UID)
 	assert.False(t, e.r.Config().Expectations.Get("ns/again").Exists, "the new Job's own delete event forgets them")
 }
 
@@ -498,7 +499,7 @@ func TestSyncAdoptGonePodRequeues(t *testing.T) {
 	require.NoError(t, e.c.RemovePod(ns, orphan.Name, ptr.To[int64](0))) // gone before the cache knows
 	res, err := e.sync(t, "gone")
 	require.NoError(t, err)
-	assert.True(t, res.Requeue, "requeue after a pod vanished during adoption")
+	assert.NotEmpty(t, res.Retry, "requeue after a pod vanished during adoption")
 	assert.Equal(t, []op{patch}, e.ops(), "nothing else is done with a plan that counted the pod")
 }
 
@@ -625,11 +626,11 @@ func TestSyncArguments(t *testing.T) {
 	e := newEnv(t)
 	_, err := e.r.Sync(t.Context(), nil, nil)
 	assert.ErrorIs(t, err, reconcile.ErrInvalidArgument)
-	_, err = e.r.SyncWith(t.Context(), job("x", 1, 1), nil)
+	_, err = e.r.Sync(t.Context(), plan.JobWorkload(job("x", 1, 1)), nil)
 	assert.ErrorIs(t, err, reconcile.ErrInvalidArgument)
 	listErr := errors.New("cache not synced")
 	e.create(t, job("lister", 1, 1))
-	_, err = e.r.SyncWith(t.Context(), e.c.Cache().Job(ns, "lister"), func(*batchv1.Job) ([]*corev1.Pod, error) { return nil, listErr })
+	_, err = e.r.Sync(t.Context(), plan.JobWorkload(e.c.Cache().Job(ns, "lister")), func(*plan.Workload) ([]*corev1.Pod, error) { return nil, listErr })
 	assert.ErrorIs(t, err, listErr)
 }
 
@@ -673,7 +674,7 @@ func TestSyncScaleDownOfAPodThatFinished(t *testing.T) {
 	e.c.ResetCalls()
 	res, err := e.sync(t, "race")
 	require.NoError(t, err)
-	assert.True(t, res.Requeue, "requeue to look again")
+	assert.NotEmpty(t, res.Retry, "requeue to look again")
 	assert.Zero(t, res.Deleted, "the changed pod is not deleted")
 	assert.Equal(t, []op{status, patch}, e.ops(), "the status (active, ready), one refused finalizer removal, no deletion")
 	assert.Empty(t, e.r.Config().FinalizerRemovals.Pending("ns/race"), "the refused removal is not pending")
@@ -886,7 +887,8 @@ func TestSyncCustomOwner(t *testing.T) {
 }
 
 func TestConfigOwnerInvalid(t *testing.T) {
-	_, err := reconcile.New(reconcile.Config{Name: testName, Owner: owner.Kind{Kind: "X"}}, reconciletest.NewCluster(reconciletest.Options{}))
+	c := reconciletest.NewCluster(reconciletest.Options{})
+	_, err := reconcile.New(reconcile.Config{Name: testName, Owner: owner.Kind{Kind: "X"}}, c, c)
 	require.ErrorIs(t, err, reconcile.ErrInvalidConfig)
 	assert.Contains(t, err.Error(), "Owner")
 	assert.Contains(t, err.Error(), "Finalizer")
@@ -904,11 +906,11 @@ func TestCleanOrphanOfCustomOwner(t *testing.T) {
 	require.NoError(t, err)
 
 	live := &finalizers.OrphanOwner{UID: "t-gone", ManagedBy: testName}
-	d, err := e.r.CleanOrphanOf(t.Context(), pod, live)
+	d, err := e.r.CleanOrphan(t.Context(), pod, live)
 	require.NoError(t, err)
 	assert.False(t, d.Remove, "a live, unfinished owner counts its pod: %+v", d)
 
-	d, err = e.r.CleanOrphanOf(t.Context(), pod, nil)
+	d, err = e.r.CleanOrphan(t.Context(), pod, nil)
 	require.NoError(t, err)
 	assert.True(t, d.Remove, "decision %+v", d)
 	stored, err := e.c.GetPod(t.Context(), ns, "w-0")

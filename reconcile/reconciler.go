@@ -35,18 +35,32 @@ type Reconciler struct {
 	keys map[string]*keyState
 }
 
-// Result is the outcome of a sync.
+// Result is the outcome of a sync: the control a caller acts on (RequeueAfter)
+// apart from the Report of what the sync did. A caller requeues the owner's key
+// after RequeueAfter when it is positive, and with rate limiting when Sync returns
+// an error; it reads nothing else for control.
 type Result struct {
-	// RequeueAfter, when positive, asks for another sync after that delay (backoff,
-	// active deadline, or a stale cache).
+	// RequeueAfter, when positive, asks for another sync after that delay: a
+	// pod-failure backoff, the active deadline, a cache that has not caught up
+	// (Config.StaleCacheRequeue), a creation of unknown outcome, or a sync that
+	// stopped early to look again (Config.ConflictRequeue; Report.Retry says why).
 	RequeueAfter time.Duration
-	// Requeue asks for another sync soon, without an error: a status write met a
-	// conflict, a pod vanished while being adopted or released, or changed since
-	// the plan before its release or its finalizer removal.
-	Requeue bool
-	// Skipped says why the Job was not acted on, or is empty: another controller
-	// manages it, it has finished, the cache is stale, or the Job is invalid.
+	// Report is what the sync did; its fields are promoted (res.Plan, res.Created).
+	Report
+}
+
+// Report is what a sync did, for logs, metrics and tests. It carries no control:
+// Result.RequeueAfter does.
+type Report struct {
+	// Skipped says why the owner was not acted on, or is empty: another controller
+	// manages it, it has finished, the cache is stale, or its spec is invalid.
 	Skipped string
+	// Retry says why the sync stopped early and asked to be synced again soon
+	// (Result.RequeueAfter at most Config.ConflictRequeue), or is empty: a status
+	// write met a conflict, a pod vanished while being adopted or released, or
+	// changed since the plan before its release or its finalizer removal, or a
+	// creation met a pod stored by an earlier request.
+	Retry string
 	// Plan is the plan the sync executed (nil when none was computed).
 	Plan *plan.Plan
 	// StatusWrites, FinalizersRemoved, Deleted and Created count the API calls
@@ -58,33 +72,24 @@ type Result struct {
 	Adopted, Released int
 }
 
-// PodLister lists the pods of a Job from the caller's cache: the pods controlled by
-// the Job and the orphans in its namespace matching its selector.
-type PodLister func(job *batchv1.Job) ([]*corev1.Pod, error)
-
-// WorkloadPodLister lists the pods of an owner from the caller's cache: the pods
-// whose controller reference has the owner's UID and, when its spec has a selector,
-// the orphans in its namespace matching it.
-type WorkloadPodLister func(w *Workload) ([]*corev1.Pod, error)
+// PodLister lists the pods of an owner from the caller's cache: the pods whose
+// controller reference has the owner's UID and, when its spec has a selector, the
+// orphans in its namespace matching it. Sync calls it after checking the
+// expectations.
+type PodLister func(w *plan.Workload) ([]*corev1.Pod, error)
 
 // ErrInvalidArgument is wrapped by the errors of calls given a nil Job or client.
 var ErrInvalidArgument = errors.New("invalid argument")
 
-// New returns a Reconciler of batch/v1 Jobs for cfg that talks to client: NewFor
-// with client's pod calls and JobStatusWriter(client). It fails, with an error
-// wrapping ErrInvalidConfig that names every bad field, when cfg.Name is empty or a
-// value is out of range.
-func New(cfg Config, client Client) (*Reconciler, error) {
-	if client == nil {
-		return nil, fmt.Errorf("%w: client is nil", ErrInvalidArgument)
-	}
-	return NewFor(cfg, client, JobStatusWriter(client))
-}
-
-// NewFor returns a Reconciler for owners of kind cfg.Owner: pods go through pods,
-// the owner's status through status. A controller of a custom resource uses it with
-// SyncWorkload; see New for batch/v1 Jobs.
-func NewFor(cfg Config, pods PodClient, status StatusWriter) (*Reconciler, error) {
+// New returns a Reconciler for owners of kind cfg.Owner: pods go through pods, the
+// owner's status through status. A controller of batch/v1 Jobs writes
+//
+//	reconcile.New(cfg, client, reconcile.JobStatusWriter(client))
+//
+// It fails, with an error wrapping ErrInvalidConfig that names every bad field,
+// when cfg.Name is empty or a value is out of range, and with ErrInvalidArgument
+// when pods or status is nil.
+func New(cfg Config, pods PodClient, status StatusWriter) (*Reconciler, error) {
 	if pods == nil {
 		return nil, fmt.Errorf("%w: pod client is nil", ErrInvalidArgument)
 	}
@@ -98,11 +103,9 @@ func NewFor(cfg Config, pods PodClient, status StatusWriter) (*Reconciler, error
 	return &Reconciler{cfg: c, pods: pods, status: status, keys: map[string]*keyState{}}, nil
 }
 
-// Key returns the key of a Job in the Reconciler's stores: "namespace/name".
-func Key(job *batchv1.Job) string { return KeyFor(job.Namespace, job.Name) }
-
-// KeyFor returns the key of the Job namespace/name.
-func KeyFor(namespace, name string) string { return namespace + "/" + name }
+// Key returns the key of the owner namespace/name in the Reconciler's stores and
+// work queues: "namespace/name".
+func Key(namespace, name string) string { return namespace + "/" + name }
 
 // Name returns the name the Reconciler answers to in spec.managedBy.
 func (r *Reconciler) Name() string { return r.cfg.Name }
@@ -111,67 +114,41 @@ func (r *Reconciler) Name() string { return r.cfg.Name }
 // stores included).
 func (r *Reconciler) Config() Config { return r.cfg }
 
-// Sync syncs job with pods, the Job's pods as listed from the caller's cache (see
-// PodLister). It is SyncWith with a lister that returns pods.
+// Sync syncs the owner w, as read from the caller's cache and converted
+// (plan.JobWorkload for a batch/v1 Job), listing its pods with list after checking
+// the expectations: a pod created by the previous sync can reach the cache between
+// an earlier list and that check, and the owner would then look one pod short.
+// Events are recorded on w.Object, the status is written through the Reconciler's
+// StatusWriter, and the owner's key is Key(w.Namespace, w.Name). Sync:
 //
-// The expectations are checked when Sync starts; a caller with a live informer should
-// prefer SyncWith, which lists only after that check: a pod created by the previous
-// sync can arrive in the cache between an earlier list and the check, and the Job
-// would then look one pod short.
-func (r *Reconciler) Sync(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) (Result, error) {
-	return r.SyncWith(ctx, job, func(*batchv1.Job) ([]*corev1.Pod, error) { return pods, nil })
-}
-
-// SyncWith syncs job, as read from the caller's cache, listing its pods with list
-// after checking the expectations. It:
-//
-//  1. forgets the Job's state when job has a new UID under a known key;
-//  2. skips the Job (RequeueAfter StaleCacheRequeue) when job is older than the last
-//     status this Reconciler wrote for it;
+//  1. forgets the owner's state when w has a new UID under a known key;
+//  2. syncs from the owner its last status write returned when w is older than it
+//     (the cache has not caught up), or skips the sync (RequeueAfter
+//     StaleCacheRequeue) when that owner is not known;
 //  3. checks the expectations, lists the pods and computes the plan;
-//  4. executes the plan: adopt and release; write RecordStatus; remove finalizers in
-//     parallel; write the settled status; delete; create in slow-start batches.
+//  4. executes the plan in the order documented on plan.Plan.
 //
-// A conflict on a status write ends the sync with Result.Requeue and no error. A
-// failed pod creation, deletion or finalizer removal does not stop the other calls;
-// the errors are returned together after the sync, so the caller requeues with rate
-// limiting. A Job the plan cannot handle (an unknown completion mode...) gets a
-// Warning event and Result.Skipped, without error: retrying would not help.
-func (r *Reconciler) SyncWith(ctx context.Context, job *batchv1.Job, list PodLister) (Result, error) {
-	if job == nil {
-		return Result{}, fmt.Errorf("%w: Sync: job is nil", ErrInvalidArgument)
-	}
-	if list == nil {
-		return Result{}, fmt.Errorf("%w: SyncWith: list is nil", ErrInvalidArgument)
-	}
-	return r.SyncWorkload(ctx, JobWorkload(job), func(w *Workload) ([]*corev1.Pod, error) {
-		if j, ok := w.Object.(*batchv1.Job); ok {
-			return list(j)
-		}
-		return list(job)
-	})
-}
-
-// SyncWorkload is SyncWith for any owner: w is the owner as read from the caller's
-// cache and converted (JobWorkload for a Job), list lists its pods after the
-// expectations are checked. Events are recorded on w.Object, the status is written
-// through the Reconciler's StatusWriter, and the owner's key is
-// KeyFor(w.Namespace, w.Name).
-func (r *Reconciler) SyncWorkload(ctx context.Context, w *Workload, list WorkloadPodLister) (Result, error) {
+// A conflict on a status write ends the sync with Report.Retry, RequeueAfter at
+// most Config.ConflictRequeue and no error. A failed pod creation, deletion or
+// finalizer removal does not stop the other calls; the errors are returned together
+// after the sync, so the caller requeues with rate limiting. An owner the plan
+// cannot handle (an unknown completion mode...) gets a Warning event and
+// Report.Skipped, without error: retrying would not help.
+func (r *Reconciler) Sync(ctx context.Context, w *plan.Workload, list PodLister) (Result, error) {
 	if w == nil {
-		return Result{}, fmt.Errorf("%w: SyncWorkload: workload is nil", ErrInvalidArgument)
+		return Result{}, fmt.Errorf("%w: Sync: workload is nil", ErrInvalidArgument)
 	}
 	if w.Object == nil {
-		return Result{}, fmt.Errorf("%w: SyncWorkload: Workload.Object is nil: events are recorded on it", ErrInvalidArgument)
+		return Result{}, fmt.Errorf("%w: Sync: Workload.Object is nil: events are recorded on it", ErrInvalidArgument)
 	}
 	if list == nil {
-		return Result{}, fmt.Errorf("%w: SyncWorkload: list is nil", ErrInvalidArgument)
+		return Result{}, fmt.Errorf("%w: Sync: list is nil", ErrInvalidArgument)
 	}
 	if w.Backoff.Base < 0 || w.Backoff.Max < 0 {
-		return Result{}, fmt.Errorf("%w: SyncWorkload: Workload.Backoff: %+v: durations must not be negative (zero means the default)", ErrInvalidArgument, w.Backoff)
+		return Result{}, fmt.Errorf("%w: Sync: Workload.Backoff: %+v: durations must not be negative (zero means the default)", ErrInvalidArgument, w.Backoff)
 	}
 	start := r.cfg.Clock.Now()
-	key := w.key()
+	key := workloadKey(w)
 	ex := &execution{
 		r:      r,
 		ctx:    ctx,
@@ -191,14 +168,14 @@ func (r *Reconciler) SyncWorkload(ctx context.Context, w *Workload, list Workloa
 	return res, err
 }
 
-func (ex *execution) sync(list WorkloadPodLister, now time.Time) (res Result, err error) {
+func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error) {
 	r, key, job := ex.r, ex.key, ex.orig
 	r.noteUID(key, job.UID)
 	if stale, written := r.stale(key, job.ResourceVersion); stale {
 		if written == nil || written.UID != job.UID {
 			r.cfg.Metrics.StaleSyncSkipped()
 			ex.log.V(2).Info("Cached Job is older than the last status write; waiting for the cache", "resourceVersion", job.ResourceVersion)
-			return Result{RequeueAfter: r.cfg.StaleCacheRequeue, Skipped: "cache older than the last status write"}, nil
+			return Result{RequeueAfter: r.cfg.StaleCacheRequeue, Report: Report{Skipped: "cache older than the last status write"}}, nil
 		}
 		// The Job this reconciler wrote last is newer than the cached one, spec
 		// included (a write returns the whole object): sync from it rather than wait
@@ -225,7 +202,7 @@ func (ex *execution) sync(list WorkloadPodLister, now time.Time) (res Result, er
 	taken := r.takenNames(key, pods, now)
 	rec, _ := r.cfg.BackoffStore.Get(key)
 	p, err := plan.Compute(plan.Input{
-		Workload:                 &job.Workload,
+		Workload:                 job,
 		Pods:                     pods,
 		ControllerName:           r.cfg.Name,
 		ExpectationsSatisfied:    satisfied,
@@ -240,7 +217,7 @@ func (ex *execution) sync(list WorkloadPodLister, now time.Time) (res Result, er
 		if errors.Is(err, plan.ErrInvalidJob) {
 			r.cfg.Events.Eventf(job.Object, corev1.EventTypeWarning, ReasonInvalidJob, "%v", err)
 			ex.log.Info("Job cannot be synced", "err", err.Error())
-			return Result{Skipped: err.Error()}, nil
+			return Result{Report: Report{Skipped: err.Error()}}, nil
 		}
 		return Result{}, fmt.Errorf("plan job %s: %w", key, err)
 	}
@@ -252,7 +229,7 @@ func (ex *execution) sync(list WorkloadPodLister, now time.Time) (res Result, er
 			r.cfg.BackoffStore.Delete(key)
 		}
 		ex.log.V(4).Info("Skipping Job", "reason", p.Skip)
-		return Result{Skipped: p.Skip, Plan: p}, nil
+		return Result{Report: Report{Skipped: p.Skip, Plan: p}}, nil
 	}
 	ex.plan = p
 	ex.res.Plan = p
@@ -277,17 +254,11 @@ func jobFinished(st *batchv1.JobStatus) bool {
 }
 
 // DecideOrphan decides whether the tracking finalizer of pod may be removed outside
-// its Job's sync (finalizers.DecideOrphan with this Reconciler's name). job is the Job
-// the caller found under the name of the pod's controller reference, or nil.
-func (r *Reconciler) DecideOrphan(pod *corev1.Pod, job *batchv1.Job) finalizers.OrphanDecision {
-	return r.DecideOrphanOf(pod, finalizers.JobOwner(job))
-}
-
-// DecideOrphanOf is DecideOrphan for an owner that is not presented as a batch/v1
-// Job: own is what the caller's cache shows of the object named by the pod's
-// controller reference (nil when none), and the rules are those of
-// finalizers.DecideOrphan with Config.Owner.
-func (r *Reconciler) DecideOrphanOf(pod *corev1.Pod, own *finalizers.OrphanOwner) finalizers.OrphanDecision {
+// its owner's sync: own is what the caller's cache shows of the object named by the
+// pod's controller reference (finalizers.JobOwner of a batch/v1 Job; nil when
+// none), and the rules are those of finalizers.DecideOrphan with Config.Owner
+// and this Reconciler's name.
+func (r *Reconciler) DecideOrphan(pod *corev1.Pod, own *finalizers.OrphanOwner) finalizers.OrphanDecision {
 	return finalizers.DecideOrphan(r.cfg.Owner, pod, own, r.cfg.Name)
 }
 
@@ -295,22 +266,16 @@ func (r *Reconciler) DecideOrphanOf(pod *corev1.Pod, own *finalizers.OrphanOwner
 // returns the decision. A pod that is gone counts as cleaned; other errors are
 // returned for the caller to retry.
 //
-// A nil job means the pod's Job does not exist, which frees the pod. Pods and Jobs
-// come from separate watches, so a pod can reach a cache before its Job: before
-// passing nil because the cache has no such Job, confirm it with a read from the API
-// server (the example controllers do), or a live pod may lose its finalizer and its
-// completion go uncounted.
-func (r *Reconciler) CleanOrphan(ctx context.Context, pod *corev1.Pod, job *batchv1.Job) (finalizers.OrphanDecision, error) {
-	return r.CleanOrphanOf(ctx, pod, finalizers.JobOwner(job))
-}
-
-// CleanOrphanOf is CleanOrphan with the owner's facts (see DecideOrphanOf); a nil
-// own means the owner does not exist, with the same caution as a nil Job.
-func (r *Reconciler) CleanOrphanOf(ctx context.Context, pod *corev1.Pod, own *finalizers.OrphanOwner) (finalizers.OrphanDecision, error) {
+// A nil own means the owner is not in the caller's cache, which frees the pod. Pods
+// and owners come from separate watches, so a pod can reach a cache before its
+// owner: before passing nil because the cache has no such owner, confirm it with a
+// read from the API server (the example controllers do), or a live pod may lose its
+// finalizer and its completion go uncounted.
+func (r *Reconciler) CleanOrphan(ctx context.Context, pod *corev1.Pod, own *finalizers.OrphanOwner) (finalizers.OrphanDecision, error) {
 	if pod == nil {
 		return finalizers.OrphanDecision{Reason: finalizers.ReasonNoFinalizer}, nil
 	}
-	d := r.DecideOrphanOf(pod, own)
+	d := r.DecideOrphan(pod, own)
 	if !d.Remove {
 		return d, nil
 	}

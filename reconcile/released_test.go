@@ -248,7 +248,7 @@ func TestSyncRefusedNameWhenTheReadFails(t *testing.T) {
 	f := newReleaseFixture(t)
 	e := f.e
 	failing := &failingGets{PodClient: e.c, fail: true}
-	r, err := reconcile.NewFor(e.r.Config(), failing, reconcile.JobStatusWriter(e.c))
+	r, err := reconcile.New(e.r.Config(), failing, reconcile.JobStatusWriter(e.c))
 	require.NoError(t, err)
 	e.d.Reconciler = r
 	e.r = r
@@ -311,7 +311,7 @@ func restart(t *testing.T, e *env) {
 		Clock:                       e.c.Clock(),
 		FinalizerRemovalParallelism: 1,
 		Backoff:                     e.r.Config().Backoff,
-	}, e.c)
+	}, e.c, reconcile.JobStatusWriter(e.c))
 	require.NoError(t, err)
 	e.r, e.d.Reconciler = r, r
 }
@@ -337,7 +337,7 @@ func TestSyncSkipsNamesHeldByForeignPods(t *testing.T) {
 
 	res, err := e.sync(t, "foreign")
 	require.NoError(t, err)
-	assert.True(t, res.Requeue, "Result.Requeue: names are left to try")
+	assert.NotEmpty(t, res.Retry, "Report.Retry: names are left to try")
 	written, refused := f.creates()
 	assert.Empty(t, written, "pods created by the first sync")
 	assert.Equal(t, 4, refused, "names tried by the first sync")

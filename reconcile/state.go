@@ -5,10 +5,10 @@ import (
 	"strconv"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/jobkit/jobkit/plan"
 )
 
 // keyState is what the Reconciler itself remembers about one owner key between
@@ -38,15 +38,6 @@ type keyState struct {
 	refused map[string]refusal
 }
 
-// uncertainRemoval is a finalizer removal that failed in a way that leaves unknown
-// whether it was applied: the resourceVersion it carried as its precondition, the
-// one the cache showed (older when the pod was adopted in the same sync), and when.
-type uncertainRemoval struct {
-	version string
-	cached  string
-	at      time.Time
-}
-
 // lastWrite remembers the last status this reconciler wrote for a Job, to detect a
 // cache that has not caught up with it.
 type lastWrite struct {
@@ -54,7 +45,7 @@ type lastWrite struct {
 	older   []string // versions seen before it, for non-numeric comparisons
 	// owner is the owner the write returned: what a sync uses while the cache has
 	// not caught up with it.
-	owner *Workload
+	owner *plan.Workload
 }
 
 // stateLocked returns the record of key, creating it. r.mu must be held.
@@ -85,19 +76,11 @@ func (r *Reconciler) forgetLocked(key string) {
 	delete(r.keys, key)
 }
 
-// JobDeleted is Forget for a deleted Job, keyed by its UID: when a Job recreated under
-// the same name has already been synced, the late delete event of the old one leaves
-// the new Job's state (its expectations above all) alone. A nil job is ignored.
-func (r *Reconciler) JobDeleted(job *batchv1.Job) {
-	if job != nil {
-		r.forgetUID(Key(job), job.UID)
-	}
-}
-
-// OwnerDeleted is JobDeleted for an owner of any kind, given by its namespace, name
-// and UID.
+// OwnerDeleted is Forget for a deleted owner, keyed by its UID: when an owner
+// recreated under the same name has already been synced, the late delete event of
+// the old one leaves the new owner's state (its expectations above all) alone.
 func (r *Reconciler) OwnerDeleted(namespace, name string, uid types.UID) {
-	r.forgetUID(KeyFor(namespace, name), uid)
+	r.forgetUID(Key(namespace, name), uid)
 }
 
 // forgetUID forgets key unless its state belongs to a Job with another UID.
@@ -135,7 +118,7 @@ func (r *Reconciler) knownUID(key string) (types.UID, bool) {
 // stale reports whether version is older than the last status this reconciler wrote
 // under key, with the Job that write returned (nil when unknown), and forgets the
 // write once the cache has caught up.
-func (r *Reconciler) stale(key, version string) (bool, *Workload) {
+func (r *Reconciler) stale(key, version string) (bool, *plan.Workload) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.keys[key]
@@ -163,7 +146,7 @@ func caughtUp(w lastWrite, version string) bool {
 
 // recordWrite remembers a status write that moved the Job from version before to
 // after.
-func (r *Reconciler) recordWrite(key, before string, written *Workload) {
+func (r *Reconciler) recordWrite(key, before string, written *plan.Workload) {
 	after := written.ResourceVersion
 	if before == after {
 		return // the server changed nothing: there is nothing for the cache to show
@@ -178,7 +161,7 @@ func (r *Reconciler) recordWrite(key, before string, written *Workload) {
 }
 
 // record moves w on to the write that took the Job from version before to written.
-func (w *lastWrite) record(before string, written *Workload) {
+func (w *lastWrite) record(before string, written *plan.Workload) {
 	if w.version != before { // a new sequence of writes
 		w.older = w.older[:0]
 	}
@@ -217,101 +200,6 @@ func (r *Reconciler) pruneDeletions(key string, pods []*corev1.Pod) bool {
 		}
 	}
 	return left == 0
-}
-
-// prunePending returns the finalizer removals still in flight for key, after
-// dropping those of pods no longer listed: the cache has processed their deletion (or
-// they left the Job), so no event will ever clear them.
-//
-// A removal whose outcome is uncertain (see noteUncertain) stays pending until the
-// cache shows the pod with the finalizer at a newer resourceVersion than the one the
-// patch was sent for (the patch, which carried that version as a precondition, was
-// not applied), or until the expectations TTL has passed. A pod adopted in the sync
-// that sent the patch may still show at its pre-adoption version: that proves
-// nothing either.
-func (r *Reconciler) prunePending(key string, pods []*corev1.Pod, now time.Time) sets.Set[types.UID] {
-	fr := r.cfg.FinalizerRemovals
-	if fr.PendingCount(key) == 0 {
-		r.mu.Lock()
-		if s := r.keys[key]; s != nil {
-			s.uncertain = nil
-		}
-		r.mu.Unlock()
-		return nil
-	}
-	pending := fr.Pending(key)
-	listed := make(map[types.UID]*corev1.Pod, len(pods))
-	for _, p := range pods {
-		if p != nil {
-			listed[p.UID] = p
-		}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.keys[key]
-	var uncertain map[types.UID]uncertainRemoval
-	if s != nil {
-		uncertain = s.uncertain
-	}
-	for uid := range pending {
-		p, ok := listed[uid]
-		u, isUncertain := uncertain[uid]
-		switch {
-		case !ok:
-		case isUncertain && r.cfg.Owner.HasFinalizer(p) && (u.supersededBy(p.ResourceVersion) || now.Sub(u.at) > r.cfg.Expectations.TTL()):
-		default:
-			continue
-		}
-		fr.Observed(key, uid)
-		pending.Delete(uid)
-		delete(uncertain, uid)
-	}
-	for uid := range uncertain {
-		if !pending.Has(uid) {
-			delete(uncertain, uid)
-		}
-	}
-	if s != nil && len(uncertain) == 0 {
-		s.uncertain = nil
-	}
-	return pending
-}
-
-// isUncertain says whether the finalizer removal of pod uid has an uncertain outcome.
-func (r *Reconciler) isUncertain(key string, uid types.UID) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.keys[key]
-	if s == nil {
-		return false
-	}
-	_, ok := s.uncertain[uid]
-	return ok
-}
-
-// noteUncertain remembers that the finalizer removal u of pod uid may or may not
-// have been applied.
-func (r *Reconciler) noteUncertain(key string, uid types.UID, u uncertainRemoval) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.stateLocked(key)
-	if s.uncertain == nil {
-		s.uncertain = map[types.UID]uncertainRemoval{}
-	}
-	s.uncertain[uid] = u
-}
-
-// supersededBy reports whether a cache showing the pod at resourceVersion seen (with
-// its finalizer) proves that the uncertain removal was not applied: seen is neither
-// the version the patch was sent for nor the one the cache showed then, and is not
-// older than the former (compared as integers when both parse).
-func (u uncertainRemoval) supersededBy(seen string) bool {
-	if seen == u.version || seen == u.cached {
-		return false
-	}
-	a, errA := strconv.ParseUint(seen, 10, 64)
-	b, errB := strconv.ParseUint(u.version, 10, 64)
-	return errA != nil || errB != nil || a > b
 }
 
 // batchSize is the size of the first creation batch of the Job under key.

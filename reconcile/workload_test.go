@@ -45,22 +45,20 @@ func (t *task) DeepCopyObject() runtime.Object {
 var taskKind = owner.Kind{Group: "tasks.example.com", Version: "v1", Kind: "Task", Finalizer: "tasks.example.com/tracking"}
 
 // workload is what a Task's controller gives the Reconciler.
-func (t *task) workload() *reconcile.Workload {
-	return &reconcile.Workload{
-		Workload: plan.Workload{
-			Namespace: t.Namespace, Name: t.Name, UID: t.UID, Deleting: t.DeletionTimestamp != nil,
-			Spec: plan.Spec{
-				Completions:    ptr.To(t.Workers),
-				Parallelism:    ptr.To(t.Workers),
-				CompletionMode: ptr.To(batchv1.IndexedCompletion),
-				Template: &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever,
-					Containers:    []corev1.Container{{Name: "work", Image: "worker"}},
-				}},
-				ManagedBy: ptr.To(testName),
-			},
-			Status: t.Status,
+func (t *task) workload() *plan.Workload {
+	return &plan.Workload{
+		Namespace: t.Namespace, Name: t.Name, UID: t.UID, Deleting: t.DeletionTimestamp != nil,
+		Spec: plan.Spec{
+			Completions:    ptr.To(t.Workers),
+			Parallelism:    ptr.To(t.Workers),
+			CompletionMode: ptr.To(batchv1.IndexedCompletion),
+			Template: &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "work", Image: "worker"}},
+			}},
+			ManagedBy: ptr.To(testName),
 		},
+		Status:          t.Status,
 		ResourceVersion: t.ResourceVersion,
 		Object:          t,
 	}
@@ -80,7 +78,7 @@ func (s *taskStore) get() *task {
 	return s.stored.DeepCopyObject().(*task)
 }
 
-func (s *taskStore) WriteStatus(_ context.Context, w *reconcile.Workload, st batchv1.JobStatus) (*reconcile.Workload, error) {
+func (s *taskStore) WriteStatus(_ context.Context, w *plan.Workload, st batchv1.JobStatus) (*plan.Workload, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	gr := schema.GroupResource{Group: taskKind.Group, Resource: "tasks"}
@@ -129,7 +127,7 @@ func typeName(obj runtime.Object) string {
 	return "other"
 }
 
-// A custom resource runs to completion through NewFor and SyncWorkload: its pods
+// A custom resource runs to completion through New and Sync: its pods
 // carry its controller reference and finalizer, its status is written through its
 // StatusWriter, events are recorded on it, and the counts are exact.
 func TestSyncWorkloadCustomResource(t *testing.T) {
@@ -140,11 +138,11 @@ func TestSyncWorkloadCustomResource(t *testing.T) {
 		Workers:    3,
 	}}
 	events := &objectEvents{}
-	r, err := reconcile.NewFor(reconcile.Config{
+	r, err := reconcile.New(reconcile.Config{
 		Name: testName, Owner: taskKind, Clock: c.Clock(), Events: events, FinalizerRemovalParallelism: 1,
 	}, c, store)
 	require.NoError(t, err)
-	list := func(w *reconcile.Workload) ([]*corev1.Pod, error) {
+	list := func(w *plan.Workload) ([]*corev1.Pod, error) {
 		var out []*corev1.Pod
 		for _, p := range c.Cache().Pods(w.Namespace) {
 			if taskKind.IsControlledBy(p, string(w.UID)) {
@@ -163,7 +161,7 @@ func TestSyncWorkloadCustomResource(t *testing.T) {
 		if jobstatus.IsConditionTrue(tk.Status.Conditions, batchv1.JobComplete) {
 			break
 		}
-		_, err := r.SyncWorkload(t.Context(), tk.workload(), list)
+		_, err := r.Sync(t.Context(), tk.workload(), list)
 		require.NoError(t, err, "step %d", step)
 		c.Cache().DeliverAll()
 		for _, p := range c.ListPods(ns) {
@@ -207,8 +205,8 @@ func TestSyncWorkloadBadInput(t *testing.T) {
 	c := reconciletest.NewCluster(reconciletest.Options{})
 	store := &taskStore{stored: &task{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "t", UID: "u", ResourceVersion: "1"}, Workers: 1}}
 	cfg := reconcile.Config{Name: testName, Owner: taskKind}
-	list := func(*reconcile.Workload) ([]*corev1.Pod, error) { return nil, nil }
-	r, err := reconcile.NewFor(cfg, c, store)
+	list := func(*plan.Workload) ([]*corev1.Pod, error) { return nil, nil }
+	r, err := reconcile.New(cfg, c, store)
 	require.NoError(t, err)
 	noObject := store.get().workload()
 	noObject.Object = nil
@@ -218,17 +216,17 @@ func TestSyncWorkloadBadInput(t *testing.T) {
 		call func() error
 		want string
 	}{
-		{"NewFor without pods", func() error { _, err := reconcile.NewFor(cfg, nil, store); return err }, "pod client is nil"},
-		{"NewFor without status writer", func() error { _, err := reconcile.NewFor(cfg, c, nil); return err }, "status writer is nil"},
-		{"nil workload", func() error { _, err := r.SyncWorkload(t.Context(), nil, list); return err }, "workload is nil"},
-		{"nil object", func() error { _, err := r.SyncWorkload(t.Context(), noObject, list); return err }, "Workload.Object is nil"},
+		{"New without pods", func() error { _, err := reconcile.New(cfg, nil, store); return err }, "pod client is nil"},
+		{"New without status writer", func() error { _, err := reconcile.New(cfg, c, nil); return err }, "status writer is nil"},
+		{"nil workload", func() error { _, err := r.Sync(t.Context(), nil, list); return err }, "workload is nil"},
+		{"nil object", func() error { _, err := r.Sync(t.Context(), noObject, list); return err }, "Workload.Object is nil"},
 		{"negative backoff", func() error {
 			w := store.get().workload()
 			w.Backoff.Base = -time.Second
-			_, err := r.SyncWorkload(t.Context(), w, list)
+			_, err := r.Sync(t.Context(), w, list)
 			return err
 		}, "Workload.Backoff"},
-		{"nil list", func() error { _, err := r.SyncWorkload(t.Context(), store.get().workload(), nil); return err }, "list is nil"},
+		{"nil list", func() error { _, err := r.Sync(t.Context(), store.get().workload(), nil); return err }, "list is nil"},
 		{"JobStatusWriter given a Task", func() error {
 			_, err := reconcile.JobStatusWriter(c).WriteStatus(t.Context(), store.get().workload(), batchv1.JobStatus{})
 			return err
@@ -243,12 +241,12 @@ func TestSyncWorkloadBadInput(t *testing.T) {
 	}
 
 	t.Run("a status writer that returns nothing fails the sync", func(t *testing.T) {
-		nothing := reconcile.StatusWriterFunc(func(context.Context, *reconcile.Workload, batchv1.JobStatus) (*reconcile.Workload, error) {
+		nothing := reconcile.StatusWriterFunc(func(context.Context, *plan.Workload, batchv1.JobStatus) (*plan.Workload, error) {
 			return nil, nil
 		})
-		r, err := reconcile.NewFor(cfg, c, nothing)
+		r, err := reconcile.New(cfg, c, nothing)
 		require.NoError(t, err)
-		_, err = r.SyncWorkload(t.Context(), store.get().workload(), list)
+		_, err = r.Sync(t.Context(), store.get().workload(), list)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "returned no owner object")
 	})
@@ -269,15 +267,15 @@ func TestSyncWorkloadOwnBackoff(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := reconciletest.NewCluster(reconciletest.Options{Seed: 5})
 			store := &taskStore{stored: &task{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "t", UID: "u", ResourceVersion: "1"}, Workers: 1}}
-			r, err := reconcile.NewFor(reconcile.Config{Name: testName, Owner: taskKind, Clock: c.Clock(),
+			r, err := reconcile.New(reconcile.Config{Name: testName, Owner: taskKind, Clock: c.Clock(),
 				Backoff: plainbackoff.Policy{Base: 2 * time.Second, Max: time.Minute}}, c, store)
 			require.NoError(t, err)
 			c.Cache().OnPodEvent(func(ev reconcile.PodEvent) { r.ObservePodEvent(ev, nil) })
-			list := func(w *reconcile.Workload) ([]*corev1.Pod, error) { return c.Cache().Pods(w.Namespace), nil }
+			list := func(w *plan.Workload) ([]*corev1.Pod, error) { return c.Cache().Pods(w.Namespace), nil }
 			sync := func() reconcile.Result {
 				w := store.get().workload()
 				w.Backoff = tc.own
-				res, err := r.SyncWorkload(t.Context(), w, list)
+				res, err := r.Sync(t.Context(), w, list)
 				require.NoError(t, err)
 				c.Cache().DeliverAll()
 				return res

@@ -16,7 +16,7 @@
 //
 // Config.Owner (Trace.Owner in a trace) runs the drawn Job as a custom resource of
 // another kind, with its own tracking finalizer: a reconciletest.Task of that kind
-// (TaskKind is the tests' one), synced through reconcile.NewFor and SyncWorkload
+// (TaskKind is the tests' one), synced through reconcile.New and Sync
 // with the in-memory cluster as pod client and status writer, under the same faults
 // and the same invariants, plus wrong-owner. The owner draws nothing from the seed,
 // so a seed makes the same Job, faults and kubelet with either owner, and the tests
@@ -55,7 +55,7 @@
 //     the seeds delete the owner (Job or Task) at a drawn chaotic step, at once
 //     (background propagation, the only one the cluster has), and then run the
 //     garbage collector (Cluster.CollectGarbage) and the orphan cleanup
-//     (Driver.CleanOrphans, Reconciler.CleanOrphanOf) at random; 12% of the Job
+//     (Driver.CleanOrphans, Reconciler.CleanOrphan) at random; 12% of the Job
 //     seeds (a Task has no selector: nothing to adopt or release) get orphan pods
 //     from the Job's template, matching its selector, without controller
 //     reference or finalizer, pending, running, succeeded or failed, with an index

@@ -340,7 +340,7 @@ func TestTraceRoundTrip(t *testing.T) {
 }
 
 // A seed run with a custom owner (a Task with its own finalizer, synced through
-// NewFor and SyncWorkload) is the run of the same seed with a batch/v1 Job, call for
+// New and Sync) is the run of the same seed with a batch/v1 Job, call for
 // call: the same actions and faults, syncs, pods, status and verdict. The invariants
 // are checked on both.
 func TestCustomOwnerRunsLikeAJob(t *testing.T) {

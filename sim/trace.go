@@ -30,7 +30,7 @@ type Trace struct {
 	Job *batchv1.Job `json:"job"`
 	// Owner, when set and not owner.BatchJob, is the custom owner kind the run
 	// uses: the Job is created as a reconciletest.Task of that kind, tracked by its
-	// finalizer, and synced through reconcile.NewFor and SyncWorkload. Nil means a
+	// finalizer, and synced through reconcile.New and Sync. Nil means a
 	// batch/v1 Job.
 	Owner *owner.Kind `json:"owner,omitempty"`
 	// Controller holds the settings of every Reconciler of the run.
@@ -131,7 +131,7 @@ const (
 	// (reconciletest.Cluster.CollectGarbage): pods whose owners are gone are deleted.
 	VerbCollectGarbage Verb = "collectGarbage"
 	// VerbCleanOrphans runs the orphan cleanup of the controller
-	// (reconciletest.Driver.CleanOrphans, Reconciler.CleanOrphanOf) once over the
+	// (reconciletest.Driver.CleanOrphans, Reconciler.CleanOrphan) once over the
 	// cached pods that carry the tracking finalizer.
 	VerbCleanOrphans Verb = "cleanOrphans"
 	// VerbOrphan creates an orphan pod from the Job's template (matching its

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -160,9 +161,9 @@ func newWorld(tr *Trace) (*world, error) {
 	cache := w.cluster.Cache()
 	cache.OnPodEvent(func(ev reconcile.PodEvent) {
 		if w.tasks {
-			w.r.ObservePodEventOf(ev, cache.TaskOwner)
+			w.r.ObservePodEvent(ev, cache.TaskOwner)
 		} else {
-			w.r.ObservePodEvent(ev, cache.Job)
+			w.r.ObservePodEvent(ev, cache.JobOwner)
 		}
 	})
 	cache.OnJobEvent(func(ev reconcile.JobEvent) { w.r.ObserveJobEvent(ev) })
@@ -190,7 +191,7 @@ func newWorld(tr *Trace) (*world, error) {
 	return w, nil
 }
 
-// newReconciler returns the controller: New for a batch/v1 Job, NewFor with the
+// newReconciler returns the controller: New for a batch/v1 Job, New with the
 // cluster as pod client and status writer for a Task; either reads its owner from
 // the cluster (not the cache) before adopting, as the example controllers do.
 func (w *world) newReconciler() (*reconcile.Reconciler, error) {
@@ -206,17 +207,17 @@ func (w *world) newReconciler() (*reconcile.Reconciler, error) {
 	}
 	if !w.tasks {
 		cfg.ReadOwner = reconcile.JobOwnerReader(w.cluster.GetJob)
-		return reconcile.New(cfg, w.cluster)
+		return reconcile.New(cfg, w.cluster, reconcile.JobStatusWriter(w.cluster))
 	}
 	cfg.Owner = w.ctlKind
 	cfg.ReadOwner = reconcile.ObjectOwnerReader(w.cluster.GetTask)
-	return reconcile.NewFor(cfg, w.cluster, w.cluster)
+	return reconcile.New(cfg, w.cluster, w.cluster)
 }
 
 // cachedOwner returns the owner as the controller's cache shows it, presented as a
 // Job (a Task's spec and status are a Job's), and its Workload; nil when the cache
 // does not have it.
-func (w *world) cachedOwner() (*batchv1.Job, *reconcile.Workload) {
+func (w *world) cachedOwner() (*batchv1.Job, *plan.Workload) {
 	cache := w.cluster.Cache()
 	if w.tasks {
 		t := cache.Task(w.ns, w.name)
@@ -229,7 +230,7 @@ func (w *world) cachedOwner() (*batchv1.Job, *reconcile.Workload) {
 	if j == nil {
 		return nil, nil
 	}
-	return j, reconcile.JobWorkload(j)
+	return j, plan.JobWorkload(j)
 }
 
 // jobView presents a Task as a Job sharing its metadata, spec and status: what the
@@ -403,12 +404,8 @@ func (w *world) sync(a *Action) {
 	}
 	var res reconcile.Result
 	var err error
-	switch {
-	case wl == nil:
-	case w.tasks:
-		res, err = w.r.SyncWorkload(context.Background(), wl, cache.PodsFor)
-	default:
-		res, err = w.r.SyncWith(context.Background(), job, cache.PodsForJob)
+	if wl != nil {
+		res, err = w.r.Sync(context.Background(), wl, cache.PodsFor)
 	}
 	w.inSync = false
 	w.model.view = nil

@@ -7,6 +7,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/jobkit/jobkit/plan"
 )
 
 // BenchmarkListPods measures the lister of a sync: the Job's n pods from the index,
@@ -36,7 +38,7 @@ func BenchmarkListPods(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				pods, err := c.listPods(job)
+				pods, err := c.listPods(plan.JobWorkload(job))
 				if err != nil || len(pods) != n {
 					b.Fatalf("listPods() = %d pods, %v; want %d", len(pods), err, n)
 				}

@@ -108,7 +108,8 @@ func New(cs kubernetes.Interface, factory informers.SharedInformerFactory, cfg r
 			return cs.BatchV1().Jobs(namespace).Get(ctx, name, metav1.GetOptions{})
 		})
 	}
-	rec, err := reconcile.New(cfg, NewClient(cs))
+	kc := NewClient(cs)
+	rec, err := reconcile.New(cfg, kc, reconcile.JobStatusWriter(kc))
 	if err != nil {
 		return nil, err
 	}

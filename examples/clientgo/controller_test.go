@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -153,7 +154,7 @@ func TestListPods(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := c.listPods(tt.job)
+			got, err := c.listPods(plan.JobWorkload(tt.job))
 			if err != nil {
 				t.Fatalf("listPods() error = %v", err)
 			}

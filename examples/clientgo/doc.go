@@ -27,10 +27,10 @@
 //     that may adopt an orphan, and the pods that need the orphan cleanup.
 //   - Two typed rate-limited work queues with upstream's per-item exponential limiter
 //     (APIBackoffBase to APIBackoffMax, 1s to 1m): "job", whose workers call
-//     Reconciler.SyncWith with a lister over the index (so the expectations are
+//     Reconciler.Sync with a lister over the index (so the expectations are
 //     checked before the pods are listed), and "job_orphan_pod", whose workers call
-//     Reconciler.CleanOrphan. A sync error or a conflict requeues with rate limiting;
-//     Result.RequeueAfter (backoff, deadline, stale cache) with AddAfter.
+//     Reconciler.CleanOrphan. A sync error requeues with rate limiting;
+//     Result.RequeueAfter (backoff, deadline, stale cache, a conflict) with AddAfter.
 //   - Events through client-go's record.EventRecorder (it satisfies
 //     reconcile.EventRecorder), written to the API while Run runs, unless
 //     Config.Events is given.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -76,7 +77,7 @@ func (c *Controller) enqueueOrphans(job *batchv1.Job) {
 	}
 	objs, err := c.pods.ByIndex(PodControllerUIDIndex, string(job.UID))
 	if err != nil {
-		c.log.Error(err, "Listing the pods of a Job for the orphan cleanup", "job", reconcile.Key(job))
+		c.log.Error(err, "Listing the pods of a Job for the orphan cleanup", "job", reconcile.Key(job.Namespace, job.Name))
 		return
 	}
 	for _, obj := range objs {
@@ -91,7 +92,9 @@ func (c *Controller) enqueueOrphans(job *batchv1.Job) {
 // Jobs to sync (batched), the Jobs that may adopt the pod, and the pod itself for the
 // orphan cleanup.
 func (c *Controller) onPod(ev reconcile.PodEvent) {
-	res := c.rec.ObservePodEvent(ev, c.lookupJob)
+	res := c.rec.ObservePodEvent(ev, func(namespace, name string) *finalizers.OrphanOwner {
+		return finalizers.JobOwner(c.lookupJob(namespace, name))
+	})
 	for _, key := range res.Sync {
 		c.enqueue(key, res.Delay)
 	}
@@ -104,7 +107,7 @@ func (c *Controller) onPod(ev reconcile.PodEvent) {
 		if err == nil {
 			for _, job := range reconcile.MatchingJobs(pod, jobs) {
 				if c.manages(job) {
-					c.enqueue(reconcile.Key(job), res.Delay)
+					c.enqueue(reconcile.Key(job.Namespace, job.Name), res.Delay)
 				}
 			}
 		}
@@ -122,10 +125,10 @@ func (c *Controller) lookupJob(namespace, name string) *batchv1.Job {
 	return job
 }
 
-// listPods lists the pods of job from the informer's index: those it controls and
+// listPods lists the pods of w from the informer's index: those it controls and
 // the orphans of its namespace that match its selector.
-func (c *Controller) listPods(job *batchv1.Job) ([]*corev1.Pod, error) {
-	owned, err := c.pods.ByIndex(PodControllerUIDIndex, string(job.UID))
+func (c *Controller) listPods(w *plan.Workload) ([]*corev1.Pod, error) {
+	owned, err := c.pods.ByIndex(PodControllerUIDIndex, string(w.UID))
 	if err != nil {
 		return nil, err
 	}
@@ -133,14 +136,14 @@ func (c *Controller) listPods(job *batchv1.Job) ([]*corev1.Pod, error) {
 	for _, obj := range owned {
 		pods = append(pods, obj.(*corev1.Pod))
 	}
-	if job.Spec.Selector == nil {
+	if w.Spec.Selector == nil {
 		return pods, nil
 	}
-	sel, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
+	sel, err := metav1.LabelSelectorAsSelector(w.Spec.Selector)
 	if err != nil || sel.Empty() {
 		return pods, nil // an unusable selector adopts nothing
 	}
-	orphans, err := c.pods.ByIndex(PodControllerUIDIndex, orphanIndexKey(job.Namespace))
+	orphans, err := c.pods.ByIndex(PodControllerUIDIndex, orphanIndexKey(w.Namespace))
 	if err != nil {
 		return nil, err
 	}

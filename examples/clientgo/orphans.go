@@ -92,7 +92,7 @@ func (c *Controller) cleanOrphan(ctx context.Context, key string) error {
 			}
 		}
 	}
-	d, err := c.rec.CleanOrphan(ctx, pod, job)
+	d, err := c.rec.CleanOrphan(ctx, pod, finalizers.JobOwner(job))
 	if err == nil && d.Remove {
 		c.log.V(2).Info("Removed the tracking finalizer of an orphan pod", "pod", key, "reason", d.Reason)
 	}

@@ -10,6 +10,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -86,8 +87,6 @@ func (c *Controller) processJob(ctx context.Context) bool {
 			c.log.Error(err, "Syncing Job", "job", key)
 		}
 		c.queue.AddRateLimited(key)
-	case res.Requeue:
-		c.queue.AddRateLimited(key)
 	default:
 		c.queue.Forget(key)
 		if res.RequeueAfter > 0 {
@@ -113,5 +112,5 @@ func (c *Controller) syncJob(ctx context.Context, key string) (reconcile.Result,
 	if !c.manages(job) {
 		return reconcile.Result{}, nil
 	}
-	return c.rec.SyncWith(ctx, job, c.listPods)
+	return c.rec.Sync(ctx, plan.JobWorkload(job), c.listPods)
 }

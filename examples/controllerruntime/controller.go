@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -72,7 +73,6 @@ type Controller struct {
 	cache   client.Reader
 	api     client.Reader
 	name    string
-	requeue time.Duration
 	batch   time.Duration
 	log     logr.Logger
 	onSync  func(*batchv1.Job, reconcile.Result, error)
@@ -136,19 +136,19 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 			return job, api.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, job)
 		})
 	}
-	rec, err := reconcile.New(cfg, NewClient(mgr.GetClient(), mgr.GetAPIReader()))
+	kc := NewClient(mgr.GetClient(), mgr.GetAPIReader())
+	rec, err := reconcile.New(cfg, kc, reconcile.JobStatusWriter(kc))
 	if err != nil {
 		return nil, fmt.Errorf("controllerruntime.Setup: %w", err)
 	}
 	c := &Controller{
-		rec:     rec,
-		cache:   mgr.GetCache(),
-		api:     mgr.GetAPIReader(),
-		name:    cfg.Name,
-		requeue: rec.Config().StaleCacheRequeue,
-		batch:   rec.Config().PodEventBatchPeriod,
-		log:     cfg.Logger,
-		onSync:  opts.OnSync,
+		rec:    rec,
+		cache:  mgr.GetCache(),
+		api:    mgr.GetAPIReader(),
+		name:   cfg.Name,
+		batch:  rec.Config().PodEventBatchPeriod,
+		log:    cfg.Logger,
+		onSync: opts.OnSync,
 		orphans: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
 			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: name + "-orphan-pods"}),
@@ -182,15 +182,15 @@ func (c *Controller) Reconciler() *reconcile.Reconciler { return c.rec }
 
 // Reconcile syncs one Job from the cache. A Job missing from the cache is forgotten
 // (its expectations and backoff record dropped); its pods' finalizers are the orphan
-// worker's. A sync error is returned, so the workqueue retries with rate limiting; a
-// requeue the sync asks for without error comes back as RequeueAfter.
+// worker's. A sync error is returned, so the workqueue retries with rate limiting;
+// the sync's RequeueAfter is returned as is.
 func (c *Controller) Reconcile(ctx context.Context, req crreconcile.Request) (crreconcile.Result, error) {
 	job := &batchv1.Job{}
 	if err := c.cache.Get(ctx, req.NamespacedName, job, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Only this worker syncs the key, so no sync of a recreated Job can lose
 			// its expectations to this Forget.
-			c.rec.Forget(reconcile.KeyFor(req.Namespace, req.Name))
+			c.rec.Forget(reconcile.Key(req.Namespace, req.Name))
 			return crreconcile.Result{}, nil
 		}
 		return crreconcile.Result{}, err
@@ -198,42 +198,38 @@ func (c *Controller) Reconcile(ctx context.Context, req crreconcile.Request) (cr
 	if !IsManagedBy(job, c.name) {
 		return crreconcile.Result{}, nil // queued by a pod event; another controller's Job
 	}
-	res, err := c.rec.SyncWith(ctx, job, func(j *batchv1.Job) ([]*corev1.Pod, error) { return c.listPods(ctx, j) })
+	res, err := c.rec.Sync(ctx, plan.JobWorkload(job), func(w *plan.Workload) ([]*corev1.Pod, error) { return c.listPods(ctx, w) })
 	if c.onSync != nil {
 		c.onSync(job, res, err)
 	}
 	if err != nil {
 		return crreconcile.Result{}, err
 	}
-	after := res.RequeueAfter
-	if res.Requeue && (after == 0 || after > c.requeue) {
-		after = c.requeue
-	}
-	return crreconcile.Result{RequeueAfter: after}, nil
+	return crreconcile.Result{RequeueAfter: res.RequeueAfter}, nil
 }
 
 // listPods lists, from the cache and without copies (the Reconciler never modifies
-// its inputs), the pods controlled by job and the pods without controller in its
+// its inputs), the pods controlled by w and the pods without controller in its
 // namespace that match its selector.
-func (c *Controller) listPods(ctx context.Context, job *batchv1.Job) ([]*corev1.Pod, error) {
+func (c *Controller) listPods(ctx context.Context, w *plan.Workload) ([]*corev1.Pod, error) {
 	var owned corev1.PodList
-	if err := c.cache.List(ctx, &owned, client.InNamespace(job.Namespace),
-		client.MatchingFields{OwnerUIDIndex: string(job.UID)}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := c.cache.List(ctx, &owned, client.InNamespace(w.Namespace),
+		client.MatchingFields{OwnerUIDIndex: string(w.UID)}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	pods := make([]*corev1.Pod, 0, len(owned.Items))
 	for i := range owned.Items {
 		pods = append(pods, &owned.Items[i])
 	}
-	if job.Spec.Selector == nil {
+	if w.Spec.Selector == nil {
 		return pods, nil
 	}
-	sel, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
+	sel, err := metav1.LabelSelectorAsSelector(w.Spec.Selector)
 	if err != nil || sel.Empty() {
 		return pods, nil // the plan reports a bad selector; nothing is adopted
 	}
 	var orphans corev1.PodList
-	if err := c.cache.List(ctx, &orphans, client.InNamespace(job.Namespace),
+	if err := c.cache.List(ctx, &orphans, client.InNamespace(w.Namespace),
 		client.MatchingFields{OwnerUIDIndex: NoController}, client.MatchingLabelsSelector{Selector: sel},
 		client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err

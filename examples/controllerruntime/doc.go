@@ -16,7 +16,7 @@
 //     a pod (GetPod) through the manager's API reader, never the cache; it passes
 //     reconciletest.RunClientConformance against a real kube-apiserver.
 //   - The builder: For(&batchv1.Job{}) with the ManagedBy predicate; Jobs are read
-//     from the manager's cache and synced by reconcile.Reconciler.SyncWith, which
+//     from the manager's cache and synced by reconcile.Reconciler.Sync, which
 //     lists the pods (the OwnerUIDIndex field index, plus the selector's pods
 //     without controller for adoption) only after checking the expectations.
 //   - Pod events go through a handler of our own (Watches(&corev1.Pod{}, ...)) that

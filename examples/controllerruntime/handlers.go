@@ -67,7 +67,9 @@ func (f PodEventHandler) Generic(context.Context, event.TypedGenericEvent[client
 // instead of Owns(&corev1.Pod{}), whose handler queues the owner at once on a
 // listener of its own, in no order with the expectation observations.
 func (c *Controller) handlePod(ctx context.Context, ev reconcile.PodEvent, q Queue) {
-	res := c.rec.ObservePodEvent(ev, func(namespace, name string) *batchv1.Job { return c.cachedJob(ctx, namespace, name) })
+	res := c.rec.ObservePodEvent(ev, func(namespace, name string) *finalizers.OrphanOwner {
+		return finalizers.JobOwner(c.cachedJob(ctx, namespace, name))
+	})
 	for _, key := range res.Sync {
 		ns, name := splitKey(key)
 		q.AddAfter(crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}, res.Delay)
@@ -152,7 +154,7 @@ func (c *Controller) queueOrphans(ctx context.Context, job *batchv1.Job) {
 	var pods corev1.PodList
 	if err := c.cache.List(ctx, &pods, client.InNamespace(job.Namespace),
 		client.MatchingFields{OwnerUIDIndex: string(job.UID)}, client.UnsafeDisableDeepCopy); err != nil {
-		c.log.Error(err, "Listing the pods of a Job for the orphan cleanup", "job", reconcile.Key(job))
+		c.log.Error(err, "Listing the pods of a Job for the orphan cleanup", "job", reconcile.Key(job.Namespace, job.Name))
 		return
 	}
 	for i := range pods.Items {
@@ -247,6 +249,6 @@ func (c *Controller) cleanOrphan(ctx context.Context, key types.NamespacedName) 
 			return err
 		}
 	}
-	_, err := c.rec.CleanOrphan(ctx, pod, job)
+	_, err := c.rec.CleanOrphan(ctx, pod, finalizers.JobOwner(job))
 	return err
 }

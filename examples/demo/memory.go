@@ -109,7 +109,7 @@ func runMemory(ctx context.Context, w io.Writer, managedBy string) error {
 		Name:                        managedBy,
 		Clock:                       clk,
 		FinalizerRemovalParallelism: 1, // API calls in plan order: a reproducible run
-	}, c)
+	}, c, reconcile.JobStatusWriter(c))
 	if err != nil {
 		return err
 	}

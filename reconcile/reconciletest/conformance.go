@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -276,7 +277,7 @@ func (k *conformance) adoptRelease(t *testing.T) {
 	orphan.Labels = map[string]string{"app": "conformance"}
 	pod := k.create(t, orphan)
 
-	adopt := reconcile.AdoptPatch(job, pod)
+	adopt := reconcile.AdoptPatch(owner.BatchJob, job, pod)
 	got, err := k.f.Client.PatchPod(t.Context(), pod.Namespace, pod.Name, adopt.Type, adopt.Data)
 	must(t, err, "PatchPod(adopt)")
 	ref := metav1.GetControllerOf(got)
@@ -298,11 +299,11 @@ func (k *conformance) adoptRelease(t *testing.T) {
 	check(t, read.ResourceVersion == got.ResourceVersion, "resourceVersion returned by the adoption = %q, stored %q", got.ResourceVersion, read.ResourceVersion)
 
 	// A release sent for an older version of the pod changes nothing.
-	stale := reconcile.ReleasePatch(job.UID, pod)
+	stale := reconcile.ReleasePatch(owner.BatchJob, job.UID, pod)
 	_, err = k.f.Client.PatchPod(t.Context(), pod.Namespace, pod.Name, stale.Type, stale.Data)
 	check(t, apierrors.IsConflict(err), "PatchPod(release, stale resourceVersion) error = %v, want Conflict", err)
 
-	release := reconcile.ReleasePatch(job.UID, got)
+	release := reconcile.ReleasePatch(owner.BatchJob, job.UID, got)
 	got, err = k.f.Client.PatchPod(t.Context(), pod.Namespace, pod.Name, release.Type, release.Data)
 	must(t, err, "PatchPod(release)")
 	check(t, len(got.OwnerReferences) == 0, "owner references after release = %v, want none", got.OwnerReferences)
@@ -315,7 +316,7 @@ func (k *conformance) adoptStaleUID(t *testing.T) {
 	pod := k.create(t, k.pod())
 	stale := pod.DeepCopy()
 	stale.UID = staleUID
-	adopt := reconcile.AdoptPatch(job, stale)
+	adopt := reconcile.AdoptPatch(owner.BatchJob, job, stale)
 	_, err := k.f.Client.PatchPod(t.Context(), pod.Namespace, pod.Name, adopt.Type, adopt.Data)
 	check(t, reconcile.IsPodGone(err), "PatchPod(adopt, stale pod UID) error = %v, want Invalid on metadata.uid", err)
 	read, err := k.f.GetPod(t.Context(), pod.Namespace, pod.Name)
@@ -332,7 +333,7 @@ func (k *conformance) getLive(t *testing.T) {
 	orphan := k.pod()
 	orphan.Labels = map[string]string{"app": "conformance"}
 	pod := k.create(t, orphan)
-	adopt := reconcile.AdoptPatch(job, pod)
+	adopt := reconcile.AdoptPatch(owner.BatchJob, job, pod)
 	adopted, err := k.f.Client.PatchPod(t.Context(), pod.Namespace, pod.Name, adopt.Type, adopt.Data)
 	must(t, err, "PatchPod(adopt)")
 	got, err := k.f.Client.GetPod(t.Context(), pod.Namespace, pod.Name)
@@ -340,7 +341,7 @@ func (k *conformance) getLive(t *testing.T) {
 	check(t, got.UID == pod.UID, "GetPod().UID = %q, want %q", got.UID, pod.UID)
 	ref := metav1.GetControllerOf(got)
 	check(t, ref != nil && ref.UID == job.UID, "GetPod() right after the adoption: controller reference = %v, want the Job %s", ref, job.UID)
-	release := reconcile.ReleasePatch(job.UID, adopted)
+	release := reconcile.ReleasePatch(owner.BatchJob, job.UID, adopted)
 	released, err := k.f.Client.PatchPod(t.Context(), pod.Namespace, pod.Name, release.Type, release.Data)
 	must(t, err, "PatchPod(release)")
 	got, err = k.f.Client.GetPod(t.Context(), pod.Namespace, pod.Name)

@@ -38,14 +38,14 @@
 // Reconciler.ObservePodEventOf and CleanOrphanOf:
 //
 //	c := reconciletest.NewCluster(reconciletest.Options{Owner: kind})
-//	r, _ := reconcile.NewFor(reconcile.Config{Name: name, Owner: kind, Clock: c.Clock()}, c, c)
+//	r, _ := reconcile.New(reconcile.Config{Name: name, Owner: kind, Clock: c.Clock()}, c, c)
 //	task := reconciletest.NewTask("default", "train", 4, 2)
 //	task.Spec.ManagedBy = ptr.To(name)
 //	c.CreateTask(task)
 //	rr, err := reconciletest.NewDriver(c, r).Run(ctx, "default", "train", 0) // rr.Task
 //
 // The Kubelet, event latency, reordering, lost events and faults work unchanged. A
-// Driver of a Cluster with a custom Owner syncs Tasks (SyncWorkload) and stops when
+// Driver of a Cluster with a custom Owner syncs Tasks (Sync) and stops when
 // DoneTask holds; Driver.CleanOrphans runs the orphan cleanup, for tests that
 // delete an owner while its pods run. A controller that is not a plain Reconciler
 // (one that converts its own type) plugs into the Driver with SyncFunc and

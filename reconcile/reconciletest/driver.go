@@ -14,6 +14,7 @@ import (
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -36,7 +37,7 @@ var ErrStepLimit = errors.New("reconciletest: step limit reached before the job 
 //
 // The owner is a batch/v1 Job when the Cluster holds Jobs only, and a Task when its
 // Options.Owner names another kind: namespace and name then name a Task, synced with
-// SyncWorkload (the Reconciler is then NewFor with the Cluster as pod client and
+// Sync (the Reconciler is then New with the Cluster as pod client and
 // StatusWriter, and Config.Owner the Cluster's kind), and StepResult and RunResult
 // carry it in Task. SyncFunc and DoneFunc replace the sync and the
 // "done" test for a controller that is not a plain Reconciler.
@@ -93,9 +94,9 @@ func NewDriver(c *Cluster, r *reconcile.Reconciler) *Driver {
 		switch {
 		case d.Reconciler == nil:
 		case d.tasks():
-			d.Reconciler.ObservePodEventOf(ev, cache.TaskOwner)
+			d.Reconciler.ObservePodEvent(ev, cache.TaskOwner)
 		default:
-			d.Reconciler.ObservePodEvent(ev, cache.Job)
+			d.Reconciler.ObservePodEvent(ev, cache.JobOwner)
 		}
 	})
 	cache.OnJobEvent(func(ev reconcile.JobEvent) {
@@ -144,18 +145,18 @@ func (d *Driver) Sync(ctx context.Context, namespace, name string) (synced bool,
 	if d.tasks() {
 		t := d.Cluster.Cache().Task(namespace, name)
 		if t == nil {
-			d.Reconciler.Forget(reconcile.KeyFor(namespace, name))
+			d.Reconciler.Forget(reconcile.Key(namespace, name))
 			return false, reconcile.Result{}, nil
 		}
-		res, err = d.Reconciler.SyncWorkload(ctx, TaskWorkload(t), d.Cluster.Cache().PodsFor)
+		res, err = d.Reconciler.Sync(ctx, TaskWorkload(t), d.Cluster.Cache().PodsFor)
 		return true, res, err
 	}
 	job := d.Cluster.Cache().Job(namespace, name)
 	if job == nil {
-		d.Reconciler.Forget(reconcile.KeyFor(namespace, name))
+		d.Reconciler.Forget(reconcile.Key(namespace, name))
 		return false, reconcile.Result{}, nil
 	}
-	res, err = d.Reconciler.SyncWith(ctx, job, d.Cluster.Cache().PodsForJob)
+	res, err = d.Reconciler.Sync(ctx, plan.JobWorkload(job), d.Cluster.Cache().PodsFor)
 	return true, res, err
 }
 
@@ -300,7 +301,7 @@ func (d *Driver) CleanOrphans(ctx context.Context) (int, error) {
 		if ref := kind.ControllerOf(p); ref != nil {
 			own = d.ownerFacts(ctx, p.Namespace, ref.Name)
 		}
-		dec, err := d.Reconciler.CleanOrphanOf(ctx, p, own)
+		dec, err := d.Reconciler.CleanOrphan(ctx, p, own)
 		switch {
 		case err != nil:
 			errs = append(errs, err)

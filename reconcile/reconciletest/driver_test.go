@@ -23,7 +23,7 @@ func newDriver(t *testing.T, c *reconciletest.Cluster) *reconciletest.Driver {
 	r, err := reconcile.New(reconcile.Config{
 		Name: managedBy, Clock: c.Clock(), FinalizerRemovalParallelism: 1,
 		Backoff: plainbackoff.Policy{Base: time.Second, Max: 2 * time.Second},
-	}, c)
+	}, c, reconcile.JobStatusWriter(c))
 	require.NoError(t, err)
 	return reconciletest.NewDriver(c, r)
 }

@@ -26,7 +26,7 @@ func ExampleDriver_Run() {
 		Clock:                       c.Clock(),
 		FinalizerRemovalParallelism: 1,
 		Backoff:                     plainbackoff.Policy{Base: time.Second, Max: 2 * time.Second},
-	}, c)
+	}, c, reconcile.JobStatusWriter(c))
 	job := reconciletest.NewJob("default", "render", 3, 3)
 	job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 	job.Spec.ManagedBy = ptr.To("example.com/jobs")
@@ -47,14 +47,14 @@ func ExampleDriver_Run() {
 }
 
 // A custom owner: the Cluster holds Tasks of its own kind (Options.Owner), the
-// Reconciler is NewFor with that kind and the Cluster as pod client and status
-// writer, and the Driver syncs the Task through SyncWorkload. The pods carry the
+// Reconciler is New with that kind and the Cluster as pod client and status
+// writer, and the Driver syncs the Task through Sync. The pods carry the
 // Task's controller reference and finalizer, and the garbage collector follows that
 // kind.
 func ExampleDriver_Run_customOwner() {
 	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
 	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1, Owner: kind})
-	r, err := reconcile.NewFor(reconcile.Config{
+	r, err := reconcile.New(reconcile.Config{
 		Name:                        "ml.example.com/controller",
 		Owner:                       kind,
 		Clock:                       c.Clock(),
@@ -92,7 +92,7 @@ func ExampleDriver_Run_customOwner() {
 // would otherwise keep them forever.
 func ExampleDriver_CleanOrphans() {
 	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1, Owner: reconciletest.TaskKind})
-	r, _ := reconcile.NewFor(reconcile.Config{Name: "example.com/tasks", Owner: reconciletest.TaskKind, Clock: c.Clock()}, c, c)
+	r, _ := reconcile.New(reconcile.Config{Name: "example.com/tasks", Owner: reconciletest.TaskKind, Clock: c.Clock()}, c, c)
 	task := reconciletest.NewTask("default", "crawl", 2, 2)
 	task.Spec.ManagedBy = ptr.To("example.com/tasks")
 	_, _ = c.CreateTask(task)

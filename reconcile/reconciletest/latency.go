@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -111,7 +112,7 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 	cfg.Clock = clk
 
 	lc := &latencyClient{c: c, clk: clk, latency: opts.Latency, timeouts: opts.CreateTimeouts, lose: opts.TimeoutsNotStored}
-	r, err := reconcile.New(cfg, lc)
+	r, err := reconcile.New(cfg, lc, reconcile.JobStatusWriter(lc))
 	if err != nil {
 		return LatencyResult{}, err
 	}
@@ -124,14 +125,14 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 	if err != nil {
 		return LatencyResult{}, err
 	}
-	key := reconcile.Key(job)
+	key := reconcile.Key(job.Namespace, job.Name)
 
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	q := newLatencyQueue()
 	cache := c.Cache()
 	cache.OnPodEvent(func(ev reconcile.PodEvent) {
-		res := r.ObservePodEvent(ev, cache.Job)
+		res := r.ObservePodEvent(ev, cache.JobOwner)
 		for _, k := range res.Sync {
 			q.add(k, res.Delay)
 		}
@@ -192,13 +193,13 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 		}
 		before := lc.snapshot()
 		syncStart := time.Now()
-		out, err := r.SyncWith(ctx, cached, cache.PodsForJob)
+		out, err := r.Sync(ctx, plan.JobWorkload(cached), cache.PodsFor)
 		if opts.Trace != nil {
 			after := lc.snapshot()
 			fmt.Fprintf(opts.Trace, "%7.1f L sync (%.1f L): creates %d, patches %d, deletes %d, status %d; requeue %v after %.1f L; err %v\n",
 				float64(syncStart.Sub(start))/float64(opts.Latency), float64(time.Since(syncStart))/float64(opts.Latency),
 				after.creates-before.creates, after.patches-before.patches, after.deletes-before.deletes, after.status-before.status,
-				out.Requeue, float64(out.RequeueAfter)/float64(opts.Latency), err)
+				out.Retry != "", float64(out.RequeueAfter)/float64(opts.Latency), err)
 		}
 		switch {
 		case err != nil && ctx.Err() != nil:

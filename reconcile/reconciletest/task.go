@@ -18,7 +18,6 @@ import (
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
-	"github.com/jobkit/jobkit/reconcile"
 )
 
 // TaskKind is a ready-made custom owner kind for Options.Owner: Task.test.jobkit.dev,
@@ -76,19 +75,17 @@ func NewTask(namespace, name string, completions, parallelism int32) *Task {
 	return &Task{ObjectMeta: j.ObjectMeta, Spec: j.Spec}
 }
 
-// TaskWorkload presents t as a reconcile.Workload: what a controller of the custom
-// resource converts its object into for Reconciler.SyncWorkload. The Workload points
+// TaskWorkload presents t as a plan.Workload: what a controller of the custom
+// resource converts its object into for Reconciler.Sync. The Workload points
 // into t: do not modify t while it is in use.
-func TaskWorkload(t *Task) *reconcile.Workload {
-	return &reconcile.Workload{
-		Workload: plan.Workload{
-			Namespace: t.Namespace,
-			Name:      t.Name,
-			UID:       t.UID,
-			Deleting:  t.DeletionTimestamp != nil,
-			Spec:      plan.JobSpec(&t.Spec),
-			Status:    t.Status,
-		},
+func TaskWorkload(t *Task) *plan.Workload {
+	return &plan.Workload{
+		Namespace:       t.Namespace,
+		Name:            t.Name,
+		UID:             t.UID,
+		Deleting:        t.DeletionTimestamp != nil,
+		Spec:            plan.JobSpec(&t.Spec),
+		Status:          t.Status,
 		ResourceVersion: t.ResourceVersion,
 		Object:          t,
 	}
@@ -225,7 +222,7 @@ func (c *Cluster) taskStore() ownerStore[*Task] {
 // converted back with TaskWorkload, one whose Object is a *batchv1.Job through
 // UpdateJobStatus (reconcile.JobWorkload). The Workload's UID and ResourceVersion are
 // the preconditions.
-func (c *Cluster) WriteStatus(ctx context.Context, w *reconcile.Workload, status batchv1.JobStatus) (*reconcile.Workload, error) {
+func (c *Cluster) WriteStatus(ctx context.Context, w *plan.Workload, status batchv1.JobStatus) (*plan.Workload, error) {
 	if w == nil {
 		return nil, apierrors.NewBadRequest("workload is nil")
 	}
@@ -245,7 +242,7 @@ func (c *Cluster) WriteStatus(ctx context.Context, w *reconcile.Workload, status
 		if err != nil {
 			return nil, err
 		}
-		return reconcile.JobWorkload(out), nil
+		return plan.JobWorkload(out), nil
 	}
 	return nil, apierrors.NewBadRequest(fmt.Sprintf("reconciletest: WriteStatus: Workload.Object is a %T, not a *reconciletest.Task or *batchv1.Job", w.Object))
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -34,7 +35,7 @@ func taskCluster() *reconciletest.Cluster {
 }
 
 // newReconcilerFor returns a Reconciler of the cluster's owner kind: New for Jobs,
-// NewFor with the Cluster as pod client and StatusWriter for Tasks.
+// New with the Cluster as pod client and StatusWriter for Tasks.
 func newReconcilerFor(t *testing.T, c *reconciletest.Cluster) *reconcile.Reconciler {
 	t.Helper()
 	cfg := reconcile.Config{
@@ -44,10 +45,10 @@ func newReconcilerFor(t *testing.T, c *reconciletest.Cluster) *reconcile.Reconci
 	var r *reconcile.Reconciler
 	var err error
 	if c.Owner() == owner.BatchJob {
-		r, err = reconcile.New(cfg, c)
+		r, err = reconcile.New(cfg, c, reconcile.JobStatusWriter(c))
 	} else {
 		cfg.Owner = c.Owner()
-		r, err = reconcile.NewFor(cfg, c, c)
+		r, err = reconcile.New(cfg, c, c)
 	}
 	require.NoError(t, err)
 	return r
@@ -168,14 +169,14 @@ func TestWriteStatus(t *testing.T) {
 	status := batchv1.JobStatus{Active: 2}
 	tests := []struct {
 		name       string
-		w          *reconcile.Workload
+		w          *plan.Workload
 		wantErr    func(error) bool
 		wantObject any
 	}{
 		{name: "Task", w: reconciletest.TaskWorkload(task), wantObject: &reconciletest.Task{}},
-		{name: "Job", w: reconcile.JobWorkload(job), wantObject: &batchv1.Job{}},
-		{name: "stale Task", w: func() *reconcile.Workload { w := reconciletest.TaskWorkload(task); w.ResourceVersion = "999"; return w }(), wantErr: apierrors.IsConflict},
-		{name: "unknown object", w: &reconcile.Workload{Object: &corev1.Pod{}}, wantErr: apierrors.IsBadRequest},
+		{name: "Job", w: plan.JobWorkload(job), wantObject: &batchv1.Job{}},
+		{name: "stale Task", w: func() *plan.Workload { w := reconciletest.TaskWorkload(task); w.ResourceVersion = "999"; return w }(), wantErr: apierrors.IsConflict},
+		{name: "unknown object", w: &plan.Workload{Object: &corev1.Pod{}}, wantErr: apierrors.IsBadRequest},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -417,7 +418,7 @@ func TestDriverSyncFuncAndDoneFunc(t *testing.T) {
 		if task == nil {
 			return false, reconcile.Result{}, nil
 		}
-		res, err := r.SyncWorkload(ctx, reconciletest.TaskWorkload(task), c.Cache().PodsFor)
+		res, err := r.Sync(ctx, reconciletest.TaskWorkload(task), c.Cache().PodsFor)
 		return true, res, err
 	}
 	d.DoneFunc = func(namespace, name string) (bool, bool) {
@@ -454,7 +455,7 @@ func TestCachePodsFor(t *testing.T) {
 	add("orphan", map[string]string{"app": "t"})
 	add("other", map[string]string{"app": "t"}, otherKind.NewControllerRef(&metav1.ObjectMeta{Name: "o", UID: types.UID("o")}))
 	c.Cache().DeliverAll()
-	names := func(w *reconcile.Workload) []string {
+	names := func(w *plan.Workload) []string {
 		pods, err := c.Cache().PodsFor(w)
 		require.NoError(t, err)
 		var out []string

@@ -33,7 +33,7 @@ func Explain(job *batchv1.Job, pods []*corev1.Pod, opts Options) (*Report, error
 	if job == nil {
 		return nil, fmt.Errorf("%w: job is nil", ErrNoJob)
 	}
-	return explain(newWorkload(plan.JobWorkload(job), job, opts.Owner), pods, opts)
+	return explain(newWorkload(*plan.JobWorkload(job), job, opts.Owner), pods, opts)
 }
 
 // ExplainWorkload is Explain for an owner of any kind, given as the plan.Workload

@@ -78,7 +78,7 @@ func Steps(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod, opts Optio
 	if job == nil {
 		return nil, fmt.Errorf("%w: job is nil", ErrNoJob)
 	}
-	return steps(ctx, newWorkload(plan.JobWorkload(job), job, opts.Owner), pods, opts, so)
+	return steps(ctx, newWorkload(*plan.JobWorkload(job), job, opts.Owner), pods, opts, so)
 }
 
 // StepsWorkload is Steps for an owner of any kind, given as the plan.Workload its
@@ -86,7 +86,7 @@ func Steps(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod, opts Optio
 // tracking finalizer. The in-memory cluster holds it as a reconciletest.Task of
 // that kind (Options.Owner of reconciletest.Cluster): the workload's spec in Job
 // terms, with the API's defaults of a Job's spec fields and no generated selector,
-// and its status; the Reconciler is reconcile.NewFor that kind, so the pods it
+// and its status; the Reconciler is reconcile.New that kind, so the pods it
 // creates carry the kind's controller reference and finalizer. Pods are the
 // owner's by their controller reference, rewritten to the owner's new UID; their
 // labels, the selector and the template are kept as given (nothing generates
@@ -156,9 +156,9 @@ func startRun(w *workload, pods []*corev1.Pod, opts Options, so StepOptions) (*s
 	cfg := reconcile.Config{Name: controller, Owner: w.kind, Clock: clk, Backoff: opts.Backoff, FinalizerRemovalParallelism: 1}
 	var r *reconcile.Reconciler
 	if w.kind == owner.BatchJob {
-		r, err = reconcile.New(cfg, cluster)
+		r, err = reconcile.New(cfg, cluster, reconcile.JobStatusWriter(cluster))
 	} else {
-		r, err = reconcile.NewFor(cfg, cluster, cluster)
+		r, err = reconcile.New(cfg, cluster, cluster)
 	}
 	if err != nil {
 		return nil, err

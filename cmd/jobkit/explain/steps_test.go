@@ -259,7 +259,7 @@ func TestStepsWorkload(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			job := tt.job()
 			pods := tt.pods(job)
-			w := plan.JobWorkload(job)
+			w := *plan.JobWorkload(job)
 			w.Deleting = tt.deleting
 			before := w.Status.DeepCopy()
 			steps, err := explain.StepsWorkload(context.Background(), w, pods, explain.Options{Now: now, Owner: trainingKind}, tt.so)
@@ -363,7 +363,7 @@ func TestStepsSameCallsForAJobAndAnotherKind(t *testing.T) {
 				pods = append(pods, p)
 			}
 			opts.Owner = trainingKind
-			got, err := explain.StepsWorkload(context.Background(), plan.JobWorkload(job), pods, opts, tt.so)
+			got, err := explain.StepsWorkload(context.Background(), *plan.JobWorkload(job), pods, opts, tt.so)
 			require.NoError(t, err)
 			if diff := cmp.Diff(want, asJob(got)); diff != "" {
 				t.Errorf("StepsWorkload as a TrainingJob differs from Steps of the Job (-job +trainingjob):\n%s", diff)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/owner"
-	"github.com/jobkit/jobkit/reconcile"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
 
@@ -129,7 +129,7 @@ func load(cluster *reconciletest.Cluster, clk *clocktesting.FakeClock, w *worklo
 // or a Task of the cluster's kind with the workload's metadata and its spec in
 // Job terms. Both get a new UID and the API's defaults of their spec. The
 // Workload returned is the stored owner, for the cluster's WriteStatus.
-func createOwner(cluster *reconciletest.Cluster, w *workload) (*reconcile.Workload, error) {
+func createOwner(cluster *reconciletest.Cluster, w *workload) (*plan.Workload, error) {
 	if w.kind == owner.BatchJob {
 		in := w.job.DeepCopy()
 		in.UID, in.ResourceVersion, in.Generation = "", "", 0
@@ -138,7 +138,7 @@ func createOwner(cluster *reconciletest.Cluster, w *workload) (*reconcile.Worklo
 		if err != nil {
 			return nil, err
 		}
-		return reconcile.JobWorkload(job), nil
+		return plan.JobWorkload(job), nil
 	}
 	in := &reconciletest.Task{ObjectMeta: *w.job.ObjectMeta.DeepCopy(), Spec: *w.job.Spec.DeepCopy()}
 	in.UID, in.ResourceVersion, in.Generation = "", "", 0

@@ -35,7 +35,7 @@ func trainingPod(job *batchv1.Job, i int, phase corev1.PodPhase) *corev1.Pod {
 func TestExplainWorkload(t *testing.T) {
 	job := newJob(3, 3, true)
 	job.Status.Active, job.Status.Failed = 1, 1
-	w := plan.JobWorkload(job)
+	w := *plan.JobWorkload(job)
 
 	running := trainingPod(job, 0, corev1.PodRunning)
 	succeeded := trainingPod(job, 1, corev1.PodSucceeded)
@@ -120,7 +120,7 @@ func TestExplainWorkloadOfAJob(t *testing.T) {
 		opts := explain.Options{Now: t0.Add(time.Minute), Owner: kind}
 		want, err := explain.Explain(job, pods, opts)
 		require.NoError(t, err)
-		got, err := explain.ExplainWorkload(plan.JobWorkload(job), pods, opts)
+		got, err := explain.ExplainWorkload(*plan.JobWorkload(job), pods, opts)
 		require.NoError(t, err)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("ExplainWorkload differs from Explain with Owner %+v (-Explain +ExplainWorkload):\n%s", kind, diff)
@@ -140,7 +140,7 @@ func TestExplainWorkloadErrors(t *testing.T) {
 	}{
 		{
 			name:    "owner kind without a finalizer",
-			w:       func() plan.Workload { return plan.JobWorkload(job) },
+			w:       func() plan.Workload { return *plan.JobWorkload(job) },
 			opts:    explain.Options{Owner: owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob"}},
 			wantErr: `Options.Owner: invalid owner kind: Finalizer "": required`,
 			wantIs:  owner.ErrInvalidKind,
@@ -148,7 +148,7 @@ func TestExplainWorkloadErrors(t *testing.T) {
 		{
 			name: "unplannable spec",
 			w: func() plan.Workload {
-				w := plan.JobWorkload(job)
+				w := *plan.JobWorkload(job)
 				w.Spec.Template = nil
 				return w
 			},
@@ -157,7 +157,7 @@ func TestExplainWorkloadErrors(t *testing.T) {
 		},
 		{
 			name:    "assumption matching nothing",
-			w:       func() plan.Workload { return plan.JobWorkload(job) },
+			w:       func() plan.Workload { return *plan.JobWorkload(job) },
 			opts:    explain.Options{Owner: trainingKind, Assume: []explain.Assumption{{Selector: "all", Outcome: explain.OutcomeSucceed}}},
 			wantErr: `bad --assume "all:succeed": no active pod of the TrainingJob matches`,
 			wantIs:  explain.ErrBadAssumption,
@@ -351,7 +351,9 @@ func TestWorkloadOfAJob(t *testing.T) {
 	require.NoError(t, err)
 	got, err := explain.WorkloadOf(&unstructured.Unstructured{Object: raw})
 	require.NoError(t, err)
-	if diff := cmp.Diff(plan.JobWorkload(job), got); diff != "" {
+	want := *plan.JobWorkload(job)
+	want.Object = nil // WorkloadOf reads the fields plan reads; the object stays the caller's
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("WorkloadOf(job) differs from plan.JobWorkload(job) (-want +got):\n%s", diff)
 	}
 }

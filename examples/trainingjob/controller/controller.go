@@ -22,6 +22,7 @@ import (
 	"github.com/jobkit/jobkit/examples/controllerruntime"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -90,7 +91,7 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 			return tj, api.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, tj)
 		})
 	}
-	rec, err := reconcile.NewFor(cfg, controllerruntime.NewClient(mgr.GetClient(), mgr.GetAPIReader()), StatusWriter{Client: mgr.GetClient()})
+	rec, err := reconcile.New(cfg, controllerruntime.NewClient(mgr.GetClient(), mgr.GetAPIReader()), StatusWriter{Client: mgr.GetClient()})
 	if err != nil {
 		return nil, fmt.Errorf("trainingjob: Setup: %w", err)
 	}
@@ -139,7 +140,7 @@ func (c *Controller) Reconcile(ctx context.Context, req crreconcile.Request) (cr
 	tj := &v1alpha1.TrainingJob{}
 	if err := c.cache.Get(ctx, req.NamespacedName, tj, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
-			c.rec.Forget(reconcile.KeyFor(req.Namespace, req.Name))
+			c.rec.Forget(reconcile.Key(req.Namespace, req.Name))
 			return crreconcile.Result{}, nil
 		}
 		return crreconcile.Result{}, err
@@ -152,21 +153,17 @@ func (c *Controller) Reconcile(ctx context.Context, req crreconcile.Request) (cr
 		c.rec.Config().Events.Eventf(tj, corev1.EventTypeWarning, ReasonInvalid, "%v", err)
 		return crreconcile.Result{}, nil
 	}
-	res, err := c.rec.SyncWorkload(ctx, w, c.listPods(ctx))
+	res, err := c.rec.Sync(ctx, w, c.listPods(ctx))
 	if err != nil {
 		return crreconcile.Result{}, err
 	}
-	after := res.RequeueAfter
-	if soon := c.rec.Config().StaleCacheRequeue; res.Requeue && (after == 0 || after > soon) {
-		after = soon
-	}
-	return crreconcile.Result{RequeueAfter: after}, nil
+	return crreconcile.Result{RequeueAfter: res.RequeueAfter}, nil
 }
 
 // listPods lists the pods controlled by w from the cache, without copies (the
 // Reconciler never modifies its inputs).
-func (c *Controller) listPods(ctx context.Context) reconcile.WorkloadPodLister {
-	return func(w *reconcile.Workload) ([]*corev1.Pod, error) {
+func (c *Controller) listPods(ctx context.Context) reconcile.PodLister {
+	return func(w *plan.Workload) ([]*corev1.Pod, error) {
 		var list corev1.PodList
 		if err := c.cache.List(ctx, &list, client.InNamespace(w.Namespace),
 			client.MatchingFields{PodOwnerIndex: string(w.UID)}, client.UnsafeDisableDeepCopy); err != nil {
@@ -192,7 +189,7 @@ func (c *Controller) cachedFacts(ctx context.Context) reconcile.OwnerLookup {
 }
 
 // cleanOrphan removes the tracking finalizer of the cached pod key when
-// Reconciler.CleanOrphanOf allows it. A TrainingJob missing from the cache (or
+// Reconciler.CleanOrphan allows it. A TrainingJob missing from the cache (or
 // replaced there) is read from the API server before its pod counts as orphaned:
 // pods and TrainingJobs come from separate watches.
 func (c *Controller) cleanOrphan(ctx context.Context, key types.NamespacedName) error {
@@ -216,6 +213,6 @@ func (c *Controller) cleanOrphan(ctx context.Context, key types.NamespacedName) 
 			return err
 		}
 	}
-	_, err := c.rec.CleanOrphanOf(ctx, pod, own)
+	_, err := c.rec.CleanOrphan(ctx, pod, own)
 	return err
 }

@@ -9,8 +9,8 @@
 //   - StatusWriter writes the status back through the status subresource with the
 //     resourceVersion precondition;
 //   - Setup wires the Reconciler to a manager: TrainingJob and pod watches, the
-//     Reconciler's expectations fed from pod events (ObservePodEventOf), and the
-//     orphan cleanup of the tracking finalizer (CleanOrphanOf).
+//     Reconciler's expectations fed from pod events (ObservePodEvent), and the
+//     orphan cleanup of the tracking finalizer (CleanOrphan).
 //
 // Everything else (expectations, the crash-safe order of status writes and
 // finalizer removals, slow-start creation, per-index retries and backoff, failure
@@ -30,7 +30,7 @@
 // # Backoff
 //
 // Each TrainingJob has its own retry delays (spec.backoff): Workload sets them as
-// reconcile.Workload.Backoff, which replaces reconcile.Config.Backoff for that
+// plan.Workload.Backoff, which replaces reconcile.Config.Backoff for that
 // run. Unset, they are 10s doubling to at most 6m, as the API documents.
 //
 // # Invariants

@@ -18,12 +18,12 @@ import (
 
 type queue = controllerruntime.Queue
 
-// handlePod gives a pod event to Reconciler.ObservePodEventOf, so that the
+// handlePod gives a pod event to Reconciler.ObservePodEvent, so that the
 // expectations it fulfils are lowered before its TrainingJob is queued (after the
 // batch period), and hands pods whose finalizer nobody will remove to the orphan
 // worker.
 func (c *Controller) handlePod(ctx context.Context, ev reconcile.PodEvent, q queue) {
-	res := c.rec.ObservePodEventOf(ev, c.cachedFacts(ctx))
+	res := c.rec.ObservePodEvent(ev, c.cachedFacts(ctx))
 	for _, key := range res.Sync {
 		ns, name, _ := strings.Cut(key, "/")
 		q.AddAfter(crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}, res.Delay)

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -24,7 +25,7 @@ type StatusWriter struct {
 var _ reconcile.StatusWriter = StatusWriter{}
 
 // WriteStatus writes status as the status of w's TrainingJob.
-func (s StatusWriter) WriteStatus(ctx context.Context, w *reconcile.Workload, status batchv1.JobStatus) (*reconcile.Workload, error) {
+func (s StatusWriter) WriteStatus(ctx context.Context, w *plan.Workload, status batchv1.JobStatus) (*plan.Workload, error) {
 	tj, ok := w.Object.(*v1alpha1.TrainingJob)
 	if !ok {
 		return nil, fmt.Errorf("%w: StatusWriter: Workload.Object is a %T, not a *v1alpha1.TrainingJob", reconcile.ErrInvalidArgument, w.Object)

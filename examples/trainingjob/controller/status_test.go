@@ -14,6 +14,7 @@ import (
 
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/trainingjob/controller"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -21,18 +22,18 @@ func TestStatusWriter(t *testing.T) {
 	status := batchv1.JobStatus{Active: 2, Ready: ptr.To[int32](1), Succeeded: 3, CompletedIndexes: "0-2", FailedIndexes: ptr.To("")}
 	tests := []struct {
 		name       string
-		workload   func(stored *v1alpha1.TrainingJob) *reconcile.Workload
+		workload   func(stored *v1alpha1.TrainingJob) *plan.Workload
 		wantErr    func(error) bool
 		wantStored batchv1.JobStatus
 	}{
 		{
 			name:       "writes with the resourceVersion read and returns the run as stored",
-			workload:   func(stored *v1alpha1.TrainingJob) *reconcile.Workload { return mustWorkload(t, stored) },
+			workload:   func(stored *v1alpha1.TrainingJob) *plan.Workload { return mustWorkload(t, stored) },
 			wantStored: status,
 		},
 		{
 			name: "a resourceVersion other than the stored one is a Conflict",
-			workload: func(stored *v1alpha1.TrainingJob) *reconcile.Workload {
+			workload: func(stored *v1alpha1.TrainingJob) *plan.Workload {
 				w := mustWorkload(t, stored)
 				w.ResourceVersion = "999"
 				return w
@@ -41,7 +42,7 @@ func TestStatusWriter(t *testing.T) {
 		},
 		{
 			name: "an Object that is not a TrainingJob",
-			workload: func(stored *v1alpha1.TrainingJob) *reconcile.Workload {
+			workload: func(stored *v1alpha1.TrainingJob) *plan.Workload {
 				w := mustWorkload(t, stored)
 				w.Object = &batchv1.Job{}
 				return w
@@ -91,13 +92,13 @@ func TestStatusWriter(t *testing.T) {
 				t.Errorf("returned Workload's status (-want +got):\n%s", diff)
 			}
 			if got.Backoff != controller.BackoffPolicy(nil) || got.Spec.Completions == nil || *got.Spec.Completions != stored.Spec.Workers {
-				t.Errorf("returned Workload is not the converted run: %+v", got.Workload)
+				t.Errorf("returned Workload is not the converted run: %+v", *got)
 			}
 		})
 	}
 }
 
-func mustWorkload(t *testing.T, tj *v1alpha1.TrainingJob) *reconcile.Workload {
+func mustWorkload(t *testing.T, tj *v1alpha1.TrainingJob) *plan.Workload {
 	t.Helper()
 	w, err := controller.Workload(tj)
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/plan"
-	"github.com/jobkit/jobkit/reconcile"
 )
 
 const (
@@ -60,7 +59,7 @@ var ErrInvalid = errors.New("invalid TrainingJob")
 // no container. The other rules (failure policy, maxFailedIndexes...) are the
 // schema's and, again, plan's. The Workload points into tj (template, status
 // conversion aside): do not modify tj while it is in use.
-func Workload(tj *v1alpha1.TrainingJob) (*reconcile.Workload, error) {
+func Workload(tj *v1alpha1.TrainingJob) (*plan.Workload, error) {
 	if tj == nil {
 		return nil, fmt.Errorf("%w: the TrainingJob is nil", ErrInvalid)
 	}
@@ -72,28 +71,26 @@ func Workload(tj *v1alpha1.TrainingJob) (*reconcile.Workload, error) {
 	if parallelism == nil {
 		parallelism = &s.Workers
 	}
-	return &reconcile.Workload{
-		Workload: plan.Workload{
-			Namespace: tj.Namespace,
-			Name:      tj.Name,
-			UID:       tj.UID,
-			Deleting:  tj.DeletionTimestamp != nil,
-			Spec: plan.Spec{
-				Completions:           &s.Workers,
-				Parallelism:           parallelism,
-				CompletionMode:        ptr.To(batchv1.IndexedCompletion),
-				BackoffLimitPerIndex:  ptr.To(ptr.Deref(s.BackoffLimitPerIndex, 0)),
-				MaxFailedIndexes:      s.MaxFailedIndexes,
-				PodFailurePolicy:      tj.PodFailurePolicy(),
-				SuccessPolicy:         tj.SuccessPolicy(),
-				PodReplacementPolicy:  ptr.To(batchv1.Failed),
-				Suspend:               s.Suspend,
-				ActiveDeadlineSeconds: s.ActiveDeadlineSeconds,
-				Template:              &s.Template,
-				ManagedBy:             s.ManagedBy,
-			},
-			Status: tj.Status.JobStatus(),
+	return &plan.Workload{
+		Namespace: tj.Namespace,
+		Name:      tj.Name,
+		UID:       tj.UID,
+		Deleting:  tj.DeletionTimestamp != nil,
+		Spec: plan.Spec{
+			Completions:           &s.Workers,
+			Parallelism:           parallelism,
+			CompletionMode:        ptr.To(batchv1.IndexedCompletion),
+			BackoffLimitPerIndex:  ptr.To(ptr.Deref(s.BackoffLimitPerIndex, 0)),
+			MaxFailedIndexes:      s.MaxFailedIndexes,
+			PodFailurePolicy:      tj.PodFailurePolicy(),
+			SuccessPolicy:         tj.SuccessPolicy(),
+			PodReplacementPolicy:  ptr.To(batchv1.Failed),
+			Suspend:               s.Suspend,
+			ActiveDeadlineSeconds: s.ActiveDeadlineSeconds,
+			Template:              &s.Template,
+			ManagedBy:             s.ManagedBy,
 		},
+		Status:          tj.Status.JobStatus(),
 		ResourceVersion: tj.ResourceVersion,
 		Object:          tj,
 		Backoff:         BackoffPolicy(s.Backoff),

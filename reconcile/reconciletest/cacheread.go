@@ -1,0 +1,134 @@
+package reconciletest
+
+import (
+	"cmp"
+	"slices"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/plan"
+)
+
+// The reads of a Cache: what a controller's listers and lookups return.
+
+// Job returns the cached Job, or nil.
+func (ca *Cache) Job(namespace, name string) *batchv1.Job {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	return ca.jobs[key(namespace, name)]
+}
+
+// Jobs returns the cached Jobs sorted by namespace and name.
+func (ca *Cache) Jobs() []*batchv1.Job {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	return sortedValues(ca.jobs)
+}
+
+// Task returns the cached Task, or nil.
+func (ca *Cache) Task(namespace, name string) *Task {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	return ca.tasks[key(namespace, name)]
+}
+
+// Tasks returns the cached Tasks sorted by namespace and name.
+func (ca *Cache) Tasks() []*Task {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	return sortedValues(ca.tasks)
+}
+
+// TaskOwner returns the orphan facts of the cached Task namespace/name (TaskOwner),
+// or nil: it has the signature of reconcile.OwnerLookup.
+func (ca *Cache) TaskOwner(namespace, name string) *finalizers.OrphanOwner {
+	return TaskOwner(ca.Task(namespace, name))
+}
+
+// JobOwner returns the orphan facts of the cached Job namespace/name
+// (finalizers.JobOwner), or nil: it is the reconcile.OwnerLookup of Jobs.
+func (ca *Cache) JobOwner(namespace, name string) *finalizers.OrphanOwner {
+	return finalizers.JobOwner(ca.Job(namespace, name))
+}
+
+// sortedValues returns the objects of m sorted by namespace and name.
+func sortedValues[T metav1.Object](m map[types.NamespacedName]T) []T {
+	out := make([]T, 0, len(m))
+	for _, o := range m {
+		out = append(out, o)
+	}
+	sortByName(out)
+	return out
+}
+
+// Pod returns the cached pod, or nil.
+func (ca *Cache) Pod(namespace, name string) *corev1.Pod {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	return ca.pods[key(namespace, name)]
+}
+
+// Pods returns the cached pods of namespace (all when empty) in creation order.
+func (ca *Cache) Pods(namespace string) []*corev1.Pod {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	return ca.podsLocked(namespace, nil)
+}
+
+func (ca *Cache) podsLocked(namespace string, keep func(*corev1.Pod) bool) []*corev1.Pod {
+	type entry struct {
+		seq uint64
+		pod *corev1.Pod
+	}
+	entries := make([]entry, 0, len(ca.pods))
+	for k, p := range ca.pods {
+		if (namespace == "" || k.Namespace == namespace) && (keep == nil || keep(p)) {
+			entries = append(entries, entry{ca.c.order[p.UID], p})
+		}
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]*corev1.Pod, len(entries))
+	for i, e := range entries {
+		out[i] = e.pod
+	}
+	return out
+}
+
+// PodsForJob returns what a Job controller lists for job: the cached pods of its
+// namespace controlled by it (controller reference with its UID) and the orphans
+// matching its selector, in creation order: PodsFor of the Job as a workload.
+func (ca *Cache) PodsForJob(job *batchv1.Job) ([]*corev1.Pod, error) {
+	return ca.podsOf(job.Namespace, job.UID, job.Spec.Selector), nil
+}
+
+// PodsFor is PodsForJob for an owner of any kind, converted to a Workload: the
+// cached pods of its namespace whose controller reference has its UID, and the
+// orphans matching its spec's selector (none without one), in creation order. It is
+// a reconcile.PodLister.
+func (ca *Cache) PodsFor(w *plan.Workload) ([]*corev1.Pod, error) {
+	return ca.podsOf(w.Namespace, w.UID, w.Spec.Selector), nil
+}
+
+func (ca *Cache) podsOf(namespace string, uid types.UID, selector *metav1.LabelSelector) []*corev1.Pod {
+	var sel labels.Selector
+	if selector != nil {
+		s, err := metav1.LabelSelectorAsSelector(selector)
+		if err == nil && !s.Empty() {
+			sel = s
+		}
+	}
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	return ca.podsLocked(namespace, func(p *corev1.Pod) bool {
+		ref := metav1.GetControllerOfNoCopy(p)
+		if ref != nil {
+			return ref.UID == uid
+		}
+		return sel != nil && sel.Matches(labels.Set(p.Labels))
+	})
+}
