@@ -148,3 +148,21 @@ func TestParseProc(t *testing.T) {
 		t.Error("parseStatusHWM without VmHWM: no error")
 	}
 }
+
+func TestControllerArgs(t *testing.T) {
+	limits := qps{QPS: 500, Burst: 1000}
+	kcm := controller{Name: "kcm", ContentType: "application/json"}
+	got := strings.Join(kcm.args("/k", limits, 4321), " ")
+	for _, want := range []string{"--controllers job", "--kube-api-qps 500", "--kube-api-burst 1000", "--bind-address 127.0.0.1", "--secure-port 4321", "--kube-api-content-type application/json", "--leader-elect=false"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("kcm args %q: no %q", got, want)
+		}
+	}
+	jobkit := controller{Name: "jobkit", ManagedBy: managedByJobkit}
+	got = strings.Join(jobkit.args("/k", limits, 4321), " ")
+	for _, want := range []string{"--kube-api-qps 500", "--kube-api-burst 1000", "--metrics-bind-address 0", "--health-probe-bind-address 127.0.0.1:4321", "--workers 5"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("jobkit args %q: no %q", got, want)
+		}
+	}
+}

@@ -25,6 +25,9 @@ type controller struct {
 	// ManagedBy is the spec.managedBy of the Jobs it takes; empty for the Kubernetes
 	// Job controller.
 	ManagedBy string
+	// ContentType, when set, is kube-controller-manager's --kube-api-content-type
+	// (its default is protobuf; jobkit-clientgo speaks JSON).
+	ContentType string
 }
 
 // qps is a client rate limit: requests per second and burst.
@@ -61,9 +64,13 @@ type running struct {
 func (c controller) args(kubeconfig string, limits qps, probePort int) []string {
 	q, b := strconv.FormatFloat(limits.QPS, 'f', -1, 64), strconv.Itoa(limits.Burst)
 	if c.ManagedBy == "" {
-		return []string{"--kubeconfig", kubeconfig, "--controllers", "job", "--leader-elect=false",
+		args := []string{"--kubeconfig", kubeconfig, "--controllers", "job", "--leader-elect=false",
 			"--kube-api-qps", q, "--kube-api-burst", b, "--concurrent-job-syncs", "5",
 			"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(probePort)}
+		if c.ContentType != "" {
+			args = append(args, "--kube-api-content-type", c.ContentType)
+		}
+		return args
 	}
 	return []string{"--kubeconfig", kubeconfig, "--kube-api-qps", q, "--kube-api-burst", b, "--workers", "5",
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(probePort)}
@@ -118,7 +125,13 @@ func (c controller) ready(port int, logPath string) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		return strings.Contains(string(b), `Caches are synced" controller="job"`), nil
+		// klog's line names the controller's logger: "Caches are synced" logger="job-controller".
+		for line := range strings.Lines(string(b)) {
+			if strings.Contains(line, "Caches are synced") && strings.Contains(line, "job") {
+				return true, nil
+			}
+		}
+		return false, errors.New("no log line that the Job controller's caches are synced")
 	}
 	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/readyz")
 	if err != nil {

@@ -31,6 +31,7 @@ type options struct {
 	rounds      int
 	timeout     time.Duration
 	smoke       bool
+	contentType string
 }
 
 const (
@@ -54,6 +55,7 @@ func parseFlags(args []string, output io.Writer) (options, error) {
 	limits := fs.String("qps", defaultQPS, "comma-separated client limits QPS/burst, the same for both controllers")
 	fs.IntVar(&o.rounds, "rounds", 1, "times each case runs under each controller")
 	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "longest wait for one run's Jobs to finish")
+	fs.StringVar(&o.contentType, "kcm-content-type", "", "kube-controller-manager's --kube-api-content-type (default its own, protobuf; application/json is what jobkit-clientgo sends)")
 	fs.BoolVar(&o.smoke, "smoke", false, "one Job of 20 pods under each controller at 20/30 (overrides --cases and --qps)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -157,7 +159,7 @@ func run(ctx context.Context, o options, out, log io.Writer) (ok bool, err error
 	if err := b.cleanup(ctx); err != nil {
 		return false, err
 	}
-	ctrls := []controller{{Name: "kcm", Bin: o.kcm}, {Name: "jobkit", Bin: o.jobkit, ManagedBy: managedByJobkit}}
+	ctrls := []controller{{Name: "kcm", Bin: o.kcm, ContentType: o.contentType}, {Name: "jobkit", Bin: o.jobkit, ManagedBy: managedByJobkit}}
 	fmt.Fprintf(log, "logs in %s\n", b.logDir)
 	var results []result
 	seq := 0
