@@ -17,6 +17,7 @@
 #   JOBKIT_CLUSTER_PORT=n     first of the three loopback ports used (default 36440:
 #                             kube-apiserver n, etcd clients n+1, etcd peers n+2)
 #   JOBKIT_CLUSTER_NODES=n    fake nodes kwok-0 ... kwok-(n-1) (default 4)
+#   JOBKIT_CLUSTER_BIN=dir    take the binaries from dir instead of hack/cluster-bins.sh
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=${JOBKIT_CLUSTER_DIR:-${TMPDIR:-/tmp}/jobkit-cluster}
@@ -31,6 +32,8 @@ server=https://127.0.0.1:$api_port
 log() { echo "cluster: $*" >&2; }
 die() {
 	log "$*"
+	# A failed `up` stops what it had started.
+	[ -z "${starting:-}" ] || down
 	exit 1
 }
 
@@ -126,11 +129,12 @@ up() {
 		return
 	fi
 	local bin
-	bin=$("$repo/hack/cluster-bins.sh")
+	bin=${JOBKIT_CLUSTER_BIN:-$("$repo/hack/cluster-bins.sh")}
 	rm -rf "$dir/etcd" "$pki"
 	mkdir -p "$dir/logs" "$dir/pids"
 	echo "$bin" >"$dir/bin"
 	certs
+	starting=1
 	start etcd "$bin/etcd" --name jobkit --data-dir "$dir/etcd" \
 		--listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
 		--listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
@@ -162,13 +166,14 @@ up() {
 		sleep 1
 	done
 	[ "$(ready_nodes)" = "$nodes" ] || die "kwok did not make the $nodes nodes Ready in 60 s: see $dir/logs/kwok.log"
+	starting=
 	status
 }
 
 # ready_nodes: how many nodes have the Ready condition True.
 ready_nodes() {
-	# The API server indents its JSON for curl: a condition's status precedes its type.
-	api GET /api/v1/nodes 2>/dev/null | grep -B1 '"type": "Ready"' | grep -c '"status": "True"' || true
+	# The API server indents its JSON for curl: a condition's status follows its type.
+	api GET /api/v1/nodes 2>/dev/null | grep -A1 '"type": "Ready"' | grep -c '"status": "True"' || true
 }
 
 status() {
