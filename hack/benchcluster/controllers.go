@@ -125,11 +125,11 @@ func (c controller) ready(port int, logPath string) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		// klog's line names the controller's logger: "Caches are synced" logger="job-controller".
-		for line := range strings.Lines(string(b)) {
-			if strings.Contains(line, "Caches are synced") && strings.Contains(line, "job") {
-				return true, nil
-			}
+		// With --controllers=job the first "Caches are synced" after "Starting job
+		// controller" is the Job controller's (klog names no controller on that line).
+		_, after, started := strings.Cut(string(b), "Starting job controller")
+		if started && strings.Contains(after, "Caches are synced") {
+			return true, nil
 		}
 		return false, errors.New("no log line that the Job controller's caches are synced")
 	}
