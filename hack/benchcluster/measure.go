@@ -101,11 +101,13 @@ func (r requests) sub(before requests) requests {
 }
 
 // notController tells the requests that the controller under test does not make:
-// kwok's (it plays the kubelets: pod status, nodes, leases) and the benchmark's own
-// Job creates and watch.
+// kwok's (it plays the kubelets: pod status, nodes, leases), the benchmark's own
+// (Job creates and watch, the /metrics scrape) and the other requests to paths that
+// are not resources (kube-apiserver's own /openapi/v3).
 func notController(k requestKey) bool {
 	switch {
-	case k.Resource == "pods" && k.Subresource == "status",
+	case k.Resource == "",
+		k.Resource == "pods" && k.Subresource == "status",
 		k.Resource == "nodes", k.Resource == "leases",
 		k.Resource == "jobs" && k.Subresource == "" && (k.Verb == "POST" || k.Verb == "WATCH"):
 		return true
