@@ -100,19 +100,21 @@ func (r requests) sub(before requests) requests {
 	return out
 }
 
-// notController tells the requests that the controller under test does not make:
-// kwok's (it plays the kubelets: pod status, nodes, leases), the benchmark's own
-// (Job creates and watch, the /metrics scrape) and the other requests to paths that
-// are not resources (kube-apiserver's own /openapi/v3).
+// notController tells the requests that the controller under test does not make.
+// A Job controller reads and writes pods, Jobs and events only; the rest is kwok's
+// (it plays the kubelets: pod status, nodes, leases), kube-apiserver's own (its
+// informers re-opening watches of every kind, /openapi/v3) and the benchmark's (its
+// Job creates and watch, the /metrics scrape).
 func notController(k requestKey) bool {
-	switch {
-	case k.Resource == "",
-		k.Resource == "pods" && k.Subresource == "status",
-		k.Resource == "nodes", k.Resource == "leases",
-		k.Resource == "jobs" && k.Subresource == "" && (k.Verb == "POST" || k.Verb == "WATCH"):
-		return true
+	switch k.Resource {
+	case "pods":
+		return k.Subresource == "status"
+	case "jobs":
+		return k.Subresource == "" && (k.Verb == "POST" || k.Verb == "WATCH")
+	case "events":
+		return false
 	}
-	return false
+	return true
 }
 
 // isWrite tells the verbs that change objects.
