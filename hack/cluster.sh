@@ -128,6 +128,11 @@ up() {
 		status
 		return
 	fi
+	# Whatever a crashed or half-finished `up` left running goes first.
+	local name
+	for name in kwok kube-apiserver etcd; do
+		stop "$name"
+	done
 	local bin
 	bin=${JOBKIT_CLUSTER_BIN:-$("$repo/hack/cluster-bins.sh")}
 	rm -rf "$dir/etcd" "$pki"
