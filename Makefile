@@ -5,7 +5,7 @@ SOAKFAULTS ?= 0.1
 SOAKSEEDS20 ?= 3000
 SOAKFAULTS20 ?= 0.2
 
-.PHONY: test bench fuzz fmt demo soak lint compat latency
+.PHONY: test bench fuzz fmt demo soak lint compat latency cluster-up cluster-down cluster-status bench-cluster cluster-smoke
 
 test:
 	FUZZTIME=$(FUZZTIME) ./hack/test.sh
@@ -48,3 +48,25 @@ soak:
 
 fmt:
 	gofmt -w $$(git ls-files --cached --others --exclude-standard '*.go')
+
+# A real control plane on loopback (etcd, kube-apiserver, kwok with fake nodes; see
+# hack/cluster.sh), built into ~/.cache/jobkit/cluster when missing.
+cluster-up:
+	./hack/cluster.sh up
+
+cluster-down:
+	./hack/cluster.sh down
+
+cluster-status:
+	./hack/cluster.sh status
+
+# The same Jobs under kube-controller-manager's Job controller and under
+# jobkit-clientgo on that control plane, interleaved; prints the tables. Pass
+# BENCHFLAGS="--cases indexed-5000 --qps 500/1000" to choose.
+bench-cluster:
+	./hack/bench-cluster.sh $(BENCHFLAGS)
+
+# One Job of 20 pods under each controller at 20/30 on a control plane brought up and
+# down for it (about a minute once the binaries are built).
+cluster-smoke:
+	./hack/bench-cluster.sh --smoke

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// managedByJobkit is the spec.managedBy of the Jobs that jobkit-clientgo takes (its
+// --managed-by default).
+const managedByJobkit = "jobkit.dev/job-controller"
+
+// controller is one Job controller under test, as a command to start.
+type controller struct {
+	Name string // "kcm" or "jobkit"
+	Bin  string
+	// ManagedBy is the spec.managedBy of the Jobs it takes; empty for the Kubernetes
+	// Job controller.
+	ManagedBy string
+	// ContentType, when set, is kube-controller-manager's --kube-api-content-type
+	// (its default is protobuf; jobkit-clientgo speaks JSON).
+	ContentType string
+}
+
+// qps is a client rate limit: requests per second and burst.
+type qps struct {
+	QPS   float64
+	Burst int
+}
+
+func (q qps) String() string {
+	return strconv.FormatFloat(q.QPS, 'f', -1, 64) + "/" + strconv.Itoa(q.Burst)
+}
+
+// parseQPS reads "20/30" (QPS/burst).
+func parseQPS(s string) (qps, error) {
+	a, b, ok := strings.Cut(s, "/")
+	q, err1 := strconv.ParseFloat(a, 64)
+	burst, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || q <= 0 || burst < 1 {
+		return qps{}, fmt.Errorf("qps %q: want QPS/burst, both positive, e.g. 20/30", s)
+	}
+	return qps{QPS: q, Burst: burst}, nil
+}
+
+// running is a started controller process.
+type running struct {
+	cmd  *exec.Cmd
+	done chan error
+	log  string
+}
+
+// args is the controller's command line: the same client limits and 5 workers for
+// both (kube-controller-manager's --concurrent-job-syncs default, jobkit-clientgo's
+// --workers default), no leader election, no listener off loopback.
+func (c controller) args(kubeconfig string, limits qps, probePort int) []string {
+	q, b := strconv.FormatFloat(limits.QPS, 'f', -1, 64), strconv.Itoa(limits.Burst)
+	if c.ManagedBy == "" {
+		args := []string{"--kubeconfig", kubeconfig, "--controllers", "job", "--leader-elect=false",
+			"--kube-api-qps", q, "--kube-api-burst", b, "--concurrent-job-syncs", "5",
+			"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(probePort)}
+		if c.ContentType != "" {
+			args = append(args, "--kube-api-content-type", c.ContentType)
+		}
+		return args
+	}
+	return []string{"--kubeconfig", kubeconfig, "--kube-api-qps", q, "--kube-api-burst", b, "--workers", "5",
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(probePort)}
+}
+
+// start runs the controller with its output in logDir/NAME-RUN.log and waits until
+// it is ready: jobkit-clientgo's /readyz (caches synced), kube-controller-manager's
+// log line that the Job controller's caches have synced.
+func (c controller) start(ctx context.Context, kubeconfig, logDir, run string, limits qps) (*running, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	logPath := fmt.Sprintf("%s/%s-%s.log", logDir, c.Name, run)
+	out, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	cmd := exec.Command(c.Bin, c.args(kubeconfig, limits, port)...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", c.Name, err)
+	}
+	r := &running{cmd: cmd, done: make(chan error, 1), log: logPath}
+	go func() { r.done <- cmd.Wait() }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ready, err := c.ready(port, logPath)
+		if ready {
+			return r, nil
+		}
+		select {
+		case werr := <-r.done:
+			return nil, fmt.Errorf("%s exited before it was ready (%v): see %s", c.Name, werr, logPath)
+		case <-ctx.Done():
+			r.stop()
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			r.stop()
+			return nil, fmt.Errorf("%s not ready after 60 s (%v): see %s", c.Name, err, logPath)
+		}
+	}
+}
+
+func (c controller) ready(port int, logPath string) (bool, error) {
+	if c.ManagedBy == "" {
+		b, err := os.ReadFile(logPath)
+		if err != nil {
+			return false, err
+		}
+		// With --controllers=job the first "Caches are synced" after "Starting job
+		// controller" is the Job controller's (klog names no controller on that line).
+		_, after, started := strings.Cut(string(b), "Starting job controller")
+		if started && strings.Contains(after, "Caches are synced") {
+			return true, nil
+		}
+		return false, errors.New("no log line that the Job controller's caches are synced")
+	}
+	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/readyz")
+	if err != nil {
+		return false, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK, fmt.Errorf("/readyz: %s", resp.Status)
+}
+
+// pid is the process id of the running controller.
+func (r *running) pid() int { return r.cmd.Process.Pid }
+
+// stop sends SIGTERM, then SIGKILL after 10 s, and waits for the process.
+func (r *running) stop() error {
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-r.done:
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return nil // ended by the signal
+		}
+		return err
+	case <-time.After(10 * time.Second):
+		_ = r.cmd.Process.Kill()
+		<-r.done
+		return fmt.Errorf("ignored SIGTERM for 10 s, killed: see %s", r.log)
+	}
+}
+
+// freePort is a loopback TCP port nobody listens on now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

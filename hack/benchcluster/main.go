@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// options are the command's flags.
+type options struct {
+	kcm, jobkit string
+	kubeconfig  string
+	clusterDir  string
+	cases       []jobCase
+	limits      []qps
+	rounds      int
+	timeout     time.Duration
+	smoke       bool
+	contentType string
+}
+
+const (
+	defaultCases = "nonindexed-100,indexed-100,failures-100,small-50x10,nonindexed-1000,indexed-1000,failures-1000"
+	defaultQPS   = "20/30,500/1000"
+)
+
+func parseFlags(args []string, output io.Writer) (options, error) {
+	fs := flag.NewFlagSet("benchcluster", flag.ContinueOnError)
+	fs.SetOutput(output)
+	var o options
+	dir := os.Getenv("JOBKIT_CLUSTER_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "jobkit-cluster")
+	}
+	fs.StringVar(&o.kcm, "kcm", "", "the kube-controller-manager binary")
+	fs.StringVar(&o.jobkit, "jobkit", "", "the jobkit-clientgo binary")
+	fs.StringVar(&o.clusterDir, "cluster-dir", dir, "hack/cluster.sh's state directory (pid files, logs)")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "admin kubeconfig (default: CLUSTER-DIR/kubeconfig)")
+	cases := fs.String("cases", defaultCases, "comma-separated cases: nonindexed-N, indexed-N, failures-N, small-JxN")
+	limits := fs.String("qps", defaultQPS, "comma-separated client limits QPS/burst, the same for both controllers")
+	fs.IntVar(&o.rounds, "rounds", 1, "times each case runs under each controller")
+	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "longest wait for one run's Jobs to finish")
+	fs.StringVar(&o.contentType, "kcm-content-type", "", "kube-controller-manager's --kube-api-content-type (default its own, protobuf; application/json is what jobkit-clientgo sends)")
+	fs.BoolVar(&o.smoke, "smoke", false, "one Job of 20 pods under each controller at 20/30 (overrides --cases and --qps)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if o.kcm == "" || o.jobkit == "" {
+		return o, errors.New("--kcm and --jobkit are required")
+	}
+	if o.rounds < 1 {
+		return o, fmt.Errorf("--rounds=%d: must be at least 1", o.rounds)
+	}
+	if o.kubeconfig == "" {
+		o.kubeconfig = filepath.Join(o.clusterDir, "kubeconfig")
+	}
+	if o.smoke {
+		*cases, *limits = "indexed-20", "20/30"
+	}
+	for _, name := range strings.Split(*cases, ",") {
+		c, err := parseCase(strings.TrimSpace(name))
+		if err != nil {
+			return o, fmt.Errorf("--cases: %w", err)
+		}
+		o.cases = append(o.cases, c)
+	}
+	for _, s := range strings.Split(*limits, ",") {
+		q, err := parseQPS(strings.TrimSpace(s))
+		if err != nil {
+			return o, fmt.Errorf("--qps: %w", err)
+		}
+		o.limits = append(o.limits, q)
+	}
+	return o, nil
+}
+
+func main() {
+	o, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchcluster:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ok, err := run(ctx, o, os.Stdout, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchcluster:", err)
+		os.Exit(1)
+	}
+	if !ok {
+		os.Exit(1)
+	}
+}
+
+// run runs every case under both controllers and prints the tables; ok is false when
+// a check failed.
+func run(ctx context.Context, o options, out, log io.Writer) (ok bool, err error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	if err != nil {
+		return false, fmt.Errorf("load %s: %w", o.kubeconfig, err)
+	}
+	cfg.QPS, cfg.Burst = 1000, 2000 // the benchmark's own calls must not wait
+	cfg.UserAgent = "benchcluster"
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return false, err
+	}
+	b := &bench{cs: cs, kubeconfig: o.kubeconfig, namespace: "bench", timeout: o.timeout, log: log,
+		logDir: filepath.Join(o.clusterDir, "logs", "bench-"+time.Now().UTC().Format("20060102-150405")), others: map[string]int{}}
+	if err := os.MkdirAll(b.logDir, 0o755); err != nil {
+		return false, err
+	}
+	for _, name := range []string{"kube-apiserver", "kwok", "etcd"} {
+		raw, err := os.ReadFile(filepath.Join(o.clusterDir, "pids", name+".pid"))
+		if err != nil {
+			return false, fmt.Errorf("is the cluster up (hack/cluster.sh up)? %w", err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+		if err != nil {
+			return false, fmt.Errorf("pid file of %s: %q: %w", name, raw, err)
+		}
+		b.others[name] = pid
+	}
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "type=kwok"})
+	if err != nil {
+		return false, err
+	}
+	for _, n := range nodes.Items {
+		b.nodes = append(b.nodes, n.Name)
+	}
+	if len(b.nodes) == 0 {
+		return false, errors.New("no node labelled type=kwok: is the cluster up (hack/cluster.sh up)?")
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: b.namespace}}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return false, err
+	}
+	if err := b.cleanup(ctx); err != nil {
+		return false, err
+	}
+	ctrls := []controller{{Name: "kcm", Bin: o.kcm, ContentType: o.contentType}, {Name: "jobkit", Bin: o.jobkit, ManagedBy: managedByJobkit}}
+	fmt.Fprintf(log, "logs in %s\n", b.logDir)
+	var results []result
+	seq := 0
+	ok = true
+	for round := range o.rounds {
+		for _, limits := range o.limits {
+			for _, c := range o.cases {
+				// Interleaved: the controller that goes first alternates.
+				order := ctrls
+				if (seq/2+round)%2 == 1 {
+					order = []controller{ctrls[1], ctrls[0]}
+				}
+				for _, ctrl := range order {
+					res, err := b.run(ctx, ctrl, c, limits, seq)
+					seq++
+					if err != nil {
+						return false, fmt.Errorf("%s under %s at %v: %w", c.Name, ctrl.Name, limits, err)
+					}
+					fmt.Fprintln(log, res.line())
+					for _, p := range res.Problems {
+						fmt.Fprintf(log, "  CHECK FAILED: %s\n", p)
+						ok = false
+					}
+					results = append(results, res)
+				}
+			}
+		}
+	}
+	writeTables(out, results)
+	return ok, nil
+}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// bench holds what every run shares.
+type bench struct {
+	cs         kubernetes.Interface
+	kubeconfig string
+	logDir     string
+	namespace  string
+	nodes      []string
+	// others are the processes whose CPU is reported beside the controller's.
+	others  map[string]int // name -> pid
+	timeout time.Duration
+	log     io.Writer
+}
+
+// result is what one run measured.
+type result struct {
+	Case       jobCase
+	Controller string
+	Limits     qps
+	Duration   time.Duration
+	Requests   requests // the controller's, see notController
+	CPU        float64  // controller CPU seconds
+	PeakRSS    int64    // bytes
+	OtherCPU   map[string]float64
+	Problems   []string // failed checks
+}
+
+// snapshot is the state of the counters at one moment.
+type snapshot struct {
+	at       time.Time
+	requests requests
+	cpu      float64
+	others   map[string]float64
+}
+
+func (b *bench) snapshot(ctx context.Context, pid int) (snapshot, error) {
+	s := snapshot{at: time.Now(), others: map[string]float64{}}
+	raw, err := b.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").Stream(ctx)
+	if err != nil {
+		return s, fmt.Errorf("scrape kube-apiserver /metrics: %w", err)
+	}
+	defer raw.Close()
+	if s.requests, err = parseRequests(raw); err != nil {
+		return s, err
+	}
+	if s.cpu, err = cpuSeconds(pid); err != nil {
+		return s, err
+	}
+	for name, p := range b.others {
+		if s.others[name], err = cpuSeconds(p); err != nil {
+			return s, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return s, nil
+}
+
+// run runs case c under controller ctrl with limits and measures it.
+func (b *bench) run(ctx context.Context, ctrl controller, c jobCase, limits qps, seq int) (result, error) {
+	res := result{Case: c, Controller: ctrl.Name, Limits: limits}
+	proc, err := ctrl.start(ctx, b.kubeconfig, b.logDir, fmt.Sprintf("%03d-%s", seq, c.Name), limits)
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if err := proc.stop(); err != nil {
+			fmt.Fprintf(b.log, "stop %s: %v\n", ctrl.Name, err)
+		}
+		if err := b.cleanup(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintf(b.log, "cleanup: %v\n", err)
+		}
+	}()
+	before, err := b.snapshot(ctx, proc.pid())
+	if err != nil {
+		return res, err
+	}
+	jobs := b.cs.BatchV1().Jobs(b.namespace)
+	w, err := jobs.Watch(ctx, metav1.ListOptions{LabelSelector: "jobkit.dev/bench=" + c.Name})
+	if err != nil {
+		return res, err
+	}
+	defer w.Stop()
+	start := time.Now()
+	for i := range c.Jobs {
+		if _, err := jobs.Create(ctx, c.job(i, b.namespace, ctrl.ManagedBy, b.nodes[(seq+i)%len(b.nodes)]), metav1.CreateOptions{}); err != nil {
+			return res, fmt.Errorf("create Job %d of %s: %w", i, c.Name, err)
+		}
+	}
+	finished, err := b.waitFinished(ctx, w, c.Jobs)
+	if err != nil {
+		return res, err
+	}
+	res.Duration = finished.Sub(start)
+	time.Sleep(time.Second) // the last writes after the condition (events) land
+	rss, err := peakRSS(proc.pid())
+	if err != nil {
+		return res, err
+	}
+	after, err := b.snapshot(ctx, proc.pid())
+	if err != nil {
+		return res, err
+	}
+	res.PeakRSS = rss
+	res.CPU = after.cpu - before.cpu
+	res.OtherCPU = map[string]float64{}
+	for name, v := range after.others {
+		res.OtherCPU[name] = v - before.others[name]
+	}
+	res.Requests = requests{}
+	for k, v := range after.requests.sub(before.requests) {
+		if !notController(k) {
+			res.Requests[k] = v
+		}
+	}
+	res.Problems, err = b.check(ctx, c)
+	return res, err
+}
+
+// waitFinished waits until n Jobs of the watch have a finished condition and returns
+// when the last one was seen.
+func (b *bench) waitFinished(ctx context.Context, w watch.Interface, n int) (time.Time, error) {
+	done := map[string]bool{}
+	timeout := time.After(b.timeout)
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return time.Time{}, fmt.Errorf("the watch of the Jobs ended with %d of %d finished", len(done), n)
+			}
+			if ev.Type == watch.Error {
+				return time.Time{}, fmt.Errorf("watch of the Jobs: %v", apierrors.FromObject(ev.Object))
+			}
+			j, ok := ev.Object.(*batchv1.Job)
+			if !ok || !isFinished(j) {
+				continue
+			}
+			done[j.Name] = true
+			if len(done) == n {
+				return time.Now(), nil
+			}
+		case <-timeout:
+			return time.Time{}, fmt.Errorf("%d of %d Jobs finished after %v", len(done), n, b.timeout)
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		}
+	}
+}
+
+func isFinished(j *batchv1.Job) bool {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// check compares the finished Jobs with what the case expects and looks for pods
+// still holding the tracking finalizer.
+func (b *bench) check(ctx context.Context, c jobCase) ([]string, error) {
+	var problems []string
+	list, err := b.cs.BatchV1().Jobs(b.namespace).List(ctx, metav1.ListOptions{LabelSelector: "jobkit.dev/bench=" + c.Name})
+	if err != nil {
+		return nil, err
+	}
+	if len(list.Items) != c.Jobs {
+		problems = append(problems, fmt.Sprintf("%d Jobs, want %d", len(list.Items), c.Jobs))
+	}
+	w := c.want()
+	for _, j := range list.Items {
+		st := j.Status
+		if st.Succeeded != w.Succeeded || st.Failed != w.Failed {
+			problems = append(problems, fmt.Sprintf("%s: succeeded=%d failed=%d, want %d and %d", j.Name, st.Succeeded, st.Failed, w.Succeeded, w.Failed))
+		}
+		if st.Active != 0 || ptr.Deref(st.Terminating, 0) != 0 {
+			problems = append(problems, fmt.Sprintf("%s: active=%d terminating=%d after finishing", j.Name, st.Active, ptr.Deref(st.Terminating, 0)))
+		}
+		var cond *batchv1.JobCondition
+		for i := range st.Conditions {
+			if st.Conditions[i].Type == w.Condition && st.Conditions[i].Status == corev1.ConditionTrue {
+				cond = &st.Conditions[i]
+			}
+		}
+		if cond == nil || cond.Reason != w.Reason {
+			problems = append(problems, fmt.Sprintf("%s: no condition %s with reason %s: %v", j.Name, w.Condition, w.Reason, conditionSummary(st.Conditions)))
+		}
+	}
+	pods, err := b.cs.CoreV1().Pods(b.namespace).List(ctx, metav1.ListOptions{LabelSelector: "jobkit.dev/bench=" + c.Name})
+	if err != nil {
+		return nil, err
+	}
+	held := 0
+	for _, p := range pods.Items {
+		for _, f := range p.Finalizers {
+			if f == batchv1.JobTrackingFinalizer {
+				held++
+			}
+		}
+	}
+	if held > 0 {
+		problems = append(problems, fmt.Sprintf("%d pods still hold %s", held, batchv1.JobTrackingFinalizer))
+	}
+	return problems, nil
+}
+
+func conditionSummary(cs []batchv1.JobCondition) string {
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, fmt.Sprintf("%s=%s(%s)", c.Type, c.Status, c.Reason))
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// cleanup deletes the benchmark's Jobs and pods and waits until the pods are gone.
+// No garbage collector runs, so the pods are deleted here, at once (grace period 0),
+// their finalizers removed first should a controller have left one.
+func (b *bench) cleanup(ctx context.Context) error {
+	sel := metav1.ListOptions{LabelSelector: "jobkit.dev/bench"}
+	if err := b.cs.BatchV1().Jobs(b.namespace).DeleteCollection(ctx,
+		metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}, sel); err != nil {
+		return fmt.Errorf("delete the Jobs: %w", err)
+	}
+	pods := b.cs.CoreV1().Pods(b.namespace)
+	list, err := pods.List(ctx, sel)
+	if err != nil {
+		return err
+	}
+	for _, p := range list.Items {
+		if len(p.Finalizers) > 0 {
+			patch := []byte(`{"metadata":{"finalizers":null}}`)
+			if _, err := pods.Patch(ctx, p.Name, "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("remove the finalizers of pod %s: %w", p.Name, err)
+			}
+		}
+	}
+	// Deleting thousands of pods outlasts the request's 60 s; the server goes on, and
+	// the loop below waits for it.
+	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, sel); err != nil &&
+		!apierrors.IsServerTimeout(err) && !apierrors.IsTimeout(err) {
+		return fmt.Errorf("delete the pods: %w", err)
+	}
+	for range 3000 {
+		left, err := pods.List(ctx, metav1.ListOptions{LabelSelector: "jobkit.dev/bench", Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(left.Items) == 0 {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("pods of the benchmark left after 5 minutes")
+}
