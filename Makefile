@@ -43,8 +43,8 @@ fuzz:
 # A second, shorter run (SOAKSEEDS20 seeds at SOAKFAULTS20) shows regressions that only
 # high fault rates reach (issue 25 was found at 0.2).
 soak:
-	go test -count=1 -timeout 60m ./sim -run 'TestSimulation$$' -sim.seeds=$(SOAKSEEDS) -sim.faults=$(SOAKFAULTS) -sim.report -v
-	go test -count=1 -timeout 60m ./sim -run 'TestSimulation$$' -sim.seeds=$(SOAKSEEDS20) -sim.faults=$(SOAKFAULTS20) -sim.report -v
+	go test -count=1 -timeout 60m ./internal/sim -run 'TestSimulation$$' -sim.seeds=$(SOAKSEEDS) -sim.faults=$(SOAKFAULTS) -sim.report -v
+	go test -count=1 -timeout 60m ./internal/sim -run 'TestSimulation$$' -sim.seeds=$(SOAKSEEDS20) -sim.faults=$(SOAKFAULTS20) -sim.report -v
 
 fmt:
 	gofmt -w $$(git ls-files --cached --others --exclude-standard '*.go')

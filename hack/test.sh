@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command (`make test`): gofmt, go vet, go test -race and short fuzz runs in
-# every module of the repository, 300 seeds of the fault simulation (sim/) without
+# every module of the repository, 300 seeds of the fault simulation (internal/sim) without
 # -race, the README programs, lint (hack/lint.sh), the supported Kubernetes range
 # (hack/compat.sh), the generated files (hack/generate.sh --check) and a check that
 # the plain layer imports only the standard library (hack/plain-deps.sh). Builds the
@@ -38,7 +38,7 @@ for mod in $(hack/modules.sh); do
 	) || fail=1
 done
 echo "== simulation: 300 seeds without -race (the race detector slows it tenfold; -race runs 10)"
-go test -count=1 ./sim -run 'TestSimulation$' -sim.seeds=300 || fail=1
+go test -count=1 ./internal/sim -run 'TestSimulation$' -sim.seeds=300 || fail=1
 echo "== generated files are up to date"
 hack/generate.sh --check || fail=1
 echo "== README quick start"

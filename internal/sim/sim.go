@@ -98,7 +98,7 @@ func ptrText(p *int32) string {
 // ReplayCommand is the command that replays seed with faultRate from the root of
 // the repository.
 func ReplayCommand(seed uint64, faultRate float64) string {
-	return fmt.Sprintf("go test ./sim -run 'TestSimulation$' -sim.seed=%d -sim.faults=%g -v", seed, faultRate)
+	return fmt.Sprintf("go test ./internal/sim -run 'TestSimulation$' -sim.seed=%d -sim.faults=%g -v", seed, faultRate)
 }
 
 // Run generates and runs the simulation of cfg.Seed. It returns an error only when

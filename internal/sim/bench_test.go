@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/jobkit/jobkit/internal/sim"
 	"github.com/jobkit/jobkit/owner"
-	"github.com/jobkit/jobkit/sim"
 )
 
 // BenchmarkRun measures one simulated run, cycling through the first 100 seeds

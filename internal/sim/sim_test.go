@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 
+	"github.com/jobkit/jobkit/internal/sim"
 	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
-	"github.com/jobkit/jobkit/sim"
 )
 
 var (

@@ -7,10 +7,10 @@
 // that replays it, and Minimize shrinks its run to a short trace that replays
 // without the generator: the form in which bugs become regression tests.
 //
-// Operator authors can run it against the library they build on (Run, Replay,
-// Minimize), read the traces it writes, and copy the approach for their own
-// controllers; the tests of this package are the simulation runs of jobkit itself
-// (`go test ./sim -run TestSimulation -sim.seeds=N`, `make soak`).
+// It is internal: it is jobkit's own check, not an API (no user imported it). Its
+// tests are the simulation runs of jobkit itself (`go test ./internal/sim -run
+// TestSimulation -sim.seeds=N`, `make soak`); operator authors who want the approach
+// for their own controllers read it here.
 //
 // # A custom owner
 //

@@ -3,8 +3,8 @@ package sim_test
 import (
 	"fmt"
 
+	"github.com/jobkit/jobkit/internal/sim"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
-	"github.com/jobkit/jobkit/sim"
 )
 
 // One seed determines a whole run: the Job, the kubelet, the faults and the timing.
@@ -19,7 +19,7 @@ func ExampleRun() {
 	// Output:
 	// Indexed completions=17 parallelism=14 backoffLimitPerIndex=2 maxFailedIndexes=9 podFailurePolicy=1 rules podReplacementPolicy=Failed
 	// violations: 0 finished: true Complete
-	// replay: go test ./sim -run 'TestSimulation$' -sim.seed=7 -sim.faults=0.1 -v
+	// replay: go test ./internal/sim -run 'TestSimulation$' -sim.seed=7 -sim.faults=0.1 -v
 }
 
 // Config.Owner runs the seed's Job as a custom resource of that kind, with its own
