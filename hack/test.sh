@@ -5,7 +5,9 @@
 # (hack/compat.sh), the generated files (hack/generate.sh --check) and a check that
 # the plain layer imports only the standard library (hack/plain-deps.sh). Builds the
 # kube-apiserver and etcd binaries for the integration tests when they are not cached
-# (hack/envtest-bins.sh, ~12 minutes cold).
+# (hack/envtest-bins.sh, ~12 minutes cold), and a smoke of the real control plane
+# (hack/bench-cluster.sh --smoke: etcd, kube-apiserver, kwok, kube-controller-manager;
+# ~15 minutes more cold to build kube-controller-manager and kwok, ~1 minute warm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -39,6 +41,8 @@ for mod in $(hack/modules.sh); do
 done
 echo "== simulation: 300 seeds without -race (the race detector slows it tenfold; -race runs 10)"
 go test -count=1 ./internal/sim -run 'TestSimulation$' -sim.seeds=300 || fail=1
+echo "== real control plane: one small Job under kube-controller-manager and under jobkit (hack/cluster.sh; builds kube-controller-manager and kwok when not cached)"
+hack/bench-cluster.sh --smoke || fail=1
 echo "== generated files are up to date"
 hack/generate.sh --check || fail=1
 echo "== README quick start"
