@@ -19,6 +19,10 @@ const (
 	ReasonJobFinished      = "controlling Job has finished"
 	ReasonManagedElsewhere = "controlling Job is managed by another controller"
 	ReasonJobActive        = "controlling Job is live and unfinished"
+	// ReasonRemovalInFlight is given by reconcile's Reconciler.CleanOrphan, never by
+	// DecideOrphan: the owner's own sync has had this removal accepted and the
+	// cache does not show it yet, so a second patch would do nothing.
+	ReasonRemovalInFlight = "the owner's sync already removed the tracking finalizer; the cache does not show it yet"
 )
 
 // OrphanDecision says whether the tracking finalizer of a pod that is not (or no

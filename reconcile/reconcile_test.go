@@ -917,3 +917,32 @@ func TestCleanOrphanOfCustomOwner(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"example.com/keep"}, stored.Finalizers, "only the owner's finalizer goes")
 }
+
+// The sync that strips a finished pod finishes its Job at once; the Job's event can
+// reach an orphan cleanup before the pod's, which still shows the finalizer: the
+// cleanup sends no second patch for a removal the sync had accepted.
+func TestCleanOrphanLeavesAcceptedRemovalAlone(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, job("done", 1, 1))
+	_, err := e.sync(t, "done")
+	require.NoError(t, err)
+	e.c.Cache().DeliverAll()
+	require.Len(t, e.pods(), 1)
+	name := e.pods()[0].Name
+	require.NoError(t, e.c.Kubelet().Succeed(ns, name))
+	e.c.Cache().DeliverAll()
+
+	_, err = e.sync(t, "done")
+	require.NoError(t, err)
+	finished := e.apiJob(t, "done")
+	require.True(t, jobstatus.IsFinished(&finished.Status), "the Job finished in the sync that stripped its pod: %+v", finished.Status)
+	cached := e.c.Cache().Pod(ns, name)
+	require.NotNil(t, cached)
+	require.True(t, finalizers.Has(cached, finalizers.Name), "the cache has not seen the removal yet")
+
+	e.c.ResetCalls()
+	d, err := e.r.CleanOrphan(t.Context(), cached, finalizers.JobOwner(finished))
+	require.NoError(t, err)
+	assert.Equal(t, finalizers.OrphanDecision{Reason: finalizers.ReasonRemovalInFlight}, d)
+	assert.Zero(t, e.count(reconciletest.OpPatchPod), "no second removal patch: %v", e.ops())
+}

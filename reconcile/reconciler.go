@@ -264,7 +264,9 @@ func (r *Reconciler) DecideOrphan(pod *corev1.Pod, own *finalizers.OrphanOwner) 
 
 // CleanOrphan removes the tracking finalizer of pod when DecideOrphan allows it, and
 // returns the decision. A pod that is gone counts as cleaned; other errors are
-// returned for the caller to retry.
+// returned for the caller to retry. A pod whose removal the owner's sync already had
+// accepted, which the cache does not show yet (the owner finished in that sync), is
+// left alone with finalizers.ReasonRemovalInFlight: no second patch.
 //
 // A nil own means the owner is not in the caller's cache, which frees the pod. Pods
 // and owners come from separate watches, so a pod can reach a cache before its
@@ -279,12 +281,29 @@ func (r *Reconciler) CleanOrphan(ctx context.Context, pod *corev1.Pod, own *fina
 	if !d.Remove {
 		return d, nil
 	}
+	if r.removalAccepted(pod) {
+		// The owner's sync stripped the pod and finished the owner before the pod's
+		// event reached the cache: the finalizer is gone already.
+		return finalizers.OrphanDecision{Reason: finalizers.ReasonRemovalInFlight}, nil
+	}
 	patch := finalizers.RemovalPatch(pod, r.cfg.Owner.Finalizer)
 	if _, err := r.pods.PatchPod(ctx, pod.Namespace, pod.Name, patch.Type, patch.Data); err != nil && !IsPodGone(err) {
 		return d, fmt.Errorf("remove tracking finalizer of orphan pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	r.cfg.Logger.V(2).Info("Removed the tracking finalizer of an orphan pod", "pod", pod.Namespace+"/"+pod.Name, "reason", d.Reason)
 	return d, nil
+}
+
+// removalAccepted says whether the owner's sync had the finalizer removal of pod
+// accepted, with the cache not showing it yet. A removal of unknown outcome does not
+// count: it may not have been applied.
+func (r *Reconciler) removalAccepted(pod *corev1.Pod) bool {
+	ref := r.cfg.Owner.ControllerOf(pod)
+	if ref == nil {
+		return false
+	}
+	key := Key(pod.Namespace, ref.Name)
+	return r.cfg.FinalizerRemovals.Has(key, pod.UID) && !r.isUncertain(key, pod.UID)
 }
 
 // minPositive returns the smaller of two durations, ignoring those not positive.
