@@ -5,8 +5,8 @@
 //
 // # Two layers
 //
-// The rules live in the plain layer (package github.com/jobkit/jobkit/plain/indexes,
-// standard library only): the interval sets ([plainindexes.Intervals],
+// The rules live in the plain layer, package github.com/jobkit/jobkit/plain/indexes
+// (which imports nothing but the Go library): the interval sets ([plainindexes.Intervals],
 // [plainindexes.Parse], [plainindexes.FromIndexes], [plainindexes.FirstPending]),
 // [plainindexes.FailureCount], the first-outcome-wins rule of [plainindexes.Outcomes],
 // the stray rule. This package converts Jobs and pods onto it and adds only what reads
