@@ -11,6 +11,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+failures=()
+# step NAME CMD...: runs CMD with its output shown and kept; a failed step is listed
+# at the end with the last lines it printed, where a log cut to its tail still shows it.
+step() {
+	local name=$1 log
+	shift
+	log=$logs/${#failures[@]}-$RANDOM.log
+	if ! "$@" 2>&1 | tee "$log"; then
+		fail=1
+		failures+=("$name|$log")
+	fi
+}
 if [ -f examples/go.mod ] && [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
 	# The integration tests in examples/ run a real kube-apiserver and etcd through
 	# envtest; build them from the Go module proxy when they are not cached yet.
@@ -20,37 +34,49 @@ if [ -f examples/go.mod ] && [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
 	echo "using $KUBEBUILDER_ASSETS"
 fi
 echo "== plain layer: standard library only"
-hack/plain-deps.sh || fail=1
+step "plain layer imports" hack/plain-deps.sh
 echo "== public surface of the core (issue 19: at most 500 names, no pairs, no mirrors)"
-go run ./hack/surface || fail=1
+step "surface count" go run ./hack/surface
 echo "== one home per fact (report only until the known copies are folded into their homes)"
-go run ./hack/facts | tail -1 || fail=1
-for mod in $(hack/modules.sh); do
-	echo "== module $mod"
+step "facts check" bash -c 'go run ./hack/facts | tail -1'
+# module DIR: gofmt, vet and test one module. It runs as a step, in an if, where set -e
+# does not apply: every command's status is checked by hand.
+module() {
 	(
-		cd "$mod"
+		cd "$1" || exit 1
 		unformatted=$(gofmt -l $(git ls-files --cached --others --exclude-standard '*.go') 2>&1 || true)
 		if [ -n "$unformatted" ]; then
 			echo "gofmt: these files need formatting:"
 			echo "$unformatted"
 			exit 1
 		fi
-		go vet ./...
-		go test -race -count=1 ./...
-	) || fail=1
+		go vet ./... && go test -race -count=1 ./...
+	)
+}
+for mod in $(hack/modules.sh); do
+	echo "== module $mod"
+	step "module $mod (gofmt, vet or go test)" module "$mod"
 done
 echo "== simulation: 300 seeds without -race (the race detector slows it tenfold; -race runs 10)"
-go test -count=1 ./internal/sim -run 'TestSimulation$' -sim.seeds=300 || fail=1
+step "simulation, 300 seeds" go test -count=1 ./internal/sim -run 'TestSimulation$' -sim.seeds=300
 echo "== real control plane: one small Job under kube-controller-manager and under jobkit (hack/cluster.sh; builds kube-controller-manager and kwok when not cached)"
-hack/bench-cluster.sh --smoke || fail=1
+step "real control plane smoke" hack/bench-cluster.sh --smoke
 echo "== generated files are up to date"
-hack/generate.sh --check || fail=1
+step "generated files" hack/generate.sh --check
 echo "== README quick start"
-hack/readme-check.sh || fail=1
+step "README quick start" hack/readme-check.sh
 echo "== lint: tidy modules, staticcheck"
-hack/lint.sh || fail=1
+step "lint" hack/lint.sh
 echo "== supported Kubernetes range: the core at the newest release, examples at the floor"
-hack/compat.sh || fail=1
-[ "$fail" = 0 ] || { echo "FAIL"; exit 1; }
+step "supported Kubernetes range" hack/compat.sh
+if [ "$fail" != 0 ]; then
+	for f in "${failures[@]}"; do
+		echo "== FAILED: ${f%%|*}; its last lines:"
+		grep -v '^ok ' "${f#*|}" | tail -n 25
+	done
+	echo "FAIL:"
+	for f in "${failures[@]}"; do echo "  - ${f%%|*}"; done
+	exit 1
+fi
 hack/fuzz.sh "${FUZZTIME:-3s}"
 echo "PASS"
