@@ -14,10 +14,16 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
+
+// StartTimeout bounds how long kube-apiserver and etcd may take to become ready (and
+// to stop). envtest's default of 20 s is too short on a loaded 2-core machine, where
+// a cold kube-apiserver start was seen to take longer and fail the whole package.
+const StartTimeout = 3 * time.Minute
 
 var (
 	assetsOnce sync.Once
@@ -53,7 +59,8 @@ func Start(crdDirs ...string) (*envtest.Environment, *rest.Config, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	env := &envtest.Environment{BinaryAssetsDirectory: dir, CRDDirectoryPaths: crdDirs, ErrorIfCRDPathMissing: len(crdDirs) > 0}
+	env := &envtest.Environment{BinaryAssetsDirectory: dir, CRDDirectoryPaths: crdDirs, ErrorIfCRDPathMissing: len(crdDirs) > 0,
+		ControlPlaneStartTimeout: StartTimeout, ControlPlaneStopTimeout: StartTimeout}
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", dir, err)
