@@ -67,8 +67,8 @@ func MayStart(order StartupOrder, roles []Role, statuses []RoleStatus) Startup {
 			}
 		}
 		progress, done := True, False
-		reasonP, msgP := ReasonStartupInProgress, MessageStartupInProgress
-		reasonD, msgD := ReasonStartupCompleted, MessageStartupCompleted
+		reasonP, msgP := reasonStartupInProgress, messageStartupInProgress
+		reasonD, msgD := reasonStartupCompleted, messageStartupCompleted
 		if all {
 			progress, done = False, True
 		}

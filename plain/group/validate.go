@@ -31,7 +31,7 @@ func rolePath(i int, rest string) string {
 // Checked: the group's name; at least one role; role names unique, and the
 // longest child name and pod name valid DNS labels; replicas, parallelism and
 // completions not negative, replicas × parallelism within int32; group names valid label values; dependsOn on earlier roles only, not
-// on the first, at most [MaxDependsOn], Ready or Complete, and not with InOrder;
+// on the first, at most 5, Ready or Complete, and not with InOrder;
 // the success policy's operator and targets; the failure policy's maxRestarts,
 // strategy, rule names (pattern, length, unique), actions, failure reasons,
 // patterns (RE2) and targets; the coordinator inside its role; the TTL not
@@ -64,7 +64,7 @@ func Validate(spec *Spec) Errors {
 	}
 	if p := spec.SuccessPolicy; p != nil {
 		if p.Operator != "" && p.Operator != All && p.Operator != Any {
-			errs = append(errs, fielderr.NotSupportedValue("successPolicy.operator", p.Operator, ValidOperators))
+			errs = append(errs, fielderr.NotSupportedValue("successPolicy.operator", p.Operator, validOperators))
 		}
 		target("successPolicy.targetReplicatedJobs", p.TargetReplicatedJobs)
 	}
@@ -78,7 +78,7 @@ func Validate(spec *Spec) Errors {
 			}
 		}
 	default:
-		errs = append(errs, fielderr.NotSupportedValue("startupPolicy.startupPolicyOrder", spec.StartupOrder, ValidStartupOrders))
+		errs = append(errs, fielderr.NotSupportedValue("startupPolicy.startupPolicyOrder", spec.StartupOrder, validStartupOrders))
 	}
 	if p := spec.FailurePolicy; p != nil {
 		errs = validateFailurePolicy(errs, p)
@@ -104,7 +104,7 @@ func Validate(spec *Spec) Errors {
 	}
 	// The subdomain names the headless Service too, so it must be a DNS-1035
 	// label as well as a DNS-1123 subdomain: the stricter rule is the first.
-	if spec.Subdomain != "" && (len(spec.Subdomain) > MaxNameLength || !dns1035.MatchString(spec.Subdomain)) {
+	if spec.Subdomain != "" && (len(spec.Subdomain) > maxNameLength || !dns1035.MatchString(spec.Subdomain)) {
 		errs = append(errs, invalid("network.subdomain", spec.Subdomain, "must be a valid DNS-1035 label of at most 63 characters"))
 	}
 	if spec.ManagedBy != "" {
@@ -145,7 +145,7 @@ func validateRole(errs Errors, spec *Spec, i int, roleAt map[string]int) Errors 
 	if r.Completions != nil {
 		minimum(".template.spec.completions", *r.Completions)
 	}
-	if g := r.GroupName; len(g) > MaxNameLength || !labelVal.MatchString(g) {
+	if g := r.GroupName; len(g) > maxNameLength || !labelVal.MatchString(g) {
 		errs = append(errs, invalid(rolePath(i, ".groupName"), g, "must be a valid label value"))
 	}
 	if len(r.DependsOn) == 0 {
@@ -154,8 +154,8 @@ func validateRole(errs Errors, spec *Spec, i int, roleAt map[string]int) Errors 
 	if i == 0 {
 		errs = append(errs, invalid(rolePath(i, ".dependsOn"), nil, "dependsOn can't be set for the first ReplicatedJob"))
 	}
-	if len(r.DependsOn) > MaxDependsOn {
-		errs = append(errs, fielderr.TooManyItems(rolePath(i, ".dependsOn"), len(r.DependsOn), MaxDependsOn))
+	if len(r.DependsOn) > maxDependsOn {
+		errs = append(errs, fielderr.TooManyItems(rolePath(i, ".dependsOn"), len(r.DependsOn), maxDependsOn))
 	}
 	seen := map[string]bool{}
 	for j, d := range r.DependsOn {
@@ -168,7 +168,7 @@ func validateRole(errs Errors, spec *Spec, i int, roleAt map[string]int) Errors 
 		}
 		seen[d.Name] = true
 		if d.Status != DependsOnReady && d.Status != DependsOnComplete {
-			errs = append(errs, fielderr.NotSupportedValue(f+".status", d.Status, ValidDependsOnStatus))
+			errs = append(errs, fielderr.NotSupportedValue(f+".status", d.Status, validDependsOnStatus))
 		}
 	}
 	return errs
@@ -180,13 +180,13 @@ const podNameSuffix = 6
 // validateNames checks the longest child name and pod hostname of role r.
 func validateNames(errs Errors, group string, r *Role, i int) Errors {
 	last := max(r.Replicas-1, 0)
-	if n := ChildName(group, r.Name, last); len(n) > MaxNameLength || !dns1035.MatchString(n) {
+	if n := childName(group, r.Name, last); len(n) > maxNameLength || !dns1035.MatchString(n) {
 		return append(errs, invalid(rolePath(i, ".name"), r.Name, "child name "+strconv.Quote(n)+" must be a valid DNS-1035 label of at most 63 characters"))
 	}
 	// A pod's name is its hostname and a random suffix of podNameSuffix bytes;
 	// JobSet checks it for children with completions (Indexed, as it defaults).
 	if r.Completions != nil && *r.Completions > 0 {
-		if h := PodHostname(group, r.Name, last, *r.Completions-1); len(h)+podNameSuffix > MaxNameLength {
+		if h := podHostname(group, r.Name, last, *r.Completions-1); len(h)+podNameSuffix > maxNameLength {
 			errs = append(errs, invalid(rolePath(i, ".name"), r.Name, "pod name "+strconv.Quote(h+"-xxxxx")+" must be at most 63 characters"))
 		}
 	}
@@ -200,7 +200,7 @@ func validateFailurePolicy(errs Errors, p *FailurePolicy) Errors {
 	switch p.RestartStrategy {
 	case "", Recreate, BlockingRecreate, InPlaceRestart:
 	default:
-		errs = append(errs, fielderr.NotSupportedValue("failurePolicy.restartStrategy", p.RestartStrategy, ValidRestartStrategy))
+		errs = append(errs, fielderr.NotSupportedValue("failurePolicy.restartStrategy", p.RestartStrategy, validRestartStrategy))
 	}
 	names := map[string]bool{}
 	for i := range p.Rules {
@@ -210,8 +210,8 @@ func validateFailurePolicy(errs Errors, p *FailurePolicy) Errors {
 			name = "failurePolicyRule" + strconv.Itoa(i)
 		}
 		switch {
-		case len(name) > MaxRuleNameLength:
-			errs = append(errs, &FieldError{Type: fielderr.TooLong, Field: rulePath(i) + ".name", BadValue: name, Max: MaxRuleNameLength, Detail: "may not be more than 128 bytes"})
+		case len(name) > maxRuleNameLength:
+			errs = append(errs, &FieldError{Type: fielderr.TooLong, Field: rulePath(i) + ".name", BadValue: name, Max: maxRuleNameLength, Detail: "may not be more than 128 bytes"})
 		case !ruleName.MatchString(name):
 			errs = append(errs, invalid(rulePath(i)+".name", name, "must match "+ruleName.String()))
 		}
@@ -224,19 +224,20 @@ func validateFailurePolicy(errs Errors, p *FailurePolicy) Errors {
 		case "":
 			errs = append(errs, &FieldError{Type: fielderr.Required, Field: rulePath(i) + ".action"})
 		default:
-			errs = append(errs, fielderr.NotSupportedValue(rulePath(i)+".action", r.Action, ValidActions))
+			errs = append(errs, fielderr.NotSupportedValue(rulePath(i)+".action", r.Action, validActions))
 		}
-		errs = uniqueStrings(errs, rulePath(i)+".onJobFailureReasons", r.OnJobFailureReasons, func(f, s string) *FieldError {
-			for _, v := range ValidJobFailureReason {
+		errs = uniqueStrings(errs, rulePath(i)+".onJobFailureReasons", r.OnJobFailureReasons, func(j int, s string) *FieldError {
+			f := rulePath(i) + ".onJobFailureReasons[" + strconv.Itoa(j) + "]"
+			for _, v := range validJobFailureReason {
 				if s == v {
 					return nil
 				}
 			}
-			return fielderr.NotSupportedValue(f, s, ValidJobFailureReason)
+			return fielderr.NotSupportedValue(f, s, validJobFailureReason)
 		})
-		errs = uniqueStrings(errs, rulePath(i)+".onJobFailureMessagePatterns", r.OnJobFailureMessagePatterns, func(f, s string) *FieldError {
+		errs = uniqueStrings(errs, rulePath(i)+".onJobFailureMessagePatterns", r.OnJobFailureMessagePatterns, func(j int, s string) *FieldError {
 			if _, err := regexp.Compile(s); err != nil {
-				return invalid(f, s, "must be a valid RE2 regular expression: "+err.Error())
+				return patternError(i, j, s, err)
 			}
 			return nil
 		})
@@ -244,11 +245,12 @@ func validateFailurePolicy(errs Errors, p *FailurePolicy) Errors {
 	return errs
 }
 
-// uniqueStrings checks each item with check and reports repeated items.
-func uniqueStrings(errs Errors, field string, items []string, check func(field, item string) *FieldError) Errors {
+// uniqueStrings checks each item (by position) with check and reports repeated
+// items.
+func uniqueStrings(errs Errors, field string, items []string, check func(j int, item string) *FieldError) Errors {
 	for j, s := range items {
 		f := field + "[" + strconv.Itoa(j) + "]"
-		if e := check(f, s); e != nil {
+		if e := check(j, s); e != nil {
 			errs = append(errs, e)
 		}
 		for _, prev := range items[:j] {
@@ -262,8 +264,8 @@ func uniqueStrings(errs Errors, field string, items []string, check func(field, 
 }
 
 func validateManagedBy(errs Errors, v string) Errors {
-	if len(v) > MaxManagedByLength {
-		return append(errs, &FieldError{Type: fielderr.TooLong, Field: "managedBy", BadValue: v, Max: MaxManagedByLength, Detail: "may not be more than 63 bytes"})
+	if len(v) > maxManagedByLength {
+		return append(errs, &FieldError{Type: fielderr.TooLong, Field: "managedBy", BadValue: v, Max: maxManagedByLength, Detail: "may not be more than 63 bytes"})
 	}
 	domain, path, ok := strings.Cut(v, "/")
 	if !ok || !subdomain.MatchString(domain) || len(domain) > 253 || !httpPath.MatchString(path) {
