@@ -25,7 +25,7 @@ type Result struct {
 }
 
 // noMatch is the handling of a failure no rule claims: it counts.
-var noMatch = resultOf(plainpfp.NoMatch)
+var noMatch = resultOf(plainpfp.Match(nil, nil))
 
 func resultOf(r plainpfp.Result) Result {
 	return Result{Matched: r.Matched, Action: batchv1.PodFailurePolicyAction(r.Action), RuleIndex: r.RuleIndex,

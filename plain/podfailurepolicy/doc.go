@@ -36,9 +36,9 @@
 //
 // # Invariants
 //
-// Nothing modifies its arguments. When Result.Matched is false, Result is
-// [NoMatch]: RuleIndex is -1, Action is empty and the failure counts. When it is
-// true, Action is a known action equal to that of policy.Rules[RuleIndex].
+// Nothing modifies its arguments. When Result.Matched is false, RuleIndex is -1,
+// Action and Message are empty and the failure counts. When it is true, Action is
+// a known action equal to that of policy.Rules[RuleIndex].
 //
 // # Cost
 //

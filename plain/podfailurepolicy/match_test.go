@@ -17,6 +17,9 @@ func exitRule(action pfp.Action, op pfp.Operator, container string, values ...in
 	return pfp.Rule{Action: action, OnExitCodes: ec}
 }
 
+// noMatch is the documented Result of a failure no rule claims: it counts.
+var noMatch = pfp.Result{RuleIndex: -1, CountsTowardBackoff: true}
+
 func condRule(action pfp.Action, patterns ...pfp.ConditionPattern) pfp.Rule {
 	return pfp.Rule{Action: action, OnPodConditions: patterns}
 }
@@ -29,8 +32,8 @@ func TestMatch(t *testing.T) {
 		failure *pfp.Failure
 		want    pfp.Result
 	}{
-		{name: "nil policy", failure: &task42, want: pfp.NoMatch},
-		{name: "nil failure", policy: &pfp.Policy{Rules: []pfp.Rule{exitRule(pfp.ActionFailJob, pfp.OpIn, "", 42)}}, want: pfp.NoMatch},
+		{name: "nil policy", failure: &task42, want: noMatch},
+		{name: "nil failure", policy: &pfp.Policy{Rules: []pfp.Rule{exitRule(pfp.ActionFailJob, pfp.OpIn, "", 42)}}, want: noMatch},
 		{
 			name:    "exit code without a pod: the message names no pod",
 			policy:  &pfp.Policy{Rules: []pfp.Rule{exitRule(pfp.ActionFailJob, pfp.OpIn, "task", 42)}},
@@ -71,13 +74,13 @@ func TestMatch(t *testing.T) {
 			name:    "a zero exit code never matches, not even NotIn",
 			policy:  &pfp.Policy{Rules: []pfp.Rule{exitRule(pfp.ActionFailJob, pfp.OpNotIn, "", 1)}},
 			failure: &pfp.Failure{Containers: []pfp.Container{{Name: "task"}}},
-			want:    pfp.NoMatch,
+			want:    noMatch,
 		},
 		{
 			name:    "unknown action and operator are skipped",
 			policy:  &pfp.Policy{Rules: []pfp.Rule{exitRule("Retry", pfp.OpIn, "", 42), exitRule(pfp.ActionFailJob, "Between", "", 42)}},
 			failure: &task42,
-			want:    pfp.NoMatch,
+			want:    noMatch,
 		},
 		{
 			name: "condition, empty pattern status means True",

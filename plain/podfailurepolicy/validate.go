@@ -18,17 +18,18 @@ const (
 	MaxConditionPatterns = 20
 )
 
-// The valid values in the order the API server lists them (sorted).
+// The valid values in the order the API server lists them (sorted); a
+// FieldError of type ErrorNotSupported carries them in Supported.
 var (
-	// ValidActions are the actions Validate accepts.
-	ValidActions = []Action{ActionCount, ActionFailIndex, ActionFailJob, ActionIgnore}
-	// ValidOperators are the operators Validate accepts.
-	ValidOperators = []Operator{OpIn, OpNotIn}
-	// ValidStatuses are the pattern statuses Validate accepts (and "", meaning True).
-	ValidStatuses = []ConditionStatus{StatusFalse, StatusTrue, StatusUnknown}
+	// validActions are the actions Validate accepts.
+	validActions = []Action{ActionCount, ActionFailIndex, ActionFailJob, ActionIgnore}
+	// validOperators are the operators Validate accepts.
+	validOperators = []Operator{OpIn, OpNotIn}
+	// validStatuses are the pattern statuses Validate accepts (and "", meaning True).
+	validStatuses = []ConditionStatus{StatusFalse, StatusTrue, StatusUnknown}
 
-	actionRequired   = fmt.Sprintf("valid values: %q", ValidActions)
-	operatorRequired = fmt.Sprintf("valid values: %q", ValidOperators)
+	actionRequired   = fmt.Sprintf("valid values: %q", validActions)
+	operatorRequired = fmt.Sprintf("valid values: %q", validOperators)
 )
 
 // ErrorType is the kind of a [FieldError], named as the API server names them.
@@ -122,7 +123,7 @@ func validateRule(errs Errors, c Context, rule *Rule, i int) Errors {
 		}
 	case ActionFailJob, ActionIgnore, ActionCount:
 	default:
-		errs = append(errs, fielderr.NotSupportedValue(rulePath(i, "action"), rule.Action, ValidActions))
+		errs = append(errs, fielderr.NotSupportedValue(rulePath(i, "action"), rule.Action, validActions))
 	}
 
 	hasExitCodes := rule.OnExitCodes != nil
@@ -149,7 +150,7 @@ func validateExitCodes(errs Errors, c Context, req *ExitCodes, i int) Errors {
 		errs = append(errs, &FieldError{Type: ErrorRequired, Field: rulePath(i, "onExitCodes", "operator"), Detail: operatorRequired})
 	case OpIn, OpNotIn:
 	default:
-		errs = append(errs, fielderr.NotSupportedValue(rulePath(i, "onExitCodes", "operator"), req.Operator, ValidOperators))
+		errs = append(errs, fielderr.NotSupportedValue(rulePath(i, "onExitCodes", "operator"), req.Operator, validOperators))
 	}
 	if name := req.ContainerName; name != nil && (c.HasContainer == nil && *name == "" || c.HasContainer != nil && !c.HasContainer(*name)) {
 		errs = append(errs, &FieldError{Type: ErrorInvalid, Field: rulePath(i, "onExitCodes", "containerName"), BadValue: *name,
@@ -204,7 +205,7 @@ func validateConditions(errs Errors, patterns []ConditionPattern, i int) Errors 
 		switch p.Status {
 		case "", StatusTrue, StatusFalse, StatusUnknown:
 		default:
-			errs = append(errs, fielderr.NotSupportedValue(rulePath(i, "onPodConditions", index(j), "status"), p.Status, ValidStatuses))
+			errs = append(errs, fielderr.NotSupportedValue(rulePath(i, "onPodConditions", index(j), "status"), p.Status, validStatuses))
 		}
 	}
 	return errs
