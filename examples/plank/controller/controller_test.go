@@ -93,21 +93,21 @@ func TestTimeouts(t *testing.T) {
 			name:      "unscheduled",
 			timeouts:  v1alpha1.PodTimeouts{Unscheduled: two},
 			wantState: v1alpha1.StateError,
-			wantDesc:  plaindl.ReasonUnscheduled,
+			wantDesc:  plaindl.KindUnscheduled.Reason(),
 		},
 		{
 			name:      "pending",
 			timeouts:  v1alpha1.PodTimeouts{Pending: two},
 			kubelet:   func(t *testing.T, p *corev1.Pod) { startPod(t, p, corev1.PodPending) },
 			wantState: v1alpha1.StateError,
-			wantDesc:  plaindl.ReasonPending,
+			wantDesc:  plaindl.KindPending.Reason(),
 		},
 		{
 			name:      "running",
 			timeouts:  v1alpha1.PodTimeouts{Running: two},
 			kubelet:   func(t *testing.T, p *corev1.Pod) { startPod(t, p, corev1.PodRunning) },
 			wantState: v1alpha1.StateAborted,
-			wantDesc:  plaindl.ReasonRunning,
+			wantDesc:  plaindl.KindRunning.Reason(),
 		},
 	}
 	for _, tt := range tests {
