@@ -166,7 +166,7 @@ func TestCompute(t *testing.T) {
 			name:  "OOM-killed while running: error, pod left alone",
 			plank: "oomkilled: error, Job pod was OOM killed by the cluster., the pod is left alone",
 			in:    input(aRun(runplan.StatePending), aPod(corev1.PodRunning, startedAgo(time.Minute), terminated(137, "OOMKilled"))),
-			want:  finished(runplan.StateError, "OOMKilled", podoutcome.MessageOOMKilled, runplan.PodEffects{UID: podUID}),
+			want:  finished(runplan.StateError, "OOMKilled", "Job pod was OOM killed by the cluster.", runplan.PodEffects{UID: podUID}),
 		},
 		{
 			name:  "evicted with errorOnEviction: error",
@@ -176,7 +176,7 @@ func TestCompute(t *testing.T) {
 				in.Outcome.ErrorOnEviction = true
 				return in
 			}(),
-			want: finished(runplan.StateError, "Evicted", podoutcome.MessageEvicted, runplan.PodEffects{UID: podUID}),
+			want: finished(runplan.StateError, "Evicted", "Job pod was evicted by the cluster.", runplan.PodEffects{UID: podUID}),
 		},
 		{
 			name:  "evicted: revive, revival recorded before the delete, finalizers released",
@@ -215,7 +215,7 @@ func TestCompute(t *testing.T) {
 			plank: "podRevivalCount >= maxRevivals: error, Job pod reached max revivals (<count>) after being stopped unexpectedly (<cause>)",
 			in: input(aRun(runplan.StatePending, func(r *runplan.Run) { r.Revivals = podoutcome.Revivals{Count: 3, Pod: "older"} }),
 				aPod(corev1.PodUnknown)),
-			want: finished(runplan.StateError, podoutcome.ReasonMaxRevivals,
+			want: finished(runplan.StateError, "MaxRevivals",
 				"Job pod reached max revivals (3) after being stopped unexpectedly (unknown)", runplan.PodEffects{UID: podUID}),
 		},
 
@@ -224,7 +224,7 @@ func TestCompute(t *testing.T) {
 			name:  "succeeded: success, pod kept",
 			plank: "Succeeded with every container terminated 0: success, Job succeeded.",
 			in:    input(aRun(runplan.StatePending), aPod(corev1.PodSucceeded, terminated(0, "Completed"))),
-			want:  finished(runplan.StateSuccess, "Succeeded", podoutcome.MessageSucceeded, runplan.PodEffects{UID: podUID}),
+			want:  finished(runplan.StateSuccess, "Succeeded", "Job succeeded.", runplan.PodEffects{UID: podUID}),
 		},
 		{
 			name:  "succeeded but a container did not finish: error",
@@ -238,7 +238,7 @@ func TestCompute(t *testing.T) {
 			name:  "failed: failure",
 			plank: "Failed: failure, Job failed.",
 			in:    input(aRun(runplan.StatePending), aPod(corev1.PodFailed, terminated(1, "Error"))),
-			want:  finished(runplan.StateFailure, "Failed", podoutcome.MessageFailed, runplan.PodEffects{UID: podUID}),
+			want:  finished(runplan.StateFailure, "Failed", "Job failed.", runplan.PodEffects{UID: podUID}),
 		},
 		{
 			name:  "unscheduled timeout: error, pod deleted",
@@ -284,7 +284,7 @@ func TestCompute(t *testing.T) {
 			name:  "running pod deleted by someone: error",
 			plank: "rule D: a deletionTimestamp on an incomplete job: error Pod got deleted unexpectedly",
 			in:    input(aRun(runplan.StatePending), aPod(corev1.PodRunning, startedAgo(time.Minute), terminating)),
-			want:  finished(runplan.StateError, "DeletedUnexpectedly", podoutcome.MessageDeleted, runplan.PodEffects{UID: podUID, Terminating: true}),
+			want:  finished(runplan.StateError, "DeletedUnexpectedly", "Pod got deleted unexpectedly", runplan.PodEffects{UID: podUID, Terminating: true}),
 		},
 
 		// Robust inputs.
@@ -323,7 +323,7 @@ func TestCompute(t *testing.T) {
 			plank: "Failed: failure",
 			in: input(aRun(runplan.StatePending, func(r *runplan.Run) { r.PendingTime = time.Time{} }),
 				aPod(corev1.PodFailed, terminated(1, ""), noCreationTime)),
-			want: finished(runplan.StateFailure, "Failed", podoutcome.MessageFailed, runplan.PodEffects{UID: podUID}),
+			want: finished(runplan.StateFailure, "Failed", "Job failed.", runplan.PodEffects{UID: podUID}),
 		},
 
 		// syncAborted and final states without completion.
