@@ -14,7 +14,7 @@ import (
 )
 
 // pendingStart is what a run records when its pod is created or adopted.
-var pendingStart = runplan.Status{State: runplan.StatePending, Description: runplan.MessageTriggered, PendingTime: now}
+var pendingStart = runplan.Status{State: runplan.StatePending, Description: "Job triggered.", PendingTime: now}
 
 // TestCompute replays plank's rules (plank-behaviour.md); plank says what
 // plank does, and "differs" why jobkit does otherwise.
@@ -33,19 +33,19 @@ func TestCompute(t *testing.T) {
 			name:  "completed run: nothing",
 			plank: "only reconciles jobs without a completionTime",
 			in:    input(aRun(runplan.StateAborted, func(r *runplan.Run) { r.Completed = true }), aPod(corev1.PodRunning)),
-			want:  runplan.Plan{Action: runplan.ActionNone, Reason: runplan.ReasonCompleted},
+			want:  runplan.Plan{Action: runplan.ActionNone, Reason: "Completed"},
 		},
 		{
 			name:  "unknown state: nothing",
 			plank: "any other state: nothing runs",
 			in:    input(aRun("scheduling"), nil),
-			want:  runplan.Plan{Action: runplan.ActionNone, Reason: runplan.ReasonUnknownState},
+			want:  runplan.Plan{Action: runplan.ActionNone, Reason: "UnknownState"},
 		},
 		{
 			name:  "new run: start time, then create",
 			plank: "a job is created triggered with a start time; differs: here the controller stamps it",
 			in:    input(aRun(runplan.StateNew, func(r *runplan.Run) { r.StartTime = time.Time{} }), nil),
-			want: runplan.Plan{Action: runplan.ActionCreate, Reason: runplan.ReasonStart, StartTime: now,
+			want: runplan.Plan{Action: runplan.ActionCreate, Reason: "Start", StartTime: now,
 				Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
 		},
 
@@ -58,7 +58,7 @@ func TestCompute(t *testing.T) {
 				in.Limits.MaxPending = 1
 				return in
 			}(),
-			want: runplan.Plan{Action: runplan.ActionAdopt, Reason: runplan.ReasonPodExists, Status: pendingStart,
+			want: runplan.Plan{Action: runplan.ActionAdopt, Reason: "PodExists", Status: pendingStart,
 				Pod: runplan.PodEffects{UID: podUID}},
 		},
 		{
@@ -67,7 +67,7 @@ func TestCompute(t *testing.T) {
 			in: input(aRun(runplan.StateTriggered), aPod(corev1.PodRunning, func(p *corev1.Pod) {
 				p.OwnerReferences[0].UID = "someone-else"
 			})),
-			want: runplan.Plan{Action: runplan.ActionFinish, Reason: runplan.ReasonNotOurPod,
+			want: runplan.Plan{Action: runplan.ActionFinish, Reason: "PodNotControlled",
 				Status: runplan.Status{State: runplan.StateError, Description: "Pod run-1 exists and does not belong to this run", Complete: true}},
 		},
 		{
@@ -89,7 +89,7 @@ func TestCompute(t *testing.T) {
 				in.Limits.MaxPending = 1
 				return in
 			}(),
-			want: runplan.Plan{Action: runplan.ActionCreate, Reason: runplan.ReasonStart, Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
+			want: runplan.Plan{Action: runplan.ActionCreate, Reason: "Start", Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
 		},
 		{
 			name:  "per job: an older triggered run of the same job holds the slot",
@@ -104,14 +104,14 @@ func TestCompute(t *testing.T) {
 			plank: "a triggered peer counts only when created before",
 			in: input(aRun(runplan.StateTriggered, func(r *runplan.Run) { r.MaxConcurrency = 1 }), nil,
 				peer("p", "unit", runplan.StateTriggered, young)),
-			want: runplan.Plan{Action: runplan.ActionCreate, Reason: runplan.ReasonStart, Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
+			want: runplan.Plan{Action: runplan.ActionCreate, Reason: "Start", Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
 		},
 		{
 			name:  "per job: a run asked to abort does not wait for a slot",
 			plank: "differs: plank has no abort request apart from the aborted state, which never counts",
 			in: input(aRun(runplan.StateTriggered, func(r *runplan.Run) { r.MaxConcurrency = 1 }), nil,
 				peer("p", "unit", runplan.StateTriggered, old, func(r *runplan.Run) { r.AbortRequested = true })),
-			want: runplan.Plan{Action: runplan.ActionCreate, Reason: runplan.ReasonStart, Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
+			want: runplan.Plan{Action: runplan.ActionCreate, Reason: "Start", Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
 		},
 		{
 			name:  "queue of capacity 0: never runs",
@@ -133,7 +133,7 @@ func TestCompute(t *testing.T) {
 				in.Limits.Queues = map[string]int{"open": -1}
 				return in
 			}(),
-			want: runplan.Plan{Action: runplan.ActionCreate, Reason: runplan.ReasonStart, Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
+			want: runplan.Plan{Action: runplan.ActionCreate, Reason: "Start", Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
 		},
 
 		{
@@ -158,7 +158,7 @@ func TestCompute(t *testing.T) {
 				in.Limits.MaxPending = 1
 				return in
 			}(),
-			want: runplan.Plan{Action: runplan.ActionCreate, Reason: runplan.ReasonPodMissing, Pod: runplan.PodEffects{Create: true}},
+			want: runplan.Plan{Action: runplan.ActionCreate, Reason: "PodMissing", Pod: runplan.PodEffects{Create: true}},
 		},
 
 		// syncPending B: unexpected stops.
@@ -315,7 +315,7 @@ func TestCompute(t *testing.T) {
 			plank: "differs: see above",
 			in: input(aRun(runplan.StatePending, func(r *runplan.Run) { r.PendingTime = time.Time{} }),
 				aPod(corev1.PodPending, noCreationTime)),
-			want: runplan.Plan{Action: runplan.ActionWait, Reason: runplan.ReasonNoCreationTime, RequeueAfter: 10 * time.Second,
+			want: runplan.Plan{Action: runplan.ActionWait, Reason: "NoCreationTime", RequeueAfter: 10 * time.Second,
 				Pod: runplan.PodEffects{UID: podUID}},
 		},
 		{
@@ -330,38 +330,38 @@ func TestCompute(t *testing.T) {
 		{
 			name:  "aborted by a user: delete the pod, then complete",
 			plank: "syncAborted: delete the pod by name (NotFound ignored), then set the completion time",
-			in:    input(aRun(runplan.StateAborted, func(r *runplan.Run) { r.HadPod = true; r.Description = runplan.MessageTriggered }), aPod(corev1.PodRunning)),
-			want:  finished(runplan.StateAborted, runplan.ReasonFinalState, runplan.MessageAborted, runplan.PodEffects{Delete: true, UID: podUID}),
+			in:    input(aRun(runplan.StateAborted, func(r *runplan.Run) { r.HadPod = true; r.Description = "Job triggered." }), aPod(corev1.PodRunning)),
+			want:  finished(runplan.StateAborted, "FinalState", "Job aborted.", runplan.PodEffects{Delete: true, UID: podUID}),
 		},
 		{
 			name:  "aborted, pod not in the cache but the run had one: delete by name",
 			plank: "plank deletes by name without checking",
 			in:    input(aRun(runplan.StateAborted, func(r *runplan.Run) { r.HadPod = true }), nil),
-			want:  finished(runplan.StateAborted, runplan.ReasonFinalState, runplan.MessageAborted, runplan.PodEffects{Delete: true}),
+			want:  finished(runplan.StateAborted, "FinalState", "Job aborted.", runplan.PodEffects{Delete: true}),
 		},
 		{
 			name:  "aborted, pod already terminating: complete",
 			plank: "plank deletes again; NotFound or not, it completes",
 			in:    input(aRun(runplan.StateAborted), aPod(corev1.PodRunning, terminating)),
-			want:  finished(runplan.StateAborted, runplan.ReasonFinalState, runplan.MessageAborted, runplan.PodEffects{UID: podUID, Terminating: true}),
+			want:  finished(runplan.StateAborted, "FinalState", "Job aborted.", runplan.PodEffects{UID: podUID, Terminating: true}),
 		},
 		{
 			name:  "aborted, a pod of another owner: left alone",
 			plank: "differs: plank deletes by name",
 			in:    input(aRun(runplan.StateAborted), aPod(corev1.PodRunning, func(p *corev1.Pod) { p.OwnerReferences = nil })),
-			want:  finished(runplan.StateAborted, runplan.ReasonFinalState, runplan.MessageAborted, runplan.PodEffects{}),
+			want:  finished(runplan.StateAborted, "FinalState", "Job aborted.", runplan.PodEffects{}),
 		},
 		{
 			name:  "abort requested on a pending run: aborted, pod deleted",
 			plank: "plank's abort is the aborted state; a spec flag is the same request",
 			in:    input(aRun(runplan.StatePending, func(r *runplan.Run) { r.AbortRequested = true }), aPod(corev1.PodRunning)),
-			want:  finished(runplan.StateAborted, runplan.ReasonAbortRequested, runplan.MessageAborted, runplan.PodEffects{Delete: true, UID: podUID}),
+			want:  finished(runplan.StateAborted, "AbortRequested", "Job aborted.", runplan.PodEffects{Delete: true, UID: podUID}),
 		},
 		{
 			name:  "error recorded before the pod was deleted (a crash): delete, then complete",
 			plank: "differs: plank deletes first; here the state is written first",
 			in:    input(aRun(runplan.StateError, func(r *runplan.Run) { r.Description = "Pod pending timeout." }), aPod(corev1.PodPending)),
-			want:  finished(runplan.StateError, runplan.ReasonFinalState, "Pod pending timeout.", runplan.PodEffects{Delete: true, UID: podUID}),
+			want:  finished(runplan.StateError, "FinalState", "Pod pending timeout.", runplan.PodEffects{Delete: true, UID: podUID}),
 		},
 
 		// Dedupe.
@@ -372,7 +372,7 @@ func TestCompute(t *testing.T) {
 				peer("older", "unit", runplan.StatePending, old, func(r *runplan.Run) { r.DedupeKey = "pr-1" }),
 				peer("other-job", "lint", runplan.StatePending, old, func(r *runplan.Run) { r.DedupeKey = "pr-1" }),
 				peer("no-key", "unit", runplan.StatePending, old)),
-			want: runplan.Plan{Action: runplan.ActionCreate, Reason: runplan.ReasonStart, Status: pendingStart, Pod: runplan.PodEffects{Create: true},
+			want: runplan.Plan{Action: runplan.ActionCreate, Reason: "Start", Status: pendingStart, Pod: runplan.PodEffects{Create: true},
 				Supersede: []runplan.Supersession{{UID: "older", Name: "older", Description: "Superseded by a newer run run-1."}}},
 		},
 		{
@@ -380,7 +380,7 @@ func TestCompute(t *testing.T) {
 			plank: "differs: plank aborts without deleting; its syncAborted deletes and completes on the next sync",
 			in: input(aRun(runplan.StatePending, func(r *runplan.Run) { r.DedupeKey = "pr-1" }), aPod(corev1.PodRunning, startedAgo(time.Minute)),
 				peer("newer", "unit", runplan.StateTriggered, young, func(r *runplan.Run) { r.DedupeKey = "pr-1" })),
-			want: finished(runplan.StateAborted, runplan.ReasonSuperseded, "Superseded by a newer run newer.", runplan.PodEffects{Delete: true, UID: podUID}),
+			want: finished(runplan.StateAborted, "Superseded", "Superseded by a newer run newer.", runplan.PodEffects{Delete: true, UID: podUID}),
 		},
 	}
 	for _, tt := range tests {
@@ -403,10 +403,10 @@ func TestComputeAbortedDescription(t *testing.T) {
 		desc  string
 		want  string
 	}{
-		{name: "none", plank: "plank keeps the job's description", desc: "", want: runplan.MessageAborted},
-		{name: "triggered", plank: "idem", desc: runplan.MessageTriggered, want: runplan.MessageAborted},
-		{name: "waiting", plank: "plank writes none while blocked", desc: "Waiting: queue full", want: runplan.MessageAborted},
-		{name: "replacing a pod", plank: "plank writes none on a revive", desc: "Replacing pod run-1 (Evicted), revival 1.", want: runplan.MessageAborted},
+		{name: "none", plank: "plank keeps the job's description", desc: "", want: "Job aborted."},
+		{name: "triggered", plank: "idem", desc: "Job triggered.", want: "Job aborted."},
+		{name: "waiting", plank: "plank writes none while blocked", desc: "Waiting: queue full", want: "Job aborted."},
+		{name: "replacing a pod", plank: "plank writes none on a revive", desc: "Replacing pod run-1 (Evicted), revival 1.", want: "Job aborted."},
 		{name: "a user's", plank: "kept", desc: "Cancelled by alice.", want: "Cancelled by alice."},
 		{name: "superseded", plank: "TerminateOlderJobs' description, kept by syncAborted", desc: "Superseded by a newer run run-2.", want: "Superseded by a newer run run-2."},
 		{name: "running timeout", plank: "kept", desc: "Pod running timeout.", want: "Pod running timeout."},
@@ -416,7 +416,7 @@ func TestComputeAbortedDescription(t *testing.T) {
 			in := input(aRun(runplan.StateAborted, func(r *runplan.Run) { r.Description = tt.desc }), aPod(corev1.PodRunning))
 			got, err := runplan.Compute(in)
 			require.NoError(t, err)
-			want := finished(runplan.StateAborted, runplan.ReasonFinalState, tt.want, runplan.PodEffects{Delete: true, UID: podUID})
+			want := finished(runplan.StateAborted, "FinalState", tt.want, runplan.PodEffects{Delete: true, UID: podUID})
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Compute() (-want +got), plank: %s\n%s", tt.plank, diff)
 			}

@@ -20,22 +20,23 @@ import (
 )
 
 // Descriptions this controller writes, all decided by runplan (besides those of
-// podoutcome and deadlines); kept here under their old names.
+// podoutcome and deadlines), in the words the runplan package doc lists; kept
+// here under their old names for the readers of a RunJob's status.
 const (
 	// MessageWaiting begins the description of a run held back by a limit; the
 	// reason follows after ": ".
-	MessageWaiting = runplan.MessageWaiting
+	MessageWaiting = "Waiting"
 	// MessageTriggered is the description of a run whose pod was created
 	// (plank's wording).
-	MessageTriggered = runplan.MessageTriggered
+	MessageTriggered = "Job triggered."
 	// MessageAborted is the description of an aborted run that had none.
-	MessageAborted = runplan.MessageAborted
+	MessageAborted = "Job aborted."
 	// MessageSuperseded begins the description of a run aborted by a newer run
 	// with the same jobName and dedupeKey; the newer run's name follows.
-	MessageSuperseded = runplan.MessageSuperseded
+	MessageSuperseded = "Superseded by a newer run"
 	// MessageReplacing begins the description of a run whose pod is being
 	// replaced after it stopped unexpectedly.
-	MessageReplacing = runplan.MessageReplacing
+	MessageReplacing = "Replacing pod"
 )
 
 // conflictRetry is how soon a reconcile that lost an optimistic-concurrency race
