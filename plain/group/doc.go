@@ -35,7 +35,7 @@
 //     [RestartEnded] gives the RestartingJobSet=False that ends a restart.
 //   - Lifecycle: [TTL] (time left after finishing, expired) and [Suspend]
 //     (children to suspend or resume).
-//   - Validation: [Validate] returns every [FieldError] of a [Spec], naming the
+//   - Validation: [Validate] returns every fielderr.Error of a [Spec], naming the
 //     field and value, as JobSet's schema and webhook would, and
 //     [ValidateUpdate] the immutable fields of an update; [Default] fills
 //     JobSet's defaults.

@@ -78,7 +78,7 @@ type Matcher struct {
 }
 
 // Compile reads a failure policy for [Matcher.Decide]. It returns an [Errors]
-// holding the [FieldError] of the first pattern that is not a valid RE2
+// holding the fielderr.Error of the first pattern that is not a valid RE2
 // expression (the one [Validate] reports for it, with the rest).
 func Compile(p *FailurePolicy) (*Matcher, error) {
 	m := &Matcher{policy: p}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobkit/jobkit/plain/fielderr"
 	"github.com/jobkit/jobkit/plain/group"
 )
 
@@ -233,7 +234,7 @@ func TestDecideIndexOutOfRange(t *testing.T) {
 func TestCompileBadPattern(t *testing.T) {
 	_, err := group.Compile(&group.FailurePolicy{Rules: []group.Rule{{}, {OnJobFailureMessagePatterns: []string{"ok", "a(b"}}}})
 	require.Error(t, err)
-	var fe *group.FieldError
+	var fe *fielderr.Error
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, "failurePolicy.rules[1].onJobFailureMessagePatterns[1]", fe.Field)
 	assert.Equal(t, "a(b", fe.BadValue)

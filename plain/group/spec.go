@@ -5,7 +5,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/jobkit/jobkit/plain/internal/fielderr"
+	"github.com/jobkit/jobkit/plain/fielderr"
+	"github.com/jobkit/jobkit/plain/internal/fieldcheck"
 )
 
 // Spec is the part of a JobSet's spec the group rules read.
@@ -65,21 +66,18 @@ var (
 	ErrIndexOutOfRange = errors.New("index out of the range of per-index restart counters [0, 1024)")
 )
 
-// FieldError is one rule a spec breaks: the field in the API's names
-// ("failurePolicy.rules[0].name"), the bad value, and what is wrong. It is
-// shared with the other plain packages.
-type FieldError = fielderr.Error
-
-// Errors is every error [Validate] found. errors.Is(errs, ErrInvalid) holds.
-type Errors []*FieldError
+// Errors is every error [Validate] found, each a [fielderr.Error]: the rule a spec
+// breaks, the field in the API's names ("failurePolicy.rules[0].name"), the bad
+// value, and what is wrong. errors.Is(errs, ErrInvalid) holds.
+type Errors []*fielderr.Error
 
 // Error renders every error, after the package name.
-func (es Errors) Error() string { return fielderr.Join("group", es) }
+func (es Errors) Error() string { return fieldcheck.Join("group", es) }
 
 // Is makes errors.Is(errs, ErrInvalid) true.
 func (es Errors) Is(target error) bool { return target == ErrInvalid && len(es) > 0 }
 
-// Unwrap returns the errors, so errors.As finds each *FieldError.
+// Unwrap returns the errors, so errors.As finds each *fielderr.Error.
 func (es Errors) Unwrap() []error {
 	out := make([]error, len(es))
 	for i, e := range es {
@@ -90,7 +88,7 @@ func (es Errors) Unwrap() []error {
 
 // patternError is the error of message pattern j of rule i, which regexp rejected
 // with err: the same from Compile as from Validate.
-func patternError(i, j int, s string, err error) *FieldError {
+func patternError(i, j int, s string, err error) *fielderr.Error {
 	return invalid(rulePath(i)+".onJobFailureMessagePatterns["+strconv.Itoa(j)+"]", s, "must be a valid RE2 regular expression: "+err.Error())
 }
 

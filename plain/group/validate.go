@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jobkit/jobkit/plain/internal/fielderr"
+	"github.com/jobkit/jobkit/plain/fielderr"
+	"github.com/jobkit/jobkit/plain/internal/fieldcheck"
 )
 
 var (
@@ -17,8 +18,8 @@ var (
 	httpPath  = regexp.MustCompile(`^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]+$`)
 )
 
-func invalid(field string, v any, detail string) *FieldError {
-	return &FieldError{Type: fielderr.Invalid, Field: field, BadValue: v, Detail: detail}
+func invalid(field string, v any, detail string) *fielderr.Error {
+	return &fielderr.Error{Type: fielderr.Invalid, Field: field, BadValue: v, Detail: detail}
 }
 
 func rolePath(i int, rest string) string {
@@ -42,15 +43,15 @@ func Validate(spec *Spec) Errors {
 	var errs Errors
 	roleAt := map[string]int{}
 	if spec.Name == "" {
-		errs = append(errs, &FieldError{Type: fielderr.Required, Field: "metadata.name", Detail: "the group's name prefixes every child's name"})
+		errs = append(errs, &fielderr.Error{Type: fielderr.Required, Field: "metadata.name", Detail: "the group's name prefixes every child's name"})
 	}
 	if len(spec.Roles) == 0 {
-		errs = append(errs, &FieldError{Type: fielderr.Required, Field: "replicatedJobs", Detail: "at least one replicatedJob is required"})
+		errs = append(errs, &fielderr.Error{Type: fielderr.Required, Field: "replicatedJobs", Detail: "at least one replicatedJob is required"})
 	}
 	for i := range spec.Roles {
 		errs = validateRole(errs, spec, i, roleAt)
 		if _, dup := roleAt[spec.Roles[i].Name]; dup {
-			errs = append(errs, &FieldError{Type: fielderr.Duplicate, Field: rolePath(i, ".name"), BadValue: spec.Roles[i].Name})
+			errs = append(errs, &fielderr.Error{Type: fielderr.Duplicate, Field: rolePath(i, ".name"), BadValue: spec.Roles[i].Name})
 		} else {
 			roleAt[spec.Roles[i].Name] = i
 		}
@@ -64,7 +65,7 @@ func Validate(spec *Spec) Errors {
 	}
 	if p := spec.SuccessPolicy; p != nil {
 		if p.Operator != "" && p.Operator != All && p.Operator != Any {
-			errs = append(errs, fielderr.NotSupportedValue("successPolicy.operator", p.Operator, validOperators))
+			errs = append(errs, fieldcheck.NotSupportedValue("successPolicy.operator", p.Operator, validOperators))
 		}
 		target("successPolicy.targetReplicatedJobs", p.TargetReplicatedJobs)
 	}
@@ -78,7 +79,7 @@ func Validate(spec *Spec) Errors {
 			}
 		}
 	default:
-		errs = append(errs, fielderr.NotSupportedValue("startupPolicy.startupPolicyOrder", spec.StartupOrder, validStartupOrders))
+		errs = append(errs, fieldcheck.NotSupportedValue("startupPolicy.startupPolicyOrder", spec.StartupOrder, validStartupOrders))
 	}
 	if p := spec.FailurePolicy; p != nil {
 		errs = validateFailurePolicy(errs, p)
@@ -100,7 +101,7 @@ func Validate(spec *Spec) Errors {
 		}
 	}
 	if t := spec.TTLSecondsAfterFinished; t != nil && *t < 0 {
-		errs = append(errs, &FieldError{Type: fielderr.Invalid, Field: "ttlSecondsAfterFinished", BadValue: *t, Detail: "must be greater than or equal to 0", Origin: "minimum"})
+		errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: "ttlSecondsAfterFinished", BadValue: *t, Detail: "must be greater than or equal to 0", Origin: "minimum"})
 	}
 	// The subdomain names the headless Service too, so it must be a DNS-1035
 	// label as well as a DNS-1123 subdomain: the stricter rule is the first.
@@ -125,7 +126,7 @@ func podCount(r *Role) int32 {
 func validateRole(errs Errors, spec *Spec, i int, roleAt map[string]int) Errors {
 	r := &spec.Roles[i]
 	if r.Name == "" {
-		return append(errs, &FieldError{Type: fielderr.Required, Field: rolePath(i, ".name")})
+		return append(errs, &fielderr.Error{Type: fielderr.Required, Field: rolePath(i, ".name")})
 	}
 	if spec.Name != "" {
 		// Without the group's name the child names say nothing; metadata.name
@@ -134,7 +135,7 @@ func validateRole(errs Errors, spec *Spec, i int, roleAt map[string]int) Errors 
 	}
 	minimum := func(field string, v int32) {
 		if v < 0 {
-			errs = append(errs, &FieldError{Type: fielderr.Invalid, Field: rolePath(i, field), BadValue: v, Detail: "must be greater than or equal to 0", Origin: "minimum"})
+			errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: rolePath(i, field), BadValue: v, Detail: "must be greater than or equal to 0", Origin: "minimum"})
 		}
 	}
 	minimum(".replicas", r.Replicas)
@@ -155,7 +156,7 @@ func validateRole(errs Errors, spec *Spec, i int, roleAt map[string]int) Errors 
 		errs = append(errs, invalid(rolePath(i, ".dependsOn"), nil, "dependsOn can't be set for the first ReplicatedJob"))
 	}
 	if len(r.DependsOn) > maxDependsOn {
-		errs = append(errs, fielderr.TooManyItems(rolePath(i, ".dependsOn"), len(r.DependsOn), maxDependsOn))
+		errs = append(errs, fieldcheck.TooManyItems(rolePath(i, ".dependsOn"), len(r.DependsOn), maxDependsOn))
 	}
 	seen := map[string]bool{}
 	for j, d := range r.DependsOn {
@@ -164,11 +165,11 @@ func validateRole(errs Errors, spec *Spec, i int, roleAt map[string]int) Errors 
 			errs = append(errs, invalid(f+".name", d.Name, "must name an earlier replicatedJob"))
 		}
 		if seen[d.Name] {
-			errs = append(errs, &FieldError{Type: fielderr.Duplicate, Field: f + ".name", BadValue: d.Name})
+			errs = append(errs, &fielderr.Error{Type: fielderr.Duplicate, Field: f + ".name", BadValue: d.Name})
 		}
 		seen[d.Name] = true
 		if d.Status != DependsOnReady && d.Status != DependsOnComplete {
-			errs = append(errs, fielderr.NotSupportedValue(f+".status", d.Status, validDependsOnStatus))
+			errs = append(errs, fieldcheck.NotSupportedValue(f+".status", d.Status, validDependsOnStatus))
 		}
 	}
 	return errs
@@ -195,12 +196,12 @@ func validateNames(errs Errors, group string, r *Role, i int) Errors {
 
 func validateFailurePolicy(errs Errors, p *FailurePolicy) Errors {
 	if p.MaxRestarts < 0 {
-		errs = append(errs, &FieldError{Type: fielderr.Invalid, Field: "failurePolicy.maxRestarts", BadValue: p.MaxRestarts, Detail: "must be greater than or equal to 0", Origin: "minimum"})
+		errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: "failurePolicy.maxRestarts", BadValue: p.MaxRestarts, Detail: "must be greater than or equal to 0", Origin: "minimum"})
 	}
 	switch p.RestartStrategy {
 	case "", Recreate, BlockingRecreate, InPlaceRestart:
 	default:
-		errs = append(errs, fielderr.NotSupportedValue("failurePolicy.restartStrategy", p.RestartStrategy, validRestartStrategy))
+		errs = append(errs, fieldcheck.NotSupportedValue("failurePolicy.restartStrategy", p.RestartStrategy, validRestartStrategy))
 	}
 	names := map[string]bool{}
 	for i := range p.Rules {
@@ -211,31 +212,31 @@ func validateFailurePolicy(errs Errors, p *FailurePolicy) Errors {
 		}
 		switch {
 		case len(name) > maxRuleNameLength:
-			errs = append(errs, &FieldError{Type: fielderr.TooLong, Field: rulePath(i) + ".name", BadValue: name, Max: maxRuleNameLength, Detail: "may not be more than 128 bytes"})
+			errs = append(errs, &fielderr.Error{Type: fielderr.TooLong, Field: rulePath(i) + ".name", BadValue: name, Max: maxRuleNameLength, Detail: "may not be more than 128 bytes"})
 		case !ruleName.MatchString(name):
 			errs = append(errs, invalid(rulePath(i)+".name", name, "must match "+ruleName.String()))
 		}
 		if names[name] {
-			errs = append(errs, &FieldError{Type: fielderr.Duplicate, Field: rulePath(i) + ".name", BadValue: name})
+			errs = append(errs, &fielderr.Error{Type: fielderr.Duplicate, Field: rulePath(i) + ".name", BadValue: name})
 		}
 		names[name] = true
 		switch r.Action {
 		case FailJobSet, RestartJobSet, RestartJobSetAndIgnoreMaxRestarts, RestartJob, RestartJobAndIgnoreMaxRestarts:
 		case "":
-			errs = append(errs, &FieldError{Type: fielderr.Required, Field: rulePath(i) + ".action"})
+			errs = append(errs, &fielderr.Error{Type: fielderr.Required, Field: rulePath(i) + ".action"})
 		default:
-			errs = append(errs, fielderr.NotSupportedValue(rulePath(i)+".action", r.Action, validActions))
+			errs = append(errs, fieldcheck.NotSupportedValue(rulePath(i)+".action", r.Action, validActions))
 		}
-		errs = uniqueStrings(errs, rulePath(i)+".onJobFailureReasons", r.OnJobFailureReasons, func(j int, s string) *FieldError {
+		errs = uniqueStrings(errs, rulePath(i)+".onJobFailureReasons", r.OnJobFailureReasons, func(j int, s string) *fielderr.Error {
 			f := rulePath(i) + ".onJobFailureReasons[" + strconv.Itoa(j) + "]"
 			for _, v := range validJobFailureReason {
 				if s == v {
 					return nil
 				}
 			}
-			return fielderr.NotSupportedValue(f, s, validJobFailureReason)
+			return fieldcheck.NotSupportedValue(f, s, validJobFailureReason)
 		})
-		errs = uniqueStrings(errs, rulePath(i)+".onJobFailureMessagePatterns", r.OnJobFailureMessagePatterns, func(j int, s string) *FieldError {
+		errs = uniqueStrings(errs, rulePath(i)+".onJobFailureMessagePatterns", r.OnJobFailureMessagePatterns, func(j int, s string) *fielderr.Error {
 			if _, err := regexp.Compile(s); err != nil {
 				return patternError(i, j, s, err)
 			}
@@ -247,7 +248,7 @@ func validateFailurePolicy(errs Errors, p *FailurePolicy) Errors {
 
 // uniqueStrings checks each item (by position) with check and reports repeated
 // items.
-func uniqueStrings(errs Errors, field string, items []string, check func(j int, item string) *FieldError) Errors {
+func uniqueStrings(errs Errors, field string, items []string, check func(j int, item string) *fielderr.Error) Errors {
 	for j, s := range items {
 		f := field + "[" + strconv.Itoa(j) + "]"
 		if e := check(j, s); e != nil {
@@ -255,7 +256,7 @@ func uniqueStrings(errs Errors, field string, items []string, check func(j int, 
 		}
 		for _, prev := range items[:j] {
 			if prev == s {
-				errs = append(errs, &FieldError{Type: fielderr.Duplicate, Field: f, BadValue: s})
+				errs = append(errs, &fielderr.Error{Type: fielderr.Duplicate, Field: f, BadValue: s})
 				break
 			}
 		}
@@ -265,7 +266,7 @@ func uniqueStrings(errs Errors, field string, items []string, check func(j int, 
 
 func validateManagedBy(errs Errors, v string) Errors {
 	if len(v) > maxManagedByLength {
-		return append(errs, &FieldError{Type: fielderr.TooLong, Field: "managedBy", BadValue: v, Max: maxManagedByLength, Detail: "may not be more than 63 bytes"})
+		return append(errs, &fielderr.Error{Type: fielderr.TooLong, Field: "managedBy", BadValue: v, Max: maxManagedByLength, Detail: "may not be more than 63 bytes"})
 	}
 	domain, path, ok := strings.Cut(v, "/")
 	if !ok || !subdomain.MatchString(domain) || len(domain) > 253 || !httpPath.MatchString(path) {

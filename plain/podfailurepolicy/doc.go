@@ -15,8 +15,8 @@
 //	// r.Action == ActionFailJob, r.Message == "Container task failed with exit code 42 matching FailJob rule at index 0"
 //
 // [Validate] checks a policy, given the container names of the pod template and
-// whether a per-index backoff limit is set ([Context]), and returns every
-// [*FieldError] with the API server's types, field names and messages.
+// whether a per-index backoff limit is set ([Context]), and returns every error
+// (a *fielderr.Error each) with the API server's types, field names and messages.
 // Package github.com/jobkit/jobkit/podfailurepolicy reads the same from Jobs and
 // pods, converts them, and calls this package: the rules are written once, here.
 //
