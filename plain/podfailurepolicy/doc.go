@@ -31,8 +31,7 @@
 //     code.
 //   - onPodConditions compares type and status; an empty pattern status means True.
 //   - The condition type is checked as the API server checks a label key
-//     ([ConditionTypeErrors], written with the standard library, in the messages
-//     of Kubernetes 1.37).
+//     (written with the standard library, in the messages of Kubernetes 1.37).
 //
 // # Invariants
 //

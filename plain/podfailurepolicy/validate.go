@@ -181,7 +181,7 @@ func validateConditions(errs Errors, patterns []ConditionPattern, i int) Errors 
 	}
 	for j := range patterns {
 		p := &patterns[j]
-		for _, msg := range ConditionTypeErrors(p.Type) {
+		for _, msg := range conditionTypeErrors(p.Type) {
 			errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: rulePath(i, "onPodConditions", index(j), "type"), BadValue: p.Type, Detail: msg})
 		}
 		switch p.Status {

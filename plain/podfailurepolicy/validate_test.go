@@ -117,7 +117,7 @@ func FuzzConditionType(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if pfp.IsPlainLabelKeyForTest(s) {
-			if errs := pfp.ConditionTypeErrors(s); len(errs) != 0 {
+			if errs := pfp.ConditionTypeErrorsForTest(s); len(errs) != 0 {
 				t.Fatalf("fast path accepts %q, the full check says %q", s, errs)
 			}
 			if errs := pfp.ConditionTypeErrorsSlowForTest(s); len(errs) != 0 {
