@@ -55,10 +55,11 @@ const existsRetry = time.Second
 // from is measured from Run.PendingTime, or, without one, waits (reason
 // NoCreationTime, requeue after Limits.RetryAfter) instead of failing.
 //
-// Errors, matching ErrInvalidInput and naming the field: an empty Run.UID, a
-// zero Now, a negative Run.MaxConcurrency, Run.Revivals.Count,
-// Limits.MaxPending, Limits.RetryAfter, Outcome.MaxRevivals or timeout, an
-// unknown CreateErrors policy, an empty queue name in Limits.Queues. A peer in a state that
+// Errors, an [*InputError] matching plaindl.ErrInvalidInput and naming the
+// field: an empty Run.UID, a zero Now, a negative Run.MaxConcurrency,
+// Run.Revivals.Count, Limits.MaxPending, Limits.RetryAfter, Outcome.MaxRevivals
+// or timeout, an unknown CreateErrors policy, an empty queue name in
+// Limits.Queues. A peer in a state that
 // is not a constant counts against no limit and is never superseded.
 //
 // Compute does not modify in. It is O(len(Peers)) for dedupe and, for a

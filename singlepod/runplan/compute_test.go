@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	plainconc "github.com/jobkit/jobkit/plain/concurrency"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 	"github.com/jobkit/jobkit/singlepod/podoutcome"
 	"github.com/jobkit/jobkit/singlepod/runplan"
 )
@@ -452,7 +453,7 @@ func TestComputeInvalidInput(t *testing.T) {
 			in := input(aRun(runplan.StatePending), aPod(corev1.PodRunning))
 			tt.edit(&in)
 			got, err := runplan.Compute(in)
-			require.ErrorIs(t, err, runplan.ErrInvalidInput)
+			require.ErrorIs(t, err, plaindl.ErrInvalidInput)
 			var ie *runplan.InputError
 			require.ErrorAs(t, err, &ie)
 			if ie.Field != tt.wantField {
@@ -471,7 +472,7 @@ func TestComputeUnknownQueue(t *testing.T) {
 	in := input(aRun(runplan.StateTriggered, func(r *runplan.Run) { r.Queue = "nope" }), nil)
 	in.Limits.Queues = map[string]int{"open": 1}
 	got, err := runplan.Compute(in)
-	require.ErrorIs(t, err, runplan.ErrInvalidInput)
+	require.ErrorIs(t, err, plaindl.ErrInvalidInput)
 	var ie *runplan.InputError
 	require.ErrorAs(t, err, &ie)
 	if ie.Field != "Run.Queue" || ie.Value != `"nope"` {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
 	plainconc "github.com/jobkit/jobkit/plain/concurrency"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
@@ -128,7 +129,7 @@ func (r *Reconciler) sync(ctx context.Context, rj *v1alpha1.RunJob) (ctrl.Result
 		Now:          r.cfg.Clock.Now(),
 	})
 	if err != nil {
-		if errors.Is(err, runplan.ErrInvalidInput) {
+		if errors.Is(err, plaindl.ErrInvalidInput) {
 			// Invalid configuration (a queue the controller does not know): say so
 			// on the run, and retry with backoff, as plank does, in case the
 			// configuration changes.
