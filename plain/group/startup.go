@@ -60,7 +60,7 @@ func MayStart(order StartupOrder, roles []Role, statuses []RoleStatus) Startup {
 		all := true
 		for i := range roles {
 			st.Allowed[i] = true
-			s := FindStatus(statuses, roles[i].Name)
+			s := findStatus(statuses, roles[i].Name)
 			if s == nil || !s.Started(roles[i].Replicas) {
 				all = false
 				break
@@ -93,7 +93,7 @@ func dependenciesMet(r *Role, roles []Role, statuses []RoleStatus) bool {
 				break
 			}
 		}
-		s := FindStatus(statuses, d.Name)
+		s := findStatus(statuses, d.Name)
 		if dep == nil || s == nil {
 			return false
 		}

@@ -123,8 +123,8 @@ func roleIndex(roles []Role) func(string) (int, bool) {
 	}
 }
 
-// FindStatus returns the status of the named role in statuses, or nil.
-func FindStatus(statuses []RoleStatus, name string) *RoleStatus {
+// findStatus returns the status of the named role in statuses, or nil.
+func findStatus(statuses []RoleStatus, name string) *RoleStatus {
 	for i := range statuses {
 		if statuses[i].Name == name {
 			return &statuses[i]
