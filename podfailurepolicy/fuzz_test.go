@@ -174,7 +174,7 @@ func FuzzValidate(f *testing.F) {
 // condition pattern of type word, in order.
 func conditionTypeErrors(word string) []string {
 	policy := &plainpfp.Policy{Rules: []plainpfp.Rule{{Action: plainpfp.ActionIgnore,
-		OnPodConditions: []plainpfp.ConditionPattern{{Type: word, Status: plainpfp.StatusTrue}}}}}
+		OnPodConditions: []plainpfp.Condition{{Type: word, Status: plainpfp.StatusTrue}}}}}
 	var out []string
 	for _, e := range plainpfp.Validate(policy, plainpfp.Context{}) {
 		if e.Field == "rules[0].onPodConditions[0].type" {

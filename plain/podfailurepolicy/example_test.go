@@ -10,7 +10,7 @@ import (
 func ExampleMatch() {
 	task := "task"
 	policy := &pfp.Policy{Rules: []pfp.Rule{
-		{Action: pfp.ActionIgnore, OnPodConditions: []pfp.ConditionPattern{{Type: "DisruptionTarget"}}},
+		{Action: pfp.ActionIgnore, OnPodConditions: []pfp.Condition{{Type: "DisruptionTarget"}}},
 		{Action: pfp.ActionFailJob, OnExitCodes: &pfp.ExitCodes{ContainerName: &task, Operator: pfp.OpIn, Values: []int32{42}}},
 	}}
 	for _, code := range []int32{42, 1} {
@@ -36,7 +36,7 @@ func ExampleValidate() {
 
 // A condition type is checked as the API server checks a label key.
 func ExampleValidate_conditionType() {
-	policy := &pfp.Policy{Rules: []pfp.Rule{{Action: pfp.ActionIgnore, OnPodConditions: []pfp.ConditionPattern{
+	policy := &pfp.Policy{Rules: []pfp.Rule{{Action: pfp.ActionIgnore, OnPodConditions: []pfp.Condition{
 		{Type: "example.com/Preempted"}, {Type: "/Preempted"},
 	}}}}
 	for _, err := range pfp.Validate(policy, pfp.Context{}) {

@@ -152,7 +152,7 @@ func exitCodeSatisfies(code int32, req *ExitCodes) bool {
 	return !in
 }
 
-func matchConditions(conditions []Condition, patterns []ConditionPattern) *Condition {
+func matchConditions(conditions []Condition, patterns []Condition) *Condition {
 	for i := range conditions {
 		c := &conditions[i]
 		for j := range patterns {

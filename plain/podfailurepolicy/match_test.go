@@ -20,7 +20,7 @@ func exitRule(action pfp.Action, op pfp.Operator, container string, values ...in
 // noMatch is the documented Result of a failure no rule claims: it counts.
 var noMatch = pfp.Result{RuleIndex: -1, CountsTowardBackoff: true}
 
-func condRule(action pfp.Action, patterns ...pfp.ConditionPattern) pfp.Rule {
+func condRule(action pfp.Action, patterns ...pfp.Condition) pfp.Rule {
 	return pfp.Rule{Action: action, OnPodConditions: patterns}
 }
 
@@ -85,15 +85,15 @@ func TestMatch(t *testing.T) {
 		{
 			name: "condition, empty pattern status means True",
 			policy: &pfp.Policy{Rules: []pfp.Rule{
-				condRule(pfp.ActionFailJob, pfp.ConditionPattern{Type: "Ready", Status: pfp.StatusFalse}),
-				condRule(pfp.ActionIgnore, pfp.ConditionPattern{Type: "DisruptionTarget"})}},
+				condRule(pfp.ActionFailJob, pfp.Condition{Type: "Ready", Status: pfp.StatusFalse}),
+				condRule(pfp.ActionIgnore, pfp.Condition{Type: "DisruptionTarget"})}},
 			failure: &pfp.Failure{Conditions: []pfp.Condition{{Type: "Ready", Status: pfp.StatusTrue}, {Type: "DisruptionTarget", Status: pfp.StatusTrue}}},
 			want: pfp.Result{Matched: true, Action: pfp.ActionIgnore, RuleIndex: 1,
 				Message: "Condition DisruptionTarget matching Ignore rule at index 1"},
 		},
 		{
 			name:    "condition of a named pod",
-			policy:  &pfp.Policy{Rules: []pfp.Rule{condRule(pfp.ActionFailJob, pfp.ConditionPattern{Type: "DisruptionTarget", Status: pfp.StatusTrue})}},
+			policy:  &pfp.Policy{Rules: []pfp.Rule{condRule(pfp.ActionFailJob, pfp.Condition{Type: "DisruptionTarget", Status: pfp.StatusTrue})}},
 			failure: &pfp.Failure{Namespace: "ns", Name: "p", Conditions: []pfp.Condition{{Type: "DisruptionTarget", Status: pfp.StatusTrue}}},
 			want: pfp.Result{Matched: true, Action: pfp.ActionFailJob, CountsTowardBackoff: true,
 				Message: "Pod ns/p has condition DisruptionTarget matching FailJob rule at index 0"},

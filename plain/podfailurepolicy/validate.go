@@ -175,7 +175,7 @@ func validateExitCodes(errs Errors, c Context, req *ExitCodes, i int) Errors {
 	return errs
 }
 
-func validateConditions(errs Errors, patterns []ConditionPattern, i int) Errors {
+func validateConditions(errs Errors, patterns []Condition, i int) Errors {
 	if len(patterns) > MaxConditionPatterns {
 		errs = append(errs, fieldcheck.TooManyItems(rulePath(i, "onPodConditions"), len(patterns), MaxConditionPatterns))
 	}

@@ -34,7 +34,7 @@ func TestValidate(t *testing.T) {
 		{name: "nil policy"},
 		{
 			name:   "valid, every action",
-			policy: &pfp.Policy{Rules: []pfp.Rule{exitRule(pfp.ActionFailJob, pfp.OpIn, "task", 1, 2), exitRule(pfp.ActionFailIndex, pfp.OpNotIn, "", 0), condRule(pfp.ActionIgnore, pfp.ConditionPattern{Type: "example.com/Preempted"}), exitRule(pfp.ActionCount, pfp.OpIn, "", 3)}},
+			policy: &pfp.Policy{Rules: []pfp.Rule{exitRule(pfp.ActionFailJob, pfp.OpIn, "task", 1, 2), exitRule(pfp.ActionFailIndex, pfp.OpNotIn, "", 0), condRule(pfp.ActionIgnore, pfp.Condition{Type: "example.com/Preempted"}), exitRule(pfp.ActionCount, pfp.OpIn, "", 3)}},
 			ctx:    pfp.Context{HasContainer: containers, PerIndexBackoff: true},
 		},
 		{
@@ -71,16 +71,16 @@ func TestValidate(t *testing.T) {
 		{
 			name: "conditions: bad type and status, too many patterns",
 			policy: &pfp.Policy{Rules: []pfp.Rule{
-				condRule(pfp.ActionIgnore, pfp.ConditionPattern{Type: "bad type!"}, pfp.ConditionPattern{Type: "Ready", Status: "Maybe"}),
-				condRule(pfp.ActionIgnore, slices.Repeat([]pfp.ConditionPattern{{Type: "Ready"}}, pfp.MaxConditionPatterns+1)...),
+				condRule(pfp.ActionIgnore, pfp.Condition{Type: "bad type!"}, pfp.Condition{Type: "Ready", Status: "Maybe"}),
+				condRule(pfp.ActionIgnore, slices.Repeat([]pfp.Condition{{Type: "Ready"}}, pfp.MaxConditionPatterns+1)...),
 			}},
 			want: []want{{fielderr.Invalid, "rules[0].onPodConditions[0].type", "bad type!"}, {fielderr.NotSupported, "rules[0].onPodConditions[1].status", pfp.ConditionStatus("Maybe")},
 				{fielderr.TooMany, "rules[1].onPodConditions", pfp.MaxConditionPatterns + 1}},
 		},
 		{
 			name: "a rule needs exactly one requirement",
-			policy: &pfp.Policy{Rules: []pfp.Rule{{Action: pfp.ActionCount}, {Action: pfp.ActionCount, OnPodConditions: []pfp.ConditionPattern{}},
-				{Action: pfp.ActionCount, OnExitCodes: &pfp.ExitCodes{Operator: pfp.OpIn, Values: []int32{1}}, OnPodConditions: []pfp.ConditionPattern{{Type: "Ready"}}}}},
+			policy: &pfp.Policy{Rules: []pfp.Rule{{Action: pfp.ActionCount}, {Action: pfp.ActionCount, OnPodConditions: []pfp.Condition{}},
+				{Action: pfp.ActionCount, OnExitCodes: &pfp.ExitCodes{Operator: pfp.OpIn, Values: []int32{1}}, OnPodConditions: []pfp.Condition{{Type: "Ready"}}}}},
 			want: []want{{fielderr.Invalid, "rules[0]", nil}, {fielderr.Invalid, "rules[1]", nil}, {fielderr.Invalid, "rules[2]", nil}},
 		},
 	}
