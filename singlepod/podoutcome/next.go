@@ -32,17 +32,10 @@ const (
 	messageDeleted = "Pod got deleted unexpectedly"
 )
 
-// Step reasons that are not an Outcome (the others are string(Outcome)).
-const (
-	// reasonMaxRevivals: the pod stopped unexpectedly once too often.
-	reasonMaxRevivals = "MaxRevivals"
-	// reasonUnscheduledTimeout: plaindl.KindUnscheduled expired.
-	reasonUnscheduledTimeout = "UnscheduledTimeout"
-	// reasonPendingTimeout: plaindl.KindPending expired.
-	reasonPendingTimeout = "PendingTimeout"
-	// reasonRunningTimeout: plaindl.KindRunning expired.
-	reasonRunningTimeout = "RunningTimeout"
-)
+// reasonMaxRevivals is the Step reason of a pod that stopped unexpectedly once
+// too often. The other reasons that are not an Outcome name the expired timeout:
+// "<Kind>Timeout" (UnscheduledTimeout, PendingTimeout, RunningTimeout).
+const reasonMaxRevivals = "MaxRevivals"
 
 // Action is what the controller does next with a single-pod job. The terminal
 // actions map to plank's job states as named.
@@ -230,7 +223,7 @@ func timedOut(s *Step, r Result, dl plaindl.Result) {
 	if dl.Kind == plaindl.KindRunning {
 		s.Action = ActionAbort
 	}
-	s.Reason = string(dl.Kind) + "Timeout"
+	s.Reason = string(dl.Kind) + "Timeout" // UnscheduledTimeout, PendingTimeout, RunningTimeout
 	s.Message = dl.Kind.Reason()
 	s.DeletePod = !r.Terminating
 }
