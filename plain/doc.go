@@ -30,4 +30,6 @@
 //	plain/deadlines         pod deadlines
 //	plain/group             groups of roles (JobSet): failure, success, startup
 //	                        and restart rules over the facts of child jobs
+//	plain/fielderr          the validation error of group, podfailurepolicy and
+//	                        successpolicy: field, kind, value, the API's words
 package plain

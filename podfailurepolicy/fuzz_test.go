@@ -108,17 +108,17 @@ func FuzzValidate(f *testing.F) {
 	f.Add([]byte{2, 2, 0, 21, 5, 2, 3, 1, 3, 7, 2, 9, 9, 9, 9, 9, 9}, "example.com/x")
 	f.Add([]byte(strings.Repeat("\x07\x03", 300)), "a/b/c")
 	f.Fuzz(func(t *testing.T, data []byte, word string) {
-		// plainpfp.ConditionTypeErrors is jobkit's own copy of the API server's label
-		// key rule; apimachinery's (the same rule under the name it has at every
-		// supported version) is the reference. The plain package's FuzzConditionType
-		// checks its fast path against its regular expressions.
+		// The plain package's check of a condition type is jobkit's own copy of the
+		// API server's label key rule; apimachinery's (the same rule under the name
+		// it has at every supported version) is the reference. The plain package's
+		// FuzzConditionType checks its fast path against its regular expressions.
 		want := validation.IsQualifiedName(word) //nolint:staticcheck // the reference at every supported version
-		got := plainpfp.ConditionTypeErrors(word)
+		got := conditionTypeErrors(word)
 		if (len(got) == 0) != (len(want) == 0) {
-			t.Fatalf("ConditionTypeErrors(%q) = %q, apimachinery says %q", word, got, want)
+			t.Fatalf("condition type %q: plainpfp.Validate says %q, apimachinery says %q", word, got, want)
 		}
 		if strings.Count(word, "/") < 2 && !slices.Equal(got, want) {
-			t.Fatalf("ConditionTypeErrors(%q) = %q, want %q", word, got, want)
+			t.Fatalf("condition type %q: plainpfp.Validate says %q, want %q", word, got, want)
 		}
 
 		b := fuzzBytes(data)
@@ -168,4 +168,18 @@ func FuzzValidate(f *testing.F) {
 			t.Fatalf("Match() = %+v: a match has a message", res)
 		}
 	})
+}
+
+// conditionTypeErrors returns the details plainpfp.Validate reports for a pod
+// condition pattern of type word, in order.
+func conditionTypeErrors(word string) []string {
+	policy := &plainpfp.Policy{Rules: []plainpfp.Rule{{Action: plainpfp.ActionIgnore,
+		OnPodConditions: []plainpfp.Condition{{Type: word, Status: plainpfp.StatusTrue}}}}}
+	var out []string
+	for _, e := range plainpfp.Validate(policy, plainpfp.Context{}) {
+		if e.Field == "rules[0].onPodConditions[0].type" {
+			out = append(out, e.Detail)
+		}
+	}
+	return out
 }

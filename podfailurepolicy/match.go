@@ -25,7 +25,7 @@ type Result struct {
 }
 
 // noMatch is the handling of a failure no rule claims: it counts.
-var noMatch = resultOf(plainpfp.NoMatch)
+var noMatch = resultOf(plainpfp.Match(nil, nil))
 
 func resultOf(r plainpfp.Result) Result {
 	return Result{Matched: r.Matched, Action: batchv1.PodFailurePolicyAction(r.Action), RuleIndex: r.RuleIndex,
@@ -73,10 +73,10 @@ func Match(policy *batchv1.PodFailurePolicy, pod *corev1.Pod) Result {
 			// Declared here, a buffer is cleared only for the rules that need it, and
 			// the small one for the usual rule of a few patterns.
 			if len(r.OnPodConditions) <= smallPatterns {
-				var patterns [smallPatterns]plainpfp.ConditionPattern
+				var patterns [smallPatterns]plainpfp.Condition
 				rule = ruleInto(r, &exitCodes, patterns[:0])
 			} else {
-				var patterns [plainpfp.MaxConditionPatterns]plainpfp.ConditionPattern
+				var patterns [plainpfp.MaxConditionPatterns]plainpfp.Condition
 				rule = ruleInto(r, &exitCodes, patterns[:0])
 			}
 			if res, ok := plainpfp.MatchRule(&rule, i, &f); ok {
@@ -145,7 +145,7 @@ func policyInto(policy *batchv1.PodFailurePolicy) plainpfp.Policy {
 
 // ruleInto converts r, writing its exit code requirement (if any) to ec and
 // appending its patterns to pats.
-func ruleInto(r *batchv1.PodFailurePolicyRule, ec *plainpfp.ExitCodes, pats []plainpfp.ConditionPattern) plainpfp.Rule {
+func ruleInto(r *batchv1.PodFailurePolicyRule, ec *plainpfp.ExitCodes, pats []plainpfp.Condition) plainpfp.Rule {
 	pr := plainpfp.Rule{Action: plainpfp.Action(r.Action)}
 	if req := r.OnExitCodes; req != nil {
 		*ec = exitCodesOf(req)
@@ -154,7 +154,7 @@ func ruleInto(r *batchv1.PodFailurePolicyRule, ec *plainpfp.ExitCodes, pats []pl
 	if len(r.OnPodConditions) > 0 {
 		for j := range r.OnPodConditions {
 			c := &r.OnPodConditions[j]
-			pats = append(pats, plainpfp.ConditionPattern{Type: string(c.Type), Status: plainpfp.ConditionStatus(c.Status)})
+			pats = append(pats, plainpfp.Condition{Type: string(c.Type), Status: plainpfp.ConditionStatus(c.Status)})
 		}
 		pr.OnPodConditions = pats
 	}

@@ -3,6 +3,7 @@ package podfailurepolicy
 import (
 	"fmt"
 
+	"github.com/jobkit/jobkit/plain/fielderr"
 	plainpfp "github.com/jobkit/jobkit/plain/podfailurepolicy"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -91,15 +92,15 @@ func Validate(spec *batchv1.JobSpec, fldPath *field.Path) field.ErrorList {
 
 // fieldError is e as a field error at path, with the value typed as in the
 // batch/v1 API.
-func fieldError(path *field.Path, e *plainpfp.FieldError) *field.Error {
+func fieldError(path *field.Path, e *fielderr.Error) *field.Error {
 	switch e.Type {
-	case plainpfp.ErrorRequired:
+	case fielderr.Required:
 		return field.Required(path, e.Detail)
-	case plainpfp.ErrorTooMany:
+	case fielderr.TooMany:
 		return field.TooMany(path, e.BadValue.(int), e.Max)
-	case plainpfp.ErrorDuplicate:
+	case fielderr.Duplicate:
 		return field.Duplicate(path, e.BadValue)
-	case plainpfp.ErrorNotSupported:
+	case fielderr.NotSupported:
 		switch v := e.BadValue.(type) {
 		case plainpfp.Action:
 			return field.NotSupported(path, batchv1.PodFailurePolicyAction(v), validActions)

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/plain/fielderr"
 	plainsp "github.com/jobkit/jobkit/plain/successpolicy"
 )
 
@@ -70,11 +71,11 @@ func fieldErrors(policyPath *field.Path, perrs plainsp.Errors) field.ErrorList {
 	for _, e := range perrs {
 		path := field.NewPath(prefix + e.Field)
 		switch e.Type {
-		case plainsp.ErrorRequired:
+		case fielderr.Required:
 			errs = append(errs, field.Required(path, e.Detail))
-		case plainsp.ErrorTooMany:
+		case fielderr.TooMany:
 			errs = append(errs, field.TooMany(path, e.BadValue.(int), e.Max))
-		case plainsp.ErrorTooLong:
+		case fielderr.TooLong:
 			errs = append(errs, field.TooLong(path, e.BadValue, e.Max))
 		default:
 			fe := field.Invalid(path, e.BadValue, e.Detail)

@@ -16,8 +16,8 @@
 // Every function counts failures the same way: n is the number of consecutive
 // failures so far, the last one included, so the first failure waits Base.
 // [Record].Failures is that n for the job-wide backoff; for an index,
-// [IndexFailures] turns the earlier-failure counts that the index's last failed pod
-// carries into that n (failed + ignored + 1).
+// [Policy.IndexRemaining] turns the earlier-failure counts that the index's last
+// failed pod carries into that n (failed + ignored + 1).
 //
 // # Use
 //

@@ -31,8 +31,8 @@ func ExamplePolicy_IndexRemaining() {
 	// The last failed task of index 4 had seen 1 counted and 1 ignored failure before
 	// its own: the index has failed 3 times in a row.
 	last := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	fmt.Println(backoff.IndexFailures(1, 1), backoff.Policy{}.IndexRemaining(1, 1, last, last.Add(5*time.Second)))
-	// Output: 3 35s
+	fmt.Println(backoff.Policy{}.IndexRemaining(1, 1, last, last.Add(5*time.Second)))
+	// Output: 35s
 }
 
 func ExampleRecord_Advance() {

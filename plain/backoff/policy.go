@@ -87,18 +87,19 @@ func (p Policy) Remaining(n int, lastFailure, now time.Time) time.Duration {
 	return d - elapsed
 }
 
-// IndexFailures returns the consecutive failures of an index of a Job with
+// indexFailures returns the consecutive failures of an index of a Job with
 // backoffLimitPerIndex whose last failed pod recorded failed earlier failures that
 // count towards the limit and ignored earlier failures matched by an Ignore rule: the
 // pod itself plus both counts, failed + ignored + 1. It is computed in int (no int32
 // overflow), and a negative count counts 0.
-func IndexFailures(failed, ignored int32) int {
+func indexFailures(failed, ignored int32) int {
 	return max(int(failed), 0) + max(int(ignored), 0) + 1
 }
 
 // IndexRemaining returns how long the replacement pod of an index waits at now: p's
-// Remaining for IndexFailures(failed, ignored) failures, the last of which finished at
+// Remaining for failed + ignored + 1 failures (the pod itself plus both counts,
+// computed in int; a negative count counts 0), the last of which finished at
 // lastFailure (the finish time of the index's last failed pod).
 func (p Policy) IndexRemaining(failed, ignored int32, lastFailure, now time.Time) time.Duration {
-	return p.Remaining(IndexFailures(failed, ignored), lastFailure, now)
+	return p.Remaining(indexFailures(failed, ignored), lastFailure, now)
 }

@@ -85,8 +85,8 @@ func TestIndexRemaining(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if n := IndexFailures(tc.failed, tc.ignored); n != tc.wantN {
-				t.Errorf("IndexFailures(%d, %d) = %d, want %d", tc.failed, tc.ignored, n, tc.wantN)
+			if n := indexFailures(tc.failed, tc.ignored); n != tc.wantN {
+				t.Errorf("indexFailures(%d, %d) = %d, want %d", tc.failed, tc.ignored, n, tc.wantN)
 			}
 			if got := (Policy{}).IndexRemaining(tc.failed, tc.ignored, t0, tc.now); got != tc.want {
 				t.Errorf("IndexRemaining(%d, %d) = %v, want %v", tc.failed, tc.ignored, got, tc.want)

@@ -9,23 +9,23 @@ import (
 
 // Plank's default timeouts, which DefaultTimeouts returns.
 const (
-	// DefaultUnscheduled is plank's pod_unscheduled_timeout.
-	DefaultUnscheduled = 5 * time.Minute
-	// DefaultPending is plank's pod_pending_timeout.
-	DefaultPending = 10 * time.Minute
-	// DefaultRunning is plank's pod_running_timeout.
-	DefaultRunning = 48 * time.Hour
+	// defaultUnscheduled is plank's pod_unscheduled_timeout.
+	defaultUnscheduled = 5 * time.Minute
+	// defaultPending is plank's pod_pending_timeout.
+	defaultPending = 10 * time.Minute
+	// defaultRunning is plank's pod_running_timeout.
+	defaultRunning = 48 * time.Hour
 )
 
 // The reasons Check reports for an expired timeout: the descriptions plank
-// writes on the job.
+// writes on the job. [Kind.Reason] gives them.
 const (
-	// ReasonUnscheduled is the reason of an expired Unscheduled timeout.
-	ReasonUnscheduled = "Pod scheduling timeout."
-	// ReasonPending is the reason of an expired Pending timeout.
-	ReasonPending = "Pod pending timeout."
-	// ReasonRunning is the reason of an expired Running timeout.
-	ReasonRunning = "Pod running timeout."
+	// reasonUnscheduled is the reason of an expired Unscheduled timeout.
+	reasonUnscheduled = "Pod scheduling timeout."
+	// reasonPending is the reason of an expired Pending timeout.
+	reasonPending = "Pod pending timeout."
+	// reasonRunning is the reason of an expired Running timeout.
+	reasonRunning = "Pod running timeout."
 )
 
 // ErrInvalidInput is matched (errors.Is) by every error this package returns.
@@ -68,7 +68,7 @@ type Timeouts struct {
 // DefaultTimeouts returns plank's defaults: 5m unscheduled, 10m pending, 48h
 // running.
 func DefaultTimeouts() Timeouts {
-	return Timeouts{Unscheduled: DefaultUnscheduled, Pending: DefaultPending, Running: DefaultRunning}
+	return Timeouts{Unscheduled: defaultUnscheduled, Pending: defaultPending, Running: defaultRunning}
 }
 
 // Validate returns a *FieldError for each negative timeout, in the order
@@ -128,15 +128,16 @@ const (
 )
 
 // Reason returns the reason reported when a timeout of this kind expires, or
-// "" for KindNone.
+// "" for KindNone: "Pod scheduling timeout.", "Pod pending timeout." and "Pod
+// running timeout.", the descriptions plank writes on the job.
 func (k Kind) Reason() string {
 	switch k {
 	case KindUnscheduled:
-		return ReasonUnscheduled
+		return reasonUnscheduled
 	case KindPending:
-		return ReasonPending
+		return reasonPending
 	case KindRunning:
-		return ReasonRunning
+		return reasonRunning
 	}
 	return ""
 }

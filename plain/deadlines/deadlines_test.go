@@ -35,7 +35,7 @@ func TestCheck(t *testing.T) {
 		{
 			name: "unscheduled: an empty phase is Pending, expires exactly at the timeout",
 			pod:  deadlines.Pod{Created: created}, timeouts: timeouts, now: created.Add(5 * time.Minute),
-			want: deadlines.Result{Kind: deadlines.KindUnscheduled, Expired: true, Reason: deadlines.ReasonUnscheduled,
+			want: deadlines.Result{Kind: deadlines.KindUnscheduled, Expired: true, Reason: deadlines.KindUnscheduled.Reason(),
 				Timeout: 5 * time.Minute, Elapsed: 5 * time.Minute},
 		},
 		{
@@ -50,7 +50,7 @@ func TestCheck(t *testing.T) {
 		{
 			name: "running: expired",
 			pod:  deadlines.Pod{Phase: deadlines.PhaseRunning, Created: created, Started: started}, timeouts: timeouts, now: started.Add(2 * time.Hour),
-			want: deadlines.Result{Kind: deadlines.KindRunning, Expired: true, Reason: deadlines.ReasonRunning, Timeout: time.Hour, Elapsed: 2 * time.Hour},
+			want: deadlines.Result{Kind: deadlines.KindRunning, Expired: true, Reason: deadlines.KindRunning.Reason(), Timeout: time.Hour, Elapsed: 2 * time.Hour},
 		},
 		{
 			name: "running without a start: no timeout",
@@ -146,7 +146,7 @@ func TestMeasure(t *testing.T) {
 		{
 			name: "now far past since saturates elapsed", kind: deadlines.KindPending, timeout: time.Hour,
 			now: created.AddDate(400, 0, 0),
-			want: deadlines.Result{Kind: deadlines.KindPending, Expired: true, Reason: deadlines.ReasonPending,
+			want: deadlines.Result{Kind: deadlines.KindPending, Expired: true, Reason: deadlines.KindPending.Reason(),
 				Timeout: time.Hour, Elapsed: time.Duration(1<<63 - 1)},
 		},
 	}
@@ -183,10 +183,15 @@ func TestMeasureInvariants(t *testing.T) {
 		require.Equal(t, r.Elapsed >= timeout, r.Expired, "offset %v", off)
 		if r.Expired {
 			require.Zero(t, r.Remaining, "offset %v", off)
-			require.Equal(t, deadlines.ReasonPending, r.Reason)
+			require.Equal(t, deadlines.KindPending.Reason(), r.Reason)
 		} else {
 			require.Equal(t, timeout, r.Elapsed+r.Remaining, "offset %v", off)
 			require.Empty(t, r.Reason)
 		}
 	}
+}
+
+func TestDefaultTimeouts(t *testing.T) {
+	want := deadlines.Timeouts{Unscheduled: 5 * time.Minute, Pending: 10 * time.Minute, Running: 48 * time.Hour}
+	assert.Equal(t, want, deadlines.DefaultTimeouts(), "plank's pod_unscheduled_timeout, pod_pending_timeout, pod_running_timeout")
 }

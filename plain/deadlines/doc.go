@@ -19,9 +19,9 @@
 //	pending      Pending   set       Started
 //	running      Running   set       Started
 //
-// Plank marks the job error ([ReasonUnscheduled], [ReasonPending]) or aborted
-// ([ReasonRunning]) and deletes the pod; mapping an expired timeout to a step
-// is package podoutcome's job (for a scheduler: stop the run). A pod that is
+// Plank marks the job error (unscheduled, pending) or aborted (running), with
+// the reason [Kind.Reason] gives, and deletes the pod; mapping an expired
+// timeout to a step is package podoutcome's job (for a scheduler: stop the run). A pod that is
 // finished, in phase Unknown, or Running without a start time has no timeout.
 //
 // # Invariants

@@ -24,42 +24,46 @@ const (
 	ConditionStartupPolicyCompleted  = "StartupPolicyCompleted"
 )
 
-// The condition reasons and messages of a group, in JobSet's words.
+// The condition reasons and messages of a group, in JobSet's words. They reach a
+// user only inside the conditions and events this package returns (the package
+// doc lists the reasons), so they are not exported: a caller tells outcomes apart
+// by Decision.Effect and Decision.Action, not by a reason string.
 const (
-	ReasonAllJobsCompleted  = "AllJobsCompleted"
-	MessageAllJobsCompleted = "jobset completed successfully"
+	reasonAllJobsCompleted  = "AllJobsCompleted"
+	messageAllJobsCompleted = "jobset completed successfully"
 
-	ReasonFailedJobs  = "FailedJobs"
-	MessageFailedJobs = "jobset failed due to one or more job failures"
+	reasonFailedJobs  = "FailedJobs"
+	messageFailedJobs = "jobset failed due to one or more job failures"
 
-	ReasonReachedMaxRestarts  = "ReachedMaxRestarts"
-	MessageReachedMaxRestarts = "jobset failed due to reaching max number of restarts"
+	reasonReachedMaxRestarts  = "ReachedMaxRestarts"
+	messageReachedMaxRestarts = "jobset failed due to reaching max number of restarts"
 
-	ReasonFailJobSet  = "FailJobSetFailurePolicyAction"
-	MessageFailJobSet = "applying FailJobSet failure policy action"
+	reasonFailJobSet  = "FailJobSetFailurePolicyAction"
+	messageFailJobSet = "applying FailJobSet failure policy action"
 
-	// ReasonDefaultFailurePolicy is the RestartingJobSet reason when no rule
+	// reasonDefaultFailurePolicy is the RestartingJobSet reason when no rule
 	// matched; a matched rule gives "FailurePolicy_<rule name>".
-	ReasonDefaultFailurePolicy = "DefaultFailurePolicy"
-	// ReasonFailurePolicyPrefix prefixes the rule name in a RestartingJobSet
+	reasonDefaultFailurePolicy = "DefaultFailurePolicy"
+	// reasonFailurePolicyPrefix prefixes the rule name in a RestartingJobSet
 	// reason.
-	ReasonFailurePolicyPrefix = "FailurePolicy_"
+	reasonFailurePolicyPrefix = "FailurePolicy_"
 
-	ReasonSuspended  = "SuspendedJobs"
-	MessageSuspended = "jobset is suspended"
-	ReasonResumed    = "ResumeJobs"
-	MessageResumed   = "jobset is resumed"
+	reasonSuspended  = "SuspendedJobs"
+	messageSuspended = "jobset is suspended"
+	reasonResumed    = "ResumeJobs"
+	messageResumed   = "jobset is resumed"
 
-	ReasonStartupInProgress  = "InOrderStartupPolicyInProgress"
-	MessageStartupInProgress = "in order startup policy is in progress"
-	ReasonStartupCompleted   = "InOrderStartupPolicyCompleted"
-	MessageStartupCompleted  = "in order startup policy has completed"
+	reasonStartupInProgress  = "InOrderStartupPolicyInProgress"
+	messageStartupInProgress = "in order startup policy is in progress"
+	reasonStartupCompleted   = "InOrderStartupPolicyCompleted"
+	messageStartupCompleted  = "in order startup policy has completed"
 )
 
-// The terminal states of a group (status.terminalState).
+// The terminal states of a group (status.terminalState), which Decision and
+// Success carry.
 const (
-	TerminalCompleted = "Completed"
-	TerminalFailed    = "Failed"
+	terminalCompleted = "Completed"
+	terminalFailed    = "Failed"
 )
 
 // Condition is one condition of a group's status (a metav1.Condition without the
@@ -82,8 +86,8 @@ func FindCondition(conds []Condition, t string) *Condition {
 	return nil
 }
 
-// IsTrue reports whether conds holds a condition of type t with status True.
-func IsTrue(conds []Condition, t string) bool {
+// isTrue reports whether conds holds a condition of type t with status True.
+func isTrue(conds []Condition, t string) bool {
 	c := FindCondition(conds, t)
 	return c != nil && c.Status == True
 }
@@ -141,14 +145,14 @@ func Finished(conds []Condition) *Condition {
 
 // The reasons and messages that end a restart (RestartingJobSet=False).
 const (
-	ReasonRestartJobsReady  = "JobsReady"
-	MessageRestartJobsReady = "all jobs are ready"
-	ReasonRestartFailed     = "JobSetFailed"
-	MessageRestartFailed    = "jobset failed"
-	ReasonRestartCompleted  = "JobSetCompleted"
-	MessageRestartCompleted = "jobset completed"
-	ReasonRestartSuspended  = "JobSetSuspended"
-	MessageRestartSuspended = "jobset is suspended"
+	reasonRestartJobsReady  = "JobsReady"
+	messageRestartJobsReady = "all jobs are ready"
+	reasonRestartFailed     = "JobSetFailed"
+	messageRestartFailed    = "jobset failed"
+	reasonRestartCompleted  = "JobSetCompleted"
+	messageRestartCompleted = "jobset completed"
+	reasonRestartSuspended  = "JobSetSuspended"
+	messageRestartSuspended = "jobset is suspended"
 )
 
 // RestartEnded returns the RestartingJobSet=False condition that ends a restart
@@ -157,19 +161,19 @@ const (
 // again (each status Started for its replicas, statuses in the order of roles as
 // [Statuses] returns them).
 func RestartEnded(conds []Condition, roles []Role, statuses []RoleStatus, suspended bool) *Condition {
-	if !IsTrue(conds, ConditionRestarting) {
+	if !isTrue(conds, ConditionRestarting) {
 		return nil
 	}
 	end := func(reason, msg string) *Condition {
 		return &Condition{Type: ConditionRestarting, Status: False, Reason: reason, Message: msg}
 	}
 	switch {
-	case IsTrue(conds, ConditionFailed):
-		return end(ReasonRestartFailed, MessageRestartFailed)
-	case IsTrue(conds, ConditionCompleted):
-		return end(ReasonRestartCompleted, MessageRestartCompleted)
+	case isTrue(conds, ConditionFailed):
+		return end(reasonRestartFailed, messageRestartFailed)
+	case isTrue(conds, ConditionCompleted):
+		return end(reasonRestartCompleted, messageRestartCompleted)
 	case suspended:
-		return end(ReasonRestartSuspended, MessageRestartSuspended)
+		return end(reasonRestartSuspended, messageRestartSuspended)
 	}
 	if len(statuses) != len(roles) {
 		return nil
@@ -179,5 +183,5 @@ func RestartEnded(conds []Condition, roles []Role, statuses []RoleStatus, suspen
 			return nil
 		}
 	}
-	return end(ReasonRestartJobsReady, MessageRestartJobsReady)
+	return end(reasonRestartJobsReady, messageRestartJobsReady)
 }

@@ -35,7 +35,7 @@
 //     [RestartEnded] gives the RestartingJobSet=False that ends a restart.
 //   - Lifecycle: [TTL] (time left after finishing, expired) and [Suspend]
 //     (children to suspend or resume).
-//   - Validation: [Validate] returns every [FieldError] of a [Spec], naming the
+//   - Validation: [Validate] returns every fielderr.Error of a [Spec], naming the
 //     field and value, as JobSet's schema and webhook would, and
 //     [ValidateUpdate] the immutable fields of an update; [Default] fills
 //     JobSet's defaults.
@@ -43,6 +43,20 @@
 // A sync of a group applies them in JobSet's order: delete the obsolete children;
 // decide failure (which comes before success); then success; then startup and
 // creations; then status and conditions.
+//
+// # Reasons
+//
+// The conditions and events carry JobSet's reasons and messages. Failed=True:
+// FailedJobs (no failure policy), FailJobSetFailurePolicyAction (a FailJobSet
+// rule), ReachedMaxRestarts (the restart budget is spent). RestartingJobSet=True:
+// DefaultFailurePolicy (no rule matched) or FailurePolicy_<rule name>; it ends
+// with RestartingJobSet=False: JobsReady, JobSetFailed, JobSetCompleted or
+// JobSetSuspended. Completed=True: AllJobsCompleted. Suspended: SuspendedJobs
+// (True) and ResumeJobs (False). StartupPolicyInProgress and
+// StartupPolicyCompleted: InOrderStartupPolicyInProgress and
+// InOrderStartupPolicyCompleted. An event's reason is the Failed condition's
+// reason, or "<action>FailurePolicyAction" for a restart. The reasons are not
+// exported: [Decision.Effect] and [Decision.Action] tell the outcomes apart.
 //
 // # Invariants
 //
@@ -72,8 +86,8 @@
 //     [RestartEnded] ends a restart once every role has started again (our
 //     reading of JobSet's JobsReady); its messages for JobSetCompleted and
 //     JobSetSuspended are ours, as JobSet documents only the reasons.
-//   - RestartJob on a child whose index is at least [MaxJobRestartsItems] (the
-//     length limit of the per-index counters) is an error wrapping
+//   - RestartJob on a child whose index is at least 1024 (the length limit
+//     of the per-index counters) is an error wrapping
 //     [ErrIndexOutOfRange] rather than a counter that cannot be written.
 //   - An action Validate would reject is applied as RestartJobSet, so a failure
 //     is never dropped.

@@ -132,9 +132,9 @@ func ExampleStatuses() {
 
 func ExampleSetCondition() {
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	conds, changed := group.SetCondition(nil, group.Condition{Type: group.ConditionSuspended, Status: group.False, Reason: group.ReasonResumed}, now)
+	conds, changed := group.SetCondition(nil, group.Condition{Type: group.ConditionSuspended, Status: group.False, Reason: "ResumeJobs"}, now)
 	fmt.Println(len(conds), changed)
-	conds, changed = group.SetCondition(conds, group.Condition{Type: group.ConditionSuspended, Status: group.True, Reason: group.ReasonSuspended}, now)
+	conds, changed = group.SetCondition(conds, group.Condition{Type: group.ConditionSuspended, Status: group.True, Reason: "SuspendedJobs"}, now)
 	fmt.Println(len(conds), changed, conds[0].Status, conds[0].LastTransitionTime.Format(time.Kitchen))
 	// Output:
 	// 0 false
@@ -187,16 +187,6 @@ func ExampleDefault() {
 	// default All AnyOrder Recreate failurePolicyRule0 js
 }
 
-func ExampleChildName() {
-	fmt.Println(group.ChildName("train", "workers", 3))
-	fmt.Println(group.PodHostname("train", "workers", 3, 0))
-	fmt.Println(group.JobKey("default", "train-workers-3") != "")
-	// Output:
-	// train-workers-3
-	// train-workers-3-0
-	// true
-}
-
 // After a restart the children of the old attempt go; with BlockingRecreate
 // nothing new is created until the last of them is gone.
 func ExampleCreations() {
@@ -216,7 +206,7 @@ func ExampleCreations() {
 
 func ExampleRestartEnded() {
 	roles := []group.Role{{Name: "workers", Replicas: 2}}
-	conds := []group.Condition{{Type: group.ConditionRestarting, Status: group.True, Reason: group.ReasonDefaultFailurePolicy}}
+	conds := []group.Condition{{Type: group.ConditionRestarting, Status: group.True, Reason: "DefaultFailurePolicy"}}
 	fmt.Println(group.RestartEnded(conds, roles, []group.RoleStatus{{Name: "workers", Ready: 1}}, false))
 	end := group.RestartEnded(conds, roles, []group.RoleStatus{{Name: "workers", Ready: 2}}, false)
 	fmt.Println(end.Status, end.Reason, end.Message)

@@ -5,16 +5,16 @@ import (
 	"time"
 )
 
-// DefaultGroupName is the group of a role whose GroupName is empty, as the JobSet
+// defaultGroupName is the group of a role whose GroupName is empty, as the JobSet
 // CRD schema defaults it.
-const DefaultGroupName = "default"
+const defaultGroupName = "default"
 
 // Role is one replicated job of a group: Replicas children built from one template.
 type Role struct {
 	// Name names the role; children are named <group>-<role>-<index>.
 	Name string
 	// GroupName is the role's group for the group index labels; "" means
-	// DefaultGroupName.
+	// "default", as the JobSet CRD schema defaults it.
 	GroupName string
 	// Replicas is the number of children, indexed 0 to Replicas-1.
 	Replicas int32
@@ -32,7 +32,7 @@ type Role struct {
 // group returns the role's group name with the default applied.
 func (r *Role) group() string {
 	if r.GroupName == "" {
-		return DefaultGroupName
+		return defaultGroupName
 	}
 	return r.GroupName
 }

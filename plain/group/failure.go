@@ -77,9 +77,9 @@ type Matcher struct {
 	patterns [][]*regexp.Regexp
 }
 
-// Compile reads a failure policy for [Matcher.Decide]. It returns an error naming
-// the field of the first pattern that is not a valid RE2 expression; [Validate]
-// reports every such error with the rest.
+// Compile reads a failure policy for [Matcher.Decide]. It returns an [Errors]
+// holding the fielderr.Error of the first pattern that is not a valid RE2
+// expression (the one [Validate] reports for it, with the rest).
 func Compile(p *FailurePolicy) (*Matcher, error) {
 	m := &Matcher{policy: p}
 	if p == nil {
@@ -90,7 +90,7 @@ func Compile(p *FailurePolicy) (*Matcher, error) {
 		for j, s := range r.OnJobFailureMessagePatterns {
 			re, err := regexp.Compile(s)
 			if err != nil {
-				return nil, fmt.Errorf("group: %w", patternError(i, j, s, err))
+				return nil, Errors{patternError(i, j, s, err)}
 			}
 			m.patterns[i] = append(m.patterns[i], re)
 		}
@@ -133,7 +133,7 @@ type Decision struct {
 	// Condition is the condition to set: Failed=True for Fail, RestartingJobSet=True
 	// for RestartGroup, nil otherwise.
 	Condition *Condition
-	// TerminalState is TerminalFailed for Fail, "" otherwise.
+	// TerminalState is "Failed" for Fail, "" otherwise.
 	TerminalState string
 	// EventReason and EventMessage describe the decision for an event; empty for
 	// NoFailure.
@@ -158,7 +158,7 @@ type Decision struct {
 // call, with the new counters (a restart of the group makes them obsolete).
 //
 // It returns an error, and a NoFailure decision, when the chosen child's index is
-// negative or at least [MaxJobRestartsItems] for a RestartJob action, since its
+// negative or at least 1024 (the length limit of the per-index counters) for a RestartJob action, since its
 // counter cannot be stored. Decide modifies neither its arguments nor the Matcher.
 // It is O(rules × failed children) pattern matches and allocates only the result.
 func (m *Matcher) Decide(children []Child, c Counters) (Decision, error) {
@@ -168,7 +168,7 @@ func (m *Matcher) Decide(children []Child, c Counters) (Decision, error) {
 		return none, nil
 	}
 	if m == nil || m.policy == nil {
-		return failed(none, first, children, ReasonFailedJobs, MessageFailedJobs), nil
+		return failed(none, first, children, reasonFailedJobs, messageFailedJobs), nil
 	}
 	d := none
 	d.Action, d.Child = RestartJobSet, first
@@ -222,7 +222,7 @@ func (m *Matcher) matches(i int, ch *Child) bool {
 func withChild(msg, name string) string { return msg + " (first failed job: " + name + ")" }
 
 func failed(d Decision, k int, children []Child, reason, msg string) Decision {
-	d.Effect, d.Child, d.TerminalState = Fail, k, TerminalFailed
+	d.Effect, d.Child, d.TerminalState = Fail, k, terminalFailed
 	msg = withChild(msg, children[k].Name)
 	d.Condition = &Condition{Type: ConditionFailed, Status: True, Reason: reason, Message: msg}
 	d.EventReason, d.EventMessage = reason, msg
@@ -234,10 +234,10 @@ func (m *Matcher) apply(d Decision, children []Child) (Decision, error) {
 	exhausted := d.Counters.CountedTowardsMax() >= int64(m.policy.MaxRestarts)
 	switch d.Action {
 	case FailJobSet:
-		return failed(d, d.Child, children, ReasonFailJobSet, MessageFailJobSet), nil
+		return failed(d, d.Child, children, reasonFailJobSet, messageFailJobSet), nil
 	case RestartJobSet, RestartJob:
 		if exhausted {
-			return failed(d, d.Child, children, ReasonReachedMaxRestarts, MessageReachedMaxRestarts), nil
+			return failed(d, d.Child, children, reasonReachedMaxRestarts, messageReachedMaxRestarts), nil
 		}
 	case RestartJobSetAndIgnoreMaxRestarts, RestartJobAndIgnoreMaxRestarts:
 	default:
@@ -245,7 +245,7 @@ func (m *Matcher) apply(d Decision, children []Child) (Decision, error) {
 		// the default rather than ignored, so a failure is never lost.
 		d.Action = RestartJobSet
 		if exhausted {
-			return failed(d, d.Child, children, ReasonReachedMaxRestarts, MessageReachedMaxRestarts), nil
+			return failed(d, d.Child, children, reasonReachedMaxRestarts, messageReachedMaxRestarts), nil
 		}
 	}
 	d.EventReason = string(d.Action) + "FailurePolicyAction"
@@ -253,7 +253,7 @@ func (m *Matcher) apply(d Decision, children []Child) (Decision, error) {
 	counted := d.Action == RestartJobSet || d.Action == RestartJob
 	switch d.Action {
 	case RestartJob, RestartJobAndIgnoreMaxRestarts:
-		if ch.Index < 0 || ch.Index >= MaxJobRestartsItems {
+		if ch.Index < 0 || ch.Index >= maxJobRestartsItems {
 			return Decision{Rule: -1, Child: -1, Counters: d.Counters}, fmt.Errorf(
 				"group: child %q: index %d: %w", ch.Name, ch.Index, ErrIndexOutOfRange)
 		}
@@ -266,18 +266,19 @@ func (m *Matcher) apply(d Decision, children []Child) (Decision, error) {
 		if counted {
 			d.Counters.RestartsCountTowardsMax++
 		}
-		reason := ReasonDefaultFailurePolicy
+		reason := reasonDefaultFailurePolicy
 		if d.Rule >= 0 {
-			reason = ReasonFailurePolicyPrefix + d.RuleName
+			reason = reasonFailurePolicyPrefix + d.RuleName
 		}
 		d.Condition = &Condition{Type: ConditionRestarting, Status: True, Reason: reason, Message: d.EventMessage}
 	}
 	return d, nil
 }
 
-// MaxJobRestartsItems is the largest number of items in a role's per-index
-// restart counters; a child with a higher index cannot be restarted alone.
-const MaxJobRestartsItems = 1024
+// maxJobRestartsItems is the largest number of items in a role's per-index
+// restart counters (JobSet's API limit); a child with a higher index cannot be
+// restarted alone.
+const maxJobRestartsItems = 1024
 
 func bumpJob(c Counters, role string, index int32, counted bool) Counters {
 	c = c.Clone()

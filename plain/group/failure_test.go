@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobkit/jobkit/plain/fielderr"
 	"github.com/jobkit/jobkit/plain/group"
 )
 
@@ -211,7 +212,7 @@ func TestDecide(t *testing.T) {
 			}
 			wantTerminal := ""
 			if tc.wantEffect == group.Fail {
-				wantTerminal = group.TerminalFailed
+				wantTerminal = "Failed"
 			}
 			assert.Equal(t, wantTerminal, d.TerminalState, "TerminalState")
 			if tc.wantEffect != group.NoFailure {
@@ -224,7 +225,7 @@ func TestDecide(t *testing.T) {
 
 func TestDecideIndexOutOfRange(t *testing.T) {
 	m := mustCompile(t, &group.FailurePolicy{MaxRestarts: 3, Rules: []group.Rule{{Name: "one", Action: group.RestartJob}}})
-	d, err := m.Decide([]group.Child{{Name: "js-w-1024", Role: "w", Index: group.MaxJobRestartsItems, Outcome: group.Failed}}, group.Counters{})
+	d, err := m.Decide([]group.Child{{Name: "js-w-1024", Role: "w", Index: 1024, Outcome: group.Failed}}, group.Counters{})
 	require.ErrorIs(t, err, group.ErrIndexOutOfRange)
 	assert.Contains(t, err.Error(), `"js-w-1024"`)
 	assert.Equal(t, group.NoFailure, d.Effect)
@@ -233,11 +234,18 @@ func TestDecideIndexOutOfRange(t *testing.T) {
 func TestCompileBadPattern(t *testing.T) {
 	_, err := group.Compile(&group.FailurePolicy{Rules: []group.Rule{{}, {OnJobFailureMessagePatterns: []string{"ok", "a(b"}}}})
 	require.Error(t, err)
-	var pe *group.PatternError
-	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, "failurePolicy.rules[1].onJobFailureMessagePatterns[1]", pe.Field)
-	assert.Equal(t, "a(b", pe.Pattern)
+	var fe *fielderr.Error
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "failurePolicy.rules[1].onJobFailureMessagePatterns[1]", fe.Field)
+	assert.Equal(t, "a(b", fe.BadValue)
+	assert.Contains(t, fe.Detail, "must be a valid RE2 regular expression")
 	assert.True(t, errors.Is(err, group.ErrInvalid))
+	// Compile reports the pattern as Validate does.
+	spec := group.Spec{Name: "js", Roles: []group.Role{{Name: "w", Replicas: 1}},
+		FailurePolicy: &group.FailurePolicy{Rules: []group.Rule{{Action: group.FailJobSet}, {Action: group.FailJobSet, OnJobFailureMessagePatterns: []string{"ok", "a(b"}}}}}
+	errs := group.Validate(&spec)
+	require.Len(t, errs, 1)
+	assert.Equal(t, fe, errs[0])
 }
 
 func TestNilMatcherFails(t *testing.T) {

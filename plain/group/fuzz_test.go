@@ -15,7 +15,7 @@ func FuzzRules(f *testing.F) {
 	f.Add([]byte{0, 0, 2, 0, 0, 2, 1, 1, 1, 3, 3, 3}, uint8(0), int8(1))
 	roles := []group.Role{{Name: "a", Replicas: 2, Parallelism: 1}, {Name: "b", Replicas: 3, Parallelism: 2}}
 	names := []string{"a", "b", "", "zz"}
-	actions := append([]group.Action{"Bogus"}, group.ValidActions...)
+	actions := []group.Action{"Bogus", group.FailJobSet, group.RestartJobSet, group.RestartJobSetAndIgnoreMaxRestarts, group.RestartJob, group.RestartJobAndIgnoreMaxRestarts}
 	f.Fuzz(func(t *testing.T, data []byte, maxRestarts uint8, restarts int8) {
 		var children []group.Child
 		for i := 0; i+2 < len(data); i += 3 {

@@ -57,9 +57,9 @@ type Suspension struct {
 func Suspend(suspend bool, roles []Role, children []Child, c Counters, allowed []bool) Suspension {
 	var s Suspension
 	if suspend {
-		s.Condition = Condition{Type: ConditionSuspended, Status: True, Reason: ReasonSuspended, Message: MessageSuspended}
+		s.Condition = Condition{Type: ConditionSuspended, Status: True, Reason: reasonSuspended, Message: messageSuspended}
 	} else {
-		s.Condition = Condition{Type: ConditionSuspended, Status: False, Reason: ReasonResumed, Message: MessageResumed}
+		s.Condition = Condition{Type: ConditionSuspended, Status: False, Reason: reasonResumed, Message: messageResumed}
 	}
 	pos := roleIndex(roles)
 	for i := range children {

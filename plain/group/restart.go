@@ -87,8 +87,8 @@ func Creations(roles []Role, children []Child, c Counters, strategy RestartStrat
 	return out
 }
 
-// ChildName returns the name of a child: <group>-<role>-<index>.
-func ChildName(group, role string, index int32) string {
+// childName returns the name of a child: <group>-<role>-<index>.
+func childName(group, role string, index int32) string {
 	var b strings.Builder
 	b.Grow(len(group) + len(role) + 13)
 	b.WriteString(group)
@@ -100,14 +100,14 @@ func ChildName(group, role string, index int32) string {
 	return b.String()
 }
 
-// PodHostname returns the hostname of a pod of a child: <child name>-<pod index>.
-func PodHostname(group, role string, jobIndex, podIndex int32) string {
-	return ChildName(group, role, jobIndex) + "-" + strconv.FormatInt(int64(podIndex), 10)
+// podHostname returns the hostname of a pod of a child: <child name>-<pod index>.
+func podHostname(group, role string, jobIndex, podIndex int32) string {
+	return childName(group, role, jobIndex) + "-" + strconv.FormatInt(int64(podIndex), 10)
 }
 
-// JobKey returns the job-key label value of a child: the hex SHA-1 of
+// jobKey returns the job-key label value of a child: the hex SHA-1 of
 // "<namespace>/<name>", one short key for the child's identity.
-func JobKey(namespace, name string) string {
+func jobKey(namespace, name string) string {
 	sum := sha1.Sum([]byte(namespace + "/" + name))
 	return hex.EncodeToString(sum[:])
 }
@@ -128,7 +128,7 @@ func (c *Coordinator) Value(group, subdomain string) string {
 	if subdomain == "" {
 		subdomain = group
 	}
-	return PodHostname(group, c.ReplicatedJob, c.JobIndex, c.PodIndex) + "." + subdomain
+	return podHostname(group, c.ReplicatedJob, c.JobIndex, c.PodIndex) + "." + subdomain
 }
 
 // Identity is who a child is: its name and the values of its labels.
@@ -169,7 +169,7 @@ func Identities(group string, roles []Role, c Counters, slots []Slot) []Identity
 	for k, s := range slots {
 		r := &roles[s.Role]
 		out[k] = Identity{
-			Name: ChildName(group, r.Name, s.Index), Role: r.Name, RoleReplicas: r.Replicas, Index: s.Index,
+			Name: childName(group, r.Name, s.Index), Role: r.Name, RoleReplicas: r.Replicas, Index: s.Index,
 			GlobalIndex: global[s.Role] + s.Index, GlobalReplicas: total,
 			GroupName: r.group(), GroupIndex: inGroup[s.Role] + s.Index, GroupReplicas: groupTotal[r.group()],
 			Attempt: c.Restarts, JobAttempt: c.JobRestarts(r.Name, s.Index),
@@ -181,7 +181,7 @@ func Identities(group string, roles []Role, c Counters, slots []Slot) []Identity
 // Labels returns the child's labels (JobSet puts the same on the Job, on its pod
 // template and as annotations), for a group of the given name, UID and
 // namespace; coordinator is the coordinator value, "" for none. The job-key
-// label is [JobKey]; the namespaced-job annotation is not a label and is left to
+// label is the hex SHA-1 of "<namespace>/<name>"; the namespaced-job annotation is not a label and is left to
 // the caller (<namespace>_<name>).
 func (id *Identity) Labels(group, uid, namespace, coordinator string) map[string]string {
 	fmtI := func(v int32) string { return strconv.FormatInt(int64(v), 10) }
@@ -198,7 +198,7 @@ func (id *Identity) Labels(group, uid, namespace, coordinator string) map[string
 		LabelJobGroupIndex:     fmtI(id.GroupIndex),
 		LabelRestartAttempt:    fmtI(id.Attempt),
 		LabelJobRestartAttempt: fmtI(id.JobAttempt),
-		LabelJobKey:            JobKey(namespace, id.Name),
+		LabelJobKey:            jobKey(namespace, id.Name),
 	}
 	if coordinator != "" {
 		m[LabelCoordinator] = coordinator

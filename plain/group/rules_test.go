@@ -115,8 +115,8 @@ func TestMayStart(t *testing.T) {
 			for _, c := range st.Conditions {
 				conds, _ = group.SetCondition(conds, c, t0)
 			}
-			assert.Equal(t, *tc.wantDone, group.IsTrue(conds, group.ConditionStartupPolicyCompleted), "StartupPolicyCompleted")
-			assert.Equal(t, !*tc.wantDone, group.IsTrue(conds, group.ConditionStartupPolicyInProgress), "StartupPolicyInProgress")
+			assert.Equal(t, *tc.wantDone, isTrue(conds, group.ConditionStartupPolicyCompleted), "StartupPolicyCompleted")
+			assert.Equal(t, !*tc.wantDone, isTrue(conds, group.ConditionStartupPolicyInProgress), "StartupPolicyInProgress")
 		})
 	}
 }
@@ -311,4 +311,10 @@ func TestRestartEnded(t *testing.T) {
 			assert.Equal(t, tc.wantReason, got.Reason)
 		})
 	}
+}
+
+// isTrue reports whether conds holds a condition of type t with status True.
+func isTrue(conds []group.Condition, t string) bool {
+	c := group.FindCondition(conds, t)
+	return c != nil && c.Status == group.True
 }

@@ -5,7 +5,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/jobkit/jobkit/plain/internal/fielderr"
+	"github.com/jobkit/jobkit/plain/fielderr"
+	"github.com/jobkit/jobkit/plain/internal/fieldcheck"
 )
 
 // Spec is the part of a JobSet's spec the group rules read.
@@ -35,24 +36,24 @@ const ControllerName = "jobset.sigs.k8s.io/jobset-controller"
 
 // Limits JobSet's API enforces.
 const (
-	// MaxDependsOn is the largest number of items in a role's dependsOn.
-	MaxDependsOn = 5
-	// MaxRuleNameLength is the longest failure policy rule name.
-	MaxRuleNameLength = 128
-	// MaxManagedByLength is the longest managedBy value.
-	MaxManagedByLength = 63
-	// MaxNameLength is the longest child name and pod hostname (a DNS label).
-	MaxNameLength = 63
+	// maxDependsOn is the largest number of items in a role's dependsOn.
+	maxDependsOn = 5
+	// maxRuleNameLength is the longest failure policy rule name.
+	maxRuleNameLength = 128
+	// maxManagedByLength is the longest managedBy value.
+	maxManagedByLength = 63
+	// maxNameLength is the longest child name and pod hostname (a DNS label).
+	maxNameLength = 63
 )
 
 // The values Validate accepts, in JobSet's order.
 var (
-	ValidActions          = []Action{FailJobSet, RestartJobSet, RestartJobSetAndIgnoreMaxRestarts, RestartJob, RestartJobAndIgnoreMaxRestarts}
-	ValidRestartStrategy  = []RestartStrategy{Recreate, BlockingRecreate, InPlaceRestart}
-	ValidOperators        = []Operator{All, Any}
-	ValidStartupOrders    = []StartupOrder{AnyOrder, InOrder}
-	ValidDependsOnStatus  = []DependsOnStatus{DependsOnReady, DependsOnComplete}
-	ValidJobFailureReason = []string{"BackoffLimitExceeded", "DeadlineExceeded", "FailedIndexes", "MaxFailedIndexesExceeded", "PodFailurePolicy"}
+	validActions          = []Action{FailJobSet, RestartJobSet, RestartJobSetAndIgnoreMaxRestarts, RestartJob, RestartJobAndIgnoreMaxRestarts}
+	validRestartStrategy  = []RestartStrategy{Recreate, BlockingRecreate, InPlaceRestart}
+	validOperators        = []Operator{All, Any}
+	validStartupOrders    = []StartupOrder{AnyOrder, InOrder}
+	validDependsOnStatus  = []DependsOnStatus{DependsOnReady, DependsOnComplete}
+	validJobFailureReason = []string{"BackoffLimitExceeded", "DeadlineExceeded", "FailedIndexes", "MaxFailedIndexesExceeded", "PodFailurePolicy"}
 )
 
 // Errors a caller can test with errors.Is.
@@ -65,41 +66,30 @@ var (
 	ErrIndexOutOfRange = errors.New("index out of the range of per-index restart counters [0, 1024)")
 )
 
-// FieldError is one rule a spec breaks: the field in the API's names
-// ("failurePolicy.rules[0].name"), the bad value, and what is wrong. It is
-// shared with the other plain packages.
-type FieldError = fielderr.Error
-
-// Errors is every error [Validate] found. errors.Is(errs, ErrInvalid) holds.
-type Errors []*FieldError
+// Errors is every error [Validate] found, each a [fielderr.Error]: the rule a spec
+// breaks, the field in the API's names ("failurePolicy.rules[0].name"), the bad
+// value, and what is wrong. errors.Is(errs, ErrInvalid) holds.
+type Errors []*fielderr.Error
 
 // Error renders every error, after the package name.
-func (es Errors) Error() string { return fielderr.Join("group", es) }
+func (es Errors) Error() string { return fieldcheck.Join("group", es) }
 
 // Is makes errors.Is(errs, ErrInvalid) true.
 func (es Errors) Is(target error) bool { return target == ErrInvalid && len(es) > 0 }
 
-// PatternError is the error of a message pattern that does not compile.
-type PatternError struct {
-	// Field is the pattern's field path.
-	Field string
-	// Pattern is the pattern; Err is regexp's error.
-	Pattern string
-	Err     error
+// Unwrap returns the errors, so errors.As finds each *fielderr.Error.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
 }
 
-func (e *PatternError) Error() string {
-	return e.Field + ": Invalid value: " + strconv.Quote(e.Pattern) + ": " + e.Err.Error()
-}
-
-// Unwrap returns regexp's error.
-func (e *PatternError) Unwrap() error { return e.Err }
-
-// Is makes errors.Is(err, ErrInvalid) true.
-func (e *PatternError) Is(target error) bool { return target == ErrInvalid }
-
-func patternError(rule, pattern int, s string, err error) *PatternError {
-	return &PatternError{Field: rulePath(rule) + ".onJobFailureMessagePatterns[" + strconv.Itoa(pattern) + "]", Pattern: s, Err: err}
+// patternError is the error of message pattern j of rule i, which regexp rejected
+// with err: the same from Compile as from Validate.
+func patternError(i, j int, s string, err error) *fielderr.Error {
+	return invalid(rulePath(i)+".onJobFailureMessagePatterns["+strconv.Itoa(j)+"]", s, "must be a valid RE2 regular expression: "+err.Error())
 }
 
 func rulePath(i int) string { return "failurePolicy.rules[" + strconv.Itoa(i) + "]" }
@@ -114,7 +104,7 @@ func Default(spec Spec) Spec {
 	spec.Roles = slices.Clone(spec.Roles)
 	for i := range spec.Roles {
 		if spec.Roles[i].GroupName == "" {
-			spec.Roles[i].GroupName = DefaultGroupName
+			spec.Roles[i].GroupName = defaultGroupName
 		}
 	}
 	if spec.SuccessPolicy == nil {

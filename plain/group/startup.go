@@ -60,15 +60,15 @@ func MayStart(order StartupOrder, roles []Role, statuses []RoleStatus) Startup {
 		all := true
 		for i := range roles {
 			st.Allowed[i] = true
-			s := FindStatus(statuses, roles[i].Name)
+			s := findStatus(statuses, roles[i].Name)
 			if s == nil || !s.Started(roles[i].Replicas) {
 				all = false
 				break
 			}
 		}
 		progress, done := True, False
-		reasonP, msgP := ReasonStartupInProgress, MessageStartupInProgress
-		reasonD, msgD := ReasonStartupCompleted, MessageStartupCompleted
+		reasonP, msgP := reasonStartupInProgress, messageStartupInProgress
+		reasonD, msgD := reasonStartupCompleted, messageStartupCompleted
 		if all {
 			progress, done = False, True
 		}
@@ -93,7 +93,7 @@ func dependenciesMet(r *Role, roles []Role, statuses []RoleStatus) bool {
 				break
 			}
 		}
-		s := FindStatus(statuses, d.Name)
+		s := findStatus(statuses, d.Name)
 		if dep == nil || s == nil {
 			return false
 		}

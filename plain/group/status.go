@@ -16,7 +16,7 @@ type RoleStatus struct {
 	// Suspended counts running children with spec.suspend set.
 	Suspended int32
 	// JobRestarts and JobRestartsCountTowardsMax are the role's per-index restart
-	// counters, Replicas items long (at most MaxJobRestartsItems), or nil when
+	// counters, Replicas items long (at most maxJobRestartsItems), or nil when
 	// every one is zero.
 	JobRestarts, JobRestartsCountTowardsMax []int32
 }
@@ -32,9 +32,9 @@ func (s *RoleStatus) Started(replicas int32) bool {
 // replicas): the test of a Complete dependency.
 func (s *RoleStatus) Complete(replicas int32) bool { return s.Succeeded == replicas }
 
-// ChildReady reports whether a running child of role r counts as ready: its
+// childReady reports whether a running child of role r counts as ready: its
 // ready and succeeded pods reach r.ExpectedPods().
-func ChildReady(r *Role, ch *Child) bool {
+func childReady(r *Role, ch *Child) bool {
 	return int64(ch.Ready)+int64(ch.Succeeded) >= int64(r.ExpectedPods())
 }
 
@@ -65,7 +65,7 @@ func Statuses(roles []Role, children []Child, c Counters) []RoleStatus {
 		case Failed:
 			s.Failed++
 		default:
-			if ChildReady(&roles[i], ch) {
+			if childReady(&roles[i], ch) {
 				s.Ready++
 			}
 			if ch.Active > 0 && !ch.Deleting {
@@ -80,9 +80,9 @@ func Statuses(roles []Role, children []Child, c Counters) []RoleStatus {
 }
 
 // perIndex returns the counters padded or cut to replicas items (at most
-// MaxJobRestartsItems), or nil when all are zero.
+// maxJobRestartsItems), or nil when all are zero.
 func perIndex(s []int32, replicas int32) []int32 {
-	n := min(int(max(replicas, 0)), MaxJobRestartsItems)
+	n := min(int(max(replicas, 0)), maxJobRestartsItems)
 	nonzero := false
 	for i, v := range s {
 		if i < n && v != 0 {
@@ -123,8 +123,8 @@ func roleIndex(roles []Role) func(string) (int, bool) {
 	}
 }
 
-// FindStatus returns the status of the named role in statuses, or nil.
-func FindStatus(statuses []RoleStatus, name string) *RoleStatus {
+// findStatus returns the status of the named role in statuses, or nil.
+func findStatus(statuses []RoleStatus, name string) *RoleStatus {
 	for i := range statuses {
 		if statuses[i].Name == name {
 			return &statuses[i]

@@ -53,7 +53,7 @@ type Success struct {
 	Succeeded, Needed int64
 	// Condition is Completed=True (AllJobsCompleted) when Completed, else nil.
 	Condition *Condition
-	// TerminalState is TerminalCompleted when Completed, else "".
+	// TerminalState is "Completed" when Completed, else "".
 	TerminalState string
 }
 
@@ -84,8 +84,8 @@ func Succeed(p *SuccessPolicy, roles []Role, children []Child, c Counters) Succe
 		}
 	}
 	if s.Succeeded >= s.Needed {
-		s.Completed, s.TerminalState = true, TerminalCompleted
-		s.Condition = &Condition{Type: ConditionCompleted, Status: True, Reason: ReasonAllJobsCompleted, Message: MessageAllJobsCompleted}
+		s.Completed, s.TerminalState = true, terminalCompleted
+		s.Condition = &Condition{Type: ConditionCompleted, Status: True, Reason: reasonAllJobsCompleted, Message: messageAllJobsCompleted}
 	}
 	return s
 }

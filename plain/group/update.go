@@ -3,7 +3,7 @@ package group
 import (
 	"reflect"
 
-	"github.com/jobkit/jobkit/plain/internal/fielderr"
+	"github.com/jobkit/jobkit/plain/fielderr"
 )
 
 // ValidateUpdate checks a spec that replaces old: every error [Validate] finds in
@@ -18,11 +18,11 @@ func ValidateUpdate(old, spec *Spec) Errors {
 	o, n := Default(*old), Default(*spec)
 	immutable := func(field string, a, b any) {
 		if !reflect.DeepEqual(a, b) {
-			errs = append(errs, &FieldError{Type: fielderr.Invalid, Field: field, BadValue: b, Detail: "field is immutable"})
+			errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: field, BadValue: b, Detail: "field is immutable"})
 		}
 	}
 	if len(o.Roles) != len(n.Roles) {
-		errs = append(errs, &FieldError{Type: fielderr.Invalid, Field: "replicatedJobs", BadValue: len(n.Roles), Detail: "field is immutable: replicatedJobs cannot be added or removed"})
+		errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: "replicatedJobs", BadValue: len(n.Roles), Detail: "field is immutable: replicatedJobs cannot be added or removed"})
 	} else {
 		for i := range n.Roles {
 			a, b := &o.Roles[i], &n.Roles[i]

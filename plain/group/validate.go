@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jobkit/jobkit/plain/internal/fielderr"
+	"github.com/jobkit/jobkit/plain/fielderr"
+	"github.com/jobkit/jobkit/plain/internal/fieldcheck"
 )
 
 var (
@@ -17,8 +18,8 @@ var (
 	httpPath  = regexp.MustCompile(`^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]+$`)
 )
 
-func invalid(field string, v any, detail string) *FieldError {
-	return &FieldError{Type: fielderr.Invalid, Field: field, BadValue: v, Detail: detail}
+func invalid(field string, v any, detail string) *fielderr.Error {
+	return &fielderr.Error{Type: fielderr.Invalid, Field: field, BadValue: v, Detail: detail}
 }
 
 func rolePath(i int, rest string) string {
@@ -31,7 +32,7 @@ func rolePath(i int, rest string) string {
 // Checked: the group's name; at least one role; role names unique, and the
 // longest child name and pod name valid DNS labels; replicas, parallelism and
 // completions not negative, replicas × parallelism within int32; group names valid label values; dependsOn on earlier roles only, not
-// on the first, at most [MaxDependsOn], Ready or Complete, and not with InOrder;
+// on the first, at most 5, Ready or Complete, and not with InOrder;
 // the success policy's operator and targets; the failure policy's maxRestarts,
 // strategy, rule names (pattern, length, unique), actions, failure reasons,
 // patterns (RE2) and targets; the coordinator inside its role; the TTL not
@@ -42,15 +43,15 @@ func Validate(spec *Spec) Errors {
 	var errs Errors
 	roleAt := map[string]int{}
 	if spec.Name == "" {
-		errs = append(errs, &FieldError{Type: fielderr.Required, Field: "metadata.name", Detail: "the group's name prefixes every child's name"})
+		errs = append(errs, &fielderr.Error{Type: fielderr.Required, Field: "metadata.name", Detail: "the group's name prefixes every child's name"})
 	}
 	if len(spec.Roles) == 0 {
-		errs = append(errs, &FieldError{Type: fielderr.Required, Field: "replicatedJobs", Detail: "at least one replicatedJob is required"})
+		errs = append(errs, &fielderr.Error{Type: fielderr.Required, Field: "replicatedJobs", Detail: "at least one replicatedJob is required"})
 	}
 	for i := range spec.Roles {
 		errs = validateRole(errs, spec, i, roleAt)
 		if _, dup := roleAt[spec.Roles[i].Name]; dup {
-			errs = append(errs, &FieldError{Type: fielderr.Duplicate, Field: rolePath(i, ".name"), BadValue: spec.Roles[i].Name})
+			errs = append(errs, &fielderr.Error{Type: fielderr.Duplicate, Field: rolePath(i, ".name"), BadValue: spec.Roles[i].Name})
 		} else {
 			roleAt[spec.Roles[i].Name] = i
 		}
@@ -64,7 +65,7 @@ func Validate(spec *Spec) Errors {
 	}
 	if p := spec.SuccessPolicy; p != nil {
 		if p.Operator != "" && p.Operator != All && p.Operator != Any {
-			errs = append(errs, fielderr.NotSupportedValue("successPolicy.operator", p.Operator, ValidOperators))
+			errs = append(errs, fieldcheck.NotSupportedValue("successPolicy.operator", p.Operator, validOperators))
 		}
 		target("successPolicy.targetReplicatedJobs", p.TargetReplicatedJobs)
 	}
@@ -78,7 +79,7 @@ func Validate(spec *Spec) Errors {
 			}
 		}
 	default:
-		errs = append(errs, fielderr.NotSupportedValue("startupPolicy.startupPolicyOrder", spec.StartupOrder, ValidStartupOrders))
+		errs = append(errs, fieldcheck.NotSupportedValue("startupPolicy.startupPolicyOrder", spec.StartupOrder, validStartupOrders))
 	}
 	if p := spec.FailurePolicy; p != nil {
 		errs = validateFailurePolicy(errs, p)
@@ -100,11 +101,11 @@ func Validate(spec *Spec) Errors {
 		}
 	}
 	if t := spec.TTLSecondsAfterFinished; t != nil && *t < 0 {
-		errs = append(errs, &FieldError{Type: fielderr.Invalid, Field: "ttlSecondsAfterFinished", BadValue: *t, Detail: "must be greater than or equal to 0", Origin: "minimum"})
+		errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: "ttlSecondsAfterFinished", BadValue: *t, Detail: "must be greater than or equal to 0", Origin: "minimum"})
 	}
 	// The subdomain names the headless Service too, so it must be a DNS-1035
 	// label as well as a DNS-1123 subdomain: the stricter rule is the first.
-	if spec.Subdomain != "" && (len(spec.Subdomain) > MaxNameLength || !dns1035.MatchString(spec.Subdomain)) {
+	if spec.Subdomain != "" && (len(spec.Subdomain) > maxNameLength || !dns1035.MatchString(spec.Subdomain)) {
 		errs = append(errs, invalid("network.subdomain", spec.Subdomain, "must be a valid DNS-1035 label of at most 63 characters"))
 	}
 	if spec.ManagedBy != "" {
@@ -125,7 +126,7 @@ func podCount(r *Role) int32 {
 func validateRole(errs Errors, spec *Spec, i int, roleAt map[string]int) Errors {
 	r := &spec.Roles[i]
 	if r.Name == "" {
-		return append(errs, &FieldError{Type: fielderr.Required, Field: rolePath(i, ".name")})
+		return append(errs, &fielderr.Error{Type: fielderr.Required, Field: rolePath(i, ".name")})
 	}
 	if spec.Name != "" {
 		// Without the group's name the child names say nothing; metadata.name
@@ -134,7 +135,7 @@ func validateRole(errs Errors, spec *Spec, i int, roleAt map[string]int) Errors 
 	}
 	minimum := func(field string, v int32) {
 		if v < 0 {
-			errs = append(errs, &FieldError{Type: fielderr.Invalid, Field: rolePath(i, field), BadValue: v, Detail: "must be greater than or equal to 0", Origin: "minimum"})
+			errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: rolePath(i, field), BadValue: v, Detail: "must be greater than or equal to 0", Origin: "minimum"})
 		}
 	}
 	minimum(".replicas", r.Replicas)
@@ -145,7 +146,7 @@ func validateRole(errs Errors, spec *Spec, i int, roleAt map[string]int) Errors 
 	if r.Completions != nil {
 		minimum(".template.spec.completions", *r.Completions)
 	}
-	if g := r.GroupName; len(g) > MaxNameLength || !labelVal.MatchString(g) {
+	if g := r.GroupName; len(g) > maxNameLength || !labelVal.MatchString(g) {
 		errs = append(errs, invalid(rolePath(i, ".groupName"), g, "must be a valid label value"))
 	}
 	if len(r.DependsOn) == 0 {
@@ -154,8 +155,8 @@ func validateRole(errs Errors, spec *Spec, i int, roleAt map[string]int) Errors 
 	if i == 0 {
 		errs = append(errs, invalid(rolePath(i, ".dependsOn"), nil, "dependsOn can't be set for the first ReplicatedJob"))
 	}
-	if len(r.DependsOn) > MaxDependsOn {
-		errs = append(errs, fielderr.TooManyItems(rolePath(i, ".dependsOn"), len(r.DependsOn), MaxDependsOn))
+	if len(r.DependsOn) > maxDependsOn {
+		errs = append(errs, fieldcheck.TooManyItems(rolePath(i, ".dependsOn"), len(r.DependsOn), maxDependsOn))
 	}
 	seen := map[string]bool{}
 	for j, d := range r.DependsOn {
@@ -164,11 +165,11 @@ func validateRole(errs Errors, spec *Spec, i int, roleAt map[string]int) Errors 
 			errs = append(errs, invalid(f+".name", d.Name, "must name an earlier replicatedJob"))
 		}
 		if seen[d.Name] {
-			errs = append(errs, &FieldError{Type: fielderr.Duplicate, Field: f + ".name", BadValue: d.Name})
+			errs = append(errs, &fielderr.Error{Type: fielderr.Duplicate, Field: f + ".name", BadValue: d.Name})
 		}
 		seen[d.Name] = true
 		if d.Status != DependsOnReady && d.Status != DependsOnComplete {
-			errs = append(errs, fielderr.NotSupportedValue(f+".status", d.Status, ValidDependsOnStatus))
+			errs = append(errs, fieldcheck.NotSupportedValue(f+".status", d.Status, validDependsOnStatus))
 		}
 	}
 	return errs
@@ -180,13 +181,13 @@ const podNameSuffix = 6
 // validateNames checks the longest child name and pod hostname of role r.
 func validateNames(errs Errors, group string, r *Role, i int) Errors {
 	last := max(r.Replicas-1, 0)
-	if n := ChildName(group, r.Name, last); len(n) > MaxNameLength || !dns1035.MatchString(n) {
+	if n := childName(group, r.Name, last); len(n) > maxNameLength || !dns1035.MatchString(n) {
 		return append(errs, invalid(rolePath(i, ".name"), r.Name, "child name "+strconv.Quote(n)+" must be a valid DNS-1035 label of at most 63 characters"))
 	}
 	// A pod's name is its hostname and a random suffix of podNameSuffix bytes;
 	// JobSet checks it for children with completions (Indexed, as it defaults).
 	if r.Completions != nil && *r.Completions > 0 {
-		if h := PodHostname(group, r.Name, last, *r.Completions-1); len(h)+podNameSuffix > MaxNameLength {
+		if h := podHostname(group, r.Name, last, *r.Completions-1); len(h)+podNameSuffix > maxNameLength {
 			errs = append(errs, invalid(rolePath(i, ".name"), r.Name, "pod name "+strconv.Quote(h+"-xxxxx")+" must be at most 63 characters"))
 		}
 	}
@@ -195,12 +196,12 @@ func validateNames(errs Errors, group string, r *Role, i int) Errors {
 
 func validateFailurePolicy(errs Errors, p *FailurePolicy) Errors {
 	if p.MaxRestarts < 0 {
-		errs = append(errs, &FieldError{Type: fielderr.Invalid, Field: "failurePolicy.maxRestarts", BadValue: p.MaxRestarts, Detail: "must be greater than or equal to 0", Origin: "minimum"})
+		errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: "failurePolicy.maxRestarts", BadValue: p.MaxRestarts, Detail: "must be greater than or equal to 0", Origin: "minimum"})
 	}
 	switch p.RestartStrategy {
 	case "", Recreate, BlockingRecreate, InPlaceRestart:
 	default:
-		errs = append(errs, fielderr.NotSupportedValue("failurePolicy.restartStrategy", p.RestartStrategy, ValidRestartStrategy))
+		errs = append(errs, fieldcheck.NotSupportedValue("failurePolicy.restartStrategy", p.RestartStrategy, validRestartStrategy))
 	}
 	names := map[string]bool{}
 	for i := range p.Rules {
@@ -210,33 +211,34 @@ func validateFailurePolicy(errs Errors, p *FailurePolicy) Errors {
 			name = "failurePolicyRule" + strconv.Itoa(i)
 		}
 		switch {
-		case len(name) > MaxRuleNameLength:
-			errs = append(errs, &FieldError{Type: fielderr.TooLong, Field: rulePath(i) + ".name", BadValue: name, Max: MaxRuleNameLength, Detail: "may not be more than 128 bytes"})
+		case len(name) > maxRuleNameLength:
+			errs = append(errs, &fielderr.Error{Type: fielderr.TooLong, Field: rulePath(i) + ".name", BadValue: name, Max: maxRuleNameLength, Detail: "may not be more than 128 bytes"})
 		case !ruleName.MatchString(name):
 			errs = append(errs, invalid(rulePath(i)+".name", name, "must match "+ruleName.String()))
 		}
 		if names[name] {
-			errs = append(errs, &FieldError{Type: fielderr.Duplicate, Field: rulePath(i) + ".name", BadValue: name})
+			errs = append(errs, &fielderr.Error{Type: fielderr.Duplicate, Field: rulePath(i) + ".name", BadValue: name})
 		}
 		names[name] = true
 		switch r.Action {
 		case FailJobSet, RestartJobSet, RestartJobSetAndIgnoreMaxRestarts, RestartJob, RestartJobAndIgnoreMaxRestarts:
 		case "":
-			errs = append(errs, &FieldError{Type: fielderr.Required, Field: rulePath(i) + ".action"})
+			errs = append(errs, &fielderr.Error{Type: fielderr.Required, Field: rulePath(i) + ".action"})
 		default:
-			errs = append(errs, fielderr.NotSupportedValue(rulePath(i)+".action", r.Action, ValidActions))
+			errs = append(errs, fieldcheck.NotSupportedValue(rulePath(i)+".action", r.Action, validActions))
 		}
-		errs = uniqueStrings(errs, rulePath(i)+".onJobFailureReasons", r.OnJobFailureReasons, func(f, s string) *FieldError {
-			for _, v := range ValidJobFailureReason {
+		errs = uniqueStrings(errs, rulePath(i)+".onJobFailureReasons", r.OnJobFailureReasons, func(j int, s string) *fielderr.Error {
+			f := rulePath(i) + ".onJobFailureReasons[" + strconv.Itoa(j) + "]"
+			for _, v := range validJobFailureReason {
 				if s == v {
 					return nil
 				}
 			}
-			return fielderr.NotSupportedValue(f, s, ValidJobFailureReason)
+			return fieldcheck.NotSupportedValue(f, s, validJobFailureReason)
 		})
-		errs = uniqueStrings(errs, rulePath(i)+".onJobFailureMessagePatterns", r.OnJobFailureMessagePatterns, func(f, s string) *FieldError {
+		errs = uniqueStrings(errs, rulePath(i)+".onJobFailureMessagePatterns", r.OnJobFailureMessagePatterns, func(j int, s string) *fielderr.Error {
 			if _, err := regexp.Compile(s); err != nil {
-				return invalid(f, s, "must be a valid RE2 regular expression: "+err.Error())
+				return patternError(i, j, s, err)
 			}
 			return nil
 		})
@@ -244,16 +246,17 @@ func validateFailurePolicy(errs Errors, p *FailurePolicy) Errors {
 	return errs
 }
 
-// uniqueStrings checks each item with check and reports repeated items.
-func uniqueStrings(errs Errors, field string, items []string, check func(field, item string) *FieldError) Errors {
+// uniqueStrings checks each item (by position) with check and reports repeated
+// items.
+func uniqueStrings(errs Errors, field string, items []string, check func(j int, item string) *fielderr.Error) Errors {
 	for j, s := range items {
 		f := field + "[" + strconv.Itoa(j) + "]"
-		if e := check(f, s); e != nil {
+		if e := check(j, s); e != nil {
 			errs = append(errs, e)
 		}
 		for _, prev := range items[:j] {
 			if prev == s {
-				errs = append(errs, &FieldError{Type: fielderr.Duplicate, Field: f, BadValue: s})
+				errs = append(errs, &fielderr.Error{Type: fielderr.Duplicate, Field: f, BadValue: s})
 				break
 			}
 		}
@@ -262,8 +265,8 @@ func uniqueStrings(errs Errors, field string, items []string, check func(field, 
 }
 
 func validateManagedBy(errs Errors, v string) Errors {
-	if len(v) > MaxManagedByLength {
-		return append(errs, &FieldError{Type: fielderr.TooLong, Field: "managedBy", BadValue: v, Max: MaxManagedByLength, Detail: "may not be more than 63 bytes"})
+	if len(v) > maxManagedByLength {
+		return append(errs, &fielderr.Error{Type: fielderr.TooLong, Field: "managedBy", BadValue: v, Max: maxManagedByLength, Detail: "may not be more than 63 bytes"})
 	}
 	domain, path, ok := strings.Cut(v, "/")
 	if !ok || !subdomain.MatchString(domain) || len(domain) > 253 || !httpPath.MatchString(path) {

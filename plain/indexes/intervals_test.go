@@ -39,7 +39,7 @@ func requireCanonical(t testing.TB, ivs Intervals) {
 }
 
 func TestParse(t *testing.T) {
-	outOfRange := func(limit string) string { return ReasonOutOfRange + ": must be below " + limit }
+	outOfRange := func(limit string) string { return reasonOutOfRange + ": must be below " + limit }
 	cases := []struct {
 		name      string
 		in        string
@@ -59,35 +59,35 @@ func TestParse(t *testing.T) {
 		{name: "limit above int32 means no limit", in: "100", limit: math.MaxInt64, want: iv(100, 100)},
 		{
 			name: "not a number", in: "1,x,3", limit: NoLimit, want: iv(1, 1, 3, 3),
-			wantParts: []PartError{{Part: "x", Position: 1, Reason: ReasonNotNumber}},
+			wantParts: []PartError{{Part: "x", Position: 1, Reason: reasonNotNumber}},
 		},
 		{
 			name: "negative", in: "-1", limit: NoLimit, want: nil,
-			wantParts: []PartError{{Part: "-1", Position: 0, Reason: ReasonNotNumber}},
+			wantParts: []PartError{{Part: "-1", Position: 0, Reason: reasonNotNumber}},
 		},
 		{
 			name: "decreasing range", in: "5-3,8", limit: NoLimit, want: iv(8, 8),
-			wantParts: []PartError{{Part: "5-3", Position: 0, Reason: ReasonDecreasing}},
+			wantParts: []PartError{{Part: "5-3", Position: 0, Reason: reasonDecreasing}},
 		},
 		{
 			name: "overlapping ranges are merged", in: "1-5,3-7", limit: NoLimit, want: iv(1, 7),
-			wantParts: []PartError{{Part: "3-7", Position: 1, Reason: ReasonOverlapping}},
+			wantParts: []PartError{{Part: "3-7", Position: 1, Reason: reasonOverlapping}},
 		},
 		{
 			name: "repeated index", in: "1,1", limit: NoLimit, want: iv(1, 1),
-			wantParts: []PartError{{Part: "1", Position: 1, Reason: ReasonOverlapping}},
+			wantParts: []PartError{{Part: "1", Position: 1, Reason: reasonOverlapping}},
 		},
 		{
 			name: "contained in previous", in: "1-5,3", limit: NoLimit, want: iv(1, 5),
-			wantParts: []PartError{{Part: "3", Position: 1, Reason: ReasonOverlapping}},
+			wantParts: []PartError{{Part: "3", Position: 1, Reason: reasonOverlapping}},
 		},
 		{
 			name: "out of order is kept", in: "3,1,5", limit: NoLimit, want: iv(1, 1, 3, 3, 5, 5),
-			wantParts: []PartError{{Part: "1", Position: 1, Reason: ReasonOutOfOrder}},
+			wantParts: []PartError{{Part: "1", Position: 1, Reason: reasonOutOfOrder}},
 		},
 		{
 			name: "out of order adjacent merges", in: "3,2", limit: NoLimit, want: iv(2, 3),
-			wantParts: []PartError{{Part: "2", Position: 1, Reason: ReasonOutOfOrder}},
+			wantParts: []PartError{{Part: "2", Position: 1, Reason: reasonOutOfOrder}},
 		},
 		{
 			name: "out of range index dropped", in: "1,7", limit: 5, want: iv(1, 1),
@@ -103,59 +103,59 @@ func TestParse(t *testing.T) {
 		},
 		{
 			name: "empty piece", in: "1,,2", limit: NoLimit, want: iv(1, 2),
-			wantParts: []PartError{{Part: "", Position: 1, Reason: ReasonEmpty}},
+			wantParts: []PartError{{Part: "", Position: 1, Reason: reasonEmpty}},
 		},
 		{
 			name: "trailing comma", in: "1,", limit: NoLimit, want: iv(1, 1),
-			wantParts: []PartError{{Part: "", Position: 1, Reason: ReasonEmpty}},
+			wantParts: []PartError{{Part: "", Position: 1, Reason: reasonEmpty}},
 		},
 		{
 			name: "leading comma", in: ",1", limit: NoLimit, want: iv(1, 1),
-			wantParts: []PartError{{Part: "", Position: 0, Reason: ReasonEmpty}},
+			wantParts: []PartError{{Part: "", Position: 0, Reason: reasonEmpty}},
 		},
 		{
 			name: "only a comma", in: ",", limit: NoLimit, want: nil,
-			wantParts: []PartError{{Part: "", Position: 0, Reason: ReasonEmpty}, {Part: "", Position: 1, Reason: ReasonEmpty}},
+			wantParts: []PartError{{Part: "", Position: 0, Reason: reasonEmpty}, {Part: "", Position: 1, Reason: reasonEmpty}},
 		},
 		{
 			name: "three dashes", in: "1-2-3", limit: NoLimit, want: nil,
-			wantParts: []PartError{{Part: "1-2-3", Position: 0, Reason: ReasonTooManyDash}},
+			wantParts: []PartError{{Part: "1-2-3", Position: 0, Reason: reasonTooManyDash}},
 		},
 		{
 			name: "spaces", in: " 1,2 ,3 - 4", limit: NoLimit, want: nil,
 			wantParts: []PartError{
-				{Part: " 1", Position: 0, Reason: ReasonNotNumber},
-				{Part: "2 ", Position: 1, Reason: ReasonNotNumber},
-				{Part: "3 - 4", Position: 2, Reason: ReasonNotNumber},
+				{Part: " 1", Position: 0, Reason: reasonNotNumber},
+				{Part: "2 ", Position: 1, Reason: reasonNotNumber},
+				{Part: "3 - 4", Position: 2, Reason: reasonNotNumber},
 			},
 		},
 		{
 			name: "plus sign", in: "+1,2-+3", limit: NoLimit, want: nil,
 			wantParts: []PartError{
-				{Part: "+1", Position: 0, Reason: ReasonNotNumber},
-				{Part: "2-+3", Position: 1, Reason: ReasonNotNumber},
+				{Part: "+1", Position: 0, Reason: reasonNotNumber},
+				{Part: "2-+3", Position: 1, Reason: reasonNotNumber},
 			},
 		},
 		{
 			name: "huge numbers", in: "99999999999,2147483648,1-2147483648,0", limit: NoLimit, want: iv(0, 0),
 			wantParts: []PartError{
-				{Part: "99999999999", Position: 0, Reason: ReasonNotNumber},
-				{Part: "2147483648", Position: 1, Reason: ReasonNotNumber},
-				{Part: "1-2147483648", Position: 2, Reason: ReasonNotNumber},
+				{Part: "99999999999", Position: 0, Reason: reasonNotNumber},
+				{Part: "2147483648", Position: 1, Reason: reasonNotNumber},
+				{Part: "1-2147483648", Position: 2, Reason: reasonNotNumber},
 			},
 		},
 		{
 			name: "missing range ends", in: "1-,-", limit: NoLimit, want: nil,
 			wantParts: []PartError{
-				{Part: "1-", Position: 0, Reason: ReasonNotNumber},
-				{Part: "-", Position: 1, Reason: ReasonNotNumber},
+				{Part: "1-", Position: 0, Reason: reasonNotNumber},
+				{Part: "-", Position: 1, Reason: reasonNotNumber},
 			},
 		},
 		{
 			name: "hex and unicode digits", in: "0x1,١", limit: NoLimit, want: nil,
 			wantParts: []PartError{
-				{Part: "0x1", Position: 0, Reason: ReasonNotNumber},
-				{Part: "١", Position: 1, Reason: ReasonNotNumber},
+				{Part: "0x1", Position: 0, Reason: reasonNotNumber},
+				{Part: "١", Position: 1, Reason: reasonNotNumber},
 			},
 		},
 	}

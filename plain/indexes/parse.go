@@ -14,7 +14,8 @@ type PartError struct {
 	Part string
 	// Position is the 0-based position of the part among the comma-separated parts.
 	Position int
-	// Reason says what is wrong with the part.
+	// Reason says in words what is wrong with the part; errors.Is with
+	// [ErrOutOfRange], [ErrUnordered] or [ErrSyntax] tells the kinds apart.
 	Reason string
 }
 
@@ -27,9 +28,9 @@ func (e PartError) Error() string {
 // [ErrSyntax], so that errors.Is tells them apart through a *ParseError.
 func (e PartError) Unwrap() error {
 	switch {
-	case strings.HasPrefix(e.Reason, ReasonOutOfRange):
+	case strings.HasPrefix(e.Reason, reasonOutOfRange):
 		return ErrOutOfRange
-	case e.Reason == ReasonOutOfOrder || e.Reason == ReasonOverlapping:
+	case e.Reason == reasonOutOfOrder || e.Reason == reasonOverlapping:
 		return ErrUnordered
 	}
 	return ErrSyntax
@@ -93,15 +94,16 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// Reasons used in PartError.Reason.
+// Reasons used in PartError.Reason; callers match the error classes above
+// instead.
 const (
-	ReasonEmpty       = "empty part"
-	ReasonNotNumber   = "not a non-negative decimal number"
-	ReasonDecreasing  = "range end is lower than its start"
-	ReasonOutOfRange  = "index out of range"
-	ReasonOutOfOrder  = "not in increasing order"
-	ReasonOverlapping = "overlaps the previous part"
-	ReasonTooManyDash = "more than two parts separated by '-'"
+	reasonEmpty       = "empty part"
+	reasonNotNumber   = "not a non-negative decimal number"
+	reasonDecreasing  = "range end is lower than its start"
+	reasonOutOfRange  = "index out of range"
+	reasonOutOfOrder  = "not in increasing order"
+	reasonOverlapping = "overlaps the previous part"
+	reasonTooManyDash = "more than two parts separated by '-'"
 )
 
 // Parse reads the status form of an index set ("1,3-5,7"), as written in
@@ -148,16 +150,16 @@ func Parse(s string, limit int) (Intervals, error) {
 			continue
 		}
 		if iv.Last >= limit {
-			errs = append(errs, PartError{Part: part, Position: pos, Reason: fmt.Sprintf("%s: must be below %d", ReasonOutOfRange, limit)})
+			errs = append(errs, PartError{Part: part, Position: pos, Reason: fmt.Sprintf("%s: must be below %d", reasonOutOfRange, limit)})
 			if iv.First >= limit {
 				continue
 			}
 			iv.Last = limit - 1
 		}
 		if iv.First <= prevLast {
-			reason := ReasonOutOfOrder
+			reason := reasonOutOfOrder
 			if iv.Last >= prevLast || (len(out) > 0 && iv.First >= out[len(out)-1].First) {
-				reason = ReasonOverlapping
+				reason = reasonOverlapping
 			}
 			errs = append(errs, PartError{Part: part, Position: pos, Reason: reason})
 			unsorted = append(unsorted, iv)
@@ -186,25 +188,25 @@ func Parse(s string, limit int) (Intervals, error) {
 
 func parsePart(part string) (Interval, string) {
 	if part == "" {
-		return Interval{}, ReasonEmpty
+		return Interval{}, reasonEmpty
 	}
 	first, last, isRange := strings.Cut(part, "-")
 	if isRange && strings.Contains(last, "-") {
-		return Interval{}, ReasonTooManyDash
+		return Interval{}, reasonTooManyDash
 	}
 	a, ok := parseIndex(first)
 	if !ok {
-		return Interval{}, ReasonNotNumber
+		return Interval{}, reasonNotNumber
 	}
 	if !isRange {
 		return Interval{First: a, Last: a}, ""
 	}
 	b, ok := parseIndex(last)
 	if !ok {
-		return Interval{}, ReasonNotNumber
+		return Interval{}, reasonNotNumber
 	}
 	if b < a {
-		return Interval{}, ReasonDecreasing
+		return Interval{}, reasonDecreasing
 	}
 	return Interval{First: a, Last: b}, ""
 }

@@ -24,9 +24,9 @@ func maximalPolicy() *pfp.Policy {
 			rules = append(rules, exitRule(pfp.ActionFailIndex, pfp.OpIn, "main", values...))
 			continue
 		}
-		ps := make([]pfp.ConditionPattern, pfp.MaxConditionPatterns)
+		ps := make([]pfp.Condition, pfp.MaxConditionPatterns)
 		for j := range ps {
-			ps[j] = pfp.ConditionPattern{Type: fmt.Sprintf("example.com/Condition-%d", j), Status: pfp.StatusFalse}
+			ps[j] = pfp.Condition{Type: fmt.Sprintf("example.com/Condition-%d", j), Status: pfp.StatusFalse}
 		}
 		rules = append(rules, condRule(pfp.ActionIgnore, ps...))
 	}
@@ -57,7 +57,7 @@ func BenchmarkMatch(b *testing.B) {
 // sync of a job with n failed pods.
 func BenchmarkMatchMany(b *testing.B) {
 	p := &pfp.Policy{Rules: []pfp.Rule{
-		condRule(pfp.ActionIgnore, pfp.ConditionPattern{Type: "DisruptionTarget"}),
+		condRule(pfp.ActionIgnore, pfp.Condition{Type: "DisruptionTarget"}),
 		exitRule(pfp.ActionFailJob, pfp.OpIn, "task", 42),
 	}}
 	for _, n := range []int{10, 1000, 100000} {

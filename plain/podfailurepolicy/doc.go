@@ -15,8 +15,8 @@
 //	// r.Action == ActionFailJob, r.Message == "Container task failed with exit code 42 matching FailJob rule at index 0"
 //
 // [Validate] checks a policy, given the container names of the pod template and
-// whether a per-index backoff limit is set ([Context]), and returns every
-// [*FieldError] with the API server's types, field names and messages.
+// whether a per-index backoff limit is set ([Context]), and returns every error
+// (a *fielderr.Error each) with the API server's types, field names and messages.
 // Package github.com/jobkit/jobkit/podfailurepolicy reads the same from Jobs and
 // pods, converts them, and calls this package: the rules are written once, here.
 //
@@ -31,14 +31,13 @@
 //     code.
 //   - onPodConditions compares type and status; an empty pattern status means True.
 //   - The condition type is checked as the API server checks a label key
-//     ([ConditionTypeErrors], written with the standard library, in the messages
-//     of Kubernetes 1.37).
+//     (written with the standard library, in the messages of Kubernetes 1.37).
 //
 // # Invariants
 //
-// Nothing modifies its arguments. When Result.Matched is false, Result is
-// [NoMatch]: RuleIndex is -1, Action is empty and the failure counts. When it is
-// true, Action is a known action equal to that of policy.Rules[RuleIndex].
+// Nothing modifies its arguments. When Result.Matched is false, RuleIndex is -1,
+// Action and Message are empty and the failure counts. When it is true, Action is
+// a known action equal to that of policy.Rules[RuleIndex].
 //
 // # Cost
 //

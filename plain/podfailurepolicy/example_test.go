@@ -10,7 +10,7 @@ import (
 func ExampleMatch() {
 	task := "task"
 	policy := &pfp.Policy{Rules: []pfp.Rule{
-		{Action: pfp.ActionIgnore, OnPodConditions: []pfp.ConditionPattern{{Type: "DisruptionTarget"}}},
+		{Action: pfp.ActionIgnore, OnPodConditions: []pfp.Condition{{Type: "DisruptionTarget"}}},
 		{Action: pfp.ActionFailJob, OnExitCodes: &pfp.ExitCodes{ContainerName: &task, Operator: pfp.OpIn, Values: []int32{42}}},
 	}}
 	for _, code := range []int32{42, 1} {
@@ -34,8 +34,14 @@ func ExampleValidate() {
 	// rules[0].onExitCodes.values: Invalid value: []int32{3, 1}: must be ordered
 }
 
-func ExampleConditionTypeErrors() {
-	fmt.Println(pfp.ConditionTypeErrors("example.com/Preempted"), pfp.ConditionTypeErrors("/Preempted"))
+// A condition type is checked as the API server checks a label key.
+func ExampleValidate_conditionType() {
+	policy := &pfp.Policy{Rules: []pfp.Rule{{Action: pfp.ActionIgnore, OnPodConditions: []pfp.Condition{
+		{Type: "example.com/Preempted"}, {Type: "/Preempted"},
+	}}}}
+	for _, err := range pfp.Validate(policy, pfp.Context{}) {
+		fmt.Println(err)
+	}
 	// Output:
-	// [] [prefix part must be non-empty]
+	// rules[0].onPodConditions[1].type: Invalid value: "/Preempted": prefix part must be non-empty
 }

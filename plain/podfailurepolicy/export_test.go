@@ -3,5 +3,8 @@ package podfailurepolicy
 // IsPlainLabelKeyForTest is isPlainLabelKey, for the fuzz target.
 var IsPlainLabelKeyForTest = isPlainLabelKey
 
-// ConditionTypeErrorsSlowForTest is ConditionTypeErrors without the fast path.
+// ConditionTypeErrorsForTest is conditionTypeErrors, for the fuzz target.
+var ConditionTypeErrorsForTest = conditionTypeErrors
+
+// ConditionTypeErrorsSlowForTest is conditionTypeErrors without the fast path.
 var ConditionTypeErrorsSlowForTest = labelKeyErrorsSlow

@@ -26,16 +26,16 @@ var (
 	subdomainRegexp = regexp.MustCompile("^" + subdomainFmt + "$")
 )
 
-// ConditionTypeErrors returns why s is not a valid condition type (a label key), in
+// conditionTypeErrors returns why s is not a valid condition type (a label key), in
 // the API server's words, or nil when it is one.
-func ConditionTypeErrors(s string) []string {
+func conditionTypeErrors(s string) []string {
 	if isPlainLabelKey(s) {
 		return nil
 	}
 	return labelKeyErrorsSlow(s)
 }
 
-// labelKeyErrorsSlow is ConditionTypeErrors by the regular expressions alone.
+// labelKeyErrorsSlow is conditionTypeErrors by the regular expressions alone.
 func labelKeyErrorsSlow(s string) []string {
 	var errs []string
 	name := s

@@ -23,14 +23,15 @@ type Result struct {
 	Message string
 }
 
-// NoMatch is the Result of a failure that no rule claims: it counts.
-var NoMatch = Result{RuleIndex: -1, CountsTowardBackoff: true}
+// noMatch is the Result of a failure that no rule claims: it counts.
+var noMatch = Result{RuleIndex: -1, CountsTowardBackoff: true}
 
 // Match finds the first rule of policy that matches the failure and returns how
 // the failure is handled. Rules are tried in order. A rule whose action this
 // package does not know is skipped, as the API asks clients to do, so a newer
 // policy still works with the rules it understands. A nil policy, or a failure no
-// rule matches, gives [NoMatch].
+// rule matches, gives Result{RuleIndex: -1, CountsTowardBackoff: true}:
+// the failure counts.
 //
 // onExitCodes looks at the containers with a non-zero exit code, the regular
 // containers first and then the init containers, and matches the first one that
@@ -42,7 +43,7 @@ var NoMatch = Result{RuleIndex: -1, CountsTowardBackoff: true}
 // then only the message.
 func Match(policy *Policy, f *Failure) Result {
 	if policy == nil || f == nil {
-		return NoMatch
+		return noMatch
 	}
 	var r Result
 	for i := range policy.Rules {
@@ -50,7 +51,7 @@ func Match(policy *Policy, f *Failure) Result {
 			return r
 		}
 	}
-	return NoMatch
+	return noMatch
 }
 
 // MatchRule reports whether rule, at position index of its policy, matches the
@@ -62,7 +63,7 @@ func MatchRule(rule *Rule, index int, f *Failure) (Result, bool) {
 	if matchRule(rule, index, f, &r) {
 		return r, true
 	}
-	return NoMatch, false
+	return noMatch, false
 }
 
 // matchRule is MatchRule writing the Result of a match to r (and nothing
@@ -151,7 +152,7 @@ func exitCodeSatisfies(code int32, req *ExitCodes) bool {
 	return !in
 }
 
-func matchConditions(conditions []Condition, patterns []ConditionPattern) *Condition {
+func matchConditions(conditions []Condition, patterns []Condition) *Condition {
 	for i := range conditions {
 		c := &conditions[i]
 		for j := range patterns {

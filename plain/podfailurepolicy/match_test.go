@@ -17,7 +17,10 @@ func exitRule(action pfp.Action, op pfp.Operator, container string, values ...in
 	return pfp.Rule{Action: action, OnExitCodes: ec}
 }
 
-func condRule(action pfp.Action, patterns ...pfp.ConditionPattern) pfp.Rule {
+// noMatch is the documented Result of a failure no rule claims: it counts.
+var noMatch = pfp.Result{RuleIndex: -1, CountsTowardBackoff: true}
+
+func condRule(action pfp.Action, patterns ...pfp.Condition) pfp.Rule {
 	return pfp.Rule{Action: action, OnPodConditions: patterns}
 }
 
@@ -29,8 +32,8 @@ func TestMatch(t *testing.T) {
 		failure *pfp.Failure
 		want    pfp.Result
 	}{
-		{name: "nil policy", failure: &task42, want: pfp.NoMatch},
-		{name: "nil failure", policy: &pfp.Policy{Rules: []pfp.Rule{exitRule(pfp.ActionFailJob, pfp.OpIn, "", 42)}}, want: pfp.NoMatch},
+		{name: "nil policy", failure: &task42, want: noMatch},
+		{name: "nil failure", policy: &pfp.Policy{Rules: []pfp.Rule{exitRule(pfp.ActionFailJob, pfp.OpIn, "", 42)}}, want: noMatch},
 		{
 			name:    "exit code without a pod: the message names no pod",
 			policy:  &pfp.Policy{Rules: []pfp.Rule{exitRule(pfp.ActionFailJob, pfp.OpIn, "task", 42)}},
@@ -71,26 +74,26 @@ func TestMatch(t *testing.T) {
 			name:    "a zero exit code never matches, not even NotIn",
 			policy:  &pfp.Policy{Rules: []pfp.Rule{exitRule(pfp.ActionFailJob, pfp.OpNotIn, "", 1)}},
 			failure: &pfp.Failure{Containers: []pfp.Container{{Name: "task"}}},
-			want:    pfp.NoMatch,
+			want:    noMatch,
 		},
 		{
 			name:    "unknown action and operator are skipped",
 			policy:  &pfp.Policy{Rules: []pfp.Rule{exitRule("Retry", pfp.OpIn, "", 42), exitRule(pfp.ActionFailJob, "Between", "", 42)}},
 			failure: &task42,
-			want:    pfp.NoMatch,
+			want:    noMatch,
 		},
 		{
 			name: "condition, empty pattern status means True",
 			policy: &pfp.Policy{Rules: []pfp.Rule{
-				condRule(pfp.ActionFailJob, pfp.ConditionPattern{Type: "Ready", Status: pfp.StatusFalse}),
-				condRule(pfp.ActionIgnore, pfp.ConditionPattern{Type: "DisruptionTarget"})}},
+				condRule(pfp.ActionFailJob, pfp.Condition{Type: "Ready", Status: pfp.StatusFalse}),
+				condRule(pfp.ActionIgnore, pfp.Condition{Type: "DisruptionTarget"})}},
 			failure: &pfp.Failure{Conditions: []pfp.Condition{{Type: "Ready", Status: pfp.StatusTrue}, {Type: "DisruptionTarget", Status: pfp.StatusTrue}}},
 			want: pfp.Result{Matched: true, Action: pfp.ActionIgnore, RuleIndex: 1,
 				Message: "Condition DisruptionTarget matching Ignore rule at index 1"},
 		},
 		{
 			name:    "condition of a named pod",
-			policy:  &pfp.Policy{Rules: []pfp.Rule{condRule(pfp.ActionFailJob, pfp.ConditionPattern{Type: "DisruptionTarget", Status: pfp.StatusTrue})}},
+			policy:  &pfp.Policy{Rules: []pfp.Rule{condRule(pfp.ActionFailJob, pfp.Condition{Type: "DisruptionTarget", Status: pfp.StatusTrue})}},
 			failure: &pfp.Failure{Namespace: "ns", Name: "p", Conditions: []pfp.Condition{{Type: "DisruptionTarget", Status: pfp.StatusTrue}}},
 			want: pfp.Result{Matched: true, Action: pfp.ActionFailJob, CountsTowardBackoff: true,
 				Message: "Pod ns/p has condition DisruptionTarget matching FailJob rule at index 0"},

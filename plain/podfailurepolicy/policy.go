@@ -52,9 +52,11 @@ type Rule struct {
 	Action Action
 	// OnExitCodes matches the exit codes of terminated containers.
 	OnExitCodes *ExitCodes
-	// OnPodConditions matches the pod's conditions; an empty list counts as
-	// absent.
-	OnPodConditions []ConditionPattern
+	// OnPodConditions are patterns of the pod's conditions (onPodConditions),
+	// any of which must match; an empty list counts as absent. A pattern's
+	// Type is a label key such as "DisruptionTarget"; its Status "" means
+	// StatusTrue, as API defaulting sets it.
+	OnPodConditions []Condition
 }
 
 // ExitCodes is a rule's requirement on exit codes.
@@ -69,15 +71,6 @@ type ExitCodes struct {
 	Values []int32
 }
 
-// ConditionPattern is a rule's requirement on a pod condition.
-type ConditionPattern struct {
-	// Type is the condition type, a label key such as "DisruptionTarget".
-	Type string
-	// Status is the status the condition must have; "" means StatusTrue, as API
-	// defaulting sets it.
-	Status ConditionStatus
-}
-
 // Container is a terminated container of a failed pod.
 type Container struct {
 	// Name is the container's name.
@@ -88,7 +81,10 @@ type Container struct {
 	ExitCode int32
 }
 
-// Condition is a condition of a failed pod.
+// Condition is a pod condition: one of a failed pod's ([Failure].Conditions), or
+// a pattern of a rule ([Rule].OnPodConditions), which a pod's condition matches
+// when both its Type and its Status are equal (a pattern's empty Status meaning
+// StatusTrue).
 type Condition struct {
 	// Type is the condition type.
 	Type string

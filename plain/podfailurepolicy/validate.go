@@ -5,7 +5,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/jobkit/jobkit/plain/internal/fielderr"
+	"github.com/jobkit/jobkit/plain/fielderr"
+	"github.com/jobkit/jobkit/plain/internal/fieldcheck"
 )
 
 // Limits the API server enforces on a pod failure policy.
@@ -18,48 +19,30 @@ const (
 	MaxConditionPatterns = 20
 )
 
-// The valid values in the order the API server lists them (sorted).
+// The valid values in the order the API server lists them (sorted); a
+// fielderr.Error of type fielderr.NotSupported carries them in Supported.
 var (
-	// ValidActions are the actions Validate accepts.
-	ValidActions = []Action{ActionCount, ActionFailIndex, ActionFailJob, ActionIgnore}
-	// ValidOperators are the operators Validate accepts.
-	ValidOperators = []Operator{OpIn, OpNotIn}
-	// ValidStatuses are the pattern statuses Validate accepts (and "", meaning True).
-	ValidStatuses = []ConditionStatus{StatusFalse, StatusTrue, StatusUnknown}
+	// validActions are the actions Validate accepts.
+	validActions = []Action{ActionCount, ActionFailIndex, ActionFailJob, ActionIgnore}
+	// validOperators are the operators Validate accepts.
+	validOperators = []Operator{OpIn, OpNotIn}
+	// validStatuses are the pattern statuses Validate accepts (and "", meaning True).
+	validStatuses = []ConditionStatus{StatusFalse, StatusTrue, StatusUnknown}
 
-	actionRequired   = fmt.Sprintf("valid values: %q", ValidActions)
-	operatorRequired = fmt.Sprintf("valid values: %q", ValidOperators)
+	actionRequired   = fmt.Sprintf("valid values: %q", validActions)
+	operatorRequired = fmt.Sprintf("valid values: %q", validOperators)
 )
 
-// ErrorType is the kind of a [FieldError], named as the API server names them.
-type ErrorType = fielderr.Type
+// Errors is every error Validate found, in the API server's order. Each is a
+// [fielderr.Error]: its Type, the Field from the policy in the API's names
+// ("rules[0].onExitCodes.values[2]"; a whole rule is "rules[0]"), the BadValue typed
+// as in the policy (Action, Operator, ConditionStatus, int32, []int32, string; the
+// length of a list for fielderr.TooMany; nil for a whole rule), the Detail in the
+// API server's words, the Supported values (fielderr.NotSupported) and the Max
+// length (fielderr.TooMany).
+type Errors []*fielderr.Error
 
-// The error types Validate reports.
-const (
-	// ErrorRequired: a required field is empty.
-	ErrorRequired = fielderr.Required
-	// ErrorInvalid: the value breaks a rule that Detail states.
-	ErrorInvalid = fielderr.Invalid
-	// ErrorNotSupported: the value is not one of FieldError.Supported.
-	ErrorNotSupported = fielderr.NotSupported
-	// ErrorTooMany: a list is longer than FieldError.Max.
-	ErrorTooMany = fielderr.TooMany
-	// ErrorDuplicate: a value repeats an earlier one.
-	ErrorDuplicate = fielderr.Duplicate
-)
-
-// FieldError is one rule of the API server that a policy breaks: its Type, the
-// Field from the policy in the API's names ("rules[0].onExitCodes.values[2]"; a
-// whole rule is "rules[0]"), the BadValue typed as in the policy (Action, Operator,
-// ConditionStatus, int32, []int32, string; the length of a list for ErrorTooMany;
-// nil for a whole rule), the Detail in the API server's words, the Supported values
-// (ErrorNotSupported) and the Max length (ErrorTooMany).
-type FieldError = fielderr.Error
-
-// Errors is every error Validate found, in the API server's order.
-type Errors []*FieldError
-
-func (es Errors) Error() string { return fielderr.Join("podfailurepolicy", es) }
+func (es Errors) Error() string { return fieldcheck.Join("podfailurepolicy", es) }
 
 // Context is what Validate needs to know of the job beyond its policy.
 type Context struct {
@@ -88,7 +71,7 @@ func Validate(policy *Policy, c Context) Errors {
 	}
 	var errs Errors
 	if len(policy.Rules) > MaxRules {
-		errs = append(errs, fielderr.TooManyItems("rules", len(policy.Rules), MaxRules))
+		errs = append(errs, fieldcheck.TooManyItems("rules", len(policy.Rules), MaxRules))
 	}
 	for i := range policy.Rules {
 		errs = validateRule(errs, c, &policy.Rules[i], i)
@@ -114,15 +97,15 @@ func index(j int) string { return "[" + strconv.Itoa(j) + "]" }
 func validateRule(errs Errors, c Context, rule *Rule, i int) Errors {
 	switch rule.Action {
 	case "":
-		errs = append(errs, &FieldError{Type: ErrorRequired, Field: rulePath(i, "action"), Detail: actionRequired})
+		errs = append(errs, &fielderr.Error{Type: fielderr.Required, Field: rulePath(i, "action"), Detail: actionRequired})
 	case ActionFailIndex:
 		if !c.PerIndexBackoff {
-			errs = append(errs, &FieldError{Type: ErrorInvalid, Field: rulePath(i, "action"), BadValue: rule.Action,
+			errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: rulePath(i, "action"), BadValue: rule.Action,
 				Detail: "requires the backoffLimitPerIndex to be set"})
 		}
 	case ActionFailJob, ActionIgnore, ActionCount:
 	default:
-		errs = append(errs, fielderr.NotSupportedValue(rulePath(i, "action"), rule.Action, ValidActions))
+		errs = append(errs, fieldcheck.NotSupportedValue(rulePath(i, "action"), rule.Action, validActions))
 	}
 
 	hasExitCodes := rule.OnExitCodes != nil
@@ -136,9 +119,9 @@ func validateRule(errs Errors, c Context, rule *Rule, i int) Errors {
 	}
 	switch {
 	case hasExitCodes && hasConditions:
-		errs = append(errs, &FieldError{Type: ErrorInvalid, Field: rulePath(i), Detail: "specifying both OnExitCodes and OnPodConditions is not supported"})
+		errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: rulePath(i), Detail: "specifying both OnExitCodes and OnPodConditions is not supported"})
 	case !hasExitCodes && !hasConditions:
-		errs = append(errs, &FieldError{Type: ErrorInvalid, Field: rulePath(i), Detail: "specifying one of OnExitCodes and OnPodConditions is required"})
+		errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: rulePath(i), Detail: "specifying one of OnExitCodes and OnPodConditions is required"})
 	}
 	return errs
 }
@@ -146,22 +129,22 @@ func validateRule(errs Errors, c Context, rule *Rule, i int) Errors {
 func validateExitCodes(errs Errors, c Context, req *ExitCodes, i int) Errors {
 	switch req.Operator {
 	case "":
-		errs = append(errs, &FieldError{Type: ErrorRequired, Field: rulePath(i, "onExitCodes", "operator"), Detail: operatorRequired})
+		errs = append(errs, &fielderr.Error{Type: fielderr.Required, Field: rulePath(i, "onExitCodes", "operator"), Detail: operatorRequired})
 	case OpIn, OpNotIn:
 	default:
-		errs = append(errs, fielderr.NotSupportedValue(rulePath(i, "onExitCodes", "operator"), req.Operator, ValidOperators))
+		errs = append(errs, fieldcheck.NotSupportedValue(rulePath(i, "onExitCodes", "operator"), req.Operator, validOperators))
 	}
 	if name := req.ContainerName; name != nil && (c.HasContainer == nil && *name == "" || c.HasContainer != nil && !c.HasContainer(*name)) {
-		errs = append(errs, &FieldError{Type: ErrorInvalid, Field: rulePath(i, "onExitCodes", "containerName"), BadValue: *name,
+		errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: rulePath(i, "onExitCodes", "containerName"), BadValue: *name,
 			Detail: "must be one of the container or initContainer names in the pod template"})
 	}
 
 	values := req.Values
 	if len(values) == 0 {
-		errs = append(errs, &FieldError{Type: ErrorInvalid, Field: rulePath(i, "onExitCodes", "values"), BadValue: values,
+		errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: rulePath(i, "onExitCodes", "values"), BadValue: values,
 			Detail: "at least one value is required"})
 	} else if len(values) > MaxExitCodeValues {
-		errs = append(errs, fielderr.TooManyItems(rulePath(i, "onExitCodes", "values"), len(values), MaxExitCodeValues))
+		errs = append(errs, fieldcheck.TooManyItems(rulePath(i, "onExitCodes", "values"), len(values), MaxExitCodeValues))
 	}
 	// In an ordered list a repeat sits next to its first occurrence, so only an
 	// unordered list needs a set to find the values seen before.
@@ -173,7 +156,7 @@ func validateExitCodes(errs Errors, c Context, req *ExitCodes, i int) Errors {
 	isIn := req.Operator == OpIn
 	for j, v := range values {
 		if isIn && v == 0 {
-			errs = append(errs, &FieldError{Type: ErrorInvalid, Field: rulePath(i, "onExitCodes", "values", index(j)), BadValue: v,
+			errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: rulePath(i, "onExitCodes", "values", index(j)), BadValue: v,
 				Detail: "must not be 0 for the In operator"})
 		}
 		dup := false
@@ -183,28 +166,28 @@ func validateExitCodes(errs Errors, c Context, req *ExitCodes, i int) Errors {
 			seen[v] = struct{}{}
 		}
 		if dup {
-			errs = append(errs, &FieldError{Type: ErrorDuplicate, Field: rulePath(i, "onExitCodes", "values", index(j)), BadValue: v})
+			errs = append(errs, &fielderr.Error{Type: fielderr.Duplicate, Field: rulePath(i, "onExitCodes", "values", index(j)), BadValue: v})
 		}
 	}
 	if !ordered {
-		errs = append(errs, &FieldError{Type: ErrorInvalid, Field: rulePath(i, "onExitCodes", "values"), BadValue: values, Detail: "must be ordered"})
+		errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: rulePath(i, "onExitCodes", "values"), BadValue: values, Detail: "must be ordered"})
 	}
 	return errs
 }
 
-func validateConditions(errs Errors, patterns []ConditionPattern, i int) Errors {
+func validateConditions(errs Errors, patterns []Condition, i int) Errors {
 	if len(patterns) > MaxConditionPatterns {
-		errs = append(errs, fielderr.TooManyItems(rulePath(i, "onPodConditions"), len(patterns), MaxConditionPatterns))
+		errs = append(errs, fieldcheck.TooManyItems(rulePath(i, "onPodConditions"), len(patterns), MaxConditionPatterns))
 	}
 	for j := range patterns {
 		p := &patterns[j]
-		for _, msg := range ConditionTypeErrors(p.Type) {
-			errs = append(errs, &FieldError{Type: ErrorInvalid, Field: rulePath(i, "onPodConditions", index(j), "type"), BadValue: p.Type, Detail: msg})
+		for _, msg := range conditionTypeErrors(p.Type) {
+			errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: rulePath(i, "onPodConditions", index(j), "type"), BadValue: p.Type, Detail: msg})
 		}
 		switch p.Status {
 		case "", StatusTrue, StatusFalse, StatusUnknown:
 		default:
-			errs = append(errs, fielderr.NotSupportedValue(rulePath(i, "onPodConditions", index(j), "status"), p.Status, ValidStatuses))
+			errs = append(errs, fieldcheck.NotSupportedValue(rulePath(i, "onPodConditions", index(j), "status"), p.Status, validStatuses))
 		}
 	}
 	return errs

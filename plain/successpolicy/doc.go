@@ -23,8 +23,8 @@
 //
 // # Validation
 //
-// [Validate] returns the API server's errors for a policy ([*FieldError], with the
-// API's field names, error types and messages): 1 to [MaxRules] rules, a count or a
+// [Validate] returns the API server's errors for a policy (a *fielderr.Error each,
+// with the API's field names, error types and messages): 1 to [MaxRules] rules, a count or a
 // list in every rule, lists at most [MaxSucceededIndexesLength] bytes, strictly
 // increasing and below completions, counts between 0 and both completions and the
 // number of listed indexes. Every error is reported, not just the first. [Compile]

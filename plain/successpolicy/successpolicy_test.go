@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobkit/jobkit/plain/fielderr"
 	"github.com/jobkit/jobkit/plain/indexes"
 	sp "github.com/jobkit/jobkit/plain/successpolicy"
 )
@@ -63,7 +64,7 @@ func TestMatch(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	type want struct {
-		Type     sp.ErrorType
+		Type     fielderr.Type
 		Field    string
 		BadValue any
 	}
@@ -75,22 +76,22 @@ func TestValidate(t *testing.T) {
 	}{
 		{name: "nil", completions: 5},
 		{name: "valid", policy: policy(sp.Rule{SucceededIndexes: listed("0,2-4"), SucceededCount: count(2)}, sp.Rule{SucceededCount: count(5)}), completions: 5},
-		{name: "no rules", policy: policy(), completions: 5, want: []want{{sp.ErrorRequired, "rules", nil}}},
+		{name: "no rules", policy: policy(), completions: 5, want: []want{{fielderr.Required, "rules", nil}}},
 		{name: "too many rules", policy: &sp.Policy{Rules: make([]sp.Rule, sp.MaxRules+1)}, completions: 5,
 			want: func() []want {
-				w := []want{{sp.ErrorTooMany, "rules", sp.MaxRules + 1}}
+				w := []want{{fielderr.TooMany, "rules", sp.MaxRules + 1}}
 				for i := range sp.MaxRules + 1 {
-					w = append(w, want{sp.ErrorRequired, "rules[" + itoa(i) + "]", nil})
+					w = append(w, want{fielderr.Required, "rules[" + itoa(i) + "]", nil})
 				}
 				return w
 			}()},
 		{name: "index too large, count above completions and the list", policy: policy(sp.Rule{SucceededIndexes: listed("0-2,7"), SucceededCount: count(6)}), completions: 5,
-			want: []want{{sp.ErrorInvalid, "rules[0].succeededIndexes", "0-2,7"}, {sp.ErrorInvalid, "rules[0].succeededCount", int32(6)}, {sp.ErrorInvalid, "rules[0].succeededCount", int32(6)}}},
+			want: []want{{fielderr.Invalid, "rules[0].succeededIndexes", "0-2,7"}, {fielderr.Invalid, "rules[0].succeededCount", int32(6)}, {fielderr.Invalid, "rules[0].succeededCount", int32(6)}}},
 		{name: "negative count", policy: policy(sp.Rule{SucceededCount: count(-1)}), completions: 5,
-			want: []want{{sp.ErrorInvalid, "rules[0].succeededCount", int64(-1)}}},
+			want: []want{{fielderr.Invalid, "rules[0].succeededCount", int64(-1)}}},
 		{name: "too long", policy: policy(sp.Rule{SucceededIndexes: listed(strings.Repeat("1", sp.MaxSucceededIndexesLength+1))}), completions: sp.UnknownCompletions,
-			want: []want{{sp.ErrorTooLong, "rules[0].succeededIndexes", strings.Repeat("1", sp.MaxSucceededIndexesLength+1)},
-				{sp.ErrorInvalid, "rules[0].succeededIndexes", strings.Repeat("1", sp.MaxSucceededIndexesLength+1)}}},
+			want: []want{{fielderr.TooLong, "rules[0].succeededIndexes", strings.Repeat("1", sp.MaxSucceededIndexesLength+1)},
+				{fielderr.Invalid, "rules[0].succeededIndexes", strings.Repeat("1", sp.MaxSucceededIndexesLength+1)}}},
 		{name: "unknown completions: the count is only checked against the list", policy: policy(sp.Rule{SucceededIndexes: listed("0-9"), SucceededCount: count(10)}, sp.Rule{SucceededCount: count(1 << 30)}),
 			completions: sp.UnknownCompletions},
 	}

@@ -6,8 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jobkit/jobkit/plain/fielderr"
 	"github.com/jobkit/jobkit/plain/indexes"
-	"github.com/jobkit/jobkit/plain/internal/fielderr"
+	"github.com/jobkit/jobkit/plain/internal/fieldcheck"
 )
 
 // Limits the API server enforces on a success policy.
@@ -28,34 +29,17 @@ const UnknownCompletions = math.MinInt
 // out, so a 64 KiB string of garbage gives a readable message.
 const maxListedProblems = 10
 
-// ErrorType is the kind of a [FieldError], named as the API server names them.
-type ErrorType = fielderr.Type
+// Errors is every error Validate found, in the API server's order. Each is a
+// [fielderr.Error]: its Type, the Field from the policy in the API's names
+// ("rules[1].succeededCount"; a whole rule is "rules[1]"), the BadValue (the
+// succeededIndexes string; the succeededCount as int32, or int64 for a negative one,
+// as the API server reports it; the number of rules for fielderr.TooMany; nil for
+// fielderr.Required), the Detail in the API server's words, the Max length
+// (fielderr.TooMany, fielderr.TooLong) and the Origin ("minimum" for a negative
+// count).
+type Errors []*fielderr.Error
 
-// The error types Validate reports.
-const (
-	// ErrorRequired: a required field is empty.
-	ErrorRequired = fielderr.Required
-	// ErrorInvalid: the value breaks a rule that Detail states.
-	ErrorInvalid = fielderr.Invalid
-	// ErrorTooMany: a list is longer than FieldError.Max.
-	ErrorTooMany = fielderr.TooMany
-	// ErrorTooLong: a string is longer than FieldError.Max bytes.
-	ErrorTooLong = fielderr.TooLong
-)
-
-// FieldError is one rule of the API server that a policy breaks: its Type, the
-// Field from the policy in the API's names ("rules[1].succeededCount"; a whole rule
-// is "rules[1]"), the BadValue (the succeededIndexes string; the succeededCount as
-// int32, or int64 for a negative one, as the API server reports it; the number of
-// rules for ErrorTooMany; nil for ErrorRequired), the Detail in the API server's
-// words, the Max length (ErrorTooMany, ErrorTooLong) and the Origin ("minimum" for a
-// negative count).
-type FieldError = fielderr.Error
-
-// Errors is every error Validate found, in the API server's order.
-type Errors []*FieldError
-
-func (es Errors) Error() string { return fielderr.Join("successpolicy", es) }
+func (es Errors) Error() string { return fieldcheck.Join("successpolicy", es) }
 
 // Validate checks a success policy for an indexed job of the given completions as
 // the API server does, and returns every error found; a nil policy gives none.
@@ -88,10 +72,10 @@ func validate(policy *Policy, completions int, listed []int) Errors {
 	var errs Errors
 	rules := policy.Rules
 	if len(rules) == 0 {
-		errs = append(errs, &FieldError{Type: ErrorRequired, Field: "rules", Detail: "at least one rules must be specified when the successPolicy is specified"})
+		errs = append(errs, &fielderr.Error{Type: fielderr.Required, Field: "rules", Detail: "at least one rules must be specified when the successPolicy is specified"})
 	}
 	if len(rules) > MaxRules {
-		errs = append(errs, fielderr.TooManyItems("rules", len(rules), MaxRules))
+		errs = append(errs, fieldcheck.TooManyItems("rules", len(rules), MaxRules))
 	}
 	known := completions != UnknownCompletions
 	for i := range rules {
@@ -108,14 +92,14 @@ func validate(policy *Policy, completions int, listed []int) Errors {
 // its succeededIndexes without error, or -1.
 func validateRule(errs Errors, rule *Rule, rulePath string, completions int64, known bool, parsed int) Errors {
 	if rule.SucceededCount == nil && rule.SucceededIndexes == nil {
-		errs = append(errs, &FieldError{Type: ErrorRequired, Field: rulePath, Detail: "at least one of succeededCount or succeededIndexes must be specified"})
+		errs = append(errs, &fielderr.Error{Type: fielderr.Required, Field: rulePath, Detail: "at least one of succeededCount or succeededIndexes must be specified"})
 	}
 	var listed int64
 	if rule.SucceededIndexes != nil {
 		s := *rule.SucceededIndexes
 		indexesPath := rulePath + ".succeededIndexes"
 		if len(s) > MaxSucceededIndexesLength {
-			errs = append(errs, &FieldError{Type: ErrorTooLong, Field: indexesPath, BadValue: s, Max: MaxSucceededIndexesLength,
+			errs = append(errs, &fielderr.Error{Type: fielderr.TooLong, Field: indexesPath, BadValue: s, Max: MaxSucceededIndexesLength,
 				Detail: "may not be more than " + strconv.Itoa(MaxSucceededIndexesLength) + " bytes"})
 		}
 		limit := completions
@@ -130,7 +114,7 @@ func validateRule(errs Errors, rule *Rule, rulePath string, completions int64, k
 			problems = parseProblems(s, limit)
 		}
 		if len(problems) > 0 {
-			errs = append(errs, &FieldError{Type: ErrorInvalid, Field: indexesPath, BadValue: s,
+			errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: indexesPath, BadValue: s,
 				Detail: "error parsing succeededIndexes: " + joinProblems(problems)})
 		} else {
 			listed = n
@@ -140,14 +124,14 @@ func validateRule(errs Errors, rule *Rule, rulePath string, completions int64, k
 		count := *rule.SucceededCount
 		countPath := rulePath + ".succeededCount"
 		if count < 0 {
-			errs = append(errs, &FieldError{Type: ErrorInvalid, Field: countPath, BadValue: int64(count), Detail: "must be greater than or equal to 0", Origin: "minimum"})
+			errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: countPath, BadValue: int64(count), Detail: "must be greater than or equal to 0", Origin: "minimum"})
 		}
 		if known && int64(count) > completions {
-			errs = append(errs, &FieldError{Type: ErrorInvalid, Field: countPath, BadValue: count,
+			errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: countPath, BadValue: count,
 				Detail: fmt.Sprintf("must be less than or equal to %d (the number of specified completions)", completions)})
 		}
 		if rule.SucceededIndexes != nil && int64(count) > listed {
-			errs = append(errs, &FieldError{Type: ErrorInvalid, Field: countPath, BadValue: count,
+			errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: countPath, BadValue: count,
 				Detail: fmt.Sprintf("must be less than or equal to %d (the number of indexes in the specified succeededIndexes field)", listed)})
 		}
 	}

@@ -28,10 +28,10 @@ func child(p *field.Path, name string) *field.Path {
 	return p.Child(name)
 }
 
-// PodOf returns the facts of pod that the timeouts read: its phase,
+// podOf returns the facts of pod that the timeouts read: its phase,
 // metadata.creationTimestamp and status.startTime (a zero startTime counts as
 // unset). pod must not be nil.
-func PodOf(pod *corev1.Pod) plaindl.Pod {
+func podOf(pod *corev1.Pod) plaindl.Pod {
 	p := plaindl.Pod{Phase: plaindl.Phase(pod.Status.Phase), Created: pod.CreationTimestamp.Time}
 	if pod.Status.StartTime != nil {
 		p.Started = pod.Status.StartTime.Time
@@ -40,7 +40,8 @@ func PodOf(pod *corev1.Pod) plaindl.Pod {
 }
 
 // Check reports which timeout applies to pod at now, and whether it expired:
-// [plaindl.Check] of [PodOf](pod).
+// [plaindl.Check] of the pod's phase, metadata.creationTimestamp and
+// status.startTime (a zero startTime counts as unset).
 //
 //   - phase Pending (or empty, the API default) without status.startTime:
 //     Unscheduled, measured from metadata.creationTimestamp;
@@ -67,7 +68,7 @@ func Check(pod *corev1.Pod, t plaindl.Timeouts, now time.Time) (plaindl.Result, 
 	if t.Validate() != nil {
 		return plaindl.Result{}, fmt.Errorf("deadlines.Check: %w: %w", plaindl.ErrInvalidInput, ValidateTimeouts(t, field.NewPath("timeouts")).ToAggregate())
 	}
-	r, err := plaindl.Check(PodOf(pod), t, now)
+	r, err := plaindl.Check(podOf(pod), t, now)
 	if err != nil {
 		// The timeouts are valid, so the one error left is a missing creation time.
 		var fe *plaindl.FieldError

@@ -7,10 +7,9 @@
 // The arithmetic lives in the plain package: the stages, [plaindl.Timeouts] and its
 // defaults, the kinds, [plaindl.Result] and [plaindl.Measure], with the invariants
 // and the differences from plank. This package converts pods onto it and re-exports
-// none of its names: [PodOf] reads the facts of a pod, [Check] converts the pod and
-// calls [plaindl.Check], and [ValidateTimeouts] reports the plain package's
-// rejections as Kubernetes field errors. A caller without pods uses the plain package
-// directly.
+// none of its names: [Check] reads the facts of a pod and calls [plaindl.Check], and
+// [ValidateTimeouts] reports the plain package's rejections as Kubernetes field
+// errors. A caller without pods uses the plain package directly.
 //
 // # Invariants
 //
@@ -18,7 +17,7 @@
 //
 // # Cost
 //
-// Check is O(1) and do not allocate unless they return an error.
+// Check is O(1) and does not allocate unless it returns an error.
 //
 // # Concurrency
 //

@@ -11,15 +11,15 @@ import (
 
 // Status reasons that Classify recognises.
 const (
-	// PodReasonEvicted is the status.reason the kubelet sets on a pod it evicted
+	// podReasonEvicted is the status.reason the kubelet sets on a pod it evicted
 	// (node pressure, for example).
-	PodReasonEvicted = "Evicted"
-	// PodReasonNodeLost is the status.reason set on a pod whose node stopped
+	podReasonEvicted = "Evicted"
+	// podReasonNodeLost is the status.reason set on a pod whose node stopped
 	// responding; with a deletionTimestamp it means the pod will not come back.
-	PodReasonNodeLost = "NodeLost"
-	// ContainerReasonOOMKilled is the terminated reason of a container killed for
+	podReasonNodeLost = "NodeLost"
+	// containerReasonOOMKilled is the terminated reason of a container killed for
 	// exceeding its memory limit.
-	ContainerReasonOOMKilled = "OOMKilled"
+	containerReasonOOMKilled = "OOMKilled"
 )
 
 // Outcome is what a single-pod job's pod says about the job.
@@ -102,9 +102,9 @@ type Result struct {
 //
 // A missing pod is not an outcome: the caller creates it (plank recreates a
 // pending job's missing pod at once, without a concurrency check). A nil pod
-// is an error matching ErrInvalidInput. Classify is O(containers²) in the
-// worst case (a status listed out of spec order), O(containers) normally, and
-// does not modify pod.
+// is an error matching plaindl.ErrInvalidInput (package plain/deadlines).
+// Classify is O(containers²) in the worst case (a status listed out of spec
+// order), O(containers) normally, and does not modify pod.
 func Classify(pod *corev1.Pod) (Result, error) {
 	if pod == nil {
 		return Result{}, &InputError{Field: "pod", Value: "nil", Reason: "a pod is required; a missing pod is recreated, not classified"}
@@ -112,10 +112,10 @@ func Classify(pod *corev1.Pod) (Result, error) {
 	r := Result{PodUID: pod.UID, Terminating: pod.DeletionTimestamp != nil}
 	st := &pod.Status
 	switch {
-	case st.Reason == PodReasonEvicted:
+	case st.Reason == podReasonEvicted:
 		r.Outcome, r.Message = OutcomeEvicted, withDetail("pod was evicted", st.Message)
 		return r, nil
-	case st.Reason == PodReasonNodeLost && r.Terminating:
+	case st.Reason == podReasonNodeLost && r.Terminating:
 		r.Outcome, r.Message = OutcomeNodeLost, withDetail("pod's node was lost", st.Message)
 		return r, nil
 	case st.Phase == corev1.PodRunning:
@@ -184,12 +184,12 @@ func kind(init bool) string {
 // state is terminated with reason OOMKilled.
 func oomKilled(pod *corev1.Pod) (name string, init bool) {
 	for i := range pod.Status.InitContainerStatuses {
-		if t := pod.Status.InitContainerStatuses[i].State.Terminated; t != nil && t.Reason == ContainerReasonOOMKilled {
+		if t := pod.Status.InitContainerStatuses[i].State.Terminated; t != nil && t.Reason == containerReasonOOMKilled {
 			return pod.Status.InitContainerStatuses[i].Name, true
 		}
 	}
 	for i := range pod.Status.ContainerStatuses {
-		if t := pod.Status.ContainerStatuses[i].State.Terminated; t != nil && t.Reason == ContainerReasonOOMKilled {
+		if t := pod.Status.ContainerStatuses[i].State.Terminated; t != nil && t.Reason == containerReasonOOMKilled {
 			return pod.Status.ContainerStatuses[i].Name, false
 		}
 	}

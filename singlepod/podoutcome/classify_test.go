@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
@@ -292,6 +293,6 @@ func TestClassify(t *testing.T) {
 func TestClassifyNilPod(t *testing.T) {
 	got, err := podoutcome.Classify(nil)
 	assert.EqualError(t, err, "podoutcome: pod=nil: a pod is required; a missing pod is recreated, not classified")
-	assert.ErrorIs(t, err, podoutcome.ErrInvalidInput)
+	assert.ErrorIs(t, err, plaindl.ErrInvalidInput)
 	assert.Equal(t, podoutcome.Result{}, got)
 }

@@ -6,12 +6,10 @@ import (
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 )
 
-// ErrInvalidInput is matched (errors.Is) by every error this package returns.
-// It is plaindl.ErrInvalidInput, so that an error from Decide matches it
-// whichever of Classify, deadlines.Check or Next rejected the input.
-var ErrInvalidInput = plaindl.ErrInvalidInput
-
-// InputError reports an argument that was rejected.
+// InputError reports an argument that was rejected. It matches
+// plaindl.ErrInvalidInput (package plain/deadlines), as every error of this
+// package does, so that an error from Decide matches it whichever of Classify,
+// deadlines.Check or Next rejected the input.
 type InputError struct {
 	// Field names the rejected argument or field, e.g. "Options.MaxRevivals".
 	Field string
@@ -25,5 +23,5 @@ func (e *InputError) Error() string {
 	return fmt.Sprintf("podoutcome: %s=%s: %s", e.Field, e.Value, e.Reason)
 }
 
-// Unwrap returns ErrInvalidInput.
-func (e *InputError) Unwrap() error { return ErrInvalidInput }
+// Unwrap returns plaindl.ErrInvalidInput.
+func (e *InputError) Unwrap() error { return plaindl.ErrInvalidInput }

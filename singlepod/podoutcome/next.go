@@ -17,32 +17,25 @@ const DefaultMaxRevivals = 3
 
 // The descriptions plank writes on the job, which Step.Message carries.
 const (
-	// MessageSucceeded is the message of ActionComplete.
-	MessageSucceeded = "Job succeeded."
-	// MessageFailed is the message of ActionFail.
-	MessageFailed = "Job failed."
-	// MessageFalseSuccess begins the message of a FalseSuccess error; the
+	// messageSucceeded is the message of ActionComplete.
+	messageSucceeded = "Job succeeded."
+	// messageFailed is the message of ActionFail.
+	messageFailed = "Job failed."
+	// messageFalseSuccess begins the message of a FalseSuccess error; the
 	// container and the problem follow after ": ".
-	MessageFalseSuccess = "Pod was in succeeded phase but some containers didn't finish"
-	// MessageOOMKilled is the message of an OOMKilled error.
-	MessageOOMKilled = "Job pod was OOM killed by the cluster."
-	// MessageEvicted is the message of an Evicted error (Options.ErrorOnEviction).
-	MessageEvicted = "Job pod was evicted by the cluster."
-	// MessageDeleted is the message of a DeletedUnexpectedly error.
-	MessageDeleted = "Pod got deleted unexpectedly"
+	messageFalseSuccess = "Pod was in succeeded phase but some containers didn't finish"
+	// messageOOMKilled is the message of an OOMKilled error.
+	messageOOMKilled = "Job pod was OOM killed by the cluster."
+	// messageEvicted is the message of an Evicted error (Options.ErrorOnEviction).
+	messageEvicted = "Job pod was evicted by the cluster."
+	// messageDeleted is the message of a DeletedUnexpectedly error.
+	messageDeleted = "Pod got deleted unexpectedly"
 )
 
-// Step reasons that are not an Outcome (the others are string(Outcome)).
-const (
-	// ReasonMaxRevivals: the pod stopped unexpectedly once too often.
-	ReasonMaxRevivals = "MaxRevivals"
-	// ReasonUnscheduledTimeout: plaindl.KindUnscheduled expired.
-	ReasonUnscheduledTimeout = "UnscheduledTimeout"
-	// ReasonPendingTimeout: plaindl.KindPending expired.
-	ReasonPendingTimeout = "PendingTimeout"
-	// ReasonRunningTimeout: plaindl.KindRunning expired.
-	ReasonRunningTimeout = "RunningTimeout"
-)
+// reasonMaxRevivals is the Step reason of a pod that stopped unexpectedly once
+// too often. The other reasons that are not an Outcome name the expired timeout:
+// "<Kind>Timeout" (UnscheduledTimeout, PendingTimeout, RunningTimeout).
+const reasonMaxRevivals = "MaxRevivals"
 
 // Action is what the controller does next with a single-pod job. The terminal
 // actions map to plank's job states as named.
@@ -127,8 +120,10 @@ func (o Options) Validate(fldPath *field.Path) field.ErrorList {
 type Step struct {
 	// Action is what to do.
 	Action Action
-	// Reason is a short CamelCase cause: an Outcome, or one of the Reason*
-	// constants of this package.
+	// Reason is a short CamelCase cause: string(Outcome), MaxRevivals (the pod
+	// stopped unexpectedly once too often), or UnscheduledTimeout,
+	// PendingTimeout or RunningTimeout (that timeout of package deadlines
+	// expired). Action is what to act on; Reason is for the record.
 	Reason string
 	// Message is the description to record on the job; for terminal actions
 	// it is the one plank writes.
@@ -175,7 +170,7 @@ type Step struct {
 // which the controller must store on the job before it deletes the pod, so a
 // crash between the two cannot lose the count.
 //
-// Errors, matching ErrInvalidInput: an Outcome that is not one of the
+// Errors, matching plaindl.ErrInvalidInput: an Outcome that is not one of the
 // constants, a negative MaxRevivals or rev.Count, or a dl whose Kind cannot
 // apply to the outcome (a Running timeout for a Pending pod, for example).
 // Next is O(1) and allocates only the messages that include numbers or names.
@@ -186,16 +181,16 @@ func Next(r Result, dl plaindl.Result, rev Revivals, opts Options) (Step, error)
 	s := Step{Outcome: r.Outcome, Container: r.Container, Reason: string(r.Outcome), Revivals: rev}
 	switch r.Outcome {
 	case OutcomeSucceeded:
-		s.Action, s.Message = ActionComplete, MessageSucceeded
+		s.Action, s.Message = ActionComplete, messageSucceeded
 	case OutcomeFailed:
-		s.Action, s.Message = ActionFail, MessageFailed
+		s.Action, s.Message = ActionFail, messageFailed
 	case OutcomeFalseSuccess:
-		s.Action, s.Message = ActionError, withDetail(MessageFalseSuccess, r.Message)
+		s.Action, s.Message = ActionError, withDetail(messageFalseSuccess, r.Message)
 	case OutcomeOOMKilled:
-		s.Action, s.Message = ActionError, MessageOOMKilled
+		s.Action, s.Message = ActionError, messageOOMKilled
 	case OutcomeEvicted:
 		if opts.ErrorOnEviction {
-			s.Action, s.Message = ActionError, MessageEvicted
+			s.Action, s.Message = ActionError, messageEvicted
 			break
 		}
 		revive(&s, r, rev, opts, "evicted")
@@ -216,7 +211,7 @@ func Next(r Result, dl plaindl.Result, rev Revivals, opts Options) (Step, error)
 			timedOut(&s, r, dl)
 			break
 		}
-		s.Action, s.Message = ActionError, MessageDeleted
+		s.Action, s.Message = ActionError, messageDeleted
 	case OutcomeOtherPhase:
 		s.Action, s.Message = ActionWait, r.Message
 	}
@@ -228,7 +223,7 @@ func timedOut(s *Step, r Result, dl plaindl.Result) {
 	if dl.Kind == plaindl.KindRunning {
 		s.Action = ActionAbort
 	}
-	s.Reason = string(dl.Kind) + "Timeout"
+	s.Reason = string(dl.Kind) + "Timeout" // UnscheduledTimeout, PendingTimeout, RunningTimeout
 	s.Message = dl.Kind.Reason()
 	s.DeletePod = !r.Terminating
 }
@@ -240,7 +235,7 @@ func revive(s *Step, r Result, rev Revivals, opts Options, cause string) {
 		s.Message = fmt.Sprintf("Job pod was stopped unexpectedly (%s); revival %d already recorded, replacing the pod.",
 			cause, rev.Count)
 	case rev.Count >= opts.MaxRevivals:
-		s.Action, s.Reason = ActionError, ReasonMaxRevivals
+		s.Action, s.Reason = ActionError, reasonMaxRevivals
 		s.Message = fmt.Sprintf("Job pod reached max revivals (%d) after being stopped unexpectedly (%s)", rev.Count, cause)
 		return
 	default:

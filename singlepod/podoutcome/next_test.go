@@ -301,7 +301,7 @@ func TestNextErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := podoutcome.Next(tt.result, tt.dl, tt.rev, tt.opts)
 			assert.EqualError(t, err, tt.wantErr)
-			assert.ErrorIs(t, err, podoutcome.ErrInvalidInput)
+			assert.ErrorIs(t, err, plaindl.ErrInvalidInput)
 			var ie *podoutcome.InputError
 			assert.ErrorAs(t, err, &ie)
 			assert.Equal(t, podoutcome.Step{}, got)
@@ -402,7 +402,7 @@ func TestDecideErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := podoutcome.Decide(tt.pod, podoutcome.Revivals{}, tt.opts, t0)
 			assert.EqualError(t, err, tt.wantErr)
-			assert.ErrorIs(t, err, podoutcome.ErrInvalidInput)
+			assert.ErrorIs(t, err, plaindl.ErrInvalidInput)
 			assert.Equal(t, podoutcome.Step{}, got)
 		})
 	}

@@ -17,9 +17,9 @@ import (
 	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
-// ExistsRetry is how soon a run whose pod create answered AlreadyExists looks
+// existsRetry is how soon a run whose pod create answered AlreadyExists looks
 // again, by when the cache normally shows the pod to adopt.
-const ExistsRetry = time.Second
+const existsRetry = time.Second
 
 // Compute decides one sync of in.Run. The first rule that applies wins:
 //
@@ -27,7 +27,11 @@ const ExistsRetry = time.Second
 //     (plank leaves such a job alone);
 //  2. a new run (StateNew): record StateTriggered and StartTime now first,
 //     then go on as a triggered run;
-//  3. dedupe (see Dedupe): older runs with the same key are superseded
+//  3. dedupe: among the unfinished runs (not completed, state new, triggered
+//     or pending, no abort requested) with the run's JobName and its
+//     non-empty DedupeKey, the newest survives: the latest StartTime (a zero
+//     one, a run not seen yet, counts as now), then the latest creation time,
+//     then the greater UID, so every sync agrees. Older runs are superseded
 //     (Plan.Supersede); a run that is itself superseded finishes as aborted
 //     and its pod is deleted;
 //  4. an abort requested (AbortRequested, or StateAborted without Completed)
@@ -51,10 +55,11 @@ const ExistsRetry = time.Second
 // from is measured from Run.PendingTime, or, without one, waits (reason
 // NoCreationTime, requeue after Limits.RetryAfter) instead of failing.
 //
-// Errors, matching ErrInvalidInput and naming the field: an empty Run.UID, a
-// zero Now, a negative Run.MaxConcurrency, Run.Revivals.Count,
-// Limits.MaxPending, Limits.RetryAfter, Outcome.MaxRevivals or timeout, an
-// unknown CreateErrors policy, an empty queue name in Limits.Queues. A peer in a state that
+// Errors, an [*InputError] matching plaindl.ErrInvalidInput and naming the
+// field: an empty Run.UID, a zero Now, a negative Run.MaxConcurrency,
+// Run.Revivals.Count, Limits.MaxPending, Limits.RetryAfter, Outcome.MaxRevivals
+// or timeout, an unknown CreateErrors policy, an empty queue name in
+// Limits.Queues. A peer in a state that
 // is not a constant counts against no limit and is never superseded.
 //
 // Compute does not modify in. It is O(len(Peers)) for dedupe and, for a
@@ -69,35 +74,35 @@ func Compute(in Input) (Plan, error) {
 	p := Plan{CreateErrors: in.CreateErrors}
 	switch {
 	case run.Completed:
-		p.Action, p.Reason = ActionNone, ReasonCompleted
+		p.Action, p.Reason = ActionNone, reasonCompleted
 		return p, nil
 	case !run.State.known():
-		p.Action, p.Reason = ActionNone, ReasonUnknownState
+		p.Action, p.Reason = ActionNone, reasonUnknownState
 		return p, nil
 	case run.State == StateNew:
 		p.StartTime = in.Now
 		run.State, run.StartTime = StateTriggered, in.Now
 	}
 
-	if d := Dedupe(run, in.Peers, in.Now); d.NewestUID != "" {
+	if d := deduplicate(run, in.Peers, in.Now); d.NewestUID != "" {
 		p.Supersede = d.Others
 		if d.Self {
-			return finish(p, &run, in.Pod, StateAborted, ReasonSuperseded, d.Description, true), nil
+			return finish(p, &run, in.Pod, StateAborted, reasonSuperseded, d.Description, true), nil
 		}
 	}
 
 	owned := in.Pod == nil || controlledBy(in.Pod, run.UID)
 	switch {
 	case run.AbortRequested && !run.State.Finished():
-		return finish(p, &run, in.Pod, StateAborted, ReasonAbortRequested, MessageAborted, true), nil
+		return finish(p, &run, in.Pod, StateAborted, reasonAbortRequested, messageAborted, true), nil
 	case run.State.Finished():
 		desc := run.Description
 		if run.State == StateAborted && transient(desc) {
-			desc = MessageAborted
+			desc = messageAborted
 		}
-		return finish(p, &run, in.Pod, run.State, ReasonFinalState, desc, true), nil
+		return finish(p, &run, in.Pod, run.State, reasonFinalState, desc, true), nil
 	case !owned:
-		return finish(p, &run, in.Pod, StateError, ReasonNotOurPod,
+		return finish(p, &run, in.Pod, StateError, reasonNotOurPod,
 			fmt.Sprintf("Pod %s exists and does not belong to this run", in.Pod.Name), false), nil
 	case run.State == StateTriggered:
 		return triggered(p, &run, &in)
@@ -107,12 +112,12 @@ func Compute(in Input) (Plan, error) {
 
 // triggered decides for a run that has no pod yet as far as its state says.
 func triggered(p Plan, run *Run, in *Input) (Plan, error) {
-	started := Status{State: StatePending, Description: MessageTriggered}
+	started := Status{State: StatePending, Description: messageTriggered}
 	if run.PendingTime.IsZero() {
 		started.PendingTime = in.Now
 	}
 	if in.Pod != nil {
-		p.Action, p.Reason, p.Status, p.Pod.UID = ActionAdopt, ReasonPodExists, started, in.Pod.UID
+		p.Action, p.Reason, p.Status, p.Pod.UID = ActionAdopt, reasonPodExists, started, in.Pod.UID
 		return p, nil
 	}
 	peers := make([]plainconc.Peer[types.UID], len(in.Peers))
@@ -129,10 +134,10 @@ func triggered(p Plan, run *Run, in *Input) (Plan, error) {
 		return Plan{}, err // validated before: only a bug gets here
 	case !d.Allowed:
 		p.Action, p.Reason, p.RequeueAfter = ActionWait, string(d.BlockedBy), d.RetryAfter
-		p.Status.Description = changed(run.Description, MessageWaiting+": "+d.Message)
+		p.Status.Description = changed(run.Description, messageWaiting+": "+d.Message)
 		return p, nil
 	}
-	p.Action, p.Reason, p.Status, p.Pod.Create = ActionCreate, ReasonStart, started, true
+	p.Action, p.Reason, p.Status, p.Pod.Create = ActionCreate, reasonStart, started, true
 	return p, nil
 }
 
@@ -140,7 +145,7 @@ func triggered(p Plan, run *Run, in *Input) (Plan, error) {
 func pending(p Plan, run *Run, in *Input) (Plan, error) {
 	pod := in.Pod
 	if pod == nil {
-		p.Action, p.Reason, p.Pod.Create = ActionCreate, ReasonPodMissing, true
+		p.Action, p.Reason, p.Pod.Create = ActionCreate, reasonPodMissing, true
 		if run.PendingTime.IsZero() {
 			p.Status.PendingTime = in.Now
 		}
@@ -155,7 +160,7 @@ func pending(p Plan, run *Run, in *Input) (Plan, error) {
 	if err != nil {
 		// Only a missing creation time gets here (timeouts were validated).
 		if r.Outcome == podoutcome.OutcomePending {
-			p.Action, p.Reason, p.RequeueAfter = ActionWait, ReasonNoCreationTime, retryAfter(in.Limits)
+			p.Action, p.Reason, p.RequeueAfter = ActionWait, reasonNoCreationTime, retryAfter(in.Limits)
 			return p, nil
 		}
 		dl = plaindl.Result{}
@@ -173,7 +178,7 @@ func pending(p Plan, run *Run, in *Input) (Plan, error) {
 		if step.Revivals != run.Revivals {
 			rev := step.Revivals
 			p.Status.Revivals = &rev
-			p.Status.Description = fmt.Sprintf("%s %s (%s), revival %d.", MessageReplacing, pod.Name, step.Reason, rev.Count)
+			p.Status.Description = fmt.Sprintf("%s %s (%s), revival %d.", messageReplacing, pod.Name, step.Reason, rev.Count)
 		}
 		p.Pod = PodEffects{Delete: step.DeletePod, UID: pod.UID, Terminating: !step.DeletePod, ReleaseFinalizers: true}
 		return p, nil
@@ -240,7 +245,7 @@ func peerOf(r *Run) plainconc.Peer[types.UID] {
 // transient reports whether desc is empty or one this package writes for a
 // run that has not finished, which a completed aborted run must not keep.
 func transient(desc string) bool {
-	return desc == "" || desc == MessageTriggered || hasPrefix(desc, MessageWaiting+": ") || hasPrefix(desc, MessageReplacing+" ")
+	return desc == "" || desc == messageTriggered || hasPrefix(desc, messageWaiting+": ") || hasPrefix(desc, messageReplacing+" ")
 }
 
 func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }

@@ -9,12 +9,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	plainconc "github.com/jobkit/jobkit/plain/concurrency"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 	"github.com/jobkit/jobkit/singlepod/podoutcome"
 	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 // pendingStart is what a run records when its pod is created or adopted.
-var pendingStart = runplan.Status{State: runplan.StatePending, Description: runplan.MessageTriggered, PendingTime: now}
+var pendingStart = runplan.Status{State: runplan.StatePending, Description: "Job triggered.", PendingTime: now}
 
 // TestCompute replays plank's rules (plank-behaviour.md); plank says what
 // plank does, and "differs" why jobkit does otherwise.
@@ -33,19 +34,19 @@ func TestCompute(t *testing.T) {
 			name:  "completed run: nothing",
 			plank: "only reconciles jobs without a completionTime",
 			in:    input(aRun(runplan.StateAborted, func(r *runplan.Run) { r.Completed = true }), aPod(corev1.PodRunning)),
-			want:  runplan.Plan{Action: runplan.ActionNone, Reason: runplan.ReasonCompleted},
+			want:  runplan.Plan{Action: runplan.ActionNone, Reason: "Completed"},
 		},
 		{
 			name:  "unknown state: nothing",
 			plank: "any other state: nothing runs",
 			in:    input(aRun("scheduling"), nil),
-			want:  runplan.Plan{Action: runplan.ActionNone, Reason: runplan.ReasonUnknownState},
+			want:  runplan.Plan{Action: runplan.ActionNone, Reason: "UnknownState"},
 		},
 		{
 			name:  "new run: start time, then create",
 			plank: "a job is created triggered with a start time; differs: here the controller stamps it",
 			in:    input(aRun(runplan.StateNew, func(r *runplan.Run) { r.StartTime = time.Time{} }), nil),
-			want: runplan.Plan{Action: runplan.ActionCreate, Reason: runplan.ReasonStart, StartTime: now,
+			want: runplan.Plan{Action: runplan.ActionCreate, Reason: "Start", StartTime: now,
 				Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
 		},
 
@@ -58,7 +59,7 @@ func TestCompute(t *testing.T) {
 				in.Limits.MaxPending = 1
 				return in
 			}(),
-			want: runplan.Plan{Action: runplan.ActionAdopt, Reason: runplan.ReasonPodExists, Status: pendingStart,
+			want: runplan.Plan{Action: runplan.ActionAdopt, Reason: "PodExists", Status: pendingStart,
 				Pod: runplan.PodEffects{UID: podUID}},
 		},
 		{
@@ -67,7 +68,7 @@ func TestCompute(t *testing.T) {
 			in: input(aRun(runplan.StateTriggered), aPod(corev1.PodRunning, func(p *corev1.Pod) {
 				p.OwnerReferences[0].UID = "someone-else"
 			})),
-			want: runplan.Plan{Action: runplan.ActionFinish, Reason: runplan.ReasonNotOurPod,
+			want: runplan.Plan{Action: runplan.ActionFinish, Reason: "PodNotControlled",
 				Status: runplan.Status{State: runplan.StateError, Description: "Pod run-1 exists and does not belong to this run", Complete: true}},
 		},
 		{
@@ -89,7 +90,7 @@ func TestCompute(t *testing.T) {
 				in.Limits.MaxPending = 1
 				return in
 			}(),
-			want: runplan.Plan{Action: runplan.ActionCreate, Reason: runplan.ReasonStart, Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
+			want: runplan.Plan{Action: runplan.ActionCreate, Reason: "Start", Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
 		},
 		{
 			name:  "per job: an older triggered run of the same job holds the slot",
@@ -104,14 +105,14 @@ func TestCompute(t *testing.T) {
 			plank: "a triggered peer counts only when created before",
 			in: input(aRun(runplan.StateTriggered, func(r *runplan.Run) { r.MaxConcurrency = 1 }), nil,
 				peer("p", "unit", runplan.StateTriggered, young)),
-			want: runplan.Plan{Action: runplan.ActionCreate, Reason: runplan.ReasonStart, Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
+			want: runplan.Plan{Action: runplan.ActionCreate, Reason: "Start", Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
 		},
 		{
 			name:  "per job: a run asked to abort does not wait for a slot",
 			plank: "differs: plank has no abort request apart from the aborted state, which never counts",
 			in: input(aRun(runplan.StateTriggered, func(r *runplan.Run) { r.MaxConcurrency = 1 }), nil,
 				peer("p", "unit", runplan.StateTriggered, old, func(r *runplan.Run) { r.AbortRequested = true })),
-			want: runplan.Plan{Action: runplan.ActionCreate, Reason: runplan.ReasonStart, Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
+			want: runplan.Plan{Action: runplan.ActionCreate, Reason: "Start", Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
 		},
 		{
 			name:  "queue of capacity 0: never runs",
@@ -133,7 +134,7 @@ func TestCompute(t *testing.T) {
 				in.Limits.Queues = map[string]int{"open": -1}
 				return in
 			}(),
-			want: runplan.Plan{Action: runplan.ActionCreate, Reason: runplan.ReasonStart, Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
+			want: runplan.Plan{Action: runplan.ActionCreate, Reason: "Start", Status: pendingStart, Pod: runplan.PodEffects{Create: true}},
 		},
 
 		{
@@ -158,7 +159,7 @@ func TestCompute(t *testing.T) {
 				in.Limits.MaxPending = 1
 				return in
 			}(),
-			want: runplan.Plan{Action: runplan.ActionCreate, Reason: runplan.ReasonPodMissing, Pod: runplan.PodEffects{Create: true}},
+			want: runplan.Plan{Action: runplan.ActionCreate, Reason: "PodMissing", Pod: runplan.PodEffects{Create: true}},
 		},
 
 		// syncPending B: unexpected stops.
@@ -166,7 +167,7 @@ func TestCompute(t *testing.T) {
 			name:  "OOM-killed while running: error, pod left alone",
 			plank: "oomkilled: error, Job pod was OOM killed by the cluster., the pod is left alone",
 			in:    input(aRun(runplan.StatePending), aPod(corev1.PodRunning, startedAgo(time.Minute), terminated(137, "OOMKilled"))),
-			want:  finished(runplan.StateError, "OOMKilled", podoutcome.MessageOOMKilled, runplan.PodEffects{UID: podUID}),
+			want:  finished(runplan.StateError, "OOMKilled", "Job pod was OOM killed by the cluster.", runplan.PodEffects{UID: podUID}),
 		},
 		{
 			name:  "evicted with errorOnEviction: error",
@@ -176,7 +177,7 @@ func TestCompute(t *testing.T) {
 				in.Outcome.ErrorOnEviction = true
 				return in
 			}(),
-			want: finished(runplan.StateError, "Evicted", podoutcome.MessageEvicted, runplan.PodEffects{UID: podUID}),
+			want: finished(runplan.StateError, "Evicted", "Job pod was evicted by the cluster.", runplan.PodEffects{UID: podUID}),
 		},
 		{
 			name:  "evicted: revive, revival recorded before the delete, finalizers released",
@@ -215,7 +216,7 @@ func TestCompute(t *testing.T) {
 			plank: "podRevivalCount >= maxRevivals: error, Job pod reached max revivals (<count>) after being stopped unexpectedly (<cause>)",
 			in: input(aRun(runplan.StatePending, func(r *runplan.Run) { r.Revivals = podoutcome.Revivals{Count: 3, Pod: "older"} }),
 				aPod(corev1.PodUnknown)),
-			want: finished(runplan.StateError, podoutcome.ReasonMaxRevivals,
+			want: finished(runplan.StateError, "MaxRevivals",
 				"Job pod reached max revivals (3) after being stopped unexpectedly (unknown)", runplan.PodEffects{UID: podUID}),
 		},
 
@@ -224,7 +225,7 @@ func TestCompute(t *testing.T) {
 			name:  "succeeded: success, pod kept",
 			plank: "Succeeded with every container terminated 0: success, Job succeeded.",
 			in:    input(aRun(runplan.StatePending), aPod(corev1.PodSucceeded, terminated(0, "Completed"))),
-			want:  finished(runplan.StateSuccess, "Succeeded", podoutcome.MessageSucceeded, runplan.PodEffects{UID: podUID}),
+			want:  finished(runplan.StateSuccess, "Succeeded", "Job succeeded.", runplan.PodEffects{UID: podUID}),
 		},
 		{
 			name:  "succeeded but a container did not finish: error",
@@ -238,7 +239,7 @@ func TestCompute(t *testing.T) {
 			name:  "failed: failure",
 			plank: "Failed: failure, Job failed.",
 			in:    input(aRun(runplan.StatePending), aPod(corev1.PodFailed, terminated(1, "Error"))),
-			want:  finished(runplan.StateFailure, "Failed", podoutcome.MessageFailed, runplan.PodEffects{UID: podUID}),
+			want:  finished(runplan.StateFailure, "Failed", "Job failed.", runplan.PodEffects{UID: podUID}),
 		},
 		{
 			name:  "unscheduled timeout: error, pod deleted",
@@ -284,7 +285,7 @@ func TestCompute(t *testing.T) {
 			name:  "running pod deleted by someone: error",
 			plank: "rule D: a deletionTimestamp on an incomplete job: error Pod got deleted unexpectedly",
 			in:    input(aRun(runplan.StatePending), aPod(corev1.PodRunning, startedAgo(time.Minute), terminating)),
-			want:  finished(runplan.StateError, "DeletedUnexpectedly", podoutcome.MessageDeleted, runplan.PodEffects{UID: podUID, Terminating: true}),
+			want:  finished(runplan.StateError, "DeletedUnexpectedly", "Pod got deleted unexpectedly", runplan.PodEffects{UID: podUID, Terminating: true}),
 		},
 
 		// Robust inputs.
@@ -315,7 +316,7 @@ func TestCompute(t *testing.T) {
 			plank: "differs: see above",
 			in: input(aRun(runplan.StatePending, func(r *runplan.Run) { r.PendingTime = time.Time{} }),
 				aPod(corev1.PodPending, noCreationTime)),
-			want: runplan.Plan{Action: runplan.ActionWait, Reason: runplan.ReasonNoCreationTime, RequeueAfter: 10 * time.Second,
+			want: runplan.Plan{Action: runplan.ActionWait, Reason: "NoCreationTime", RequeueAfter: 10 * time.Second,
 				Pod: runplan.PodEffects{UID: podUID}},
 		},
 		{
@@ -323,45 +324,45 @@ func TestCompute(t *testing.T) {
 			plank: "Failed: failure",
 			in: input(aRun(runplan.StatePending, func(r *runplan.Run) { r.PendingTime = time.Time{} }),
 				aPod(corev1.PodFailed, terminated(1, ""), noCreationTime)),
-			want: finished(runplan.StateFailure, "Failed", podoutcome.MessageFailed, runplan.PodEffects{UID: podUID}),
+			want: finished(runplan.StateFailure, "Failed", "Job failed.", runplan.PodEffects{UID: podUID}),
 		},
 
 		// syncAborted and final states without completion.
 		{
 			name:  "aborted by a user: delete the pod, then complete",
 			plank: "syncAborted: delete the pod by name (NotFound ignored), then set the completion time",
-			in:    input(aRun(runplan.StateAborted, func(r *runplan.Run) { r.HadPod = true; r.Description = runplan.MessageTriggered }), aPod(corev1.PodRunning)),
-			want:  finished(runplan.StateAborted, runplan.ReasonFinalState, runplan.MessageAborted, runplan.PodEffects{Delete: true, UID: podUID}),
+			in:    input(aRun(runplan.StateAborted, func(r *runplan.Run) { r.HadPod = true; r.Description = "Job triggered." }), aPod(corev1.PodRunning)),
+			want:  finished(runplan.StateAborted, "FinalState", "Job aborted.", runplan.PodEffects{Delete: true, UID: podUID}),
 		},
 		{
 			name:  "aborted, pod not in the cache but the run had one: delete by name",
 			plank: "plank deletes by name without checking",
 			in:    input(aRun(runplan.StateAborted, func(r *runplan.Run) { r.HadPod = true }), nil),
-			want:  finished(runplan.StateAborted, runplan.ReasonFinalState, runplan.MessageAborted, runplan.PodEffects{Delete: true}),
+			want:  finished(runplan.StateAborted, "FinalState", "Job aborted.", runplan.PodEffects{Delete: true}),
 		},
 		{
 			name:  "aborted, pod already terminating: complete",
 			plank: "plank deletes again; NotFound or not, it completes",
 			in:    input(aRun(runplan.StateAborted), aPod(corev1.PodRunning, terminating)),
-			want:  finished(runplan.StateAborted, runplan.ReasonFinalState, runplan.MessageAborted, runplan.PodEffects{UID: podUID, Terminating: true}),
+			want:  finished(runplan.StateAborted, "FinalState", "Job aborted.", runplan.PodEffects{UID: podUID, Terminating: true}),
 		},
 		{
 			name:  "aborted, a pod of another owner: left alone",
 			plank: "differs: plank deletes by name",
 			in:    input(aRun(runplan.StateAborted), aPod(corev1.PodRunning, func(p *corev1.Pod) { p.OwnerReferences = nil })),
-			want:  finished(runplan.StateAborted, runplan.ReasonFinalState, runplan.MessageAborted, runplan.PodEffects{}),
+			want:  finished(runplan.StateAborted, "FinalState", "Job aborted.", runplan.PodEffects{}),
 		},
 		{
 			name:  "abort requested on a pending run: aborted, pod deleted",
 			plank: "plank's abort is the aborted state; a spec flag is the same request",
 			in:    input(aRun(runplan.StatePending, func(r *runplan.Run) { r.AbortRequested = true }), aPod(corev1.PodRunning)),
-			want:  finished(runplan.StateAborted, runplan.ReasonAbortRequested, runplan.MessageAborted, runplan.PodEffects{Delete: true, UID: podUID}),
+			want:  finished(runplan.StateAborted, "AbortRequested", "Job aborted.", runplan.PodEffects{Delete: true, UID: podUID}),
 		},
 		{
 			name:  "error recorded before the pod was deleted (a crash): delete, then complete",
 			plank: "differs: plank deletes first; here the state is written first",
 			in:    input(aRun(runplan.StateError, func(r *runplan.Run) { r.Description = "Pod pending timeout." }), aPod(corev1.PodPending)),
-			want:  finished(runplan.StateError, runplan.ReasonFinalState, "Pod pending timeout.", runplan.PodEffects{Delete: true, UID: podUID}),
+			want:  finished(runplan.StateError, "FinalState", "Pod pending timeout.", runplan.PodEffects{Delete: true, UID: podUID}),
 		},
 
 		// Dedupe.
@@ -372,7 +373,7 @@ func TestCompute(t *testing.T) {
 				peer("older", "unit", runplan.StatePending, old, func(r *runplan.Run) { r.DedupeKey = "pr-1" }),
 				peer("other-job", "lint", runplan.StatePending, old, func(r *runplan.Run) { r.DedupeKey = "pr-1" }),
 				peer("no-key", "unit", runplan.StatePending, old)),
-			want: runplan.Plan{Action: runplan.ActionCreate, Reason: runplan.ReasonStart, Status: pendingStart, Pod: runplan.PodEffects{Create: true},
+			want: runplan.Plan{Action: runplan.ActionCreate, Reason: "Start", Status: pendingStart, Pod: runplan.PodEffects{Create: true},
 				Supersede: []runplan.Supersession{{UID: "older", Name: "older", Description: "Superseded by a newer run run-1."}}},
 		},
 		{
@@ -380,7 +381,7 @@ func TestCompute(t *testing.T) {
 			plank: "differs: plank aborts without deleting; its syncAborted deletes and completes on the next sync",
 			in: input(aRun(runplan.StatePending, func(r *runplan.Run) { r.DedupeKey = "pr-1" }), aPod(corev1.PodRunning, startedAgo(time.Minute)),
 				peer("newer", "unit", runplan.StateTriggered, young, func(r *runplan.Run) { r.DedupeKey = "pr-1" })),
-			want: finished(runplan.StateAborted, runplan.ReasonSuperseded, "Superseded by a newer run newer.", runplan.PodEffects{Delete: true, UID: podUID}),
+			want: finished(runplan.StateAborted, "Superseded", "Superseded by a newer run newer.", runplan.PodEffects{Delete: true, UID: podUID}),
 		},
 	}
 	for _, tt := range tests {
@@ -403,10 +404,10 @@ func TestComputeAbortedDescription(t *testing.T) {
 		desc  string
 		want  string
 	}{
-		{name: "none", plank: "plank keeps the job's description", desc: "", want: runplan.MessageAborted},
-		{name: "triggered", plank: "idem", desc: runplan.MessageTriggered, want: runplan.MessageAborted},
-		{name: "waiting", plank: "plank writes none while blocked", desc: "Waiting: queue full", want: runplan.MessageAborted},
-		{name: "replacing a pod", plank: "plank writes none on a revive", desc: "Replacing pod run-1 (Evicted), revival 1.", want: runplan.MessageAborted},
+		{name: "none", plank: "plank keeps the job's description", desc: "", want: "Job aborted."},
+		{name: "triggered", plank: "idem", desc: "Job triggered.", want: "Job aborted."},
+		{name: "waiting", plank: "plank writes none while blocked", desc: "Waiting: queue full", want: "Job aborted."},
+		{name: "replacing a pod", plank: "plank writes none on a revive", desc: "Replacing pod run-1 (Evicted), revival 1.", want: "Job aborted."},
 		{name: "a user's", plank: "kept", desc: "Cancelled by alice.", want: "Cancelled by alice."},
 		{name: "superseded", plank: "TerminateOlderJobs' description, kept by syncAborted", desc: "Superseded by a newer run run-2.", want: "Superseded by a newer run run-2."},
 		{name: "running timeout", plank: "kept", desc: "Pod running timeout.", want: "Pod running timeout."},
@@ -416,7 +417,7 @@ func TestComputeAbortedDescription(t *testing.T) {
 			in := input(aRun(runplan.StateAborted, func(r *runplan.Run) { r.Description = tt.desc }), aPod(corev1.PodRunning))
 			got, err := runplan.Compute(in)
 			require.NoError(t, err)
-			want := finished(runplan.StateAborted, runplan.ReasonFinalState, tt.want, runplan.PodEffects{Delete: true, UID: podUID})
+			want := finished(runplan.StateAborted, "FinalState", tt.want, runplan.PodEffects{Delete: true, UID: podUID})
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Compute() (-want +got), plank: %s\n%s", tt.plank, diff)
 			}
@@ -452,7 +453,7 @@ func TestComputeInvalidInput(t *testing.T) {
 			in := input(aRun(runplan.StatePending), aPod(corev1.PodRunning))
 			tt.edit(&in)
 			got, err := runplan.Compute(in)
-			require.ErrorIs(t, err, runplan.ErrInvalidInput)
+			require.ErrorIs(t, err, plaindl.ErrInvalidInput)
 			var ie *runplan.InputError
 			require.ErrorAs(t, err, &ie)
 			if ie.Field != tt.wantField {
@@ -471,7 +472,7 @@ func TestComputeUnknownQueue(t *testing.T) {
 	in := input(aRun(runplan.StateTriggered, func(r *runplan.Run) { r.Queue = "nope" }), nil)
 	in.Limits.Queues = map[string]int{"open": 1}
 	got, err := runplan.Compute(in)
-	require.ErrorIs(t, err, runplan.ErrInvalidInput)
+	require.ErrorIs(t, err, plaindl.ErrInvalidInput)
 	var ie *runplan.InputError
 	require.ErrorAs(t, err, &ie)
 	if ie.Field != "Run.Queue" || ie.Value != `"nope"` {

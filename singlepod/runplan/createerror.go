@@ -121,7 +121,7 @@ func ClassifyCreateError(err error, policy CreateErrorPolicy) CreateErrorVerdict
 // CreateFailed returns the plan that follows a failed create of the pod
 // that p asked for: Finish with StateError and "Pod can not be created:
 // <err>" for a Terminal error; Wait for the cache to show the pod (reason
-// CreateExists, requeue after ExistsRetry) for Exists; Backoff for Retry.
+// CreateExists, requeue after one second) for Exists; Backoff for Retry.
 // The result has no StartTime and no Supersede: steps 1 and 2 of p are done
 // by the time its create fails. A nil err returns p.
 func (p Plan) CreateFailed(err error) Plan {
@@ -131,12 +131,12 @@ func (p Plan) CreateFailed(err error) Plan {
 	case CreateErrorNone:
 		return p
 	case CreateErrorTerminal:
-		next.Action, next.Reason = ActionFinish, ReasonCreateRefused
+		next.Action, next.Reason = ActionFinish, reasonCreateRefused
 		next.Status = Status{State: StateError, Description: MessageCreateRefused + ": " + err.Error(), Complete: true}
 	case CreateErrorExists:
-		next.Action, next.Reason, next.RequeueAfter = ActionWait, ReasonCreateExists, ExistsRetry
+		next.Action, next.Reason, next.RequeueAfter = ActionWait, reasonCreateExists, existsRetry
 	default:
-		next.Action, next.Reason = ActionBackoff, ReasonCreateFailed
+		next.Action, next.Reason = ActionBackoff, reasonCreateFailed
 	}
 	return next
 }

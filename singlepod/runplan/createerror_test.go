@@ -74,7 +74,7 @@ func TestClassifyCreateError(t *testing.T) {
 }
 
 func TestPlanCreateFailed(t *testing.T) {
-	created := runplan.Plan{Action: runplan.ActionCreate, Reason: runplan.ReasonStart, StartTime: now,
+	created := runplan.Plan{Action: runplan.ActionCreate, Reason: "Start", StartTime: now,
 		Supersede: []runplan.Supersession{{UID: "old", Name: "old", Description: "Superseded by a newer run run-1."}},
 		Status:    pendingStart, Pod: runplan.PodEffects{Create: true}}
 	plank := created
@@ -94,20 +94,20 @@ func TestPlanCreateFailed(t *testing.T) {
 			name:  "refused: error with plank's description",
 			plank: "a 4xx sets state error, completes the job, Pod can not be created: <err>",
 			plan:  created, err: invalid,
-			want: runplan.Plan{Action: runplan.ActionFinish, Reason: runplan.ReasonCreateRefused,
+			want: runplan.Plan{Action: runplan.ActionFinish, Reason: "CreateRefused",
 				Status: runplan.Status{State: runplan.StateError, Description: "Pod can not be created: " + invalid.Error(), Complete: true}},
 		},
 		{
 			name:  "already exists: wait for the cache, then adopt",
 			plank: "differs: plank errors the job on a 409",
 			plan:  created, err: exists,
-			want: runplan.Plan{Action: runplan.ActionWait, Reason: runplan.ReasonCreateExists, RequeueAfter: runplan.ExistsRetry},
+			want: runplan.Plan{Action: runplan.ActionWait, Reason: "CreateExists", RequeueAfter: time.Second},
 		},
 		{
 			name:  "already exists under plank's policy: error",
 			plank: "a 4xx sets state error",
 			plan:  plank, err: exists,
-			want: runplan.Plan{Action: runplan.ActionFinish, Reason: runplan.ReasonCreateRefused,
+			want: runplan.Plan{Action: runplan.ActionFinish, Reason: "CreateRefused",
 				CreateErrors: runplan.CreateErrorsPlank,
 				Status:       runplan.Status{State: runplan.StateError, Description: "Pod can not be created: " + exists.Error(), Complete: true}},
 		},
@@ -115,7 +115,7 @@ func TestPlanCreateFailed(t *testing.T) {
 			name:  "server error: back off",
 			plank: "any other error is returned, the job stays triggered",
 			plan:  created, err: apierrors.NewInternalError(errors.New("etcd")),
-			want: runplan.Plan{Action: runplan.ActionBackoff, Reason: runplan.ReasonCreateFailed},
+			want: runplan.Plan{Action: runplan.ActionBackoff, Reason: "CreateFailed"},
 		},
 	}
 	for _, tt := range tests {

@@ -7,13 +7,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Deduplication is the answer of Dedupe.
-type Deduplication struct {
+// deduplication is the answer of deduplicate.
+type deduplication struct {
 	// NewestUID and NewestName name the run that survives; empty when the
 	// run takes part in no dedupe (no DedupeKey, or finished).
 	NewestUID  types.UID
 	NewestName string
-	// Self reports whether the run itself is superseded. Dedupe does not act
+	// Self reports whether the run itself is superseded. deduplicate does not act
 	// on it: Compute turns it into ActionFinish with StateAborted, which
 	// deletes the pod before the run is completed.
 	Self bool
@@ -24,7 +24,7 @@ type Deduplication struct {
 	Others []Supersession
 }
 
-// Dedupe says which runs a newer run with the same key supersedes: among the
+// deduplicate says which runs a newer run with the same key supersedes: among the
 // unfinished runs (not completed, state new, triggered or pending, no abort
 // requested) with run's JobName and a DedupeKey equal to run's non-empty
 // one, the newest survives and every other one is superseded. Newest is:
@@ -36,12 +36,12 @@ type Deduplication struct {
 //     between syncs, so every sync agrees);
 //  3. on a tie again, the greater UID.
 //
-// A finished or keyless run takes part in nothing: the zero Deduplication.
-// peers may contain run (skipped by UID). Dedupe is O(len(peers)), does not
+// A finished or keyless run takes part in nothing: the zero deduplication.
+// peers may contain run (skipped by UID). deduplicate is O(len(peers)), does not
 // modify its arguments and allocates only Others.
-func Dedupe(run Run, peers []Run, now time.Time) Deduplication {
+func deduplicate(run Run, peers []Run, now time.Time) deduplication {
 	if !dedupes(&run) {
-		return Deduplication{}
+		return deduplication{}
 	}
 	newest := &run
 	for i := range peers {
@@ -50,8 +50,8 @@ func Dedupe(run Run, peers []Run, now time.Time) Deduplication {
 			newest = p
 		}
 	}
-	d := Deduplication{NewestUID: newest.UID, NewestName: newest.Name,
-		Description: fmt.Sprintf("%s %s.", MessageSuperseded, newest.Name)}
+	d := deduplication{NewestUID: newest.UID, NewestName: newest.Name,
+		Description: fmt.Sprintf("%s %s.", messageSuperseded, newest.Name)}
 	d.Self = newest.UID != run.UID
 	for i := range peers {
 		p := &peers[i]

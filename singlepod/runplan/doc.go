@@ -6,7 +6,7 @@
 // singlepod/deadlines (did its pod time out?) and package singlepod/podoutcome
 // (what does its pod say?), adds
 // the lifecycle around them (start, adopt, recreate, abort, supersede,
-// complete) and the dedupe of older runs ([Dedupe]), and classifies pod
+// complete) and the dedupe of older runs (see [Compute]), and classifies pod
 // create errors ([ClassifyCreateError], [Plan.CreateFailed]). [Holds],
 // [Waits] and [SharesLimit] tell a controller which waiting runs to wake up
 // when a run stops holding a slot.
@@ -25,6 +25,21 @@
 // ([Status]), what to do to its pod ([PodEffects], including the caller's
 // own finalizers) and when to look again. The order of execution is written
 // on [Plan]; it keeps a run exact across crashes.
+//
+// # Reasons
+//
+// Plan.Reason says why, in one CamelCase word; Action is what to act on. The
+// reasons of this package: Completed and UnknownState (None); Start and
+// PodMissing (Create); PodExists (Adopt); Superseded, AbortRequested,
+// FinalState and PodNotControlled (Finish); NoCreationTime (Wait); and, from
+// [Plan.CreateFailed], CreateRefused (Finish), CreateExists (Wait) and
+// CreateFailed (Backoff). A run held back waits with the limit as reason
+// (MaxPending, MaxConcurrency, Queue, from package plain/concurrency); the
+// other reasons are those of package singlepod/podoutcome's steps (Running,
+// Evicted, PendingTimeout, ...). The descriptions recorded on the run are
+// plank's: "Job triggered.", "Waiting: <why>", "Job aborted.", "Superseded
+// by a newer run <name>.", "Replacing pod <pod> (<reason>), revival <n>."
+// and "Pod can not be created: <error>" ([MessageCreateRefused]).
 //
 // # Invariants
 //
@@ -53,8 +68,8 @@
 // allocation). A pending run with a running pod and no dedupe key takes about
 // 350ns without allocating, whatever the number of peers; a triggered run
 // takes about 1.4µs with 10 peers, 0.13ms with 1,000 and 7ms with 100,000 (on
-// a shared 2-core machine). Dedupe allocates only the runs it supersedes. See
-// the benchmarks.
+// a shared 2-core machine). The dedupe allocates only the runs it supersedes.
+// See the benchmarks.
 //
 // # Concurrency
 //
@@ -65,7 +80,7 @@
 //
 // # Differences from plank
 //
-//   - Dedupe keys on JobName and an explicit DedupeKey (plank: a digest of
+//   - The dedupe keys on JobName and an explicit DedupeKey (plank: a digest of
 //     the refs), keeps the latest StartTime like plank, and breaks ties by
 //     creation time then UID (plank: the order of its list, which nobody
 //     controls). It does not complete the run being reconciled: a superseded

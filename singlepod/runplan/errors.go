@@ -1,14 +1,14 @@
 package runplan
 
 import (
-	"errors"
 	"fmt"
+
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 )
 
-// ErrInvalidInput is matched (errors.Is) by every error Compute returns.
-var ErrInvalidInput = errors.New("invalid input")
-
-// InputError reports a rejected input, naming the field and its value.
+// InputError reports a rejected input, naming the field and its value. It
+// matches plaindl.ErrInvalidInput (package plain/deadlines), the one sentinel of
+// the single-pod packages, as every error Compute returns does.
 type InputError struct {
 	// Field names the rejected field, e.g. "Run.MaxConcurrency" or
 	// "Outcome.timeouts.pending".
@@ -23,5 +23,5 @@ func (e *InputError) Error() string {
 	return fmt.Sprintf("runplan: %s=%s: %s", e.Field, e.Value, e.Reason)
 }
 
-// Unwrap returns ErrInvalidInput.
-func (e *InputError) Unwrap() error { return ErrInvalidInput }
+// Unwrap returns plaindl.ErrInvalidInput.
+func (e *InputError) Unwrap() error { return plaindl.ErrInvalidInput }

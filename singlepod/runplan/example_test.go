@@ -58,19 +58,22 @@ func ExampleCompute() {
 
 // Two runs test the same pull request: the newer one survives, and the older
 // one, reconciled, finishes as aborted and deletes its pod.
-func ExampleDedupe() {
+func ExampleCompute_dedupe() {
 	t0 := time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
-	older := runplan.Run{UID: "a", Name: "unit-1", JobName: "unit", DedupeKey: "pr-42", State: runplan.StatePending, StartTime: t0}
-	newer := runplan.Run{UID: "b", Name: "unit-2", JobName: "unit", DedupeKey: "pr-42", State: runplan.StateTriggered, StartTime: t0.Add(time.Minute)}
+	older := runplan.Run{UID: "a", Name: "unit-1", JobName: "unit", DedupeKey: "pr-42", State: runplan.StatePending,
+		Created: t0, StartTime: t0, PendingTime: t0, HadPod: true}
+	newer := runplan.Run{UID: "b", Name: "unit-2", JobName: "unit", DedupeKey: "pr-42", State: runplan.StateTriggered,
+		Created: t0.Add(time.Minute), StartTime: t0.Add(time.Minute)}
+	peers := []runplan.Run{older, newer}
+	now := t0.Add(2 * time.Minute)
 
-	d := runplan.Dedupe(newer, []runplan.Run{older, newer}, t0.Add(2*time.Minute))
-	fmt.Println(d.NewestName, d.Self, len(d.Others), d.Others[0].Name)
-
-	d = runplan.Dedupe(older, []runplan.Run{older, newer}, t0.Add(2*time.Minute))
-	fmt.Println(d.NewestName, d.Self, d.Description)
+	p, _ := runplan.Compute(runplan.Input{Run: newer, Peers: peers, Now: now})
+	fmt.Println(p)
+	p, _ = runplan.Compute(runplan.Input{Run: older, Peers: peers, Now: now})
+	fmt.Println(p)
 	// Output:
-	// unit-2 false 1 unit-1
-	// unit-2 true Superseded by a newer run unit-2.
+	// Create(Start) supersede=unit-1 state=pending create-pod "Job triggered."
+	// Finish(Superseded) state=aborted delete-pod complete "Superseded by a newer run unit-2."
 }
 
 func ExampleClassifyCreateError() {

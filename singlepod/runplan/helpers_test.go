@@ -25,7 +25,7 @@ func aRun(state runplan.State, edits ...func(*runplan.Run)) runplan.Run {
 	r := runplan.Run{UID: runUID, Name: "run-1", JobName: "unit", State: state,
 		Created: now.Add(-time.Hour), StartTime: now.Add(-time.Hour)}
 	if state == runplan.StatePending {
-		r.PendingTime, r.HadPod, r.Description = now.Add(-time.Hour), true, runplan.MessageTriggered
+		r.PendingTime, r.HadPod, r.Description = now.Add(-time.Hour), true, "Job triggered."
 	}
 	for _, e := range edits {
 		e(&r)

@@ -87,7 +87,7 @@ type Run struct {
 	// Created is the run's creation time: earlier triggered runs start first.
 	Created time.Time
 	// StartTime is when the run was first seen (status.startTime); zero for a
-	// new run, which the plan stamps with now. Dedupe keeps the latest.
+	// new run, which the plan stamps with now. The dedupe keeps the latest.
 	StartTime time.Time
 	// PendingTime is when its first pod was created; zero before that. It
 	// stands in for the creation time of a pod that lacks one.
@@ -157,51 +157,53 @@ const (
 // nor from package plain/concurrency (whose limits "MaxPending", "MaxConcurrency"
 // and "Queue" are the reasons of a run held back).
 const (
-	// ReasonCompleted: the run has a completion time.
-	ReasonCompleted = "Completed"
-	// ReasonUnknownState: the state is not one of the constants.
-	ReasonUnknownState = "UnknownState"
-	// ReasonStart: the limits allow the run: create its pod.
-	ReasonStart = "Start"
-	// ReasonPodExists: a triggered run's pod exists: adopt it.
-	ReasonPodExists = "PodExists"
-	// ReasonPodMissing: a pending run's pod is gone: create it again.
-	ReasonPodMissing = "PodMissing"
-	// ReasonNotOurPod: a pod with the run's name is not controlled by it.
-	ReasonNotOurPod = "PodNotControlled"
-	// ReasonSuperseded: a newer run with the same dedupe key exists.
-	ReasonSuperseded = "Superseded"
-	// ReasonAbortRequested: the run was asked to abort.
-	ReasonAbortRequested = "AbortRequested"
-	// ReasonFinalState: a final state was recorded without completion.
-	ReasonFinalState = "FinalState"
-	// ReasonNoCreationTime: the pod lacks the creation time its timeout needs.
-	ReasonNoCreationTime = "NoCreationTime"
-	// ReasonCreateRefused: the API server refused the pod for good.
-	ReasonCreateRefused = "CreateRefused"
-	// ReasonCreateExists: the pod exists already (409): adopt on the next sync.
-	ReasonCreateExists = "CreateExists"
-	// ReasonCreateFailed: a create error worth retrying.
-	ReasonCreateFailed = "CreateFailed"
+	// reasonCompleted: the run has a completion time.
+	reasonCompleted = "Completed"
+	// reasonUnknownState: the state is not one of the constants.
+	reasonUnknownState = "UnknownState"
+	// reasonStart: the limits allow the run: create its pod.
+	reasonStart = "Start"
+	// reasonPodExists: a triggered run's pod exists: adopt it.
+	reasonPodExists = "PodExists"
+	// reasonPodMissing: a pending run's pod is gone: create it again.
+	reasonPodMissing = "PodMissing"
+	// reasonNotOurPod: a pod with the run's name is not controlled by it.
+	reasonNotOurPod = "PodNotControlled"
+	// reasonSuperseded: a newer run with the same dedupe key exists.
+	reasonSuperseded = "Superseded"
+	// reasonAbortRequested: the run was asked to abort.
+	reasonAbortRequested = "AbortRequested"
+	// reasonFinalState: a final state was recorded without completion.
+	reasonFinalState = "FinalState"
+	// reasonNoCreationTime: the pod lacks the creation time its timeout needs.
+	reasonNoCreationTime = "NoCreationTime"
+	// reasonCreateRefused: the API server refused the pod for good.
+	reasonCreateRefused = "CreateRefused"
+	// reasonCreateExists: the pod exists already (409): adopt on the next sync.
+	reasonCreateExists = "CreateExists"
+	// reasonCreateFailed: a create error worth retrying.
+	reasonCreateFailed = "CreateFailed"
 )
 
-// Descriptions this package records.
+// Descriptions this package records (the package doc lists them). Only the
+// prefix of a refused create is exported: package reconcile words a refused
+// create of any owner's pod the same way.
 const (
-	// MessageTriggered is the description of a run whose pod was created or
+	// messageTriggered is the description of a run whose pod was created or
 	// adopted (plank's wording).
-	MessageTriggered = "Job triggered."
-	// MessageWaiting begins the description of a run held back; the reason
+	messageTriggered = "Job triggered."
+	// messageWaiting begins the description of a run held back; the reason
 	// follows after ": ".
-	MessageWaiting = "Waiting"
-	// MessageAborted is the description of an aborted run that had none of
+	messageWaiting = "Waiting"
+	// messageAborted is the description of an aborted run that had none of
 	// its own.
-	MessageAborted = "Job aborted."
-	// MessageSuperseded begins the description of a superseded run; the newer
+	messageAborted = "Job aborted."
+	// messageSuperseded begins the description of a superseded run; the newer
 	// run's name follows.
-	MessageSuperseded = "Superseded by a newer run"
-	// MessageReplacing begins the description of a run whose pod is being
+	messageSuperseded = "Superseded by a newer run"
+	// messageReplacing begins the description of a run whose pod is being
 	// replaced after it stopped unexpectedly.
-	MessageReplacing = "Replacing pod"
+	messageReplacing = "Replacing pod"
 	// MessageCreateRefused begins the description of a run whose pod the API
 	// server refused; the error follows after ": " (plank's wording).
 	MessageCreateRefused = "Pod can not be created"

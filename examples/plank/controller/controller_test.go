@@ -22,7 +22,6 @@ import (
 	"github.com/jobkit/jobkit/examples/plank/controller"
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 	"github.com/jobkit/jobkit/reconcile"
-	"github.com/jobkit/jobkit/singlepod/podoutcome"
 )
 
 func TestSuccess(t *testing.T) {
@@ -45,8 +44,8 @@ func TestSuccess(t *testing.T) {
 	startPod(t, pod, corev1.PodRunning)
 	endPod(t, pod, corev1.PodSucceeded, 0, "")
 	rj = waitState(t, ns, "unit", v1alpha1.StateSuccess)
-	if rj.Status.Description != podoutcome.MessageSucceeded {
-		t.Errorf("description = %q, want %q", rj.Status.Description, podoutcome.MessageSucceeded)
+	if rj.Status.Description != "Job succeeded." {
+		t.Errorf("description = %q, want %q", rj.Status.Description, "Job succeeded.")
 	}
 	if !podExists(t, ns, "unit") {
 		t.Error("the pod of a successful run was deleted, want it kept")
@@ -61,8 +60,8 @@ func TestFailure(t *testing.T) {
 	startPod(t, pod, corev1.PodRunning)
 	endPod(t, pod, corev1.PodFailed, 2, "")
 	rj := waitState(t, ns, "unit", v1alpha1.StateFailure)
-	if rj.Status.Description != podoutcome.MessageFailed {
-		t.Errorf("description = %q, want %q", rj.Status.Description, podoutcome.MessageFailed)
+	if rj.Status.Description != "Job failed." {
+		t.Errorf("description = %q, want %q", rj.Status.Description, "Job failed.")
 	}
 }
 
@@ -74,8 +73,8 @@ func TestFalseSuccess(t *testing.T) {
 	startPod(t, pod, corev1.PodRunning)
 	endPod(t, pod, corev1.PodSucceeded, 1, "") // the pod claims success, its container exited 1
 	rj := waitState(t, ns, "unit", v1alpha1.StateError)
-	if !strings.HasPrefix(rj.Status.Description, podoutcome.MessageFalseSuccess) || !strings.Contains(rj.Status.Description, "main") {
-		t.Errorf("description = %q, want %q naming container main", rj.Status.Description, podoutcome.MessageFalseSuccess)
+	if !strings.HasPrefix(rj.Status.Description, "Pod was in succeeded phase but some containers didn't finish") || !strings.Contains(rj.Status.Description, "main") {
+		t.Errorf("description = %q, want %q naming container main", rj.Status.Description, "Pod was in succeeded phase but some containers didn't finish")
 	}
 }
 
@@ -93,21 +92,21 @@ func TestTimeouts(t *testing.T) {
 			name:      "unscheduled",
 			timeouts:  v1alpha1.PodTimeouts{Unscheduled: two},
 			wantState: v1alpha1.StateError,
-			wantDesc:  plaindl.ReasonUnscheduled,
+			wantDesc:  plaindl.KindUnscheduled.Reason(),
 		},
 		{
 			name:      "pending",
 			timeouts:  v1alpha1.PodTimeouts{Pending: two},
 			kubelet:   func(t *testing.T, p *corev1.Pod) { startPod(t, p, corev1.PodPending) },
 			wantState: v1alpha1.StateError,
-			wantDesc:  plaindl.ReasonPending,
+			wantDesc:  plaindl.KindPending.Reason(),
 		},
 		{
 			name:      "running",
 			timeouts:  v1alpha1.PodTimeouts{Running: two},
 			kubelet:   func(t *testing.T, p *corev1.Pod) { startPod(t, p, corev1.PodRunning) },
 			wantState: v1alpha1.StateAborted,
-			wantDesc:  plaindl.ReasonRunning,
+			wantDesc:  plaindl.KindRunning.Reason(),
 		},
 	}
 	for _, tt := range tests {
@@ -160,8 +159,8 @@ func TestErrorOnEviction(t *testing.T) {
 	pod := waitPod(t, ns, "e2e", "")
 	evictPod(t, pod)
 	rj := waitState(t, ns, "e2e", v1alpha1.StateError)
-	if rj.Status.Description != podoutcome.MessageEvicted || rj.Status.Revivals != 0 {
-		t.Errorf("description %q, revivals %d; want %q, 0", rj.Status.Description, rj.Status.Revivals, podoutcome.MessageEvicted)
+	if rj.Status.Description != "Job pod was evicted by the cluster." || rj.Status.Revivals != 0 {
+		t.Errorf("description %q, revivals %d; want %q, 0", rj.Status.Description, rj.Status.Revivals, "Job pod was evicted by the cluster.")
 	}
 	if !podExists(t, ns, "e2e") {
 		t.Error("the evicted pod was deleted, want it left for inspection")

@@ -16,26 +16,28 @@ import (
 
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
 	plainconc "github.com/jobkit/jobkit/plain/concurrency"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 // Descriptions this controller writes, all decided by runplan (besides those of
-// podoutcome and deadlines); kept here under their old names.
+// podoutcome and deadlines), in the words the runplan package doc lists; kept
+// here under their old names for the readers of a RunJob's status.
 const (
 	// MessageWaiting begins the description of a run held back by a limit; the
 	// reason follows after ": ".
-	MessageWaiting = runplan.MessageWaiting
+	MessageWaiting = "Waiting"
 	// MessageTriggered is the description of a run whose pod was created
 	// (plank's wording).
-	MessageTriggered = runplan.MessageTriggered
+	MessageTriggered = "Job triggered."
 	// MessageAborted is the description of an aborted run that had none.
-	MessageAborted = runplan.MessageAborted
+	MessageAborted = "Job aborted."
 	// MessageSuperseded begins the description of a run aborted by a newer run
 	// with the same jobName and dedupeKey; the newer run's name follows.
-	MessageSuperseded = runplan.MessageSuperseded
+	MessageSuperseded = "Superseded by a newer run"
 	// MessageReplacing begins the description of a run whose pod is being
 	// replaced after it stopped unexpectedly.
-	MessageReplacing = runplan.MessageReplacing
+	MessageReplacing = "Replacing pod"
 )
 
 // conflictRetry is how soon a reconcile that lost an optimistic-concurrency race
@@ -127,7 +129,7 @@ func (r *Reconciler) sync(ctx context.Context, rj *v1alpha1.RunJob) (ctrl.Result
 		Now:          r.cfg.Clock.Now(),
 	})
 	if err != nil {
-		if errors.Is(err, runplan.ErrInvalidInput) {
+		if errors.Is(err, plaindl.ErrInvalidInput) {
 			// Invalid configuration (a queue the controller does not know): say so
 			// on the run, and retry with backoff, as plank does, in case the
 			// configuration changes.
