@@ -1,4 +1,4 @@
-// Package fieldcheck builds and renders the [fielderr.Error] values of the plain
+// Package fieldcheck builds and renders the fielderr.Error values of the plain
 // validators: the error of a value outside a list, of a list too long, and a list of
 // errors after the name of the package that found them.
 //
