@@ -6,8 +6,11 @@
 # the plain layer imports only the standard library (hack/plain-deps.sh). Builds the
 # kube-apiserver and etcd binaries for the integration tests when they are not cached
 # (hack/envtest-bins.sh, ~12 minutes cold), and a smoke of the real control plane
-# (hack/bench-cluster.sh --smoke: etcd, kube-apiserver, kwok, kube-controller-manager;
-# ~15 minutes more cold to build kube-controller-manager and kwok, ~1 minute warm).
+# (hack/bench-cluster.sh --smoke: etcd, kube-apiserver, kwok and jobkit-clientgo, one
+# Indexed Job of 100 pods, the controller killed once halfway, exact counts; ~3
+# minutes more cold to build kwok, ~1.5 minutes warm; kube-controller-manager is not
+# needed). The smoke's cluster has a directory of its own and free ports, so that
+# concurrent runs never share one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -41,8 +44,14 @@ for mod in $(hack/modules.sh); do
 done
 echo "== simulation: 300 seeds without -race (the race detector slows it tenfold; -race runs 10)"
 go test -count=1 ./internal/sim -run 'TestSimulation$' -sim.seeds=300 || fail=1
-echo "== real control plane: one small Job under kube-controller-manager and under jobkit (hack/cluster.sh; builds kube-controller-manager and kwok when not cached)"
-hack/bench-cluster.sh --smoke || fail=1
+echo "== real control plane: one Job of 100 pods under jobkit-clientgo, killed once halfway (hack/cluster.sh; builds kwok when not cached)"
+smoke_dir=$(mktemp -d "${TMPDIR:-/tmp}/jobkit-smoke.XXXXXX")
+if JOBKIT_CLUSTER_DIR=$smoke_dir JOBKIT_CLUSTER_PORT=auto hack/bench-cluster.sh --smoke; then
+	rm -rf "$smoke_dir"
+else
+	echo "FAIL: the real control plane smoke (hack/bench-cluster.sh --smoke); logs kept in $smoke_dir/logs"
+	fail=1
+fi
 echo "== generated files are up to date"
 hack/generate.sh --check || fail=1
 echo "== README quick start"

@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -93,6 +91,10 @@ func parseFlags(args []string, output io.Writer) (options, error) {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "chaos" {
+		mainChaos(os.Args[2:])
+		return
+	}
 	o, err := parseFlags(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return
@@ -106,6 +108,29 @@ func main() {
 	ok, err := run(ctx, o, os.Stdout, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchcluster:", err)
+		os.Exit(1)
+	}
+	if !ok {
+		os.Exit(1)
+	}
+}
+
+// mainChaos is `benchcluster chaos`: exit status 1 when a check failed or the run
+// could not finish, 2 for bad flags.
+func mainChaos(args []string) {
+	o, err := parseChaosFlags(args, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchcluster chaos:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ok, err := runChaos(ctx, o, os.Stdout)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchcluster chaos: FAIL: %v (seed %d)\n", err, o.seed)
 		os.Exit(1)
 	}
 	if !ok {
@@ -152,8 +177,7 @@ func run(ctx context.Context, o options, out, log io.Writer) (ok bool, err error
 	if len(b.nodes) == 0 {
 		return false, errors.New("no node labelled type=kwok: is the cluster up (hack/cluster.sh up)?")
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: b.namespace}}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := ensureNamespace(ctx, cs, b.namespace); err != nil {
 		return false, err
 	}
 	if err := b.cleanup(ctx); err != nil {
