@@ -25,8 +25,8 @@ type controller struct {
 	// ManagedBy is the spec.managedBy of the Jobs it takes; empty for the Kubernetes
 	// Job controller.
 	ManagedBy string
-	// ContentType, when set, is kube-controller-manager's --kube-api-content-type
-	// (its default is protobuf; jobkit-clientgo speaks JSON).
+	// ContentType, when set, is the controller's --kube-api-content-type (both
+	// default to protobuf).
 	ContentType string
 }
 
@@ -73,8 +73,12 @@ func (c controller) args(kubeconfig string, limits qps, probePort int) []string 
 		}
 		return args
 	}
-	return []string{"--kubeconfig", kubeconfig, "--kube-api-qps", q, "--kube-api-burst", b, "--workers", "5",
+	args := []string{"--kubeconfig", kubeconfig, "--kube-api-qps", q, "--kube-api-burst", b, "--workers", "5",
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(probePort)}
+	if c.ContentType != "" {
+		args = append(args, "--kube-api-content-type", c.ContentType)
+	}
+	return args
 }
 
 // launch starts the controller with its output in logDir/NAME-RUN.log, without

@@ -7,6 +7,7 @@
 //	benchcluster --kcm BIN --jobkit BIN [--kubeconfig FILE] [--cluster-dir DIR]
 //	             [--cases nonindexed-100,indexed-100,...] [--qps 20/30,500/1000]
 //	             [--rounds 1] [--timeout 20m] [--smoke]
+//	             [--kcm-content-type T] [--jobkit-content-type T]
 //
 // Each run starts the controller under test as a child process, waits until its caches
 // have synced, then takes the first snapshot, creates the Jobs, waits for their
@@ -21,6 +22,10 @@
 //     /proc/PID/stat; peak RSS: VmHWM from /proc/PID/status (the child process lives
 //     for one run only, so the peak is the run's). kube-apiserver's and kwok's CPU
 //     seconds over the same interval say what else the machine was doing.
+//
+// With several --rounds, the table shows the median of each figure over the rounds.
+// Both controllers talk protobuf to the API server unless --kcm-content-type or
+// --jobkit-content-type says application/json.
 //
 // Then it checks what the Jobs' status says against what the case expects (succeeded
 // and failed counts, the finished condition's type and reason, no pod left holding the

@@ -30,6 +30,9 @@ type options struct {
 	timeout     time.Duration
 	smoke       bool
 	contentType string
+	// jobkitContentType is jobkit-clientgo's --kube-api-content-type; empty: its
+	// default.
+	jobkitContentType string
 }
 
 const (
@@ -53,7 +56,8 @@ func parseFlags(args []string, output io.Writer) (options, error) {
 	limits := fs.String("qps", defaultQPS, "comma-separated client limits QPS/burst, the same for both controllers")
 	fs.IntVar(&o.rounds, "rounds", 1, "times each case runs under each controller")
 	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "longest wait for one run's Jobs to finish")
-	fs.StringVar(&o.contentType, "kcm-content-type", "", "kube-controller-manager's --kube-api-content-type (default its own, protobuf; application/json is what jobkit-clientgo sends)")
+	fs.StringVar(&o.contentType, "kcm-content-type", "", "kube-controller-manager's --kube-api-content-type (default its own, protobuf)")
+	fs.StringVar(&o.jobkitContentType, "jobkit-content-type", "", "jobkit-clientgo's --kube-api-content-type (default its own, protobuf)")
 	fs.BoolVar(&o.smoke, "smoke", false, "one Job of 20 pods under each controller at 20/30 (overrides --cases and --qps)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -183,7 +187,7 @@ func run(ctx context.Context, o options, out, log io.Writer) (ok bool, err error
 	if err := b.cleanup(ctx); err != nil {
 		return false, err
 	}
-	ctrls := []controller{{Name: "kcm", Bin: o.kcm, ContentType: o.contentType}, {Name: "jobkit", Bin: o.jobkit, ManagedBy: managedByJobkit}}
+	ctrls := []controller{{Name: "kcm", Bin: o.kcm, ContentType: o.contentType}, {Name: "jobkit", Bin: o.jobkit, ManagedBy: managedByJobkit, ContentType: o.jobkitContentType}}
 	fmt.Fprintf(log, "logs in %s\n", b.logDir)
 	var results []result
 	seq := 0
