@@ -60,7 +60,8 @@ if [ -n "${JOBKIT_CLUSTER_PORT:-}" ] && [ "$JOBKIT_CLUSTER_PORT" != auto ]; then
 elif [ -f "$dir/port" ]; then
 	set_ports "$(cat "$dir/port")"
 elif [ "${JOBKIT_CLUSTER_PORT:-}" = auto ] && [ "${1:-}" = up ]; then
-	set_ports "$(pick_ports)"
+	picked=$(pick_ports) || exit 1
+	set_ports "$picked"
 else
 	set_ports 36440
 fi

@@ -100,15 +100,17 @@ func runChaos(ctx context.Context, o chaosOptions, out io.Writer) (ok bool, err 
 			return false, e
 		}
 	}
-	if err := c.waitSettled(ctx); err != nil {
-		return false, err
-	}
+	// Past the timeout the checks still run: they say what went wrong.
+	settled := c.waitSettled(ctx)
 	if err := c.proc.stop(); err != nil {
 		return false, fmt.Errorf("stop the controller: %w", err)
 	}
 	problems, err := c.check(context.WithoutCancel(ctx))
 	if err != nil {
 		return false, err
+	}
+	if settled != nil {
+		problems = append([]string{settled.Error()}, problems...)
 	}
 	c.report(out, problems)
 	return len(problems) == 0, nil
