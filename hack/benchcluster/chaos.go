@@ -37,7 +37,9 @@ type chaos struct {
 	mu      sync.Mutex
 	created map[string]types.UID // Job name -> UID, once created
 	kills   []string             // one line per kill or restart
-	proc    *running
+	// proc is the controller's process now: killAll alone replaces it while the run
+	// goes on; the rest reads it once killAll has returned.
+	proc *running
 }
 
 func (c *chaos) logf(format string, args ...any) {

@@ -224,8 +224,11 @@ func TestParseChaosFlags(t *testing.T) {
 		t.Errorf("parseChaosFlags = %+v", o)
 	}
 	o, err = parseChaosFlags([]string{"--jobkit", "j", "--smoke"}, io.Discard)
-	if err != nil || o.jobs != 1 || o.kills != 1 || o.restartAPI || o.seed == 0 {
+	if err != nil || o.jobs != 1 || o.kills != 1 || o.restartAPI || o.seed == 0 || o.timeout != 3*time.Minute {
 		t.Errorf("parseChaosFlags(--smoke) = %+v, %v", o, err)
+	}
+	if o, err := parseChaosFlags([]string{"--jobkit", "j", "--smoke", "--timeout", "1m"}, io.Discard); err != nil || o.timeout != time.Minute {
+		t.Errorf("parseChaosFlags(--smoke --timeout 1m) timeout = %v, %v, want 1m", o.timeout, err)
 	}
 	for _, tt := range []struct{ args, wantErr string }{
 		{"", "--jobkit is required"},

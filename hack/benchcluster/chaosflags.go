@@ -47,7 +47,7 @@ func parseChaosFlags(args []string, output io.Writer) (chaosOptions, error) {
 	fs.BoolVar(&o.restartAPI, "restart-apiserver", true, "restart kube-apiserver once, halfway through the kills")
 	limits := fs.String("qps", "50/100", "the controller's client QPS/burst")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest run, from the first Job to the checks")
-	fs.BoolVar(&o.smoke, "smoke", false, "one Indexed Job of 100 pods, one kill when half its pods exist, no restart of kube-apiserver, at 20/30")
+	fs.BoolVar(&o.smoke, "smoke", false, "one Indexed Job of 100 pods, one kill when half its pods exist, no restart of kube-apiserver, at 20/30, --timeout 3m unless set")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -79,6 +79,11 @@ func parseChaosFlags(args []string, output io.Writer) (chaosOptions, error) {
 	}
 	if o.smoke {
 		o.jobs, o.kills, o.restartAPI, o.limits = 1, 1, false, qps{QPS: 20, Burst: 30}
+		timeoutSet := false
+		fs.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
+		if !timeoutSet {
+			o.timeout = 3 * time.Minute // the test command's budget, not the chaos run's
+		}
 	}
 	return o, nil
 }
