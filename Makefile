@@ -5,7 +5,7 @@ SOAKFAULTS ?= 0.1
 SOAKSEEDS20 ?= 3000
 SOAKFAULTS20 ?= 0.2
 
-.PHONY: test bench fuzz fmt demo soak lint compat latency cluster-up cluster-down cluster-status bench-cluster cluster-smoke
+.PHONY: test bench fuzz fmt demo soak lint compat latency cluster-up cluster-down cluster-status bench-cluster cluster-smoke chaos
 
 test:
 	FUZZTIME=$(FUZZTIME) ./hack/test.sh
@@ -66,7 +66,15 @@ cluster-status:
 bench-cluster:
 	./hack/bench-cluster.sh $(BENCHFLAGS)
 
-# One Job of 20 pods under each controller at 20/30 on a control plane brought up and
-# down for it (about a minute once the binaries are built).
+# The test command's smoke: one Indexed Job of 100 pods under jobkit-clientgo, killed
+# with SIGKILL once halfway and restarted, exact counts at the end, on a control plane
+# brought up and down for it (about 1.5 minutes once the binaries are built).
 cluster-smoke:
 	./hack/bench-cluster.sh --smoke
+
+# The chaos run: 56 Jobs of mixed shapes under jobkit-clientgo, killed with SIGKILL 24
+# times and restarted, kube-apiserver restarted once, then the checks against the
+# pods' history (about 3 minutes). A failing run prints its seed: rerun it with
+# CHAOSFLAGS="--seed N".
+chaos:
+	./hack/bench-cluster.sh chaos $(CHAOSFLAGS)

@@ -1,26 +1,54 @@
 #!/usr/bin/env bash
-# Runs hack/benchcluster on the local control plane (hack/cluster.sh): the Kubernetes
-# Job controller (kube-controller-manager --controllers=job) and jobkit-clientgo on
-# the same Jobs, interleaved. Brings the cluster up when it is not, and down again at
-# the end if it did. Arguments go to benchcluster (--cases, --qps, --rounds, --smoke).
+# Runs hack/benchcluster on the local control plane (hack/cluster.sh). Brings the
+# cluster up when it is not, and down again at the end if it did.
 #
-#   hack/bench-cluster.sh [benchcluster flags]
+#   hack/bench-cluster.sh [benchcluster flags]   the Kubernetes Job controller
+#       (kube-controller-manager --controllers=job) and jobkit-clientgo on the same
+#       Jobs, interleaved (--cases, --qps, --rounds, --kcm-content-type)
+#   hack/bench-cluster.sh chaos [chaos flags]    the chaos run: mixed Jobs under
+#       jobkit-clientgo, killed with SIGKILL again and again, kube-apiserver restarted
+#       once, then the checks (--seed, --jobs, --kills, --timeout)
+#   hack/bench-cluster.sh --smoke                the test command's smoke: one Indexed
+#       Job of 100 pods, one kill of jobkit-clientgo halfway, exact counts (chaos --smoke)
 #
-# The tables go to stdout and, with the per-run lines, to CLUSTER-DIR/logs/bench-*.
+# The chaos run and the smoke need no kube-controller-manager and do not build it.
+# The tables and reports go to stdout, the per-run logs to CLUSTER-DIR/logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${JOBKIT_CLUSTER_DIR:-${TMPDIR:-/tmp}/jobkit-cluster}
 export JOBKIT_CLUSTER_DIR=$dir
+mode=bench
+case "${1:-}" in
+chaos)
+	mode=chaos
+	shift
+	;;
+--smoke)
+	mode=chaos
+	shift
+	set -- --smoke "$@"
+	;;
+esac
+fail() {
+	echo "bench-cluster: FAIL: $*" >&2
+	exit 1
+}
 started=
 if ! hack/cluster.sh status >/dev/null 2>&1; then
-	hack/cluster.sh up >&2
+	hack/cluster.sh up >&2 || fail "the control plane did not come up (hack/cluster.sh up; logs in $dir/logs)"
 	started=1
 fi
 cleanup() { [ -z "$started" ] || hack/cluster.sh down >&2; }
 trap cleanup EXIT
-bin=$(hack/cluster-bins.sh)
 tools=$dir/tools
 mkdir -p "$tools"
-(cd examples && go build -o "$tools/jobkit-clientgo" ./clientgo/cmd/jobkit-clientgo)
-(cd hack/benchcluster && go build -o "$tools/benchcluster" .)
-"$tools/benchcluster" --kcm "$bin/kube-controller-manager" --jobkit "$tools/jobkit-clientgo" --cluster-dir "$dir" "$@"
+(cd examples && nice -n 10 go build -o "$tools/jobkit-clientgo" ./clientgo/cmd/jobkit-clientgo) || fail "building jobkit-clientgo"
+(cd hack/benchcluster && nice -n 10 go build -o "$tools/benchcluster" .) || fail "building hack/benchcluster"
+if [ "$mode" = chaos ]; then
+	"$tools/benchcluster" chaos --jobkit "$tools/jobkit-clientgo" --cluster-dir "$dir" \
+		--cluster-script "$PWD/hack/cluster.sh" "$@" || fail "benchcluster chaos $* (the lines above say which check; logs in $dir/logs)"
+	exit 0
+fi
+bin=$(hack/cluster-bins.sh) || fail "building kube-controller-manager (hack/cluster-bins.sh)"
+"$tools/benchcluster" --kcm "$bin/kube-controller-manager" --jobkit "$tools/jobkit-clientgo" --cluster-dir "$dir" "$@" ||
+	fail "benchcluster $* (the lines above say which check; logs in $dir/logs)"

@@ -7,6 +7,8 @@
 # lock makes concurrent callers wait for one build.
 #
 #   hack/cluster-bins.sh             build when missing, print the directory
+#   hack/cluster-bins.sh --no-kcm    the same without kube-controller-manager (the
+#                                    control plane and the chaos run do not need it)
 #   JOBKIT_CLUSTER_CACHE=dir ...     cache root (default ~/.cache/jobkit/cluster)
 #
 # Cold builds on 2 cores: kube-controller-manager about 10 minutes when quiet (13
@@ -23,13 +25,22 @@ bin="$root/k8s-$K8S_VERSION-kwok-$KWOK_VERSION"
 mkdir -p "$bin"
 
 log() { echo "cluster-bins: $*" >&2; }
+kcm=1
+case "${1:-}" in
+"") ;;
+--no-kcm) kcm= ;;
+*)
+	log "unknown argument $1 (want --no-kcm or nothing)"
+	exit 2
+	;;
+esac
 
 works() { [ -x "$1" ] && "$1" --version >/dev/null 2>&1; }
 
 exec 9>"$bin/.lock"
 flock 9
 
-if ! works "$bin/kube-controller-manager"; then
+if [ -n "$kcm" ] && ! works "$bin/kube-controller-manager"; then
 	log "building kube-controller-manager v$K8S_VERSION (about 10 minutes on 2 cores)"
 	start=$SECONDS
 	tmp=$(mktemp -d)
@@ -45,7 +56,10 @@ if ! works "$bin/kube-controller-manager"; then
 		go mod edit -require "k8s.io/kubernetes@v$K8S_VERSION"
 		go get "k8s.io/kubernetes/cmd/kube-controller-manager@v$K8S_VERSION" >&2
 		CGO_ENABLED=0 nice -n 10 go build -trimpath -o "$bin/kube-controller-manager.tmp" k8s.io/kubernetes/cmd/kube-controller-manager
-	)
+	) || {
+		log "building kube-controller-manager v$K8S_VERSION failed (the go output above says why; work dir $tmp)"
+		exit 1
+	}
 	mv "$bin/kube-controller-manager.tmp" "$bin/kube-controller-manager"
 	rm -rf "$tmp"
 	log "kube-controller-manager built in $((SECONDS - start)) s"
@@ -55,13 +69,19 @@ if ! works "$bin/kwok"; then
 	log "building kwok v$KWOK_VERSION (about 3 minutes on 2 cores)"
 	start=$SECONDS
 	tmp=$(mktemp -d)
-	CGO_ENABLED=0 GOBIN="$tmp" nice -n 10 go install -trimpath "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION" >&2
+	CGO_ENABLED=0 GOBIN="$tmp" nice -n 10 go install -trimpath "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION" >&2 || {
+		log "building kwok v$KWOK_VERSION failed (the go output above says why)"
+		exit 1
+	}
 	mv "$tmp/kwok" "$bin/kwok"
 	rm -rf "$tmp"
 	log "kwok built in $((SECONDS - start)) s"
 fi
 # etcd and kube-apiserver: the integration tests' cache, linked here.
-envtest=$(hack/envtest-bins.sh)
+envtest=$(hack/envtest-bins.sh) || {
+	log "building etcd and kube-apiserver failed (hack/envtest-bins.sh)"
+	exit 1
+}
 for b in etcd kube-apiserver; do
 	ln -sfn "$envtest/$b" "$bin/$b"
 done

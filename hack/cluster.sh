@@ -11,28 +11,69 @@
 #   hack/cluster.sh status    what runs, whether the API server is ready, the nodes
 #   hack/cluster.sh down      stop exactly the processes `up` started (pid files), drop the data
 #   hack/cluster.sh env       print the variables a client needs (KUBECONFIG, ...)
+#   hack/cluster.sh restart-apiserver   stop kube-apiserver and start it again, same
+#                             flags and data (the chaos run does this once)
 #
 #   JOBKIT_CLUSTER_DIR=dir    state: certificates, kubeconfig, data, logs, pids
 #                             (default ${TMPDIR:-/tmp}/jobkit-cluster)
 #   JOBKIT_CLUSTER_PORT=n     first of the three loopback ports used (default 36440:
-#                             kube-apiserver n, etcd clients n+1, etcd peers n+2)
+#                             kube-apiserver n, etcd clients n+1, etcd peers n+2);
+#                             "auto": three free ones below the ephemeral range, so
+#                             that concurrent runs (each with its own dir) never clash.
+#                             `up` records it in dir/port; the other commands read it.
 #   JOBKIT_CLUSTER_NODES=n    fake nodes kwok-0 ... kwok-(n-1) (default 4)
 #   JOBKIT_CLUSTER_BIN=dir    take the binaries from dir instead of hack/cluster-bins.sh
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=${JOBKIT_CLUSTER_DIR:-${TMPDIR:-/tmp}/jobkit-cluster}
-port=${JOBKIT_CLUSTER_PORT:-36440}
 nodes=${JOBKIT_CLUSTER_NODES:-4}
-api_port=$port
-etcd_port=$((port + 1))
-peer_port=$((port + 2))
 pki=$dir/pki
-server=https://127.0.0.1:$api_port
 
 log() { echo "cluster: $*" >&2; }
+
+# in_use PORT: something listens on 127.0.0.1:PORT.
+in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# set_ports PORT: the three ports from the first one.
+set_ports() {
+	port=$1
+	api_port=$port
+	etcd_port=$((port + 1))
+	peer_port=$((port + 2))
+	server=https://127.0.0.1:$api_port
+}
+
+# pick_ports: three consecutive free ports in 20000-32000, below Linux's ephemeral
+# range (32768-60999), where no outgoing connection takes them by chance.
+pick_ports() {
+	local p i
+	for i in $(seq 50); do
+		p=$((20000 + (RANDOM % 4000) * 3))
+		in_use "$p" || in_use $((p + 1)) || in_use $((p + 2)) || { echo "$p"; return; }
+	done
+	log "no three free consecutive ports found in 20000-32000"
+	exit 1
+}
+
+if [ -n "${JOBKIT_CLUSTER_PORT:-}" ] && [ "$JOBKIT_CLUSTER_PORT" != auto ]; then
+	set_ports "$JOBKIT_CLUSTER_PORT"
+elif [ -f "$dir/port" ]; then
+	set_ports "$(cat "$dir/port")"
+elif [ "${JOBKIT_CLUSTER_PORT:-}" = auto ] && [ "${1:-}" = up ]; then
+	picked=$(pick_ports) || exit 1
+	set_ports "$picked"
+else
+	set_ports 36440
+fi
+
+# die MESSAGE [LOG]: the message, the last lines of the log that says why (a CI run
+# shows only its tail), and a failed `up` stops what it had started.
 die() {
 	log "$*"
-	# A failed `up` stops what it had started.
+	if [ -n "${2:-}" ] && [ -f "$2" ]; then
+		log "last lines of $2:"
+		tail -n 15 "$2" | sed 's/^/  | /' >&2
+	fi
 	[ -z "${starting:-}" ] || down
 	exit 1
 }
@@ -133,33 +174,24 @@ up() {
 	for name in kwok kube-apiserver etcd; do
 		stop "$name"
 	done
-	local bin
-	bin=${JOBKIT_CLUSTER_BIN:-$("$repo/hack/cluster-bins.sh")}
+	local bin p
+	# The control plane needs no kube-controller-manager: the benchmark builds it.
+	bin=${JOBKIT_CLUSTER_BIN:-$("$repo/hack/cluster-bins.sh" --no-kcm)} || die "building the binaries failed (hack/cluster-bins.sh)"
+	for p in "$api_port:kube-apiserver" "$etcd_port:etcd clients" "$peer_port:etcd peers"; do
+		in_use "${p%%:*}" && die "port ${p%%:*} (${p#*:}) on 127.0.0.1 is in use by another process: set JOBKIT_CLUSTER_PORT to another first port, or to auto"
+	done
 	rm -rf "$dir/etcd" "$pki"
 	mkdir -p "$dir/logs" "$dir/pids"
 	echo "$bin" >"$dir/bin"
+	echo "$port" >"$dir/port"
 	certs
 	starting=1
 	start etcd "$bin/etcd" --name jobkit --data-dir "$dir/etcd" \
 		--listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
 		--listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
 		--initial-cluster "jobkit=http://127.0.0.1:$peer_port" --unsafe-no-fsync --quota-backend-bytes 8589934592
-	# ServiceAccount admission is off: no token controller runs, and the benchmarks'
-	# pods need no credentials. The Job controllers authenticate as the admin.
-	start kube-apiserver "$bin/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
-		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" \
-		--tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
-		--client-ca-file "$pki/ca.crt" --authorization-mode RBAC \
-		--service-account-issuer "$server" --service-account-key-file "$pki/sa.pub" \
-		--service-account-signing-key-file "$pki/sa.key" --service-cluster-ip-range 10.96.0.0/24 \
-		--disable-admission-plugins ServiceAccount --endpoint-reconciler-type none --profiling=false
+	start_apiserver "$bin"
 	local i
-	for i in $(seq 120); do
-		api GET /readyz >/dev/null 2>&1 && break
-		alive kube-apiserver || die "kube-apiserver exited: see $dir/logs/kube-apiserver.log"
-		sleep 1
-	done
-	api GET /readyz >/dev/null || die "kube-apiserver not ready after 120 s: see $dir/logs/kube-apiserver.log"
 	for i in $(seq 0 $((nodes - 1))); do
 		api POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"kwok-$i\",\"labels\":{\"type\":\"kwok\"}}}" >/dev/null
 	done
@@ -167,12 +199,41 @@ up() {
 		--manage-all-nodes=false --manage-nodes-with-label-selector type=kwok
 	for i in $(seq 60); do
 		[ "$(ready_nodes)" = "$nodes" ] && break
-		alive kwok || die "kwok exited: see $dir/logs/kwok.log"
+		alive kwok || die "kwok exited" "$dir/logs/kwok.log"
 		sleep 1
 	done
-	[ "$(ready_nodes)" = "$nodes" ] || die "kwok did not make the $nodes nodes Ready in 60 s: see $dir/logs/kwok.log"
+	[ "$(ready_nodes)" = "$nodes" ] || die "kwok did not make the $nodes nodes Ready in 60 s" "$dir/logs/kwok.log"
 	starting=
 	status
+}
+
+# start_apiserver BIN: starts kube-apiserver from BIN and waits until it is ready.
+start_apiserver() {
+	local i log=$dir/logs/kube-apiserver.log
+	# ServiceAccount admission is off: no token controller runs, and the benchmarks'
+	# pods need no credentials. The Job controllers authenticate as the admin.
+	start kube-apiserver "$1/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
+		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" \
+		--tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
+		--client-ca-file "$pki/ca.crt" --authorization-mode RBAC \
+		--service-account-issuer "$server" --service-account-key-file "$pki/sa.pub" \
+		--service-account-signing-key-file "$pki/sa.key" --service-cluster-ip-range 10.96.0.0/24 \
+		--disable-admission-plugins ServiceAccount --endpoint-reconciler-type none --profiling=false
+	for i in $(seq 120); do
+		api GET /readyz >/dev/null 2>&1 && return
+		alive kube-apiserver || die "kube-apiserver exited" "$log"
+		sleep 1
+	done
+	api GET /readyz >/dev/null || die "kube-apiserver not ready after 120 s" "$log"
+}
+
+restart_apiserver() {
+	alive kube-apiserver || die "kube-apiserver is not running (hack/cluster.sh up first)"
+	stop kube-apiserver
+	# Keep the first run's log: the restart's goes after it.
+	cat "$dir/logs/kube-apiserver.log" >>"$dir/logs/kube-apiserver.before-restart.log"
+	start_apiserver "$(cat "$dir/bin")"
+	log "kube-apiserver restarted (pid $(cat "$dir/pids/kube-apiserver.pid"))"
 }
 
 # ready_nodes: how many nodes have the Ready condition True.
@@ -204,6 +265,7 @@ status() {
 show_env() {
 	echo "KUBECONFIG=$dir/kubeconfig"
 	echo "JOBKIT_CLUSTER_DIR=$dir"
+	echo "JOBKIT_CLUSTER_PORT=$port"
 	echo "JOBKIT_CLUSTER_BIN=$(cat "$dir/bin" 2>/dev/null || true)"
 }
 
@@ -212,7 +274,7 @@ down() {
 	for name in kwok kube-apiserver etcd; do
 		stop "$name"
 	done
-	rm -rf "$dir/etcd" "$pki" "$dir/kubeconfig"
+	rm -rf "$dir/etcd" "$pki" "$dir/kubeconfig" "$dir/port"
 	log "down (logs kept in $dir/logs)"
 }
 
@@ -221,8 +283,9 @@ up) up ;;
 down) down ;;
 status) status ;;
 env) show_env ;;
+restart-apiserver) restart_apiserver ;;
 *)
-	sed -n '2,20p' "$0" >&2
+	sed -n '2,26p' "$0" >&2
 	exit 2
 	;;
 esac

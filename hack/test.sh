@@ -6,8 +6,11 @@
 # the plain layer imports only the standard library (hack/plain-deps.sh). Builds the
 # kube-apiserver and etcd binaries for the integration tests when they are not cached
 # (hack/envtest-bins.sh, ~12 minutes cold), and a smoke of the real control plane
-# (hack/bench-cluster.sh --smoke: etcd, kube-apiserver, kwok, kube-controller-manager;
-# ~15 minutes more cold to build kube-controller-manager and kwok, ~1 minute warm).
+# (hack/bench-cluster.sh --smoke: etcd, kube-apiserver, kwok and jobkit-clientgo, one
+# Indexed Job of 100 pods, the controller killed once halfway, exact counts; ~3
+# minutes more cold to build kwok, ~1.5 minutes warm; kube-controller-manager is not
+# needed). The smoke's cluster has a directory of its own and free ports, so that
+# concurrent runs never share one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -59,8 +62,11 @@ for mod in $(hack/modules.sh); do
 done
 echo "== simulation: 300 seeds without -race (the race detector slows it tenfold; -race runs 10)"
 step "simulation, 300 seeds" go test -count=1 ./internal/sim -run 'TestSimulation$' -sim.seeds=300
-echo "== real control plane: one small Job under kube-controller-manager and under jobkit (hack/cluster.sh; builds kube-controller-manager and kwok when not cached)"
-step "real control plane smoke" hack/bench-cluster.sh --smoke
+echo "== real control plane: one Job of 100 pods under jobkit-clientgo, killed once halfway (hack/cluster.sh; builds kwok when not cached)"
+smoke_dir=$(mktemp -d "${TMPDIR:-/tmp}/jobkit-smoke.XXXXXX")
+smoke() { JOBKIT_CLUSTER_DIR=$smoke_dir JOBKIT_CLUSTER_PORT=auto hack/bench-cluster.sh --smoke; }
+step "real control plane smoke (logs kept in $smoke_dir/logs)" smoke
+[ "$fail" != 0 ] || rm -rf "$smoke_dir"
 echo "== generated files are up to date"
 step "generated files" hack/generate.sh --check
 echo "== README quick start"

@@ -158,11 +158,32 @@ func TestControllerArgs(t *testing.T) {
 			t.Errorf("kcm args %q: no %q", got, want)
 		}
 	}
-	jobkit := controller{Name: "jobkit", ManagedBy: managedByJobkit}
+	jobkit := controller{Name: "jobkit", ManagedBy: managedByJobkit, ContentType: "application/json"}
 	got = strings.Join(jobkit.args("/k", limits, 4321), " ")
-	for _, want := range []string{"--kube-api-qps 500", "--kube-api-burst 1000", "--metrics-bind-address 0", "--health-probe-bind-address 127.0.0.1:4321", "--workers 5"} {
+	for _, want := range []string{"--kube-api-qps 500", "--kube-api-burst 1000", "--metrics-bind-address 0", "--health-probe-bind-address 127.0.0.1:4321", "--workers 5", "--kube-api-content-type application/json"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("jobkit args %q: no %q", got, want)
 		}
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	c, _ := parseCase("indexed-10")
+	post := requestKey{Verb: "POST", Resource: "pods"}
+	get := requestKey{Verb: "GET", Resource: "jobs"}
+	rs := []result{
+		{Case: c, Duration: 3e9, CPU: 1, PeakRSS: 10 << 20, Requests: requests{post: 10, get: 1}, OtherCPU: map[string]float64{"kube-apiserver": 5}},
+		{Case: c, Duration: 1e9, CPU: 3, PeakRSS: 30 << 20, Requests: requests{post: 12}, OtherCPU: map[string]float64{"kube-apiserver": 4}},
+		{Case: c, Duration: 2e9, CPU: 2, PeakRSS: 20 << 20, Requests: requests{post: 11, get: 3}, OtherCPU: map[string]float64{"kube-apiserver": 6}},
+	}
+	want := summary{Rounds: 3, Duration: 2, Writes: 11, Reads: 1, CPU: 2, RSS: 20, API: 5, Requests: requests{post: 11, get: 1}}
+	if diff := cmp.Diff(want, summarize(rs)); diff != "" {
+		t.Errorf("summarize (-want +got):\n%s", diff)
+	}
+	if got := median([]float64{4, 1, 3, 2}); got != 2.5 {
+		t.Errorf("median(4 1 3 2) = %v, want 2.5", got)
+	}
+	if got := median(nil); got != 0 {
+		t.Errorf("median(nil) = %v, want 0", got)
 	}
 }

@@ -25,8 +25,8 @@ type controller struct {
 	// ManagedBy is the spec.managedBy of the Jobs it takes; empty for the Kubernetes
 	// Job controller.
 	ManagedBy string
-	// ContentType, when set, is kube-controller-manager's --kube-api-content-type
-	// (its default is protobuf; jobkit-clientgo speaks JSON).
+	// ContentType, when set, is the controller's --kube-api-content-type (both
+	// default to protobuf).
 	ContentType string
 }
 
@@ -54,8 +54,9 @@ func parseQPS(s string) (qps, error) {
 // running is a started controller process.
 type running struct {
 	cmd  *exec.Cmd
-	done chan error
+	done chan error // receives the exit once; whoever takes it puts it back
 	log  string
+	port int // of its probes (kube-controller-manager: its secure port)
 }
 
 // args is the controller's command line: the same client limits and 5 workers for
@@ -72,14 +73,17 @@ func (c controller) args(kubeconfig string, limits qps, probePort int) []string 
 		}
 		return args
 	}
-	return []string{"--kubeconfig", kubeconfig, "--kube-api-qps", q, "--kube-api-burst", b, "--workers", "5",
+	args := []string{"--kubeconfig", kubeconfig, "--kube-api-qps", q, "--kube-api-burst", b, "--workers", "5",
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(probePort)}
+	if c.ContentType != "" {
+		args = append(args, "--kube-api-content-type", c.ContentType)
+	}
+	return args
 }
 
-// start runs the controller with its output in logDir/NAME-RUN.log and waits until
-// it is ready: jobkit-clientgo's /readyz (caches synced), kube-controller-manager's
-// log line that the Job controller's caches have synced.
-func (c controller) start(ctx context.Context, kubeconfig, logDir, run string, limits qps) (*running, error) {
+// launch starts the controller with its output in logDir/NAME-RUN.log, without
+// waiting for it.
+func (c controller) launch(kubeconfig, logDir, run string, limits qps) (*running, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -96,25 +100,45 @@ func (c controller) start(ctx context.Context, kubeconfig, logDir, run string, l
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", c.Name, err)
 	}
-	r := &running{cmd: cmd, done: make(chan error, 1), log: logPath}
+	r := &running{cmd: cmd, done: make(chan error, 1), log: logPath, port: port}
 	go func() { r.done <- cmd.Wait() }()
+	return r, nil
+}
+
+// start runs the controller (launch) and waits until it is ready:
+// jobkit-clientgo's /readyz (caches synced), kube-controller-manager's log line that
+// the Job controller's caches have synced.
+func (c controller) start(ctx context.Context, kubeconfig, logDir, run string, limits qps) (*running, error) {
+	r, err := c.launch(kubeconfig, logDir, run, limits)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.waitReady(ctx, r); err != nil {
+		r.stop()
+		return nil, err
+	}
+	return r, nil
+}
+
+// waitReady waits up to 60 s for the launched controller r to be ready.
+func (c controller) waitReady(ctx context.Context, r *running) error {
+	port, logPath := r.port, r.log
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		ready, err := c.ready(port, logPath)
 		if ready {
-			return r, nil
+			return nil
 		}
 		select {
 		case werr := <-r.done:
-			return nil, fmt.Errorf("%s exited before it was ready (%v): see %s", c.Name, werr, logPath)
+			r.done <- werr // for stop and kill
+			return fmt.Errorf("%s exited before it was ready (%v): see %s", c.Name, werr, logPath)
 		case <-ctx.Done():
-			r.stop()
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			r.stop()
-			return nil, fmt.Errorf("%s not ready after 60 s (%v): see %s", c.Name, err, logPath)
+			return fmt.Errorf("%s not ready after 60 s (%v): see %s", c.Name, err, logPath)
 		}
 	}
 }
@@ -144,19 +168,37 @@ func (c controller) ready(port int, logPath string) (bool, error) {
 // pid is the process id of the running controller.
 func (r *running) pid() int { return r.cmd.Process.Pid }
 
+// kill sends SIGKILL and waits for the process to end.
+func (r *running) kill() {
+	_ = r.cmd.Process.Kill()
+	err := <-r.done
+	r.done <- err
+}
+
+// exited tells whether the process has ended, without waiting.
+func (r *running) exited() bool {
+	select {
+	case err := <-r.done:
+		r.done <- err
+		return true
+	default:
+		return false
+	}
+}
+
 // stop sends SIGTERM, then SIGKILL after 10 s, and waits for the process.
 func (r *running) stop() error {
 	_ = r.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-r.done:
+		r.done <- err
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
 			return nil // ended by the signal
 		}
 		return err
 	case <-time.After(10 * time.Second):
-		_ = r.cmd.Process.Kill()
-		<-r.done
+		r.kill()
 		return fmt.Errorf("ignored SIGTERM for 10 s, killed: see %s", r.log)
 	}
 }

@@ -7,6 +7,7 @@
 //	benchcluster --kcm BIN --jobkit BIN [--kubeconfig FILE] [--cluster-dir DIR]
 //	             [--cases nonindexed-100,indexed-100,...] [--qps 20/30,500/1000]
 //	             [--rounds 1] [--timeout 20m] [--smoke]
+//	             [--kcm-content-type T] [--jobkit-content-type T]
 //
 // Each run starts the controller under test as a child process, waits until its caches
 // have synced, then takes the first snapshot, creates the Jobs, waits for their
@@ -22,11 +23,43 @@
 //     for one run only, so the peak is the run's). kube-apiserver's and kwok's CPU
 //     seconds over the same interval say what else the machine was doing.
 //
+// With several --rounds, the table shows the median of each figure over the rounds.
+// Both controllers talk protobuf to the API server unless --kcm-content-type or
+// --jobkit-content-type says application/json.
+//
 // Then it checks what the Jobs' status says against what the case expects (succeeded
 // and failed counts, the finished condition's type and reason, no pod left holding the
 // tracking finalizer), stops the controller and deletes the Jobs and their pods before
 // the next run. A failed check fails the command (exit status 1) after the table.
 //
 // --smoke runs one small Job under each controller at the default QPS: the quick check
-// that the control plane and both controllers work (make cluster-smoke).
+// that the control plane and both controllers work.
+//
+// # Chaos
+//
+//	benchcluster chaos --jobkit BIN [--cluster-dir DIR] [--cluster-script hack/cluster.sh]
+//	                   [--seed N] [--jobs 56] [--kills 24] [--min-gap 500ms] [--max-gap 4s]
+//	                   [--restart-apiserver=true] [--qps 50/100] [--timeout 10m] [--smoke]
+//
+// runs Jobs of every shape in turn (complete, retry-index: backoffLimitPerIndex with
+// indexes failing once, fail-index: podFailurePolicy FailIndex, fail-job:
+// podFailurePolicy FailJob, backoff: every pod fails, suspend: suspended while running
+// and resumed, delete: deleted while running, its pods then deleted as the garbage
+// collector would), Indexed or not, sizes, run times and moments drawn from the seed,
+// under jobkit-clientgo, which it kills with SIGKILL --kills times (each after
+// --min-gap to --max-gap from its start, drawn from the seed) and starts again,
+// restarting kube-apiserver once halfway through. kwok fails the pods the Jobs' shapes
+// ask for (hack/cluster/kwok.yaml's annotations). A watch of the pods and Jobs records
+// their history (resuming across the restart, listing again when its resourceVersion
+// is too old). Once every Job has finished or is gone and no pod holds the tracking
+// finalizer (or after --timeout), it stops the controller and checks: each Job's
+// finished condition is the one its shape asks for; its succeeded, failed and
+// completedIndexes equal what its pods' history says (a pod counts once, when it
+// finishes or is deleted still holding the finalizer) and, for the shapes that fix
+// them, the exact figures; no index has two succeeded pods; no pod was created after
+// its Job finished (by etcd revision); no pod holds the finalizer or is left running.
+// It prints the seed, every kill and restart, and the checks; --seed N runs the same
+// Jobs and kill moments again (the interleaving with the processes is the machine's).
+// --smoke: one Indexed Job of 100 pods, one kill once half of its pods exist, no
+// restart of kube-apiserver, at 20/30 (the test command's smoke, make cluster-smoke).
 package main

@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -32,6 +30,9 @@ type options struct {
 	timeout     time.Duration
 	smoke       bool
 	contentType string
+	// jobkitContentType is jobkit-clientgo's --kube-api-content-type; empty: its
+	// default.
+	jobkitContentType string
 }
 
 const (
@@ -55,7 +56,8 @@ func parseFlags(args []string, output io.Writer) (options, error) {
 	limits := fs.String("qps", defaultQPS, "comma-separated client limits QPS/burst, the same for both controllers")
 	fs.IntVar(&o.rounds, "rounds", 1, "times each case runs under each controller")
 	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "longest wait for one run's Jobs to finish")
-	fs.StringVar(&o.contentType, "kcm-content-type", "", "kube-controller-manager's --kube-api-content-type (default its own, protobuf; application/json is what jobkit-clientgo sends)")
+	fs.StringVar(&o.contentType, "kcm-content-type", "", "kube-controller-manager's --kube-api-content-type (default its own, protobuf)")
+	fs.StringVar(&o.jobkitContentType, "jobkit-content-type", "", "jobkit-clientgo's --kube-api-content-type (default its own, protobuf)")
 	fs.BoolVar(&o.smoke, "smoke", false, "one Job of 20 pods under each controller at 20/30 (overrides --cases and --qps)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -93,6 +95,10 @@ func parseFlags(args []string, output io.Writer) (options, error) {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "chaos" {
+		mainChaos(os.Args[2:])
+		return
+	}
 	o, err := parseFlags(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return
@@ -106,6 +112,29 @@ func main() {
 	ok, err := run(ctx, o, os.Stdout, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchcluster:", err)
+		os.Exit(1)
+	}
+	if !ok {
+		os.Exit(1)
+	}
+}
+
+// mainChaos is `benchcluster chaos`: exit status 1 when a check failed or the run
+// could not finish, 2 for bad flags.
+func mainChaos(args []string) {
+	o, err := parseChaosFlags(args, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchcluster chaos:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ok, err := runChaos(ctx, o, os.Stdout)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchcluster chaos: FAIL: %v (seed %d)\n", err, o.seed)
 		os.Exit(1)
 	}
 	if !ok {
@@ -152,14 +181,13 @@ func run(ctx context.Context, o options, out, log io.Writer) (ok bool, err error
 	if len(b.nodes) == 0 {
 		return false, errors.New("no node labelled type=kwok: is the cluster up (hack/cluster.sh up)?")
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: b.namespace}}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := ensureNamespace(ctx, cs, b.namespace); err != nil {
 		return false, err
 	}
 	if err := b.cleanup(ctx); err != nil {
 		return false, err
 	}
-	ctrls := []controller{{Name: "kcm", Bin: o.kcm, ContentType: o.contentType}, {Name: "jobkit", Bin: o.jobkit, ManagedBy: managedByJobkit}}
+	ctrls := []controller{{Name: "kcm", Bin: o.kcm, ContentType: o.contentType}, {Name: "jobkit", Bin: o.jobkit, ManagedBy: managedByJobkit, ContentType: o.jobkitContentType}}
 	fmt.Fprintf(log, "logs in %s\n", b.logDir)
 	var results []result
 	seq := 0

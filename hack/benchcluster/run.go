@@ -228,15 +228,21 @@ func conditionSummary(cs []batchv1.JobCondition) string {
 }
 
 // cleanup deletes the benchmark's Jobs and pods and waits until the pods are gone.
-// No garbage collector runs, so the pods are deleted here, at once (grace period 0),
-// their finalizers removed first should a controller have left one.
 func (b *bench) cleanup(ctx context.Context) error {
-	sel := metav1.ListOptions{LabelSelector: "jobkit.dev/bench"}
-	if err := b.cs.BatchV1().Jobs(b.namespace).DeleteCollection(ctx,
+	return cleanupLabel(ctx, b.cs, b.namespace, "jobkit.dev/bench")
+}
+
+// cleanupLabel deletes the Jobs and pods of namespace that carry the label key and
+// waits until the pods are gone. No garbage collector runs, so the pods are deleted
+// here, at once (grace period 0), their finalizers removed first should a controller
+// have left one.
+func cleanupLabel(ctx context.Context, cs kubernetes.Interface, namespace, key string) error {
+	sel := metav1.ListOptions{LabelSelector: key}
+	if err := cs.BatchV1().Jobs(namespace).DeleteCollection(ctx,
 		metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}, sel); err != nil {
 		return fmt.Errorf("delete the Jobs: %w", err)
 	}
-	pods := b.cs.CoreV1().Pods(b.namespace)
+	pods := cs.CoreV1().Pods(namespace)
 	list, err := pods.List(ctx, sel)
 	if err != nil {
 		return err
@@ -256,7 +262,7 @@ func (b *bench) cleanup(ctx context.Context) error {
 		return fmt.Errorf("delete the pods: %w", err)
 	}
 	for range 3000 {
-		left, err := pods.List(ctx, metav1.ListOptions{LabelSelector: "jobkit.dev/bench", Limit: 1})
+		left, err := pods.List(ctx, metav1.ListOptions{LabelSelector: key, Limit: 1})
 		if err != nil {
 			return err
 		}
@@ -265,5 +271,5 @@ func (b *bench) cleanup(ctx context.Context) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return fmt.Errorf("pods of the benchmark left after 5 minutes")
+	return fmt.Errorf("pods labelled %s left after 5 minutes", key)
 }
