@@ -22,6 +22,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -47,6 +48,15 @@ type Options struct {
 	// batch/v1 Jobs (see Task); the zero value means owner.BatchJob: the cluster then
 	// holds Jobs only and CreateTask fails. TaskKind is a ready-made custom kind.
 	Owner owner.Kind
+	// Owners, when set, is the test's own store of the owners of kind Owner, objects
+	// of the test's own Go type in place of Tasks: it returns what the store holds
+	// under namespace/name as a Workload (the controller's conversion), or nil when
+	// it holds nothing there. The Cluster then holds no Tasks (CreateTask fails with
+	// ErrNoTasks), CollectGarbage asks Owners whether a pod's owner of that kind
+	// lives, and a Driver syncs, maps pod events, cleans orphans and decides "done"
+	// with it. Owners is called without the Cluster's lock, so it may call the
+	// Cluster. It needs Owner set to a kind other than owner.BatchJob.
+	Owners func(namespace, name string) *plan.Workload
 }
 
 var (
@@ -75,6 +85,8 @@ type Cluster struct {
 	latency time.Duration
 
 	owner owner.Kind // the kind of tasks; owner.BatchJob when the cluster has none
+	// owners is Options.Owners: the test's store of the owners of kind owner.
+	owners func(namespace, name string) *plan.Workload
 
 	jobs  ownerStore[*batchv1.Job]
 	tasks ownerStore[*Task]
@@ -100,7 +112,8 @@ var (
 )
 
 // NewCluster returns an empty cluster. It panics when opts.Owner is set but invalid
-// (owner.Kind.Validate): a test's mistake, caught at once.
+// (owner.Kind.Validate), or when opts.Owners is set without a custom opts.Owner: a
+// test's mistake, caught at once.
 func NewCluster(opts Options) *Cluster {
 	kind := opts.Owner
 	if kind == (owner.Kind{}) {
@@ -108,6 +121,9 @@ func NewCluster(opts Options) *Cluster {
 	}
 	if err := kind.Validate(); err != nil {
 		panic(fmt.Sprintf("reconciletest: Options.Owner: %v", err))
+	}
+	if opts.Owners != nil && kind == owner.BatchJob {
+		panic(fmt.Sprintf("reconciletest: Options.Owners needs Options.Owner set to the store's kind, not %v", kind))
 	}
 	clk := opts.Clock
 	if clk == nil {
@@ -118,6 +134,7 @@ func NewCluster(opts Options) *Cluster {
 		rng:         rand.New(rand.NewPCG(opts.Seed, 0x6a6f626b6974)),
 		latency:     opts.EventLatency,
 		owner:       kind,
+		owners:      opts.Owners,
 		jobs:        jobStore(),
 		pods:        map[types.NamespacedName]*corev1.Pod{},
 		order:       map[types.UID]uint64{},

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/jobstatus"
@@ -29,8 +30,9 @@ var ErrStepLimit = errors.New("reconciletest: step limit reached before the job 
 // tests of controllers built on jobkit. Each step:
 //
 //  1. delivers the watch events that are due to the Cache, whose handlers feed
-//     Reconciler.ObservePodEvent and ObserveJobEvent (for a Reconciler of another
-//     owner kind: ObservePodEventOf, and OwnerDeleted on Task events);
+//     Reconciler.ObservePodEvent (with the owners' facts: the cached Jobs, the
+//     cached Tasks, or the test's store), ObserveJobEvent, and OwnerDeleted on Task
+//     events;
 //  2. syncs the owner from the Cache (one missing from the Cache is forgotten);
 //  3. runs a Kubelet step (its script);
 //  4. advances the clock by StepDuration.
@@ -39,8 +41,15 @@ var ErrStepLimit = errors.New("reconciletest: step limit reached before the job 
 // Options.Owner names another kind: namespace and name then name a Task, synced with
 // Sync (the Reconciler is then New with the Cluster as pod client and
 // StatusWriter, and Config.Owner the Cluster's kind), and StepResult and RunResult
-// carry it in Task. SyncFunc and DoneFunc replace the sync and the
-// "done" test for a controller that is not a plain Reconciler.
+// carry it in Task. With Options.Owners, the owner is whatever the test's own store
+// holds under namespace/name, of the test's own type: each step syncs the Workload
+// the store returns, pod events and the orphan cleanup read the owner's facts from
+// it, and Run stops when it is finished with no tracked pod left (StepResult and
+// RunResult carry it in Workload). The store has no watch: a test that deletes an
+// owner from it tells the Reconciler (OwnerDeleted), as the controller's owner
+// event handler would; a sync that finds nothing in the store forgets the key.
+// SyncFunc and DoneFunc replace the sync and the "done" test for a controller that
+// is not a plain Reconciler.
 //
 // Every step syncs, whatever the Result asked: a Driver checks what a controller
 // does, not how a workqueue schedules it.
@@ -75,6 +84,9 @@ type StepResult struct {
 	// Task is the Task in the cluster after the step, when the Driver syncs Tasks
 	// (nil when it does not exist).
 	Task *Task
+	// Workload is the owner as the test's store (Options.Owners) holds it after the
+	// step, when the Cluster has one (nil when the store holds nothing there).
+	Workload *plan.Workload
 	// Result and Err are what the sync returned; Synced is false when the Job was not
 	// in the Cache.
 	Synced bool
@@ -91,12 +103,8 @@ func NewDriver(c *Cluster, r *reconcile.Reconciler) *Driver {
 	cache := c.Cache()
 	// The handlers read d.Reconciler at each event, so that Restart takes effect.
 	cache.OnPodEvent(func(ev reconcile.PodEvent) {
-		switch {
-		case d.Reconciler == nil:
-		case d.tasks():
-			d.Reconciler.ObservePodEvent(ev, cache.TaskOwner)
-		default:
-			d.Reconciler.ObservePodEvent(ev, cache.JobOwner)
+		if d.Reconciler != nil {
+			d.Reconciler.ObservePodEvent(ev, d.lookup())
 		}
 	})
 	cache.OnJobEvent(func(ev reconcile.JobEvent) {
@@ -124,14 +132,47 @@ func (d *Driver) kind() owner.Kind {
 }
 
 // tasks reports whether the Driver syncs Tasks rather than Jobs: whether the
-// Cluster holds Tasks (Options.Owner).
-func (d *Driver) tasks() bool { return d.Cluster.Owner() != owner.BatchJob }
+// Cluster holds Tasks (Options.Owner without Options.Owners).
+func (d *Driver) tasks() bool { return d.Cluster.owner != owner.BatchJob && d.Cluster.owners == nil }
 
-// Restart models a controller restart: r (typically a new Reconciler with new
-// stores) replaces the Driver's, and the Cache starts over as a new informer
-// (Cache.Reset). The cluster keeps its state.
+// lookup returns what the Driver's owners are, for pod events and orphans: the
+// cached Jobs, the cached Tasks, or the test's store (Options.Owners).
+func (d *Driver) lookup() reconcile.OwnerLookup {
+	switch {
+	case d.Cluster.owners != nil:
+		return func(namespace, name string) *finalizers.OrphanOwner {
+			return workloadOwner(d.Cluster.owners(namespace, name))
+		}
+	case d.tasks():
+		return d.Cluster.Cache().TaskOwner
+	}
+	return d.Cluster.Cache().JobOwner
+}
+
+// workloadOwner returns the orphan facts of w, nil for a nil w. An unset managedBy
+// stays empty: the kind's own controller, which a custom kind's is.
+func workloadOwner(w *plan.Workload) *finalizers.OrphanOwner {
+	if w == nil {
+		return nil
+	}
+	return &finalizers.OrphanOwner{UID: w.UID, ManagedBy: ptr.Deref(w.Spec.ManagedBy, ""), Finished: jobstatus.IsFinished(&w.Status)}
+}
+
+// Restart models a restart of the controller under test; the cluster keeps its
+// state. The Cache starts over as a new informer (Cache.Reset: the pending watch
+// events are gone and the next delivery lists the cluster anew), and:
+//
+//   - with a non-nil r, r replaces the Driver's Reconciler: a new process, whose
+//     Reconciler (New with a Config whose Expectations, FinalizerRemovals and
+//     BackoffStore are nil) knows nothing of the writes made before;
+//   - with nil, the Reconciler is kept with all it remembers: only the informers
+//     restart, as when a watch breaks and is listed again, or a controller whose
+//     state lives outside the Reconciler (SyncFunc) restarts it itself before
+//     calling Restart(nil).
 func (d *Driver) Restart(r *reconcile.Reconciler) {
-	d.Reconciler = r
+	if r != nil {
+		d.Reconciler = r
+	}
 	d.Cluster.Cache().Reset()
 }
 
@@ -141,6 +182,15 @@ func (d *Driver) Restart(r *reconcile.Reconciler) {
 func (d *Driver) Sync(ctx context.Context, namespace, name string) (synced bool, res reconcile.Result, err error) {
 	if d.SyncFunc != nil {
 		return d.SyncFunc(ctx, namespace, name)
+	}
+	if d.Cluster.owners != nil {
+		w := d.Cluster.owners(namespace, name)
+		if w == nil {
+			d.Reconciler.Forget(reconcile.Key(namespace, name))
+			return false, reconcile.Result{}, nil
+		}
+		res, err = d.Reconciler.Sync(ctx, w, d.Cluster.Cache().PodsFor)
+		return true, res, err
 	}
 	if d.tasks() {
 		t := d.Cluster.Cache().Task(namespace, name)
@@ -168,9 +218,12 @@ func (d *Driver) Step(ctx context.Context, namespace, name string) (StepResult, 
 	sr.Delivered = d.Cluster.Cache().DeliverDue()
 	sr.Synced, sr.Result, sr.Err = d.Sync(ctx, namespace, name)
 	kerr := d.Cluster.Kubelet().Step()
-	if d.tasks() {
+	switch {
+	case d.Cluster.owners != nil:
+		sr.Workload = d.Cluster.owners(namespace, name)
+	case d.tasks():
 		sr.Task, _ = d.Cluster.GetTask(ctx, namespace, name)
-	} else {
+	default:
 		sr.Job, _ = d.Cluster.GetJob(ctx, namespace, name)
 	}
 	step := d.StepDuration
@@ -191,6 +244,9 @@ type RunResult struct {
 	Steps int
 	Job   *batchv1.Job
 	Task  *Task
+	// Workload is the owner as the test's store (Options.Owners) holds it at the
+	// end, when the Cluster has one.
+	Workload *plan.Workload
 	// SyncErrors counts the syncs that returned an error (the run goes on, as a
 	// workqueue would retry).
 	SyncErrors int
@@ -214,7 +270,7 @@ func (d *Driver) Run(ctx context.Context, namespace, name string, maxSteps int) 
 		}
 		sr, err := d.Step(ctx, namespace, name)
 		rr.Steps++
-		rr.Job, rr.Task = sr.Job, sr.Task
+		rr.Job, rr.Task, rr.Workload = sr.Job, sr.Task, sr.Workload
 		if sr.Err != nil {
 			rr.SyncErrors++
 			rr.LastError = sr.Err
@@ -238,6 +294,9 @@ func (d *Driver) done(namespace, name string, sr StepResult) (done, exists bool)
 	switch {
 	case d.DoneFunc != nil:
 		return d.DoneFunc(namespace, name)
+	case d.Cluster.owners != nil:
+		w := sr.Workload
+		return w != nil && d.finished(w.Namespace, w.UID, &w.Status), w != nil
 	case d.tasks():
 		return d.DoneTask(sr.Task), sr.Task != nil
 	}
@@ -251,6 +310,8 @@ func (d *Driver) describe(rr RunResult) string {
 		return fmt.Sprintf("job status: %+v%s", rr.Job.Status, d.Cluster.describePods(rr.Job.Namespace, rr.Job.UID))
 	case rr.Task != nil:
 		return fmt.Sprintf("%s status: %+v%s", rr.Task.Kind, rr.Task.Status, d.Cluster.describePods(rr.Task.Namespace, rr.Task.UID))
+	case rr.Workload != nil:
+		return fmt.Sprintf("%s status: %+v%s", d.kind().Kind, rr.Workload.Status, d.Cluster.describePods(rr.Workload.Namespace, rr.Workload.UID))
 	}
 	return "owner unknown"
 }
@@ -316,6 +377,9 @@ func (d *Driver) CleanOrphans(ctx context.Context) (int, error) {
 // failing that, the Cluster; nil when neither has it.
 func (d *Driver) ownerFacts(ctx context.Context, namespace, name string) *finalizers.OrphanOwner {
 	cache := d.Cluster.Cache()
+	if d.Cluster.owners != nil {
+		return workloadOwner(d.Cluster.owners(namespace, name))
+	}
 	if d.tasks() {
 		if t := cache.Task(namespace, name); t != nil {
 			return TaskOwner(t)

@@ -210,3 +210,47 @@ func ExampleRunClientConformance() {
 	// In a _test.go file:
 	_ = func(t *testing.T) { reconciletest.RunClientConformance(t, fixture) }
 }
+
+// Restart(nil) restarts the informers only: the Cache lists the cluster anew and
+// the Reconciler keeps what it remembers (its expectations of the pods it created).
+// Restart with a new Reconciler is a new process that remembers nothing and
+// learns the pods from the Cache's list. Neither creates a pod twice.
+func ExampleDriver_Restart() {
+	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1})
+	newReconciler := func() *reconcile.Reconciler {
+		r, _ := reconcile.New(reconcile.Config{Name: "example.com/jobs", Clock: c.Clock(), FinalizerRemovalParallelism: 1},
+			c, reconcile.JobStatusWriter(c))
+		return r
+	}
+	job := reconciletest.NewJob("default", "restart", 2, 2)
+	job.Spec.ManagedBy = ptr.To("example.com/jobs")
+	_, _ = c.CreateJob(job)
+	c.Kubelet().SetScript(nil) // pods stay Pending until the script changes
+	c.Cache().DeliverAll()
+	c.SetEventLatency(10 * time.Second) // the pods' events come late
+	ctx := context.Background()
+
+	d := reconciletest.NewDriver(c, newReconciler())
+	_, _ = d.Step(ctx, "default", "restart")
+	fmt.Println("pods:", len(c.ListPods("default")), "events waiting:", len(c.Cache().Pending()))
+
+	d.Restart(nil)
+	_, _ = d.Step(ctx, "default", "restart")
+	fmt.Println("after Restart(nil): pods:", len(c.ListPods("default")))
+
+	d.Restart(newReconciler())
+	_, _ = d.Step(ctx, "default", "restart")
+	fmt.Println("after Restart(new): pods:", len(c.ListPods("default")))
+
+	c.Kubelet().SetScript(reconciletest.SucceedPods())
+	rr, err := d.Run(ctx, "default", "restart", 100)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("succeeded:", rr.Job.Status.Succeeded, "pods:", len(c.ListPods("default")))
+	// Output:
+	// pods: 2 events waiting: 3
+	// after Restart(nil): pods: 2
+	// after Restart(new): pods: 2
+	// succeeded: 2 pods: 2
+}

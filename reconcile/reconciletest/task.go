@@ -117,8 +117,8 @@ func (c *Cluster) taskGroupKind() schema.GroupKind {
 }
 
 // ErrNoTasks is returned by CreateTask on a cluster whose owner kind is batch/v1
-// Job.
-var ErrNoTasks = fmt.Errorf("reconciletest: the cluster's owner kind is %v: set Options.Owner to hold Tasks", owner.BatchJob)
+// Job, or whose owners live in the test's own store (Options.Owners).
+var ErrNoTasks = fmt.Errorf("reconciletest: the cluster holds no Tasks: set Options.Owner to a kind other than %v, and no Options.Owners", owner.BatchJob)
 
 // CreateTask stores a copy of t as the API server stores a custom resource: a name
 // from GenerateName when Name is empty, a UID, resourceVersion, generation 1, the
@@ -131,7 +131,7 @@ func (c *Cluster) CreateTask(t *Task) (*Task, error) {
 	if t == nil {
 		return nil, apierrors.NewBadRequest("task is nil")
 	}
-	if c.owner == owner.BatchJob {
+	if c.owner == owner.BatchJob || c.owners != nil {
 		return nil, ErrNoTasks
 	}
 	c.mu.Lock()
