@@ -35,7 +35,7 @@
 // The Cluster is the Reconciler's pod client and StatusWriter (WriteStatus takes a
 // Workload whose Object is a *Task or a *batchv1.Job); TaskWorkload converts a Task,
 // Cache.PodsFor lists its pods and Cache.TaskOwner gives its facts to
-// Reconciler.ObservePodEventOf and CleanOrphanOf:
+// Reconciler.ObservePodEvent and CleanOrphan:
 //
 //	c := reconciletest.NewCluster(reconciletest.Options{Owner: kind})
 //	r, _ := reconcile.New(reconcile.Config{Name: name, Owner: kind, Clock: c.Clock()}, c, c)
@@ -43,6 +43,13 @@
 //	task.Spec.ManagedBy = ptr.To(name)
 //	c.CreateTask(task)
 //	rr, err := reconciletest.NewDriver(c, r).Run(ctx, "default", "train", 0) // rr.Task
+//
+// A controller of its own Go type keeps its owners in its own store instead: with
+// Options.Owners (the store's lookup, returning the controller's Workload) the
+// Cluster holds no Tasks, and the Driver syncs what the store holds, feeds the pod
+// events to the Reconciler with the store's facts, runs the orphan cleanup with
+// them, and CollectGarbage asks the store before it deletes a pod of that kind.
+// The Reconciler's StatusWriter is then the store's.
 //
 // The Kubelet, event latency, reordering, lost events and faults work unchanged. A
 // Driver of a Cluster with a custom Owner syncs Tasks (Sync) and stops when

@@ -342,7 +342,7 @@ func (d *Driver) finished(namespace string, uid types.UID, st *batchv1.JobStatus
 
 // CleanOrphans runs the orphan cleanup once over the cached pods that carry the
 // tracking finalizer of the Reconciler's owner kind: each goes to
-// Reconciler.CleanOrphanOf with the facts of the owner its controller reference
+// Reconciler.CleanOrphan with the facts of the owner its controller reference
 // names (a Job, or a Task), read from the Cache and, when the Cache has none,
 // confirmed with a read from the Cluster (a pod can reach a cache before its owner).
 // It returns how many finalizers it removed, and the errors of the others.

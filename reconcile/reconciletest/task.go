@@ -91,7 +91,7 @@ func TaskWorkload(t *Task) *plan.Workload {
 	}
 }
 
-// TaskOwner returns what the orphan decision and Reconciler.ObservePodEventOf need of
+// TaskOwner returns what the orphan decision and Reconciler.ObservePodEvent need of
 // t (finalizers.OrphanOwner), or nil for a nil t. An unset spec.managedBy names
 // batchv1.JobControllerName, as plan reads it.
 func TaskOwner(t *Task) *finalizers.OrphanOwner {

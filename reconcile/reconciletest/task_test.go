@@ -354,7 +354,7 @@ func TestTaskPodsCarryTheKindsFinalizer(t *testing.T) {
 }
 
 // Deleting a Task while its pods run: the garbage collector deletes its pods, the
-// kubelet stops them, and the orphan cleanup (CleanOrphanOf through
+// kubelet stops them, and the orphan cleanup (CleanOrphan through
 // Driver.CleanOrphans) removes the Task kind's finalizer, so no pod is left with
 // it; the pods of a live Task keep theirs.
 func TestDeleteTaskWhilePodsRun(t *testing.T) {
