@@ -263,6 +263,7 @@ func (c *Cluster) GetJob(ctx context.Context, namespace, name string) (*batchv1.
 func (c *Cluster) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.delayLocked(c.readDelay)
 	p, ok := c.pods[key(namespace, name)]
 	if !ok {
 		return nil, apierrors.NewNotFound(podsResource, name)

@@ -101,6 +101,10 @@ type Cluster struct {
 	faults    []*faultState
 	intercept Interceptor
 	hooks     []func(WatchEvent)
+	// readDelay is how long GetPod takes (RunLatency's L); onCreate, when set, sees
+	// every pod a CreatePod wrote, outside the lock (RunLatency's kubelet).
+	readDelay time.Duration
+	onCreate  func(*corev1.Pod)
 
 	cache   *Cache
 	kubelet *Kubelet
@@ -277,6 +281,7 @@ func (c *Cluster) UpdateJobStatus(ctx context.Context, job *batchv1.Job) (*batch
 func statusCallLocked[T any](c *Cluster, call Call, write func() (T, error)) (T, error) {
 	var zero T
 	out := c.decideLocked(call)
+	c.delayLocked(out.Delay)
 	i := c.logLocked(call)
 	if out.Err != nil && !out.AfterWrite {
 		c.finishLocked(i, false, "", out.Err)

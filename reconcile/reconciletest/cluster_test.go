@@ -2,7 +2,9 @@ package reconciletest_test
 
 import (
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
@@ -350,6 +353,40 @@ func TestInterceptor(t *testing.T) {
 	require.NoError(t, c.DeletePod(t.Context(), ns, "p", p.UID))
 	c.ResetCalls()
 	assert.Empty(t, c.Calls())
+}
+
+// An Outcome's Delay is the call's latency: concurrent calls overlap, the write
+// happens at the end, the clock moves with the wait, and a fault of the same
+// Outcome applies at the end too.
+func TestInterceptorDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		c := reconciletest.NewCluster(reconciletest.Options{Clock: clocktesting.NewFakeClock(start)})
+		const L = 5 * time.Second
+		c.SetInterceptor(func(call reconciletest.Call) reconciletest.Outcome {
+			if call.Name == "late" {
+				return reconciletest.Outcome{Delay: L, Err: reconciletest.TimeoutError(), AfterWrite: true}
+			}
+			return reconciletest.Outcome{Delay: L}
+		})
+		var wg sync.WaitGroup
+		for _, name := range []string{"a", "b", "late"} {
+			wg.Go(func() { _, _ = c.CreatePod(t.Context(), newPod(name)) })
+		}
+		synctest.Wait()
+		assert.Empty(t, c.ListPods(ns), "nothing is written before the latency has passed")
+		wg.Wait()
+		assert.Equal(t, L, time.Since(start), "three concurrent calls take one latency")
+		assert.Equal(t, start.Add(L), c.Clock().Now(), "the clock moved with the wait")
+		pods := c.ListPods(ns)
+		require.Len(t, pods, 3, "the timed-out call wrote too")
+		for _, p := range pods {
+			assert.Equal(t, start.Add(L).Unix(), p.CreationTimestamp.Unix(), "pod %s written at the end of the call", p.Name)
+		}
+		for _, call := range c.Calls() {
+			assert.Equal(t, start.Add(L), call.Time, "call %v", call)
+		}
+	})
 }
 
 func TestNamespaceTerminatingError(t *testing.T) {

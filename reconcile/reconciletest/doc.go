@@ -86,9 +86,11 @@
 //     as a relist would); Reset models a new informer after a restart.
 //   - The Kubelet: Pending → Running → Ready → Succeeded/Failed, evictions with a
 //     DisruptionTarget condition, container restarts, the end of graceful deletions.
-//   - Faults per call (Fault, FailNth, SetInterceptor): any error, for the nth
-//     matching call or several, optionally after the write happened (a timeout whose
-//     answer was lost). The call log (Calls) records every reconcile.Client call
+//   - Faults and latency per call (Fault, FailNth, SetInterceptor): any error, for
+//     the nth matching call or several, optionally after the write happened (a
+//     timeout whose answer was lost); and how long a call takes (Outcome.Delay, in a
+//     testing/synctest bubble), so that one Interceptor models both. RunLatency is
+//     such an Interceptor, the fault simulator of this module another. The call log (Calls) records every reconcile.Client call
 //     with its outcome; OnWrite sees every change as it is written.
 //
 // # What is not simulated

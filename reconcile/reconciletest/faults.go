@@ -92,17 +92,27 @@ type faultState struct {
 	seen, fired int
 }
 
-// Outcome is what an Interceptor decides for a call.
+// Outcome is what an Interceptor decides for a call: how long it takes, and how
+// it fails. One Interceptor is the whole model of an API server's behaviour under
+// test (a latency, a fault schedule, a seeded draw of both).
 type Outcome struct {
 	// Err, when not nil, is returned to the caller.
 	Err error
 	// AfterWrite performs the write before returning Err.
 	AfterWrite bool
+	// Delay is how long the call takes: the Cluster waits that long (time.Sleep,
+	// without its lock, so concurrent calls overlap), moves its clock forward by the
+	// time waited, and only then logs and performs the call, at the time the caller
+	// gets the answer. Meant for a testing/synctest bubble, where the wait is
+	// simulated time (see RunLatency); outside one it sleeps for real.
+	Delay time.Duration
 }
 
 // Interceptor decides the outcome of a call that no Fault decided; a zero Outcome
-// lets the call proceed. A seeded simulator uses it to draw faults from its own
-// random source. It runs under the Cluster's lock and must not call the Cluster.
+// lets the call proceed at once. A seeded simulator uses it to draw faults from its
+// own random source, RunLatency to give every call its latency. It sees the write
+// calls of the call log (not GetPod), runs under the Cluster's lock and must not
+// call the Cluster.
 type Interceptor func(Call) Outcome
 
 // InjectFault adds a fault.
@@ -131,6 +141,21 @@ func (c *Cluster) SetInterceptor(fn Interceptor) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.intercept = fn
+}
+
+// delayLocked waits d without the lock and moves the clock forward by the time
+// waited (never back); the caller holds the lock before and after.
+func (c *Cluster) delayLocked(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	from, start := c.clock.Now(), time.Now()
+	c.mu.Unlock()
+	time.Sleep(d)
+	if end := from.Add(time.Since(start)); end.After(c.clock.Now()) {
+		c.clock.SetTime(end)
+	}
+	c.mu.Lock()
 }
 
 // decideLocked returns the injected outcome of call.

@@ -76,7 +76,8 @@ func (r LatencyResult) String() string {
 var ErrLatencyLimit = errors.New("reconciletest: the job did not complete within the latency run's limit")
 
 // RunLatency runs a Job of opts.Pods pods to completion against a Cluster whose every
-// reconcile.Client call takes opts.Latency, with a controller loop like client-go's
+// reconcile.Client call takes opts.Latency (an Interceptor whose Outcome.Delay is L
+// for every call, and whose timeouts are the faults of CreateTimeouts), with a controller loop like client-go's
 // (one worker; a key queued again while it is synced is synced once more after; pod
 // events batched for the PodEventBatchPeriod; RequeueAfter honoured; errors retried
 // after 5ms doubling), and reports the time to Complete in units of L, the syncs and
@@ -108,8 +109,8 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 	}
 	cfg.Clock = clk
 
-	lc := &latencyClient{c: c, clk: clk, latency: opts.Latency, timeouts: opts.CreateTimeouts, lose: opts.TimeoutsNotStored}
-	r, err := reconcile.New(cfg, lc, reconcile.JobStatusWriter(lc))
+	m := newLatencyModel(c, opts)
+	r, err := reconcile.New(cfg, c, reconcile.JobStatusWriter(c))
 	if err != nil {
 		return LatencyResult{}, err
 	}
@@ -122,7 +123,6 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 	if err != nil {
 		return LatencyResult{}, err
 	}
-	key := reconcile.Key(job.Namespace, job.Name)
 
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -188,11 +188,11 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 		if completeAt.IsZero() {
 			res.Syncs++
 		}
-		before := lc.snapshot()
+		before := m.snapshot()
 		syncStart := time.Now()
 		out, err := r.Sync(ctx, plan.JobWorkload(cached), cache.PodsFor)
 		if opts.Trace != nil {
-			after := lc.snapshot()
+			after := m.snapshot()
 			fmt.Fprintf(opts.Trace, "%7.1f L sync (%.1f L): creates %d, patches %d, deletes %d, status %d; requeue %v after %.1f L; err %v\n",
 				float64(syncStart.Sub(start))/float64(opts.Latency), float64(time.Since(syncStart))/float64(opts.Latency),
 				after.creates-before.creates, after.patches-before.patches, after.deletes-before.deletes, after.status-before.status,
@@ -212,22 +212,24 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 		q.done(k)
 		stored, _ := c.GetJob(ctx, job.Namespace, job.Name)
 		if completeAt.IsZero() && stored != nil && jobstatus.IsConditionTrue(stored.Status.Conditions, batchv1.JobComplete) {
-			completeAt = lc.completedAt(start)
+			completeAt = m.completedAt(start)
 		}
 		if !completeAt.IsZero() && noTrackedPods(c, stored) {
 			break
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || m.failed() != nil {
 			break
 		}
 	}
 	cancel()
 	wg.Wait()
+	if err := m.failed(); err != nil {
+		return res, err
+	}
 	if completeAt.IsZero() {
 		return res, fmt.Errorf("%w (%v = %.0f L)", ErrLatencyLimit, limit, float64(limit)/float64(opts.Latency))
 	}
-	_ = key
-	lc.fill(&res)
+	m.fill(&res)
 	res.Elapsed = completeAt.Sub(start)
 	res.InL = float64(res.Elapsed) / float64(opts.Latency)
 	res.WritesPerPod = float64(res.Writes) / float64(opts.Pods)
