@@ -65,7 +65,17 @@ const (
 	// InvTwoLivePods: a pod was created for an index that held a live pod of the
 	// owner.
 	InvTwoLivePods Invariant = "two-live-pods"
+	// InvLateReplacement: the API server refused the creation of a pod for an
+	// index with AlreadyExists in lateSyncs syncs while the index held no live pod
+	// of the owner: the name is another's (a released or foreign pod) and the
+	// replacement does not come.
+	InvLateReplacement Invariant = "late-replacement"
 )
+
+// lateSyncs is how many syncs may refuse an index's creation with AlreadyExists
+// before InvLateReplacement breaks: the sync that learns whose pod holds the name
+// takes the next name in that sync or the next one.
+const lateSyncs = 3
 
 // Violation is a broken invariant.
 type Violation struct {
@@ -95,6 +105,13 @@ type world struct {
 	// ctlKind is the owner kind the controller is configured with: kind, except in
 	// tests of a broken controller.
 	ctlKind owner.Kind
+	// readBackFails makes the controller's reads of a pod fail, in tests of a
+	// broken controller: a refused name is then given up only after
+	// UncertainCreationTimeout, the stall of issue 20.
+	readBackFails bool
+	// refused counts, by index, the syncs whose creation for the index was refused
+	// with AlreadyExists since the index last held a live pod of the owner.
+	refused map[int]int
 	clock   *clocktesting.FakeClock
 	cluster *reconciletest.Cluster
 	r       *reconcile.Reconciler
@@ -152,6 +169,7 @@ func newWorld(tr *Trace) (*world, error) {
 		clock:      clk,
 		cluster:    reconciletest.NewCluster(opts),
 		faults:     Counts{},
+		refused:    map[int]int{},
 		crashAfter: -1,
 		clean:      cleanSyncs,
 	}
@@ -207,11 +225,11 @@ func (w *world) newReconciler() (*reconcile.Reconciler, error) {
 	}
 	if !w.tasks {
 		cfg.ReadOwner = reconcile.JobOwnerReader(w.cluster.GetJob)
-		return reconcile.New(cfg, w.cluster, reconcile.JobStatusWriter(w.cluster))
+		return reconcile.New(cfg, w.podClient(), reconcile.JobStatusWriter(w.cluster))
 	}
 	cfg.Owner = w.ctlKind
 	cfg.ReadOwner = reconcile.ObjectOwnerReader(w.cluster.GetTask)
-	return reconcile.New(cfg, w.cluster, w.cluster)
+	return reconcile.New(cfg, w.podClient(), w.cluster)
 }
 
 // cachedOwner returns the owner as the controller's cache shows it, presented as a
