@@ -42,6 +42,13 @@ type LatencyOptions struct {
 	// TimeoutsNotStored.
 	CreateTimeouts    int
 	TimeoutsNotStored bool
+	// Release, for an Indexed Job, is the scenario of issue 20: the pods run
+	// without succeeding until every index has one; then the pod of index Pods/2
+	// is released mid-run (relabelled so that it no longer matches the Job's
+	// selector, as another actor would), and once its replacement is created every
+	// pod succeeds. LatencyResult.Replacement is the time from the release to
+	// that creation.
+	Release bool
 	// Trace, when set, receives a line per sync (its start in L, what it returned,
 	// the calls it made by kind), to see where a run spends its time.
 	Trace io.Writer
@@ -63,6 +70,11 @@ type LatencyResult struct {
 	Writes, Creates, Patches, Deletes, StatusWrites, Conflicts int
 	// WritesPerPod is Writes / Pods.
 	WritesPerPod float64
+	// Replacement (LatencyOptions.Release) is the time from the release of the
+	// running pod to the creation of its index's replacement; ReplacementInL is it
+	// in units of L.
+	Replacement    time.Duration
+	ReplacementInL float64
 }
 
 // String formats the result as one line.
@@ -89,6 +101,9 @@ var ErrLatencyLimit = errors.New("reconciletest: the job did not complete within
 func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error) {
 	if opts.Pods <= 0 {
 		return LatencyResult{}, fmt.Errorf("reconciletest: LatencyOptions.Pods = %d, must be positive", opts.Pods)
+	}
+	if opts.Release && !opts.Indexed {
+		return LatencyResult{}, fmt.Errorf("reconciletest: LatencyOptions.Release needs Indexed: a NonIndexed Job has no index to replace")
 	}
 	if opts.Latency <= 0 {
 		return LatencyResult{}, fmt.Errorf("reconciletest: LatencyOptions.Latency = %v, must be positive", opts.Latency)
@@ -230,6 +245,13 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 		return res, fmt.Errorf("%w (%v = %.0f L)", ErrLatencyLimit, limit, float64(limit)/float64(opts.Latency))
 	}
 	m.fill(&res)
+	if opts.Release {
+		res.Replacement = m.replacement()
+		if res.Replacement == 0 {
+			return res, errors.New("reconciletest: the Job completed without a replacement of the released pod")
+		}
+		res.ReplacementInL = float64(res.Replacement) / float64(opts.Latency)
+	}
 	res.Elapsed = completeAt.Sub(start)
 	res.InL = float64(res.Elapsed) / float64(opts.Latency)
 	res.WritesPerPod = float64(res.Writes) / float64(opts.Pods)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -29,11 +30,24 @@ type latencyModel struct {
 	complete                          time.Time
 	// err is the first error of the kubelet, which ends the run.
 	err error
+
+	// The release scenario (LatencyOptions.Release): pods run without succeeding
+	// until the pod of index releaseIndex, released once every index runs, has its
+	// replacement.
+	pods                   int
+	releaseIndex           int // -1: no release
+	running                int
+	releasedName           string
+	releasedAt, replacedAt time.Time
 }
 
 // newLatencyModel installs the model of opts on c.
 func newLatencyModel(c *Cluster, opts LatencyOptions) *latencyModel {
-	m := &latencyModel{c: c, latency: opts.Latency, timeouts: opts.CreateTimeouts, lose: opts.TimeoutsNotStored}
+	m := &latencyModel{c: c, latency: opts.Latency, timeouts: opts.CreateTimeouts, lose: opts.TimeoutsNotStored,
+		pods: opts.Pods, releaseIndex: -1}
+	if opts.Release {
+		m.releaseIndex = opts.Pods / 2
+	}
 	c.SetInterceptor(m.intercept)
 	c.mu.Lock()
 	c.readDelay = opts.Latency
@@ -67,17 +81,81 @@ func (m *latencyModel) intercept(call Call) Outcome {
 }
 
 // run is the kubelet of the latency runs: a created pod runs and succeeds at once.
+// In the release scenario it only runs, until the released index's replacement is
+// created: then every pod succeeds.
 func (m *latencyModel) run(pod *corev1.Pod) {
 	k := m.c.Kubelet()
 	err := k.Run(pod.Namespace, pod.Name)
 	if err == nil {
-		err = k.Succeed(pod.Namespace, pod.Name)
+		err = m.next(pod)
 	}
 	if err != nil {
 		m.mu.Lock()
 		m.err = cmp.Or(m.err, fmt.Errorf("latency kubelet: %w", err))
 		m.mu.Unlock()
 	}
+}
+
+// releasePatch relabels a pod so that it no longer matches its Job's selector, as
+// another actor would: the Job's controller then releases it.
+var releasePatch = []byte(`{"metadata":{"labels":{"` + labelControllerUID + `":"released"}}}`)
+
+// next moves the running pod on: it succeeds, or, in the release scenario, waits,
+// is released, or (the replacement) ends the wait of every pod.
+func (m *latencyModel) next(pod *corev1.Pod) error {
+	k := m.c.Kubelet()
+	if m.releaseIndex < 0 {
+		return k.Succeed(pod.Namespace, pod.Name)
+	}
+	index := pod.Annotations[batchv1.JobCompletionIndexAnnotation]
+	m.mu.Lock()
+	var release, replaced bool
+	switch {
+	case !m.replacedAt.IsZero():
+		m.mu.Unlock()
+		return k.Succeed(pod.Namespace, pod.Name)
+	case !m.releasedAt.IsZero():
+		replaced = index == strconv.Itoa(m.releaseIndex)
+		if replaced {
+			m.replacedAt = time.Now()
+		}
+	default:
+		if index == strconv.Itoa(m.releaseIndex) {
+			m.releasedName = pod.Name
+		}
+		m.running++
+		if release = m.running == m.pods; release {
+			m.releasedAt = time.Now()
+		}
+	}
+	name := m.releasedName
+	m.mu.Unlock()
+	if release {
+		_, err := m.c.PatchPodAs(pod.Namespace, name, releasePatch)
+		return err
+	}
+	if !replaced {
+		return nil
+	}
+	for _, p := range m.c.ListPods(pod.Namespace) {
+		if p.Name != name && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			if err := k.Succeed(p.Namespace, p.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// replacement returns the time from the release to the replacement's creation,
+// zero without a replacement.
+func (m *latencyModel) replacement() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.releasedAt.IsZero() || m.replacedAt.IsZero() {
+		return 0
+	}
+	return m.replacedAt.Sub(m.releasedAt)
 }
 
 // failed returns the kubelet's first error.
