@@ -154,11 +154,12 @@ func newWorld(tr *Trace) (*world, error) {
 		return nil, fmt.Errorf("sim: trace owner: %w", err)
 	}
 	tasks := kind != owner.BatchJob
-	clk := clocktesting.NewFakeClock(reconciletest.DefaultStart)
-	opts := reconciletest.Options{Clock: clk, Seed: tr.Seed}
+	opts := reconciletest.Options{Seed: tr.Seed}
 	if tasks {
 		opts.Owner = kind
 	}
+	cluster := reconciletest.NewCluster(opts)
+	clk := cluster.Clock()
 	w := &world{
 		tr:         &Trace{Seed: tr.Seed, Note: tr.Note, Job: tr.Job, Owner: tr.Owner, Controller: tr.Controller},
 		ns:         tr.Job.Namespace,
@@ -167,7 +168,7 @@ func newWorld(tr *Trace) (*world, error) {
 		tasks:      tasks,
 		ctlKind:    kind,
 		clock:      clk,
-		cluster:    reconciletest.NewCluster(opts),
+		cluster:    cluster,
 		faults:     Counts{},
 		refused:    map[int]int{},
 		crashAfter: -1,
@@ -185,9 +186,9 @@ func newWorld(tr *Trace) (*world, error) {
 		}
 	})
 	cache.OnJobEvent(func(ev reconcile.JobEvent) { w.r.ObserveJobEvent(ev) })
-	cache.OnTaskEvent(func(ev reconciletest.TaskEvent) {
-		if ev.Old != nil && (ev.New == nil || ev.New.UID != ev.Old.UID) {
-			w.r.OwnerDeleted(ev.Old.Namespace, ev.Old.Name, ev.Old.UID)
+	cache.OnTaskEvent(func(old, cur *reconciletest.Task) {
+		if old != nil && (cur == nil || cur.UID != old.UID) {
+			w.r.OwnerDeleted(old.Namespace, old.Name, old.UID)
 		}
 	})
 	r, err := w.newReconciler()

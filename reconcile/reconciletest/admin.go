@@ -242,7 +242,7 @@ func (c *Cluster) PatchPodAs(namespace, name string, data []byte) (*corev1.Pod, 
 }
 
 // TerminateNamespace makes every later pod creation in namespace fail as in a
-// namespace being deleted (NamespaceTerminatingError). Existing objects stay.
+// namespace being deleted (namespaceTerminatingError). Existing objects stay.
 func (c *Cluster) TerminateNamespace(namespace string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -26,16 +26,16 @@ import (
 	"github.com/jobkit/jobkit/reconcile"
 )
 
-// DefaultStart is the time of the fake clock of a Cluster created without one.
-var DefaultStart = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+// defaultStart is the time of the fake clock of a Cluster created without one.
+var defaultStart = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 
-// DefaultGracePeriod is the termination grace period of pods whose spec leaves it
+// defaultGracePeriod is the termination grace period of pods whose spec leaves it
 // unset, as the API server defaults it.
-const DefaultGracePeriod int64 = 30
+const defaultGracePeriod int64 = 30
 
 // Options configure a Cluster. The zero value is ready to use.
 type Options struct {
-	// Clock is the cluster's clock; nil means a new fake clock at DefaultStart. Share
+	// Clock is the cluster's clock; nil means a new fake clock at 2026-01-01T00:00:00Z. Share
 	// it with the Reconciler (reconcile.Config.Clock) so that both see one time.
 	Clock *clocktesting.FakeClock
 	// Seed seeds the random suffixes of generated names. The same seed and the same
@@ -51,8 +51,8 @@ type Options struct {
 	// Owners, when set, is the test's own store of the owners of kind Owner, objects
 	// of the test's own Go type in place of Tasks: it returns what the store holds
 	// under namespace/name as a Workload (the controller's conversion), or nil when
-	// it holds nothing there. The Cluster then holds no Tasks (CreateTask fails with
-	// ErrNoTasks), CollectGarbage asks Owners whether a pod's owner of that kind
+	// it holds nothing there. The Cluster then holds no Tasks (CreateTask fails),
+	// CollectGarbage asks Owners whether a pod's owner of that kind
 	// lives, and a Driver syncs, maps pod events, cleans orphans and decides "done"
 	// with it. Owners is called without the Cluster's lock, so it may call the
 	// Cluster. It needs Owner set to a kind other than owner.BatchJob.
@@ -99,7 +99,7 @@ type Cluster struct {
 	calls     []Call
 	callSeq   int
 	faults    []*faultState
-	intercept Interceptor
+	intercept func(Call) Outcome
 	hooks     []func(WatchEvent)
 	// readDelay is how long GetPod takes (RunLatency's L); onCreate, when set, sees
 	// every pod a CreatePod wrote, outside the lock (RunLatency's kubelet).
@@ -131,7 +131,7 @@ func NewCluster(opts Options) *Cluster {
 	}
 	clk := opts.Clock
 	if clk == nil {
-		clk = clocktesting.NewFakeClock(DefaultStart)
+		clk = clocktesting.NewFakeClock(defaultStart)
 	}
 	c := &Cluster{
 		clock:       clk,

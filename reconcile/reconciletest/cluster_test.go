@@ -26,6 +26,9 @@ import (
 
 const ns = "ns"
 
+// start is the time of the clock of a Cluster created without one.
+var start = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+
 func newPod(name string, finalizers ...string) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Finalizers: finalizers},
@@ -64,7 +67,7 @@ func TestCreatePod(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, corev1.PodPending, p.Status.Phase)
 	assert.NotEmpty(t, p.UID)
-	assert.Equal(t, reconciletest.DefaultStart.Add(time.Second), p.CreationTimestamp.Time, "whole seconds, as the API stores them")
+	assert.Equal(t, start.Add(time.Second), p.CreationTimestamp.Time, "whole seconds, as the API stores them")
 	assert.Equal(t, corev1.PodRunning, in.Status.Phase, "the input is not modified")
 
 	_, err = c.CreatePod(t.Context(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "x"}})
@@ -109,7 +112,7 @@ func TestGracefulDeletion(t *testing.T) {
 			require.NoError(t, err)
 			require.NotNil(t, got.DeletionTimestamp)
 			if tc.run && !tc.finish {
-				assert.Equal(t, reconciletest.DefaultStart.Add(30*time.Second), got.DeletionTimestamp.Time, "now + the default grace period")
+				assert.Equal(t, start.Add(30*time.Second), got.DeletionTimestamp.Time, "now + the default grace period")
 				require.NoError(t, c.DeletePod(t.Context(), ns, "p", p.UID), "deleting again is accepted")
 				require.NoError(t, c.Kubelet().Step())
 				got, err = c.GetPod(t.Context(), ns, "p")
@@ -209,7 +212,7 @@ func TestUpdateJobStatusValidates(t *testing.T) {
 
 	unconditional := j.DeepCopy()
 	unconditional.ResourceVersion = ""
-	unconditional.Status.StartTime = ptr.To(metav1.NewTime(reconciletest.DefaultStart))
+	unconditional.Status.StartTime = ptr.To(metav1.NewTime(start))
 	unconditional.Spec.Parallelism = ptr.To[int32](9) // the status subresource ignores the spec
 	got, err := c.UpdateJobStatus(t.Context(), unconditional)
 	require.NoError(t, err)
@@ -520,7 +523,7 @@ func TestKubelet(t *testing.T) {
 	assert.Error(t, k.Run(ns, "a"), "already running")
 	require.NoError(t, k.SetReady(ns, "a", true))
 	a, _ := c.GetPod(t.Context(), ns, "a")
-	assert.Equal(t, reconciletest.NodeName, a.Spec.NodeName)
+	assert.Equal(t, "sim-node", a.Spec.NodeName)
 	assert.True(t, podReady(a))
 	assert.Error(t, k.RestartContainer(ns, "a"), "restartPolicy Never")
 	assert.Error(t, k.Fail(ns, "a", 0), "exit code 0 is no failure")

@@ -10,7 +10,7 @@
 // # Determinism
 //
 // Nothing happens on its own. The clock is a fake clock (Options.Clock, or one at
-// DefaultStart) moved only by the test or the Driver; generated names come from a
+// 2026-01-01T00:00:00Z) moved only by the test or the Driver; generated names come from a
 // random source seeded by Options.Seed; UIDs and resourceVersions are counters;
 // watch events wait in a queue until the test delivers them; the Kubelet acts only
 // when told or during Kubelet.Step, in pod creation order. With
@@ -89,8 +89,8 @@
 //   - Faults and latency per call (Fault, FailNth, SetInterceptor): any error, for
 //     the nth matching call or several, optionally after the write happened (a
 //     timeout whose answer was lost); and how long a call takes (Outcome.Delay, in a
-//     testing/synctest bubble), so that one Interceptor models both. RunLatency is
-//     such an Interceptor, the fault simulator of this module another. The call log (Calls) records every reconcile.Client call
+//     testing/synctest bubble), so that one interceptor models both. RunLatency is
+//     such an interceptor, the fault simulator of this module another. The call log (Calls) records every reconcile.Client call
 //     with its outcome; OnWrite sees every change as it is written.
 //
 // # What is not simulated

@@ -19,12 +19,13 @@ import (
 	"github.com/jobkit/jobkit/reconcile"
 )
 
-// DefaultStepDuration is how far a Driver step moves the clock by default.
-const DefaultStepDuration = time.Second
+// defaultStepDuration is how far a Driver step moves the clock by default.
+const defaultStepDuration = time.Second
 
-// ErrStepLimit is returned by Driver.Run when the Job has not finished within the
-// step limit.
-var ErrStepLimit = errors.New("reconciletest: step limit reached before the job finished")
+// ErrStepLimit is returned by Driver.Run when the owner has not finished within
+// the step limit, and by RunLatency when the Job is not Complete within
+// LatencyOptions.Limit.
+var ErrStepLimit = errors.New("reconciletest: limit reached before the owner finished")
 
 // Driver runs a Reconciler against a Cluster one deterministic step at a time, for
 // tests of controllers built on jobkit. Each step:
@@ -112,12 +113,12 @@ func NewDriver(c *Cluster, r *reconcile.Reconciler) *Driver {
 			d.Reconciler.ObserveJobEvent(ev)
 		}
 	})
-	cache.OnTaskEvent(func(ev TaskEvent) {
-		if d.Reconciler == nil || ev.Old == nil || (ev.New != nil && ev.New.UID == ev.Old.UID) {
+	cache.OnTaskEvent(func(old, cur *Task) {
+		if d.Reconciler == nil || old == nil || (cur != nil && cur.UID == old.UID) {
 			return
 		}
 		// Deleted, or replaced under the same name.
-		d.Reconciler.OwnerDeleted(ev.Old.Namespace, ev.Old.Name, ev.Old.UID)
+		d.Reconciler.OwnerDeleted(old.Namespace, old.Name, old.UID)
 	})
 	return d
 }
@@ -228,7 +229,7 @@ func (d *Driver) Step(ctx context.Context, namespace, name string) (StepResult, 
 	}
 	step := d.StepDuration
 	if step <= 0 {
-		step = DefaultStepDuration
+		step = defaultStepDuration
 	}
 	d.Cluster.Clock().Step(step)
 	if d.OnStep != nil {
@@ -382,10 +383,10 @@ func (d *Driver) ownerFacts(ctx context.Context, namespace, name string) *finali
 	}
 	if d.tasks() {
 		if t := cache.Task(namespace, name); t != nil {
-			return TaskOwner(t)
+			return taskOwner(t)
 		}
 		t, _ := d.Cluster.GetTask(ctx, namespace, name)
-		return TaskOwner(t)
+		return taskOwner(t)
 	}
 	if j := cache.Job(namespace, name); j != nil {
 		return finalizers.JobOwner(j)

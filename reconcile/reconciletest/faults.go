@@ -92,8 +92,8 @@ type faultState struct {
 	seen, fired int
 }
 
-// Outcome is what an Interceptor decides for a call: how long it takes, and how
-// it fails. One Interceptor is the whole model of an API server's behaviour under
+// Outcome is what an interceptor (SetInterceptor) decides for a call: how long it
+// takes, and how it fails. One interceptor is the whole model of an API server's behaviour under
 // test (a latency, a fault schedule, a seeded draw of both).
 type Outcome struct {
 	// Err, when not nil, is returned to the caller.
@@ -107,13 +107,6 @@ type Outcome struct {
 	// simulated time (see RunLatency); outside one it sleeps for real.
 	Delay time.Duration
 }
-
-// Interceptor decides the outcome of a call that no Fault decided; a zero Outcome
-// lets the call proceed at once. A seeded simulator uses it to draw faults from its
-// own random source, RunLatency to give every call its latency. It sees the write
-// calls of the call log (not GetPod), runs under the Cluster's lock and must not
-// call the Cluster.
-type Interceptor func(Call) Outcome
 
 // InjectFault adds a fault.
 func (c *Cluster) InjectFault(f Fault) {
@@ -136,8 +129,12 @@ func (c *Cluster) ClearFaults() {
 	c.intercept = nil
 }
 
-// SetInterceptor installs fn (nil removes it).
-func (c *Cluster) SetInterceptor(fn Interceptor) {
+// SetInterceptor installs fn, the interceptor (nil removes it): it decides the
+// outcome of each call that no Fault decided; a zero Outcome lets the call proceed
+// at once. A seeded simulator uses one to draw faults from its own random source,
+// RunLatency to give every call its latency. It sees the write calls of the call
+// log (not GetPod), runs under the Cluster's lock and must not call the Cluster.
+func (c *Cluster) SetInterceptor(fn func(Call) Outcome) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.intercept = fn
@@ -213,9 +210,9 @@ func TimeoutError() error {
 	return apierrors.NewTimeoutError("simulated timeout", 1)
 }
 
-// NamespaceTerminatingError returns the 403 Forbidden the API server answers a create
+// namespaceTerminatingError returns the 403 Forbidden the API server answers a create
 // in a namespace being deleted, with the cause corev1.NamespaceTerminatingCause.
-func NamespaceTerminatingError(namespace string) error {
+func namespaceTerminatingError(namespace string) error {
 	msg := fmt.Sprintf("unable to create new content in namespace %s because it is being terminated", namespace)
 	err := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New(msg))
 	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{

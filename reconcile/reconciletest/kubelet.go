@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// NodeName is the node the Kubelet runs pods on.
-const NodeName = "sim-node"
+// nodeName is the node the Kubelet runs pods on.
+const nodeName = "sim-node"
 
 // Kubelet moves pods through their phases on command: Pending → Running (Run) →
 // Ready (SetReady) → Succeeded or Failed (Succeed, Fail, Evict), with container
@@ -129,7 +129,7 @@ func containerNames(pod *corev1.Pod) []string {
 	return names
 }
 
-// Run starts a Pending pod: it is bound to NodeName, gets phase Running, a start
+// Run starts a Pending pod: it is bound to the node "sim-node", gets phase Running, a start
 // time and running containers, and is not ready yet.
 func (k *Kubelet) Run(namespace, name string) error {
 	return k.update(namespace, name, "run", func(pod *corev1.Pod, now metav1.Time) error {
@@ -139,7 +139,7 @@ func (k *Kubelet) Run(namespace, name string) error {
 		if pod.DeletionTimestamp != nil {
 			return fmt.Errorf("being deleted")
 		}
-		pod.Spec.NodeName = NodeName
+		pod.Spec.NodeName = nodeName
 		pod.Status.Phase = corev1.PodRunning
 		pod.Status.StartTime = &now
 		pod.Status.ContainerStatuses = nil

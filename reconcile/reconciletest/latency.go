@@ -83,12 +83,8 @@ func (r LatencyResult) String() string {
 		r.InL, r.Syncs, r.Writes, r.WritesPerPod, r.Creates, r.Patches, r.Deletes, r.StatusWrites, r.Conflicts)
 }
 
-// ErrLatencyLimit is returned by RunLatency when the Job is not Complete within
-// LatencyOptions.Limit.
-var ErrLatencyLimit = errors.New("reconciletest: the job did not complete within the latency run's limit")
-
 // RunLatency runs a Job of opts.Pods pods to completion against a Cluster whose every
-// reconcile.Client call takes opts.Latency (an Interceptor whose Outcome.Delay is L
+// reconcile.Client call takes opts.Latency (an interceptor whose Outcome.Delay is L
 // for every call, and whose timeouts are the faults of CreateTimeouts), with a controller loop like client-go's
 // (one worker; a key queued again while it is synced is synced once more after; pod
 // events batched for the PodEventBatchPeriod; RequeueAfter honoured; errors retried
@@ -242,7 +238,7 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 		return res, err
 	}
 	if completeAt.IsZero() {
-		return res, fmt.Errorf("%w (%v = %.0f L)", ErrLatencyLimit, limit, float64(limit)/float64(opts.Latency))
+		return res, fmt.Errorf("%w: RunLatency's limit, %v = %.0f L", ErrStepLimit, limit, float64(limit)/float64(opts.Latency))
 	}
 	m.fill(&res)
 	if opts.Release {

@@ -16,7 +16,7 @@ import (
 )
 
 // latencyModel is RunLatency's model of the API server, installed on its Cluster:
-// an Interceptor that gives every write the latency L (reads get it through the
+// an interceptor that gives every write the latency L (reads get it through the
 // Cluster's readDelay) and turns the first creations into timeouts, a kubelet that
 // runs and succeeds each created pod at once, and the counts of the calls.
 type latencyModel struct {
@@ -57,7 +57,7 @@ func newLatencyModel(c *Cluster, opts LatencyOptions) *latencyModel {
 	return m
 }
 
-// intercept is the Interceptor: every call takes L; a creation among the first
+// intercept is the interceptor: every call takes L; a creation among the first
 // CreateTimeouts times out, stored unless TimeoutsNotStored.
 func (m *latencyModel) intercept(call Call) Outcome {
 	m.mu.Lock()

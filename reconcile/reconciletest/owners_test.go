@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -165,7 +166,7 @@ func TestDriverOwnStoreThroughFaults(t *testing.T) {
 	c.FailNth(reconciletest.OpCreatePod, 2, reconciletest.ServerError())
 	c.InjectFault(reconciletest.Fault{Op: reconciletest.OpPatchPod, After: 1, Err: reconciletest.TimeoutError(), AfterWrite: true})
 	c.Kubelet().SetScript(reconciletest.FailFirst(2, 1))
-	c.SetEventLatency(2 * reconciletest.DefaultStepDuration)
+	c.SetEventLatency(2 * time.Second)
 	store.create(ns, "run", 2, 4)
 
 	d := reconciletest.NewDriver(c, newRunReconciler(t, c, store))

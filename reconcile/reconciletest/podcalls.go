@@ -67,7 +67,7 @@ func (c *Cluster) createPodLocked(in *corev1.Pod) (*corev1.Pod, error) {
 		return nil, apierrors.NewInvalid(podKind, in.Name, field.ErrorList{field.Required(field.NewPath("metadata", "namespace"), "")})
 	}
 	if c.terminating.Has(in.Namespace) {
-		return nil, NamespaceTerminatingError(in.Namespace)
+		return nil, namespaceTerminatingError(in.Namespace)
 	}
 	pod := in.DeepCopy()
 	if pod.Name == "" {
@@ -130,7 +130,7 @@ func (c *Cluster) deletePodLocked(namespace, name string, uid types.UID, grace *
 			return nil // already being deleted
 		}
 	}
-	g := DefaultGracePeriod
+	g := defaultGracePeriod
 	if cur.Spec.TerminationGracePeriodSeconds != nil {
 		g = *cur.Spec.TerminationGracePeriodSeconds
 	}

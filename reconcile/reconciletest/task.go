@@ -91,10 +91,10 @@ func TaskWorkload(t *Task) *plan.Workload {
 	}
 }
 
-// TaskOwner returns what the orphan decision and Reconciler.ObservePodEvent need of
+// taskOwner returns what the orphan decision and Reconciler.ObservePodEvent need of
 // t (finalizers.OrphanOwner), or nil for a nil t. An unset spec.managedBy names
 // batchv1.JobControllerName, as plan reads it.
-func TaskOwner(t *Task) *finalizers.OrphanOwner {
+func taskOwner(t *Task) *finalizers.OrphanOwner {
 	if t == nil {
 		return nil
 	}
@@ -116,23 +116,23 @@ func (c *Cluster) taskGroupKind() schema.GroupKind {
 	return schema.GroupKind{Group: c.owner.Group, Kind: c.owner.Kind}
 }
 
-// ErrNoTasks is returned by CreateTask on a cluster whose owner kind is batch/v1
-// Job, or whose owners live in the test's own store (Options.Owners).
-var ErrNoTasks = fmt.Errorf("reconciletest: the cluster holds no Tasks: set Options.Owner to a kind other than %v, and no Options.Owners", owner.BatchJob)
+// errNoTasks is CreateTask's error on a cluster whose owner kind is batch/v1 Job,
+// or whose owners live in the test's own store (Options.Owners).
+var errNoTasks = fmt.Errorf("reconciletest: the cluster holds no Tasks: set Options.Owner to a kind other than %v, and no Options.Owners", owner.BatchJob)
 
 // CreateTask stores a copy of t as the API server stores a custom resource: a name
 // from GenerateName when Name is empty, a UID, resourceVersion, generation 1, the
 // creation time, the cluster's owner kind as apiVersion and kind, and the API
 // defaults of a Job's spec fields (parallelism, completions, backoffLimit,
 // completionMode, suspend, podReplacementPolicy); no selector is generated. Its
-// status is kept as given. It fails with ErrNoTasks when the cluster holds Jobs only.
+// status is kept as given. It fails when the cluster holds Jobs only or its owners live in Options.Owners.
 // It is not a controller call: no fault applies and the call log does not record it.
 func (c *Cluster) CreateTask(t *Task) (*Task, error) {
 	if t == nil {
 		return nil, apierrors.NewBadRequest("task is nil")
 	}
 	if c.owner == owner.BatchJob || c.owners != nil {
-		return nil, ErrNoTasks
+		return nil, errNoTasks
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
