@@ -243,7 +243,7 @@ func (w *world) cachedOwner() (*batchv1.Job, *plan.Workload) {
 		if t == nil {
 			return nil, nil
 		}
-		return jobView(t), reconciletest.TaskWorkload(t)
+		return jobView(t), t.Workload()
 	}
 	j := cache.Job(w.ns, w.name)
 	if j == nil {

@@ -46,7 +46,7 @@ type Options struct {
 	EventLatency time.Duration
 	// Owner is the kind of the cluster's Tasks, the custom resource it holds beside
 	// batch/v1 Jobs (see Task); the zero value means owner.BatchJob: the cluster then
-	// holds Jobs only and CreateTask fails. TaskKind is a ready-made custom kind.
+	// holds Jobs only and CreateTask fails.
 	Owner owner.Kind
 	// Owners, when set, is the test's own store of the owners of kind Owner, objects
 	// of the test's own Go type in place of Tasks: it returns what the store holds

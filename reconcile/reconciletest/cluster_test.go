@@ -1,6 +1,7 @@
 package reconciletest_test
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -340,7 +342,7 @@ func TestInterceptor(t *testing.T) {
 	c.SetInterceptor(func(call reconciletest.Call) reconciletest.Outcome {
 		n++
 		if call.Op == reconciletest.OpDeletePod {
-			return reconciletest.Outcome{Err: reconciletest.TooManyRequests()}
+			return reconciletest.Outcome{Err: apierrors.NewTooManyRequests("simulated throttling", 1)}
 		}
 		return reconciletest.Outcome{}
 	})
@@ -348,7 +350,7 @@ func TestInterceptor(t *testing.T) {
 	require.NoError(t, err)
 	err = c.DeletePod(t.Context(), ns, "p", p.UID)
 	assert.True(t, apierrors.IsTooManyRequests(err))
-	c.FailNth(reconciletest.OpDeletePod, 1, reconciletest.ConflictError())
+	c.FailNth(reconciletest.OpDeletePod, 1, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, "p", errors.New("stale")))
 	err = c.DeletePod(t.Context(), ns, "p", p.UID)
 	assert.True(t, apierrors.IsConflict(err), "faults come before the interceptor: %v", err)
 	assert.Equal(t, 2, n, "the interceptor is not asked when a fault decided")

@@ -20,10 +20,9 @@
 // # Owners of another kind
 //
 // A controller whose pods belong to its own resource (a TrainingJob, a CI run) is
-// tested against a Cluster created with Options.Owner set to that kind (TaskKind is
-// a ready-made one): the Cluster then also holds Tasks, a custom resource of that
-// apiVersion and kind with a spec in Job terms and a batchv1.JobStatus, as a CRD
-// embedding them would have. Tasks are created (CreateTask, with a Job's API
+// tested against a Cluster created with Options.Owner set to that kind: the
+// Cluster then also holds Tasks, a custom resource of that apiVersion and kind with
+// a spec in Job terms and a batchv1.JobStatus, as a CRD embedding them would have. Tasks are created (CreateTask, with a Job's API
 // defaults but no generated selector), updated (UpdateTask), deleted (DeleteTask),
 // versioned and watched (Cache.Task, Cache.OnTaskEvent) like Jobs; their status
 // subresource (UpdateTaskStatus, call log operation OpUpdateStatus, faults apply)
@@ -33,13 +32,14 @@
 // of any other kind alone.
 //
 // The Cluster is the Reconciler's pod client and StatusWriter (WriteStatus takes a
-// Workload whose Object is a *Task or a *batchv1.Job); TaskWorkload converts a Task,
+// Workload whose Object is a *Task or a *batchv1.Job); Task.Workload converts a Task,
 // Cache.PodsFor lists its pods and Cache.TaskOwner gives its facts to
 // Reconciler.ObservePodEvent and CleanOrphan:
 //
 //	c := reconciletest.NewCluster(reconciletest.Options{Owner: kind})
 //	r, _ := reconcile.New(reconcile.Config{Name: name, Owner: kind, Clock: c.Clock()}, c, c)
-//	task := reconciletest.NewTask("default", "train", 4, 2)
+//	job := reconciletest.NewJob("default", "train", 4, 2) // its spec, for the Task
+//	task := &reconciletest.Task{ObjectMeta: job.ObjectMeta, Spec: job.Spec}
 //	task.Spec.ManagedBy = ptr.To(name)
 //	c.CreateTask(task)
 //	rr, err := reconciletest.NewDriver(c, r).Run(ctx, "default", "train", 0) // rr.Task

@@ -199,7 +199,7 @@ func (d *Driver) Sync(ctx context.Context, namespace, name string) (synced bool,
 			d.Reconciler.Forget(reconcile.Key(namespace, name))
 			return false, reconcile.Result{}, nil
 		}
-		res, err = d.Reconciler.Sync(ctx, TaskWorkload(t), d.Cluster.Cache().PodsFor)
+		res, err = d.Reconciler.Sync(ctx, t.Workload(), d.Cluster.Cache().PodsFor)
 		return true, res, err
 	}
 	job := d.Cluster.Cache().Job(namespace, name)

@@ -17,6 +17,17 @@ import (
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
 
+// taskKind is the custom owner kind of these examples and tests: Tasks of group
+// test.jobkit.dev, with their own tracking finalizer.
+var taskKind = owner.Kind{Group: "test.jobkit.dev", Version: "v1", Kind: "Task", Finalizer: "test.jobkit.dev/task-tracking"}
+
+// newTask returns a NonIndexed Task with the spec of reconciletest.NewJob and no
+// managedBy.
+func newTask(namespace, name string, completions, parallelism int32) *reconciletest.Task {
+	j := reconciletest.NewJob(namespace, name, completions, parallelism)
+	return &reconciletest.Task{ObjectMeta: j.ObjectMeta, Spec: j.Spec}
+}
+
 // An Indexed Job whose first two pods fail runs to completion; the Driver reports
 // each step.
 func ExampleDriver_Run() {
@@ -63,7 +74,7 @@ func ExampleDriver_Run_customOwner() {
 	if err != nil {
 		panic(err)
 	}
-	task := reconciletest.NewTask("default", "train", 3, 3)
+	task := newTask("default", "train", 3, 3)
 	task.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 	task.Spec.ManagedBy = ptr.To("ml.example.com/controller")
 	_, _ = c.CreateTask(task)
@@ -91,9 +102,9 @@ func ExampleDriver_Run_customOwner() {
 // kubelet stops them, and the orphan cleanup removes the tracking finalizer that
 // would otherwise keep them forever.
 func ExampleDriver_CleanOrphans() {
-	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1, Owner: reconciletest.TaskKind})
-	r, _ := reconcile.New(reconcile.Config{Name: "example.com/tasks", Owner: reconciletest.TaskKind, Clock: c.Clock()}, c, c)
-	task := reconciletest.NewTask("default", "crawl", 2, 2)
+	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1, Owner: taskKind})
+	r, _ := reconcile.New(reconcile.Config{Name: "example.com/tasks", Owner: taskKind, Clock: c.Clock()}, c, c)
+	task := newTask("default", "crawl", 2, 2)
 	task.Spec.ManagedBy = ptr.To("example.com/tasks")
 	_, _ = c.CreateTask(task)
 	d := reconciletest.NewDriver(c, r)
@@ -117,13 +128,13 @@ func ExampleDriver_CleanOrphans() {
 	// pods left: 0
 }
 
-// The Cluster is a reconcile.StatusWriter: a Task converted with TaskWorkload has its
+// The Cluster is a reconcile.StatusWriter: a Task converted with Task.Workload has its
 // status written with its resourceVersion as the precondition, and validated as a
 // Job's.
 func ExampleCluster_WriteStatus() {
-	c := reconciletest.NewCluster(reconciletest.Options{Owner: reconciletest.TaskKind})
-	task, _ := c.CreateTask(reconciletest.NewTask("default", "t", 1, 1))
-	w := reconciletest.TaskWorkload(task)
+	c := reconciletest.NewCluster(reconciletest.Options{Owner: taskKind})
+	task, _ := c.CreateTask(newTask("default", "t", 1, 1))
+	w := task.Workload()
 	out, err := c.WriteStatus(context.Background(), w, batchv1.JobStatus{Active: 1})
 	fmt.Println(out.Status.Active, out.ResourceVersion != w.ResourceVersion, err)
 	_, err = c.WriteStatus(context.Background(), w, batchv1.JobStatus{Active: 0}) // w is stale now
@@ -140,7 +151,7 @@ func ExampleCluster_WriteStatus() {
 // controller saw.
 func ExampleCluster_FailNth() {
 	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1})
-	c.FailNth(reconciletest.OpCreatePod, 2, reconciletest.TooManyRequests())
+	c.FailNth(reconciletest.OpCreatePod, 2, apierrors.NewTooManyRequests("simulated throttling", 1))
 	for range 3 {
 		pod := &corev1.Pod{}
 		pod.Namespace, pod.GenerateName = "default", "worker-"

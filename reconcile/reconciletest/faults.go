@@ -193,17 +193,6 @@ func ServerError() error {
 	return apierrors.NewInternalError(errors.New("simulated server error"))
 }
 
-// TooManyRequests returns a 429 Too Many Requests asking to retry after a second.
-func TooManyRequests() error {
-	return apierrors.NewTooManyRequests("simulated throttling", 1)
-}
-
-// ConflictError returns a 409 Conflict, as for a stale resourceVersion.
-func ConflictError() error {
-	return apierrors.NewConflict(schema.GroupResource{Group: batchv1.GroupName, Resource: "jobs"}, "",
-		errors.New("simulated conflict: the object has been modified; please apply your changes to the latest version and try again"))
-}
-
 // TimeoutError returns a 504 Gateway Timeout; with Fault.AfterWrite it models a
 // request committed by the server whose answer was lost.
 func TimeoutError() error {

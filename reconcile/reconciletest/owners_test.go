@@ -259,17 +259,17 @@ func TestCollectGarbageKeepsLiveOwners(t *testing.T) {
 		},
 	}, {
 		name: "Tasks",
-		opts: func(*runStore) reconciletest.Options { return reconciletest.Options{Owner: reconciletest.TaskKind} },
+		opts: func(*runStore) reconciletest.Options { return reconciletest.Options{Owner: taskKind} },
 		live: func(t *testing.T, c *reconciletest.Cluster, _ *runStore) metav1.OwnerReference {
-			tk, err := c.CreateTask(reconciletest.NewTask(ns, "live", 1, 1))
+			tk, err := c.CreateTask(newTask(ns, "live", 1, 1))
 			require.NoError(t, err)
-			return ref(reconciletest.TaskKind, tk.Name, tk.UID)
+			return ref(taskKind, tk.Name, tk.UID)
 		},
 		gone: func(t *testing.T, c *reconciletest.Cluster, _ *runStore) metav1.OwnerReference {
-			tk, err := c.CreateTask(reconciletest.NewTask(ns, "gone", 1, 1))
+			tk, err := c.CreateTask(newTask(ns, "gone", 1, 1))
 			require.NoError(t, err)
 			require.NoError(t, c.DeleteTask(ns, tk.Name))
-			return ref(reconciletest.TaskKind, tk.Name, tk.UID)
+			return ref(taskKind, tk.Name, tk.UID)
 		},
 	}, {
 		name: "test's store",

@@ -20,10 +20,6 @@ import (
 	"github.com/jobkit/jobkit/plan"
 )
 
-// TaskKind is a ready-made custom owner kind for Options.Owner: Task.test.jobkit.dev,
-// with its own tracking finalizer.
-var TaskKind = owner.Kind{Group: "test.jobkit.dev", Version: "v1", Kind: "Task", Finalizer: "test.jobkit.dev/task-tracking"}
-
 // Task is the custom resource of a Cluster whose Options.Owner is not a batch/v1
 // Job: an owner of pods the way an operator's own type is (a TrainingJob, a CI run),
 // with its spec in Job terms and a batchv1.JobStatus as its status, as a CRD that
@@ -67,18 +63,10 @@ func (t *Task) DeepCopy() *Task {
 // DeepCopyObject implements runtime.Object.
 func (t *Task) DeepCopyObject() runtime.Object { return t.DeepCopy() }
 
-// NewTask returns a NonIndexed Task namespace/name with the spec of NewJob
-// (completions, parallelism, restartPolicy Never, one container) and no managedBy:
-// set Spec.ManagedBy to the Reconciler's name.
-func NewTask(namespace, name string, completions, parallelism int32) *Task {
-	j := NewJob(namespace, name, completions, parallelism)
-	return &Task{ObjectMeta: j.ObjectMeta, Spec: j.Spec}
-}
-
-// TaskWorkload presents t as a plan.Workload: what a controller of the custom
-// resource converts its object into for Reconciler.Sync. The Workload points
-// into t: do not modify t while it is in use.
-func TaskWorkload(t *Task) *plan.Workload {
+// Workload presents t as a plan.Workload: what a controller of the custom resource
+// converts its object into for Reconciler.Sync. The Workload points into t: do not
+// modify t while it is in use.
+func (t *Task) Workload() *plan.Workload {
 	return &plan.Workload{
 		Namespace:       t.Namespace,
 		Name:            t.Name,
@@ -219,7 +207,7 @@ func (c *Cluster) taskStore() ownerStore[*Task] {
 
 // WriteStatus implements reconcile.StatusWriter for both kinds of owner the cluster
 // holds: a Workload whose Object is a *Task is written through UpdateTaskStatus and
-// converted back with TaskWorkload, one whose Object is a *batchv1.Job through
+// converted back with Task.Workload, one whose Object is a *batchv1.Job through
 // UpdateJobStatus (reconcile.JobWorkload). The Workload's UID and ResourceVersion are
 // the preconditions.
 func (c *Cluster) WriteStatus(ctx context.Context, w *plan.Workload, status batchv1.JobStatus) (*plan.Workload, error) {
@@ -234,7 +222,7 @@ func (c *Cluster) WriteStatus(ctx context.Context, w *plan.Workload, status batc
 		if err != nil {
 			return nil, err
 		}
-		return TaskWorkload(out), nil
+		return out.Workload(), nil
 	case *batchv1.Job:
 		j := obj.DeepCopy()
 		j.UID, j.ResourceVersion, j.Status = w.UID, w.ResourceVersion, status
