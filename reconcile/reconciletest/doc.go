@@ -3,9 +3,11 @@
 // and, optionally, Tasks of a custom owner kind, implementing reconcile.Client and
 // reconcile.StatusWriter; an informer-like Cache fed by watch events that the test
 // delivers; a simulated Kubelet; fault injection; a Driver that syncs an owner step
-// by step until it finishes; and RunClientConformance, which checks any
-// reconcile.Client against the API server's behaviour. It is for our tests, for
-// operator authors' tests and for a deterministic fault simulator built on it.
+// by step until it finishes; a Recorder of events and metrics; RunLatency, which
+// measures a Job's time to Complete in units of a per-call latency; and
+// RunClientConformance, which checks any reconcile.Client against the API server's
+// behaviour. It is for our tests, for operator authors' tests and for a
+// deterministic fault simulator built on it.
 //
 // # Determinism
 //

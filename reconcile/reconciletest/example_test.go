@@ -265,3 +265,24 @@ func ExampleDriver_Restart() {
 	// after Restart(new): pods: 2
 	// succeeded: 2 pods: 2
 }
+
+// One Recorder serves as a Reconciler's event recorder and metrics sink; a test
+// reads the event reasons and the series.
+func ExampleRecorder() {
+	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1})
+	rec := &reconciletest.Recorder{}
+	r, _ := reconcile.New(reconcile.Config{Name: "example.com/jobs", Clock: c.Clock(), Events: rec, Metrics: rec, FinalizerRemovalParallelism: 1},
+		c, reconcile.JobStatusWriter(c))
+	job := reconciletest.NewJob("default", "rec", 2, 2)
+	job.Spec.ManagedBy = ptr.To("example.com/jobs")
+	_, _ = c.CreateJob(job)
+	c.Kubelet().SetScript(reconciletest.SucceedPods())
+	if _, err := reconciletest.NewDriver(c, r).Run(context.Background(), "default", "rec", 100); err != nil {
+		panic(err)
+	}
+	fmt.Println("Completed events:", rec.Count("Completed"))
+	fmt.Println("pods created:", rec.Get("job_pods_creation_total{new,succeeded}"))
+	// Output:
+	// Completed events: 1
+	// pods created: 2
+}
