@@ -25,8 +25,9 @@ func lateReplacementCaught(t *testing.T, name string) {
 		w, err := newWorld(tr)
 		require.NoError(t, err)
 		w.readBackFails = broken
-		w.r, err = w.newReconciler()
+		r, err := w.newReconciler()
 		require.NoError(t, err)
+		w.use(r)
 		for _, a := range tr.Actions {
 			w.do(a)
 		}

@@ -115,7 +115,9 @@ type world struct {
 	clock   *clocktesting.FakeClock
 	cluster *reconciletest.Cluster
 	r       *reconcile.Reconciler
-	model   *model
+	// driver hears the cache's events for r and runs the orphan cleanup.
+	driver *reconciletest.Driver
+	model  *model
 
 	// The sync in progress.
 	inSync     bool
@@ -178,23 +180,14 @@ func newWorld(tr *Trace) (*world, error) {
 	w.cluster.OnWrite(w.model.observe)
 	w.cluster.SetInterceptor(w.intercept)
 	cache := w.cluster.Cache()
-	cache.OnPodEvent(func(ev reconcile.PodEvent) {
-		if w.tasks {
-			w.r.ObservePodEvent(ev, cache.TaskOwner)
-		} else {
-			w.r.ObservePodEvent(ev, cache.JobOwner)
-		}
-	})
-	cache.OnJobEvent(func(ev reconcile.JobEvent) { w.r.ObserveJobEvent(ev) })
-	cache.OnTaskEvent(func(old, cur *reconciletest.Task) {
-		if old != nil && (cur == nil || cur.UID != old.UID) {
-			w.r.OwnerDeleted(old.Namespace, old.Name, old.UID)
-		}
-	})
 	r, err := w.newReconciler()
 	if err != nil {
 		return nil, err
 	}
+	// The Driver feeds the cache's events to the controller, as in users' tests:
+	// pod events with the cached owners' facts, Job events, and the deletion of a
+	// Task. The world runs its own syncs (with faults and checks around them).
+	w.driver = reconciletest.NewDriver(w.cluster, r)
 	w.r = r
 	job := tr.Job.DeepCopy()
 	job.Spec.ManagedBy = ptr.To(ControllerName)
@@ -370,7 +363,7 @@ func (w *world) do(a Action) {
 	case VerbCleanOrphans:
 		// Errors leave a finalizer for a later pass; the end of the run checks
 		// that none is left.
-		_, _ = reconciletest.NewDriver(c, w.r).CleanOrphans(context.Background())
+		_, _ = w.driver.CleanOrphans(context.Background())
 	case VerbOrphan:
 		w.addOrphan(a)
 	case VerbRelabel, VerbReleaseActive:
@@ -394,10 +387,16 @@ func (w *world) restart() {
 		w.violate(InvNotFinished, "new reconciler: %v", err)
 		return
 	}
-	w.r = r
+	w.use(r)
 	w.cluster.Cache().Reset()
 	w.cluster.Cache().DeliverAll()
 	w.clean = 0
+}
+
+// use makes r the controller.
+func (w *world) use(r *reconcile.Reconciler) {
+	w.r = r
+	w.driver.Reconciler = r
 }
 
 // sync runs one sync of the Job from the cache.
