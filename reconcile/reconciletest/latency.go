@@ -89,7 +89,9 @@ func (r LatencyResult) String() string {
 // (one worker; a key queued again while it is synced is synced once more after; pod
 // events batched for the PodEventBatchPeriod; RequeueAfter honoured; errors retried
 // after 5ms doubling), and reports the time to Complete in units of L, the syncs and
-// the API writes. Pods succeed the moment they are created.
+// the API writes. Pods succeed the moment they are created (in the release
+// scenario, LatencyOptions.Release, once the released index has its replacement).
+// A run that does not finish within LatencyOptions.Limit returns ErrStepLimit.
 //
 // RunLatency must run inside a testing/synctest bubble (synctest.Test): time there is
 // simulated, so a run of thousands of L takes as long as its computation, and the
