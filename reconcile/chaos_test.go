@@ -74,9 +74,9 @@ func runChaos(t *testing.T, seed uint64) {
 		case 0:
 			return reconciletest.Outcome{Err: reconciletest.ServerError()}
 		case 1:
-			return reconciletest.Outcome{Err: reconciletest.ConflictError()}
+			return reconciletest.Outcome{Err: apierrors.NewApplyConflict(nil, "simulated conflict")}
 		case 2:
-			return reconciletest.Outcome{Err: reconciletest.TooManyRequests()}
+			return reconciletest.Outcome{Err: apierrors.NewTooManyRequests("simulated throttling", 1)}
 		default:
 			return reconciletest.Outcome{Err: reconciletest.TimeoutError(), AfterWrite: true}
 		}

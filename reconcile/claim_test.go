@@ -441,7 +441,7 @@ func TestSyncScaleDownRemovalKeptAfterAConflict(t *testing.T) {
 	require.NoError(t, err)
 	e.c.Cache().DeliverAll()
 
-	e.c.InjectFault(reconciletest.Fault{Op: reconciletest.OpDeletePod, Err: reconciletest.TooManyRequests()})
+	e.c.InjectFault(reconciletest.Fault{Op: reconciletest.OpDeletePod, Err: apierrors.NewTooManyRequests("simulated throttling", 1)})
 	_, err = e.sync(t, "sd")
 	require.Error(t, err, "the deletion of the scaled-down pod fails")
 	e.c.ClearFaults()

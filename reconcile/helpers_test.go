@@ -26,14 +26,14 @@ type env struct {
 	c       *reconciletest.Cluster
 	r       *reconcile.Reconciler
 	d       *reconciletest.Driver
-	events  *reconciletest.Events
-	metrics *reconciletest.Metrics
+	events  *reconciletest.Recorder
+	metrics *reconciletest.Recorder
 }
 
 func newEnv(t *testing.T, configure ...func(*reconcile.Config)) *env {
 	t.Helper()
 	c := reconciletest.NewCluster(reconciletest.Options{Seed: 7})
-	e := &env{c: c, events: &reconciletest.Events{}, metrics: &reconciletest.Metrics{}}
+	e := &env{c: c, events: &reconciletest.Recorder{}, metrics: &reconciletest.Recorder{}}
 	cfg := reconcile.Config{
 		Name:                        testName,
 		Clock:                       c.Clock(),

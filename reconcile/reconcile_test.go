@@ -207,9 +207,9 @@ func TestSyncStatusErrors(t *testing.T) {
 		wantRequeue bool
 		wantErr     func(error) bool
 	}{
-		{name: "conflict requeues without error", err: reconciletest.ConflictError(), wantRequeue: true},
+		{name: "conflict requeues without error", err: apierrors.NewConflict(schema.GroupResource{Group: "batch", Resource: "jobs"}, "job", errors.New("stale")), wantRequeue: true},
 		{name: "server error is returned", err: reconciletest.ServerError(), wantErr: apierrors.IsInternalError},
-		{name: "throttling is returned", err: reconciletest.TooManyRequests(), wantErr: apierrors.IsTooManyRequests},
+		{name: "throttling is returned", err: apierrors.NewTooManyRequests("simulated throttling", 1), wantErr: apierrors.IsTooManyRequests},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -367,7 +367,7 @@ func TestRunBackoffLimitExceeded(t *testing.T) {
 	j := job("failing", 3, 1)
 	j.Spec.BackoffLimit = ptr.To[int32](2)
 	e.create(t, j)
-	e.c.Kubelet().SetScript(reconciletest.FailPods(3))
+	e.c.Kubelet().SetScript(reconciletest.FailFirst(-1, 3))
 	rr, err := e.d.Run(t.Context(), ns, "failing", 200)
 	require.NoError(t, err)
 	st := rr.Job.Status
@@ -407,7 +407,7 @@ func TestSyncFinalizerRemovalErrors(t *testing.T) {
 		{name: "Invalid on metadata.uid: replaced, counted", err: uidInvalid, wantSucceeded: 1, wantPending: true},
 		{name: "other Invalid: not counted", err: otherInvalid, wantErr: true},
 		{name: "server error: not counted", err: reconciletest.ServerError(), wantErr: true},
-		{name: "conflict: not counted", err: reconciletest.ConflictError(), wantErr: true},
+		{name: "conflict: not counted", err: apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, "p", errors.New("stale")), wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -58,7 +58,7 @@ func failsNow(pod *corev1.Pod) bool {
 
 // demoScript is the in-memory kubelet: it starts each Pending pod (ready at once),
 // and ends each pod that has run for demoRunTime as its container would.
-func demoScript(now func() time.Time) reconciletest.Script {
+func demoScript(now func() time.Time) func(*reconciletest.Kubelet, *corev1.Pod) error {
 	return func(k *reconciletest.Kubelet, pod *corev1.Pod) error {
 		if pod.DeletionTimestamp != nil {
 			return nil

@@ -151,6 +151,12 @@
 //     controller derived is refused when its earlier pod exists, and a refused
 //     name is read back before another is tried (an adopted orphan may still join
 //     an index's pod: the controller then deletes one);
+//   - late-replacement: an index that holds no live pod of the owner has its
+//     creation refused with AlreadyExists in fewer than three syncs: a name held
+//     by a pod that is not the owner's (released, foreign) is given up in the sync
+//     that learns it, or the next (the stall of issue 20, which waited
+//     UncertainCreationTimeout; TestLateReplacementCaught shows the invariant
+//     catches it);
 //   - created-after-delete: no pod is created for a deleted owner, except by a sync
 //     whose cache still showed it (a stale cache, as upstream; the garbage
 //     collector removes such a pod). Once deleted, nothing is counted any more:

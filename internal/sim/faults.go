@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -69,9 +70,10 @@ func (k FaultKind) outcome() reconciletest.Outcome {
 	case FaultServerError, FaultPartialBatch:
 		return reconciletest.Outcome{Err: reconciletest.ServerError()}
 	case FaultTooManyRequests:
-		return reconciletest.Outcome{Err: reconciletest.TooManyRequests()}
+		return reconciletest.Outcome{Err: apierrors.NewTooManyRequests("simulated throttling", 1)}
 	case FaultConflict:
-		return reconciletest.Outcome{Err: reconciletest.ConflictError()}
+		return reconciletest.Outcome{Err: apierrors.NewConflict(schema.GroupResource{Group: "batch", Resource: "jobs"}, "",
+			errors.New("simulated conflict: the object has been modified; please apply your changes to the latest version and try again"))}
 	case FaultTimeout:
 		return reconciletest.Outcome{Err: reconciletest.TimeoutError(), AfterWrite: true}
 	}

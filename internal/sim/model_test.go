@@ -373,8 +373,9 @@ func TestModelCatchesWrongOwner(t *testing.T) {
 			w, err := newWorld(g.trace())
 			require.NoError(t, err)
 			w.ctlKind = tc.ctl
-			w.r, err = w.newReconciler()
+			r, err := w.newReconciler()
 			require.NoError(t, err)
+			w.use(r)
 			g.run(w)
 			res := w.result()
 			require.Positive(t, res.Pods, "the run created pods")

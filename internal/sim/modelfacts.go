@@ -193,3 +193,13 @@ func deref32(p *int32, def int32) int32 {
 	}
 	return *p
 }
+
+// hasLivePod says whether index i holds an active pod of the owner.
+func (m *model) hasLivePod(i int) bool {
+	for _, ps := range m.order {
+		if ps.index == i && !ps.gone && !ps.released && ps.last != nil && isActive(ps.last) {
+			return true
+		}
+	}
+	return false
+}

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/jobkit/jobkit/owner"
-	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
 
 // DefaultMaxPods is the largest completions or parallelism Run generates when
@@ -33,10 +32,10 @@ type Config struct {
 	Owner owner.Kind
 }
 
-// TaskKind is the custom owner kind of the simulation's tests:
-// reconciletest.TaskKind, a Task of group test.jobkit.dev tracked by
+// TaskKind is the custom owner kind of the simulation's tests: a
+// reconciletest.Task of group test.jobkit.dev tracked by
 // test.jobkit.dev/task-tracking.
-var TaskKind = reconciletest.TaskKind
+var TaskKind = owner.Kind{Group: "test.jobkit.dev", Version: "v1", Kind: "Task", Finalizer: "test.jobkit.dev/task-tracking"}
 
 // Result is the outcome of a run.
 type Result struct {

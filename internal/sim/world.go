@@ -22,69 +22,6 @@ import (
 // simulated controller.
 const ControllerName = "sim.jobkit.dev/job-controller"
 
-// Invariant names a checked property.
-type Invariant string
-
-// The invariants; the package documentation states each.
-const (
-	// InvCount: the counters, completedIndexes and failedIndexes follow the model.
-	InvCount Invariant = "count"
-	// InvCountedTwice: a UID entered an uncounted list after it was counted.
-	InvCountedTwice Invariant = "counted-twice"
-	// InvRecordFirst: a pod lost its finalizer before it was recorded, or was
-	// counted before it lost its finalizer.
-	InvRecordFirst Invariant = "record-first"
-	// InvBackwards: a counter or an index list went back.
-	InvBackwards Invariant = "backwards"
-	// InvInvalidStatus: the API server refused a status write.
-	InvInvalidStatus Invariant = "invalid-status"
-	// InvSucceededIndexCreated: a pod was created for a completed index.
-	InvSucceededIndexCreated Invariant = "succeeded-index-created"
-	// InvDuplicateIndex: an index had two active pods long after any fault.
-	InvDuplicateIndex Invariant = "duplicate-index"
-	// InvOverParallelism: more active pods than parallelism long after any fault.
-	InvOverParallelism Invariant = "over-parallelism"
-	// InvNotFinished: the Job had no terminal condition at the end.
-	InvNotFinished Invariant = "not-finished"
-	// InvFinalizerLeft: a pod still carried the tracking finalizer at the end.
-	InvFinalizerLeft Invariant = "finalizer-left"
-	// InvUncountedLeft: the finished Job still had uncounted pods.
-	InvUncountedLeft Invariant = "uncounted-left"
-	// InvWrongOwner: a pod created for the owner has a controller reference to
-	// another kind, or carries the tracking finalizer of another kind.
-	InvWrongOwner Invariant = "wrong-owner"
-	// InvAdoption: an adopted pod lacks the tracking finalizer, does not match the
-	// selector, or was adopted by an owner already deleted.
-	InvAdoption Invariant = "adoption"
-	// InvReleased: a released pod kept the tracking finalizer, or entered an
-	// uncounted list after its release.
-	InvReleased Invariant = "released"
-	// InvCreatedAfterDelete: a pod was created for the owner after its deletion,
-	// other than by a sync whose cache still showed the owner.
-	InvCreatedAfterDelete Invariant = "created-after-delete"
-	// InvTwoLivePods: a pod was created for an index that held a live pod of the
-	// owner.
-	InvTwoLivePods Invariant = "two-live-pods"
-)
-
-// Violation is a broken invariant.
-type Violation struct {
-	Invariant Invariant
-	// Action is the position in the trace of the action during or after which the
-	// violation was found; Sync counts the syncs run until then.
-	Action, Sync int
-	Message      string
-}
-
-// String renders the violation on one line.
-func (v Violation) String() string {
-	return fmt.Sprintf("%s (action %d, sync %d): %s", v.Invariant, v.Action, v.Sync, v.Message)
-}
-
-// cleanSyncs is how many syncs that see everything the controller wrote may pass
-// after a fault that hid its writes before duplicates and excess pods must be gone.
-const cleanSyncs = 3
-
 // world runs the actions of a trace against an in-memory cluster.
 type world struct {
 	tr    *Trace // actions run so far are appended to it
@@ -95,10 +32,19 @@ type world struct {
 	// ctlKind is the owner kind the controller is configured with: kind, except in
 	// tests of a broken controller.
 	ctlKind owner.Kind
+	// readBackFails makes the controller's reads of a pod fail, in tests of a
+	// broken controller: a refused name is then given up only after
+	// UncertainCreationTimeout, the stall of issue 20.
+	readBackFails bool
+	// refused counts, by index, the syncs whose creation for the index was refused
+	// with AlreadyExists since the index last held a live pod of the owner.
+	refused map[int]int
 	clock   *clocktesting.FakeClock
 	cluster *reconciletest.Cluster
 	r       *reconcile.Reconciler
-	model   *model
+	// driver hears the cache's events for r and runs the orphan cleanup.
+	driver *reconciletest.Driver
+	model  *model
 
 	// The sync in progress.
 	inSync     bool
@@ -137,11 +83,12 @@ func newWorld(tr *Trace) (*world, error) {
 		return nil, fmt.Errorf("sim: trace owner: %w", err)
 	}
 	tasks := kind != owner.BatchJob
-	clk := clocktesting.NewFakeClock(reconciletest.DefaultStart)
-	opts := reconciletest.Options{Clock: clk, Seed: tr.Seed}
+	opts := reconciletest.Options{Seed: tr.Seed}
 	if tasks {
 		opts.Owner = kind
 	}
+	cluster := reconciletest.NewCluster(opts)
+	clk := cluster.Clock()
 	w := &world{
 		tr:         &Trace{Seed: tr.Seed, Note: tr.Note, Job: tr.Job, Owner: tr.Owner, Controller: tr.Controller},
 		ns:         tr.Job.Namespace,
@@ -150,8 +97,9 @@ func newWorld(tr *Trace) (*world, error) {
 		tasks:      tasks,
 		ctlKind:    kind,
 		clock:      clk,
-		cluster:    reconciletest.NewCluster(opts),
+		cluster:    cluster,
 		faults:     Counts{},
+		refused:    map[int]int{},
 		crashAfter: -1,
 		clean:      cleanSyncs,
 	}
@@ -159,23 +107,14 @@ func newWorld(tr *Trace) (*world, error) {
 	w.cluster.OnWrite(w.model.observe)
 	w.cluster.SetInterceptor(w.intercept)
 	cache := w.cluster.Cache()
-	cache.OnPodEvent(func(ev reconcile.PodEvent) {
-		if w.tasks {
-			w.r.ObservePodEvent(ev, cache.TaskOwner)
-		} else {
-			w.r.ObservePodEvent(ev, cache.JobOwner)
-		}
-	})
-	cache.OnJobEvent(func(ev reconcile.JobEvent) { w.r.ObserveJobEvent(ev) })
-	cache.OnTaskEvent(func(ev reconciletest.TaskEvent) {
-		if ev.Old != nil && (ev.New == nil || ev.New.UID != ev.Old.UID) {
-			w.r.OwnerDeleted(ev.Old.Namespace, ev.Old.Name, ev.Old.UID)
-		}
-	})
 	r, err := w.newReconciler()
 	if err != nil {
 		return nil, err
 	}
+	// The Driver feeds the cache's events to the controller, as in users' tests:
+	// pod events with the cached owners' facts, Job events, and the deletion of a
+	// Task. The world runs its own syncs (with faults and checks around them).
+	w.driver = reconciletest.NewDriver(w.cluster, r)
 	w.r = r
 	job := tr.Job.DeepCopy()
 	job.Spec.ManagedBy = ptr.To(ControllerName)
@@ -207,11 +146,11 @@ func (w *world) newReconciler() (*reconcile.Reconciler, error) {
 	}
 	if !w.tasks {
 		cfg.ReadOwner = reconcile.JobOwnerReader(w.cluster.GetJob)
-		return reconcile.New(cfg, w.cluster, reconcile.JobStatusWriter(w.cluster))
+		return reconcile.New(cfg, w.podClient(), reconcile.JobStatusWriter(w.cluster))
 	}
 	cfg.Owner = w.ctlKind
 	cfg.ReadOwner = reconcile.ObjectOwnerReader(w.cluster.GetTask)
-	return reconcile.New(cfg, w.cluster, w.cluster)
+	return reconcile.New(cfg, w.podClient(), w.cluster)
 }
 
 // cachedOwner returns the owner as the controller's cache shows it, presented as a
@@ -224,7 +163,7 @@ func (w *world) cachedOwner() (*batchv1.Job, *plan.Workload) {
 		if t == nil {
 			return nil, nil
 		}
-		return jobView(t), reconciletest.TaskWorkload(t)
+		return jobView(t), t.Workload()
 	}
 	j := cache.Job(w.ns, w.name)
 	if j == nil {
@@ -351,7 +290,7 @@ func (w *world) do(a Action) {
 	case VerbCleanOrphans:
 		// Errors leave a finalizer for a later pass; the end of the run checks
 		// that none is left.
-		_, _ = reconciletest.NewDriver(c, w.r).CleanOrphans(context.Background())
+		_, _ = w.driver.CleanOrphans(context.Background())
 	case VerbOrphan:
 		w.addOrphan(a)
 	case VerbRelabel, VerbReleaseActive:
@@ -375,10 +314,16 @@ func (w *world) restart() {
 		w.violate(InvNotFinished, "new reconciler: %v", err)
 		return
 	}
-	w.r = r
+	w.use(r)
 	w.cluster.Cache().Reset()
 	w.cluster.Cache().DeliverAll()
 	w.clean = 0
+}
+
+// use makes r the controller.
+func (w *world) use(r *reconcile.Reconciler) {
+	w.r = r
+	w.driver.Reconciler = r
 }
 
 // sync runs one sync of the Job from the cache.

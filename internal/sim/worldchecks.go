@@ -10,15 +10,36 @@ import (
 )
 
 // checkCalls looks at the calls of the last sync: no status write may be refused
-// as invalid.
+// as invalid, and no index may have its creation refused with AlreadyExists in
+// lateSyncs syncs while it holds no live pod of the owner.
 func (w *world) checkCalls() {
 	calls := w.cluster.Calls()
+	refused := map[int]string{}
 	for _, call := range calls {
 		if (call.Op == reconciletest.OpUpdateJobStatus || call.Op == reconciletest.OpUpdateStatus) && apierrors.IsInvalid(call.Err) {
 			w.violate(InvInvalidStatus, "the API server refused a status write: %v", call.Err)
 		}
+		if call.Op == reconciletest.OpCreatePod && apierrors.IsAlreadyExists(call.Err) && call.Pod != nil {
+			if i := podIndex(call.Pod); i >= 0 {
+				refused[i] = call.Pod.Name
+			}
+		}
 	}
 	w.cluster.ResetCalls()
+	for i := range w.refused {
+		if w.model.hasLivePod(i) {
+			delete(w.refused, i)
+		}
+	}
+	for i, name := range refused {
+		if w.model.hasLivePod(i) {
+			continue
+		}
+		w.refused[i]++
+		if w.refused[i] >= lateSyncs && !w.stopped {
+			w.violate(InvLateReplacement, "index %d has no live pod and its creation (as %s) was refused with AlreadyExists in %d syncs", i, name, w.refused[i])
+		}
+	}
 }
 
 // checkStep checks the invariants that hold between steps.

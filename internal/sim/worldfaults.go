@@ -1,8 +1,12 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
 
@@ -54,4 +58,20 @@ func (w *world) inject(k FaultKind) reconciletest.Outcome {
 	w.faulted = true
 	w.disturb(k)
 	return k.outcome()
+}
+
+// podClient is the controller's pod client: the cluster, or one whose reads fail
+// (readBackFails).
+func (w *world) podClient() reconcile.PodClient {
+	if w.readBackFails {
+		return unreadable{w.cluster}
+	}
+	return w.cluster
+}
+
+// unreadable is a pod client whose GetPod fails with a server error.
+type unreadable struct{ *reconciletest.Cluster }
+
+func (unreadable) GetPod(context.Context, string, string) (*corev1.Pod, error) {
+	return nil, reconciletest.ServerError()
 }

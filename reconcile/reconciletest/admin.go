@@ -141,22 +141,51 @@ func (c *Cluster) DeleteJob(namespace, name string) error {
 
 // CollectGarbage deletes, as the garbage collector would with background
 // propagation, every pod whose owner references all name owners the cluster knows
-// of (batch/v1 Jobs, and Tasks of the cluster's owner kind, by UID) that no longer
-// exist. A reference to any other kind keeps the pod. It returns how many deletions
-// it issued. Pods with finalizers keep existing, with a deletionTimestamp, until
-// their finalizers are removed.
+// of (batch/v1 Jobs, and owners of the cluster's owner kind: its Tasks, or those of
+// Options.Owners) that no longer exist with the referenced UID. A reference to any
+// other kind, or to a live owner of any kind, keeps the pod. It returns how many
+// deletions it issued. Pods with finalizers keep existing, with a
+// deletionTimestamp, until their finalizers are removed.
 func (c *Cluster) CollectGarbage() int {
+	// Options.Owners is asked outside the lock; a pod deleted is one not changed
+	// since (the UID precondition), so a concurrent test sees one pass or the other.
+	var stored map[types.NamespacedName]types.UID
+	if c.owners != nil {
+		stored = map[types.NamespacedName]types.UID{}
+		for _, p := range c.ListPods("") {
+			for i := range p.OwnerReferences {
+				ref := &p.OwnerReferences[i]
+				k := key(p.Namespace, ref.Name)
+				if _, asked := stored[k]; asked || !c.owner.Matches(ref) {
+					continue
+				}
+				stored[k] = ""
+				if w := c.owners(p.Namespace, ref.Name); w != nil {
+					stored[k] = w.UID
+				}
+			}
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	live := map[types.UID]bool{}
+	uids := map[types.UID]bool{}
 	for _, j := range c.jobs.objs {
-		live[j.UID] = true
+		uids[j.UID] = true
 	}
 	for _, t := range c.tasks.objs {
-		live[t.UID] = true
+		uids[t.UID] = true
 	}
-	known := func(ref *metav1.OwnerReference) bool {
-		return owner.BatchJob.Matches(ref) || (c.owner != owner.BatchJob && c.owner.Matches(ref))
+	live := func(ns string, ref *metav1.OwnerReference) bool {
+		switch {
+		case owner.BatchJob.Matches(ref):
+			return uids[ref.UID]
+		case c.owner == owner.BatchJob || !c.owner.Matches(ref):
+			return true // a kind the cluster does not know: never collected
+		case c.owners != nil:
+			uid, asked := stored[key(ns, ref.Name)]
+			return !asked || uid == ref.UID
+		}
+		return uids[ref.UID]
 	}
 	n := 0
 	for _, p := range c.sortedPodsLocked("") {
@@ -165,7 +194,7 @@ func (c *Cluster) CollectGarbage() int {
 		}
 		orphaned := true
 		for i := range p.OwnerReferences {
-			if ref := &p.OwnerReferences[i]; !known(ref) || live[ref.UID] {
+			if live(p.Namespace, &p.OwnerReferences[i]) {
 				orphaned = false
 			}
 		}
@@ -213,7 +242,7 @@ func (c *Cluster) PatchPodAs(namespace, name string, data []byte) (*corev1.Pod, 
 }
 
 // TerminateNamespace makes every later pod creation in namespace fail as in a
-// namespace being deleted (NamespaceTerminatingError). Existing objects stay.
+// namespace being deleted (namespaceTerminatingError). Existing objects stay.
 func (c *Cluster) TerminateNamespace(namespace string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -234,6 +263,7 @@ func (c *Cluster) GetJob(ctx context.Context, namespace, name string) (*batchv1.
 func (c *Cluster) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.delayLocked(c.readDelay)
 	p, ok := c.pods[key(namespace, name)]
 	if !ok {
 		return nil, apierrors.NewNotFound(podsResource, name)

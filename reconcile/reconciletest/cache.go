@@ -69,13 +69,8 @@ func (e WatchEvent) object() objectKey {
 	return objectKey{kind: kindJob, name: key(e.Job.Namespace, e.Job.Name)}
 }
 
-// TaskEvent is a delivered watch event about a Task: Type is watch.Added (New set),
-// watch.Modified (Old and New) or watch.Deleted (Old, the last state known). The
-// Tasks are shared: do not modify them.
-type TaskEvent struct {
-	Type     watch.EventType
-	Old, New *Task
-}
+// taskEvent is a delivered watch event about a Task (see Cache.OnTaskEvent).
+type taskEvent struct{ old, new *Task }
 
 // Cache is the informer-like view of a Cluster: the state made of the watch events
 // delivered so far. Events wait in a queue until the test delivers them (DeliverAll,
@@ -98,7 +93,7 @@ type Cache struct {
 
 	podHandlers  []func(reconcile.PodEvent)
 	jobHandlers  []func(reconcile.JobEvent)
-	taskHandlers []func(TaskEvent)
+	taskHandlers []func(old, new *Task)
 }
 
 func newCache(c *Cluster) *Cache {
@@ -134,8 +129,10 @@ func (ca *Cache) OnJobEvent(h func(reconcile.JobEvent)) {
 	ca.jobHandlers = append(ca.jobHandlers, h)
 }
 
-// OnTaskEvent registers a handler for delivered Task events.
-func (ca *Cache) OnTaskEvent(h func(TaskEvent)) {
+// OnTaskEvent registers a handler for delivered Task events: old is nil for an
+// addition, new is nil for a deletion (old is then the last state known), both
+// are set for a change. The Tasks are shared: do not modify them.
+func (ca *Cache) OnTaskEvent(h func(old, new *Task)) {
 	ca.c.mu.Lock()
 	defer ca.c.mu.Unlock()
 	ca.taskHandlers = append(ca.taskHandlers, h)
@@ -264,7 +261,7 @@ func (ca *Cache) deliver(i int, notify bool) bool {
 	}
 	var podEv *reconcile.PodEvent
 	var jobEv *reconcile.JobEvent
-	var taskEv *TaskEvent
+	var taskEv *taskEvent
 	switch {
 	case ev.Task != nil:
 		k := key(ev.Task.Namespace, ev.Task.Name)
@@ -272,13 +269,13 @@ func (ca *Cache) deliver(i int, notify bool) bool {
 		switch {
 		case ev.Type == watch.Deleted:
 			delete(ca.tasks, k)
-			taskEv = &TaskEvent{Type: watch.Deleted, Old: ev.Task}
+			taskEv = &taskEvent{old: ev.Task}
 		case old == nil:
 			ca.tasks[k] = ev.Task
-			taskEv = &TaskEvent{Type: watch.Added, New: ev.Task}
+			taskEv = &taskEvent{new: ev.Task}
 		default:
 			ca.tasks[k] = ev.Task
-			taskEv = &TaskEvent{Type: watch.Modified, Old: old, New: ev.Task}
+			taskEv = &taskEvent{old: old, new: ev.Task}
 		}
 	case ev.Pod != nil:
 		k := key(ev.Pod.Namespace, ev.Pod.Name)
@@ -328,7 +325,7 @@ func (ca *Cache) deliver(i int, notify bool) bool {
 	}
 	if taskEv != nil {
 		for _, h := range taskHandlers {
-			h(*taskEv)
+			h(taskEv.old, taskEv.new)
 		}
 	}
 	return true

@@ -44,10 +44,10 @@ func (ca *Cache) Tasks() []*Task {
 	return sortedValues(ca.tasks)
 }
 
-// TaskOwner returns the orphan facts of the cached Task namespace/name (TaskOwner),
-// or nil: it has the signature of reconcile.OwnerLookup.
+// TaskOwner returns the orphan facts of the cached Task namespace/name, or nil: it
+// has the signature of reconcile.OwnerLookup.
 func (ca *Cache) TaskOwner(namespace, name string) *finalizers.OrphanOwner {
-	return TaskOwner(ca.Task(namespace, name))
+	return taskOwner(ca.Task(namespace, name))
 }
 
 // JobOwner returns the orphan facts of the cached Job namespace/name

@@ -22,19 +22,20 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
-// DefaultStart is the time of the fake clock of a Cluster created without one.
-var DefaultStart = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+// defaultStart is the time of the fake clock of a Cluster created without one.
+var defaultStart = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 
-// DefaultGracePeriod is the termination grace period of pods whose spec leaves it
+// defaultGracePeriod is the termination grace period of pods whose spec leaves it
 // unset, as the API server defaults it.
-const DefaultGracePeriod int64 = 30
+const defaultGracePeriod int64 = 30
 
 // Options configure a Cluster. The zero value is ready to use.
 type Options struct {
-	// Clock is the cluster's clock; nil means a new fake clock at DefaultStart. Share
+	// Clock is the cluster's clock; nil means a new fake clock at 2026-01-01T00:00:00Z. Share
 	// it with the Reconciler (reconcile.Config.Clock) so that both see one time.
 	Clock *clocktesting.FakeClock
 	// Seed seeds the random suffixes of generated names. The same seed and the same
@@ -45,8 +46,17 @@ type Options struct {
 	EventLatency time.Duration
 	// Owner is the kind of the cluster's Tasks, the custom resource it holds beside
 	// batch/v1 Jobs (see Task); the zero value means owner.BatchJob: the cluster then
-	// holds Jobs only and CreateTask fails. TaskKind is a ready-made custom kind.
+	// holds Jobs only and CreateTask fails.
 	Owner owner.Kind
+	// Owners, when set, is the test's own store of the owners of kind Owner, objects
+	// of the test's own Go type in place of Tasks: it returns what the store holds
+	// under namespace/name as a Workload (the controller's conversion), or nil when
+	// it holds nothing there. The Cluster then holds no Tasks (CreateTask fails),
+	// CollectGarbage asks Owners whether a pod's owner of that kind
+	// lives, and a Driver syncs, maps pod events, cleans orphans and decides "done"
+	// with it. Owners is called without the Cluster's lock, so it may call the
+	// Cluster. It needs Owner set to a kind other than owner.BatchJob.
+	Owners func(namespace, name string) *plan.Workload
 }
 
 var (
@@ -75,6 +85,8 @@ type Cluster struct {
 	latency time.Duration
 
 	owner owner.Kind // the kind of tasks; owner.BatchJob when the cluster has none
+	// owners is Options.Owners: the test's store of the owners of kind owner.
+	owners func(namespace, name string) *plan.Workload
 
 	jobs  ownerStore[*batchv1.Job]
 	tasks ownerStore[*Task]
@@ -87,8 +99,12 @@ type Cluster struct {
 	calls     []Call
 	callSeq   int
 	faults    []*faultState
-	intercept Interceptor
+	intercept func(Call) Outcome
 	hooks     []func(WatchEvent)
+	// readDelay is how long GetPod takes (RunLatency's L); onCreate, when set, sees
+	// every pod a CreatePod wrote, outside the lock (RunLatency's kubelet).
+	readDelay time.Duration
+	onCreate  func(*corev1.Pod)
 
 	cache   *Cache
 	kubelet *Kubelet
@@ -100,7 +116,8 @@ var (
 )
 
 // NewCluster returns an empty cluster. It panics when opts.Owner is set but invalid
-// (owner.Kind.Validate): a test's mistake, caught at once.
+// (owner.Kind.Validate), or when opts.Owners is set without a custom opts.Owner: a
+// test's mistake, caught at once.
 func NewCluster(opts Options) *Cluster {
 	kind := opts.Owner
 	if kind == (owner.Kind{}) {
@@ -109,15 +126,19 @@ func NewCluster(opts Options) *Cluster {
 	if err := kind.Validate(); err != nil {
 		panic(fmt.Sprintf("reconciletest: Options.Owner: %v", err))
 	}
+	if opts.Owners != nil && kind == owner.BatchJob {
+		panic(fmt.Sprintf("reconciletest: Options.Owners needs Options.Owner set to the store's kind, not %v", kind))
+	}
 	clk := opts.Clock
 	if clk == nil {
-		clk = clocktesting.NewFakeClock(DefaultStart)
+		clk = clocktesting.NewFakeClock(defaultStart)
 	}
 	c := &Cluster{
 		clock:       clk,
 		rng:         rand.New(rand.NewPCG(opts.Seed, 0x6a6f626b6974)),
 		latency:     opts.EventLatency,
 		owner:       kind,
+		owners:      opts.Owners,
 		jobs:        jobStore(),
 		pods:        map[types.NamespacedName]*corev1.Pod{},
 		order:       map[types.UID]uint64{},
@@ -260,6 +281,7 @@ func (c *Cluster) UpdateJobStatus(ctx context.Context, job *batchv1.Job) (*batch
 func statusCallLocked[T any](c *Cluster, call Call, write func() (T, error)) (T, error) {
 	var zero T
 	out := c.decideLocked(call)
+	c.delayLocked(out.Delay)
 	i := c.logLocked(call)
 	if out.Err != nil && !out.AfterWrite {
 		c.finishLocked(i, false, "", out.Err)

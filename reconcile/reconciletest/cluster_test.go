@@ -1,8 +1,11 @@
 package reconciletest_test
 
 import (
+	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,8 +15,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
@@ -22,6 +27,9 @@ import (
 )
 
 const ns = "ns"
+
+// start is the time of the clock of a Cluster created without one.
+var start = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 
 func newPod(name string, finalizers ...string) *corev1.Pod {
 	p := &corev1.Pod{
@@ -61,7 +69,7 @@ func TestCreatePod(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, corev1.PodPending, p.Status.Phase)
 	assert.NotEmpty(t, p.UID)
-	assert.Equal(t, reconciletest.DefaultStart.Add(time.Second), p.CreationTimestamp.Time, "whole seconds, as the API stores them")
+	assert.Equal(t, start.Add(time.Second), p.CreationTimestamp.Time, "whole seconds, as the API stores them")
 	assert.Equal(t, corev1.PodRunning, in.Status.Phase, "the input is not modified")
 
 	_, err = c.CreatePod(t.Context(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "x"}})
@@ -106,7 +114,7 @@ func TestGracefulDeletion(t *testing.T) {
 			require.NoError(t, err)
 			require.NotNil(t, got.DeletionTimestamp)
 			if tc.run && !tc.finish {
-				assert.Equal(t, reconciletest.DefaultStart.Add(30*time.Second), got.DeletionTimestamp.Time, "now + the default grace period")
+				assert.Equal(t, start.Add(30*time.Second), got.DeletionTimestamp.Time, "now + the default grace period")
 				require.NoError(t, c.DeletePod(t.Context(), ns, "p", p.UID), "deleting again is accepted")
 				require.NoError(t, c.Kubelet().Step())
 				got, err = c.GetPod(t.Context(), ns, "p")
@@ -206,7 +214,7 @@ func TestUpdateJobStatusValidates(t *testing.T) {
 
 	unconditional := j.DeepCopy()
 	unconditional.ResourceVersion = ""
-	unconditional.Status.StartTime = ptr.To(metav1.NewTime(reconciletest.DefaultStart))
+	unconditional.Status.StartTime = ptr.To(metav1.NewTime(start))
 	unconditional.Spec.Parallelism = ptr.To[int32](9) // the status subresource ignores the spec
 	got, err := c.UpdateJobStatus(t.Context(), unconditional)
 	require.NoError(t, err)
@@ -334,7 +342,7 @@ func TestInterceptor(t *testing.T) {
 	c.SetInterceptor(func(call reconciletest.Call) reconciletest.Outcome {
 		n++
 		if call.Op == reconciletest.OpDeletePod {
-			return reconciletest.Outcome{Err: reconciletest.TooManyRequests()}
+			return reconciletest.Outcome{Err: apierrors.NewTooManyRequests("simulated throttling", 1)}
 		}
 		return reconciletest.Outcome{}
 	})
@@ -342,7 +350,7 @@ func TestInterceptor(t *testing.T) {
 	require.NoError(t, err)
 	err = c.DeletePod(t.Context(), ns, "p", p.UID)
 	assert.True(t, apierrors.IsTooManyRequests(err))
-	c.FailNth(reconciletest.OpDeletePod, 1, reconciletest.ConflictError())
+	c.FailNth(reconciletest.OpDeletePod, 1, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, "p", errors.New("stale")))
 	err = c.DeletePod(t.Context(), ns, "p", p.UID)
 	assert.True(t, apierrors.IsConflict(err), "faults come before the interceptor: %v", err)
 	assert.Equal(t, 2, n, "the interceptor is not asked when a fault decided")
@@ -350,6 +358,40 @@ func TestInterceptor(t *testing.T) {
 	require.NoError(t, c.DeletePod(t.Context(), ns, "p", p.UID))
 	c.ResetCalls()
 	assert.Empty(t, c.Calls())
+}
+
+// An Outcome's Delay is the call's latency: concurrent calls overlap, the write
+// happens at the end, the clock moves with the wait, and a fault of the same
+// Outcome applies at the end too.
+func TestInterceptorDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		c := reconciletest.NewCluster(reconciletest.Options{Clock: clocktesting.NewFakeClock(start)})
+		const L = 5 * time.Second
+		c.SetInterceptor(func(call reconciletest.Call) reconciletest.Outcome {
+			if call.Name == "late" {
+				return reconciletest.Outcome{Delay: L, Err: reconciletest.TimeoutError(), AfterWrite: true}
+			}
+			return reconciletest.Outcome{Delay: L}
+		})
+		var wg sync.WaitGroup
+		for _, name := range []string{"a", "b", "late"} {
+			wg.Go(func() { _, _ = c.CreatePod(t.Context(), newPod(name)) })
+		}
+		synctest.Wait()
+		assert.Empty(t, c.ListPods(ns), "nothing is written before the latency has passed")
+		wg.Wait()
+		assert.Equal(t, L, time.Since(start), "three concurrent calls take one latency")
+		assert.Equal(t, start.Add(L), c.Clock().Now(), "the clock moved with the wait")
+		pods := c.ListPods(ns)
+		require.Len(t, pods, 3, "the timed-out call wrote too")
+		for _, p := range pods {
+			assert.Equal(t, start.Add(L).Unix(), p.CreationTimestamp.Unix(), "pod %s written at the end of the call", p.Name)
+		}
+		for _, call := range c.Calls() {
+			assert.Equal(t, start.Add(L), call.Time, "call %v", call)
+		}
+	})
 }
 
 func TestNamespaceTerminatingError(t *testing.T) {
@@ -483,7 +525,7 @@ func TestKubelet(t *testing.T) {
 	assert.Error(t, k.Run(ns, "a"), "already running")
 	require.NoError(t, k.SetReady(ns, "a", true))
 	a, _ := c.GetPod(t.Context(), ns, "a")
-	assert.Equal(t, reconciletest.NodeName, a.Spec.NodeName)
+	assert.Equal(t, "sim-node", a.Spec.NodeName)
 	assert.True(t, podReady(a))
 	assert.Error(t, k.RestartContainer(ns, "a"), "restartPolicy Never")
 	assert.Error(t, k.Fail(ns, "a", 0), "exit code 0 is no failure")

@@ -3,14 +3,16 @@
 // and, optionally, Tasks of a custom owner kind, implementing reconcile.Client and
 // reconcile.StatusWriter; an informer-like Cache fed by watch events that the test
 // delivers; a simulated Kubelet; fault injection; a Driver that syncs an owner step
-// by step until it finishes; and RunClientConformance, which checks any
-// reconcile.Client against the API server's behaviour. It is for our tests, for
-// operator authors' tests and for a deterministic fault simulator built on it.
+// by step until it finishes; a Recorder of events and metrics; RunLatency, which
+// measures a Job's time to Complete in units of a per-call latency; and
+// RunClientConformance, which checks any reconcile.Client against the API server's
+// behaviour. It is for our tests, for operator authors' tests and for a
+// deterministic fault simulator built on it.
 //
 // # Determinism
 //
 // Nothing happens on its own. The clock is a fake clock (Options.Clock, or one at
-// DefaultStart) moved only by the test or the Driver; generated names come from a
+// 2026-01-01T00:00:00Z) moved only by the test or the Driver; generated names come from a
 // random source seeded by Options.Seed; UIDs and resourceVersions are counters;
 // watch events wait in a queue until the test delivers them; the Kubelet acts only
 // when told or during Kubelet.Step, in pod creation order. With
@@ -20,10 +22,9 @@
 // # Owners of another kind
 //
 // A controller whose pods belong to its own resource (a TrainingJob, a CI run) is
-// tested against a Cluster created with Options.Owner set to that kind (TaskKind is
-// a ready-made one): the Cluster then also holds Tasks, a custom resource of that
-// apiVersion and kind with a spec in Job terms and a batchv1.JobStatus, as a CRD
-// embedding them would have. Tasks are created (CreateTask, with a Job's API
+// tested against a Cluster created with Options.Owner set to that kind: the
+// Cluster then also holds Tasks, a custom resource of that apiVersion and kind with
+// a spec in Job terms and a batchv1.JobStatus, as a CRD embedding them would have. Tasks are created (CreateTask, with a Job's API
 // defaults but no generated selector), updated (UpdateTask), deleted (DeleteTask),
 // versioned and watched (Cache.Task, Cache.OnTaskEvent) like Jobs; their status
 // subresource (UpdateTaskStatus, call log operation OpUpdateStatus, faults apply)
@@ -33,16 +34,24 @@
 // of any other kind alone.
 //
 // The Cluster is the Reconciler's pod client and StatusWriter (WriteStatus takes a
-// Workload whose Object is a *Task or a *batchv1.Job); TaskWorkload converts a Task,
+// Workload whose Object is a *Task or a *batchv1.Job); Task.Workload converts a Task,
 // Cache.PodsFor lists its pods and Cache.TaskOwner gives its facts to
-// Reconciler.ObservePodEventOf and CleanOrphanOf:
+// Reconciler.ObservePodEvent and CleanOrphan:
 //
 //	c := reconciletest.NewCluster(reconciletest.Options{Owner: kind})
 //	r, _ := reconcile.New(reconcile.Config{Name: name, Owner: kind, Clock: c.Clock()}, c, c)
-//	task := reconciletest.NewTask("default", "train", 4, 2)
+//	job := reconciletest.NewJob("default", "train", 4, 2) // its spec, for the Task
+//	task := &reconciletest.Task{ObjectMeta: job.ObjectMeta, Spec: job.Spec}
 //	task.Spec.ManagedBy = ptr.To(name)
 //	c.CreateTask(task)
 //	rr, err := reconciletest.NewDriver(c, r).Run(ctx, "default", "train", 0) // rr.Task
+//
+// A controller of its own Go type keeps its owners in its own store instead: with
+// Options.Owners (the store's lookup, returning the controller's Workload) the
+// Cluster holds no Tasks, and the Driver syncs what the store holds, feeds the pod
+// events to the Reconciler with the store's facts, runs the orphan cleanup with
+// them, and CollectGarbage asks the store before it deletes a pod of that kind.
+// The Reconciler's StatusWriter is then the store's.
 //
 // The Kubelet, event latency, reordering, lost events and faults work unchanged. A
 // Driver of a Cluster with a custom Owner syncs Tasks (Sync) and stops when
@@ -79,9 +88,11 @@
 //     as a relist would); Reset models a new informer after a restart.
 //   - The Kubelet: Pending → Running → Ready → Succeeded/Failed, evictions with a
 //     DisruptionTarget condition, container restarts, the end of graceful deletions.
-//   - Faults per call (Fault, FailNth, SetInterceptor): any error, for the nth
-//     matching call or several, optionally after the write happened (a timeout whose
-//     answer was lost). The call log (Calls) records every reconcile.Client call
+//   - Faults and latency per call (Fault, FailNth, SetInterceptor): any error, for
+//     the nth matching call or several, optionally after the write happened (a
+//     timeout whose answer was lost); and how long a call takes (Outcome.Delay, in a
+//     testing/synctest bubble), so that one interceptor models both. RunLatency is
+//     such an interceptor, the fault simulator of this module another. The call log (Calls) records every reconcile.Client call
 //     with its outcome; OnWrite sees every change as it is written.
 //
 // # What is not simulated

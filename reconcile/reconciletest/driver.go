@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/jobstatus"
@@ -18,19 +19,21 @@ import (
 	"github.com/jobkit/jobkit/reconcile"
 )
 
-// DefaultStepDuration is how far a Driver step moves the clock by default.
-const DefaultStepDuration = time.Second
+// defaultStepDuration is how far a Driver step moves the clock by default.
+const defaultStepDuration = time.Second
 
-// ErrStepLimit is returned by Driver.Run when the Job has not finished within the
-// step limit.
-var ErrStepLimit = errors.New("reconciletest: step limit reached before the job finished")
+// ErrStepLimit is returned by Driver.Run when the owner has not finished within
+// the step limit, and by RunLatency when the Job is not Complete within
+// LatencyOptions.Limit.
+var ErrStepLimit = errors.New("reconciletest: limit reached before the owner finished")
 
 // Driver runs a Reconciler against a Cluster one deterministic step at a time, for
 // tests of controllers built on jobkit. Each step:
 //
 //  1. delivers the watch events that are due to the Cache, whose handlers feed
-//     Reconciler.ObservePodEvent and ObserveJobEvent (for a Reconciler of another
-//     owner kind: ObservePodEventOf, and OwnerDeleted on Task events);
+//     Reconciler.ObservePodEvent (with the owners' facts: the cached Jobs, the
+//     cached Tasks, or the test's store), ObserveJobEvent, and OwnerDeleted on Task
+//     events;
 //  2. syncs the owner from the Cache (one missing from the Cache is forgotten);
 //  3. runs a Kubelet step (its script);
 //  4. advances the clock by StepDuration.
@@ -39,8 +42,15 @@ var ErrStepLimit = errors.New("reconciletest: step limit reached before the job 
 // Options.Owner names another kind: namespace and name then name a Task, synced with
 // Sync (the Reconciler is then New with the Cluster as pod client and
 // StatusWriter, and Config.Owner the Cluster's kind), and StepResult and RunResult
-// carry it in Task. SyncFunc and DoneFunc replace the sync and the
-// "done" test for a controller that is not a plain Reconciler.
+// carry it in Task. With Options.Owners, the owner is whatever the test's own store
+// holds under namespace/name, of the test's own type: each step syncs the Workload
+// the store returns, pod events and the orphan cleanup read the owner's facts from
+// it, and Run stops when it is finished with no tracked pod left (StepResult and
+// RunResult carry it in Workload). The store has no watch: a test that deletes an
+// owner from it tells the Reconciler (OwnerDeleted), as the controller's owner
+// event handler would; a sync that finds nothing in the store forgets the key.
+// SyncFunc and DoneFunc replace the sync and the "done" test for a controller that
+// is not a plain Reconciler.
 //
 // Every step syncs, whatever the Result asked: a Driver checks what a controller
 // does, not how a workqueue schedules it.
@@ -75,6 +85,9 @@ type StepResult struct {
 	// Task is the Task in the cluster after the step, when the Driver syncs Tasks
 	// (nil when it does not exist).
 	Task *Task
+	// Workload is the owner as the test's store (Options.Owners) holds it after the
+	// step, when the Cluster has one (nil when the store holds nothing there).
+	Workload *plan.Workload
 	// Result and Err are what the sync returned; Synced is false when the Job was not
 	// in the Cache.
 	Synced bool
@@ -91,12 +104,8 @@ func NewDriver(c *Cluster, r *reconcile.Reconciler) *Driver {
 	cache := c.Cache()
 	// The handlers read d.Reconciler at each event, so that Restart takes effect.
 	cache.OnPodEvent(func(ev reconcile.PodEvent) {
-		switch {
-		case d.Reconciler == nil:
-		case d.tasks():
-			d.Reconciler.ObservePodEvent(ev, cache.TaskOwner)
-		default:
-			d.Reconciler.ObservePodEvent(ev, cache.JobOwner)
+		if d.Reconciler != nil {
+			d.Reconciler.ObservePodEvent(ev, d.lookup())
 		}
 	})
 	cache.OnJobEvent(func(ev reconcile.JobEvent) {
@@ -104,12 +113,12 @@ func NewDriver(c *Cluster, r *reconcile.Reconciler) *Driver {
 			d.Reconciler.ObserveJobEvent(ev)
 		}
 	})
-	cache.OnTaskEvent(func(ev TaskEvent) {
-		if d.Reconciler == nil || ev.Old == nil || (ev.New != nil && ev.New.UID == ev.Old.UID) {
+	cache.OnTaskEvent(func(old, cur *Task) {
+		if d.Reconciler == nil || old == nil || (cur != nil && cur.UID == old.UID) {
 			return
 		}
 		// Deleted, or replaced under the same name.
-		d.Reconciler.OwnerDeleted(ev.Old.Namespace, ev.Old.Name, ev.Old.UID)
+		d.Reconciler.OwnerDeleted(old.Namespace, old.Name, old.UID)
 	})
 	return d
 }
@@ -124,14 +133,47 @@ func (d *Driver) kind() owner.Kind {
 }
 
 // tasks reports whether the Driver syncs Tasks rather than Jobs: whether the
-// Cluster holds Tasks (Options.Owner).
-func (d *Driver) tasks() bool { return d.Cluster.Owner() != owner.BatchJob }
+// Cluster holds Tasks (Options.Owner without Options.Owners).
+func (d *Driver) tasks() bool { return d.Cluster.owner != owner.BatchJob && d.Cluster.owners == nil }
 
-// Restart models a controller restart: r (typically a new Reconciler with new
-// stores) replaces the Driver's, and the Cache starts over as a new informer
-// (Cache.Reset). The cluster keeps its state.
+// lookup returns what the Driver's owners are, for pod events and orphans: the
+// cached Jobs, the cached Tasks, or the test's store (Options.Owners).
+func (d *Driver) lookup() reconcile.OwnerLookup {
+	switch {
+	case d.Cluster.owners != nil:
+		return func(namespace, name string) *finalizers.OrphanOwner {
+			return workloadOwner(d.Cluster.owners(namespace, name))
+		}
+	case d.tasks():
+		return d.Cluster.Cache().TaskOwner
+	}
+	return d.Cluster.Cache().JobOwner
+}
+
+// workloadOwner returns the orphan facts of w, nil for a nil w. An unset managedBy
+// stays empty: the kind's own controller, which a custom kind's is.
+func workloadOwner(w *plan.Workload) *finalizers.OrphanOwner {
+	if w == nil {
+		return nil
+	}
+	return &finalizers.OrphanOwner{UID: w.UID, ManagedBy: ptr.Deref(w.Spec.ManagedBy, ""), Finished: jobstatus.IsFinished(&w.Status)}
+}
+
+// Restart models a restart of the controller under test; the cluster keeps its
+// state. The Cache starts over as a new informer (Cache.Reset: the pending watch
+// events are gone and the next delivery lists the cluster anew), and:
+//
+//   - with a non-nil r, r replaces the Driver's Reconciler: a new process, whose
+//     Reconciler (New with a Config whose Expectations, FinalizerRemovals and
+//     BackoffStore are nil) knows nothing of the writes made before;
+//   - with nil, the Reconciler is kept with all it remembers: only the informers
+//     restart, as when a watch breaks and is listed again, or a controller whose
+//     state lives outside the Reconciler (SyncFunc) restarts it itself before
+//     calling Restart(nil).
 func (d *Driver) Restart(r *reconcile.Reconciler) {
-	d.Reconciler = r
+	if r != nil {
+		d.Reconciler = r
+	}
 	d.Cluster.Cache().Reset()
 }
 
@@ -142,13 +184,22 @@ func (d *Driver) Sync(ctx context.Context, namespace, name string) (synced bool,
 	if d.SyncFunc != nil {
 		return d.SyncFunc(ctx, namespace, name)
 	}
+	if d.Cluster.owners != nil {
+		w := d.Cluster.owners(namespace, name)
+		if w == nil {
+			d.Reconciler.Forget(reconcile.Key(namespace, name))
+			return false, reconcile.Result{}, nil
+		}
+		res, err = d.Reconciler.Sync(ctx, w, d.Cluster.Cache().PodsFor)
+		return true, res, err
+	}
 	if d.tasks() {
 		t := d.Cluster.Cache().Task(namespace, name)
 		if t == nil {
 			d.Reconciler.Forget(reconcile.Key(namespace, name))
 			return false, reconcile.Result{}, nil
 		}
-		res, err = d.Reconciler.Sync(ctx, TaskWorkload(t), d.Cluster.Cache().PodsFor)
+		res, err = d.Reconciler.Sync(ctx, t.Workload(), d.Cluster.Cache().PodsFor)
 		return true, res, err
 	}
 	job := d.Cluster.Cache().Job(namespace, name)
@@ -168,14 +219,17 @@ func (d *Driver) Step(ctx context.Context, namespace, name string) (StepResult, 
 	sr.Delivered = d.Cluster.Cache().DeliverDue()
 	sr.Synced, sr.Result, sr.Err = d.Sync(ctx, namespace, name)
 	kerr := d.Cluster.Kubelet().Step()
-	if d.tasks() {
+	switch {
+	case d.Cluster.owners != nil:
+		sr.Workload = d.Cluster.owners(namespace, name)
+	case d.tasks():
 		sr.Task, _ = d.Cluster.GetTask(ctx, namespace, name)
-	} else {
+	default:
 		sr.Job, _ = d.Cluster.GetJob(ctx, namespace, name)
 	}
 	step := d.StepDuration
 	if step <= 0 {
-		step = DefaultStepDuration
+		step = defaultStepDuration
 	}
 	d.Cluster.Clock().Step(step)
 	if d.OnStep != nil {
@@ -191,6 +245,9 @@ type RunResult struct {
 	Steps int
 	Job   *batchv1.Job
 	Task  *Task
+	// Workload is the owner as the test's store (Options.Owners) holds it at the
+	// end, when the Cluster has one.
+	Workload *plan.Workload
 	// SyncErrors counts the syncs that returned an error (the run goes on, as a
 	// workqueue would retry).
 	SyncErrors int
@@ -214,7 +271,7 @@ func (d *Driver) Run(ctx context.Context, namespace, name string, maxSteps int) 
 		}
 		sr, err := d.Step(ctx, namespace, name)
 		rr.Steps++
-		rr.Job, rr.Task = sr.Job, sr.Task
+		rr.Job, rr.Task, rr.Workload = sr.Job, sr.Task, sr.Workload
 		if sr.Err != nil {
 			rr.SyncErrors++
 			rr.LastError = sr.Err
@@ -238,6 +295,9 @@ func (d *Driver) done(namespace, name string, sr StepResult) (done, exists bool)
 	switch {
 	case d.DoneFunc != nil:
 		return d.DoneFunc(namespace, name)
+	case d.Cluster.owners != nil:
+		w := sr.Workload
+		return w != nil && d.finished(w.Namespace, w.UID, &w.Status), w != nil
 	case d.tasks():
 		return d.DoneTask(sr.Task), sr.Task != nil
 	}
@@ -251,6 +311,8 @@ func (d *Driver) describe(rr RunResult) string {
 		return fmt.Sprintf("job status: %+v%s", rr.Job.Status, d.Cluster.describePods(rr.Job.Namespace, rr.Job.UID))
 	case rr.Task != nil:
 		return fmt.Sprintf("%s status: %+v%s", rr.Task.Kind, rr.Task.Status, d.Cluster.describePods(rr.Task.Namespace, rr.Task.UID))
+	case rr.Workload != nil:
+		return fmt.Sprintf("%s status: %+v%s", d.kind().Kind, rr.Workload.Status, d.Cluster.describePods(rr.Workload.Namespace, rr.Workload.UID))
 	}
 	return "owner unknown"
 }
@@ -279,68 +341,6 @@ func (d *Driver) finished(namespace string, uid types.UID, st *batchv1.JobStatus
 	return true
 }
 
-// CleanOrphans runs the orphan cleanup once over the cached pods that carry the
-// tracking finalizer of the Reconciler's owner kind: each goes to
-// Reconciler.CleanOrphanOf with the facts of the owner its controller reference
-// names (a Job, or a Task), read from the Cache and, when the Cache has none,
-// confirmed with a read from the Cluster (a pod can reach a cache before its owner).
-// It returns how many finalizers it removed, and the errors of the others.
-func (d *Driver) CleanOrphans(ctx context.Context) (int, error) {
-	if d.Reconciler == nil {
-		return 0, fmt.Errorf("%w: CleanOrphans needs a Reconciler", reconcile.ErrInvalidArgument)
-	}
-	kind := d.kind()
-	cache := d.Cluster.Cache()
-	n := 0
-	var errs []error
-	for _, p := range cache.Pods("") {
-		if !kind.HasFinalizer(p) {
-			continue
-		}
-		var own *finalizers.OrphanOwner
-		if ref := kind.ControllerOf(p); ref != nil {
-			own = d.ownerFacts(ctx, p.Namespace, ref.Name)
-		}
-		dec, err := d.Reconciler.CleanOrphan(ctx, p, own)
-		switch {
-		case err != nil:
-			errs = append(errs, err)
-		case dec.Remove:
-			n++
-		}
-	}
-	return n, errors.Join(errs...)
-}
-
-// ownerFacts returns the orphan facts of the owner namespace/name from the Cache or,
-// failing that, the Cluster; nil when neither has it.
-func (d *Driver) ownerFacts(ctx context.Context, namespace, name string) *finalizers.OrphanOwner {
-	cache := d.Cluster.Cache()
-	if d.tasks() {
-		if t := cache.Task(namespace, name); t != nil {
-			return TaskOwner(t)
-		}
-		t, _ := d.Cluster.GetTask(ctx, namespace, name)
-		return TaskOwner(t)
-	}
-	if j := cache.Job(namespace, name); j != nil {
-		return finalizers.JobOwner(j)
-	}
-	j, _ := d.Cluster.GetJob(ctx, namespace, name)
-	return finalizers.JobOwner(j)
-}
-
 // tracked reports whether p carries the tracking finalizer of the owner kind the
 // Driver syncs.
 func (d *Driver) tracked(p *corev1.Pod) bool { return d.kind().HasFinalizer(p) }
-
-// CountPods counts the stored pods controlled by job, by phase.
-func (c *Cluster) CountPods(job *batchv1.Job) map[corev1.PodPhase]int {
-	out := map[corev1.PodPhase]int{}
-	for _, p := range c.ListPods(job.Namespace) {
-		if ref := metav1.GetControllerOfNoCopy(p); ref != nil && ref.UID == job.UID {
-			out[p.Status.Phase]++
-		}
-	}
-	return out
-}

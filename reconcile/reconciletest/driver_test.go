@@ -48,7 +48,7 @@ func TestDriverRun(t *testing.T) {
 	assert.True(t, d.Done(rr.Job))
 	assert.Len(t, steps, rr.Steps)
 	assert.Equal(t, map[corev1.PodPhase]int{corev1.PodSucceeded: 3}, c.CountPods(rr.Job))
-	assert.Equal(t, reconciletest.DefaultStart.Add(time.Duration(rr.Steps)*time.Second), c.Clock().Now(), "one second per step")
+	assert.Equal(t, start.Add(time.Duration(rr.Steps)*time.Second), c.Clock().Now(), "one second per step")
 }
 
 // The same seed and script give the same run, call for call.

@@ -17,6 +17,17 @@ import (
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
 
+// taskKind is the custom owner kind of these examples and tests: Tasks of group
+// test.jobkit.dev, with their own tracking finalizer.
+var taskKind = owner.Kind{Group: "test.jobkit.dev", Version: "v1", Kind: "Task", Finalizer: "test.jobkit.dev/task-tracking"}
+
+// newTask returns a NonIndexed Task with the spec of reconciletest.NewJob and no
+// managedBy.
+func newTask(namespace, name string, completions, parallelism int32) *reconciletest.Task {
+	j := reconciletest.NewJob(namespace, name, completions, parallelism)
+	return &reconciletest.Task{ObjectMeta: j.ObjectMeta, Spec: j.Spec}
+}
+
 // An Indexed Job whose first two pods fail runs to completion; the Driver reports
 // each step.
 func ExampleDriver_Run() {
@@ -63,7 +74,7 @@ func ExampleDriver_Run_customOwner() {
 	if err != nil {
 		panic(err)
 	}
-	task := reconciletest.NewTask("default", "train", 3, 3)
+	task := newTask("default", "train", 3, 3)
 	task.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 	task.Spec.ManagedBy = ptr.To("ml.example.com/controller")
 	_, _ = c.CreateTask(task)
@@ -91,9 +102,9 @@ func ExampleDriver_Run_customOwner() {
 // kubelet stops them, and the orphan cleanup removes the tracking finalizer that
 // would otherwise keep them forever.
 func ExampleDriver_CleanOrphans() {
-	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1, Owner: reconciletest.TaskKind})
-	r, _ := reconcile.New(reconcile.Config{Name: "example.com/tasks", Owner: reconciletest.TaskKind, Clock: c.Clock()}, c, c)
-	task := reconciletest.NewTask("default", "crawl", 2, 2)
+	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1, Owner: taskKind})
+	r, _ := reconcile.New(reconcile.Config{Name: "example.com/tasks", Owner: taskKind, Clock: c.Clock()}, c, c)
+	task := newTask("default", "crawl", 2, 2)
 	task.Spec.ManagedBy = ptr.To("example.com/tasks")
 	_, _ = c.CreateTask(task)
 	d := reconciletest.NewDriver(c, r)
@@ -117,13 +128,13 @@ func ExampleDriver_CleanOrphans() {
 	// pods left: 0
 }
 
-// The Cluster is a reconcile.StatusWriter: a Task converted with TaskWorkload has its
+// The Cluster is a reconcile.StatusWriter: a Task converted with Task.Workload has its
 // status written with its resourceVersion as the precondition, and validated as a
 // Job's.
 func ExampleCluster_WriteStatus() {
-	c := reconciletest.NewCluster(reconciletest.Options{Owner: reconciletest.TaskKind})
-	task, _ := c.CreateTask(reconciletest.NewTask("default", "t", 1, 1))
-	w := reconciletest.TaskWorkload(task)
+	c := reconciletest.NewCluster(reconciletest.Options{Owner: taskKind})
+	task, _ := c.CreateTask(newTask("default", "t", 1, 1))
+	w := task.Workload()
 	out, err := c.WriteStatus(context.Background(), w, batchv1.JobStatus{Active: 1})
 	fmt.Println(out.Status.Active, out.ResourceVersion != w.ResourceVersion, err)
 	_, err = c.WriteStatus(context.Background(), w, batchv1.JobStatus{Active: 0}) // w is stale now
@@ -140,7 +151,7 @@ func ExampleCluster_WriteStatus() {
 // controller saw.
 func ExampleCluster_FailNth() {
 	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1})
-	c.FailNth(reconciletest.OpCreatePod, 2, reconciletest.TooManyRequests())
+	c.FailNth(reconciletest.OpCreatePod, 2, apierrors.NewTooManyRequests("simulated throttling", 1))
 	for range 3 {
 		pod := &corev1.Pod{}
 		pod.Namespace, pod.GenerateName = "default", "worker-"
@@ -209,4 +220,69 @@ func ExampleRunClientConformance() {
 	}
 	// In a _test.go file:
 	_ = func(t *testing.T) { reconciletest.RunClientConformance(t, fixture) }
+}
+
+// Restart(nil) restarts the informers only: the Cache lists the cluster anew and
+// the Reconciler keeps what it remembers (its expectations of the pods it created).
+// Restart with a new Reconciler is a new process that remembers nothing and
+// learns the pods from the Cache's list. Neither creates a pod twice.
+func ExampleDriver_Restart() {
+	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1})
+	newReconciler := func() *reconcile.Reconciler {
+		r, _ := reconcile.New(reconcile.Config{Name: "example.com/jobs", Clock: c.Clock(), FinalizerRemovalParallelism: 1},
+			c, reconcile.JobStatusWriter(c))
+		return r
+	}
+	job := reconciletest.NewJob("default", "restart", 2, 2)
+	job.Spec.ManagedBy = ptr.To("example.com/jobs")
+	_, _ = c.CreateJob(job)
+	c.Kubelet().SetScript(nil) // pods stay Pending until the script changes
+	c.Cache().DeliverAll()
+	c.SetEventLatency(10 * time.Second) // the pods' events come late
+	ctx := context.Background()
+
+	d := reconciletest.NewDriver(c, newReconciler())
+	_, _ = d.Step(ctx, "default", "restart")
+	fmt.Println("pods:", len(c.ListPods("default")), "events waiting:", len(c.Cache().Pending()))
+
+	d.Restart(nil)
+	_, _ = d.Step(ctx, "default", "restart")
+	fmt.Println("after Restart(nil): pods:", len(c.ListPods("default")))
+
+	d.Restart(newReconciler())
+	_, _ = d.Step(ctx, "default", "restart")
+	fmt.Println("after Restart(new): pods:", len(c.ListPods("default")))
+
+	c.Kubelet().SetScript(reconciletest.SucceedPods())
+	rr, err := d.Run(ctx, "default", "restart", 100)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("succeeded:", rr.Job.Status.Succeeded, "pods:", len(c.ListPods("default")))
+	// Output:
+	// pods: 2 events waiting: 3
+	// after Restart(nil): pods: 2
+	// after Restart(new): pods: 2
+	// succeeded: 2 pods: 2
+}
+
+// One Recorder serves as a Reconciler's event recorder and metrics sink; a test
+// reads the event reasons and the series.
+func ExampleRecorder() {
+	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1})
+	rec := &reconciletest.Recorder{}
+	r, _ := reconcile.New(reconcile.Config{Name: "example.com/jobs", Clock: c.Clock(), Events: rec, Metrics: rec, FinalizerRemovalParallelism: 1},
+		c, reconcile.JobStatusWriter(c))
+	job := reconciletest.NewJob("default", "rec", 2, 2)
+	job.Spec.ManagedBy = ptr.To("example.com/jobs")
+	_, _ = c.CreateJob(job)
+	c.Kubelet().SetScript(reconciletest.SucceedPods())
+	if _, err := reconciletest.NewDriver(c, r).Run(context.Background(), "default", "rec", 100); err != nil {
+		panic(err)
+	}
+	fmt.Println("Completed events:", rec.Count("Completed"))
+	fmt.Println("pods created:", rec.Get("job_pods_creation_total{new,succeeded}"))
+	// Output:
+	// Completed events: 1
+	// pods created: 2
 }

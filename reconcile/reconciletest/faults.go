@@ -92,18 +92,21 @@ type faultState struct {
 	seen, fired int
 }
 
-// Outcome is what an Interceptor decides for a call.
+// Outcome is what an interceptor (SetInterceptor) decides for a call: how long it
+// takes, and how it fails. One interceptor is the whole model of an API server's behaviour under
+// test (a latency, a fault schedule, a seeded draw of both).
 type Outcome struct {
 	// Err, when not nil, is returned to the caller.
 	Err error
 	// AfterWrite performs the write before returning Err.
 	AfterWrite bool
+	// Delay is how long the call takes: the Cluster waits that long (time.Sleep,
+	// without its lock, so concurrent calls overlap), moves its clock forward by the
+	// time waited, and only then logs and performs the call, at the time the caller
+	// gets the answer. Meant for a testing/synctest bubble, where the wait is
+	// simulated time (see RunLatency); outside one it sleeps for real.
+	Delay time.Duration
 }
-
-// Interceptor decides the outcome of a call that no Fault decided; a zero Outcome
-// lets the call proceed. A seeded simulator uses it to draw faults from its own
-// random source. It runs under the Cluster's lock and must not call the Cluster.
-type Interceptor func(Call) Outcome
 
 // InjectFault adds a fault.
 func (c *Cluster) InjectFault(f Fault) {
@@ -126,11 +129,30 @@ func (c *Cluster) ClearFaults() {
 	c.intercept = nil
 }
 
-// SetInterceptor installs fn (nil removes it).
-func (c *Cluster) SetInterceptor(fn Interceptor) {
+// SetInterceptor installs fn, the interceptor (nil removes it): it decides the
+// outcome of each call that no Fault decided; a zero Outcome lets the call proceed
+// at once. A seeded simulator uses one to draw faults from its own random source,
+// RunLatency to give every call its latency. It sees the write calls of the call
+// log (not GetPod), runs under the Cluster's lock and must not call the Cluster.
+func (c *Cluster) SetInterceptor(fn func(Call) Outcome) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.intercept = fn
+}
+
+// delayLocked waits d without the lock and moves the clock forward by the time
+// waited (never back); the caller holds the lock before and after.
+func (c *Cluster) delayLocked(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	from, start := c.clock.Now(), time.Now()
+	c.mu.Unlock()
+	time.Sleep(d)
+	if end := from.Add(time.Since(start)); end.After(c.clock.Now()) {
+		c.clock.SetTime(end)
+	}
+	c.mu.Lock()
 }
 
 // decideLocked returns the injected outcome of call.
@@ -171,26 +193,15 @@ func ServerError() error {
 	return apierrors.NewInternalError(errors.New("simulated server error"))
 }
 
-// TooManyRequests returns a 429 Too Many Requests asking to retry after a second.
-func TooManyRequests() error {
-	return apierrors.NewTooManyRequests("simulated throttling", 1)
-}
-
-// ConflictError returns a 409 Conflict, as for a stale resourceVersion.
-func ConflictError() error {
-	return apierrors.NewConflict(schema.GroupResource{Group: batchv1.GroupName, Resource: "jobs"}, "",
-		errors.New("simulated conflict: the object has been modified; please apply your changes to the latest version and try again"))
-}
-
 // TimeoutError returns a 504 Gateway Timeout; with Fault.AfterWrite it models a
 // request committed by the server whose answer was lost.
 func TimeoutError() error {
 	return apierrors.NewTimeoutError("simulated timeout", 1)
 }
 
-// NamespaceTerminatingError returns the 403 Forbidden the API server answers a create
+// namespaceTerminatingError returns the 403 Forbidden the API server answers a create
 // in a namespace being deleted, with the cause corev1.NamespaceTerminatingCause.
-func NamespaceTerminatingError(namespace string) error {
+func namespaceTerminatingError(namespace string) error {
 	msg := fmt.Sprintf("unable to create new content in namespace %s because it is being terminated", namespace)
 	err := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New(msg))
 	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{

@@ -8,32 +8,30 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// NodeName is the node the Kubelet runs pods on.
-const NodeName = "sim-node"
+// nodeName is the node the Kubelet runs pods on.
+const nodeName = "sim-node"
 
 // Kubelet moves pods through their phases on command: Pending → Running (Run) →
 // Ready (SetReady) → Succeeded or Failed (Succeed, Fail, Evict), with container
 // restarts (RestartContainer) and the end of graceful deletions (Step,
 // FinishTermination). Each command is one status write, with a new resourceVersion
 // and a watch event. Commands on a pod that cannot make the move (not found, already
-// finished...) return an error and change nothing. Step applies a Script to every
+// finished...) return an error and change nothing. Step applies a script to every
 // pod, in creation order; nothing happens on its own, so runs are reproducible.
 type Kubelet struct {
 	c *Cluster
 
-	script Script
+	script func(k *Kubelet, pod *corev1.Pod) error
 	// honourGrace, when set, waits for the grace period of a deleted pod before
 	// finishing its termination.
 	honourGrace bool
 }
 
-// Script is what the Kubelet does to one pod during a Step: it calls the Kubelet's
-// commands for pod (a copy of the stored pod, which the script may keep). An error
-// stops the Step.
-type Script func(k *Kubelet, pod *corev1.Pod) error
-
-// SetScript sets the script Step applies (nil: none).
-func (k *Kubelet) SetScript(s Script) {
+// SetScript sets the script Step applies (nil: none): what the Kubelet does to one
+// pod during a Step. It calls the Kubelet's commands for pod (a copy of the stored
+// pod, which the script may keep); an error stops the Step. SucceedPods and
+// FailFirst make the usual ones.
+func (k *Kubelet) SetScript(s func(k *Kubelet, pod *corev1.Pod) error) {
 	k.c.mu.Lock()
 	defer k.c.mu.Unlock()
 	k.script = s
@@ -129,7 +127,7 @@ func containerNames(pod *corev1.Pod) []string {
 	return names
 }
 
-// Run starts a Pending pod: it is bound to NodeName, gets phase Running, a start
+// Run starts a Pending pod: it is bound to the node "sim-node", gets phase Running, a start
 // time and running containers, and is not ready yet.
 func (k *Kubelet) Run(namespace, name string) error {
 	return k.update(namespace, name, "run", func(pod *corev1.Pod, now metav1.Time) error {
@@ -139,7 +137,7 @@ func (k *Kubelet) Run(namespace, name string) error {
 		if pod.DeletionTimestamp != nil {
 			return fmt.Errorf("being deleted")
 		}
-		pod.Spec.NodeName = NodeName
+		pod.Spec.NodeName = nodeName
 		pod.Status.Phase = corev1.PodRunning
 		pod.Status.StartTime = &now
 		pod.Status.ContainerStatuses = nil
@@ -288,28 +286,21 @@ func (k *Kubelet) FinishTermination(namespace, name string) error {
 
 func ptrTo[T any](v T) *T { return &v }
 
-// SucceedPods is a Script that starts each Pending pod as ready, and makes each
+// SucceedPods is a script (Kubelet.SetScript) that starts each Pending pod as ready, and makes each
 // Running pod succeed at the next Step.
-func SucceedPods() Script {
+func SucceedPods() func(k *Kubelet, pod *corev1.Pod) error {
 	return func(k *Kubelet, pod *corev1.Pod) error {
 		return advance(k, pod, func() error { return k.Succeed(pod.Namespace, pod.Name) })
 	}
 }
 
-// FailPods is a Script like SucceedPods whose pods fail with exitCode.
-func FailPods(exitCode int32) Script {
-	return func(k *Kubelet, pod *corev1.Pod) error {
-		return advance(k, pod, func() error { return k.Fail(pod.Namespace, pod.Name, exitCode) })
-	}
-}
-
-// FailFirst is a Script like SucceedPods whose first n pods to finish fail with
-// exitCode.
-func FailFirst(n int, exitCode int32) Script {
+// FailFirst is a script like SucceedPods whose first n pods to finish fail with
+// exitCode; a negative n fails every pod.
+func FailFirst(n int, exitCode int32) func(k *Kubelet, pod *corev1.Pod) error {
 	failed := 0
 	return func(k *Kubelet, pod *corev1.Pod) error {
 		return advance(k, pod, func() error {
-			if failed < n {
+			if n < 0 || failed < n {
 				failed++
 				return k.Fail(pod.Namespace, pod.Name, exitCode)
 			}

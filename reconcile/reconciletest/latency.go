@@ -42,6 +42,13 @@ type LatencyOptions struct {
 	// TimeoutsNotStored.
 	CreateTimeouts    int
 	TimeoutsNotStored bool
+	// Release, for an Indexed Job, is the scenario of issue 20: the pods run
+	// without succeeding until every index has one; then the pod of index Pods/2
+	// is released mid-run (relabelled so that it no longer matches the Job's
+	// selector, as another actor would), and once its replacement is created every
+	// pod succeeds. LatencyResult.Replacement is the time from the release to
+	// that creation.
+	Release bool
 	// Trace, when set, receives a line per sync (its start in L, what it returned,
 	// the calls it made by kind), to see where a run spends its time.
 	Trace io.Writer
@@ -63,6 +70,11 @@ type LatencyResult struct {
 	Writes, Creates, Patches, Deletes, StatusWrites, Conflicts int
 	// WritesPerPod is Writes / Pods.
 	WritesPerPod float64
+	// Replacement (LatencyOptions.Release) is the time from the release of the
+	// running pod to the creation of its index's replacement; ReplacementInL is it
+	// in units of L.
+	Replacement    time.Duration
+	ReplacementInL float64
 }
 
 // String formats the result as one line.
@@ -71,16 +83,15 @@ func (r LatencyResult) String() string {
 		r.InL, r.Syncs, r.Writes, r.WritesPerPod, r.Creates, r.Patches, r.Deletes, r.StatusWrites, r.Conflicts)
 }
 
-// ErrLatencyLimit is returned by RunLatency when the Job is not Complete within
-// LatencyOptions.Limit.
-var ErrLatencyLimit = errors.New("reconciletest: the job did not complete within the latency run's limit")
-
 // RunLatency runs a Job of opts.Pods pods to completion against a Cluster whose every
-// reconcile.Client call takes opts.Latency, with a controller loop like client-go's
+// reconcile.Client call takes opts.Latency (an interceptor whose Outcome.Delay is L
+// for every call, and whose timeouts are the faults of CreateTimeouts), with a controller loop like client-go's
 // (one worker; a key queued again while it is synced is synced once more after; pod
 // events batched for the PodEventBatchPeriod; RequeueAfter honoured; errors retried
 // after 5ms doubling), and reports the time to Complete in units of L, the syncs and
-// the API writes. Pods succeed the moment they are created.
+// the API writes. Pods succeed the moment they are created (in the release
+// scenario, LatencyOptions.Release, once the released index has its replacement).
+// A run that does not finish within LatencyOptions.Limit returns ErrStepLimit.
 //
 // RunLatency must run inside a testing/synctest bubble (synctest.Test): time there is
 // simulated, so a run of thousands of L takes as long as its computation, and the
@@ -88,6 +99,9 @@ var ErrLatencyLimit = errors.New("reconciletest: the job did not complete within
 func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error) {
 	if opts.Pods <= 0 {
 		return LatencyResult{}, fmt.Errorf("reconciletest: LatencyOptions.Pods = %d, must be positive", opts.Pods)
+	}
+	if opts.Release && !opts.Indexed {
+		return LatencyResult{}, fmt.Errorf("reconciletest: LatencyOptions.Release needs Indexed: a NonIndexed Job has no index to replace")
 	}
 	if opts.Latency <= 0 {
 		return LatencyResult{}, fmt.Errorf("reconciletest: LatencyOptions.Latency = %v, must be positive", opts.Latency)
@@ -108,8 +122,8 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 	}
 	cfg.Clock = clk
 
-	lc := &latencyClient{c: c, clk: clk, latency: opts.Latency, timeouts: opts.CreateTimeouts, lose: opts.TimeoutsNotStored}
-	r, err := reconcile.New(cfg, lc, reconcile.JobStatusWriter(lc))
+	m := newLatencyModel(c, opts)
+	r, err := reconcile.New(cfg, c, reconcile.JobStatusWriter(c))
 	if err != nil {
 		return LatencyResult{}, err
 	}
@@ -122,7 +136,6 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 	if err != nil {
 		return LatencyResult{}, err
 	}
-	key := reconcile.Key(job.Namespace, job.Name)
 
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -188,11 +201,11 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 		if completeAt.IsZero() {
 			res.Syncs++
 		}
-		before := lc.snapshot()
+		before := m.snapshot()
 		syncStart := time.Now()
 		out, err := r.Sync(ctx, plan.JobWorkload(cached), cache.PodsFor)
 		if opts.Trace != nil {
-			after := lc.snapshot()
+			after := m.snapshot()
 			fmt.Fprintf(opts.Trace, "%7.1f L sync (%.1f L): creates %d, patches %d, deletes %d, status %d; requeue %v after %.1f L; err %v\n",
 				float64(syncStart.Sub(start))/float64(opts.Latency), float64(time.Since(syncStart))/float64(opts.Latency),
 				after.creates-before.creates, after.patches-before.patches, after.deletes-before.deletes, after.status-before.status,
@@ -212,22 +225,31 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 		q.done(k)
 		stored, _ := c.GetJob(ctx, job.Namespace, job.Name)
 		if completeAt.IsZero() && stored != nil && jobstatus.IsConditionTrue(stored.Status.Conditions, batchv1.JobComplete) {
-			completeAt = lc.completedAt(start)
+			completeAt = m.completedAt(start)
 		}
 		if !completeAt.IsZero() && noTrackedPods(c, stored) {
 			break
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || m.failed() != nil {
 			break
 		}
 	}
 	cancel()
 	wg.Wait()
-	if completeAt.IsZero() {
-		return res, fmt.Errorf("%w (%v = %.0f L)", ErrLatencyLimit, limit, float64(limit)/float64(opts.Latency))
+	if err := m.failed(); err != nil {
+		return res, err
 	}
-	_ = key
-	lc.fill(&res)
+	if completeAt.IsZero() {
+		return res, fmt.Errorf("%w: RunLatency's limit, %v = %.0f L", ErrStepLimit, limit, float64(limit)/float64(opts.Latency))
+	}
+	m.fill(&res)
+	if opts.Release {
+		res.Replacement = m.replacement()
+		if res.Replacement == 0 {
+			return res, errors.New("reconciletest: the Job completed without a replacement of the released pod")
+		}
+		res.ReplacementInL = float64(res.Replacement) / float64(opts.Latency)
+	}
 	res.Elapsed = completeAt.Sub(start)
 	res.InL = float64(res.Elapsed) / float64(opts.Latency)
 	res.WritesPerPod = float64(res.Writes) / float64(opts.Pods)

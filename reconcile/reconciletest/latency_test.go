@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -64,6 +65,44 @@ func TestLatencyCreateTimeout(t *testing.T) {
 	}
 }
 
+// A running pod of an Indexed Job released mid-run gets its replacement within a
+// few L (issue 20): the release, the creation refused under the released pod's
+// name, the read of that pod, the creation under the next name; not the
+// UncertainCreationTimeout (30 s, 3,000 L) of the stall.
+func TestLatencyRelease(t *testing.T) {
+	const L = 10 * time.Millisecond
+	for _, tc := range []struct {
+		n        int
+		lag      time.Duration
+		maxInL   float64
+		wantPods int
+	}{
+		{n: 10, maxInL: 6},
+		{n: 100, maxInL: 6},
+		{n: 100, lag: 3 * L, maxInL: 12},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			res, err := reconciletest.RunLatency(context.Background(), reconciletest.LatencyOptions{Pods: tc.n, Indexed: true, Latency: L, EventLag: tc.lag, Release: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("N=%d lag=%v: release to replacement %.1f L; %v", tc.n, tc.lag, res.ReplacementInL, res)
+			if res.ReplacementInL <= 0 || res.ReplacementInL > tc.maxInL {
+				t.Errorf("N=%d lag=%v: release to replacement %.1f L, want in (0, %.0f] L", tc.n, tc.lag, res.ReplacementInL, tc.maxInL)
+			}
+			if res.Creates > tc.n+2 {
+				t.Errorf("N=%d: %d creations, want at most %d (the replacement and one refusal)", tc.n, res.Creates, tc.n+2)
+			}
+		})
+	}
+	synctest.Test(t, func(t *testing.T) {
+		_, err := reconciletest.RunLatency(context.Background(), reconciletest.LatencyOptions{Pods: 10, Latency: L, Release: true})
+		if err == nil || !strings.Contains(err.Error(), "Release needs Indexed") {
+			t.Errorf("RunLatency(NonIndexed, Release) = %v, want an error naming Release", err)
+		}
+	})
+}
+
 // latencyTargets are the times to Complete, in L, that issue #11 sets for a Job
 // whose pods succeed at once, without event lag.
 var latencyTargets = map[int]float64{100: 12, 1000: 25, 5000: 60, 20000: 200}
@@ -114,6 +153,41 @@ func TestLatencyTable(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestLatencyReleaseTable is the table of "release -> replacement" (issue 20): an
+// Indexed Job whose running pod of index N/2 is released once every index runs;
+// the time from the release to the creation of the index's replacement, in L. With
+// -latency.table it prints the table of README "Performance".
+func TestLatencyReleaseTable(t *testing.T) {
+	sizes := []int{100, 1000}
+	if *latencyTable {
+		sizes = []int{100, 1000, 5000, 20000}
+	} else if testing.Short() || raceEnabled {
+		sizes = []int{100}
+	}
+	const L = 10 * time.Millisecond
+	if *latencyTable {
+		fmt.Println()
+		fmt.Println("| scenario | N | event lag | release -> replacement | time to Complete | creates |")
+		fmt.Println("|---|---|---|---|---|---|")
+	}
+	for _, n := range sizes {
+		for _, lag := range []time.Duration{0, 3 * L} {
+			synctest.Test(t, func(t *testing.T) {
+				res, err := reconciletest.RunLatency(context.Background(), reconciletest.LatencyOptions{Pods: n, Indexed: true, Latency: L, EventLag: lag, Release: true, Config: latencyConfig()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if *latencyTable {
+					fmt.Printf("| Indexed, release of a running pod | %d | %d L | %.1f L | %.1f L | %d |\n", n, lag/L, res.ReplacementInL, res.InL, res.Creates)
+				}
+				if limit := 6 + 2*float64(lag/L); res.ReplacementInL > limit {
+					t.Errorf("N=%d lag=%v: release to replacement %.1f L, want at most %.0f L", n, lag, res.ReplacementInL, limit)
+				}
+			})
 		}
 	}
 }

@@ -30,10 +30,24 @@ func (c *Cluster) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, 
 	if pod == nil {
 		return nil, apierrors.NewBadRequest("pod is nil")
 	}
+	created, err := c.createPod(pod)
+	if created != nil && c.onCreate != nil {
+		c.onCreate(created)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return created, nil
+}
+
+// createPod is CreatePod under the lock: it returns a copy of the pod it wrote,
+// also when the caller gets an error after the write.
+func (c *Cluster) createPod(pod *corev1.Pod) (*corev1.Pod, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	call := Call{Op: OpCreatePod, Namespace: pod.Namespace, Name: pod.Name, GenerateName: pod.GenerateName, Pod: pod.DeepCopy()}
 	out := c.decideLocked(call)
+	c.delayLocked(out.Delay)
 	i := c.logLocked(call)
 	if out.Err != nil && !out.AfterWrite {
 		c.finishLocked(i, false, "", out.Err)
@@ -45,10 +59,7 @@ func (c *Cluster) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, 
 		return nil, err
 	}
 	c.finishLocked(i, true, created.Name, out.Err)
-	if out.Err != nil {
-		return nil, out.Err
-	}
-	return created.DeepCopy(), nil
+	return created.DeepCopy(), out.Err
 }
 
 func (c *Cluster) createPodLocked(in *corev1.Pod) (*corev1.Pod, error) {
@@ -56,7 +67,7 @@ func (c *Cluster) createPodLocked(in *corev1.Pod) (*corev1.Pod, error) {
 		return nil, apierrors.NewInvalid(podKind, in.Name, field.ErrorList{field.Required(field.NewPath("metadata", "namespace"), "")})
 	}
 	if c.terminating.Has(in.Namespace) {
-		return nil, NamespaceTerminatingError(in.Namespace)
+		return nil, namespaceTerminatingError(in.Namespace)
 	}
 	pod := in.DeepCopy()
 	if pod.Name == "" {
@@ -92,6 +103,7 @@ func (c *Cluster) DeletePod(ctx context.Context, namespace, name string, uid typ
 	defer c.mu.Unlock()
 	call := Call{Op: OpDeletePod, Namespace: namespace, Name: name, UID: uid}
 	out := c.decideLocked(call)
+	c.delayLocked(out.Delay)
 	i := c.logLocked(call)
 	if out.Err != nil && !out.AfterWrite {
 		c.finishLocked(i, false, "", out.Err)
@@ -118,7 +130,7 @@ func (c *Cluster) deletePodLocked(namespace, name string, uid types.UID, grace *
 			return nil // already being deleted
 		}
 	}
-	g := DefaultGracePeriod
+	g := defaultGracePeriod
 	if cur.Spec.TerminationGracePeriodSeconds != nil {
 		g = *cur.Spec.TerminationGracePeriodSeconds
 	}
@@ -177,6 +189,7 @@ func (c *Cluster) PatchPod(ctx context.Context, namespace, name string, pt types
 	defer c.mu.Unlock()
 	call := Call{Op: OpPatchPod, Namespace: namespace, Name: name, PatchType: pt, Patch: slices.Clone(data)}
 	out := c.decideLocked(call)
+	c.delayLocked(out.Delay)
 	i := c.logLocked(call)
 	if out.Err != nil && !out.AfterWrite {
 		c.finishLocked(i, false, "", out.Err)

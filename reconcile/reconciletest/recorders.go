@@ -13,31 +13,39 @@ import (
 	"github.com/jobkit/jobkit/reconcile"
 )
 
-// Events is a reconcile.EventRecorder that keeps the events it is given, each as
-// "<type> <reason> <message>". It is safe for concurrent use; the zero value is ready.
-type Events struct {
+// Recorder is a reconcile.EventRecorder and a reconcile.Metrics for tests. It keeps
+// the events it is given, each as "<type> <reason> <message>" (List, Reasons,
+// Count), and counts the metrics, as "metric{label,label...}" → value (Get, All;
+// syncs count 1 each, durations are dropped). One Recorder may serve as both
+// Config.Events and Config.Metrics. It is safe for concurrent use; the zero value
+// is ready.
+type Recorder struct {
 	mu     sync.Mutex
 	events []string
+	counts map[string]int
 }
 
-var _ reconcile.EventRecorder = (*Events)(nil)
+var (
+	_ reconcile.EventRecorder = (*Recorder)(nil)
+	_ reconcile.Metrics       = (*Recorder)(nil)
+)
 
 // Eventf records an event.
-func (e *Events) Eventf(_ runtime.Object, eventtype, reason, messageFmt string, args ...any) {
+func (e *Recorder) Eventf(_ runtime.Object, eventtype, reason, messageFmt string, args ...any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.events = append(e.events, eventtype+" "+reason+" "+fmt.Sprintf(messageFmt, args...))
 }
 
 // List returns the events recorded so far.
-func (e *Events) List() []string {
+func (e *Recorder) List() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return slices.Clone(e.events)
 }
 
 // Reasons returns the reasons of the events recorded so far, in order.
-func (e *Events) Reasons() []string {
+func (e *Recorder) Reasons() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]string, len(e.events))
@@ -48,7 +56,7 @@ func (e *Events) Reasons() []string {
 }
 
 // Count returns how many events with reason were recorded.
-func (e *Events) Count(reason string) int {
+func (e *Recorder) Count(reason string) int {
 	n := 0
 	for _, r := range e.Reasons() {
 		if r == reason {
@@ -58,17 +66,7 @@ func (e *Events) Count(reason string) int {
 	return n
 }
 
-// Metrics is a reconcile.Metrics that counts what it is given, as
-// "metric{label,label...}" → value (syncs count 1 each; durations are dropped). It is
-// safe for concurrent use; the zero value is ready.
-type Metrics struct {
-	mu     sync.Mutex
-	counts map[string]int
-}
-
-var _ reconcile.Metrics = (*Metrics)(nil)
-
-func (m *Metrics) add(name string, n int, labels ...string) {
+func (m *Recorder) add(name string, n int, labels ...string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.counts == nil {
@@ -78,48 +76,48 @@ func (m *Metrics) add(name string, n int, labels ...string) {
 }
 
 // JobSync counts job_syncs_total.
-func (m *Metrics) JobSync(mode, result, action string, _ time.Duration) {
+func (m *Recorder) JobSync(mode, result, action string, _ time.Duration) {
 	m.add("job_syncs_total", 1, mode, result, action)
 }
 
 // JobFinished counts jobs_finished_total.
-func (m *Metrics) JobFinished(mode, result, reason string) {
+func (m *Recorder) JobFinished(mode, result, reason string) {
 	m.add("jobs_finished_total", 1, mode, result, reason)
 }
 
 // PodsFinished counts job_pods_finished_total.
-func (m *Metrics) PodsFinished(mode, result string, n int) {
+func (m *Recorder) PodsFinished(mode, result string, n int) {
 	m.add("job_pods_finished_total", n, mode, result)
 }
 
 // PodFailuresHandledByPolicy counts pod_failures_handled_by_failure_policy_total.
-func (m *Metrics) PodFailuresHandledByPolicy(action string, n int) {
+func (m *Recorder) PodFailuresHandledByPolicy(action string, n int) {
 	m.add("pod_failures_handled_by_failure_policy_total", n, action)
 }
 
 // TerminatedPodsTrackingFinalizer counts terminated_pods_tracking_finalizer_total.
-func (m *Metrics) TerminatedPodsTrackingFinalizer(event string) {
+func (m *Recorder) TerminatedPodsTrackingFinalizer(event string) {
 	m.add("terminated_pods_tracking_finalizer_total", 1, event)
 }
 
 // PodsCreated counts job_pods_creation_total.
-func (m *Metrics) PodsCreated(reason, status string, n int) {
+func (m *Recorder) PodsCreated(reason, status string, n int) {
 	m.add("job_pods_creation_total", n, reason, status)
 }
 
 // StaleSyncSkipped counts stale_sync_skips_total.
-func (m *Metrics) StaleSyncSkipped() { m.add("stale_sync_skips_total", 1) }
+func (m *Recorder) StaleSyncSkipped() { m.add("stale_sync_skips_total", 1) }
 
 // Get returns the value of a series, for example
 // Get(`job_pods_finished_total{NonIndexed,succeeded}`).
-func (m *Metrics) Get(series string) int {
+func (m *Recorder) Get(series string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.counts[series]
 }
 
 // All returns a copy of every series.
-func (m *Metrics) All() map[string]int {
+func (m *Recorder) All() map[string]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return maps.Clone(m.counts)

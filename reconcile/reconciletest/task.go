@@ -20,10 +20,6 @@ import (
 	"github.com/jobkit/jobkit/plan"
 )
 
-// TaskKind is a ready-made custom owner kind for Options.Owner: Task.test.jobkit.dev,
-// with its own tracking finalizer.
-var TaskKind = owner.Kind{Group: "test.jobkit.dev", Version: "v1", Kind: "Task", Finalizer: "test.jobkit.dev/task-tracking"}
-
 // Task is the custom resource of a Cluster whose Options.Owner is not a batch/v1
 // Job: an owner of pods the way an operator's own type is (a TrainingJob, a CI run),
 // with its spec in Job terms and a batchv1.JobStatus as its status, as a CRD that
@@ -67,18 +63,10 @@ func (t *Task) DeepCopy() *Task {
 // DeepCopyObject implements runtime.Object.
 func (t *Task) DeepCopyObject() runtime.Object { return t.DeepCopy() }
 
-// NewTask returns a NonIndexed Task namespace/name with the spec of NewJob
-// (completions, parallelism, restartPolicy Never, one container) and no managedBy:
-// set Spec.ManagedBy to the Reconciler's name.
-func NewTask(namespace, name string, completions, parallelism int32) *Task {
-	j := NewJob(namespace, name, completions, parallelism)
-	return &Task{ObjectMeta: j.ObjectMeta, Spec: j.Spec}
-}
-
-// TaskWorkload presents t as a plan.Workload: what a controller of the custom
-// resource converts its object into for Reconciler.Sync. The Workload points
-// into t: do not modify t while it is in use.
-func TaskWorkload(t *Task) *plan.Workload {
+// Workload presents t as a plan.Workload: what a controller of the custom resource
+// converts its object into for Reconciler.Sync. The Workload points into t: do not
+// modify t while it is in use.
+func (t *Task) Workload() *plan.Workload {
 	return &plan.Workload{
 		Namespace:       t.Namespace,
 		Name:            t.Name,
@@ -91,10 +79,10 @@ func TaskWorkload(t *Task) *plan.Workload {
 	}
 }
 
-// TaskOwner returns what the orphan decision and Reconciler.ObservePodEventOf need of
+// taskOwner returns what the orphan decision and Reconciler.ObservePodEvent need of
 // t (finalizers.OrphanOwner), or nil for a nil t. An unset spec.managedBy names
 // batchv1.JobControllerName, as plan reads it.
-func TaskOwner(t *Task) *finalizers.OrphanOwner {
+func taskOwner(t *Task) *finalizers.OrphanOwner {
 	if t == nil {
 		return nil
 	}
@@ -116,23 +104,23 @@ func (c *Cluster) taskGroupKind() schema.GroupKind {
 	return schema.GroupKind{Group: c.owner.Group, Kind: c.owner.Kind}
 }
 
-// ErrNoTasks is returned by CreateTask on a cluster whose owner kind is batch/v1
-// Job.
-var ErrNoTasks = fmt.Errorf("reconciletest: the cluster's owner kind is %v: set Options.Owner to hold Tasks", owner.BatchJob)
+// errNoTasks is CreateTask's error on a cluster whose owner kind is batch/v1 Job,
+// or whose owners live in the test's own store (Options.Owners).
+var errNoTasks = fmt.Errorf("reconciletest: the cluster holds no Tasks: set Options.Owner to a kind other than %v, and no Options.Owners", owner.BatchJob)
 
 // CreateTask stores a copy of t as the API server stores a custom resource: a name
 // from GenerateName when Name is empty, a UID, resourceVersion, generation 1, the
 // creation time, the cluster's owner kind as apiVersion and kind, and the API
 // defaults of a Job's spec fields (parallelism, completions, backoffLimit,
 // completionMode, suspend, podReplacementPolicy); no selector is generated. Its
-// status is kept as given. It fails with ErrNoTasks when the cluster holds Jobs only.
+// status is kept as given. It fails when the cluster holds Jobs only or its owners live in Options.Owners.
 // It is not a controller call: no fault applies and the call log does not record it.
 func (c *Cluster) CreateTask(t *Task) (*Task, error) {
 	if t == nil {
 		return nil, apierrors.NewBadRequest("task is nil")
 	}
-	if c.owner == owner.BatchJob {
-		return nil, ErrNoTasks
+	if c.owner == owner.BatchJob || c.owners != nil {
+		return nil, errNoTasks
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -219,7 +207,7 @@ func (c *Cluster) taskStore() ownerStore[*Task] {
 
 // WriteStatus implements reconcile.StatusWriter for both kinds of owner the cluster
 // holds: a Workload whose Object is a *Task is written through UpdateTaskStatus and
-// converted back with TaskWorkload, one whose Object is a *batchv1.Job through
+// converted back with Task.Workload, one whose Object is a *batchv1.Job through
 // UpdateJobStatus (reconcile.JobWorkload). The Workload's UID and ResourceVersion are
 // the preconditions.
 func (c *Cluster) WriteStatus(ctx context.Context, w *plan.Workload, status batchv1.JobStatus) (*plan.Workload, error) {
@@ -234,7 +222,7 @@ func (c *Cluster) WriteStatus(ctx context.Context, w *plan.Workload, status batc
 		if err != nil {
 			return nil, err
 		}
-		return TaskWorkload(out), nil
+		return out.Workload(), nil
 	case *batchv1.Job:
 		j := obj.DeepCopy()
 		j.UID, j.ResourceVersion, j.Status = w.UID, w.ResourceVersion, status

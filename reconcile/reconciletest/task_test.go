@@ -2,6 +2,7 @@ package reconciletest_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,8 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/jobstatus"
@@ -31,7 +32,7 @@ import (
 var otherKind = owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
 
 func taskCluster() *reconciletest.Cluster {
-	return reconciletest.NewCluster(reconciletest.Options{Owner: reconciletest.TaskKind, Seed: 7})
+	return reconciletest.NewCluster(reconciletest.Options{Owner: taskKind, Seed: 7})
 }
 
 // newReconcilerFor returns a Reconciler of the cluster's owner kind: New for Jobs,
@@ -55,7 +56,7 @@ func newReconcilerFor(t *testing.T, c *reconciletest.Cluster) *reconcile.Reconci
 }
 
 func managedTask(name string, completions, parallelism int32) *reconciletest.Task {
-	task := reconciletest.NewTask(ns, name, completions, parallelism)
+	task := newTask(ns, name, completions, parallelism)
 	task.Spec.ManagedBy = ptr.To(managedBy)
 	return task
 }
@@ -77,11 +78,11 @@ func TestCreateTask(t *testing.T) {
 
 	_, err = c.CreateTask(managedTask(task.Name, 1, 1))
 	assert.True(t, apierrors.IsAlreadyExists(err), "%v", err)
-	_, err = c.CreateTask(reconciletest.NewTask("", "x", 1, 1))
+	_, err = c.CreateTask(newTask("", "x", 1, 1))
 	assert.True(t, apierrors.IsInvalid(err), "%v", err)
 
 	_, err = reconciletest.NewCluster(reconciletest.Options{}).CreateTask(managedTask("t", 1, 1))
-	assert.ErrorIs(t, err, reconciletest.ErrNoTasks, "a cluster of batch/v1 Jobs holds no Tasks")
+	assert.ErrorContains(t, err, "holds no Tasks", "a cluster of batch/v1 Jobs holds no Tasks")
 	assert.Panics(t, func() {
 		reconciletest.NewCluster(reconciletest.Options{Owner: owner.Kind{Kind: "Task"}})
 	}, "an invalid owner kind")
@@ -89,8 +90,9 @@ func TestCreateTask(t *testing.T) {
 
 func TestUpdateAndDeleteTask(t *testing.T) {
 	c := taskCluster()
-	var events []reconciletest.TaskEvent
-	c.Cache().OnTaskEvent(func(ev reconciletest.TaskEvent) { events = append(events, ev) })
+	type event struct{ old, new *reconciletest.Task }
+	var events []event
+	c.Cache().OnTaskEvent(func(old, cur *reconciletest.Task) { events = append(events, event{old, cur}) })
 	task, err := c.CreateTask(managedTask("t", 2, 2))
 	require.NoError(t, err)
 
@@ -115,10 +117,12 @@ func TestUpdateAndDeleteTask(t *testing.T) {
 
 	assert.Equal(t, 3, c.Cache().DeliverAll())
 	require.Len(t, events, 3)
-	assert.Equal(t, []watch.EventType{watch.Added, watch.Modified, watch.Deleted},
-		[]watch.EventType{events[0].Type, events[1].Type, events[2].Type})
-	assert.Equal(t, task.ResourceVersion, events[1].Old.ResourceVersion)
-	assert.Equal(t, up.ResourceVersion, events[1].New.ResourceVersion)
+	assert.Nil(t, events[0].old, "an addition")
+	assert.Equal(t, task.ResourceVersion, events[0].new.ResourceVersion)
+	assert.Equal(t, task.ResourceVersion, events[1].old.ResourceVersion)
+	assert.Equal(t, up.ResourceVersion, events[1].new.ResourceVersion)
+	assert.Nil(t, events[2].new, "a deletion")
+	assert.Equal(t, ns+"/t", events[2].old.Namespace+"/"+events[2].old.Name)
 	assert.Nil(t, c.Cache().Task(ns, "t"), "the cache saw the deletion")
 }
 
@@ -173,9 +177,9 @@ func TestWriteStatus(t *testing.T) {
 		wantErr    func(error) bool
 		wantObject any
 	}{
-		{name: "Task", w: reconciletest.TaskWorkload(task), wantObject: &reconciletest.Task{}},
+		{name: "Task", w: task.Workload(), wantObject: &reconciletest.Task{}},
 		{name: "Job", w: plan.JobWorkload(job), wantObject: &batchv1.Job{}},
-		{name: "stale Task", w: func() *plan.Workload { w := reconciletest.TaskWorkload(task); w.ResourceVersion = "999"; return w }(), wantErr: apierrors.IsConflict},
+		{name: "stale Task", w: func() *plan.Workload { w := task.Workload(); w.ResourceVersion = "999"; return w }(), wantErr: apierrors.IsConflict},
 		{name: "unknown object", w: &plan.Workload{Object: &corev1.Pod{}}, wantErr: apierrors.IsBadRequest},
 	}
 	for _, tc := range tests {
@@ -208,10 +212,10 @@ func TestCollectGarbageFollowsOwnerKind(t *testing.T) {
 		_, err := c.AddPod(p)
 		require.NoError(t, err)
 	}
-	ownedBy("of-task", reconciletest.TaskKind.NewControllerRef(task))
+	ownedBy("of-task", taskKind.NewControllerRef(task))
 	ownedBy("of-job", owner.BatchJob.NewControllerRef(job))
 	ownedBy("of-other-kind", otherKind.NewControllerRef(&metav1.ObjectMeta{Name: "gone", UID: "never-existed"}))
-	ownedBy("of-task-kind-other-uid", reconciletest.TaskKind.NewControllerRef(&metav1.ObjectMeta{Name: "t", UID: "old-uid"}))
+	ownedBy("of-task-kind-other-uid", taskKind.NewControllerRef(&metav1.ObjectMeta{Name: "t", UID: "old-uid"}))
 
 	left := func() []string {
 		var names []string
@@ -256,7 +260,7 @@ func runOwner(t *testing.T, c *reconciletest.Cluster) (batchv1.JobStatus, []stri
 	}
 	c.Kubelet().SetScript(reconciletest.FailFirst(2, 3))
 	c.InjectFault(reconciletest.Fault{Op: reconciletest.OpCreatePod, After: 1, Err: reconciletest.TimeoutError(), AfterWrite: true})
-	c.InjectFault(reconciletest.Fault{Op: statusOp, After: 2, Err: reconciletest.ConflictError()})
+	c.InjectFault(reconciletest.Fault{Op: statusOp, After: 2, Err: apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, "p", errors.New("stale"))})
 	c.InjectFault(reconciletest.Fault{Op: reconciletest.OpPatchPod, Err: reconciletest.ServerError()})
 	c.SetEventLatency(3 * time.Second)
 
@@ -316,7 +320,7 @@ func TestDriverRunsTask(t *testing.T) {
 	require.Len(t, pods, 8, "6 successes and 2 failures: no pod created twice")
 	succeeded := map[string]int{}
 	for _, p := range pods {
-		ref := reconciletest.TaskKind.ControllerOf(p)
+		ref := taskKind.ControllerOf(p)
 		require.NotNil(t, ref, "pod %s: controller %v", p.Name, p.OwnerReferences)
 		assert.Equal(t, "train", ref.Name)
 		assert.Nil(t, owner.BatchJob.ControllerOf(p), "pod %s", p.Name)
@@ -349,12 +353,12 @@ func TestTaskPodsCarryTheKindsFinalizer(t *testing.T) {
 	pods := c.ListPods(ns)
 	require.Len(t, pods, 2)
 	for _, p := range pods {
-		assert.Equal(t, []string{reconciletest.TaskKind.Finalizer}, p.Finalizers, "pod %s", p.Name)
+		assert.Equal(t, []string{taskKind.Finalizer}, p.Finalizers, "pod %s", p.Name)
 	}
 }
 
 // Deleting a Task while its pods run: the garbage collector deletes its pods, the
-// kubelet stops them, and the orphan cleanup (CleanOrphanOf through
+// kubelet stops them, and the orphan cleanup (CleanOrphan through
 // Driver.CleanOrphans) removes the Task kind's finalizer, so no pod is left with
 // it; the pods of a live Task keep theirs.
 func TestDeleteTaskWhilePodsRun(t *testing.T) {
@@ -380,8 +384,8 @@ func TestDeleteTaskWhilePodsRun(t *testing.T) {
 	countTracked := func() map[string]int {
 		out := map[string]int{}
 		for _, p := range c.ListPods(ns) {
-			if reconciletest.TaskKind.HasFinalizer(p) {
-				out[reconciletest.TaskKind.ControllerOf(p).Name]++
+			if taskKind.HasFinalizer(p) {
+				out[taskKind.ControllerOf(p).Name]++
 			}
 		}
 		return out
@@ -398,7 +402,7 @@ func TestDeleteTaskWhilePodsRun(t *testing.T) {
 	assert.Equal(t, 3, removed)
 	assert.Equal(t, map[string]int{"live": 3}, countTracked(), "no pod of the deleted Task keeps the finalizer")
 	for _, p := range c.ListPods(ns) {
-		assert.Equal(t, "live", reconciletest.TaskKind.ControllerOf(p).Name, "pod %s of the deleted Task is gone", p.Name)
+		assert.Equal(t, "live", taskKind.ControllerOf(p).Name, "pod %s of the deleted Task is gone", p.Name)
 	}
 	synced, _, err := d.Sync(ctx, ns, "doomed")
 	assert.False(t, synced, "a deleted Task is not synced")
@@ -418,7 +422,7 @@ func TestDriverSyncFuncAndDoneFunc(t *testing.T) {
 		if task == nil {
 			return false, reconcile.Result{}, nil
 		}
-		res, err := r.Sync(ctx, reconciletest.TaskWorkload(task), c.Cache().PodsFor)
+		res, err := r.Sync(ctx, task.Workload(), c.Cache().PodsFor)
 		return true, res, err
 	}
 	d.DoneFunc = func(namespace, name string) (bool, bool) {
@@ -451,7 +455,7 @@ func TestCachePodsFor(t *testing.T) {
 		_, err := c.AddPod(p)
 		require.NoError(t, err)
 	}
-	add("mine", nil, reconciletest.TaskKind.NewControllerRef(task))
+	add("mine", nil, taskKind.NewControllerRef(task))
 	add("orphan", map[string]string{"app": "t"})
 	add("other", map[string]string{"app": "t"}, otherKind.NewControllerRef(&metav1.ObjectMeta{Name: "o", UID: types.UID("o")}))
 	c.Cache().DeliverAll()
@@ -464,10 +468,10 @@ func TestCachePodsFor(t *testing.T) {
 		}
 		return out
 	}
-	w := reconciletest.TaskWorkload(c.Cache().Task(ns, "t"))
+	w := c.Cache().Task(ns, "t").Workload()
 	assert.Equal(t, []string{"mine"}, names(w), "without a selector, only controlled pods")
 	task.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "t"}}
-	assert.Equal(t, []string{"mine", "orphan"}, names(reconciletest.TaskWorkload(task)), "with a selector, matching orphans too")
+	assert.Equal(t, []string{"mine", "orphan"}, names(task.Workload()), "with a selector, matching orphans too")
 }
 
 // Reset lists Tasks as a new informer would, after the Jobs and before the pods.

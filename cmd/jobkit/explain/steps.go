@@ -167,7 +167,7 @@ func startRun(w *workload, pods []*corev1.Pod, opts Options, so StepOptions) (*s
 	case "", KubeletSucceed:
 		cluster.Kubelet().SetScript(reconciletest.SucceedPods())
 	case KubeletFail:
-		cluster.Kubelet().SetScript(reconciletest.FailPods(cmpOr(so.ExitCode, 1)))
+		cluster.Kubelet().SetScript(reconciletest.FailFirst(-1, cmpOr(so.ExitCode, 1)))
 	case KubeletIdle:
 	default:
 		return nil, fmt.Errorf("kubelet: unknown behaviour %q (want %s, %s or %s)", so.Kubelet, KubeletSucceed, KubeletFail, KubeletIdle)

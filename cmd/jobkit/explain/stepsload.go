@@ -150,7 +150,7 @@ func createOwner(cluster *reconciletest.Cluster, w *workload) (*plan.Workload, e
 	if err != nil {
 		return nil, err
 	}
-	return reconciletest.TaskWorkload(task), nil
+	return task.Workload(), nil
 }
 
 // exitCode is the first non-zero exit code of a failed pod's containers, or 1.

@@ -1,0 +1,282 @@
+package reconciletest
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/jobkit/jobkit/jobstatus"
+)
+
+// latencyModel is RunLatency's model of the API server, installed on its Cluster:
+// an interceptor that gives every write the latency L (reads get it through the
+// Cluster's readDelay) and turns the first creations into timeouts, a kubelet that
+// runs and succeeds each created pod at once, and the counts of the calls.
+type latencyModel struct {
+	c       *Cluster
+	latency time.Duration
+
+	mu                                sync.Mutex
+	timeouts                          int
+	lose                              bool
+	creates, patches, deletes, status int
+	complete                          time.Time
+	// err is the first error of the kubelet, which ends the run.
+	err error
+
+	// The release scenario (LatencyOptions.Release): pods run without succeeding
+	// until the pod of index releaseIndex, released once every index runs, has its
+	// replacement.
+	pods                   int
+	releaseIndex           int // -1: no release
+	running                int
+	releasedName           string
+	releasedAt, replacedAt time.Time
+}
+
+// newLatencyModel installs the model of opts on c.
+func newLatencyModel(c *Cluster, opts LatencyOptions) *latencyModel {
+	m := &latencyModel{c: c, latency: opts.Latency, timeouts: opts.CreateTimeouts, lose: opts.TimeoutsNotStored,
+		pods: opts.Pods, releaseIndex: -1}
+	if opts.Release {
+		m.releaseIndex = opts.Pods / 2
+	}
+	c.SetInterceptor(m.intercept)
+	c.mu.Lock()
+	c.readDelay = opts.Latency
+	c.onCreate = m.run
+	c.mu.Unlock()
+	c.OnWrite(m.written)
+	return m
+}
+
+// intercept is the interceptor: every call takes L; a creation among the first
+// CreateTimeouts times out, stored unless TimeoutsNotStored.
+func (m *latencyModel) intercept(call Call) Outcome {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := Outcome{Delay: m.latency}
+	switch call.Op {
+	case OpCreatePod:
+		m.creates++
+		if m.timeouts > 0 {
+			m.timeouts--
+			out.Err, out.AfterWrite = TimeoutError(), !m.lose
+		}
+	case OpPatchPod:
+		m.patches++
+	case OpDeletePod:
+		m.deletes++
+	case OpUpdateJobStatus:
+		m.status++
+	}
+	return out
+}
+
+// run is the kubelet of the latency runs: a created pod runs and succeeds at once.
+// In the release scenario it only runs, until the released index's replacement is
+// created: then every pod succeeds.
+func (m *latencyModel) run(pod *corev1.Pod) {
+	k := m.c.Kubelet()
+	err := k.Run(pod.Namespace, pod.Name)
+	if err == nil {
+		err = m.next(pod)
+	}
+	if err != nil {
+		m.mu.Lock()
+		m.err = cmp.Or(m.err, fmt.Errorf("latency kubelet: %w", err))
+		m.mu.Unlock()
+	}
+}
+
+// releasePatch relabels a pod so that it no longer matches its Job's selector, as
+// another actor would: the Job's controller then releases it.
+var releasePatch = []byte(`{"metadata":{"labels":{"` + labelControllerUID + `":"released"}}}`)
+
+// next moves the running pod on: it succeeds, or, in the release scenario, waits,
+// is released, or (the replacement) ends the wait of every pod.
+func (m *latencyModel) next(pod *corev1.Pod) error {
+	k := m.c.Kubelet()
+	if m.releaseIndex < 0 {
+		return k.Succeed(pod.Namespace, pod.Name)
+	}
+	index := pod.Annotations[batchv1.JobCompletionIndexAnnotation]
+	m.mu.Lock()
+	var release, replaced bool
+	switch {
+	case !m.replacedAt.IsZero():
+		m.mu.Unlock()
+		return k.Succeed(pod.Namespace, pod.Name)
+	case !m.releasedAt.IsZero():
+		replaced = index == strconv.Itoa(m.releaseIndex)
+		if replaced {
+			m.replacedAt = time.Now()
+		}
+	default:
+		if index == strconv.Itoa(m.releaseIndex) {
+			m.releasedName = pod.Name
+		}
+		m.running++
+		if release = m.running == m.pods; release {
+			m.releasedAt = time.Now()
+		}
+	}
+	name := m.releasedName
+	m.mu.Unlock()
+	if release {
+		_, err := m.c.PatchPodAs(pod.Namespace, name, releasePatch)
+		return err
+	}
+	if !replaced {
+		return nil
+	}
+	for _, p := range m.c.ListPods(pod.Namespace) {
+		if p.Name != name && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			if err := k.Succeed(p.Namespace, p.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// replacement returns the time from the release to the replacement's creation,
+// zero without a replacement.
+func (m *latencyModel) replacement() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.releasedAt.IsZero() || m.replacedAt.IsZero() {
+		return 0
+	}
+	return m.replacedAt.Sub(m.releasedAt)
+}
+
+// failed returns the kubelet's first error.
+func (m *latencyModel) failed() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.err
+}
+
+// written notes when the Job's status first says Complete: the end of the run.
+func (m *latencyModel) written(ev WatchEvent) {
+	if ev.Job == nil || !jobstatus.IsConditionTrue(ev.Job.Status.Conditions, batchv1.JobComplete) {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.complete.IsZero() {
+		m.complete = time.Now()
+	}
+}
+
+func (m *latencyModel) completedAt(fallback time.Time) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.complete.IsZero() {
+		return fallback
+	}
+	return m.complete
+}
+
+type callCounts struct{ creates, patches, deletes, status int }
+
+func (m *latencyModel) snapshot() callCounts {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return callCounts{m.creates, m.patches, m.deletes, m.status}
+}
+
+// fill copies the counts into r; the conflicts come from the call log, which
+// holds what each caller got.
+func (m *latencyModel) fill(r *LatencyResult) {
+	calls := m.c.Calls()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r.Creates, r.Patches, r.Deletes, r.StatusWrites = m.creates, m.patches, m.deletes, m.status
+	r.Writes = m.creates + m.patches + m.deletes + m.status
+	for _, call := range calls {
+		if apierrors.IsConflict(call.Err) {
+			r.Conflicts++
+		}
+	}
+}
+
+// latencyQueue is a one-worker work queue with delayed adds, with client-go's
+// semantics: a key is queued once (the earliest time wins); a key added while its
+// sync runs is synced again after.
+type latencyQueue struct {
+	mu         sync.Mutex
+	due        map[string]time.Time
+	processing map[string]bool
+	changed    chan struct{}
+}
+
+func newLatencyQueue() *latencyQueue {
+	return &latencyQueue{due: map[string]time.Time{}, processing: map[string]bool{}, changed: make(chan struct{}, 1)}
+}
+
+func (q *latencyQueue) add(key string, after time.Duration) {
+	q.mu.Lock()
+	at := time.Now().Add(after)
+	if cur, ok := q.due[key]; !ok || at.Before(cur) {
+		q.due[key] = at
+	}
+	q.mu.Unlock()
+	select {
+	case q.changed <- struct{}{}:
+	default:
+	}
+}
+
+// addAfterDone queues key after the sync that runs it; the same as add here, where
+// the one worker is the caller.
+func (q *latencyQueue) addAfterDone(key string, after time.Duration) { q.add(key, after) }
+
+func (q *latencyQueue) done(key string) {
+	q.mu.Lock()
+	delete(q.processing, key)
+	q.mu.Unlock()
+}
+
+// get waits for the earliest due key that is not being processed.
+func (q *latencyQueue) get(ctx context.Context) (string, bool) {
+	for {
+		q.mu.Lock()
+		now := time.Now()
+		var best string
+		var bestAt time.Time
+		for k, at := range q.due {
+			if q.processing[k] {
+				continue
+			}
+			if best == "" || at.Before(bestAt) {
+				best, bestAt = k, at
+			}
+		}
+		if best != "" && !bestAt.After(now) {
+			delete(q.due, best)
+			q.processing[best] = true
+			q.mu.Unlock()
+			return best, true
+		}
+		q.mu.Unlock()
+		var timer <-chan time.Time
+		if best != "" {
+			timer = time.After(bestAt.Sub(now))
+		}
+		select {
+		case <-ctx.Done():
+			return "", false
+		case <-q.changed:
+		case <-timer:
+		}
+	}
+}
