@@ -138,7 +138,7 @@ func ExampleDecideOrphan() {
 	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
 	fmt.Printf("%+v\n", finalizers.DecideOrphan(owner.BatchJob, pod, finalizers.JobOwner(job), me))
 	// Output:
-	// {Remove:true Reason:controlling Job no longer exists}
-	// {Remove:false Reason:controlling Job is live and unfinished}
-	// {Remove:true Reason:controlling Job has finished}
+	// {Remove:true Reason:controlling Job no longer exists Message:controlling Job no longer exists}
+	// {Remove:false Reason:controlling Job is live and unfinished Message:controlling Job is live and unfinished}
+	// {Remove:true Reason:controlling Job has finished Message:controlling Job has finished}
 }
