@@ -43,15 +43,6 @@ func ExampleEnsureOnPod() {
 	// [example.com/keep batch.kubernetes.io/job-tracking]
 }
 
-func ExampleAddToTemplate() {
-	job := &batchv1.Job{}
-	tmpl := job.Spec.Template.DeepCopy() // never mutate the Job from the informer
-	finalizers.AddToTemplate(tmpl, finalizers.Name)
-	fmt.Println(tmpl.Finalizers)
-	// Output:
-	// [batch.kubernetes.io/job-tracking]
-}
-
 func ExampleRemovalPatch() {
 	pod := examplePod("pi-x7k2p", finalizers.Name)
 	if finalizers.Has(pod, finalizers.Name) {

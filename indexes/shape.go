@@ -13,9 +13,9 @@ import (
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 )
 
-// EnvName is the environment variable through which a container of an Indexed owner
+// envName is the environment variable through which a container of an Indexed owner
 // reads its completion index, whatever the owner's kind (the name upstream gives it).
-const EnvName = "JOB_COMPLETION_INDEX"
+const envName = "JOB_COMPLETION_INDEX"
 
 // maxGeneratedNameLength is the longest metadata.generateName the API server keeps
 // whole: a generated name is the prefix plus 5 random characters and must fit a
@@ -54,7 +54,7 @@ func hostname(name string, index int) string {
 //     "<name>-<index>.<subdomain>"; upstream adds none either);
 //   - metadata.generateName to "<name>-<index>-", the name cut to fit;
 //   - in every init container and container without one, the environment variable
-//     JOB_COMPLETION_INDEX (EnvName), read through the downward API from the label
+//     JOB_COMPLETION_INDEX, read through the downward API from the label
 //     kind.IndexKey(). A container that already declares JOB_COMPLETION_INDEX keeps
 //     its own definition.
 //
@@ -89,12 +89,12 @@ func ShapePod(kind owner.Kind, pod *corev1.Pod, name string, index int) (changed
 
 func addIndexEnv(c *corev1.Container, fieldPath string) bool {
 	for _, e := range c.Env {
-		if e.Name == EnvName {
+		if e.Name == envName {
 			return false
 		}
 	}
 	c.Env = append(c.Env, corev1.EnvVar{
-		Name: EnvName,
+		Name: envName,
 		ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{FieldPath: fieldPath},
 		},

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/jobkit/jobkit/indexes"
-	"github.com/jobkit/jobkit/owner"
 )
 
 // ErrBadAssumption is wrapped by the errors of ParseAssumption and of Explain for an
@@ -165,7 +164,7 @@ func applyAssumptions(w *workload, pods []*corev1.Pod, as []Assumption, now time
 			picked = active[max(0, len(active)-a.N):]
 		case "index":
 			for _, i := range active {
-				if ix, err := indexes.PodIndex(owner.BatchJob, out[i]); err == nil && ix == a.N {
+				if ix, err := indexes.PodIndex(w.kind, out[i]); err == nil && ix == a.N {
 					picked = append(picked, i)
 				}
 			}

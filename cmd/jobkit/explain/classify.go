@@ -12,7 +12,6 @@ import (
 
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/jobstatus"
-	"github.com/jobkit/jobkit/owner"
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/plan"
 )
@@ -81,7 +80,7 @@ func classify(w *workload, pods []*corev1.Pod, p *plan.Plan) *classification {
 			out.Phase = string(corev1.PodPending)
 		}
 		if indexed {
-			if ix, err := indexes.PodIndex(owner.BatchJob, pod); err == nil {
+			if ix, err := indexes.PodIndex(w.kind, pod); err == nil {
 				out.Index = ptr.To(ix)
 			}
 		}
@@ -152,7 +151,7 @@ func classify(w *workload, pods []*corev1.Pod, p *plan.Plan) *classification {
 		c.pods = append(c.pods, out)
 	}
 	if indexed && w.Spec.Completions != nil {
-		for _, s := range indexes.Strays(owner.BatchJob, active, int(*w.Spec.Completions)).Remove {
+		for _, s := range indexes.Strays(w.kind, active, int(*w.Spec.Completions)).Remove {
 			i := at[s.Pod]
 			switch s.Reason {
 			case plainindexes.StrayDuplicate:

@@ -11,7 +11,6 @@ import (
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/jobstatus"
-	"github.com/jobkit/jobkit/owner"
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/podfailurepolicy"
@@ -76,11 +75,11 @@ func diagnose(w *workload, pods []*corev1.Pod, c *classification, p *plan.Plan, 
 	}
 	if ptr.Deref(w.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion {
 		for _, pod := range c.own {
-			if _, err := indexes.PodIndex(owner.BatchJob, pod); err != nil {
+			if _, err := indexes.PodIndex(w.kind, pod); err != nil {
 				add(DiagBadIndex, "%v: the pod is a stray, never counted for an index", err)
 			}
 			if w.Spec.BackoffLimitPerIndex != nil {
-				if _, err := indexes.PodFailureCount(owner.BatchJob, pod); err != nil {
+				if _, err := indexes.PodFailureCount(w.kind, pod); err != nil {
 					add(DiagBadIndex, "%v: counted as 0", err)
 				}
 			}
@@ -146,7 +145,7 @@ func counterMismatches(w *workload, c *classification) []Diagnostic {
 		case pod.Status.Phase == corev1.PodSucceeded:
 			succeeded++
 			if indexed {
-				if ix, err := indexes.PodIndex(owner.BatchJob, pod); err == nil && ix < completions && !completed.Has(ix) {
+				if ix, err := indexes.PodIndex(w.kind, pod); err == nil && ix < completions && !completed.Has(ix) {
 					missing = append(missing, ix)
 				}
 			}
