@@ -35,6 +35,6 @@
 // the template's (the API server adds job-name and controller-uid to a Job's
 // template, not the controller).
 //
-// Everything here is pure, allocation-free except NewControllerRef, and safe for
-// concurrent use.
+// Everything here is pure, allocation-free except NewControllerRef and the keys of a
+// KeyPrefix of the kind's own, and safe for concurrent use.
 package owner

@@ -41,7 +41,7 @@ func diagnose(w *workload, pods []*corev1.Pod, c *classification, p *plan.Plan, 
 		case ref != nil && ref.UID != w.UID && w.kind.Matches(ref) && ref.Name == w.Name:
 			// A pod of an earlier owner of this name: that owner is gone.
 			if d := finalizers.DecideOrphan(w.kind, pod, w.orphanOwner(), controller); d.Remove {
-				add(DiagFinalizerJobDeleted, "pod %s keeps the tracking finalizer of a deleted %s %s (uid %s): %s; the orphan cleanup of the %s controller removes it", pod.Name, w.noun, ref.Name, ref.UID, d.Reason, w.noun)
+				add(DiagFinalizerJobDeleted, "pod %s keeps the tracking finalizer of a deleted %s %s (uid %s): %s; the orphan cleanup of the %s controller removes it", pod.Name, w.noun, ref.Name, ref.UID, d.Message, w.noun)
 			}
 		}
 	}
