@@ -46,7 +46,7 @@ func orphanDecision(kind owner.Kind, remove bool, reason string) OrphanDecision 
 
 // orphanMessage is reason with the owner's kind where it says "Job".
 func orphanMessage(kind owner.Kind, reason string) string {
-	if kind.Group == owner.BatchJob.Group && kind.Kind == owner.BatchJob.Kind {
+	if kind == owner.BatchJob {
 		return reason
 	}
 	switch reason {

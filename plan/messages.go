@@ -37,7 +37,7 @@ func message(kind owner.Kind, format string) string {
 // noun is how the plan's own reasons (Deletion.Reason, PodAction.Reason, Plan.Skip)
 // name the owner: "job" for a batch/v1 Job, as they always did, else its kind.
 func noun(kind owner.Kind) string {
-	if kind.Group == owner.BatchJob.Group && kind.Kind == owner.BatchJob.Kind {
+	if kind == owner.BatchJob {
 		return "job"
 	}
 	return kind.Kind
