@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/backoff"
+	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 
@@ -102,12 +103,12 @@ func ExampleIndexRemaining() {
 		}}},
 	}
 	// The replacement of index 3 is its 4th attempt after failures: 10s·2^3.
-	d, err := backoff.IndexRemaining(lastFailed, plainbackoff.Policy{}, t.Add(30*time.Second))
+	d, err := backoff.IndexRemaining(owner.BatchJob, lastFailed, plainbackoff.Policy{}, t.Add(30*time.Second))
 	fmt.Println(d, err)
 
 	lastFailed.Annotations[batchv1.JobIndexFailureCountAnnotation] = "two"
 	// The bad value counts 0 (2nd attempt: 20s); the error says what to log.
-	d, err = backoff.IndexRemaining(lastFailed, plainbackoff.Policy{}, t.Add(5*time.Second))
+	d, err = backoff.IndexRemaining(owner.BatchJob, lastFailed, plainbackoff.Policy{}, t.Add(5*time.Second))
 	fmt.Println(d)
 	fmt.Println(err)
 	// Output:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/indexes"
+	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 
@@ -96,7 +97,7 @@ func TestIndexRemaining(t *testing.T) {
 			if tc.pod != nil {
 				before = tc.pod.DeepCopy()
 			}
-			got, err := backoff.IndexRemaining(tc.pod, tc.policy, tc.now)
+			got, err := backoff.IndexRemaining(owner.BatchJob, tc.pod, tc.policy, tc.now)
 			assert.Equal(t, tc.want, got, "IndexRemaining(pod, %+v, %v) = %v, want %v", tc.policy, tc.now, got, tc.want)
 			if tc.wantErrIn == nil {
 				require.NoError(t, err)

@@ -20,10 +20,10 @@
 //
 // # The finalizer
 //
-// [Has] tells whether a pod carries it; [EnsureOnPod] and [AddToTemplate] add it
-// (they mutate their argument and say whether they changed it); [RemovalPatch] is the
-// strategic merge patch that removes it and keeps every other finalizer, with the
-// pod's UID as a precondition.
+// [Has] tells whether a pod carries it; [EnsureOnPod] adds it to a pod's or a
+// template's metadata (it mutates its argument and says whether it changed it);
+// [RemovalPatch] is the strategic merge patch that removes it and keeps every other
+// finalizer, with the pod's UID as a precondition.
 //
 // # The ledger, and the crash-safe order
 //
@@ -70,7 +70,7 @@
 //   - Settlement.Succeeded+len(Settlement.Uncounted.Succeeded) equals the number of
 //     input succeeded UIDs after repair (likewise for failed): Settle moves UIDs
 //     into counters, it never drops one.
-//   - Nothing here mutates its inputs except [EnsureOnPod], [AddToTemplate] and
+//   - Nothing here mutates its inputs except [EnsureOnPod] and
 //     [Settlement.ApplyTo], which say so. Nothing reads the clock.
 //
 // # Cost

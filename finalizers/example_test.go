@@ -43,15 +43,6 @@ func ExampleEnsureOnPod() {
 	// [example.com/keep batch.kubernetes.io/job-tracking]
 }
 
-func ExampleAddToTemplate() {
-	job := &batchv1.Job{}
-	tmpl := job.Spec.Template.DeepCopy() // never mutate the Job from the informer
-	finalizers.AddToTemplate(tmpl, finalizers.Name)
-	fmt.Println(tmpl.Finalizers)
-	// Output:
-	// [batch.kubernetes.io/job-tracking]
-}
-
 func ExampleRemovalPatch() {
 	pod := examplePod("pi-x7k2p", finalizers.Name)
 	if finalizers.Has(pod, finalizers.Name) {
@@ -138,7 +129,7 @@ func ExampleDecideOrphan() {
 	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
 	fmt.Printf("%+v\n", finalizers.DecideOrphan(owner.BatchJob, pod, finalizers.JobOwner(job), me))
 	// Output:
-	// {Remove:true Reason:controlling Job no longer exists}
-	// {Remove:false Reason:controlling Job is live and unfinished}
-	// {Remove:true Reason:controlling Job has finished}
+	// {Remove:true Reason:controlling Job no longer exists Message:controlling Job no longer exists}
+	// {Remove:false Reason:controlling Job is live and unfinished Message:controlling Job is live and unfinished}
+	// {Remove:true Reason:controlling Job has finished Message:controlling Job has finished}
 }

@@ -37,13 +37,6 @@ func EnsureOnPod(meta *metav1.ObjectMeta, name string) (changed bool) {
 	return true
 }
 
-// AddToTemplate adds the tracking finalizer name to the metadata of a pod template,
-// so that every pod created from it carries the finalizer from birth, and reports
-// whether it changed the template. It MUTATES template, as [EnsureOnPod] does.
-func AddToTemplate(template *corev1.PodTemplateSpec, name string) (changed bool) {
-	return EnsureOnPod(&template.ObjectMeta, name)
-}
-
 // Patch is a patch to send to the API server together with its content type.
 type Patch struct {
 	// Type is the patch type (the Content-Type of the PATCH request).

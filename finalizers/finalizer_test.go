@@ -96,13 +96,6 @@ func TestEnsureOnPodDoesNotWriteIntoSharedSlice(t *testing.T) {
 	assert.Equal(t, "", backing[:2][1], "the cached backing array was written")
 }
 
-func TestAddToTemplate(t *testing.T) {
-	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Finalizers: []string{other}}}
-	assert.True(t, finalizers.AddToTemplate(&tmpl, finalizers.Name))
-	assert.False(t, finalizers.AddToTemplate(&tmpl, finalizers.Name))
-	assert.Equal(t, []string{other, finalizers.Name}, tmpl.Finalizers)
-}
-
 func TestRemovalPatchBytes(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -30,8 +30,38 @@ const (
 type OrphanDecision struct {
 	// Remove is true when the caller should send [RemovalPatch] for the pod.
 	Remove bool
-	// Reason is one of the Reason constants.
+	// Reason is one of the Reason constants, to compare with: their texts are in a
+	// batch/v1 Job's terms whatever the owner's kind.
 	Reason string
+	// Message is Reason in the owner's terms, for logs and events: the same text
+	// for a batch/v1 Job, the owner's kind for another ("controlling TrainingJob no
+	// longer exists").
+	Message string
+}
+
+// orphanDecision builds the decision of reason for an owner of kind.
+func orphanDecision(kind owner.Kind, remove bool, reason string) OrphanDecision {
+	return OrphanDecision{Remove: remove, Reason: reason, Message: orphanMessage(kind, reason)}
+}
+
+// orphanMessage is reason with the owner's kind where it says "Job".
+func orphanMessage(kind owner.Kind, reason string) string {
+	if kind == owner.BatchJob {
+		return reason
+	}
+	switch reason {
+	case ReasonNotJob:
+		return "pod is controlled by an object that is not a " + kind.Kind
+	case ReasonJobGone:
+		return "controlling " + kind.Kind + " no longer exists"
+	case ReasonJobFinished:
+		return "controlling " + kind.Kind + " has finished"
+	case ReasonManagedElsewhere:
+		return "controlling " + kind.Kind + " is managed by another controller"
+	case ReasonJobActive:
+		return "controlling " + kind.Kind + " is live and unfinished"
+	}
+	return reason
 }
 
 // OrphanOwner is what the orphan decision needs to know of the object that a pod's
@@ -71,7 +101,8 @@ func JobOwner(job *batchv1.Job) *OrphanOwner {
 // matches no Job, so such a caller only ever cleans pods whose Job is gone. For an
 // owner of another kind, an empty own.ManagedBy means the kind's controller.
 //
-// The rules, in order ("Job" read as the owner, here and in the Reason texts):
+// The rules, in order ("Job" read as the owner, here and in the Reason texts;
+// OrphanDecision.Message names the owner's kind):
 //
 //  1. no tracking finalizer: nothing to remove;
 //  2. no controller reference: remove (the garbage collector or a user orphaned it);
@@ -87,25 +118,25 @@ func JobOwner(job *batchv1.Job) *OrphanOwner {
 // loses the finalizer too, since no owner will ever count it.
 func DecideOrphan(kind owner.Kind, pod *corev1.Pod, own *OrphanOwner, controllerName string) OrphanDecision {
 	if !Has(pod, kind.Finalizer) {
-		return OrphanDecision{Reason: ReasonNoFinalizer}
+		return orphanDecision(kind, false, ReasonNoFinalizer)
 	}
 	ref := metav1.GetControllerOfNoCopy(pod)
 	if ref == nil {
-		return OrphanDecision{Remove: true, Reason: ReasonNoController}
+		return orphanDecision(kind, true, ReasonNoController)
 	}
 	if !kind.Matches(ref) {
-		return OrphanDecision{Reason: ReasonNotJob}
+		return orphanDecision(kind, false, ReasonNotJob)
 	}
 	if own == nil || own.UID != ref.UID {
-		return OrphanDecision{Remove: true, Reason: ReasonJobGone}
+		return orphanDecision(kind, true, ReasonJobGone)
 	}
 	if own.ManagedBy != controllerName && (own.ManagedBy != "" || kind == owner.BatchJob) {
-		return OrphanDecision{Reason: ReasonManagedElsewhere}
+		return orphanDecision(kind, false, ReasonManagedElsewhere)
 	}
 	if own.Finished {
-		return OrphanDecision{Remove: true, Reason: ReasonJobFinished}
+		return orphanDecision(kind, true, ReasonJobFinished)
 	}
-	return OrphanDecision{Reason: ReasonJobActive}
+	return orphanDecision(kind, false, ReasonJobActive)
 }
 
 func managedBy(job *batchv1.Job) string {

@@ -228,7 +228,7 @@ func TestDecideOrphan(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := finalizers.DecideOrphan(owner.BatchJob, tc.pod, finalizers.JobOwner(tc.job), tc.controllerName)
-			want := finalizers.OrphanDecision{Remove: tc.wantRemove, Reason: tc.wantReason}
+			want := finalizers.OrphanDecision{Remove: tc.wantRemove, Reason: tc.wantReason, Message: tc.wantReason}
 			if got != want {
 				t.Errorf("DecideOrphan(%s, job, %q) = %+v, want %+v", tc.name, tc.controllerName, got, want)
 			}
@@ -257,28 +257,34 @@ func TestDecideOrphanOtherKind(t *testing.T) {
 	mine := []string{other, kind.Finalizer}
 	live := &finalizers.OrphanOwner{UID: "t-uid", ManagedBy: me}
 	tests := []struct {
-		name       string
-		pod        *corev1.Pod
-		own        *finalizers.OrphanOwner
-		wantRemove bool
-		wantReason string
+		name        string
+		pod         *corev1.Pod
+		own         *finalizers.OrphanOwner
+		wantRemove  bool
+		wantReason  string
+		wantMessage string // "" when it is wantReason
 	}{
 		{name: "only the batch finalizer", pod: orphanPod(corev1.PodSucceeded, []string{finalizers.Name}), wantReason: finalizers.ReasonNoFinalizer},
 		{name: "no controller", pod: orphanPod(corev1.PodSucceeded, mine), wantRemove: true, wantReason: finalizers.ReasonNoController},
-		{name: "a batch Job controls it", pod: orphanPod(corev1.PodSucceeded, mine, jobRef("t-uid")), own: live, wantReason: finalizers.ReasonNotJob},
-		{name: "owner gone", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), wantRemove: true, wantReason: finalizers.ReasonJobGone},
-		{name: "owner recreated under the name", pod: orphanPod(corev1.PodSucceeded, mine, ref("old")), own: live, wantRemove: true, wantReason: finalizers.ReasonJobGone},
-		{name: "owner managed elsewhere", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), own: &finalizers.OrphanOwner{UID: "t-uid", ManagedBy: "x/y", Finished: true}, wantReason: finalizers.ReasonManagedElsewhere},
-		{name: "owner finished", pod: orphanPod(corev1.PodRunning, mine, ref("t-uid")), own: &finalizers.OrphanOwner{UID: "t-uid", ManagedBy: me, Finished: true}, wantRemove: true, wantReason: finalizers.ReasonJobFinished},
-		{name: "owner live", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), own: live, wantReason: finalizers.ReasonJobActive},
-		{name: "owner without managedBy is ours, finished", pod: orphanPod(corev1.PodRunning, mine, ref("t-uid")), own: &finalizers.OrphanOwner{UID: "t-uid", Finished: true}, wantRemove: true, wantReason: finalizers.ReasonJobFinished},
-		{name: "owner without managedBy is ours, live", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), own: &finalizers.OrphanOwner{UID: "t-uid"}, wantReason: finalizers.ReasonJobActive},
+		{name: "a batch Job controls it", pod: orphanPod(corev1.PodSucceeded, mine, jobRef("t-uid")), own: live, wantReason: finalizers.ReasonNotJob, wantMessage: "pod is controlled by an object that is not a TrainingJob"},
+		{name: "owner gone", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), wantRemove: true, wantReason: finalizers.ReasonJobGone, wantMessage: "controlling TrainingJob no longer exists"},
+		{name: "owner recreated under the name", pod: orphanPod(corev1.PodSucceeded, mine, ref("old")), own: live, wantRemove: true, wantReason: finalizers.ReasonJobGone, wantMessage: "controlling TrainingJob no longer exists"},
+		{name: "owner managed elsewhere", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), own: &finalizers.OrphanOwner{UID: "t-uid", ManagedBy: "x/y", Finished: true}, wantReason: finalizers.ReasonManagedElsewhere, wantMessage: "controlling TrainingJob is managed by another controller"},
+		{name: "owner finished", pod: orphanPod(corev1.PodRunning, mine, ref("t-uid")), own: &finalizers.OrphanOwner{UID: "t-uid", ManagedBy: me, Finished: true}, wantRemove: true, wantReason: finalizers.ReasonJobFinished, wantMessage: "controlling TrainingJob has finished"},
+		{name: "owner live", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), own: live, wantReason: finalizers.ReasonJobActive, wantMessage: "controlling TrainingJob is live and unfinished"},
+		{name: "owner without managedBy is ours, finished", pod: orphanPod(corev1.PodRunning, mine, ref("t-uid")), own: &finalizers.OrphanOwner{UID: "t-uid", Finished: true}, wantRemove: true, wantReason: finalizers.ReasonJobFinished, wantMessage: "controlling TrainingJob has finished"},
+		{name: "owner without managedBy is ours, live", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), own: &finalizers.OrphanOwner{UID: "t-uid"}, wantReason: finalizers.ReasonJobActive, wantMessage: "controlling TrainingJob is live and unfinished"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := finalizers.DecideOrphan(kind, tt.pod, tt.own, me)
-			if got.Remove != tt.wantRemove || got.Reason != tt.wantReason {
-				t.Errorf("DecideOrphan(%s) = %+v, want {Remove:%v Reason:%s}", tt.name, got, tt.wantRemove, tt.wantReason)
+			wantMessage := tt.wantMessage
+			if wantMessage == "" {
+				wantMessage = tt.wantReason
+			}
+			want := finalizers.OrphanDecision{Remove: tt.wantRemove, Reason: tt.wantReason, Message: wantMessage}
+			if got != want {
+				t.Errorf("DecideOrphan(%s) = %+v, want %+v", tt.name, got, want)
 			}
 		})
 	}
@@ -286,7 +292,7 @@ func TestDecideOrphanOtherKind(t *testing.T) {
 	// finalizer is then not the one the decision looks at.
 	j := job("job-uid", ptr.To(me), batchv1.JobComplete)
 	pod := orphanPod(corev1.PodSucceeded, []string{finalizers.Name}, jobRef("job-uid"))
-	want := finalizers.OrphanDecision{Remove: true, Reason: finalizers.ReasonJobFinished}
+	want := finalizers.OrphanDecision{Remove: true, Reason: finalizers.ReasonJobFinished, Message: finalizers.ReasonJobFinished}
 	if got := finalizers.DecideOrphan(owner.BatchJob, pod, finalizers.JobOwner(j), me); got != want {
 		t.Errorf("DecideOrphan(BatchJob, finished Job) = %+v, want %+v", got, want)
 	}

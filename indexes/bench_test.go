@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobkit/jobkit/owner"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -32,7 +33,7 @@ func BenchmarkStrays(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = Strays(pods, n)
+				_ = Strays(owner.BatchJob, pods, n)
 			}
 		})
 	}
@@ -42,6 +43,6 @@ func BenchmarkPodIndex(b *testing.B) {
 	pod := activePod("p", "12345", time.Minute)
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = PodIndex(pod)
+		_, _ = PodIndex(owner.BatchJob, pod)
 	}
 }

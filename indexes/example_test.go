@@ -6,9 +6,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/indexes"
+	"github.com/jobkit/jobkit/owner"
 )
 
 func ExamplePodIndex() {
@@ -17,10 +17,10 @@ func ExamplePodIndex() {
 		Name:        "job-3-abcde",
 		Annotations: map[string]string{batchv1.JobCompletionIndexAnnotation: "3"},
 	}}
-	fmt.Println(indexes.PodIndex(pod))
+	fmt.Println(indexes.PodIndex(owner.BatchJob, pod))
 
 	pod.Annotations[batchv1.JobCompletionIndexAnnotation] = "three"
-	fmt.Println(indexes.PodIndex(pod))
+	fmt.Println(indexes.PodIndex(owner.BatchJob, pod))
 	// Output:
 	// 3 <nil>
 	// -1 pod default/job-3-abcde: annotation batch.kubernetes.io/job-completion-index="three": not a non-negative 32-bit integer
@@ -49,7 +49,7 @@ func ExampleStrays() {
 		indexedPod("d", "5", true),  // the job was scaled down to 3 completions
 		indexedPod("e", "", true),   // no index at all
 	}
-	res := indexes.Strays(active, 3)
+	res := indexes.Strays(owner.BatchJob, active, 3)
 	for _, s := range res.Remove {
 		fmt.Println("remove", s.Pod.Name, s.Reason)
 	}
@@ -73,7 +73,7 @@ func ExampleShapePod() {
 		ObjectMeta: *job.Spec.Template.ObjectMeta.DeepCopy(),
 		Spec:       *job.Spec.Template.Spec.DeepCopy(),
 	}
-	changed := indexes.ShapePod(pod, job.Name, 2)
+	changed := indexes.ShapePod(owner.BatchJob, pod, job.Name, 2)
 	fmt.Println(changed, pod.GenerateName, pod.Spec.Hostname)
 	fmt.Println(pod.Annotations[batchv1.JobCompletionIndexAnnotation], pod.Labels[batchv1.JobCompletionIndexAnnotation])
 	env := pod.Spec.Containers[0].Env[0]
@@ -86,39 +86,15 @@ func ExampleShapePod() {
 	// 0
 }
 
-func ExampleGenerateName() {
-	fmt.Println(indexes.GenerateName("pi", 7))
-	long := "a-very-long-job-name-that-somebody-chose-for-a-nightly-batch-run"
-	name := indexes.GenerateName(long, 12)
-	fmt.Println(name, len(name))
-	// Output:
-	// pi-7-
-	// a-very-long-job-name-that-somebody-chose-for-a-nightly-12- 58
-}
-
-func ExampleSucceededIndexes() {
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "job"},
-		Spec:       batchv1.JobSpec{Completions: ptr.To[int32](6), CompletionMode: ptr.To(batchv1.IndexedCompletion)},
-		Status:     batchv1.JobStatus{CompletedIndexes: "0,1"},
-	}
-	done := indexedPod("job-3-xyz", "3", false)
-	done.Status.Phase = corev1.PodSucceeded
-	done.Finalizers = []string{batchv1.JobTrackingFinalizer}
-	set, err := indexes.SucceededIndexes(job, []*corev1.Pod{done})
-	fmt.Println(set, err)
-	// Output: 0,1,3 <nil>
-}
-
 func ExampleReplacementFailureCount() {
 	failed := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
 		batchv1.JobIndexFailureCountAnnotation: "1",
 	}}}
 	// The replacement of a failure that counts (not matched by an Ignore rule).
-	next, _ := indexes.ReplacementFailureCount(failed, false)
+	next, _ := indexes.ReplacementFailureCount(owner.BatchJob, failed, false)
 
 	replacement := &corev1.Pod{}
-	indexes.SetFailureCountAnnotations(replacement, next)
+	indexes.SetFailureCountAnnotations(owner.BatchJob, replacement, next)
 	fmt.Println(next, replacement.Annotations)
 	fmt.Println("a failure of the replacement fails the index at backoffLimitPerIndex=2:", next.Exhausts(2))
 	// Output:
@@ -145,27 +121,27 @@ func ExampleNextPodName() {
 	// Output: train-3- true true
 }
 
-func ExampleJobOutcomes() {
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "job"},
-		Spec: batchv1.JobSpec{
-			Completions:          ptr.To[int32](4),
-			CompletionMode:       ptr.To(batchv1.IndexedCompletion),
-			BackoffLimitPerIndex: ptr.To[int32](0),
-		},
-		Status: batchv1.JobStatus{FailedIndexes: ptr.To("1")},
-	}
-	// Index 1 already failed; a second pod of it (created while the controller could
-	// not see the first) succeeds now. Index 2 has a pod that failed.
-	late := indexedPod("job-1-late", "1", false)
-	late.Status.Phase = corev1.PodSucceeded
-	broken := indexedPod("job-2-abc", "2", false)
-	broken.Status.Phase = corev1.PodFailed
-	pods := []*corev1.Pod{late, broken}
-	for _, p := range pods {
-		p.Finalizers = []string{batchv1.JobTrackingFinalizer}
-	}
-	out, err := indexes.JobOutcomes(job, pods, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
-	fmt.Printf("succeeded %q, failed %q, %v\n", out.Succeeded, out.Failed, err)
-	// Output: succeeded "", failed "1,2", <nil>
+// An owner of another kind with keys of its own domain: its pods carry no
+// batch.kubernetes.io key, and its index is read back from its own annotation.
+func ExampleShapePod_customKind() {
+	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob",
+		Finalizer: "ml.example.com/worker-tracking", KeyPrefix: "ml.example.com/trainingjob-"}
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		Subdomain:  "resnet-workers", // a headless Service: resnet-1.resnet-workers reaches index 1
+		Containers: []corev1.Container{{Name: "worker"}},
+	}}
+	indexes.ShapePod(kind, pod, "resnet", 1)
+	fmt.Println(pod.Annotations, pod.Labels)
+	fmt.Println(pod.Spec.Hostname, pod.Spec.Subdomain)
+	fmt.Println(pod.Spec.Containers[0].Env[0].ValueFrom.FieldRef.FieldPath)
+	ix, err := indexes.PodIndex(kind, pod)
+	fmt.Println(ix, err)
+	_, err = indexes.PodIndex(owner.BatchJob, pod)
+	fmt.Println(err)
+	// Output:
+	// map[ml.example.com/trainingjob-completion-index:1] map[ml.example.com/trainingjob-completion-index:1]
+	// resnet-1 resnet-workers
+	// metadata.labels['ml.example.com/trainingjob-completion-index']
+	// 1 <nil>
+	// pod /: annotation batch.kubernetes.io/job-completion-index="": missing
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jobkit/jobkit/owner"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -32,25 +33,25 @@ func FuzzPodAnnotations(f *testing.F) {
 			return v, err == nil && v >= 0 && v <= math.MaxInt32
 		}
 
-		ix, err := PodIndex(pod)
+		ix, err := PodIndex(owner.BatchJob, pod)
 		want, ok := valid(index)
 		switch {
 		case !present:
 			if err == nil || ix != plainindexes.Unknown {
-				t.Fatalf("PodIndex(no annotation) = %d, %v", ix, err)
+				t.Fatalf("PodIndex(owner.BatchJob, no annotation) = %d, %v", ix, err)
 			}
 		case ok:
 			if err != nil || ix != want {
-				t.Fatalf("PodIndex(%q) = %d, %v; want %d", index, ix, err, want)
+				t.Fatalf("PodIndex(owner.BatchJob, %q) = %d, %v; want %d", index, ix, err, want)
 			}
 		default:
 			var aerr *AnnotationError
 			if !errors.As(err, &aerr) || ix != plainindexes.Unknown || aerr.Value != index {
-				t.Fatalf("PodIndex(%q) = %d, %v; want plainindexes.Unknown and an *AnnotationError", index, ix, err)
+				t.Fatalf("PodIndex(owner.BatchJob, %q) = %d, %v; want plainindexes.Unknown and an *AnnotationError", index, ix, err)
 			}
 		}
 
-		fc, err := PodFailureCount(pod)
+		fc, err := PodFailureCount(owner.BatchJob, pod)
 		wantF, okF := valid(failed)
 		wantI, okI := valid(ignored)
 		if !present {
@@ -63,18 +64,18 @@ func FuzzPodAnnotations(f *testing.F) {
 			wantI = 0
 		}
 		if int(fc.Failed) != wantF || int(fc.Ignored) != wantI {
-			t.Fatalf("PodFailureCount(%q, %q) = %+v, want {%d %d}", failed, ignored, fc, wantF, wantI)
+			t.Fatalf("PodFailureCount(owner.BatchJob, %q, %q) = %+v, want {%d %d}", failed, ignored, fc, wantF, wantI)
 		}
 		if (err == nil) != (okF && okI) {
-			t.Fatalf("PodFailureCount(%q, %q) error = %v, want error: %v", failed, ignored, err, !(okF && okI))
+			t.Fatalf("PodFailureCount(owner.BatchJob, %q, %q) error = %v, want error: %v", failed, ignored, err, !(okF && okI))
 		}
 
 		// What SetFailureCountAnnotations writes reads back the same.
 		shaped := pod.DeepCopy()
-		SetFailureCountAnnotations(shaped, plainindexes.NextFailureCount(fc, present && len(failed)%2 == 0))
-		back, err := PodFailureCount(shaped)
+		SetFailureCountAnnotations(owner.BatchJob, shaped, plainindexes.NextFailureCount(fc, present && len(failed)%2 == 0))
+		back, err := PodFailureCount(owner.BatchJob, shaped)
 		if err != nil || back != plainindexes.NextFailureCount(fc, present && len(failed)%2 == 0) {
-			t.Fatalf("PodFailureCount(SetFailureCountAnnotations()) = %+v, %v", back, err)
+			t.Fatalf("PodFailureCount(owner.BatchJob, SetFailureCountAnnotations()) = %+v, %v", back, err)
 		}
 	})
 }
@@ -103,14 +104,14 @@ func FuzzFailureCountAnnotations(f *testing.F) {
 		}
 		before := prev.DeepCopy()
 
-		fc, err := ReplacementFailureCount(prev, ignoredNow)
+		fc, err := ReplacementFailureCount(owner.BatchJob, prev, ignoredNow)
 
 		if !cmp.Equal(before, prev) {
 			t.Fatalf("ReplacementFailureCount modified the failed pod: %v", cmp.Diff(before, prev))
 		}
 		if prev == nil {
 			if err != nil || fc != (plainindexes.FailureCount{}) {
-				t.Fatalf("ReplacementFailureCount(nil) = %+v, %v; want zero", fc, err)
+				t.Fatalf("ReplacementFailureCount(owner.BatchJob, nil) = %+v, %v; want zero", fc, err)
 			}
 			return
 		}
@@ -138,10 +139,10 @@ func FuzzFailureCountAnnotations(f *testing.F) {
 			wantF = step(wantF)
 		}
 		if fc.Failed != wantF || fc.Ignored != wantI {
-			t.Fatalf("ReplacementFailureCount(%q, %q, ignored=%v) = %+v, want {%d %d}", failed, ignored, ignoredNow, fc, wantF, wantI)
+			t.Fatalf("ReplacementFailureCount(owner.BatchJob, %q, %q, ignored=%v) = %+v, want {%d %d}", failed, ignored, ignoredNow, fc, wantF, wantI)
 		}
 		if (err == nil) != (okF && okI) {
-			t.Fatalf("ReplacementFailureCount(%q, %q) error = %v, want an error: %v", failed, ignored, err, !(okF && okI))
+			t.Fatalf("ReplacementFailureCount(owner.BatchJob, %q, %q) error = %v, want an error: %v", failed, ignored, err, !(okF && okI))
 		}
 		var aerr *AnnotationError
 		if err != nil && !errors.As(err, &aerr) {
@@ -149,10 +150,10 @@ func FuzzFailureCountAnnotations(f *testing.F) {
 		}
 
 		pod := &corev1.Pod{}
-		SetFailureCountAnnotations(pod, fc)
-		back, err := PodFailureCount(pod)
+		SetFailureCountAnnotations(owner.BatchJob, pod, fc)
+		back, err := PodFailureCount(owner.BatchJob, pod)
 		if err != nil || back != fc {
-			t.Fatalf("PodFailureCount(SetFailureCountAnnotations(%+v)) = %+v, %v", fc, back, err)
+			t.Fatalf("PodFailureCount(owner.BatchJob, SetFailureCountAnnotations(owner.BatchJob, %+v)) = %+v, %v", fc, back, err)
 		}
 		if got, want := fc.Exhausts(limit), int64(fc.Failed) >= int64(limit); got != want {
 			t.Fatalf("%+v.Exhausts(%d) = %v, want %v", fc, limit, got, want)

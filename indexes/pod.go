@@ -5,9 +5,9 @@ import (
 	"math"
 	"strconv"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/jobkit/jobkit/owner"
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 )
 
@@ -30,27 +30,28 @@ func (e *AnnotationError) Error() string {
 
 func podKey(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
 
-// PodIndex returns the completion index of a pod of an Indexed Job, read from the
-// annotation batch.kubernetes.io/job-completion-index only (as the upstream controller
-// does; the label of the same name is informational). A missing, non-numeric, negative
-// or larger than MaxInt32 value yields Unknown and an *AnnotationError naming the value,
-// so callers can log it; such a pod is a stray to remove. It does not allocate unless
-// it returns an error.
-func PodIndex(pod *corev1.Pod) (int, error) {
-	v, ok := pod.Annotations[batchv1.JobCompletionIndexAnnotation]
+// PodIndex returns the completion index of a pod of an Indexed owner of kind, read
+// from the annotation kind.IndexKey() only (batch.kubernetes.io/job-completion-index
+// for a batch/v1 Job; as the upstream controller does, the label of the same name is
+// informational). A missing, non-numeric, negative or larger than MaxInt32 value
+// yields Unknown and an *AnnotationError naming the value, so callers can log it;
+// such a pod is a stray to remove. It does not allocate unless it returns an error.
+func PodIndex(kind owner.Kind, pod *corev1.Pod) (int, error) {
+	key := kind.IndexKey()
+	v, ok := pod.Annotations[key]
 	if !ok {
-		return plainindexes.Unknown, &AnnotationError{Pod: podKey(pod), Key: batchv1.JobCompletionIndexAnnotation, Reason: "missing"}
+		return plainindexes.Unknown, &AnnotationError{Pod: podKey(pod), Key: key, Reason: "missing"}
 	}
 	x, ok := parseIndexAnnotation(v)
 	if !ok {
-		return plainindexes.Unknown, &AnnotationError{Pod: podKey(pod), Key: batchv1.JobCompletionIndexAnnotation, Value: v, Reason: "not a non-negative 32-bit integer"}
+		return plainindexes.Unknown, &AnnotationError{Pod: podKey(pod), Key: key, Value: v, Reason: "not a non-negative 32-bit integer"}
 	}
 	return x, nil
 }
 
 // podIndex is PodIndex without the error, for loops over many pods.
-func podIndex(pod *corev1.Pod) int {
-	x, ok := parseIndexAnnotation(pod.Annotations[batchv1.JobCompletionIndexAnnotation])
+func podIndex(key string, pod *corev1.Pod) int {
+	x, ok := parseIndexAnnotation(pod.Annotations[key])
 	if !ok {
 		return plainindexes.Unknown
 	}
@@ -80,13 +81,14 @@ func parseIndexAnnotation(v string) (int, bool) {
 	return int(x), true
 }
 
-// PodFailureCount reads the failure-count annotations of a pod. A missing annotation
+// PodFailureCount reads the failure-count annotations of a pod of an owner of kind
+// (kind.FailureCountKey and kind.IgnoredFailureCountKey). A missing annotation
 // counts 0. A value that is not a non-negative 32-bit integer counts 0 and is reported in
 // the returned error (an *AnnotationError, or two joined), while the other annotation is
 // still read.
-func PodFailureCount(pod *corev1.Pod) (plainindexes.FailureCount, error) {
-	failed, err1 := readCount(pod, batchv1.JobIndexFailureCountAnnotation)
-	ignored, err2 := readCount(pod, batchv1.JobIndexIgnoredFailureCountAnnotation)
+func PodFailureCount(kind owner.Kind, pod *corev1.Pod) (plainindexes.FailureCount, error) {
+	failed, err1 := readCount(pod, kind.FailureCountKey())
+	ignored, err2 := readCount(pod, kind.IgnoredFailureCountKey())
 	fc := plainindexes.FailureCount{Failed: failed, Ignored: ignored}
 	switch {
 	case err1 != nil && err2 != nil:

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jobkit/jobkit/owner"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
@@ -46,7 +47,7 @@ func TestPodIndex(t *testing.T) {
 			if tc.name == "label is not read" {
 				pod.Labels = map[string]string{key: "3"}
 			}
-			got, err := PodIndex(pod)
+			got, err := PodIndex(owner.BatchJob, pod)
 			assert.Equal(t, tc.want, got, "PodIndex() = %d, want %d", got, tc.want)
 			if tc.wantReason == "" {
 				require.NoError(t, err)
@@ -60,14 +61,14 @@ func TestPodIndex(t *testing.T) {
 }
 
 func TestPodIndexErrorMessage(t *testing.T) {
-	_, err := PodIndex(annotatedPod(map[string]string{batchv1.JobCompletionIndexAnnotation: "x"}))
+	_, err := PodIndex(owner.BatchJob, annotatedPod(map[string]string{batchv1.JobCompletionIndexAnnotation: "x"}))
 	require.Error(t, err)
 	assert.Equal(t, `pod ns/p: annotation batch.kubernetes.io/job-completion-index="x": not a non-negative 32-bit integer`, err.Error())
 }
 
 func TestPodIndexDoesNotAllocate(t *testing.T) {
 	pod := annotatedPod(map[string]string{batchv1.JobCompletionIndexAnnotation: "12345"})
-	allocs := testing.AllocsPerRun(100, func() { _, _ = PodIndex(pod) })
+	allocs := testing.AllocsPerRun(100, func() { _, _ = PodIndex(owner.BatchJob, pod) })
 	assert.Zero(t, allocs, "PodIndex allocates %v times, want 0", allocs)
 }
 
@@ -92,7 +93,7 @@ func TestPodFailureCount(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := PodFailureCount(annotatedPod(tc.ann))
+			got, err := PodFailureCount(owner.BatchJob, annotatedPod(tc.ann))
 			assert.Equal(t, tc.want, got, "PodFailureCount() = %+v, want %+v", got, tc.want)
 			if len(tc.wantErrKeys) == 0 {
 				require.NoError(t, err)

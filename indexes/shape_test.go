@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
@@ -115,17 +116,17 @@ func TestShapePod(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.pod
-			changed := ShapePod(got, tc.jobName, tc.index)
+			changed := ShapePod(owner.BatchJob, got, tc.jobName, tc.index)
 			assert.Equal(t, tc.wantChanged, changed, "ShapePod() changed = %v, want %v", changed, tc.wantChanged)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("ShapePod() pod mismatch (-want +got):\n%s", diff)
 			}
-			again := ShapePod(got, tc.jobName, tc.index)
+			again := ShapePod(owner.BatchJob, got, tc.jobName, tc.index)
 			assert.False(t, again, "ShapePod() on a shaped pod reports a change")
-			ix, err := PodIndex(got)
+			ix, err := PodIndex(owner.BatchJob, got)
 			if tc.index >= 0 {
 				require.NoError(t, err)
-				assert.Equal(t, tc.index, ix, "PodIndex(ShapePod(pod, %d)) = %d", tc.index, ix)
+				assert.Equal(t, tc.index, ix, "PodIndex(owner.BatchJob, ShapePod(owner.BatchJob, pod, %d)) = %d", tc.index, ix)
 			}
 		})
 	}
@@ -150,12 +151,12 @@ func TestGenerateName(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := GenerateName(tc.jobName, tc.index)
-			assert.Equal(t, tc.want, got, "GenerateName(%q, %d) = %q, want %q", tc.jobName, tc.index, got, tc.want)
-			assert.LessOrEqual(t, len(got), MaxGeneratedNameLength)
+			got := generateName(tc.jobName, tc.index)
+			assert.Equal(t, tc.want, got, "generateName(%q, %d) = %q, want %q", tc.jobName, tc.index, got, tc.want)
+			assert.LessOrEqual(t, len(got), maxGeneratedNameLength)
 		})
 	}
-	assert.Equal(t, 58, MaxGeneratedNameLength)
+	assert.Equal(t, 58, maxGeneratedNameLength)
 }
 
 func TestPodName(t *testing.T) {
@@ -215,7 +216,7 @@ func TestNextPodName(t *testing.T) {
 }
 
 func TestHostname(t *testing.T) {
-	assert.Equal(t, "job-12", Hostname("job", 12))
+	assert.Equal(t, "job-12", hostname("job", 12))
 }
 
 func TestReplacementFailureCount(t *testing.T) {
@@ -248,7 +249,7 @@ func TestReplacementFailureCount(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ReplacementFailureCount(tc.failed, tc.ignored)
+			got, err := ReplacementFailureCount(owner.BatchJob, tc.failed, tc.ignored)
 			assert.Equal(t, tc.want, got)
 			if tc.wantErr {
 				var aerr *AnnotationError
@@ -281,12 +282,12 @@ func TestSetFailureCountAnnotations(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := annotatedPod(tc.ann)
-			changed := SetFailureCountAnnotations(pod, tc.fc)
+			changed := SetFailureCountAnnotations(owner.BatchJob, pod, tc.fc)
 			assert.Equal(t, tc.wantChanged, changed, "SetFailureCountAnnotations() changed = %v, want %v", changed, tc.wantChanged)
 			if diff := cmp.Diff(tc.want, pod.Annotations); diff != "" {
-				t.Errorf("SetFailureCountAnnotations(%+v) annotations mismatch (-want +got):\n%s", tc.fc, diff)
+				t.Errorf("SetFailureCountAnnotations(owner.BatchJob, %+v) annotations mismatch (-want +got):\n%s", tc.fc, diff)
 			}
-			back, err := PodFailureCount(pod)
+			back, err := PodFailureCount(owner.BatchJob, pod)
 			require.NoError(t, err)
 			assert.Equal(t, plainindexes.FailureCount{Failed: max(tc.fc.Failed, 0), Ignored: max(tc.fc.Ignored, 0)}, back, "PodFailureCount() after Set")
 		})

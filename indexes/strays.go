@@ -3,6 +3,7 @@ package indexes
 import (
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/jobkit/jobkit/owner"
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/podorder"
 )
@@ -31,7 +32,7 @@ type StraysResult struct {
 	Active plainindexes.Intervals
 }
 
-// Strays sorts out the active pods of an Indexed Job (pods not yet terminal and not
+// Strays sorts out the active pods of an Indexed owner of kind (pods not yet terminal and not
 // being deleted; Strays does not check that). A pod is to be removed when it has no valid
 // index, when its index is at or above completions, or when another active pod of the
 // same index sorts after it in removal order (podorder.Compare): of the pods of one
@@ -39,13 +40,14 @@ type StraysResult struct {
 // active pod is kept.
 //
 // The rule is the plain layer's ([plainindexes.Strays]); this reads the pods' index
-// annotations and compares pods with podorder.Compare. The result does not depend on
+// annotations (kind.IndexKey) and compares pods with podorder.Compare. The result does not depend on
 // the order of pods. Strays runs in O(n log n) for n pods,
 // allocating O(n); it modifies neither the slice nor the pods.
-func Strays(pods []*corev1.Pod, completions int) StraysResult {
+func Strays(kind owner.Kind, pods []*corev1.Pod, completions int) StraysResult {
+	key := kind.IndexKey()
 	ix := make([]int, len(pods))
 	for i, p := range pods {
-		ix[i] = podIndex(p)
+		ix[i] = podIndex(key, p)
 	}
 	plain := plainindexes.Strays(ix, completions, func(i, j int) int { return podorder.Compare(pods[i], pods[j]) })
 	res := StraysResult{Active: plain.Active}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -158,9 +159,9 @@ func TestStrays(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := slices.Clone(tc.pods)
 			podsBefore := deepCopyPods(tc.pods)
-			got := Strays(in, tc.completions)
+			got := Strays(owner.BatchJob, in, tc.completions)
 			if diff := cmp.Diff(tc.want, summarize(got)); diff != "" {
-				t.Errorf("Strays(pods, %d) mismatch (-want +got):\n%s", tc.completions, diff)
+				t.Errorf("Strays(owner.BatchJob, pods, %d) mismatch (-want +got):\n%s", tc.completions, diff)
 			}
 			assert.Equal(t, tc.pods, in, "slice reordered")
 			assert.Empty(t, cmp.Diff(podsBefore, tc.pods), "pods modified")
@@ -179,18 +180,18 @@ func TestStraysIgnoresInputOrder(t *testing.T) {
 		}
 		pods = append(pods, activePod("p"+itoa(i), ix, time.Duration(r.IntN(3))*time.Minute))
 	}
-	want := summarize(Strays(pods, 50))
+	want := summarize(Strays(owner.BatchJob, pods, 50))
 	for range 20 {
 		r.Shuffle(len(pods), func(i, j int) { pods[i], pods[j] = pods[j], pods[i] })
-		if diff := cmp.Diff(want, summarize(Strays(pods, 50))); diff != "" {
+		if diff := cmp.Diff(want, summarize(Strays(owner.BatchJob, pods, 50))); diff != "" {
 			t.Fatalf("Strays() depends on input order (-first +now):\n%s", diff)
 		}
 	}
 	// Every kept pod has a distinct in-range index, and Active lists exactly those.
-	res := Strays(pods, 50)
+	res := Strays(owner.BatchJob, pods, 50)
 	var kept []int
 	for _, p := range res.Kept {
-		ix, err := PodIndex(p)
+		ix, err := PodIndex(owner.BatchJob, p)
 		assert.NoError(t, err)
 		assert.Less(t, ix, 50)
 		kept = append(kept, ix)

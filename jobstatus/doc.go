@@ -19,6 +19,9 @@
 //
 // SetCondition never modifies its input; it returns a new slice when something
 // changed, and changes lastTransitionTime only when a condition's status changes.
+// MetaConditions and JobConditions convert a Job's conditions to and from
+// metav1.Condition, the shape a custom resource's status usually keeps them in
+// (plan's "Status contract" says what must survive).
 //
 // # Cost and concurrency
 //

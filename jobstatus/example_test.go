@@ -53,3 +53,18 @@ func ExampleFinished() {
 	// false
 	// Complete true
 }
+
+// A custom resource that keeps its conditions as metav1.Conditions converts them for
+// the plan and back; only lastProbeTime, which nothing reads, is lost.
+func ExampleMetaConditions() {
+	at := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	job := []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: "CompletionsReached",
+		Message: "Reached expected number of succeeded pods", LastTransitionTime: at, LastProbeTime: at}}
+	meta := jobstatus.MetaConditions(job, 7)
+	fmt.Println(meta[0].Type, meta[0].Status, meta[0].Reason, meta[0].ObservedGeneration)
+	back := jobstatus.JobConditions(meta)
+	fmt.Println(jobstatus.IsFinished(&batchv1.JobStatus{Conditions: back}), back[0].LastProbeTime.IsZero())
+	// Output:
+	// Complete True CompletionsReached 7
+	// true true
+}

@@ -13,6 +13,28 @@
 // version of the group, since the API server may serve an owner under several
 // versions and a reference keeps the version it was written with.
 //
-// Everything here is pure, allocation-free except NewControllerRef, and safe for
-// concurrent use.
+// # What the pods carry
+//
+// A pod created for an owner gets, besides its template's labels and annotations:
+//
+//   - the owner's controller reference (NewControllerRef) and tracking finalizer
+//     (Kind.Finalizer);
+//   - for an Indexed owner, the annotation and the label Kind.IndexKey with the
+//     completion index, spec.hostname "<name>-<index>", and in every container the
+//     environment variable JOB_COMPLETION_INDEX read from that label;
+//   - with backoffLimitPerIndex, the annotations Kind.FailureCountKey and
+//     Kind.IgnoredFailureCountKey with the index's failures so far.
+//
+// The keys are the kind's: Kind.KeyPrefix followed by "completion-index",
+// "index-failure-count" and "index-ignored-failure-count". An empty KeyPrefix, as
+// in BatchJob, gives the batch/v1 keys (batch.kubernetes.io/job-completion-index and
+// so on), the documented default; an operator that does not want its pods to look
+// like a Job's sets its own ("ml.example.com/trainingjob-"). The index of a pod is
+// read back from Kind.IndexKey only, so the keys of one kind must not change while
+// it has pods. No other label is added: the labels that select an owner's pods are
+// the template's (the API server adds job-name and controller-uid to a Job's
+// template, not the controller).
+//
+// Everything here is pure, allocation-free except NewControllerRef and the keys of a
+// KeyPrefix of the kind's own, and safe for concurrent use.
 package owner

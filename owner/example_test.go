@@ -31,3 +31,15 @@ func ExampleKind() {
 	// ours: true tracked: true
 	// a batch/v1 Job's: false
 }
+
+// The keys of the label and annotations an owner's pods get: the batch/v1 ones by
+// default, the owner's own with a KeyPrefix.
+func ExampleKind_IndexKey() {
+	fmt.Println(owner.BatchJob.IndexKey(), owner.BatchJob.FailureCountKey())
+	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob",
+		Finalizer: "ml.example.com/worker-tracking", KeyPrefix: "ml.example.com/trainingjob-"}
+	fmt.Println(kind.IndexKey(), kind.FailureCountKey(), kind.IgnoredFailureCountKey())
+	// Output:
+	// batch.kubernetes.io/job-completion-index batch.kubernetes.io/job-index-failure-count
+	// ml.example.com/trainingjob-completion-index ml.example.com/trainingjob-index-failure-count ml.example.com/trainingjob-index-ignored-failure-count
+}

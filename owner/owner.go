@@ -24,6 +24,45 @@ type Kind struct {
 	// "batch.kubernetes.io/job-tracking" (batch/v1 Jobs) or
 	// "example.com/trainingjob-tracking".
 	Finalizer string
+	// KeyPrefix starts the keys of the label and annotations the controller puts on
+	// the pods it creates (IndexKey, FailureCountKey, IgnoredFailureCountKey), such
+	// as "ml.example.com/trainingjob-". Empty means "batch.kubernetes.io/job-", the
+	// keys of batch/v1 Jobs (owner.BatchJob), which kubectl and the tools of the
+	// batch API read; a custom owner that sets it gets keys of its own domain.
+	KeyPrefix string
+}
+
+// IndexKey is the annotation and label that hold the completion index of an
+// Indexed owner's pod (KeyPrefix + "completion-index"; for batch/v1,
+// batch.kubernetes.io/job-completion-index). The annotation is the one read back;
+// the label is for selection and the downward API (the JOB_COMPLETION_INDEX
+// environment variable reads it).
+//
+// The keys of the default prefix cost nothing; those of a KeyPrefix of the kind's
+// own are built at each call (one small allocation).
+func (k Kind) IndexKey() string {
+	if k.KeyPrefix == "" {
+		return batchv1.JobCompletionIndexAnnotation
+	}
+	return k.KeyPrefix + "completion-index"
+}
+
+// FailureCountKey is the annotation that holds the failures of an index before the
+// pod, with backoffLimitPerIndex (KeyPrefix + "index-failure-count").
+func (k Kind) FailureCountKey() string {
+	if k.KeyPrefix == "" {
+		return batchv1.JobIndexFailureCountAnnotation
+	}
+	return k.KeyPrefix + "index-failure-count"
+}
+
+// IgnoredFailureCountKey is the annotation that holds the failures of an index a
+// pod failure policy ignored (KeyPrefix + "index-ignored-failure-count").
+func (k Kind) IgnoredFailureCountKey() string {
+	if k.KeyPrefix == "" {
+		return batchv1.JobIndexIgnoredFailureCountAnnotation
+	}
+	return k.KeyPrefix + "index-ignored-failure-count"
 }
 
 // BatchJob is the kind of a batch/v1 Job, with its tracking finalizer.
@@ -101,7 +140,8 @@ func (k Kind) HasFinalizer(o metav1.Object) bool {
 var ErrInvalidKind = errors.New("invalid owner kind")
 
 // Validate reports the fields of k that cannot name an owner: an empty Version or
-// Kind, a Group or Finalizer that is not a valid name, naming each with its value.
+// Kind, a Group or Finalizer that is not a valid name, a KeyPrefix that makes keys
+// that are not valid label keys, naming each with its value.
 func (k Kind) Validate() error {
 	var errs []error
 	bad := func(field, value, msg string) {
@@ -129,6 +169,13 @@ func (k Kind) Validate() error {
 		}
 		if name == "" || len(name) > 63 || strings.Contains(name, "/") {
 			bad("Finalizer", k.Finalizer, "name part must be 1 to 63 characters without '/'")
+		}
+	}
+	if k.KeyPrefix != "" {
+		for _, key := range []string{k.IndexKey(), k.IgnoredFailureCountKey()} {
+			for _, msg := range validation.IsQualifiedName(key) {
+				bad("KeyPrefix", k.KeyPrefix, fmt.Sprintf("key %q: %s", key, msg))
+			}
 		}
 	}
 	return errors.Join(errs...)

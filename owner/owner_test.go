@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/owner"
+	batchv1 "k8s.io/api/batch/v1"
 )
 
 var training = owner.Kind{Group: "ml.example.com", Version: "v1alpha1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
@@ -150,5 +151,57 @@ func BenchmarkControllerOf(b *testing.B) {
 		if owner.BatchJob.ControllerOf(pod) == nil {
 			b.Fatal("no controller")
 		}
+	}
+}
+
+func TestKeys(t *testing.T) {
+	tests := []struct {
+		name                         string
+		kind                         owner.Kind
+		wantIndex, wantFail, wantIgn string
+	}{
+		{name: "batch/v1 Job: the API's keys", kind: owner.BatchJob,
+			wantIndex: batchv1.JobCompletionIndexAnnotation, wantFail: batchv1.JobIndexFailureCountAnnotation, wantIgn: batchv1.JobIndexIgnoredFailureCountAnnotation},
+		{name: "a custom kind without a prefix gets the batch/v1 keys", kind: training,
+			wantIndex: "batch.kubernetes.io/job-completion-index", wantFail: "batch.kubernetes.io/job-index-failure-count", wantIgn: "batch.kubernetes.io/job-index-ignored-failure-count"},
+		{name: "a custom prefix", kind: withPrefix(training, "ml.example.com/trainingjob-"),
+			wantIndex: "ml.example.com/trainingjob-completion-index", wantFail: "ml.example.com/trainingjob-index-failure-count", wantIgn: "ml.example.com/trainingjob-index-ignored-failure-count"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := []string{tt.kind.IndexKey(), tt.kind.FailureCountKey(), tt.kind.IgnoredFailureCountKey()}
+			if diff := cmp.Diff([]string{tt.wantIndex, tt.wantFail, tt.wantIgn}, got); diff != "" {
+				t.Errorf("keys of %v (-want +got):\n%s", tt.kind, diff)
+			}
+		})
+	}
+}
+
+func withPrefix(k owner.Kind, prefix string) owner.Kind {
+	k.KeyPrefix = prefix
+	return k
+}
+
+func TestValidateKeyPrefix(t *testing.T) {
+	tests := []struct {
+		prefix  string
+		wantErr bool
+	}{
+		{prefix: "ml.example.com/trainingjob-"},
+		{prefix: "trainingjob-"},
+		{prefix: "Not_A_Domain/x-", wantErr: true},
+		{prefix: "ml.example.com/a/b-", wantErr: true},
+		{prefix: "ml.example.com/" + strings.Repeat("x", 40), wantErr: true}, // the name part of a key passes 63
+	}
+	for _, tt := range tests {
+		t.Run(tt.prefix, func(t *testing.T) {
+			err := withPrefix(training, tt.prefix).Validate()
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Validate() with KeyPrefix %q = %v, want error %v", tt.prefix, err, tt.wantErr)
+			}
+			if err != nil && (!errors.Is(err, owner.ErrInvalidKind) || !strings.Contains(err.Error(), "KeyPrefix")) {
+				t.Errorf("Validate() = %v, want ErrInvalidKind naming KeyPrefix", err)
+			}
+		})
 	}
 }

@@ -95,7 +95,7 @@ func classify(e *env, list []*corev1.Pod, st *batchv1.JobStatus) classified {
 		pi.pod = pod
 		pi.index = plainindexes.Unknown
 		if e.spec.indexed {
-			ix, err := indexes.PodIndex(pod)
+			ix, err := indexes.PodIndex(e.owner, pod)
 			if err == nil {
 				pi.index = ix
 				pi.validIndex = ix < completions

@@ -15,19 +15,6 @@ import (
 	"github.com/jobkit/jobkit/owner"
 )
 
-// Condition messages and reasons the upstream controller writes.
-const (
-	MessageBackoffLimitExceeded     = "Job has reached the specified backoff limit"
-	MessageDeadlineExceeded         = "Job was active longer than specified deadline"
-	MessageMaxFailedIndexesExceeded = "Job has exceeded the specified maximal number of failed indexes"
-	MessageFailedIndexes            = "Job has failed indexes"
-	MessageCompletionsReached       = "Reached expected number of succeeded pods"
-	ReasonSuspended                 = "JobSuspended"
-	MessageSuspended                = "Job suspended"
-	ReasonResumed                   = "JobResumed"
-	MessageResumed                  = "Job resumed"
-)
-
 // ErrInvalidJob is wrapped by the errors Compute returns for a Job it cannot plan.
 var ErrInvalidJob = errors.New("invalid job")
 
@@ -86,7 +73,7 @@ func Compute(in Input) (*Plan, error) {
 	var act actions
 	managed := false
 	if v != nil {
-		act = deleteActiveForFinish(cl.pods, v)
+		act = deleteActiveForFinish(e.owner, cl.pods, v)
 	} else if e.synced && !w.Deleting {
 		act = manage(e, manageInput{pods: cl.pods, counts: cl.observed, succeeded: ix.succeededCount, backoff: backoffRecord, indexes: ix})
 		warn.add(act.warnings)
@@ -98,7 +85,7 @@ func Compute(in Input) (*Plan, error) {
 	var conds conditionChanges
 	if v == nil {
 		if completionsReached(sp, ix.succeededCount, counts) {
-			v = &verdict{success: true, reason: batchv1.JobReasonCompletionsReached, message: MessageCompletionsReached}
+			v = &verdict{success: true, reason: batchv1.JobReasonCompletionsReached, message: msgCompletionsReached}
 		} else if managed {
 			conds = suspendConditions(e, st)
 		}

@@ -29,9 +29,9 @@ func decideVerdict(e *env, cl classified, st *batchv1.JobStatus) (*verdict, requ
 	}
 	switch {
 	case cl.failed > e.spec.backoffLimit || pastBackoffLimitOnFailure(e.spec, cl.pods):
-		return &verdict{reason: batchv1.JobReasonBackoffLimitExceeded, message: MessageBackoffLimitExceeded}, rq
+		return &verdict{reason: batchv1.JobReasonBackoffLimitExceeded, message: message(e.owner, msgBackoffLimitExceeded)}, rq
 	case pastDeadline(e, st):
-		return &verdict{reason: batchv1.JobReasonDeadlineExceeded, message: MessageDeadlineExceeded}, rq
+		return &verdict{reason: batchv1.JobReasonDeadlineExceeded, message: message(e.owner, msgDeadlineExceeded)}, rq
 	case e.spec.deadline != nil && !e.spec.suspended && st.StartTime != nil:
 		left := st.StartTime.Add(time.Duration(*e.spec.deadline) * time.Second).Sub(e.now)
 		rq.at(left, "active deadline")
@@ -119,16 +119,18 @@ func (cc *conditionChanges) set(st *batchv1.JobStatus, c ConditionChange, now ti
 func suspendConditions(e *env, st *batchv1.JobStatus) conditionChanges {
 	var cc conditionChanges
 	if e.spec.suspended {
-		if cc.set(st, ConditionChange{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue, Reason: ReasonSuspended, Message: MessageSuspended}, e.now) {
-			cc.events = append(cc.events, Event{Type: corev1.EventTypeNormal, Reason: "Suspended", Message: MessageSuspended})
+		msg := message(e.owner, msgSuspended)
+		if cc.set(st, ConditionChange{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue, Reason: reasonSuspended, Message: msg}, e.now) {
+			cc.events = append(cc.events, Event{Type: corev1.EventTypeNormal, Reason: "Suspended", Message: msg})
 			// Kubernetes 1.36+ (MutableSchedulingDirectivesForSuspendedJobs): a
 			// suspended Job has no start time; resuming sets a new one.
 			st.StartTime = nil
 		}
 		return cc
 	}
-	if cc.set(st, ConditionChange{Type: batchv1.JobSuspended, Status: corev1.ConditionFalse, Reason: ReasonResumed, Message: MessageResumed}, e.now) {
-		cc.events = append(cc.events, Event{Type: corev1.EventTypeNormal, Reason: "Resumed", Message: MessageResumed})
+	msg := message(e.owner, msgResumed)
+	if cc.set(st, ConditionChange{Type: batchv1.JobSuspended, Status: corev1.ConditionFalse, Reason: reasonResumed, Message: msg}, e.now) {
+		cc.events = append(cc.events, Event{Type: corev1.EventTypeNormal, Reason: "Resumed", Message: msg})
 		st.StartTime = ptr.To(metav1.NewTime(e.now))
 	}
 	return cc

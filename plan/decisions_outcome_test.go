@@ -786,7 +786,7 @@ func tbAllRemoved(p *Plan) sets.Set[types.UID] {
 // complete with the pods it had; the API server requires a start time on a finished
 // Job, so the write that finishes it sets one (tbCheckPlan validates both writes).
 func TestDecision4_FinishingASuspendedJobSetsStartTime(t *testing.T) {
-	suspended := tbWithCond(tbCond(batchv1.JobSuspended, ReasonSuspended, MessageSuspended))
+	suspended := tbWithCond(tbCond(batchv1.JobSuspended, "JobSuspended", "Job suspended"))
 	cases := []struct {
 		name      string
 		in        Input

@@ -6,8 +6,10 @@
 // delete, whose tracking finalizers to remove, the status to write and when to look
 // again. It performs no I/O, reads no clock and modifies none of its inputs, so a
 // Plan can be compared with cmp.Diff in a test and printed in a log (Plan.String).
-// The owner's kind and tracking finalizer are Input.Owner; condition reasons and
-// messages are the Job controller's whatever the kind.
+// The owner's kind and tracking finalizer are Input.Owner; condition reasons are the
+// Job controller's whatever the kind, and messages are its words with the owner's
+// kind where it says "Job" ("TrainingJob was active longer than specified
+// deadline"; a batch/v1 Job's are upstream's exactly).
 //
 // The behaviour is that of the Job controller of Kubernetes 1.37, built from the
 // primitive packages (indexes, backoff, finalizers, podfailurepolicy, successpolicy,
@@ -34,6 +36,63 @@
 //
 // The order matters for exactness across crashes; the Plan type documents it.
 // Package reconcile implements it over a small client interface.
+//
+// # The status contract
+//
+// Compute reads Workload.Status and writes (Plan.RecordStatus, Plan.Status,
+// Settled.Status) a batchv1.JobStatus: a Job's own status, or what a custom
+// resource's controller converts its status to and from. Every field it writes must
+// come back exactly at the next sync, each for its reason:
+//
+//   - uncountedTerminatedPods: the ledger of finished pods recorded before their
+//     tracking finalizer goes (step 2 of the Plan). Lost after a finalizer went, those
+//     pods are never counted; kept after they were counted, they count twice.
+//   - succeeded and failed: the counters, which only grow; failed against
+//     backoffLimit decides the failure. A counted pod no longer carries the
+//     finalizer, so a lost count is lost for good.
+//   - completedIndexes and failedIndexes (Indexed): which indexes are done. Lost,
+//     finished indexes run again.
+//   - conditions (type, status, reason, message, lastTransitionTime):
+//     SuccessCriteriaMet and FailureTarget are a decision taken, kept even when the
+//     pods that led to it are gone; Complete and Failed end the owner's syncs;
+//     Suspended records a suspension. lastProbeTime may be dropped: nothing reads it.
+//   - startTime: the active deadline counts from it. Lost, every sync starts the
+//     clock again and writes.
+//   - completionTime: written with Complete; nothing reads it, but it is the record.
+//   - active, ready and terminating: recomputed from the pods at every sync and never
+//     read, but compared with what was read: counts that do not come back make every
+//     sync write the status again.
+//
+// Set and unset differ: ready, terminating, failedIndexes and
+// uncountedTerminatedPods written set (to 0, "" or empty) must come back set, or
+// every sync writes again. Times need survive only to the second, as JSON keeps
+// them.
+//
+// A custom resource keeps in its own shape what it has a place for (conditions,
+// often as metav1.Condition: jobstatus.MetaConditions and jobstatus.JobConditions
+// convert them; the pod counts as worker counts; a phase derived from the
+// conditions) and embeds Tracking for the rest. CheckStatusRoundTrip, in its tests,
+// reports every field of the contract its conversion loses.
+//
+// # Counters
+//
+// status.succeeded counts pods that succeeded (Indexed: completed indexes).
+// status.failed counts the failures that count toward backoffLimit, each pod once,
+// when its tracking finalizer goes, as upstream:
+//
+//   - a pod in phase Failed, unless a pod failure policy rule with action Ignore
+//     matches it;
+//   - a pod deleted before it succeeded (by a user, a node drain, the garbage
+//     collector), unless podReplacementPolicy is Failed, where it counts once its
+//     phase is Failed;
+//   - a pod still running when the owner fails (FailureTarget): the plan stops it
+//     and counts it as failed, so an owner of three workers that fails by one
+//     counts three failures.
+//
+// Not counted: pods stopped with their finalizer removed first (a scale-down, a
+// suspension, strays of an Indexed owner), and pods still running when the owner
+// succeeds by its success policy: they are stopped and their finalizer removed in
+// the same sync.
 //
 // # Phases
 //

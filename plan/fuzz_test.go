@@ -236,11 +236,11 @@ func fuzzJob(b *fuzzBytes) *batchv1.Job {
 	}
 	switch b.next() % 10 {
 	case 0:
-		st.Conditions = []batchv1.JobCondition{jobstatus.NewCondition(batchv1.JobFailureTarget, corev1.ConditionTrue, batchv1.JobReasonBackoffLimitExceeded, MessageBackoffLimitExceeded)}
+		st.Conditions = []batchv1.JobCondition{jobstatus.NewCondition(batchv1.JobFailureTarget, corev1.ConditionTrue, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit")}
 	case 1:
-		st.Conditions = []batchv1.JobCondition{jobstatus.NewCondition(batchv1.JobSuccessCriteriaMet, corev1.ConditionTrue, batchv1.JobReasonCompletionsReached, MessageCompletionsReached)}
+		st.Conditions = []batchv1.JobCondition{jobstatus.NewCondition(batchv1.JobSuccessCriteriaMet, corev1.ConditionTrue, batchv1.JobReasonCompletionsReached, "Reached expected number of succeeded pods")}
 	case 2:
-		st.Conditions = []batchv1.JobCondition{jobstatus.NewCondition(batchv1.JobSuspended, corev1.ConditionTrue, ReasonSuspended, MessageSuspended)}
+		st.Conditions = []batchv1.JobCondition{jobstatus.NewCondition(batchv1.JobSuspended, corev1.ConditionTrue, "JobSuspended", "Job suspended")}
 	case 3:
 		st.StartTime = nil
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 )
@@ -162,7 +163,7 @@ func (w *world) checkInvariants() {
 		if isTerminal(pod) || pod.DeletionTimestamp != nil {
 			continue
 		}
-		ix, err := indexes.PodIndex(pod)
+		ix, err := indexes.PodIndex(owner.BatchJob, pod)
 		if err != nil {
 			continue
 		}
@@ -244,7 +245,7 @@ func (w *world) terminating() []*corev1.Pod {
 
 func (w *world) byIndex(ix int) *corev1.Pod {
 	for _, p := range w.active() {
-		if i, err := indexes.PodIndex(p); err == nil && i == ix {
+		if i, err := indexes.PodIndex(owner.BatchJob, p); err == nil && i == ix {
 			return p
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/indexes"
+	"github.com/jobkit/jobkit/owner"
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/successpolicy"
 )
@@ -65,7 +66,7 @@ func decideIndexed(e *env, cl classified, st *batchv1.JobStatus, v *verdict) ind
 		for _, pi := range cl.pods {
 			// Pods of a succeeded index are not matched against the policy:
 			// WithFailed would leave them out anyway.
-			if pi.tracked && pi.validIndex && !out.succeeded.Has(pi.index) && indexFailed(sp, pi) {
+			if pi.tracked && pi.validIndex && !out.succeeded.Has(pi.index) && indexFailed(e, pi) {
 				failedIx = append(failedIx, pi.index)
 			}
 		}
@@ -73,12 +74,12 @@ func decideIndexed(e *env, cl classified, st *batchv1.JobStatus, v *verdict) ind
 		if !decided() {
 			nFailed := out.failed.Count()
 			if sp.maxFailedIndexes != nil && nFailed > int(*sp.maxFailedIndexes) {
-				out.verdict = &verdict{reason: batchv1.JobReasonMaxFailedIndexesExceeded, message: MessageMaxFailedIndexesExceeded}
+				out.verdict = &verdict{reason: batchv1.JobReasonMaxFailedIndexesExceeded, message: message(e.owner, msgMaxFailedIndexesExceeded)}
 			} else if nFailed > 0 && nFailed+int(out.succeededCount) >= completions {
-				out.verdict = &verdict{reason: batchv1.JobReasonFailedIndexes, message: MessageFailedIndexes}
+				out.verdict = &verdict{reason: batchv1.JobReasonFailedIndexes, message: message(e.owner, msgFailedIndexes)}
 			}
 		}
-		out.delayed = findDelayed(cl.pods, out.succeeded, out.failed)
+		out.delayed = findDelayed(e.owner, cl.pods, out.succeeded, out.failed)
 	}
 	if !decided() && sp.successPolicy != nil {
 		compiled, err := successpolicy.Compile(sp.successPolicy, completions)
@@ -111,7 +112,8 @@ func warnIndexes(w *warnings, field string, err error) {
 }
 
 // indexFailed says whether a failed pod fails its index (plainindexes.IndexFailed).
-func indexFailed(sp spec, pi *podInfo) bool {
+func indexFailed(e *env, pi *podInfo) bool {
+	sp := e.spec
 	if !pi.failed {
 		return false
 	}
@@ -122,14 +124,14 @@ func indexFailed(sp spec, pi *podInfo) bool {
 		f.Ignored = !m.CountsTowardBackoff
 	}
 	if !f.FailIndex && !f.Ignored {
-		f.Count, _ = indexes.PodFailureCount(pi.pod)
+		f.Count, _ = indexes.PodFailureCount(e.owner, pi.pod)
 	}
 	return plainindexes.IndexFailed(f)
 }
 
 // findDelayed picks, per index, the failed pod that keeps its finalizer until its
 // replacement exists, so that the replacement inherits its failure count.
-func findDelayed(pods []*podInfo, succeeded, failed plainindexes.Intervals) map[int]*podInfo {
+func findDelayed(kind owner.Kind, pods []*podInfo, succeeded, failed plainindexes.Intervals) map[int]*podInfo {
 	activeIx := sets.New[int]()
 	for _, pi := range pods {
 		if pi.active && pi.index >= 0 {
@@ -146,7 +148,7 @@ func findDelayed(pods []*podInfo, succeeded, failed plainindexes.Intervals) map[
 			continue
 		}
 		prev, ok := delayed[ix]
-		if !ok || laterFailure(pi.pod, prev.pod) {
+		if !ok || laterFailure(kind, pi.pod, prev.pod) {
 			delayed[ix] = pi
 		}
 	}
@@ -155,9 +157,9 @@ func findDelayed(pods []*podInfo, succeeded, failed plainindexes.Intervals) map[
 
 // laterFailure says whether pod a is the later failure of its index than b: at least
 // as many recorded failures and a finish time not before b's.
-func laterFailure(a, b *corev1.Pod) bool {
-	fa, _ := indexes.PodFailureCount(a)
-	fb, _ := indexes.PodFailureCount(b)
+func laterFailure(kind owner.Kind, a, b *corev1.Pod) bool {
+	fa, _ := indexes.PodFailureCount(kind, a)
+	fb, _ := indexes.PodFailureCount(kind, b)
 	return int64(fb.Failed)+int64(fb.Ignored) <= int64(fa.Failed)+int64(fa.Ignored) &&
 		!backoff.FinishTime(a).Before(backoff.FinishTime(b))
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 	plainledger "github.com/jobkit/jobkit/plain/ledger"
 )
 
@@ -134,7 +135,7 @@ func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 	out.limitReached = rec.LimitReached
 	st.UncountedTerminatedPods = &rec.Uncounted
 	for _, pod := range rec.RemoveFinalizer {
-		out.removeFinalizers = append(out.removeFinalizers, PodAction{Pod: pod, Reason: finalizerReason(pod, deleting, v)})
+		out.removeFinalizers = append(out.removeFinalizers, PodAction{Pod: pod, Reason: finalizerReason(e.owner, pod, deleting, v)})
 	}
 	if e.spec.indexed {
 		succeededIx := in.indexes.succeeded.WithSorted(rec.NewSucceededIndexes)
@@ -176,7 +177,7 @@ func deferRecording(e *env, st *batchv1.JobStatus, v *verdict, n int) bool {
 	return n < e.opts.maxUncounted()
 }
 
-func finalizerReason(pod *corev1.Pod, deleting bool, v *verdict) string {
+func finalizerReason(kind owner.Kind, pod *corev1.Pod, deleting bool, v *verdict) string {
 	switch {
 	case pod.Status.Phase == corev1.PodSucceeded:
 		return "pod succeeded"
@@ -185,9 +186,9 @@ func finalizerReason(pod *corev1.Pod, deleting bool, v *verdict) string {
 	case pod.DeletionTimestamp != nil:
 		return "pod deleted"
 	case deleting:
-		return "job being deleted"
+		return noun(kind) + " being deleted"
 	case v != nil:
-		return "job finishing: " + v.reason
+		return noun(kind) + " finishing: " + v.reason
 	}
 	return "pod finished"
 }

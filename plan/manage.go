@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/jobkit/jobkit/indexes"
+	"github.com/jobkit/jobkit/owner"
 	plainactive "github.com/jobkit/jobkit/plain/active"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
@@ -27,9 +28,9 @@ type actions struct {
 // deleteActiveForFinish deletes every active pod of a finishing Job, uncapped as
 // upstream (they are all counted in this sync, so they must all go); their finalizers
 // stay until they are counted.
-func deleteActiveForFinish(pods []*podInfo, v *verdict) actions {
+func deleteActiveForFinish(kind owner.Kind, pods []*podInfo, v *verdict) actions {
 	var out actions
-	reason := "job finishing: " + v.reason
+	reason := noun(kind) + " finishing: " + v.reason
 	for _, pi := range pods {
 		if !pi.active {
 			continue
@@ -76,7 +77,7 @@ func (c *manager) manage() {
 		}
 	}
 	if c.spec.suspended {
-		c.removeActive(c.removalOrder(active, len(active)), "job suspended")
+		c.removeActive(c.removalOrder(active, len(active)), noun(c.owner)+" suspended")
 		return
 	}
 	want := c.wantActive()
@@ -144,7 +145,7 @@ func (c *manager) removalOrder(active []*podInfo, n int) []removal {
 	var out []removal
 	left := pods
 	if c.spec.indexed {
-		res := indexes.Strays(pods, int(*c.spec.completions))
+		res := indexes.Strays(c.owner, pods, int(*c.spec.completions))
 		for _, s := range res.Remove {
 			out = append(out, removal{pi: byPod[s.Pod], reason: strayReason(s)})
 		}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/indexes"
+	"github.com/jobkit/jobkit/owner"
 )
 
 // succeedAll runs pending pods and lets running pods succeed on the next step.
@@ -160,7 +161,7 @@ func TestScenarioBackoffLimitPerIndexWithMaxFailedIndexes(t *testing.T) {
 					w.start(p)
 					continue
 				}
-				ix, _ := indexes.PodIndex(p)
+				ix, _ := indexes.PodIndex(owner.BatchJob, p)
 				if ix == 1 {
 					w.fail(p, 1) // index 1 always fails: two tries, then failed
 				} else {
@@ -184,7 +185,7 @@ func TestScenarioBackoffLimitPerIndexWithMaxFailedIndexes(t *testing.T) {
 					w.start(p)
 					continue
 				}
-				if ix, _ := indexes.PodIndex(p); ix < 2 {
+				if ix, _ := indexes.PodIndex(owner.BatchJob, p); ix < 2 {
 					w.fail(p, 1)
 				}
 			}
@@ -248,7 +249,7 @@ func TestScenarioSuspendResume(t *testing.T) {
 	cond := findCond(w.job, batchv1.JobSuspended)
 	require.NotNil(t, cond)
 	assert.Equal(t, corev1.ConditionTrue, cond.Status)
-	assert.Equal(t, ReasonSuspended, cond.Reason)
+	assert.Equal(t, "JobSuspended", cond.Reason)
 	assert.Nil(t, w.job.Status.StartTime, "suspending clears startTime")
 	w.finishTerminating()
 	w.gc()
@@ -261,7 +262,7 @@ func TestScenarioSuspendResume(t *testing.T) {
 	assert.Len(t, p.Create, 2)
 	cond = findCond(w.job, batchv1.JobSuspended)
 	assert.Equal(t, corev1.ConditionFalse, cond.Status)
-	assert.Equal(t, ReasonResumed, cond.Reason)
+	assert.Equal(t, "JobResumed", cond.Reason)
 	require.NotNil(t, w.job.Status.StartTime)
 	assert.True(t, w.job.Status.StartTime.Time.Equal(w.now), "resuming sets a new startTime")
 
@@ -290,7 +291,7 @@ func TestScenarioElasticIndexed(t *testing.T) {
 	assert.Equal(t, int32(1), w.job.Status.Succeeded, "succeeded lowered with them")
 	var removed []int
 	for _, d := range p.Delete {
-		ix, _ := indexes.PodIndex(d.Pod)
+		ix, _ := indexes.PodIndex(owner.BatchJob, d.Pod)
 		removed = append(removed, ix)
 	}
 	assert.ElementsMatch(t, []int{3}, removed, "the active pod of index 3 is out of range")
@@ -314,7 +315,7 @@ func TestScenarioActiveDeadline(t *testing.T) {
 	got := w.untilFinished(10, func(w *world) {})
 	require.Equal(t, batchv1.JobFailed, got)
 	w.assertDone(batchv1.JobFailed, batchv1.JobReasonDeadlineExceeded)
-	assert.Equal(t, MessageDeadlineExceeded, findCond(w.job, batchv1.JobFailed).Message)
+	assert.Equal(t, "Job was active longer than specified deadline", findCond(w.job, batchv1.JobFailed).Message)
 	assert.Equal(t, int32(2), w.job.Status.Failed, "running pods deleted at the deadline count as failed")
 }
 
@@ -429,7 +430,7 @@ func TestScenarioPodFailurePolicyFailIndex(t *testing.T) {
 				w.start(p)
 				continue
 			}
-			if ix, _ := indexes.PodIndex(p); ix == 2 {
+			if ix, _ := indexes.PodIndex(owner.BatchJob, p); ix == 2 {
 				w.fail(p, 3)
 			} else {
 				w.succeed(p)

@@ -58,9 +58,9 @@ func (p *Plan) Settle(removed sets.Set[types.UID]) Settled {
 		if cond.Type == batchv1.JobComplete {
 			st.CompletionTime = ptr.To(metav1.NewTime(s.Now))
 			if s.Completions != nil && st.Succeeded > *s.Completions {
-				out.Events = append(out.Events, Event{Type: corev1.EventTypeWarning, Reason: "TooManySucceededPods", Message: "Too many succeeded pods running after completion count reached"})
+				out.Events = append(out.Events, Event{Type: corev1.EventTypeWarning, Reason: "TooManySucceededPods", Message: msgTooManySucceeded})
 			}
-			out.Events = append(out.Events, Event{Type: corev1.EventTypeNormal, Reason: "Completed", Message: "Job completed"})
+			out.Events = append(out.Events, Event{Type: corev1.EventTypeNormal, Reason: "Completed", Message: message(s.kind(), msgCompleted)})
 		} else {
 			out.Events = append(out.Events, Event{Type: corev1.EventTypeWarning, Reason: cond.Reason, Message: cond.Message})
 		}

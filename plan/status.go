@@ -68,6 +68,7 @@ func assembleStatus(e *env, in statusInput, st *batchv1.JobStatus, p *Plan) {
 		Terminating: in.counts.terminating,
 		Completions: e.spec.completions,
 		Now:         e.now,
+		Owner:       e.owner,
 
 		DeferPodCounts: !e.synced,
 	}
@@ -98,11 +99,11 @@ func planFinished(in Input, w *Workload) *Plan {
 		}
 		ref := metav1.GetControllerOfNoCopy(pod)
 		if ref != nil && ref.UID == w.UID && finalizers.Has(pod, in.kind().Finalizer) && !in.PendingFinalizerRemovals.Has(pod.UID) {
-			p.RemoveFinalizers = append(p.RemoveFinalizers, PodAction{Pod: pod, Reason: "job finished"})
+			p.RemoveFinalizers = append(p.RemoveFinalizers, PodAction{Pod: pod, Reason: noun(in.kind()) + " finished"})
 		}
 	}
 	if len(p.RemoveFinalizers) == 0 {
-		return &Plan{Skip: "job finished"}
+		return &Plan{Skip: noun(in.kind()) + " finished"}
 	}
 	p.Settlement = Settlement{
 		Base:     p.Status,
@@ -110,6 +111,7 @@ func planFinished(in Input, w *Workload) *Plan {
 		Held:     heldUIDs(p.Status.UncountedTerminatedPods, in.Pods, in.PendingFinalizerRemovals, in.kind().Finalizer),
 		Removing: removingUIDs(p.RemoveFinalizers, in.PendingFinalizerRemovals),
 		Now:      in.Now,
+		Owner:    in.kind(),
 	}
 	return p
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 
@@ -164,11 +165,23 @@ type Settlement struct {
 	// Now is the time of the sync: that of the terminal condition, completionTime and,
 	// when the Job has none, startTime.
 	Now time.Time
+	// Owner is the owner's kind (Input.Owner), named in the messages of the events
+	// of finishing ("TrainingJob completed"); the zero value means owner.BatchJob
+	// ("Job completed").
+	Owner owner.Kind
 	// DeferPodCounts is set when expectations are unsatisfied: the cache is about to
 	// show pods created or deleted, so a status that changes only counts recomputed
 	// from the pods (active, ready, terminating, an Indexed Job's succeeded indexes)
 	// waits for it instead of being written twice (Settled.Changed false).
 	DeferPodCounts bool
+}
+
+// kind returns Owner, or owner.BatchJob when it is the zero value.
+func (s *Settlement) kind() owner.Kind {
+	if s.Owner == (owner.Kind{}) {
+		return owner.BatchJob
+	}
+	return s.Owner
 }
 
 // IsEmpty reports whether the plan asks for nothing: no API call and no requeue.

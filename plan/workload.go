@@ -18,8 +18,12 @@ import (
 //
 // Compute reads a Workload and never modifies it or anything it points to.
 type Workload struct {
-	// Namespace and Name are the owner's: created pods go to Namespace, are named
-	// after Name and (Indexed) get Name as their subdomain.
+	// Namespace and Name are the owner's: created pods go to Namespace and are
+	// named after Name; the pod of index i of an Indexed owner gets the hostname
+	// "<Name>-<i>", as upstream. Its subdomain is the template's, none unless the
+	// template sets one (the name of a headless Service, through which the pods
+	// reach each other as "<Name>-<i>.<subdomain>"), as upstream: the controller
+	// adds none.
 	Namespace, Name string
 	// UID is the owner's UID. Ownership is by controller-reference UID: a pod is the
 	// owner's when its controller reference has this UID; created and adopted pods

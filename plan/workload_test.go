@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -95,6 +96,8 @@ func TestComputeCustomWorkload(t *testing.T) {
 			assert.Equal(t, fmt.Sprint(i), pod.Annotations[batchv1.JobCompletionIndexAnnotation])
 			assert.Equal(t, fmt.Sprint(i), pod.Labels[batchv1.JobCompletionIndexAnnotation])
 			assert.Equal(t, "resnet", pod.Labels["app"])
+			assert.Equal(t, fmt.Sprintf("resnet-%d", i), pod.Spec.Hostname)
+			assert.Empty(t, pod.Spec.Subdomain, "no subdomain unless the template sets one")
 		}
 		assert.Nil(t, w.Spec.Template.Annotations, "the template is not modified")
 	})
@@ -191,4 +194,76 @@ func ExampleJobWorkload() {
 	}
 	fmt.Println(w.Namespace, w.Name, *w.Spec.Completions, len(p.Create))
 	// Output: default pi 2 2
+}
+
+// TestCustomKindKeys: an owner kind with keys of its own puts them, and no
+// batch.kubernetes.io key, on the pods it creates; the plan reads the index and the
+// failure count back from them.
+func TestCustomKindKeys(t *testing.T) {
+	kind := trainingKind
+	kind.KeyPrefix = "ml.example.com/trainingjob-"
+	require.NoError(t, kind.Validate())
+	w := trainingWorkload()
+	w.Spec.Template.Spec.Subdomain = "resnet-workers"
+	in := trainingInput(w)
+	in.Owner = kind
+	p, err := plan.Compute(in)
+	require.NoError(t, err)
+	require.Len(t, p.Create, 3, "plan:\n%s", p)
+	var pods []*corev1.Pod
+	for i, c := range p.Create {
+		pod := c.Pod.DeepCopy()
+		want := fmt.Sprint(i)
+		assert.Equal(t, want, pod.Annotations["ml.example.com/trainingjob-completion-index"])
+		assert.Equal(t, want, pod.Labels["ml.example.com/trainingjob-completion-index"])
+		for k := range pod.Annotations {
+			assert.NotContains(t, k, "batch.kubernetes.io", "annotation of pod %d", i)
+		}
+		for k := range pod.Labels {
+			assert.NotContains(t, k, "batch.kubernetes.io", "label of pod %d", i)
+		}
+		assert.Equal(t, "metadata.labels['ml.example.com/trainingjob-completion-index']", pod.Spec.Containers[0].Env[0].ValueFrom.FieldRef.FieldPath)
+		assert.Equal(t, fmt.Sprintf("resnet-%d", i), pod.Spec.Hostname)
+		assert.Equal(t, "resnet-workers", pod.Spec.Subdomain, "the template's subdomain")
+		pod.UID = types.UID(pod.Name)
+		pod.CreationTimestamp = metav1.NewTime(exampleNow.Add(-time.Minute))
+		pod.Status.Phase = corev1.PodRunning
+		pods = append(pods, pod)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&metav1.LabelSelector{MatchLabels: map[string]string{kind.IndexKey(): "1"}})
+	require.NoError(t, err)
+	var selected []string
+	for _, pod := range pods {
+		if sel.Matches(labels.Set(pod.Labels)) {
+			selected = append(selected, pod.Name)
+		}
+	}
+	assert.Equal(t, []string{pods[1].Name}, selected, "the index label selects the pod of index 1")
+
+	in.Pods = pods
+	p, err = plan.Compute(in)
+	require.NoError(t, err)
+	assert.Empty(t, p.Create, "every index has its pod: plan:\n%s", p)
+	assert.Empty(t, p.Delete, "no pod is a stray: plan:\n%s", p)
+	assert.Empty(t, p.Warnings)
+
+	pods[0].Status.Phase = corev1.PodFailed
+	p, err = plan.Compute(in)
+	require.NoError(t, err)
+	require.Len(t, p.Create, 1, "the failed index is replaced: plan:\n%s", p)
+	repl := p.Create[0].Pod
+	assert.Equal(t, 0, p.Create[0].Index)
+	assert.Equal(t, "1", repl.Annotations["ml.example.com/trainingjob-index-failure-count"])
+	assert.NotContains(t, repl.Annotations, batchv1.JobIndexFailureCountAnnotation)
+
+	// The replacement fails too: its count reaches backoffLimitPerIndex (1), the
+	// index fails, read from the kind's own annotation.
+	failedAgain := repl.DeepCopy()
+	failedAgain.UID = "again"
+	failedAgain.Status.Phase = corev1.PodFailed
+	in.Pods = append(pods[1:], failedAgain)
+	p, err = plan.Compute(in)
+	require.NoError(t, err)
+	require.NotNil(t, p.Status.FailedIndexes)
+	assert.Equal(t, "0", *p.Status.FailedIndexes, "plan:\n%s", p)
 }

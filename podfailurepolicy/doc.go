@@ -13,7 +13,7 @@
 // The rules themselves live in package github.com/jobkit/jobkit/plain/podfailurepolicy
 // ([plainpfp]), over plain values (exit codes by container name, condition types):
 // [Match] converts the policy and the pod's terminated containers and conditions
-// ([FailureOf], [PolicyOf]) and calls it; [Validate] calls [plainpfp.Validate] with
+// and calls it; [Validate] calls [plainpfp.Validate] with
 // the template's container names and reports its errors as field errors, with the
 // values typed as in batch/v1, and adds the two checks on the rest of the spec. This
 // package re-exports none of the plain names (the limits are [plainpfp.MaxRules],

@@ -41,7 +41,7 @@ const (
 
 // Match finds the first rule of policy that matches the failed pod and returns how
 // the failure is handled: [plainpfp.Match] of the policy and of the pod's
-// terminated containers and conditions ([FailureOf]). Rules are tried in order. A
+// terminated containers and conditions (failureOf). Rules are tried in order. A
 // rule whose action this package does not know is skipped, as the API asks clients
 // to do, so a newer policy still works with the rules it understands. A nil policy,
 // a nil pod or a pod no rule matches gives a failure that counts (Matched false,
@@ -97,14 +97,9 @@ func Match(policy *batchv1.PodFailurePolicy, pod *corev1.Pod) Result {
 	return noMatch
 }
 
-// FailureOf returns what [plainpfp.Match] reads of a failed pod: its namespace and
+// failureOf returns what [plainpfp.Match] reads of a failed pod: its namespace and
 // name (for the message), its terminated containers (regular, then init) and its
-// conditions. pod must not be nil; it is not modified.
-func FailureOf(pod *corev1.Pod) plainpfp.Failure {
-	return failureOf(pod, nil, nil)
-}
-
-// failureOf is FailureOf appending to the given buffers.
+// conditions, appended to the given buffers. pod must not be nil; it is not modified.
 func failureOf(pod *corev1.Pod, containers []plainpfp.Container, conditions []plainpfp.Condition) plainpfp.Failure {
 	containers = appendTerminated(containers, pod.Status.ContainerStatuses, false)
 	containers = appendTerminated(containers, pod.Status.InitContainerStatuses, true)
@@ -124,9 +119,9 @@ func appendTerminated(out []plainpfp.Container, statuses []corev1.ContainerStatu
 	return out
 }
 
-// PolicyOf returns policy as a plain policy. It shares the exit code values and
+// policyOf returns policy as a plain policy. It shares the exit code values and
 // container names with policy (neither side modifies them). A nil policy gives nil.
-func PolicyOf(policy *batchv1.PodFailurePolicy) *plainpfp.Policy {
+func policyOf(policy *batchv1.PodFailurePolicy) *plainpfp.Policy {
 	if policy == nil {
 		return nil
 	}

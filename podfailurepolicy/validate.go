@@ -65,7 +65,7 @@ func Validate(spec *batchv1.JobSpec, fldPath *field.Path) field.ErrorList {
 		PerIndexBackoff: spec.BackoffLimitPerIndex != nil,
 	}
 	var errs field.ErrorList
-	if perrs := plainpfp.Validate(PolicyOf(spec.PodFailurePolicy), ctx); len(perrs) > 0 {
+	if perrs := plainpfp.Validate(policyOf(spec.PodFailurePolicy), ctx); len(perrs) > 0 {
 		prefix := fldPath.Child("podFailurePolicy").String() + "."
 		for _, e := range perrs {
 			errs = append(errs, fieldError(field.NewPath(prefix+e.Field), e))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
+	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
@@ -167,7 +168,7 @@ func watchModel(c *reconciletest.Cluster, completions int32) *model {
 			switch {
 			case old.Status.Phase == corev1.PodSucceeded:
 				m.succeeded++
-				if ix, err := indexes.PodIndex(old); err == nil && ix < int(completions) {
+				if ix, err := indexes.PodIndex(owner.BatchJob, old); err == nil && ix < int(completions) {
 					m.succeededIx.Insert(ix)
 				}
 			case old.Status.Phase == corev1.PodFailed || old.DeletionTimestamp != nil:

@@ -943,6 +943,6 @@ func TestCleanOrphanLeavesAcceptedRemovalAlone(t *testing.T) {
 	e.c.ResetCalls()
 	d, err := e.r.CleanOrphan(t.Context(), cached, finalizers.JobOwner(finished))
 	require.NoError(t, err)
-	assert.Equal(t, finalizers.OrphanDecision{Reason: finalizers.ReasonRemovalInFlight}, d)
+	assert.Equal(t, finalizers.OrphanDecision{Reason: finalizers.ReasonRemovalInFlight, Message: finalizers.ReasonRemovalInFlight}, d)
 	assert.Zero(t, e.count(reconciletest.OpPatchPod), "no second removal patch: %v", e.ops())
 }

@@ -275,7 +275,7 @@ func (r *Reconciler) DecideOrphan(pod *corev1.Pod, own *finalizers.OrphanOwner) 
 // finalizer and its completion go uncounted.
 func (r *Reconciler) CleanOrphan(ctx context.Context, pod *corev1.Pod, own *finalizers.OrphanOwner) (finalizers.OrphanDecision, error) {
 	if pod == nil {
-		return finalizers.OrphanDecision{Reason: finalizers.ReasonNoFinalizer}, nil
+		return finalizers.OrphanDecision{Reason: finalizers.ReasonNoFinalizer, Message: finalizers.ReasonNoFinalizer}, nil
 	}
 	d := r.DecideOrphan(pod, own)
 	if !d.Remove {
@@ -284,13 +284,13 @@ func (r *Reconciler) CleanOrphan(ctx context.Context, pod *corev1.Pod, own *fina
 	if r.removalAccepted(pod) {
 		// The owner's sync stripped the pod and finished the owner before the pod's
 		// event reached the cache: the finalizer is gone already.
-		return finalizers.OrphanDecision{Reason: finalizers.ReasonRemovalInFlight}, nil
+		return finalizers.OrphanDecision{Reason: finalizers.ReasonRemovalInFlight, Message: finalizers.ReasonRemovalInFlight}, nil
 	}
 	patch := finalizers.RemovalPatch(pod, r.cfg.Owner.Finalizer)
 	if _, err := r.pods.PatchPod(ctx, pod.Namespace, pod.Name, patch.Type, patch.Data); err != nil && !IsPodGone(err) {
 		return d, fmt.Errorf("remove tracking finalizer of orphan pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	r.cfg.Logger.V(2).Info("Removed the tracking finalizer of an orphan pod", "pod", pod.Namespace+"/"+pod.Name, "reason", d.Reason)
+	r.cfg.Logger.V(2).Info("Removed the tracking finalizer of an orphan pod", "pod", pod.Namespace+"/"+pod.Name, "reason", d.Message)
 	return d, nil
 }
 

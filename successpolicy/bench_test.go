@@ -86,7 +86,7 @@ func BenchmarkMatch(b *testing.B) {
 			succeeded := alternating(n)
 			b.ReportAllocs()
 			for b.Loop() {
-				successpolicy.Match(p, 2*n, succeeded)
+				match(p, 2*n, succeeded)
 			}
 		})
 	}

@@ -4,7 +4,7 @@
 //
 // The rules and their validation live in package
 // github.com/jobkit/jobkit/plain/successpolicy, over plain values (an index string and
-// a count per rule) with no JobSpec: [Compile], [Match] and [Validate] convert the
+// a count per rule) with no JobSpec: [Compile] and [Validate] convert the
 // policy with [PolicyOf] and call it, and return its types ([plainsp.Result],
 // [plainsp.Compiled]); this package re-exports none of its names. Validate adds the checks on the rest of the spec (indexed completion mode, completions
 // defaulting) and reports the plain errors as field errors.
@@ -15,7 +15,7 @@
 // then takes the set of succeeded indexes (a [plainindexes.Intervals], as in
 // status.completedIndexes) and returns a [plainsp.Result] naming the first satisfied rule, with the reason
 // (batchv1.JobReasonSuccessPolicy) and message ("Matched rules at index N") of the
-// SuccessCriteriaMet condition the controller adds. [Match] does both steps in one call.
+// SuccessCriteriaMet condition the controller adds.
 // The rules are evaluated in order and the first satisfied one wins:
 //
 //   - succeededIndexes only: every listed index has succeeded;

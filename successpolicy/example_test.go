@@ -12,14 +12,18 @@ import (
 
 // A leader-worker Job: it succeeds when the leader (index 0) succeeds, or when any
 // three of the workers 1-4 do.
-func ExampleMatch() {
+func ExampleCompile_match() {
 	policy := &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{
 		{SucceededIndexes: ptr.To("0")},
 		{SucceededIndexes: ptr.To("1-4"), SucceededCount: ptr.To[int32](3)},
 	}}
+	compiled, err := successpolicy.Compile(policy, 5) // once per policy
+	if err != nil {
+		panic(err)
+	}
 	for _, completed := range []string{"1,3", "1,3,4", "0"} {
 		succeeded, _ := plainindexes.Parse(completed, 5)
-		r := successpolicy.Match(policy, 5, succeeded)
+		r := compiled.Match(succeeded)
 		fmt.Printf("completed %q: matched=%v reason=%q message=%q\n", completed, r.Matched, r.Reason, r.Message)
 	}
 	// Output:

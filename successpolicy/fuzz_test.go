@@ -86,7 +86,7 @@ func FuzzCompile(f *testing.F) {
 			t.Fatalf("Compile(%q, %d) = nil, %v", listed, comp, err)
 		}
 		got := c.Match(succeeded)
-		if plain := successpolicy.Match(p, comp, succeeded); got != plain {
+		if plain := match(p, comp, succeeded); got != plain {
 			t.Fatalf("Compiled.Match = %+v, Match = %+v", got, plain)
 		}
 		if want := referenceMatch(p, comp, succeeded); got != want {

@@ -95,15 +95,3 @@ func Compile(policy *batchv1.SuccessPolicy, completions int) (*plainsp.Compiled,
 	}
 	return c, errors.Join(errs...)
 }
-
-// Match reports the first rule of policy that the succeeded indexes of an Indexed Job
-// with the given spec.completions satisfy; see [plainsp.Compiled.Match] for the rules. A nil
-// policy matches nothing.
-//
-// Match compiles policy on every call and drops any parse error (the readable part of
-// each succeededIndexes string is used). A controller that matches the same Job on
-// every sync should call [Compile] once per policy, report its error, and use
-// [plainsp.Compiled.Match].
-func Match(policy *batchv1.SuccessPolicy, completions int, succeeded plainindexes.Intervals) plainsp.Result {
-	return plainsp.Match(PolicyOf(policy), completions, succeeded)
-}

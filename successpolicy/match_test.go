@@ -48,6 +48,11 @@ func matched(rule int) plainsp.Result {
 
 var noMatch = plainsp.Result{RuleIndex: -1}
 
+// match is the plain rule over the converted policy, compiled at every call.
+func match(policy *batchv1.SuccessPolicy, completions int, succeeded plainindexes.Intervals) plainsp.Result {
+	return plainsp.Match(successpolicy.PolicyOf(policy), completions, succeeded)
+}
+
 func TestMatch(t *testing.T) {
 	cases := []struct {
 		name        string
@@ -262,7 +267,7 @@ func TestMatch(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			succeeded := mustParse(t, tc.succeeded)
-			got := successpolicy.Match(tc.policy, tc.completions, succeeded)
+			got := match(tc.policy, tc.completions, succeeded)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Match(%q) (-want +got):\n%s", tc.succeeded, diff)
 			}
@@ -280,7 +285,7 @@ func TestMatchMessageForLaterRules(t *testing.T) {
 		rules[i] = rule("-", ptr.To[int32](100))
 	}
 	rules[12] = rule("4", nil)
-	got := successpolicy.Match(policy(rules...), 10, mustParse(t, "4"))
+	got := match(policy(rules...), 10, mustParse(t, "4"))
 	assert.Equal(t, "Matched rules at index 12", got.Message)
 	assert.Equal(t, 12, got.RuleIndex)
 }
@@ -290,7 +295,7 @@ func TestMatchDoesNotModifyInputs(t *testing.T) {
 	before := p.DeepCopy()
 	succeeded := mustParse(t, "1,3,5-7")
 	succeededBefore := append(plainindexes.Intervals(nil), succeeded...)
-	successpolicy.Match(p, 10, succeeded)
+	match(p, 10, succeeded)
 	assert.Equal(t, before, p)
 	assert.Equal(t, succeededBefore, succeeded)
 }

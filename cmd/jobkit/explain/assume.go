@@ -164,7 +164,7 @@ func applyAssumptions(w *workload, pods []*corev1.Pod, as []Assumption, now time
 			picked = active[max(0, len(active)-a.N):]
 		case "index":
 			for _, i := range active {
-				if ix, err := indexes.PodIndex(out[i]); err == nil && ix == a.N {
+				if ix, err := indexes.PodIndex(w.kind, out[i]); err == nil && ix == a.N {
 					picked = append(picked, i)
 				}
 			}

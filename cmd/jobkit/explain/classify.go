@@ -80,7 +80,7 @@ func classify(w *workload, pods []*corev1.Pod, p *plan.Plan) *classification {
 			out.Phase = string(corev1.PodPending)
 		}
 		if indexed {
-			if ix, err := indexes.PodIndex(pod); err == nil {
+			if ix, err := indexes.PodIndex(w.kind, pod); err == nil {
 				out.Index = ptr.To(ix)
 			}
 		}
@@ -151,7 +151,7 @@ func classify(w *workload, pods []*corev1.Pod, p *plan.Plan) *classification {
 		c.pods = append(c.pods, out)
 	}
 	if indexed && w.Spec.Completions != nil {
-		for _, s := range indexes.Strays(active, int(*w.Spec.Completions)).Remove {
+		for _, s := range indexes.Strays(w.kind, active, int(*w.Spec.Completions)).Remove {
 			i := at[s.Pod]
 			switch s.Reason {
 			case plainindexes.StrayDuplicate:

@@ -41,7 +41,7 @@ func diagnose(w *workload, pods []*corev1.Pod, c *classification, p *plan.Plan, 
 		case ref != nil && ref.UID != w.UID && w.kind.Matches(ref) && ref.Name == w.Name:
 			// A pod of an earlier owner of this name: that owner is gone.
 			if d := finalizers.DecideOrphan(w.kind, pod, w.orphanOwner(), controller); d.Remove {
-				add(DiagFinalizerJobDeleted, "pod %s keeps the tracking finalizer of a deleted %s %s (uid %s): %s; the orphan cleanup of the %s controller removes it", pod.Name, w.noun, ref.Name, ref.UID, d.Reason, w.noun)
+				add(DiagFinalizerJobDeleted, "pod %s keeps the tracking finalizer of a deleted %s %s (uid %s): %s; the orphan cleanup of the %s controller removes it", pod.Name, w.noun, ref.Name, ref.UID, d.Message, w.noun)
 			}
 		}
 	}
@@ -75,11 +75,11 @@ func diagnose(w *workload, pods []*corev1.Pod, c *classification, p *plan.Plan, 
 	}
 	if ptr.Deref(w.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion {
 		for _, pod := range c.own {
-			if _, err := indexes.PodIndex(pod); err != nil {
+			if _, err := indexes.PodIndex(w.kind, pod); err != nil {
 				add(DiagBadIndex, "%v: the pod is a stray, never counted for an index", err)
 			}
 			if w.Spec.BackoffLimitPerIndex != nil {
-				if _, err := indexes.PodFailureCount(pod); err != nil {
+				if _, err := indexes.PodFailureCount(w.kind, pod); err != nil {
 					add(DiagBadIndex, "%v: counted as 0", err)
 				}
 			}
@@ -145,7 +145,7 @@ func counterMismatches(w *workload, c *classification) []Diagnostic {
 		case pod.Status.Phase == corev1.PodSucceeded:
 			succeeded++
 			if indexed {
-				if ix, err := indexes.PodIndex(pod); err == nil && ix < completions && !completed.Has(ix) {
+				if ix, err := indexes.PodIndex(w.kind, pod); err == nil && ix < completions && !completed.Has(ix) {
 					missing = append(missing, ix)
 				}
 			}

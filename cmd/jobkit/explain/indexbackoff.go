@@ -9,6 +9,7 @@ import (
 
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/indexes"
+	"github.com/jobkit/jobkit/owner"
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/plan"
 )
@@ -36,7 +37,7 @@ func indexBackoff(w *workload, c *classification, p *plan.Plan, opts Options) []
 	busy := map[int]bool{}
 	last := map[int]*corev1.Pod{}
 	for _, pod := range c.own {
-		ix, err := indexes.PodIndex(pod)
+		ix, err := indexes.PodIndex(w.kind, pod)
 		if err != nil || ix >= completions || done.Has(ix) {
 			continue
 		}
@@ -47,7 +48,7 @@ func indexBackoff(w *workload, c *classification, p *plan.Plan, opts Options) []
 		if !isFailedForBackoff(pod, c.onlyFailed) {
 			continue
 		}
-		if prev, ok := last[ix]; !ok || later(pod, prev) {
+		if prev, ok := last[ix]; !ok || later(w.kind, pod, prev) {
 			last[ix] = pod
 		}
 	}
@@ -56,11 +57,11 @@ func indexBackoff(w *workload, c *classification, p *plan.Plan, opts Options) []
 		if busy[ix] || created[ix] {
 			continue
 		}
-		left, _ := backoff.IndexRemaining(pod, opts.Backoff, opts.Now)
+		left, _ := backoff.IndexRemaining(w.kind, pod, opts.Backoff, opts.Now)
 		if left <= 0 {
 			continue
 		}
-		fc, _ := indexes.PodFailureCount(pod)
+		fc, _ := indexes.PodFailureCount(w.kind, pod)
 		out = append(out, IndexWait{Index: ix, Failures: int(fc.Failed) + int(fc.Ignored) + 1, Remaining: Duration(left)})
 	}
 	slices.SortFunc(out, func(a, b IndexWait) int {
@@ -82,8 +83,8 @@ func isFailedForBackoff(pod *corev1.Pod, onlyFailed bool) bool {
 // later says whether failed pod a is a later failure of its index than b, by the
 // rule plan documents for the pod whose replacement is due: at least as many
 // recorded failures and a finish time not before b's.
-func later(a, b *corev1.Pod) bool {
-	fa, _ := indexes.PodFailureCount(a)
-	fb, _ := indexes.PodFailureCount(b)
+func later(kind owner.Kind, a, b *corev1.Pod) bool {
+	fa, _ := indexes.PodFailureCount(kind, a)
+	fb, _ := indexes.PodFailureCount(kind, b)
 	return fb.Total() <= fa.Total() && !backoff.FinishTime(a).Before(backoff.FinishTime(b))
 }

@@ -92,7 +92,7 @@ func TestExplainWorkload(t *testing.T) {
 	require.Equal(t, []string{"record ", "remove-finalizer job-1", "create "}, actions)
 
 	wantDiags := []explain.Diagnostic{{Kind: explain.DiagFinalizerJobDeleted,
-		Message: "pod earlier keeps the tracking finalizer of a deleted TrainingJob job (uid earlier-uid): controlling Job no longer exists; the orphan cleanup of the TrainingJob controller removes it"}}
+		Message: "pod earlier keeps the tracking finalizer of a deleted TrainingJob job (uid earlier-uid): controlling TrainingJob no longer exists; the orphan cleanup of the TrainingJob controller removes it"}}
 	if diff := cmp.Diff(wantDiags, r.Diagnostics); diff != "" {
 		t.Errorf("Diagnostics (-want +got):\n%s", diff)
 	}
