@@ -268,6 +268,8 @@ func TestDecideOrphanOtherKind(t *testing.T) {
 		{name: "a batch Job controls it", pod: orphanPod(corev1.PodSucceeded, mine, jobRef("t-uid")), own: live, wantReason: finalizers.ReasonNotJob},
 		{name: "owner gone", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), wantRemove: true, wantReason: finalizers.ReasonJobGone},
 		{name: "owner recreated under the name", pod: orphanPod(corev1.PodSucceeded, mine, ref("old")), own: live, wantRemove: true, wantReason: finalizers.ReasonJobGone},
+		{name: "owner known gone", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), own: &finalizers.OrphanOwner{Gone: true}, wantRemove: true, wantReason: finalizers.ReasonJobGone},
+		{name: "owner known gone, its facts not read", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), own: &finalizers.OrphanOwner{UID: "t-uid", ManagedBy: me, Gone: true}, wantRemove: true, wantReason: finalizers.ReasonJobGone},
 		{name: "owner managed elsewhere", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), own: &finalizers.OrphanOwner{UID: "t-uid", ManagedBy: "x/y", Finished: true}, wantReason: finalizers.ReasonManagedElsewhere},
 		{name: "owner finished", pod: orphanPod(corev1.PodRunning, mine, ref("t-uid")), own: &finalizers.OrphanOwner{UID: "t-uid", ManagedBy: me, Finished: true}, wantRemove: true, wantReason: finalizers.ReasonJobFinished},
 		{name: "owner live", pod: orphanPod(corev1.PodSucceeded, mine, ref("t-uid")), own: live, wantReason: finalizers.ReasonJobActive},

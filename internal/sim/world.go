@@ -166,7 +166,7 @@ func newWorld(tr *Trace) (*world, error) {
 			w.r.ObservePodEvent(ev, cache.JobOwner)
 		}
 	})
-	cache.OnJobEvent(func(ev reconcile.JobEvent) { w.r.ObserveJobEvent(ev) })
+	cache.OnJobEvent(func(ev reconcile.OwnerEvent) { w.r.ObserveOwnerEvent(ev) })
 	cache.OnTaskEvent(func(ev reconciletest.TaskEvent) {
 		if ev.Old != nil && (ev.New == nil || ev.New.UID != ev.Old.UID) {
 			w.r.OwnerDeleted(ev.Old.Namespace, ev.Old.Name, ev.Old.UID)
@@ -210,7 +210,7 @@ func (w *world) newReconciler() (*reconcile.Reconciler, error) {
 		return reconcile.New(cfg, w.cluster, reconcile.JobStatusWriter(w.cluster))
 	}
 	cfg.Owner = w.ctlKind
-	cfg.ReadOwner = reconcile.ObjectOwnerReader(w.cluster.GetTask)
+	cfg.ReadOwner = reconcile.ObjectOwnerReader(w.cluster.GetTask, func(t *reconciletest.Task) (*plan.Workload, error) { return reconciletest.TaskWorkload(t), nil })
 	return reconcile.New(cfg, w.cluster, w.cluster)
 }
 

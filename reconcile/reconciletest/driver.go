@@ -29,7 +29,7 @@ var ErrStepLimit = errors.New("reconciletest: step limit reached before the job 
 // tests of controllers built on jobkit. Each step:
 //
 //  1. delivers the watch events that are due to the Cache, whose handlers feed
-//     Reconciler.ObservePodEvent and ObserveJobEvent (for a Reconciler of another
+//     Reconciler.ObservePodEvent and ObserveOwnerEvent (for a Reconciler of another
 //     owner kind: ObservePodEventOf, and OwnerDeleted on Task events);
 //  2. syncs the owner from the Cache (one missing from the Cache is forgotten);
 //  3. runs a Kubelet step (its script);
@@ -99,9 +99,9 @@ func NewDriver(c *Cluster, r *reconcile.Reconciler) *Driver {
 			d.Reconciler.ObservePodEvent(ev, cache.JobOwner)
 		}
 	})
-	cache.OnJobEvent(func(ev reconcile.JobEvent) {
+	cache.OnJobEvent(func(ev reconcile.OwnerEvent) {
 		if d.Reconciler != nil {
-			d.Reconciler.ObserveJobEvent(ev)
+			d.Reconciler.ObserveOwnerEvent(ev)
 		}
 	})
 	cache.OnTaskEvent(func(ev TaskEvent) {
