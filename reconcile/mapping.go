@@ -82,7 +82,7 @@ type PodEventMapping struct {
 	// Orphan is true when the pod has no controller at all and carries the tracking
 	// finalizer: queue it for the orphan cleanup (DecideOrphan).
 	Orphan bool
-	// TrackingFinalizer is FinalizerEventAdd or FinalizerEventDelete when the event
+	// TrackingFinalizer is "add" or "delete" when the event
 	// makes a finished pod gain or lose the tracking finalizer (the metric
 	// terminated_pods_tracking_finalizer_total), or empty.
 	TrackingFinalizer string
@@ -206,9 +206,9 @@ func trackingFinalizerChange(kind owner.Kind, old, cur *corev1.Pod) string {
 	case was == is:
 		return ""
 	case is:
-		return FinalizerEventAdd
+		return labelFinalizerAdd
 	default:
-		return FinalizerEventDelete
+		return labelFinalizerDelete
 	}
 }
 

@@ -84,7 +84,7 @@ func TestMapPodEvent(t *testing.T) {
 		{
 			name: "add of a finished pod with the finalizer counts for the metric",
 			ev:   reconcile.PodEvent{Type: reconcile.PodAdded, New: podOf("1", ownedBy(jobA), withFinalizer, succeeded)},
-			want: reconcile.PodEventMapping{Delay: batch, TrackingFinalizer: reconcile.FinalizerEventAdd,
+			want: reconcile.PodEventMapping{Delay: batch, TrackingFinalizer: "add",
 				Jobs: []reconcile.JobTarget{target(jobA, func(t *reconcile.JobTarget) { t.CreationObserved = true })}},
 		},
 		{
@@ -110,7 +110,7 @@ func TestMapPodEvent(t *testing.T) {
 		{
 			name: "update losing the finalizer observes its removal",
 			ev:   reconcile.PodEvent{Type: reconcile.PodUpdated, Old: podOf("5", ownedBy(jobA), withFinalizer, succeeded), New: podOf("6", ownedBy(jobA), succeeded)},
-			want: reconcile.PodEventMapping{Delay: batch, TrackingFinalizer: reconcile.FinalizerEventDelete,
+			want: reconcile.PodEventMapping{Delay: batch, TrackingFinalizer: "delete",
 				Jobs: []reconcile.JobTarget{target(jobA, func(t *reconcile.JobTarget) { t.FinalizerRemovalObserved = true })}},
 		},
 		{
@@ -145,7 +145,7 @@ func TestMapPodEvent(t *testing.T) {
 		{
 			name: "delete from a stale tombstone of a finished pod with the finalizer",
 			ev:   reconcile.PodEvent{Type: reconcile.PodDeleted, Old: podOf("9", ownedBy(jobA), succeeded, withFinalizer)},
-			want: reconcile.PodEventMapping{Delay: batch, TrackingFinalizer: reconcile.FinalizerEventDelete, Jobs: []reconcile.JobTarget{target(jobA, func(t *reconcile.JobTarget) {
+			want: reconcile.PodEventMapping{Delay: batch, TrackingFinalizer: "delete", Jobs: []reconcile.JobTarget{target(jobA, func(t *reconcile.JobTarget) {
 				t.DeletionObserved, t.FinalizerRemovalObserved = true, true
 			})}},
 		},

@@ -156,12 +156,12 @@ func (r *Reconciler) Sync(ctx context.Context, w *plan.Workload, list PodLister)
 		cur:    w,
 		log:    r.cfg.Logger.WithValues("job", key),
 		mode:   completionMode(&w.Spec),
-		action: ActionReconciling,
+		action: labelReconciling,
 	}
 	res, err := ex.sync(list, start)
-	result := ResultSuccess
+	result := labelSuccess
 	if err != nil {
-		result = ResultError
+		result = labelError
 	}
 	r.cfg.Metrics.JobSync(ex.mode, result, ex.action, r.cfg.Clock.Since(start))
 	return res, err
@@ -238,9 +238,9 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 
 func completionMode(s *plan.Spec) string {
 	if ptr.Deref(s.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion {
-		return CompletionModeIndexed
+		return labelIndexed
 	}
-	return CompletionModeNonIndexed
+	return labelNonIndexed
 }
 
 func jobFinished(st *batchv1.JobStatus) bool {
