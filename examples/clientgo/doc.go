@@ -30,8 +30,9 @@
 //     Reconciler.Sync with a lister over the index (so the expectations are
 //     checked before the pods are listed), and "job_orphan_pod", whose workers call
 //     Reconciler.CleanOrphan (which confirms a Job missing from the informer with a
-//     GET through Config.ReadOwner, except for a Job the informer saw deleted). A sync error requeues with rate limiting;
-//     Result.RequeueAfter (backoff, deadline, stale cache, a conflict) with AddAfter.
+//     GET through Config.ReadOwner, except for a Job the informer saw deleted). A
+//     sync error requeues with rate limiting; Result.RequeueAfter (backoff,
+//     deadline, stale cache, a conflict) with AddAfter.
 //   - Events through client-go's record.EventRecorder (it satisfies
 //     reconcile.EventRecorder), written to the API while Run runs, unless
 //     Config.Events is given.

@@ -203,14 +203,9 @@ func (c *Controller) Reconcile(ctx context.Context, req crreconcile.Request) (cr
 // its inputs), the pods controlled by w and the pods without controller in its
 // namespace that match its selector.
 func (c *Controller) listPods(ctx context.Context, w *plan.Workload) ([]*corev1.Pod, error) {
-	var owned corev1.PodList
-	if err := c.cache.List(ctx, &owned, client.InNamespace(w.Namespace),
-		client.MatchingFields{OwnerUIDIndex: string(w.UID)}, client.UnsafeDisableDeepCopy); err != nil {
+	pods, err := crowner.ListOwned(ctx, c.cache, OwnerUIDIndex, w)
+	if err != nil {
 		return nil, err
-	}
-	pods := make([]*corev1.Pod, 0, len(owned.Items))
-	for i := range owned.Items {
-		pods = append(pods, &owned.Items[i])
 	}
 	if w.Spec.Selector == nil {
 		return pods, nil

@@ -1,9 +1,3 @@
-// Package crowner is the part of a controller-runtime controller built on jobkit
-// that is the same for every owner kind: the Reconcile body, the owner and pod
-// event handlers, and the orphan cleanup. examples/controllerruntime (batch/v1
-// Jobs) and examples/trainingjob (a custom resource) each give an Owner their
-// object type, its conversion onto plan.Workload and their pod listing, and
-// register what it returns with their manager.
 package crowner
 
 import (
@@ -30,8 +24,8 @@ import (
 type Queue = workqueue.TypedRateLimitingInterface[crreconcile.Request]
 
 // Owner is one owner kind T (a pointer type such as *batchv1.Job) served by a
-// jobkit Reconciler on controller-runtime. Every field but OnSync and Adopters is
-// required.
+// jobkit Reconciler on controller-runtime. Every field but ListPods, Adopters and
+// OnSync is required.
 type Owner[T client.Object] struct {
 	// Rec is the Reconciler; its Config().Owner is the kind of T.
 	Rec *reconcile.Reconciler
@@ -49,7 +43,8 @@ type Owner[T client.Object] struct {
 	// Facts is what the orphan cleanup and the pod-event mapping read of a cached
 	// owner (finalizers.JobOwner for a batch/v1 Job).
 	Facts func(o T) *finalizers.OrphanOwner
-	// ListPods lists the pods of w from the cache.
+	// ListPods lists the pods of w from the cache; nil means ListOwned (the pods
+	// controlled by w, none adopted).
 	ListPods func(ctx context.Context, w *plan.Workload) ([]*corev1.Pod, error)
 	// PodIndex is the field index of pods by the UID of their controller.
 	PodIndex string
@@ -88,7 +83,13 @@ func (o *Owner[T]) Reconcile(ctx context.Context, req crreconcile.Request) (crre
 		o.Rec.Config().Events.Eventf(obj, corev1.EventTypeWarning, o.InvalidReason, "%v", err)
 		return crreconcile.Result{}, nil
 	}
-	res, err := o.Rec.Sync(ctx, w, func(w *plan.Workload) ([]*corev1.Pod, error) { return o.ListPods(ctx, w) })
+	list := o.ListPods
+	if list == nil {
+		list = func(ctx context.Context, w *plan.Workload) ([]*corev1.Pod, error) {
+			return ListOwned(ctx, o.Cache, o.PodIndex, w)
+		}
+	}
+	res, err := o.Rec.Sync(ctx, w, func(w *plan.Workload) ([]*corev1.Pod, error) { return list(ctx, w) })
 	if o.OnSync != nil {
 		o.OnSync(obj, res, err)
 	}
@@ -215,4 +216,19 @@ func (o *Owner[T]) CleanOrphan(ctx context.Context, key types.NamespacedName) er
 	}
 	_, err := o.Rec.CleanOrphan(ctx, pod, own)
 	return err
+}
+
+// ListOwned lists from cache, without copies, the pods whose controller is w: those
+// whose field index (the UID of their controller) is w's UID.
+func ListOwned(ctx context.Context, cache client.Reader, index string, w *plan.Workload) ([]*corev1.Pod, error) {
+	var list corev1.PodList
+	if err := cache.List(ctx, &list, client.InNamespace(w.Namespace),
+		client.MatchingFields{index: string(w.UID)}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	pods := make([]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		pods[i] = &list.Items[i]
+	}
+	return pods, nil
 }

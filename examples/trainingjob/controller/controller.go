@@ -21,7 +21,6 @@ import (
 	"github.com/jobkit/jobkit/examples/controllerruntime"
 	"github.com/jobkit/jobkit/examples/internal/crowner"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
-	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -108,7 +107,6 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 		Workload:      Workload,
 		InvalidReason: ReasonInvalid,
 		Facts:         OwnerFacts,
-		ListPods:      c.listPods,
 		PodIndex:      PodOwnerIndex,
 		Orphans:       c.orphans,
 		Log:           c.log,
@@ -151,19 +149,4 @@ func (c *Controller) Reconciler() *reconcile.Reconciler { return c.rec }
 // to retry with rate limiting.
 func (c *Controller) Reconcile(ctx context.Context, req crreconcile.Request) (crreconcile.Result, error) {
 	return c.owner.Reconcile(ctx, req)
-}
-
-// listPods lists the pods controlled by w from the cache, without copies (the
-// Reconciler never modifies its inputs).
-func (c *Controller) listPods(ctx context.Context, w *plan.Workload) ([]*corev1.Pod, error) {
-	var list corev1.PodList
-	if err := c.cache.List(ctx, &list, client.InNamespace(w.Namespace),
-		client.MatchingFields{PodOwnerIndex: string(w.UID)}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
-	}
-	pods := make([]*corev1.Pod, len(list.Items))
-	for i := range list.Items {
-		pods[i] = &list.Items[i]
-	}
-	return pods, nil
 }
