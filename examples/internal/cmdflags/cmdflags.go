@@ -1,9 +1,13 @@
 package cmdflags
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -99,4 +103,20 @@ func (f Flags) RESTConfig(userAgent string) (*rest.Config, error) {
 	}
 	f.RateLimits.Apply(cfg)
 	return rest.AddUserAgent(cfg, userAgent), nil
+}
+
+// Main runs run with the program's arguments until SIGINT or SIGTERM, the main
+// function of a controller-runtime command named name: --help exits 0, an error is
+// printed after name and exits 1.
+func Main(name string, run func(ctx context.Context, args []string) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
 }

@@ -17,30 +17,17 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
-	"os"
 
 	"k8s.io/klog/v2"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
 	"github.com/jobkit/jobkit/examples/controllerruntime"
 	"github.com/jobkit/jobkit/examples/internal/cmdflags"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
-func main() {
-	err := run(signals.SetupSignalHandler(), os.Args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "jobkit-controller-runtime:", err)
-		os.Exit(1)
-	}
-}
+func main() { cmdflags.Main("jobkit-controller-runtime", run) }
 
 // run runs the command with args (without the program name) until ctx ends.
 func run(ctx context.Context, args []string) error {

@@ -18,14 +18,11 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
-	"os"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
 	"github.com/jobkit/jobkit/examples/controllerruntime"
 	"github.com/jobkit/jobkit/examples/internal/cmdflags"
@@ -34,16 +31,7 @@ import (
 	"github.com/jobkit/jobkit/reconcile"
 )
 
-func main() {
-	err := run(signals.SetupSignalHandler(), os.Args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "trainingjob-controller:", err)
-		os.Exit(1)
-	}
-}
+func main() { cmdflags.Main("trainingjob-controller", run) }
 
 // run runs the command with args (without the program name) until ctx ends.
 func run(ctx context.Context, args []string) error {
