@@ -56,7 +56,7 @@ type Config struct {
 	// means owner.BatchJob (batch/v1 Jobs, batch.kubernetes.io/job-tracking); a
 	// controller of another kind of owner names its own finalizer. Ownership is by
 	// controller-reference UID. The orphan cleanup takes the owner's facts
-	// (DecideOrphan, CleanOrphan) or a batch/v1 Job presenting it.
+	// (CleanOrphan, with finalizers.DecideOrphan rules) or a batch/v1 Job presenting it.
 	Owner owner.Kind
 
 	// Backoff is the pod failure backoff; zero means 10s doubling to 10m.

@@ -80,7 +80,7 @@ type PodEventMapping struct {
 	// should be synced so that one may adopt it.
 	Adoptable bool
 	// Orphan is true when the pod has no controller at all and carries the tracking
-	// finalizer: queue it for the orphan cleanup (DecideOrphan).
+	// finalizer: queue it for the orphan cleanup (CleanOrphan).
 	Orphan bool
 	// TrackingFinalizer is "add" or "delete" when the event
 	// makes a finished pod gain or lose the tracking finalizer (the metric
