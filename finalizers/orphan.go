@@ -77,6 +77,11 @@ type OrphanOwner struct {
 	ManagedBy string
 	// Finished reports whether the object has finished: its pods are counted no more.
 	Finished bool
+	// Gone says the caller knows the object no longer exists (it saw its deletion,
+	// or its replacement by an object with a new UID): the decision frees the pod as
+	// for a nil owner, and reconcile's Reconciler.CleanOrphan makes no live read to
+	// confirm it. The other fields are then not read.
+	Gone bool
 }
 
 // JobOwner returns what the orphan decision needs of job, or nil for a nil job.
@@ -108,7 +113,7 @@ func JobOwner(job *batchv1.Job) *OrphanOwner {
 //  2. no controller reference: remove (the garbage collector or a user orphaned it);
 //  3. controller not of kind (for owner.BatchJob: kind Job of group batch, any
 //     version): keep (the finalizer is someone else's business);
-//  4. owner nil or with another UID: remove;
+//  4. owner nil, Gone, or with another UID: remove;
 //  5. owner managed by another controller: keep, even if it has finished (that
 //     controller cleans its own pods);
 //  6. owner finished (for a Job, Complete or Failed condition True): remove;
@@ -127,7 +132,7 @@ func DecideOrphan(kind owner.Kind, pod *corev1.Pod, own *OrphanOwner, controller
 	if !kind.Matches(ref) {
 		return orphanDecision(kind, false, ReasonNotJob)
 	}
-	if own == nil || own.UID != ref.UID {
+	if own == nil || own.Gone || own.UID != ref.UID {
 		return orphanDecision(kind, true, ReasonJobGone)
 	}
 	if own.ManagedBy != controllerName && (own.ManagedBy != "" || kind == owner.BatchJob) {

@@ -5,8 +5,8 @@ import (
 )
 
 // JobWorkload presents a batch/v1 Job as a Workload: the one conversion of a Job onto
-// the workload, and the one place where plan reads a Job. ResourceVersion and Object
-// are the Job's; Backoff stays zero (a Job has no retry delays of its own). The
+// the workload, and the one place where plan reads a Job. Generation,
+// ResourceVersion and Object are the Job's; Backoff stays zero (a Job has no retry delays of its own). The
 // Workload points into job (its spec and status): do not modify job while the
 // Workload is in use.
 func JobWorkload(job *batchv1.Job) *Workload {
@@ -17,6 +17,7 @@ func JobWorkload(job *batchv1.Job) *Workload {
 		Deleting:        job.DeletionTimestamp != nil,
 		Spec:            JobSpec(&job.Spec),
 		Status:          job.Status,
+		Generation:      job.Generation,
 		ResourceVersion: job.ResourceVersion,
 		Object:          job,
 	}

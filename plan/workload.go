@@ -39,6 +39,12 @@ type Workload struct {
 	// (Plan.RecordStatus, Plan.Status, Settled.Status) is in the same shape.
 	Status batchv1.JobStatus
 
+	// Generation is the owner's metadata.generation, which the API server raises on
+	// every spec change. Compute does not read it; reconcile's ObserveOwnerEvent
+	// tells a spec change from a status or metadata change by it (the former syncs
+	// at once, the latter after the batch period). A conversion that leaves it zero
+	// makes every update wait the batch period.
+	Generation int64
 	// ResourceVersion is the owner's resourceVersion as read. Compute does not read
 	// it; a reconcile.Reconciler sends it as the precondition of its status write and
 	// tells by it a cache that has not caught up with that write.

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -497,19 +498,19 @@ func TestSyncReadOwnerBeforeAdoption(t *testing.T) {
 		{name: "owner deleted: adopts nothing", read: func(c *reconciletest.Cluster) reconcile.OwnerReader { return reconcile.JobOwnerReader(c.GetJob) },
 			deleteJob: true, wantRequeue: true},
 		{name: "owner recreated under the name: adopts nothing", read: func(*reconciletest.Cluster) reconcile.OwnerReader {
-			return func(context.Context, string, string) (*reconcile.LiveOwner, error) {
-				return &reconcile.LiveOwner{UID: "another"}, nil
+			return func(context.Context, string, string) (*plan.Workload, error) {
+				return &plan.Workload{UID: "another"}, nil
 			}
 		}, wantRequeue: true},
 		{name: "owner being deleted: adopts nothing", read: func(c *reconciletest.Cluster) reconcile.OwnerReader {
-			return func(ctx context.Context, ns, name string) (*reconcile.LiveOwner, error) {
+			return func(ctx context.Context, ns, name string) (*plan.Workload, error) {
 				j, err := c.GetJob(ctx, ns, name)
 				require.NoError(t, err)
-				return &reconcile.LiveOwner{UID: j.UID, Deleting: true}, nil
+				return &plan.Workload{UID: j.UID, Deleting: true}, nil
 			}
 		}, wantRequeue: true},
 		{name: "read fails: error, no write", read: func(*reconciletest.Cluster) reconcile.OwnerReader {
-			return func(context.Context, string, string) (*reconcile.LiveOwner, error) { return nil, readErr }
+			return func(context.Context, string, string) (*plan.Workload, error) { return nil, readErr }
 		}, wantErr: readErr},
 	}
 	for _, tc := range tests {
@@ -520,7 +521,7 @@ func TestSyncReadOwnerBeforeAdoption(t *testing.T) {
 				if tc.read == nil {
 					return
 				}
-				c.ReadOwner = func(ctx context.Context, ns, name string) (*reconcile.LiveOwner, error) {
+				c.ReadOwner = func(ctx context.Context, ns, name string) (*plan.Workload, error) {
 					reads++
 					return tc.read(cluster)(ctx, ns, name)
 				}

@@ -65,24 +65,17 @@ type PodClient interface {
 }
 
 // OwnerReader reads the owner namespace/name from the API server, not from a cache
-// (see Config.ReadOwner). It returns nil, and no error, when the owner does not
-// exist.
-type OwnerReader func(ctx context.Context, namespace, name string) (*LiveOwner, error)
-
-// LiveOwner is what an OwnerReader found.
-type LiveOwner struct {
-	// UID is the owner's UID: another one means the owner was deleted and
-	// recreated under its name.
-	UID types.UID
-	// Deleting is true when the owner has a deletionTimestamp.
-	Deleting bool
-}
+// (see Config.ReadOwner), converted onto the workload (of which a sync about to
+// adopt reads UID and Deleting, and the orphan cleanup UID, Spec.ManagedBy and
+// Status). It returns nil, and no error, when the owner does not exist.
+type OwnerReader func(ctx context.Context, namespace, name string) (*plan.Workload, error)
 
 // ObjectOwnerReader is the OwnerReader over get, a live read of the owner that
-// returns the API server's errors (NotFound for a missing owner): the owner's UID
-// and deletionTimestamp are all it reads.
-func ObjectOwnerReader[T metav1.Object](get func(ctx context.Context, namespace, name string) (T, error)) OwnerReader {
-	return func(ctx context.Context, namespace, name string) (*LiveOwner, error) {
+// returns the API server's errors (NotFound for a missing owner), and convert, the
+// owner's conversion onto the workload (the one Sync is given); a conversion error
+// is the read's error.
+func ObjectOwnerReader[T metav1.Object](get func(ctx context.Context, namespace, name string) (T, error), convert func(T) (*plan.Workload, error)) OwnerReader {
+	return func(ctx context.Context, namespace, name string) (*plan.Workload, error) {
 		o, err := get(ctx, namespace, name)
 		if apierrors.IsNotFound(err) {
 			return nil, nil
@@ -90,6 +83,6 @@ func ObjectOwnerReader[T metav1.Object](get func(ctx context.Context, namespace,
 		if err != nil {
 			return nil, err
 		}
-		return &LiveOwner{UID: o.GetUID(), Deleting: o.GetDeletionTimestamp() != nil}, nil
+		return convert(o)
 	}
 }

@@ -21,12 +21,12 @@ const (
 	// DefaultPodEventBatchPeriod is how long pod events are batched before a sync
 	// (upstream's syncJobBatchPeriod).
 	DefaultPodEventBatchPeriod = time.Second
-	// DefaultFinalizerRemovalParallelism bounds the API calls one sync runs at once:
+	// defaultFinalizerRemovalParallelism bounds the API calls one sync runs at once:
 	// as upstream, every call of a group (the finalizer removals, the deletions, a
 	// slow-start batch of creations) runs at once, within the per-sync caps of 500.
-	DefaultFinalizerRemovalParallelism = 500
-	// MaxFinalizerRemovalParallelism is the largest parallelism Config accepts.
-	MaxFinalizerRemovalParallelism = 500
+	defaultFinalizerRemovalParallelism = 500
+	// maxFinalizerRemovalParallelism is the largest parallelism Config accepts.
+	maxFinalizerRemovalParallelism = 500
 	// DefaultUncertainCreationTimeout is how long a NonIndexed Job keeps expecting
 	// the pod of a creation whose outcome is unknown (a timeout).
 	DefaultUncertainCreationTimeout = 30 * time.Second
@@ -56,7 +56,7 @@ type Config struct {
 	// means owner.BatchJob (batch/v1 Jobs, batch.kubernetes.io/job-tracking); a
 	// controller of another kind of owner names its own finalizer. Ownership is by
 	// controller-reference UID. The orphan cleanup takes the owner's facts
-	// (DecideOrphan, CleanOrphan) or a batch/v1 Job presenting it.
+	// (CleanOrphan, with finalizers.DecideOrphan rules) or a batch/v1 Job presenting it.
 	Owner owner.Kind
 
 	// Backoff is the pod failure backoff; zero means 10s doubling to 10m.
@@ -176,8 +176,8 @@ func (cfg Config) withDefaults() (Config, error) {
 	nonNegInt("MaxDeletesPerSync", cfg.MaxDeletesPerSync)
 	nonNegInt("MaxUncounted", cfg.MaxUncounted)
 	nonNegInt("FinalizerRemovalParallelism", cfg.FinalizerRemovalParallelism)
-	if cfg.FinalizerRemovalParallelism > MaxFinalizerRemovalParallelism {
-		bad("FinalizerRemovalParallelism", cfg.FinalizerRemovalParallelism, fmt.Sprintf("must be at most %d", MaxFinalizerRemovalParallelism))
+	if cfg.FinalizerRemovalParallelism > maxFinalizerRemovalParallelism {
+		bad("FinalizerRemovalParallelism", cfg.FinalizerRemovalParallelism, fmt.Sprintf("must be at most %d", maxFinalizerRemovalParallelism))
 	}
 	if len(errs) > 0 {
 		return cfg, errors.Join(errs...)
@@ -186,7 +186,7 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.PodEventBatchPeriod = DefaultPodEventBatchPeriod
 	}
 	if cfg.FinalizerRemovalParallelism == 0 {
-		cfg.FinalizerRemovalParallelism = DefaultFinalizerRemovalParallelism
+		cfg.FinalizerRemovalParallelism = defaultFinalizerRemovalParallelism
 	}
 	if cfg.UncertainCreationTimeout == 0 {
 		cfg.UncertainCreationTimeout = DefaultUncertainCreationTimeout

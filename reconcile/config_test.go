@@ -56,7 +56,7 @@ func TestConfigDefaults(t *testing.T) {
 	r, err := reconcile.New(reconcile.Config{Name: "x"}, c, c)
 	require.NoError(t, err)
 	cfg := r.Config()
-	assert.Equal(t, "x", r.Name())
+	assert.Equal(t, "x", cfg.Name)
 	assert.Equal(t, time.Second, cfg.PodEventBatchPeriod)
 	assert.Equal(t, 500, cfg.FinalizerRemovalParallelism)
 	assert.Equal(t, 100*time.Millisecond, cfg.StaleCacheRequeue)

@@ -158,7 +158,7 @@ func (ex *execution) created(c plan.Creation, pod, out *corev1.Pod, err error, r
 			ex.log.V(2).Info("Namespace is being deleted; not creating pods", "namespace", pod.Namespace)
 			return err
 		}
-		r.cfg.Metrics.PodsCreated(reason, Failed, 1)
+		r.cfg.Metrics.PodsCreated(reason, labelFailed, 1)
 		r.cfg.Events.Eventf(ex.orig.Object, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating: %v", err)
 		ex.fail(fmt.Errorf("create pod for job %s (%s): %w", ex.key, c.Reason, err))
 		return err
@@ -170,7 +170,7 @@ func (ex *execution) created(c plan.Creation, pod, out *corev1.Pod, err error, r
 	if out != nil {
 		name = out.Name
 	}
-	r.cfg.Metrics.PodsCreated(reason, Succeeded, 1)
+	r.cfg.Metrics.PodsCreated(reason, labelSucceeded, 1)
 	r.cfg.Events.Eventf(ex.orig.Object, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %v", name)
 	ex.log.V(2).Info("Pod created", "pod", name, "index", c.Index, "reason", c.Reason)
 	return nil
@@ -284,14 +284,14 @@ const maxTakenNames = 64
 // creationReason is the reason label of job_pods_creation_total.
 func (ex *execution) creationReason() string {
 	if ex.orig.Status.Failed == 0 {
-		return CreationNew
+		return labelCreationNew
 	}
 	policy := batchv1.TerminatingOrFailed
 	if ex.orig.Spec.PodFailurePolicy != nil {
 		policy = batchv1.Failed
 	}
 	if ptr.Deref(ex.orig.Spec.PodReplacementPolicy, policy) == batchv1.Failed {
-		return CreationRecreateFailed
+		return labelRecreateFailed
 	}
-	return CreationRecreateTerminatingOrFailed
+	return labelRecreateTerminatingOrFailed
 }

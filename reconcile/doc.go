@@ -25,8 +25,8 @@
 //     resourceVersion, the object itself) and writes the status back in its
 //     StatusWriter, the one call that knows its type. Events are recorded on
 //     Workload.Object. The orphan cleanup takes the owner's
-//     facts (DecideOrphan, CleanOrphan), a deleted owner is forgotten with
-//     OwnerDeleted. examples/trainingjob is a complete controller of this kind.
+//     facts (CleanOrphan), owner events go through ObserveOwnerEvent.
+//     examples/trainingjob is a complete controller of this kind.
 //
 // # One sync
 //
@@ -144,16 +144,21 @@
 //
 // # Event mapping
 //
-// MapPodEvent and MapJobEvent are pure: which Job keys an informer event concerns,
-// when to sync them (pod events and status-only Job changes after
-// PodEventBatchPeriod, Job additions and spec changes at once), and which
-// expectations the event fulfils. Reconciler.ObservePodEvent and ObserveJobEvent apply
-// them to the Reconciler's stores, checking the Job's UID so that a pod of a deleted
-// Job never fulfils the expectations of a new Job with the same name, and tell the
-// caller which pods need the orphan cleanup (CleanOrphan, with finalizers.DecideOrphan
-// rules) and when orphans may be adopted (MatchingJobs). ObservePodEvent takes the
-// owner's facts from the caller's cache (an OwnerLookup of finalizers.OrphanOwner;
-// finalizers.JobOwner presents a Job), and OwnerDeleted forgets a deleted owner.
+// MapPodEvent is pure: which owner keys a pod event concerns, when to sync them
+// (after PodEventBatchPeriod), and which expectations the event fulfils.
+// Reconciler.ObservePodEvent applies it to the Reconciler's stores, checking the
+// owner's UID so that a pod of a deleted owner never fulfils the expectations of a
+// new one with the same name; it takes the owner's facts from the caller's cache (an
+// OwnerLookup of finalizers.OrphanOwner; finalizers.JobOwner presents a Job).
+// Reconciler.ObserveOwnerEvent is the one rule for owner events of any kind, over
+// the converted workloads: additions, spec changes (Workload.Generation) and new
+// UIDs sync at once, other updates after PodEventBatchPeriod, and a deleted,
+// replaced or just finished owner is forgotten (by UID) and its pods go to the
+// orphan cleanup. Both tell the caller which pods need the orphan cleanup
+// (CleanOrphan, with finalizers.DecideOrphan rules, which confirms a missing owner
+// through Config.ReadOwner) and when orphans may be adopted (PodEventResult.Adoptable:
+// the owners whose selector matches the pod). OwnerDeleted forgets a deleted owner
+// by hand.
 //
 // # Helpers for other controllers
 //

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -102,7 +103,7 @@ func ExampleReconciler_ObservePodEvent() {
 	res := r.ObservePodEvent(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, noJobs)
 	fmt.Println("sync:", res.Sync, "orphan cleanup:", res.OrphanCleanup)
 
-	d := r.DecideOrphan(pod, nil)
+	d := finalizers.DecideOrphan(r.Config().Owner, pod, nil, r.Config().Name)
 	fmt.Println(d.Remove, d.Reason)
 	// Output:
 	// sync: [] orphan cleanup: true
@@ -130,18 +131,25 @@ func ExampleReconciler_ObservePodEvent_owner() {
 	// sync: [] orphan cleanup: true
 }
 
-// Job events: a spec change syncs at once, a status change is batched.
-func ExampleMapJobEvent() {
+// Owner events: a spec change syncs at once, a status change is batched.
+func ExampleReconciler_ObserveOwnerEvent() {
+	c := reconciletest.NewCluster(reconciletest.Options{})
+	r, _ := reconcile.New(reconcile.Config{Name: "example.com/job-controller"}, c, reconcile.JobStatusWriter(c))
 	old := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pi", UID: "1", Generation: 1}}
 	cur := old.DeepCopy()
 	cur.Generation = 2
-	fmt.Printf("%+v\n", reconcile.MapJobEvent(reconcile.JobEvent{Type: reconcile.JobUpdated, Old: old, New: cur}, time.Second))
+	res := r.ObserveOwnerEvent(reconcile.OwnerEvent{Old: plan.JobWorkload(old), New: plan.JobWorkload(cur)})
+	fmt.Println(res.Key, res.Sync, res.Delay)
 	cur = old.DeepCopy()
 	cur.Status.Active = 1
-	fmt.Printf("%+v\n", reconcile.MapJobEvent(reconcile.JobEvent{Type: reconcile.JobUpdated, Old: old, New: cur}, time.Second))
+	res = r.ObserveOwnerEvent(reconcile.OwnerEvent{Old: plan.JobWorkload(old), New: plan.JobWorkload(cur)})
+	fmt.Println(res.Key, res.Sync, res.Delay)
+	res = r.ObserveOwnerEvent(reconcile.OwnerEvent{Old: plan.JobWorkload(cur)})
+	fmt.Println(res.Key, res.Sync, res.OrphanCleanup.UID, res.Gone)
 	// Output:
-	// {Key:default/pi Sync:true Delay:0s Forget:false OrphanCleanup:false}
-	// {Key:default/pi Sync:true Delay:1s Forget:false OrphanCleanup:false}
+	// default/pi true 0s
+	// default/pi true 1s
+	// default/pi false 1 true
 }
 
 func ExampleAdoptPatch() {
@@ -160,18 +168,4 @@ func ExampleReleasePatch() {
 	fmt.Println(string(reconcile.ReleasePatch(owner.BatchJob, "1234", pod).Data))
 	// Output:
 	// {"metadata":{"ownerReferences":[{"$patch":"delete","uid":"1234"}],"uid":"abcd","$deleteFromPrimitiveList/finalizers":["batch.kubernetes.io/job-tracking"],"resourceVersion":"42"}}
-}
-
-// MatchingJobs finds the Jobs that may adopt an orphan pod.
-func ExampleMatchingJobs() {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "stray", Labels: map[string]string{"app": "pi"}}}
-	jobs := []*batchv1.Job{
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pi"}, Spec: batchv1.JobSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "pi"}}}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "e"}, Spec: batchv1.JobSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "e"}}}},
-	}
-	for _, j := range reconcile.MatchingJobs(pod, jobs) {
-		fmt.Println(j.Name)
-	}
-	// Output:
-	// pi
 }

@@ -60,11 +60,11 @@ func (ex *execution) execute() (Result, error) {
 	ex.res.RequeueAfter = p.RequeueAfter
 	switch {
 	case len(p.Create) > 0:
-		ex.action = ActionPodsCreated
+		ex.action = labelPodsCreated
 	case len(p.Delete) > 0:
-		ex.action = ActionPodsDeleted
+		ex.action = labelPodsDeleted
 	case p.RecordStatus != nil || len(p.RemoveFinalizers) > 0 || p.StatusChanged:
-		ex.action = ActionTracking
+		ex.action = labelTracking
 	}
 
 	// 1. Adopt and release (a release takes the tracking finalizer too). The plan
@@ -170,15 +170,15 @@ func (ex *execution) afterStatus(settled plan.Settled) {
 	}
 	before, after := &ex.orig.Status, &ex.cur.Status
 	if d := after.Succeeded - before.Succeeded; d > 0 {
-		r.cfg.Metrics.PodsFinished(ex.mode, Succeeded, int(d))
+		r.cfg.Metrics.PodsFinished(ex.mode, labelSucceeded, int(d))
 	}
 	if d := after.Failed - before.Failed; d > 0 {
-		r.cfg.Metrics.PodsFinished(ex.mode, Failed, int(d))
+		r.cfg.Metrics.PodsFinished(ex.mode, labelFailed, int(d))
 	}
 	if f := settled.Finished; f != nil && ex.res.StatusWrites > 0 {
-		result := Succeeded
+		result := labelSucceeded
 		if f.Type == batchv1.JobFailed {
-			result = Failed
+			result = labelFailed
 		}
 		r.cfg.Metrics.JobFinished(ex.mode, result, f.Reason)
 		r.cfg.BackoffStore.Delete(ex.key)

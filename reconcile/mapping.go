@@ -77,12 +77,12 @@ type PodEventMapping struct {
 	Delay time.Duration
 	// Adoptable is true for a pod without controller, not being deleted, that was
 	// added or whose labels or controller changed: the Jobs whose selector matches it
-	// (MatchingJobs) should be synced so that one may adopt it.
+	// should be synced so that one may adopt it.
 	Adoptable bool
 	// Orphan is true when the pod has no controller at all and carries the tracking
-	// finalizer: queue it for the orphan cleanup (DecideOrphan).
+	// finalizer: queue it for the orphan cleanup (CleanOrphan).
 	Orphan bool
-	// TrackingFinalizer is FinalizerEventAdd or FinalizerEventDelete when the event
+	// TrackingFinalizer is "add" or "delete" when the event
 	// makes a finished pod gain or lose the tracking finalizer (the metric
 	// terminated_pods_tracking_finalizer_total), or empty.
 	TrackingFinalizer string
@@ -206,9 +206,9 @@ func trackingFinalizerChange(kind owner.Kind, old, cur *corev1.Pod) string {
 	case was == is:
 		return ""
 	case is:
-		return FinalizerEventAdd
+		return labelFinalizerAdd
 	default:
-		return FinalizerEventDelete
+		return labelFinalizerDelete
 	}
 }
 
@@ -217,8 +217,8 @@ type PodEventResult struct {
 	// Sync holds the keys of the Jobs to sync after Delay.
 	Sync  []string
 	Delay time.Duration
-	// Adoptable: sync, after Delay, the Jobs whose selector matches the pod
-	// (MatchingJobs).
+	// Adoptable: sync, after Delay, the owners whose selector matches the pod (and
+	// that are in its namespace and not being deleted).
 	Adoptable bool
 	// OrphanCleanup: the pod carries the tracking finalizer and no live, unfinished
 	// Job counts it (no controller, its Job is gone, replaced or finished); queue it

@@ -1,6 +1,8 @@
 package reconcile_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
+	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
 
 var (
@@ -81,7 +84,7 @@ func TestMapPodEvent(t *testing.T) {
 		{
 			name: "add of a finished pod with the finalizer counts for the metric",
 			ev:   reconcile.PodEvent{Type: reconcile.PodAdded, New: podOf("1", ownedBy(jobA), withFinalizer, succeeded)},
-			want: reconcile.PodEventMapping{Delay: batch, TrackingFinalizer: reconcile.FinalizerEventAdd,
+			want: reconcile.PodEventMapping{Delay: batch, TrackingFinalizer: "add",
 				Jobs: []reconcile.JobTarget{target(jobA, func(t *reconcile.JobTarget) { t.CreationObserved = true })}},
 		},
 		{
@@ -107,7 +110,7 @@ func TestMapPodEvent(t *testing.T) {
 		{
 			name: "update losing the finalizer observes its removal",
 			ev:   reconcile.PodEvent{Type: reconcile.PodUpdated, Old: podOf("5", ownedBy(jobA), withFinalizer, succeeded), New: podOf("6", ownedBy(jobA), succeeded)},
-			want: reconcile.PodEventMapping{Delay: batch, TrackingFinalizer: reconcile.FinalizerEventDelete,
+			want: reconcile.PodEventMapping{Delay: batch, TrackingFinalizer: "delete",
 				Jobs: []reconcile.JobTarget{target(jobA, func(t *reconcile.JobTarget) { t.FinalizerRemovalObserved = true })}},
 		},
 		{
@@ -142,7 +145,7 @@ func TestMapPodEvent(t *testing.T) {
 		{
 			name: "delete from a stale tombstone of a finished pod with the finalizer",
 			ev:   reconcile.PodEvent{Type: reconcile.PodDeleted, Old: podOf("9", ownedBy(jobA), succeeded, withFinalizer)},
-			want: reconcile.PodEventMapping{Delay: batch, TrackingFinalizer: reconcile.FinalizerEventDelete, Jobs: []reconcile.JobTarget{target(jobA, func(t *reconcile.JobTarget) {
+			want: reconcile.PodEventMapping{Delay: batch, TrackingFinalizer: "delete", Jobs: []reconcile.JobTarget{target(jobA, func(t *reconcile.JobTarget) {
 				t.DeletionObserved, t.FinalizerRemovalObserved = true, true
 			})}},
 		},
@@ -281,75 +284,74 @@ func TestObservePodEventClearsFinalizerAndDeletion(t *testing.T) {
 	assert.Equal(t, 1, e.metrics.Get("terminated_pods_tracking_finalizer_total{delete}"))
 }
 
-func TestMapJobEvent(t *testing.T) {
+func TestObserveOwnerEvent(t *testing.T) {
 	const batch = time.Second
-	gen2 := jobA.DeepCopy()
-	gen2.Generation = 2
-	statusOnly := jobA.DeepCopy()
-	statusOnly.Status.Active = 3
-	done := jobA.DeepCopy()
-	done.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}
-	recreated := jobA.DeepCopy()
-	recreated.UID = "job-a-2"
+	a := plan.JobWorkload(jobA)
+	with := func(mod func(w *plan.Workload)) *plan.Workload {
+		w := *a
+		mod(&w)
+		return &w
+	}
+	gen2 := with(func(w *plan.Workload) { w.Generation = a.Generation + 1 })
+	statusOnly := with(func(w *plan.Workload) { w.Status.Active = 3 })
+	done := with(func(w *plan.Workload) {
+		w.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}
+	})
+	doneAgain := with(func(w *plan.Workload) {
+		w.Status = *done.Status.DeepCopy()
+		w.Status.Failed = 1
+	})
+	recreated := with(func(w *plan.Workload) { w.UID = "job-a-2" })
 	tests := []struct {
-		name string
-		ev   reconcile.JobEvent
-		want reconcile.JobEventMapping
+		name       string
+		ev         reconcile.OwnerEvent
+		want       reconcile.OwnerEventResult
+		wantForget bool
 	}{
-		{name: "add syncs at once", ev: reconcile.JobEvent{Type: reconcile.JobAdded, New: jobA}, want: reconcile.JobEventMapping{Key: "ns/a", Sync: true}},
-		{name: "spec change syncs at once", ev: reconcile.JobEvent{Type: reconcile.JobUpdated, Old: jobA, New: gen2}, want: reconcile.JobEventMapping{Key: "ns/a", Sync: true}},
-		{name: "status change is batched", ev: reconcile.JobEvent{Type: reconcile.JobUpdated, Old: jobA, New: statusOnly}, want: reconcile.JobEventMapping{Key: "ns/a", Sync: true, Delay: batch}},
-		{name: "finishing queues the orphans", ev: reconcile.JobEvent{Type: reconcile.JobUpdated, Old: jobA, New: done}, want: reconcile.JobEventMapping{Key: "ns/a", Sync: true, Delay: batch, OrphanCleanup: true}},
-		{name: "new UID: forget, sync at once", ev: reconcile.JobEvent{Type: reconcile.JobUpdated, Old: jobA, New: recreated}, want: reconcile.JobEventMapping{Key: "ns/a", Sync: true, Forget: true, OrphanCleanup: true}},
-		{name: "delete forgets", ev: reconcile.JobEvent{Type: reconcile.JobDeleted, Old: jobA}, want: reconcile.JobEventMapping{Key: "ns/a", Forget: true, OrphanCleanup: true}},
-		{name: "update without old", ev: reconcile.JobEvent{Type: reconcile.JobUpdated, New: jobA}, want: reconcile.JobEventMapping{Key: "ns/a", Sync: true}},
-		{name: "no job", ev: reconcile.JobEvent{Type: reconcile.JobDeleted}},
+		{name: "add syncs at once", ev: reconcile.OwnerEvent{New: a}, want: reconcile.OwnerEventResult{Key: "ns/a", Sync: true}},
+		{name: "spec change syncs at once", ev: reconcile.OwnerEvent{Old: a, New: gen2}, want: reconcile.OwnerEventResult{Key: "ns/a", Sync: true}},
+		{name: "status change is batched", ev: reconcile.OwnerEvent{Old: a, New: statusOnly}, want: reconcile.OwnerEventResult{Key: "ns/a", Sync: true, Delay: batch}},
+		{name: "no-op update is batched", ev: reconcile.OwnerEvent{Old: a, New: a}, want: reconcile.OwnerEventResult{Key: "ns/a", Sync: true, Delay: batch}},
+		{name: "finishing cleans the orphans of the owner", ev: reconcile.OwnerEvent{Old: a, New: done},
+			want: reconcile.OwnerEventResult{Key: "ns/a", Sync: true, Delay: batch, OrphanCleanup: done}},
+		{name: "finished before: no second cleanup", ev: reconcile.OwnerEvent{Old: done, New: doneAgain},
+			want: reconcile.OwnerEventResult{Key: "ns/a", Sync: true, Delay: batch}},
+		{name: "new UID: forget, sync at once, clean the old owner's orphans", ev: reconcile.OwnerEvent{Old: a, New: recreated},
+			want: reconcile.OwnerEventResult{Key: "ns/a", Sync: true, OrphanCleanup: a, Gone: true}, wantForget: true},
+		{name: "deletion forgets and cleans, no sync", ev: reconcile.OwnerEvent{Old: a},
+			want: reconcile.OwnerEventResult{Key: "ns/a", OrphanCleanup: a, Gone: true}, wantForget: true},
+		{name: "nil old: an addition", ev: reconcile.OwnerEvent{New: statusOnly}, want: reconcile.OwnerEventResult{Key: "ns/a", Sync: true}},
+		{name: "nil old and new: nothing", ev: reconcile.OwnerEvent{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, reconcile.MapJobEvent(tc.ev, batch)); diff != "" {
-				t.Errorf("MapJobEvent (-want +got):\n%s", diff)
+			e := newEnv(t)
+			exp := e.r.Config().Expectations
+			require.NoError(t, exp.RaiseCreations("ns/a", 2))
+			got := e.r.ObserveOwnerEvent(tc.ev)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ObserveOwnerEvent (-want +got):\n%s", diff)
 			}
+			assert.Equal(t, tc.wantForget, !exp.Get("ns/a").Exists, "expectations of ns/a dropped")
 		})
 	}
 }
 
-func TestObserveJobEventForgets(t *testing.T) {
+// A late deletion of the old owner does not wipe the state of the owner recreated
+// under the name and already synced.
+func TestObserveOwnerEventForgetsByUID(t *testing.T) {
 	e := newEnv(t)
+	cur := e.create(t, job("a", 1, 1))
+	_, err := e.sync(t, "a")
+	require.NoError(t, err)
 	exp := e.r.Config().Expectations
-	require.NoError(t, exp.RaiseCreations("ns/a", 2))
-	m := e.r.ObserveJobEvent(reconcile.JobEvent{Type: reconcile.JobDeleted, Old: jobA})
-	assert.True(t, m.Forget)
-	assert.False(t, exp.Get("ns/a").Exists, "expectations dropped")
-}
-
-func TestMatchingJobs(t *testing.T) {
-	sel := func(name string, labels map[string]string, mod ...func(*batchv1.Job)) *batchv1.Job {
-		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-		if labels != nil {
-			j.Spec.Selector = &metav1.LabelSelector{MatchLabels: labels}
-		}
-		for _, m := range mod {
-			m(j)
-		}
-		return j
-	}
-	match := sel("match", map[string]string{"app": "x"})
-	jobs := []*batchv1.Job{
-		match,
-		sel("other-labels", map[string]string{"app": "y"}),
-		sel("no-selector", nil),
-		sel("empty-selector", map[string]string{}),
-		sel("other-namespace", map[string]string{"app": "x"}, func(j *batchv1.Job) { j.Namespace = "elsewhere" }),
-		sel("deleting", map[string]string{"app": "x"}, func(j *batchv1.Job) { j.DeletionTimestamp = &t0 }),
-		sel("invalid", nil, func(j *batchv1.Job) {
-			j.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}
-		}),
-		nil,
-	}
-	got := reconcile.MatchingJobs(podOf("1"), jobs)
-	assert.Equal(t, []*batchv1.Job{match}, got)
-	assert.Nil(t, reconcile.MatchingJobs(nil, jobs))
+	require.True(t, exp.Get("ns/a").Exists, "the sync raised the creations")
+	old := plan.JobWorkload(cur)
+	old.UID = "an-earlier-owner"
+	e.r.ObserveOwnerEvent(reconcile.OwnerEvent{Old: old})
+	assert.True(t, exp.Get("ns/a").Exists, "the state of the live owner stays")
+	e.r.ObserveOwnerEvent(reconcile.OwnerEvent{Old: plan.JobWorkload(cur)})
+	assert.False(t, exp.Get("ns/a").Exists, "the state of the deleted owner goes")
 }
 
 func TestCleanOrphan(t *testing.T) {
@@ -389,6 +391,88 @@ func TestCleanOrphan(t *testing.T) {
 	assert.NoError(t, err)
 	assert.False(t, d.Remove)
 }
+
+// CleanOrphan confirms a missing owner through Config.ReadOwner itself.
+func TestCleanOrphanConfirmsWithReadOwner(t *testing.T) {
+	readErr := errors.New("API server unavailable")
+	tests := []struct {
+		name string
+		// live is created in the cluster (nil: the owner does not exist there);
+		// finished marks it finished.
+		live, finished bool
+		// own is what the cache shows (nil: nothing); other UID: another owner.
+		own        func(live *batchv1.Job) *finalizers.OrphanOwner
+		failRead   bool
+		wantReason string
+		wantRemove bool
+		wantReads  int
+		wantErr    error
+	}{
+		{name: "owner present and managed by us: pod kept", live: true, own: none, wantReason: finalizers.ReasonJobActive, wantReads: 1},
+		{name: "owner replaced in the cache only: the live owner keeps its pod", live: true,
+			own: func(*batchv1.Job) *finalizers.OrphanOwner {
+				return &finalizers.OrphanOwner{UID: "another", ManagedBy: testName}
+			},
+			wantReason: finalizers.ReasonJobActive, wantReads: 1},
+		{name: "owner present and finished: finalizer removed", live: true, finished: true, own: none,
+			wantReason: finalizers.ReasonJobFinished, wantRemove: true, wantReads: 1},
+		{name: "owner gone (NotFound): finalizer removed", own: none, wantReason: finalizers.ReasonJobGone, wantRemove: true, wantReads: 1},
+		{name: "owner read fails: nothing removed, error", own: none, failRead: true, wantReads: 1, wantErr: readErr},
+		{name: "owner known gone: no read", live: true,
+			own:        func(*batchv1.Job) *finalizers.OrphanOwner { return &finalizers.OrphanOwner{Gone: true} },
+			wantReason: finalizers.ReasonJobGone, wantRemove: true},
+		{name: "owner in the cache: no read", live: true, own: finalizers.JobOwner, wantReason: finalizers.ReasonJobActive},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			reads := 0
+			var cluster *reconciletest.Cluster
+			e := newEnv(t, func(cfg *reconcile.Config) {
+				cfg.ReadOwner = func(ctx context.Context, namespace, name string) (*plan.Workload, error) {
+					reads++
+					if tc.failRead {
+						return nil, readErr
+					}
+					return reconcile.JobOwnerReader(cluster.GetJob)(ctx, namespace, name)
+				}
+			})
+			cluster = e.c
+			j := job("owner", 1, 1)
+			j.UID = "owner-uid"
+			if tc.finished {
+				j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+			}
+			if tc.live {
+				j = e.create(t, j)
+			}
+			pod, err := e.c.AddPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "w-", Finalizers: []string{finalizers.Name},
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(j, jobKind)}}})
+			require.NoError(t, err)
+			before := e.count(patch)
+
+			d, err := e.r.CleanOrphan(t.Context(), pod, tc.own(j))
+			assert.Equal(t, tc.wantReads, reads, "live reads")
+			if tc.wantErr != nil {
+				require.ErrorIs(t, err, tc.wantErr)
+				assert.False(t, d.Remove)
+			} else {
+				require.NoError(t, err)
+				assert.Equal(t, tc.wantReason, d.Reason)
+				assert.Equal(t, tc.wantRemove, d.Remove)
+			}
+			got, err := e.c.GetPod(t.Context(), ns, pod.Name)
+			require.NoError(t, err)
+			assert.Equal(t, !tc.wantRemove, finalizers.Has(got, finalizers.Name), "finalizer kept")
+			wantPatches := 0
+			if tc.wantRemove {
+				wantPatches = 1
+			}
+			assert.Equal(t, wantPatches, e.count(patch)-before, "patches")
+		})
+	}
+}
+
+func none(*batchv1.Job) *finalizers.OrphanOwner { return nil }
 
 func TestPodEventTypeString(t *testing.T) {
 	assert.Equal(t, "add", reconcile.PodAdded.String())

@@ -36,30 +36,31 @@ const (
 	ReasonInvalidJob       = "InvalidJob"
 )
 
-// Metric label values, as upstream's job_controller_* metrics use them.
+// Metric label values, as upstream's job_controller_* metrics use them; the Metrics
+// methods document them.
 const (
 	// completion_mode
-	CompletionModeNonIndexed = "NonIndexed"
-	CompletionModeIndexed    = "Indexed"
+	labelNonIndexed = "NonIndexed"
+	labelIndexed    = "Indexed"
 	// result of job_syncs_total and job_sync_duration_seconds
-	ResultSuccess = "success"
-	ResultError   = "error"
+	labelSuccess = "success"
+	labelError   = "error"
 	// action of job_syncs_total and job_sync_duration_seconds
-	ActionReconciling = "reconciling"
-	ActionTracking    = "tracking"
-	ActionPodsCreated = "pods_created"
-	ActionPodsDeleted = "pods_deleted"
+	labelReconciling = "reconciling"
+	labelTracking    = "tracking"
+	labelPodsCreated = "pods_created"
+	labelPodsDeleted = "pods_deleted"
 	// result of jobs_finished_total and job_pods_finished_total, status of
 	// job_pods_creation_total
-	Succeeded = "succeeded"
-	Failed    = "failed"
+	labelSucceeded = "succeeded"
+	labelFailed    = "failed"
 	// reason of job_pods_creation_total
-	CreationNew                         = "new"
-	CreationRecreateTerminatingOrFailed = "recreate_terminating_or_failed"
-	CreationRecreateFailed              = "recreate_failed"
+	labelCreationNew                 = "new"
+	labelRecreateTerminatingOrFailed = "recreate_terminating_or_failed"
+	labelRecreateFailed              = "recreate_failed"
 	// event of terminated_pods_tracking_finalizer_total
-	FinalizerEventAdd    = "add"
-	FinalizerEventDelete = "delete"
+	labelFinalizerAdd    = "add"
+	labelFinalizerDelete = "delete"
 )
 
 // Metrics receives what upstream exports as job_controller_* metrics; see the package
@@ -69,13 +70,18 @@ const (
 // concurrently.
 type Metrics interface {
 	// JobSync observes one sync: job_sync_duration_seconds and job_syncs_total
-	// {completion_mode, result, action}.
+	// {completion_mode, result, action}. completionMode is "NonIndexed" or
+	// "Indexed" (in every method), result "success" or "error", action
+	// "reconciling" (nothing to do), "tracking" (only status and finalizer work),
+	// "pods_created" or "pods_deleted".
 	JobSync(completionMode, result, action string, duration time.Duration)
 	// JobFinished counts a Job that got its terminal condition:
-	// jobs_finished_total{completion_mode, result, reason}.
+	// jobs_finished_total{completion_mode, result, reason}; result is "succeeded"
+	// or "failed".
 	JobFinished(completionMode, result, reason string)
 	// PodsFinished counts pods moved into status.succeeded or status.failed:
-	// job_pods_finished_total{completion_mode, result}.
+	// job_pods_finished_total{completion_mode, result}; result is "succeeded" or
+	// "failed".
 	PodsFinished(completionMode, result string, n int)
 	// PodFailuresHandledByPolicy counts failed pods matched by a pod failure policy
 	// rule: pod_failures_handled_by_failure_policy_total{action}.
@@ -85,7 +91,9 @@ type Metrics interface {
 	// terminated_pods_tracking_finalizer_total{event}.
 	TerminatedPodsTrackingFinalizer(event string)
 	// PodsCreated counts pod creation requests: job_pods_creation_total{reason,
-	// status}.
+	// status}; reason is "new", "recreate_terminating_or_failed" or
+	// "recreate_failed" (a replacement, by the pod replacement policy), status
+	// "succeeded" or "failed".
 	PodsCreated(reason, status string, n int)
 	// StaleSyncSkipped counts syncs skipped because the cached Job was older than the
 	// last status write: stale_sync_skips_total.

@@ -318,7 +318,7 @@ func TestLateDeleteEventKeepsRecreatedJobState(t *testing.T) {
 	require.False(t, e.r.Config().Expectations.Satisfied("ns/again"), "creations of the new Job pending")
 
 	e.r.OwnerDeleted(old.Namespace, old.Name, old.UID)
-	e.r.ObserveJobEvent(reconcile.JobEvent{Type: reconcile.JobDeleted, Old: old})
+	e.r.ObserveOwnerEvent(reconcile.OwnerEvent{Old: plan.JobWorkload(old)})
 	assert.False(t, e.r.Config().Expectations.Satisfied("ns/again"), "the old Job's delete event kept the new Job's expectations")
 
 	e.r.OwnerDeleted(fresh.Namespace, fresh.Name, fresh.UID)

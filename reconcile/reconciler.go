@@ -12,6 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -107,9 +109,6 @@ func New(cfg Config, pods PodClient, status StatusWriter) (*Reconciler, error) {
 // work queues: "namespace/name".
 func Key(namespace, name string) string { return namespace + "/" + name }
 
-// Name returns the name the Reconciler answers to in spec.managedBy.
-func (r *Reconciler) Name() string { return r.cfg.Name }
-
 // Config returns the Reconciler's configuration with its defaults filled in (the
 // stores included).
 func (r *Reconciler) Config() Config { return r.cfg }
@@ -157,12 +156,12 @@ func (r *Reconciler) Sync(ctx context.Context, w *plan.Workload, list PodLister)
 		cur:    w,
 		log:    r.cfg.Logger.WithValues("job", key),
 		mode:   completionMode(&w.Spec),
-		action: ActionReconciling,
+		action: labelReconciling,
 	}
 	res, err := ex.sync(list, start)
-	result := ResultSuccess
+	result := labelSuccess
 	if err != nil {
-		result = ResultError
+		result = labelError
 	}
 	r.cfg.Metrics.JobSync(ex.mode, result, ex.action, r.cfg.Clock.Since(start))
 	return res, err
@@ -239,9 +238,9 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 
 func completionMode(s *plan.Spec) string {
 	if ptr.Deref(s.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion {
-		return CompletionModeIndexed
+		return labelIndexed
 	}
-	return CompletionModeNonIndexed
+	return labelNonIndexed
 }
 
 func jobFinished(st *batchv1.JobStatus) bool {
@@ -253,31 +252,42 @@ func jobFinished(st *batchv1.JobStatus) bool {
 	return false
 }
 
-// DecideOrphan decides whether the tracking finalizer of pod may be removed outside
-// its owner's sync: own is what the caller's cache shows of the object named by the
-// pod's controller reference (finalizers.JobOwner of a batch/v1 Job; nil when
-// none), and the rules are those of finalizers.DecideOrphan with Config.Owner
-// and this Reconciler's name.
-func (r *Reconciler) DecideOrphan(pod *corev1.Pod, own *finalizers.OrphanOwner) finalizers.OrphanDecision {
-	return finalizers.DecideOrphan(r.cfg.Owner, pod, own, r.cfg.Name)
-}
-
-// CleanOrphan removes the tracking finalizer of pod when DecideOrphan allows it, and
-// returns the decision. A pod that is gone counts as cleaned; other errors are
-// returned for the caller to retry. A pod whose removal the owner's sync already had
-// accepted, which the cache does not show yet (the owner finished in that sync), is
-// left alone with finalizers.ReasonRemovalInFlight: no second patch.
+// CleanOrphan removes the tracking finalizer of pod when the rules of
+// finalizers.DecideOrphan (with Config.Owner and Config.Name) allow it, and returns
+// the decision. own is what the caller's cache shows of the object named by the
+// pod's controller reference (finalizers.JobOwner of a batch/v1 Job), nil when the
+// cache has none.
 //
-// A nil own means the owner is not in the caller's cache, which frees the pod. Pods
-// and owners come from separate watches, so a pod can reach a cache before its
-// owner: before passing nil because the cache has no such owner, confirm it with a
-// read from the API server (the example controllers do), or a live pod may lose its
-// finalizer and its completion go uncounted.
+// Pods and owners come from separate watches, so a pod can reach a cache before its
+// owner, or before the owner recreated under the name. When the decision frees the
+// pod because own is nil or has another UID than the reference, and Config.ReadOwner
+// is set, CleanOrphan first reads the owner from the API server and decides again
+// on what it read: a live owner keeps its pod. When the read fails, nothing is
+// removed and the error is returned (with the zero decision) for the caller to
+// retry. A caller that knows the owner is gone (it saw its deletion:
+// OwnerEventResult.Gone) passes &finalizers.OrphanOwner{Gone: true}, and no read is
+// made. Without ReadOwner, nil is trusted: confirm it yourself, or a live pod may
+// lose its finalizer and its completion go uncounted.
+//
+// A pod that is gone counts as cleaned; other errors of the patch are returned for
+// the caller to retry. A pod whose removal the owner's sync already had accepted,
+// which the cache does not show yet (the owner finished in that sync), is left
+// alone with finalizers.ReasonRemovalInFlight: no second patch.
 func (r *Reconciler) CleanOrphan(ctx context.Context, pod *corev1.Pod, own *finalizers.OrphanOwner) (finalizers.OrphanDecision, error) {
 	if pod == nil {
 		return finalizers.OrphanDecision{Reason: finalizers.ReasonNoFinalizer, Message: finalizers.ReasonNoFinalizer}, nil
 	}
-	d := r.DecideOrphan(pod, own)
+	d := finalizers.DecideOrphan(r.cfg.Owner, pod, own, r.cfg.Name)
+	if d.Remove && d.Reason == finalizers.ReasonJobGone && (own == nil || !own.Gone) && r.cfg.ReadOwner != nil {
+		ref := r.cfg.Owner.ControllerOf(pod)
+		live, err := r.cfg.ReadOwner(ctx, pod.Namespace, ref.Name)
+		if err != nil {
+			return finalizers.OrphanDecision{}, fmt.Errorf("confirm that the owner %s/%s of orphan pod %s is gone: %w", pod.Namespace, ref.Name, pod.Name, err)
+		}
+		if live != nil {
+			d = finalizers.DecideOrphan(r.cfg.Owner, pod, r.orphanOwner(live), r.cfg.Name)
+		}
+	}
 	if !d.Remove {
 		return d, nil
 	}
@@ -292,6 +302,20 @@ func (r *Reconciler) CleanOrphan(ctx context.Context, pod *corev1.Pod, own *fina
 	}
 	r.cfg.Logger.V(2).Info("Removed the tracking finalizer of an orphan pod", "pod", pod.Namespace+"/"+pod.Name, "reason", d.Message)
 	return d, nil
+}
+
+// orphanOwner is what the orphan decision reads of a live owner: its UID, the
+// controller that manages it (an unset managedBy is the batch/v1 Job controller's
+// for a Job, any controller's of the kind otherwise) and whether it has finished.
+func (r *Reconciler) orphanOwner(w *plan.Workload) *finalizers.OrphanOwner {
+	managedBy := ""
+	if r.cfg.Owner == owner.BatchJob {
+		managedBy = batchv1.JobControllerName
+	}
+	if w.Spec.ManagedBy != nil {
+		managedBy = *w.Spec.ManagedBy
+	}
+	return &finalizers.OrphanOwner{UID: w.UID, ManagedBy: managedBy, Finished: jobstatus.IsFinished(&w.Status)}
 }
 
 // removalAccepted says whether the owner's sync had the finalizer removal of pod

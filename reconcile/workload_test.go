@@ -304,17 +304,25 @@ func TestObjectOwnerReader(t *testing.T) {
 		name    string
 		got     *task
 		err     error
-		want    *reconcile.LiveOwner
+		convErr error
+		want    *plan.Workload
 		wantErr error
 	}{
-		{name: "live", got: &task{ObjectMeta: metav1.ObjectMeta{UID: "u"}}, want: &reconcile.LiveOwner{UID: "u"}},
-		{name: "being deleted", got: &task{ObjectMeta: metav1.ObjectMeta{UID: "u", DeletionTimestamp: &deleting}}, want: &reconcile.LiveOwner{UID: "u", Deleting: true}},
+		{name: "live", got: &task{ObjectMeta: metav1.ObjectMeta{UID: "u"}}, want: &plan.Workload{UID: "u"}},
+		{name: "being deleted", got: &task{ObjectMeta: metav1.ObjectMeta{UID: "u", DeletionTimestamp: &deleting}}, want: &plan.Workload{UID: "u", Deleting: true}},
 		{name: "not found", err: gone},
 		{name: "read fails", err: broken, wantErr: broken},
+		{name: "conversion fails", got: &task{ObjectMeta: metav1.ObjectMeta{UID: "u"}}, convErr: broken, wantErr: broken},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			read := reconcile.ObjectOwnerReader(func(context.Context, string, string) (*task, error) { return tc.got, tc.err })
+			convert := func(o *task) (*plan.Workload, error) {
+				if tc.convErr != nil {
+					return nil, tc.convErr
+				}
+				return &plan.Workload{UID: o.UID, Deleting: o.DeletionTimestamp != nil}, nil
+			}
+			read := reconcile.ObjectOwnerReader(func(context.Context, string, string) (*task, error) { return tc.got, tc.err }, convert)
 			got, err := read(t.Context(), ns, "t")
 			require.ErrorIs(t, err, tc.wantErr)
 			assert.Equal(t, tc.want, got)

@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -128,19 +129,19 @@ func New(cs kubernetes.Interface, factory informers.SharedInformerFactory, cfg r
 	if err := c.addHandler(c.jobInformer, cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if job, ok := obj.(*batchv1.Job); ok {
-				c.onJob(reconcile.JobEvent{Type: reconcile.JobAdded, New: job})
+				c.onJob(reconcile.OwnerEvent{New: plan.JobWorkload(job)})
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			old, ok1 := oldObj.(*batchv1.Job)
 			cur, ok2 := newObj.(*batchv1.Job)
 			if ok1 && ok2 {
-				c.onJob(reconcile.JobEvent{Type: reconcile.JobUpdated, Old: old, New: cur})
+				c.onJob(reconcile.OwnerEvent{Old: plan.JobWorkload(old), New: plan.JobWorkload(cur)})
 			}
 		},
 		DeleteFunc: func(obj any) {
 			if job, ok := unwrapTombstone(obj).(*batchv1.Job); ok {
-				c.onJob(reconcile.JobEvent{Type: reconcile.JobDeleted, Old: job})
+				c.onJob(reconcile.OwnerEvent{Old: plan.JobWorkload(job)})
 			}
 		},
 	}); err != nil {
@@ -203,6 +204,6 @@ func (c *Controller) Name() string { return c.name }
 
 // manages reports whether job is this controller's (an unset managedBy belongs to
 // the built-in Job controller).
-func (c *Controller) manages(job *batchv1.Job) bool {
-	return ptr.Deref(job.Spec.ManagedBy, batchv1.JobControllerName) == c.name
+func (c *Controller) manages(managedBy *string) bool {
+	return ptr.Deref(managedBy, batchv1.JobControllerName) == c.name
 }

@@ -90,8 +90,8 @@ func TestNew(t *testing.T) {
 			if err != nil {
 				t.Fatalf("New() error = %v", err)
 			}
-			if c.Name() != tt.wantName || c.Reconciler().Name() != tt.wantName {
-				t.Errorf("New().Name() = %q (reconciler %q), want %q", c.Name(), c.Reconciler().Name(), tt.wantName)
+			if c.Name() != tt.wantName || c.Reconciler().Config().Name != tt.wantName {
+				t.Errorf("New().Name() = %q (reconciler %q), want %q", c.Name(), c.Reconciler().Config().Name, tt.wantName)
 			}
 		})
 	}
@@ -265,7 +265,7 @@ func TestCleanOrphanOfADeletedJobNeedsNoGet(t *testing.T) {
 	if err := c.pods.Add(pod); err != nil {
 		t.Fatal(err)
 	}
-	c.onJob(reconcile.JobEvent{Type: reconcile.JobDeleted, Old: gone})
+	c.onJob(reconcile.OwnerEvent{Old: plan.JobWorkload(gone)})
 	if got := c.orphanQueue.Len(); got != 1 {
 		t.Fatalf("orphan queue length after the Job's deletion = %d, want 1 (its pod)", got)
 	}

@@ -21,7 +21,7 @@
 //   - Shared informers for Jobs and pods, with the pod index PodControllerUIDIndex
 //     (pods by controller UID, orphans by namespace), so that listing a Job's pods
 //     costs the Job's pods plus its namespace's orphans, not the cluster's pods.
-//   - Event handlers that feed Reconciler.ObservePodEvent and ObserveJobEvent: they
+//   - Event handlers that feed Reconciler.ObservePodEvent and ObserveOwnerEvent: they
 //     lower the expectations, queue Jobs (pod events batched with AddAfter for
 //     Config.PodEventBatchPeriod; Job additions and spec changes at once), the Jobs
 //     that may adopt an orphan, and the pods that need the orphan cleanup.
@@ -29,8 +29,10 @@
 //     (APIBackoffBase to APIBackoffMax, 1s to 1m): "job", whose workers call
 //     Reconciler.Sync with a lister over the index (so the expectations are
 //     checked before the pods are listed), and "job_orphan_pod", whose workers call
-//     Reconciler.CleanOrphan. A sync error requeues with rate limiting;
-//     Result.RequeueAfter (backoff, deadline, stale cache, a conflict) with AddAfter.
+//     Reconciler.CleanOrphan (which confirms a Job missing from the informer with a
+//     GET through Config.ReadOwner, except for a Job the informer saw deleted). A
+//     sync error requeues with rate limiting; Result.RequeueAfter (backoff,
+//     deadline, stale cache, a conflict) with AddAfter.
 //   - Events through client-go's record.EventRecorder (it satisfies
 //     reconcile.EventRecorder), written to the API while Run runs, unless
 //     Config.Events is given.

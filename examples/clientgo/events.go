@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/jobkit/jobkit/examples/internal/adoption"
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
@@ -42,42 +43,28 @@ func (c *Controller) enqueue(key string, delay time.Duration) {
 	}
 }
 
-// onJob handles a Job event: forget a deleted or recreated Job, sync ours, and send
-// the pods of a Job that was deleted, replaced or has finished to the orphan cleanup.
-func (c *Controller) onJob(ev reconcile.JobEvent) {
-	m := c.rec.ObserveJobEvent(ev)
-	if m.Key == "" {
-		return
+// onJob handles a Job event (Reconciler.ObserveOwnerEvent): it syncs ours, and
+// sends the pods of a Job that was deleted, replaced or has finished to the orphan
+// cleanup, remembering a Job that is gone so that its orphans need no live read.
+func (c *Controller) onJob(ev reconcile.OwnerEvent) {
+	res := c.rec.ObserveOwnerEvent(ev)
+	if res.Sync && c.manages(ev.New.Spec.ManagedBy) {
+		c.enqueue(res.Key, res.Delay)
 	}
-	if m.Sync && ev.New != nil && c.manages(ev.New) {
-		c.enqueue(m.Key, m.Delay)
-	}
-	if m.OrphanCleanup {
-		job := ev.Old
-		switch {
-		case ev.Type == reconcile.JobUpdated && ev.Old.UID == ev.New.UID:
-			job = ev.New // it has finished
-		case job == nil:
-			job = ev.New
-			fallthrough
-		default: // deleted, or replaced by a Job with a new UID
-			if job != nil {
-				c.markGone(job.UID)
-			}
+	if w := res.OrphanCleanup; w != nil {
+		if res.Gone {
+			c.markGone(w.UID)
 		}
-		c.enqueueOrphans(job)
+		c.enqueueOrphans(w)
 	}
 }
 
-// enqueueOrphans queues the pods of job that still carry the tracking finalizer for
+// enqueueOrphans queues the pods of w that still carry the tracking finalizer for
 // the orphan cleanup.
-func (c *Controller) enqueueOrphans(job *batchv1.Job) {
-	if job == nil {
-		return
-	}
-	objs, err := c.pods.ByIndex(PodControllerUIDIndex, string(job.UID))
+func (c *Controller) enqueueOrphans(w *plan.Workload) {
+	objs, err := c.pods.ByIndex(PodControllerUIDIndex, string(w.UID))
 	if err != nil {
-		c.log.Error(err, "Listing the pods of a Job for the orphan cleanup", "job", reconcile.Key(job.Namespace, job.Name))
+		c.log.Error(err, "Listing the pods of a Job for the orphan cleanup", "job", reconcile.Key(w.Namespace, w.Name))
 		return
 	}
 	for _, obj := range objs {
@@ -105,8 +92,8 @@ func (c *Controller) onPod(ev reconcile.PodEvent) {
 	if res.Adoptable {
 		jobs, err := c.jobLister.Jobs(pod.Namespace).List(labels.Everything())
 		if err == nil {
-			for _, job := range reconcile.MatchingJobs(pod, jobs) {
-				if c.manages(job) {
+			for _, job := range adoption.MatchingJobs(pod, jobs) {
+				if c.manages(job.Spec.ManagedBy) {
 					c.enqueue(reconcile.Key(job.Namespace, job.Name), res.Delay)
 				}
 			}

@@ -2,13 +2,9 @@ package clientgo
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/jobkit/jobkit/finalizers"
@@ -64,35 +60,24 @@ func (c *Controller) processOrphan(ctx context.Context) bool {
 }
 
 // cleanOrphan removes the tracking finalizer of the pod key when no live, unfinished
-// Job of this controller counts it (Reconciler.CleanOrphan).
+// Job of this controller counts it (Reconciler.CleanOrphan, which confirms a Job
+// missing from the informer with the API server). A Job seen deleted is passed as
+// gone, so that its orphans cost no GET.
 func (c *Controller) cleanOrphan(ctx context.Context, key string) error {
 	obj, exists, err := c.pods.GetByKey(key)
 	if err != nil || !exists {
 		return err
 	}
 	pod := obj.(*corev1.Pod)
-	if !finalizers.Has(pod, finalizers.Name) {
-		return nil
-	}
-	var job *batchv1.Job
-	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil && owner.BatchJob.Matches(ref) {
-		job = c.lookupJob(pod.Namespace, ref.Name)
-		if (job == nil || job.UID != ref.UID) && !c.knownGone(ref.UID) {
-			// The Job informer may lag the pod informer (a Job created by someone
-			// else a moment ago): confirm with the API server before taking the
-			// finalizer of a pod whose Job may be live.
-			live, err := c.cs.BatchV1().Jobs(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-			switch {
-			case err == nil:
-				job = live
-			case apierrors.IsNotFound(err):
-				job = nil
-			default:
-				return fmt.Errorf("get Job %s/%s: %w", pod.Namespace, ref.Name, err)
-			}
+	var own *finalizers.OrphanOwner
+	if ref := owner.BatchJob.ControllerOf(pod); ref != nil {
+		if c.knownGone(ref.UID) {
+			own = &finalizers.OrphanOwner{Gone: true}
+		} else {
+			own = finalizers.JobOwner(c.lookupJob(pod.Namespace, ref.Name))
 		}
 	}
-	d, err := c.rec.CleanOrphan(ctx, pod, finalizers.JobOwner(job))
+	d, err := c.rec.CleanOrphan(ctx, pod, own)
 	if err == nil && d.Remove {
 		c.log.V(2).Info("Removed the tracking finalizer of an orphan pod", "pod", key, "reason", d.Reason)
 	}

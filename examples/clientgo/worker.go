@@ -109,7 +109,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) (reconcile.Result,
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if !c.manages(job) {
+	if !c.manages(job.Spec.ManagedBy) {
 		return reconcile.Result{}, nil
 	}
 	return c.rec.Sync(ctx, plan.JobWorkload(job), c.listPods)

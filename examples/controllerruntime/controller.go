@@ -5,12 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -18,11 +16,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/jobkit/jobkit/examples/internal/crowner"
+	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
@@ -71,11 +70,9 @@ type Options struct {
 type Controller struct {
 	rec     *reconcile.Reconciler
 	cache   client.Reader
-	api     client.Reader
 	name    string
-	batch   time.Duration
 	log     logr.Logger
-	onSync  func(*batchv1.Job, reconcile.Result, error)
+	owner   *crowner.Owner[*batchv1.Job]
 	orphans workqueue.TypedRateLimitingInterface[types.NamespacedName]
 }
 
@@ -142,16 +139,27 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 		return nil, fmt.Errorf("controllerruntime.Setup: %w", err)
 	}
 	c := &Controller{
-		rec:    rec,
-		cache:  mgr.GetCache(),
-		api:    mgr.GetAPIReader(),
-		name:   cfg.Name,
-		batch:  rec.Config().PodEventBatchPeriod,
-		log:    cfg.Logger,
-		onSync: opts.OnSync,
+		rec:   rec,
+		cache: mgr.GetCache(),
+		name:  cfg.Name,
+		log:   cfg.Logger,
 		orphans: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
 			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: name + "-orphan-pods"}),
+	}
+	c.owner = &crowner.Owner[*batchv1.Job]{
+		Rec:      rec,
+		Cache:    c.cache,
+		New:      func() *batchv1.Job { return &batchv1.Job{} },
+		Manages:  func(job *batchv1.Job) bool { return IsManagedBy(job, c.name) },
+		Workload: func(job *batchv1.Job) (*plan.Workload, error) { return plan.JobWorkload(job), nil },
+		Facts:    finalizers.JobOwner,
+		ListPods: c.listPods,
+		PodIndex: OwnerUIDIndex,
+		Orphans:  c.orphans,
+		Adopters: c.adopters,
+		OnSync:   opts.OnSync,
+		Log:      c.log,
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, OwnerUIDIndex, OwnerUID); err != nil {
 		return nil, fmt.Errorf("controllerruntime.Setup: index pods by controller UID: %w", err)
@@ -159,9 +167,12 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 	managed := ManagedBy(cfg.Name)
 	err = builder.ControllerManagedBy(mgr).
 		Named(name).
-		For(&batchv1.Job{}, builder.WithPredicates(managed, syncAtOnce(c.batch))).
-		Watches(&batchv1.Job{}, &jobHandler{c: c}, builder.WithPredicates(managed)).
-		Watches(&corev1.Pod{}, PodEventHandler(c.handlePod)).
+		// Additions and deletions sync at once; updates go through
+		// Reconciler.ObserveOwnerEvent, which delays status-only ones (this
+		// controller's own writes among them) by the batch period.
+		For(&batchv1.Job{}, builder.WithPredicates(managed, crowner.NoUpdates)).
+		Watches(&batchv1.Job{}, c.owner.OwnerEvents(), builder.WithPredicates(managed)).
+		Watches(&corev1.Pod{}, PodEventHandler(c.owner.HandlePod)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: cmp.Or(opts.Workers, DefaultWorkers),
 			SkipNameValidation:      ptr.To(opts.SkipNameValidation),
@@ -170,7 +181,7 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 	if err != nil {
 		return nil, fmt.Errorf("controllerruntime.Setup: build controller %s: %w", name, err)
 	}
-	if err := mgr.Add(&OrphanWorker{Queue: c.orphans, Clean: c.cleanOrphan, Log: c.log, Workers: opts.OrphanWorkers}); err != nil {
+	if err := mgr.Add(&OrphanWorker{Queue: c.orphans, Clean: c.owner.CleanOrphan, Log: c.log, Workers: opts.OrphanWorkers}); err != nil {
 		return nil, fmt.Errorf("controllerruntime.Setup: add orphan worker: %w", err)
 	}
 	return c, nil
@@ -180,46 +191,21 @@ func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller
 // configuration with defaults filled in).
 func (c *Controller) Reconciler() *reconcile.Reconciler { return c.rec }
 
-// Reconcile syncs one Job from the cache. A Job missing from the cache is forgotten
-// (its expectations and backoff record dropped); its pods' finalizers are the orphan
-// worker's. A sync error is returned, so the workqueue retries with rate limiting;
-// the sync's RequeueAfter is returned as is.
+// Reconcile syncs one Job from the cache (crowner.Owner.Reconcile): a Job missing
+// from the cache is forgotten (its expectations and backoff record dropped); its
+// pods' finalizers are the orphan worker's. A sync error is returned, so the
+// workqueue retries with rate limiting; the sync's RequeueAfter is returned as is.
 func (c *Controller) Reconcile(ctx context.Context, req crreconcile.Request) (crreconcile.Result, error) {
-	job := &batchv1.Job{}
-	if err := c.cache.Get(ctx, req.NamespacedName, job, client.UnsafeDisableDeepCopy); err != nil {
-		if apierrors.IsNotFound(err) {
-			// Only this worker syncs the key, so no sync of a recreated Job can lose
-			// its expectations to this Forget.
-			c.rec.Forget(reconcile.Key(req.Namespace, req.Name))
-			return crreconcile.Result{}, nil
-		}
-		return crreconcile.Result{}, err
-	}
-	if !IsManagedBy(job, c.name) {
-		return crreconcile.Result{}, nil // queued by a pod event; another controller's Job
-	}
-	res, err := c.rec.Sync(ctx, plan.JobWorkload(job), func(w *plan.Workload) ([]*corev1.Pod, error) { return c.listPods(ctx, w) })
-	if c.onSync != nil {
-		c.onSync(job, res, err)
-	}
-	if err != nil {
-		return crreconcile.Result{}, err
-	}
-	return crreconcile.Result{RequeueAfter: res.RequeueAfter}, nil
+	return c.owner.Reconcile(ctx, req)
 }
 
 // listPods lists, from the cache and without copies (the Reconciler never modifies
 // its inputs), the pods controlled by w and the pods without controller in its
 // namespace that match its selector.
 func (c *Controller) listPods(ctx context.Context, w *plan.Workload) ([]*corev1.Pod, error) {
-	var owned corev1.PodList
-	if err := c.cache.List(ctx, &owned, client.InNamespace(w.Namespace),
-		client.MatchingFields{OwnerUIDIndex: string(w.UID)}, client.UnsafeDisableDeepCopy); err != nil {
+	pods, err := crowner.ListOwned(ctx, c.cache, OwnerUIDIndex, w)
+	if err != nil {
 		return nil, err
-	}
-	pods := make([]*corev1.Pod, 0, len(owned.Items))
-	for i := range owned.Items {
-		pods = append(pods, &owned.Items[i])
 	}
 	if w.Spec.Selector == nil {
 		return pods, nil
@@ -259,23 +245,6 @@ func IsManagedBy(job *batchv1.Job, name string) bool {
 		return name == batchv1.JobControllerName
 	}
 	return *job.Spec.ManagedBy == name
-}
-
-// syncAtOnce admits the Job events reconcile.MapJobEvent syncs without delay: all
-// but the updates that leave the spec (generation) alone, which jobHandler queues
-// after the batch period. The controller's own status writes are such updates: an
-// immediate sync would run before the pod events of that sync's creations arrive,
-// and write an active count without them.
-func syncAtOnce(batch time.Duration) predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		old, ok1 := e.ObjectOld.(*batchv1.Job)
-		cur, ok2 := e.ObjectNew.(*batchv1.Job)
-		if !ok1 || !ok2 {
-			return true
-		}
-		m := reconcile.MapJobEvent(reconcile.JobEvent{Type: reconcile.JobUpdated, Old: old, New: cur}, batch)
-		return m.Sync && m.Delay == 0
-	}}
 }
 
 // ManagedBy returns a predicate that admits the Jobs IsManagedBy name. spec.managedBy

@@ -21,11 +21,14 @@
 //     without controller for adoption) only after checking the expectations.
 //   - Pod events go through a handler of our own (Watches(&corev1.Pod{}, ...)) that
 //     calls Reconciler.ObservePodEvent, then queues the Jobs it names after the batch
-//     period, the Jobs that may adopt an orphan, and the orphans. Status-only Job
-//     updates are queued after the batch period too (reconcile.MapJobEvent).
+//     period, the Jobs that may adopt an orphan, and the orphans. Job updates go
+//     through Reconciler.ObserveOwnerEvent, which queues status-only ones after the
+//     batch period too. The Reconcile body, these handlers and the orphan cleanup
+//     are examples/internal/crowner's, shared with examples/trainingjob.
 //   - An orphan worker (a manager Runnable with its own rate-limited queue) removes
 //     the tracking finalizer of pods whose Job is gone, replaced or finished
-//     (Reconciler.CleanOrphan). Envtest runs no garbage collector: it is this worker
+//     (Reconciler.CleanOrphan, which reads a Job missing from the cache from the
+//     API server through Config.ReadOwner). Envtest runs no garbage collector: it is this worker
 //     that frees the pods of a deleted Job.
 //   - Events go to an events.k8s.io/v1 recorder on the manager's connection
 //     (ManagerEventRecorder), named after the managedBy name, with EventAction as

@@ -2,13 +2,11 @@ package controllerruntime
 
 import (
 	"context"
-	"strings"
 	"sync"
 
 	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,8 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/jobkit/jobkit/finalizers"
-	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/examples/internal/adoption"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -60,108 +57,24 @@ func (f PodEventHandler) Delete(ctx context.Context, e event.TypedDeleteEvent[cl
 // Generic does nothing.
 func (f PodEventHandler) Generic(context.Context, event.TypedGenericEvent[client.Object], Queue) {}
 
-// handlePod feeds a pod event to Reconciler.ObservePodEvent, so that the event
-// fulfils the expectations it concerns before the Jobs it names are queued (after
-// the batch period), queues the Jobs that may adopt an orphan, and hands pods whose
-// finalizer nobody will remove to the orphan worker. Setup watches pods with it
-// instead of Owns(&corev1.Pod{}), whose handler queues the owner at once on a
-// listener of its own, in no order with the expectation observations.
-func (c *Controller) handlePod(ctx context.Context, ev reconcile.PodEvent, q Queue) {
-	res := c.rec.ObservePodEvent(ev, func(namespace, name string) *finalizers.OrphanOwner {
-		return finalizers.JobOwner(c.cachedJob(ctx, namespace, name))
-	})
-	for _, key := range res.Sync {
-		ns, name := splitKey(key)
-		q.AddAfter(crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}, res.Delay)
-	}
-	pod := ev.New
-	if pod == nil {
-		pod = ev.Old
-	}
-	if res.Adoptable {
-		var jobs batchv1.JobList
-		if err := c.cache.List(ctx, &jobs, client.InNamespace(pod.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-			c.log.Error(err, "Listing Jobs that may adopt a pod", "pod", pod.Namespace+"/"+pod.Name)
-		}
-		candidates := make([]*batchv1.Job, 0, len(jobs.Items))
-		for i := range jobs.Items {
-			if IsManagedBy(&jobs.Items[i], c.name) {
-				candidates = append(candidates, &jobs.Items[i])
-			}
-		}
-		for _, job := range reconcile.MatchingJobs(pod, candidates) {
-			q.AddAfter(crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: job.Namespace, Name: job.Name}}, res.Delay)
-		}
-	}
-	if res.OrphanCleanup {
-		c.orphans.Add(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
-	}
-}
-
-// cachedJob returns the Job namespace/name from the cache, or nil.
-func (c *Controller) cachedJob(ctx context.Context, namespace, name string) *batchv1.Job {
-	job := &batchv1.Job{}
-	if err := c.cache.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, job, client.UnsafeDisableDeepCopy); err != nil {
+// adopters returns the Jobs of this controller that may adopt the orphan pod.
+func (c *Controller) adopters(ctx context.Context, pod *corev1.Pod) []types.NamespacedName {
+	var jobs batchv1.JobList
+	if err := c.cache.List(ctx, &jobs, client.InNamespace(pod.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		c.log.Error(err, "Listing Jobs that may adopt a pod", "pod", pod.Namespace+"/"+pod.Name)
 		return nil
 	}
-	return job
-}
-
-func splitKey(key string) (namespace, name string) {
-	namespace, name, _ = strings.Cut(key, "/")
-	return namespace, name
-}
-
-// jobHandler queues the Job syncs reconcile.MapJobEvent delays (status-only
-// updates, after the batch period; For queues the others at once) and hands the pods
-// of a Job that was deleted, replaced under its name or has just finished to the
-// orphan worker. It changes no Reconciler state: the Job's state is forgotten by the
-// worker that finds it gone (Reconcile), the only goroutine syncing that key, so
-// that a late delete event cannot drop the expectations of a Job recreated under the
-// same name.
-type jobHandler struct{ c *Controller }
-
-var _ handler.TypedEventHandler[client.Object, crreconcile.Request] = (*jobHandler)(nil)
-
-func (h *jobHandler) Create(context.Context, event.TypedCreateEvent[client.Object], Queue) {}
-
-func (h *jobHandler) Update(ctx context.Context, e event.TypedUpdateEvent[client.Object], q Queue) {
-	old, ok1 := e.ObjectOld.(*batchv1.Job)
-	cur, ok2 := e.ObjectNew.(*batchv1.Job)
-	if !ok1 || !ok2 {
-		return
-	}
-	m := reconcile.MapJobEvent(reconcile.JobEvent{Type: reconcile.JobUpdated, Old: old, New: cur}, h.c.batch)
-	if m.Sync && m.Delay > 0 {
-		q.AddAfter(crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: cur.Namespace, Name: cur.Name}}, m.Delay)
-	}
-	if m.OrphanCleanup {
-		h.c.queueOrphans(ctx, old)
-	}
-}
-
-func (h *jobHandler) Delete(ctx context.Context, e event.TypedDeleteEvent[client.Object], _ Queue) {
-	if job, ok := e.Object.(*batchv1.Job); ok {
-		h.c.queueOrphans(ctx, job)
-	}
-}
-
-func (h *jobHandler) Generic(context.Context, event.TypedGenericEvent[client.Object], Queue) {}
-
-// queueOrphans queues the cached pods controlled by job that carry the tracking
-// finalizer for the orphan worker.
-func (c *Controller) queueOrphans(ctx context.Context, job *batchv1.Job) {
-	var pods corev1.PodList
-	if err := c.cache.List(ctx, &pods, client.InNamespace(job.Namespace),
-		client.MatchingFields{OwnerUIDIndex: string(job.UID)}, client.UnsafeDisableDeepCopy); err != nil {
-		c.log.Error(err, "Listing the pods of a Job for the orphan cleanup", "job", reconcile.Key(job.Namespace, job.Name))
-		return
-	}
-	for i := range pods.Items {
-		if finalizers.Has(&pods.Items[i], finalizers.Name) {
-			c.orphans.Add(types.NamespacedName{Namespace: job.Namespace, Name: pods.Items[i].Name})
+	candidates := make([]*batchv1.Job, 0, len(jobs.Items))
+	for i := range jobs.Items {
+		if IsManagedBy(&jobs.Items[i], c.name) {
+			candidates = append(candidates, &jobs.Items[i])
 		}
 	}
+	var out []types.NamespacedName
+	for _, job := range adoption.MatchingJobs(pod, candidates) {
+		out = append(out, types.NamespacedName{Namespace: job.Namespace, Name: job.Name})
+	}
+	return out
 }
 
 // OrphanWorker removes the tracking finalizer of the pods queued in Queue, calling
@@ -218,37 +131,4 @@ func (o *OrphanWorker) next(ctx context.Context) bool {
 	}
 	o.Queue.Forget(key)
 	return true
-}
-
-// cleanOrphan removes the tracking finalizer of the cached pod key when
-// Reconciler.CleanOrphan decides so. A Job missing from the cache is looked up on the
-// API server before its pod counts as orphaned: the pod and Job informers are
-// separate watches, so a pod created by another controller can reach the cache
-// before its Job does.
-func (c *Controller) cleanOrphan(ctx context.Context, key types.NamespacedName) error {
-	pod := &corev1.Pod{}
-	if err := c.cache.Get(ctx, key, pod, client.UnsafeDisableDeepCopy); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return err
-	}
-	var job *batchv1.Job
-	if ref := owner.BatchJob.ControllerOf(pod); ref != nil {
-		jobKey := types.NamespacedName{Namespace: pod.Namespace, Name: ref.Name}
-		j := &batchv1.Job{}
-		err := c.cache.Get(ctx, jobKey, j, client.UnsafeDisableDeepCopy)
-		if apierrors.IsNotFound(err) || (err == nil && j.UID != ref.UID) {
-			j = &batchv1.Job{}
-			err = c.api.Get(ctx, jobKey, j)
-		}
-		switch {
-		case err == nil:
-			job = j
-		case !apierrors.IsNotFound(err):
-			return err
-		}
-	}
-	_, err := c.rec.CleanOrphan(ctx, pod, finalizers.JobOwner(job))
-	return err
 }

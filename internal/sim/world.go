@@ -149,7 +149,7 @@ func (w *world) newReconciler() (*reconcile.Reconciler, error) {
 		return reconcile.New(cfg, w.podClient(), reconcile.JobStatusWriter(w.cluster))
 	}
 	cfg.Owner = w.ctlKind
-	cfg.ReadOwner = reconcile.ObjectOwnerReader(w.cluster.GetTask)
+	cfg.ReadOwner = reconcile.ObjectOwnerReader(w.cluster.GetTask, func(t *reconciletest.Task) (*plan.Workload, error) { return t.Workload(), nil })
 	return reconcile.New(cfg, w.podClient(), w.cluster)
 }
 

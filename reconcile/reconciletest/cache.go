@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -92,7 +93,7 @@ type Cache struct {
 	seq     uint64
 
 	podHandlers  []func(reconcile.PodEvent)
-	jobHandlers  []func(reconcile.JobEvent)
+	jobHandlers  []func(reconcile.OwnerEvent)
 	taskHandlers []func(old, new *Task)
 }
 
@@ -122,8 +123,9 @@ func (ca *Cache) OnPodEvent(h func(reconcile.PodEvent)) {
 	ca.podHandlers = append(ca.podHandlers, h)
 }
 
-// OnJobEvent registers a handler for delivered Job events.
-func (ca *Cache) OnJobEvent(h func(reconcile.JobEvent)) {
+// OnJobEvent registers a handler for delivered Job events, converted with
+// plan.JobWorkload (an addition has no Old, a deletion no New).
+func (ca *Cache) OnJobEvent(h func(reconcile.OwnerEvent)) {
 	ca.c.mu.Lock()
 	defer ca.c.mu.Unlock()
 	ca.jobHandlers = append(ca.jobHandlers, h)
@@ -260,7 +262,7 @@ func (ca *Cache) deliver(i int, notify bool) bool {
 		ca.pending = slices.Delete(ca.pending, i, i+1)
 	}
 	var podEv *reconcile.PodEvent
-	var jobEv *reconcile.JobEvent
+	var jobEv *reconcile.OwnerEvent
 	var taskEv *taskEvent
 	switch {
 	case ev.Task != nil:
@@ -298,13 +300,13 @@ func (ca *Cache) deliver(i int, notify bool) bool {
 		switch ev.Type {
 		case watch.Deleted:
 			delete(ca.jobs, k)
-			jobEv = &reconcile.JobEvent{Type: reconcile.JobDeleted, Old: ev.Job}
+			jobEv = &reconcile.OwnerEvent{Old: plan.JobWorkload(ev.Job)}
 		default:
 			ca.jobs[k] = ev.Job
 			if old == nil {
-				jobEv = &reconcile.JobEvent{Type: reconcile.JobAdded, New: ev.Job}
+				jobEv = &reconcile.OwnerEvent{New: plan.JobWorkload(ev.Job)}
 			} else {
-				jobEv = &reconcile.JobEvent{Type: reconcile.JobUpdated, Old: old, New: ev.Job}
+				jobEv = &reconcile.OwnerEvent{Old: plan.JobWorkload(old), New: plan.JobWorkload(ev.Job)}
 			}
 		}
 	}

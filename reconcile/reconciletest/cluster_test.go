@@ -460,8 +460,17 @@ func TestCacheDeliverDueAndLatency(t *testing.T) {
 
 func TestCacheResetAndJobs(t *testing.T) {
 	c := reconciletest.NewCluster(reconciletest.Options{})
-	var jobEvents []reconcile.JobEventType
-	c.Cache().OnJobEvent(func(ev reconcile.JobEvent) { jobEvents = append(jobEvents, ev.Type) })
+	var jobEvents []string
+	c.Cache().OnJobEvent(func(ev reconcile.OwnerEvent) {
+		switch {
+		case ev.Old == nil:
+			jobEvents = append(jobEvents, "added "+ev.New.Namespace)
+		case ev.New == nil:
+			jobEvents = append(jobEvents, "deleted "+ev.Old.Namespace)
+		default:
+			jobEvents = append(jobEvents, "updated "+ev.New.Namespace)
+		}
+	})
 	j, err := c.CreateJob(reconciletest.NewJob(ns, "j", 1, 1))
 	require.NoError(t, err)
 	_, err = c.CreateJob(reconciletest.NewJob("a-first", "j", 1, 1))
@@ -475,7 +484,7 @@ func TestCacheResetAndJobs(t *testing.T) {
 	c.Cache().DeliverAll()
 	require.NoError(t, c.DeleteJob("a-first", "j"))
 	c.Cache().DeliverAll()
-	assert.Equal(t, []reconcile.JobEventType{reconcile.JobAdded, reconcile.JobAdded, reconcile.JobDeleted}, jobEvents)
+	assert.Equal(t, []string{"added " + ns, "added a-first", "deleted a-first"}, jobEvents)
 
 	pods, err := c.Cache().PodsForJob(c.Cache().Job(ns, "j"))
 	require.NoError(t, err)

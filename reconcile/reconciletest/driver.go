@@ -32,8 +32,8 @@ var ErrStepLimit = errors.New("reconciletest: limit reached before the owner fin
 //
 //  1. delivers the watch events that are due to the Cache, whose handlers feed
 //     Reconciler.ObservePodEvent (with the owners' facts: the cached Jobs, the
-//     cached Tasks, or the test's store), ObserveJobEvent, and OwnerDeleted on Task
-//     events;
+//     cached Tasks, or the test's store), ObserveOwnerEvent on Job events, and
+//     OwnerDeleted on Task events;
 //  2. syncs the owner from the Cache (one missing from the Cache is forgotten);
 //  3. runs a Kubelet step (its script);
 //  4. advances the clock by StepDuration.
@@ -108,9 +108,9 @@ func NewDriver(c *Cluster, r *reconcile.Reconciler) *Driver {
 			d.Reconciler.ObservePodEvent(ev, d.lookup())
 		}
 	})
-	cache.OnJobEvent(func(ev reconcile.JobEvent) {
+	cache.OnJobEvent(func(ev reconcile.OwnerEvent) {
 		if d.Reconciler != nil {
-			d.Reconciler.ObserveJobEvent(ev)
+			d.Reconciler.ObserveOwnerEvent(ev)
 		}
 	})
 	cache.OnTaskEvent(func(old, cur *Task) {

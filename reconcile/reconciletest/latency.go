@@ -147,8 +147,8 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 			q.add(k, res.Delay)
 		}
 	})
-	cache.OnJobEvent(func(ev reconcile.JobEvent) {
-		if m := r.ObserveJobEvent(ev); m.Sync {
+	cache.OnJobEvent(func(ev reconcile.OwnerEvent) {
+		if m := r.ObserveOwnerEvent(ev); m.Sync {
 			q.add(m.Key, m.Delay)
 		}
 	})

@@ -6,7 +6,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
-	"github.com/jobkit/jobkit/reconcile"
 )
 
 // JobEventHandler returns the handler to add to the Job informer of the controller
@@ -60,9 +59,9 @@ func (m *Metrics) observeIndexes(old, cur *batchv1.Job) {
 	if cur.Spec.BackoffLimitPerIndex != nil {
 		limit = BackoffLimitPerIndex
 	}
-	m.FinishedIndexes(reconcile.Succeeded, limit,
+	m.FinishedIndexes(StatusSucceeded, limit,
 		indexCount(cur.Status.CompletedIndexes)-indexCount(old.Status.CompletedIndexes))
-	m.FinishedIndexes(reconcile.Failed, limit,
+	m.FinishedIndexes(StatusFailed, limit,
 		indexCount(ptr.Deref(cur.Status.FailedIndexes, ""))-indexCount(ptr.Deref(old.Status.FailedIndexes, "")))
 }
 

@@ -19,6 +19,11 @@ const (
 	// job_finished_indexes_total: whether the Job sets spec.backoffLimitPerIndex.
 	BackoffLimitPerIndex = "perIndex"
 	BackoffLimitGlobal   = "global"
+	// StatusSucceeded and StatusFailed are the status label of
+	// job_finished_indexes_total, the values reconcile gives the result and status
+	// labels of its own metrics.
+	StatusSucceeded = "succeeded"
+	StatusFailed    = "failed"
 )
 
 // Metrics is a reconcile.Metrics that keeps upstream's job_controller_* metrics in
@@ -108,8 +113,8 @@ func (m *Metrics) PodsCreated(reason, status string, n int) {
 // StaleSyncSkipped counts stale_sync_skips_total.
 func (m *Metrics) StaleSyncSkipped() { m.staleSkips.Inc() }
 
-// FinishedIndexes counts n indexes that finished with status (reconcile.Succeeded
-// or reconcile.Failed) in job_finished_indexes_total; backoffLimit is
+// FinishedIndexes counts n indexes that finished with status (StatusSucceeded or
+// StatusFailed) in job_finished_indexes_total; backoffLimit is
 // BackoffLimitPerIndex or BackoffLimitGlobal. A non-positive n counts nothing.
 func (m *Metrics) FinishedIndexes(status, backoffLimit string, n int) {
 	if n > 0 {

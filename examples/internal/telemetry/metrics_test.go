@@ -16,7 +16,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/examples/internal/telemetry"
-	"github.com/jobkit/jobkit/reconcile"
 )
 
 // gather returns every series of reg as `name{label=value,...} value`, sorted;
@@ -57,15 +56,15 @@ func newRegistered(t testing.TB) (*telemetry.Metrics, *prometheus.Registry) {
 
 func TestMetrics(t *testing.T) {
 	m, reg := newRegistered(t)
-	m.JobSync(reconcile.CompletionModeIndexed, reconcile.ResultSuccess, reconcile.ActionPodsCreated, 10*time.Millisecond)
-	m.JobSync(reconcile.CompletionModeIndexed, reconcile.ResultSuccess, reconcile.ActionPodsCreated, 20*time.Millisecond)
-	m.JobFinished(reconcile.CompletionModeNonIndexed, reconcile.Failed, "BackoffLimitExceeded")
-	m.PodsFinished(reconcile.CompletionModeNonIndexed, reconcile.Succeeded, 3)
+	m.JobSync("Indexed", "success", "pods_created", 10*time.Millisecond)
+	m.JobSync("Indexed", "success", "pods_created", 20*time.Millisecond)
+	m.JobFinished("NonIndexed", telemetry.StatusFailed, "BackoffLimitExceeded")
+	m.PodsFinished("NonIndexed", telemetry.StatusSucceeded, 3)
 	m.PodFailuresHandledByPolicy("Ignore", 2)
-	m.TerminatedPodsTrackingFinalizer(reconcile.FinalizerEventAdd)
-	m.PodsCreated(reconcile.CreationNew, reconcile.Succeeded, 4)
-	m.FinishedIndexes(reconcile.Failed, telemetry.BackoffLimitPerIndex, 2)
-	m.FinishedIndexes(reconcile.Succeeded, telemetry.BackoffLimitGlobal, 0) // nothing
+	m.TerminatedPodsTrackingFinalizer("add")
+	m.PodsCreated("new", telemetry.StatusSucceeded, 4)
+	m.FinishedIndexes(telemetry.StatusFailed, telemetry.BackoffLimitPerIndex, 2)
+	m.FinishedIndexes(telemetry.StatusSucceeded, telemetry.BackoffLimitGlobal, 0) // nothing
 	m.JobByExternalController(batchv1.JobControllerName)
 	m.StaleSyncSkipped()
 
@@ -191,7 +190,7 @@ func ExampleMetrics() {
 		panic(err)
 	}
 	// reconcile.Config{Metrics: m}; factory.Batch().V1().Jobs().Informer().AddEventHandler(m.JobEventHandler(name))
-	m.PodsCreated(reconcile.CreationNew, reconcile.Succeeded, 2)
+	m.PodsCreated("new", telemetry.StatusSucceeded, 2)
 	families, _ := reg.Gather()
 	for _, f := range families {
 		for _, s := range f.GetMetric() {

@@ -9,8 +9,10 @@
 //   - StatusWriter writes the status back through the status subresource with the
 //     resourceVersion precondition;
 //   - Setup wires the Reconciler to a manager: TrainingJob and pod watches, the
-//     Reconciler's expectations fed from pod events (ObservePodEvent), and the
-//     orphan cleanup of the tracking finalizer (CleanOrphan).
+//     Reconciler's expectations fed from pod events (ObservePodEvent), owner events
+//     (ObserveOwnerEvent), and the orphan cleanup of the tracking finalizer
+//     (CleanOrphan); the Reconcile body and these handlers are the ones the Job
+//     controller of examples/controllerruntime runs (examples/internal/crowner).
 //
 // Everything else (expectations, the crash-safe order of status writes and
 // finalizer removals, slow-start creation, per-index retries and backoff, failure

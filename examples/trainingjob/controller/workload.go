@@ -91,6 +91,7 @@ func Workload(tj *v1alpha1.TrainingJob) (*plan.Workload, error) {
 			ManagedBy:             s.ManagedBy,
 		},
 		Status:          tj.Status.JobStatus(),
+		Generation:      tj.Generation,
 		ResourceVersion: tj.ResourceVersion,
 		Object:          tj,
 		Backoff:         BackoffPolicy(s.Backoff),

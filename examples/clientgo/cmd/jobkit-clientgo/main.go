@@ -21,11 +21,7 @@
 // standby replica too) at --health-probe-bind-address; "0" turns either off.
 // --kube-api-qps and --kube-api-burst bound its requests to the API server
 // (kube-controller-manager's defaults; client-go's own 5 and 10 would make a Job of
-// 5,000 pods take half an hour). --kube-api-content-type is the encoding of its
-// requests and of the responses it asks for, as kube-controller-manager's flag of the
-// same name and default: protobuf costs the API server and the controller less per
-// request than application/json (which it still accepts in answers). --help lists
-// every flag.
+// 5,000 pods take half an hour). --help lists every flag.
 package main
 
 import (
@@ -47,37 +43,31 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 
 	"github.com/jobkit/jobkit/examples/clientgo"
-	"github.com/jobkit/jobkit/examples/internal/clientflags"
+	"github.com/jobkit/jobkit/examples/internal/cmdflags"
 	"github.com/jobkit/jobkit/examples/internal/telemetry"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
-// options are the command's flags.
+// options are the command's flags: the ones every example command takes, and the
+// lease timings and informer resync of this one.
 type options struct {
-	kubeconfig     string
-	workers        int
-	managedBy      string
-	leaderElect    bool
-	leaseNamespace string
-	leaseName      string
-	resyncPeriod   time.Duration
-	leaseDuration  time.Duration
-	renewDeadline  time.Duration
-	retryPeriod    time.Duration
-	metricsAddr    string
-	probeAddr      string
-	rateLimits     clientflags.RateLimits
-	contentType    string
+	cmdflags.Flags
+	leaseName     string
+	resyncPeriod  time.Duration
+	leaseDuration time.Duration
+	renewDeadline time.Duration
+	retryPeriod   time.Duration
+	contentType   string
 }
 
-// The encodings --kube-api-content-type accepts.
+// The encodings --kube-api-content-type takes: protobuf (kube-controller-manager's
+// default, cheaper for the API server to serve) or JSON. Only this command has the
+// flag: the controller-runtime commands serve custom resources, which have no protobuf.
 const (
 	contentTypeProtobuf = "application/vnd.kubernetes.protobuf"
 	contentTypeJSON     = "application/json"
@@ -89,38 +79,24 @@ func parseFlags(args []string, output io.Writer) (options, error) {
 	fs := flag.NewFlagSet("jobkit-clientgo", flag.ContinueOnError)
 	fs.SetOutput(output)
 	var o options
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path to a kubeconfig; empty means $KUBECONFIG, ~/.kube/config or in-cluster")
-	fs.IntVar(&o.workers, "workers", 5, "Jobs synced at once (each worker also runs an orphan-pod worker)")
-	fs.StringVar(&o.managedBy, "managed-by", clientgo.DefaultName, "the spec.managedBy value of the Jobs to manage")
-	fs.BoolVar(&o.leaderElect, "leader-elect", false, "hold a Lease before running, so that only one replica acts")
-	fs.StringVar(&o.leaseNamespace, "leader-elect-namespace", "kube-system", "namespace of the leader election Lease")
+	set := cmdflags.Register(fs, cmdflags.Defaults{
+		Objects: "Jobs", ManagedBy: clientgo.DefaultName, Workers: 5, LeaseNamespace: "kube-system", MetricsAddr: ":8080",
+	})
 	fs.StringVar(&o.leaseName, "leader-elect-name", "jobkit-job-controller", "name of the leader election Lease")
 	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a lease is held without renewal")
 	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader retries renewing before giving up")
 	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "time between two attempts to acquire or renew")
 	fs.DurationVar(&o.resyncPeriod, "resync-period", 0, "informer resync period (0: none)")
-	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus /metrics endpoint (job_controller_* metrics); "0" disables it`)
-	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
-	limits := clientflags.Register(fs)
 	fs.StringVar(&o.contentType, "kube-api-content-type", contentTypeProtobuf, "encoding of the requests to the API server: "+contentTypeProtobuf+" or "+contentTypeJSON+" (kube-controller-manager's flag and default)")
-	klog.InitFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	f, err := set.Parse(args)
+	o.Flags = f
+	if err != nil {
 		return o, err
 	}
-	o.rateLimits = *limits
-	if err := limits.Validate(); err != nil {
-		return o, err
-	}
-	switch {
-	case fs.NArg() > 0:
-		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
-	case o.workers < 1:
-		return o, fmt.Errorf("--workers=%d: must be at least 1", o.workers)
-	case o.managedBy == "":
-		return o, errors.New("--managed-by must not be empty")
-	case o.contentType != contentTypeProtobuf && o.contentType != contentTypeJSON:
+	if o.contentType != contentTypeProtobuf && o.contentType != contentTypeJSON {
 		return o, fmt.Errorf("--kube-api-content-type=%q: want %s or %s", o.contentType, contentTypeProtobuf, contentTypeJSON)
-	case o.leaderElect && (o.leaseNamespace == "" || o.leaseName == ""):
+	}
+	if o.LeaderElect && (o.LeaseNamespace == "" || o.leaseName == "") {
 		return o, errors.New("--leader-elect needs --leader-elect-namespace and --leader-elect-name")
 	}
 	return o, nil
@@ -145,29 +121,17 @@ func main() {
 	klog.Flush()
 }
 
-// restConfig loads the client configuration as kubectl does.
-func restConfig(kubeconfig string, limits clientflags.RateLimits, contentType string) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("load kubeconfig: %w", err)
-	}
-	limits.Apply(cfg)
-	// Answers in JSON stay accepted: protobuf exists for the built-in kinds only.
-	cfg.ContentType, cfg.AcceptContentTypes = contentType, contentType+","+contentTypeJSON
-	if contentType == contentTypeJSON {
-		cfg.AcceptContentTypes = contentTypeJSON
-	}
-	return rest.AddUserAgent(cfg, "jobkit-clientgo"), nil
-}
-
 // run wires the options to the controller and runs it until ctx ends (or, with
 // leader election, until the lease is lost).
 func run(ctx context.Context, o options) error {
-	cfg, err := restConfig(o.kubeconfig, o.rateLimits, o.contentType)
+	cfg, err := o.RESTConfig("jobkit-clientgo")
 	if err != nil {
 		return err
+	}
+	// Answers in JSON stay accepted: protobuf exists for the built-in kinds only.
+	cfg.ContentType, cfg.AcceptContentTypes = o.contentType, o.contentType+","+contentTypeJSON
+	if o.contentType == contentTypeJSON {
+		cfg.AcceptContentTypes = contentTypeJSON
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -183,24 +147,24 @@ func run(ctx context.Context, o options) error {
 		registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))); err != nil {
 		return err
 	}
-	ctrl, err := clientgo.New(cs, factory, reconcile.Config{Name: o.managedBy, Logger: logger, Metrics: metrics})
+	ctrl, err := clientgo.New(cs, factory, reconcile.Config{Name: o.ManagedBy, Logger: logger, Metrics: metrics})
 	if err != nil {
 		return err
 	}
-	if _, err := factory.Batch().V1().Jobs().Informer().AddEventHandler(metrics.JobEventHandler(o.managedBy)); err != nil {
+	if _, err := factory.Batch().V1().Jobs().Informer().AddEventHandler(metrics.JobEventHandler(o.ManagedBy)); err != nil {
 		return err
 	}
 	var watchdog *leaderelection.HealthzAdaptor
 	healthz := map[string]telemetry.Check{"ping": func(*http.Request) error { return nil }}
-	if o.leaderElect {
+	if o.LeaderElect {
 		// A leader whose lease has expired for longer than a lease duration without
 		// being renewed is stuck: unhealthy, so that it is restarted.
 		watchdog = leaderelection.NewLeaderHealthzAdaptor(o.leaseDuration)
 		healthz["leader-election"] = watchdog.Check
 	}
 	servers, err := telemetry.Listen(telemetry.Endpoints{
-		MetricsAddr: o.metricsAddr,
-		ProbeAddr:   o.probeAddr,
+		MetricsAddr: o.MetricsAddr,
+		ProbeAddr:   o.ProbeAddr,
 		Gatherer:    registry,
 		Healthz:     healthz,
 		Readyz: map[string]telemetry.Check{"caches": func(*http.Request) error {
@@ -226,14 +190,14 @@ func run(ctx context.Context, o options) error {
 	// The caches fill before the lease is won, so that a standby is ready and takes
 	// over with a warm cache; Run starts nothing twice.
 	factory.Start(ctx.Done())
-	if !o.leaderElect {
-		return ctrl.Run(ctx, o.workers)
+	if !o.LeaderElect {
+		return ctrl.Run(ctx, o.Workers)
 	}
 
 	host, _ := os.Hostname()
 	id := host + "_" + string(uuid.NewUUID())
 	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: o.leaseNamespace, Name: o.leaseName},
+		LeaseMeta:  metav1.ObjectMeta{Namespace: o.LeaseNamespace, Name: o.leaseName},
 		Client:     cs.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
 	}
@@ -251,7 +215,7 @@ func run(ctx context.Context, o options) error {
 		WatchDog:        watchdog,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(leaseCtx context.Context) {
-				logger.Info("Acquired the lease", "lease", o.leaseNamespace+"/"+o.leaseName, "identity", id)
+				logger.Info("Acquired the lease", "lease", o.LeaseNamespace+"/"+o.leaseName, "identity", id)
 				leading <- leaseCtx // cancelled when the lease is lost or ctx ends
 			},
 			OnStoppedLeading: func() {
@@ -271,7 +235,7 @@ func run(ctx context.Context, o options) error {
 	var runErr error
 	select {
 	case leaseCtx := <-leading:
-		runErr = ctrl.Run(leaseCtx, o.workers)
+		runErr = ctrl.Run(leaseCtx, o.Workers)
 		<-elected
 	case <-elected: // ctx ended before the lease was acquired
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jobkit/jobkit/examples/clientgo"
 	"github.com/jobkit/jobkit/examples/internal/clientflags"
+	"github.com/jobkit/jobkit/examples/internal/cmdflags"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -16,21 +17,21 @@ func TestParseFlags(t *testing.T) {
 		want    options
 		wantErr bool
 	}{
-		{name: "defaults", args: nil, want: options{workers: 5, managedBy: clientgo.DefaultName, leaseNamespace: "kube-system", leaseName: "jobkit-job-controller",
-			leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second, metricsAddr: ":8080", probeAddr: ":8081",
-			rateLimits: clientflags.RateLimits{QPS: 20, Burst: 30}, contentType: "application/vnd.kubernetes.protobuf"}},
+		{name: "defaults", args: nil, want: options{Flags: cmdflags.Flags{Workers: 5, ManagedBy: clientgo.DefaultName, LeaseNamespace: "kube-system", MetricsAddr: ":8080", ProbeAddr: ":8081",
+			RateLimits: clientflags.RateLimits{QPS: 20, Burst: 30}}, leaseName: "jobkit-job-controller",
+			leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second, contentType: "application/vnd.kubernetes.protobuf"}},
 		{name: "all set", args: []string{"--kubeconfig=/k", "--workers=2", "--managed-by=example.com/jobs", "--leader-elect", "--leader-elect-namespace=ops", "--leader-elect-name=jobs", "-v=2",
 			"--metrics-bind-address=127.0.0.1:9090", "--health-probe-bind-address=0", "--kube-api-qps=100", "--kube-api-burst=200", "--kube-api-content-type=application/json"},
-			want: options{kubeconfig: "/k", workers: 2, managedBy: "example.com/jobs", leaderElect: true, leaseNamespace: "ops", leaseName: "jobs",
-				leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second, metricsAddr: "127.0.0.1:9090", probeAddr: "0",
-				rateLimits: clientflags.RateLimits{QPS: 100, Burst: 200}, contentType: "application/json"}},
+			want: options{Flags: cmdflags.Flags{Kubeconfig: "/k", Workers: 2, ManagedBy: "example.com/jobs", LeaderElect: true, LeaseNamespace: "ops",
+				MetricsAddr: "127.0.0.1:9090", ProbeAddr: "0", RateLimits: clientflags.RateLimits{QPS: 100, Burst: 200}}, leaseName: "jobs",
+				leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second, contentType: "application/json"}},
 		{name: "no workers", args: []string{"--workers=0"}, wantErr: true},
 		{name: "empty name", args: []string{"--managed-by="}, wantErr: true},
 		{name: "lease without name", args: []string{"--leader-elect", "--leader-elect-name="}, wantErr: true},
+		{name: "unknown content type", args: []string{"--kube-api-content-type=application/yaml"}, wantErr: true},
 		{name: "unknown flag", args: []string{"--nope"}, wantErr: true},
 		{name: "no qps", args: []string{"--kube-api-qps=0"}, wantErr: true},
 		{name: "stray argument", args: []string{"extra"}, wantErr: true},
-		{name: "unknown content type", args: []string{"--kube-api-content-type=application/yaml"}, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

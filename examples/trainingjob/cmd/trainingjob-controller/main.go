@@ -18,93 +18,55 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
-	"os"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
-	crconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
 
 	"github.com/jobkit/jobkit/examples/controllerruntime"
-	"github.com/jobkit/jobkit/examples/internal/clientflags"
+	"github.com/jobkit/jobkit/examples/internal/cmdflags"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/trainingjob/controller"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
-func main() {
-	err := run(signals.SetupSignalHandler(), os.Args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "trainingjob-controller:", err)
-		os.Exit(1)
-	}
-}
+func main() { cmdflags.Main("trainingjob-controller", run) }
 
 // run runs the command with args (without the program name) until ctx ends.
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("trainingjob-controller", flag.ContinueOnError)
-	kubeconfig := fs.String("kubeconfig", "", "path to a kubeconfig; empty means $KUBECONFIG, the in-cluster config or ~/.kube/config")
-	managedBy := fs.String("managed-by", controller.DefaultManagedBy, "the spec.managedBy value of the TrainingJobs this controller manages")
-	leaderElect := fs.Bool("leader-elect", false, "hold a Lease so that only one replica syncs TrainingJobs at a time")
-	leaderNS := fs.String("leader-elect-namespace", "", "namespace of the Lease; empty means the pod's namespace (required outside a cluster)")
-	workers := fs.Int("workers", 5, "number of TrainingJobs synced at once")
-	metricsAddr := fs.String("metrics-bind-address", "0", `address of controller-runtime's /metrics endpoint; "0" disables it`)
-	probeAddr := fs.String("health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
-	limits := clientflags.Register(fs)
-	klog.InitFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %q", fs.Args())
-	}
-	if *workers < 1 {
-		return fmt.Errorf("--workers=%d: must be at least 1", *workers)
-	}
-	if err := limits.Validate(); err != nil {
+	f, err := cmdflags.Register(fs, cmdflags.Defaults{
+		Objects: "TrainingJobs", ManagedBy: controller.DefaultManagedBy, Workers: 5, MetricsAddr: "0",
+	}).Parse(args)
+	if err != nil {
 		return err
 	}
 	logger := klog.NewKlogr()
 	crlog.SetLogger(logger)
-
-	var cfg *rest.Config
-	var err error
-	if *kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", *kubeconfig)
-	} else {
-		cfg, err = crconfig.GetConfig()
-	}
+	cfg, err := f.RESTConfig("trainingjob-controller")
 	if err != nil {
-		return fmt.Errorf("loading the cluster configuration: %w", err)
+		return err
 	}
-	limits.Apply(cfg)
 	s := runtime.NewScheme()
 	if err := errors.Join(scheme.AddToScheme(s), v1alpha1.AddToScheme(s)); err != nil {
 		return err
 	}
 	mgr, err := controllerruntime.NewManager(cfg, controllerruntime.ManagerOptions{
-		LeaderElection:          *leaderElect,
-		LeaderElectionNamespace: *leaderNS,
-		ManagedByName:           *managedBy,
-		MetricsBindAddress:      *metricsAddr,
-		HealthProbeBindAddress:  *probeAddr,
+		LeaderElection:          f.LeaderElect,
+		LeaderElectionNamespace: f.LeaseNamespace,
+		ManagedByName:           f.ManagedBy,
+		MetricsBindAddress:      f.MetricsAddr,
+		HealthProbeBindAddress:  f.ProbeAddr,
 		Logger:                  logger,
 		Scheme:                  s,
 	})
 	if err != nil {
 		return err
 	}
-	if _, err := controller.Setup(mgr, reconcile.Config{Name: *managedBy}, controller.Options{Workers: *workers}); err != nil {
+	if _, err := controller.Setup(mgr, reconcile.Config{Name: f.ManagedBy}, controller.Options{Workers: f.Workers}); err != nil {
 		return err
 	}
-	logger.Info("Starting the TrainingJob controller", "managedBy", *managedBy, "workers", *workers, "leaderElect", *leaderElect)
+	logger.Info("Starting the TrainingJob controller", "managedBy", f.ManagedBy, "workers", f.Workers, "leaderElect", f.LeaderElect)
 	return mgr.Start(ctx)
 }

@@ -1,0 +1,122 @@
+package cmdflags
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/jobkit/jobkit/examples/internal/clientflags"
+)
+
+// Defaults are what the commands' flags differ in.
+type Defaults struct {
+	// Objects names what the controller syncs, in the help texts ("Jobs").
+	Objects string
+	// ManagedBy is the default of --managed-by.
+	ManagedBy string
+	// Workers is the default of --workers.
+	Workers int
+	// LeaseNamespace is the default of --leader-elect-namespace; empty means the
+	// pod's namespace (the controller-runtime commands).
+	LeaseNamespace string
+	// MetricsAddr is the default of --metrics-bind-address ("0": off).
+	MetricsAddr string
+}
+
+// Flags are the parsed values.
+type Flags struct {
+	Kubeconfig     string
+	ManagedBy      string
+	Workers        int
+	LeaderElect    bool
+	LeaseNamespace string
+	MetricsAddr    string
+	ProbeAddr      string
+	RateLimits     clientflags.RateLimits
+}
+
+// Set is the flags registered on one FlagSet.
+type Set struct {
+	fs     *flag.FlagSet
+	flags  Flags
+	limits *clientflags.RateLimits
+}
+
+// Register adds the flags to fs with the defaults d, and klog's flags.
+func Register(fs *flag.FlagSet, d Defaults) *Set {
+	s := &Set{fs: fs}
+	f := &s.flags
+	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "path to a kubeconfig; empty means $KUBECONFIG, ~/.kube/config or the in-cluster configuration")
+	fs.StringVar(&f.ManagedBy, "managed-by", d.ManagedBy, "the spec.managedBy value of the "+d.Objects+" this controller manages")
+	fs.IntVar(&f.Workers, "workers", d.Workers, "number of "+d.Objects+" synced at once")
+	fs.BoolVar(&f.LeaderElect, "leader-elect", false, "hold a Lease so that only one replica syncs "+d.Objects+" at a time")
+	nsHelp := "namespace of the leader election Lease"
+	if d.LeaseNamespace == "" {
+		nsHelp += "; empty means the pod's namespace (required outside a cluster)"
+	}
+	fs.StringVar(&f.LeaseNamespace, "leader-elect-namespace", d.LeaseNamespace, nsHelp)
+	fs.StringVar(&f.MetricsAddr, "metrics-bind-address", d.MetricsAddr, `address of the Prometheus /metrics endpoint; "0" disables it`)
+	fs.StringVar(&f.ProbeAddr, "health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
+	s.limits = clientflags.Register(fs)
+	klog.InitFlags(fs)
+	return s
+}
+
+// Parse parses args (without the program name) and checks the values: no
+// positional arguments, --workers at least 1, --managed-by not empty, the rate
+// limits (clientflags.RateLimits.Validate). Errors name the flag and its value;
+// flag.ErrHelp is returned as is for --help.
+func (s *Set) Parse(args []string) (Flags, error) {
+	if err := s.fs.Parse(args); err != nil {
+		return Flags{}, err
+	}
+	f := s.flags
+	f.RateLimits = *s.limits
+	switch {
+	case s.fs.NArg() > 0:
+		return f, fmt.Errorf("unexpected arguments: %q", s.fs.Args())
+	case f.Workers < 1:
+		return f, fmt.Errorf("--workers=%d: must be at least 1", f.Workers)
+	case f.ManagedBy == "":
+		return f, errors.New(`--managed-by="": must not be empty`)
+	}
+	return f, f.RateLimits.Validate()
+}
+
+// RESTConfig loads the client configuration as kubectl does (--kubeconfig, else
+// $KUBECONFIG, ~/.kube/config or the in-cluster configuration), with the rate
+// limits applied and userAgent as the user agent.
+func (f Flags) RESTConfig(userAgent string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = f.Kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading the cluster configuration: %w", err)
+	}
+	f.RateLimits.Apply(cfg)
+	return rest.AddUserAgent(cfg, userAgent), nil
+}
+
+// Main runs run with the program's arguments until SIGINT or SIGTERM, the main
+// function of a controller-runtime command named name: --help exits 0, an error is
+// printed after name and exits 1.
+func Main(name string, run func(ctx context.Context, args []string) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
+}

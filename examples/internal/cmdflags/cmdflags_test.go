@@ -1,0 +1,97 @@
+package cmdflags_test
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/jobkit/jobkit/examples/internal/clientflags"
+	"github.com/jobkit/jobkit/examples/internal/cmdflags"
+)
+
+var defaults = cmdflags.Defaults{Objects: "Jobs", ManagedBy: "example.com/jobs", Workers: 5, MetricsAddr: ":8080"}
+
+func parse(args ...string) (cmdflags.Flags, error) {
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return cmdflags.Register(fs, defaults).Parse(args)
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    cmdflags.Flags
+		wantErr string
+	}{
+		{name: "defaults", want: cmdflags.Flags{ManagedBy: "example.com/jobs", Workers: 5, MetricsAddr: ":8080", ProbeAddr: ":8081",
+			RateLimits: clientflags.RateLimits{QPS: 20, Burst: 30}}},
+		{name: "all set", args: []string{"--kubeconfig=/k", "--managed-by=x/y", "--workers=2", "--leader-elect", "--leader-elect-namespace=ops",
+			"--metrics-bind-address=0", "--health-probe-bind-address=:9", "--kube-api-qps=50", "--kube-api-burst=60", "-v=2"},
+			want: cmdflags.Flags{Kubeconfig: "/k", ManagedBy: "x/y", Workers: 2, LeaderElect: true, LeaseNamespace: "ops", MetricsAddr: "0", ProbeAddr: ":9",
+				RateLimits: clientflags.RateLimits{QPS: 50, Burst: 60}}},
+		{name: "no workers", args: []string{"--workers=0"}, wantErr: "--workers=0: must be at least 1"},
+		{name: "empty name", args: []string{"--managed-by="}, wantErr: `--managed-by="": must not be empty`},
+		{name: "no qps", args: []string{"--kube-api-qps=0"}, wantErr: "--kube-api-qps=0: must be positive"},
+		{name: "stray argument", args: []string{"extra"}, wantErr: `unexpected arguments: ["extra"]`},
+		{name: "unknown flag", args: []string{"--nope"}, wantErr: "flag provided but not defined: -nope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parse(tt.args...)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Parse(%q) error = %v, want one containing %q", tt.args, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse(%q) error = %v", tt.args, err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Parse(%q) (-want +got):\n%s", tt.args, diff)
+			}
+		})
+	}
+}
+
+func TestParseHelp(t *testing.T) {
+	if _, err := parse("--help"); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("Parse(--help) error = %v, want flag.ErrHelp", err)
+	}
+}
+
+func TestRESTConfig(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	const config = `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://example.invalid:6443"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`
+	if err := os.WriteFile(kubeconfig, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := parse("--kubeconfig="+kubeconfig, "--kube-api-qps=7", "--kube-api-burst=9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := f.RESTConfig("test-agent")
+	if err != nil {
+		t.Fatalf("RESTConfig() error = %v", err)
+	}
+	if cfg.Host != "https://example.invalid:6443" || cfg.QPS != 7 || cfg.Burst != 9 || !strings.HasSuffix(cfg.UserAgent, "/test-agent") {
+		t.Errorf("RESTConfig() = host %q, qps %v, burst %d, user agent %q", cfg.Host, cfg.QPS, cfg.Burst, cfg.UserAgent)
+	}
+	f.Kubeconfig = filepath.Join(t.TempDir(), "missing")
+	if _, err := f.RESTConfig("test-agent"); err == nil || !strings.Contains(err.Error(), "loading the cluster configuration") {
+		t.Errorf("RESTConfig(missing file) error = %v, want one naming the configuration", err)
+	}
+}
