@@ -139,7 +139,11 @@ func classify(w *workload, pods []*corev1.Pod, p *plan.Plan) *classification {
 				out.Classes = append(out.Classes, ClassFailed)
 			}
 			finished := terminal || (deleting && !c.onlyFailed)
-			if finished && out.Finalizer {
+			switch {
+			case finished && out.Finalizer && jobstatus.IsFinished(&w.Status):
+				out.Classes = append(out.Classes, ClassFinalizerLeft)
+				out.Note = "the " + w.noun + " has finished: not counted again, only its finalizer is removed"
+			case finished && out.Finalizer:
 				out.Classes = append(out.Classes, ClassUncounted)
 				if kind, ok := uncounted[out.UID]; ok {
 					out.Note = "in status.uncountedTerminatedPods." + kind

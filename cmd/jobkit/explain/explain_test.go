@@ -99,6 +99,27 @@ func TestExplainClasses(t *testing.T) {
 			},
 		},
 		{
+			// Its counters are final: calling its pods uncounted would contradict
+			// the unchanged status.
+			name: "the finished pods of a finished Job keep only a finalizer",
+			job: func() *batchv1.Job {
+				job := newJob(2, 2, false)
+				job.Status.Succeeded = 2
+				job.Status.CompletionTime = &metav1.Time{Time: t0}
+				job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+				return job
+			},
+			pods: func(job *batchv1.Job) []*corev1.Pod {
+				counted := newPod(job, 0, corev1.PodSucceeded)
+				counted.Finalizers = nil
+				return []*corev1.Pod{counted, newPod(job, 1, corev1.PodSucceeded)}
+			},
+			want: map[string][]explain.Class{
+				"job-0": {explain.ClassSucceeded},
+				"job-1": {explain.ClassSucceeded, explain.ClassFinalizerLeft},
+			},
+		},
+		{
 			name: "an orphan of a finished Job is not adopted",
 			job: func() *batchv1.Job {
 				job := newJob(1, 1, false)

@@ -27,6 +27,10 @@ const (
 	// deleted) and still carrying the tracking finalizer: not yet in the status
 	// counters.
 	ClassUncounted Class = "uncounted"
+	// ClassFinalizerLeft: finished and still carrying the tracking finalizer after
+	// its owner finished: the status counters are final, so the pod is not counted
+	// again; only its finalizer is left to remove.
+	ClassFinalizerLeft Class = "finalizer-left"
 	// ClassOrphan: without a controller, matching the Job's selector: the controller
 	// adopts it.
 	ClassOrphan Class = "orphan"
@@ -48,7 +52,7 @@ const (
 
 // Classes lists every Class in output order.
 var Classes = []Class{ClassActive, ClassReady, ClassTerminating, ClassSucceeded, ClassFailed,
-	ClassUncounted, ClassOrphan, ClassDuplicateIndex, ClassStray, ClassReleased, ClassIgnored}
+	ClassUncounted, ClassFinalizerLeft, ClassOrphan, ClassDuplicateIndex, ClassStray, ClassReleased, ClassIgnored}
 
 // Report is the explanation of one sync of a Job: what the pods are, what the
 // controller would do and why, when it would look again, what blocks progress and

@@ -156,7 +156,7 @@ func podText(p Pod, cl Class) string {
 	if p.Finalizer && (cl == ClassIgnored || cl == ClassTerminating) {
 		attrs = append(attrs, "finalizer")
 	}
-	if p.Note != "" && (cl == ClassUncounted || cl == ClassDuplicateIndex || cl == ClassStray || cl == ClassIgnored || cl == ClassReleased || (cl == ClassOrphan && len(p.Classes) == 1)) {
+	if p.Note != "" && (cl == ClassUncounted || cl == ClassFinalizerLeft || cl == ClassDuplicateIndex || cl == ClassStray || cl == ClassIgnored || cl == ClassReleased || (cl == ClassOrphan && len(p.Classes) == 1)) {
 		attrs = append(attrs, p.Note)
 	}
 	if len(attrs) > 0 {
