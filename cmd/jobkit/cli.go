@@ -74,6 +74,12 @@ type cliFlags struct {
 	kubelet                 string
 	ownerKind               string
 	ownerFinalizer          string
+	maps                    stringList
+	mappingFile             string
+	// set are the flags given on the command line, by name.
+	set map[string]bool
+	// mapping is the field mapping of --map and --mapping.
+	mapping explain.Mapping
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -106,6 +112,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&f.stepDuration, "step-duration", 10*time.Second, "with --steps: how far the clock moves after each sync")
 	fs.StringVar(&f.ownerKind, "owner-kind", "batch/v1/Job", "kind of the owner to explain, GROUP/VERSION/KIND (ml.examples.jobkit.dev/v1alpha1/TrainingJob), VERSION/KIND for the core group; its object is read by a batch/v1 Job's field names")
 	fs.StringVar(&f.ownerFinalizer, "owner-finalizer", "", "with a --owner-kind other than batch/v1/Job (required there): the tracking finalizer its controller puts on its pods")
+	fs.Var(&f.maps, "map", "with --owner-kind: where the owner keeps a batch/v1 Job field, JOBFIELD=FIELD (spec.completions=spec.workers), JOBFIELD==LITERAL (spec.completionMode==Indexed) or JOBFIELD= (not there); repeatable, over --mapping")
+	fs.StringVar(&f.mappingFile, "mapping", "", "a field mapping file (YAML: ownerKind, ownerFinalizer, fields: {JOBFIELD: FIELD or =LITERAL}); its kind and finalizer apply unless --owner-kind and --owner-finalizer are given")
 	fs.StringVar(&f.kubelet, "kubelet", explain.KubeletSucceed, "with --steps: what the simulated kubelet does with the pods: succeed (start, then succeed), fail=CODE (start, then fail with CODE) or idle")
 
 	// Flags and the Job name may come in any order, as with kubectl.
@@ -124,6 +132,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		positional = append(positional, fs.Arg(0))
 		rest = fs.Args()[1:]
 	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	if len(positional) > 1 {
 		fmt.Fprintf(stderr, "jobkit explain: want at most one Job name, got %q\n", positional)
 		return exitUsage
@@ -208,9 +218,43 @@ func (f *cliFlags) options() (explain.Options, error) {
 		}
 		opts.Assume = append(opts.Assume, a)
 	}
-	kind, err := parseOwnerKind(f.ownerKind, f.ownerFinalizer)
+	kindFlag, finalizer := f.ownerKind, f.ownerFinalizer
+	if f.mappingFile != "" {
+		data, err := os.ReadFile(f.mappingFile)
+		if err != nil {
+			return opts, fmt.Errorf("--mapping: %w", err)
+		}
+		mf, err := explain.ParseMappingFile(f.mappingFile, data)
+		if err != nil {
+			return opts, fmt.Errorf("--mapping: %w", err)
+		}
+		if mf.OwnerKind != "" && !f.set["owner-kind"] {
+			kindFlag = mf.OwnerKind
+		}
+		if mf.OwnerFinalizer != "" && !f.set["owner-finalizer"] {
+			finalizer = mf.OwnerFinalizer
+		}
+		f.mapping = mf.Fields
+	}
+	for _, m := range f.maps {
+		target, source, ok := strings.Cut(m, "=")
+		if !ok || target == "" {
+			return opts, fmt.Errorf("--map: %q is not JOBFIELD=FIELD (spec.completions=spec.workers), JOBFIELD==LITERAL or JOBFIELD=", m)
+		}
+		if f.mapping == nil {
+			f.mapping = explain.Mapping{}
+		}
+		f.mapping[target] = source
+	}
+	if err := f.mapping.Validate(); err != nil {
+		return opts, fmt.Errorf("--map: %w", err)
+	}
+	kind, err := parseOwnerKind(kindFlag, finalizer)
 	if err != nil {
 		return opts, err
+	}
+	if kind == (owner.Kind{}) && f.mapping != nil {
+		return opts, errors.New("--map and --mapping read an owner of another kind: give its --owner-kind (a batch/v1 Job is read as it is)")
 	}
 	opts.Owner = kind
 	return opts, nil
@@ -288,7 +332,7 @@ func (f *cliFlags) load(ctx context.Context, name string, kind owner.Kind) (inpu
 			return input{}, fmt.Errorf("want a %s: a NAME (read from the cluster) or -f FILE", noun)
 		}
 		if kind != (owner.Kind{}) {
-			w, pods, err := loadLiveOwner(ctx, f.kubeconfig, f.kubeContext, f.namespace, name, kind)
+			w, pods, err := loadLiveOwner(ctx, f.kubeconfig, f.kubeContext, f.namespace, name, kind, f.mapping)
 			return input{workload: w, pods: pods}, err
 		}
 		job, pods, err := loadLive(ctx, f.kubeconfig, f.kubeContext, f.namespace, name)
@@ -305,7 +349,7 @@ func (f *cliFlags) load(ctx context.Context, name string, kind owner.Kind) (inpu
 		if err != nil {
 			return input{}, err
 		}
-		w, err := explain.WorkloadOf(obj)
+		w, err := explain.WorkloadOfMapping(obj, f.mapping)
 		return input{workload: w, pods: objs.Pods}, err
 	}
 	job, err := objs.Pick(f.namespace, name)

@@ -54,6 +54,11 @@ func TestGolden(t *testing.T) {
 		// batch/v1 Job's pod ignored, an earlier owner's pod diagnosed.
 		{name: "owner-kind", args: []string{"-f", "testdata/trainingjob.yaml", now, ownerKind, ownerFinalizer}},
 		{name: "owner-kind-json", args: []string{"resnet", "-n", "default", "-f", "testdata/trainingjob.yaml", now, ownerKind, ownerFinalizer, "-o", "json"}},
+		// A TrainingJob in its own field names (workers, backoff, a success policy
+		// of its own shape), read through its mapping file.
+		{name: "mapping", args: []string{"-f", "testdata/trainingjob-api.yaml", now, "--mapping", "testdata/trainingjob.mapping.yaml"}},
+		// The same through --map flags, which add to the file's and win over it.
+		{name: "mapping-flags", args: []string{"-f", "testdata/trainingjob-api.yaml", now, "--mapping", "testdata/trainingjob.mapping.yaml", "--map", "spec.parallelism==2", "--map", "backoff.base==1m"}},
 		// Its what-if run: the same syncs as a batch/v1 Job's, the status writes
 		// naming the kind.
 		{name: "owner-kind-steps", args: []string{"-f", "testdata/trainingjob.yaml", now, ownerKind, ownerFinalizer, "--steps", "10"}},
@@ -104,6 +109,7 @@ func TestErrors(t *testing.T) {
 	badTemplate := write("badtemplate.yaml", "apiVersion: ml.examples.jobkit.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: r, namespace: default}\nspec: {template: {spec: {containers: {name: x}}}}\n")
 	badStatus := write("badstatus.yaml", "apiVersion: ml.examples.jobkit.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: r, namespace: default}\nstatus: {startTime: yesterday}\n")
 	negativeStatus := write("negative.yaml", "apiVersion: ml.examples.jobkit.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: r, namespace: default}\nspec: {completions: 1, parallelism: 1, template: {spec: {restartPolicy: Never, containers: [{name: w, image: x}]}}}\nstatus: {succeeded: -1}\n")
+	badWorkers := write("badworkers.yaml", "apiVersion: ml.examples.jobkit.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: r, namespace: default}\nspec: {workers: three}\n")
 	kubeconfig := write("kubeconfig", "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
 	tests := []struct {
 		name       string
@@ -146,6 +152,11 @@ func TestErrors(t *testing.T) {
 		{name: "owner spec field of a wrong type", args: []string{"explain", "-f", badSpec, ownerKind, ownerFinalizer}, wantCode: exitError, wantStderr: `TrainingJob default/r: bad owner object: spec.completions: want int32, got string ("three")`},
 		{name: "owner template of a wrong type", args: []string{"explain", "-f", badTemplate, ownerKind, ownerFinalizer}, wantCode: exitError, wantStderr: `TrainingJob default/r: bad owner object: spec.template.spec.containers: want []v1.Container, got object`},
 		{name: "owner status field of a wrong type", args: []string{"explain", "-f", badStatus, ownerKind, ownerFinalizer}, wantCode: exitError, wantStderr: `TrainingJob default/r: bad owner object: status.startTime: "yesterday": `},
+		{name: "map without owner kind", args: []string{"explain", "-f", "testdata/backoff.yaml", "--map", "spec.completions=spec.workers"}, wantCode: exitUsage, wantStderr: "--map and --mapping read an owner of another kind: give its --owner-kind"},
+		{name: "map not an assignment", args: []string{"explain", "-f", "testdata/trainingjob-api.yaml", ownerKind, ownerFinalizer, "--map", "spec.completions"}, wantCode: exitUsage, wantStderr: `--map: "spec.completions" is not JOBFIELD=FIELD`},
+		{name: "map of an unknown target", args: []string{"explain", "-f", "testdata/trainingjob-api.yaml", ownerKind, ownerFinalizer, "--map", "spec.workers=spec.workers"}, wantCode: exitUsage, wantStderr: `--map: bad field mapping: target "spec.workers": not a field of a batch/v1 Job`},
+		{name: "missing mapping file", args: []string{"explain", "-f", "testdata/trainingjob-api.yaml", "--mapping", filepath.Join(dir, "missing.yaml")}, wantCode: exitUsage, wantStderr: "--mapping: open " + filepath.Join(dir, "missing.yaml")},
+		{name: "mapped field of a wrong type", args: []string{"explain", "-f", badWorkers, "--mapping", "testdata/trainingjob.mapping.yaml"}, wantCode: exitError, wantStderr: `TrainingJob default/r: bad owner object: spec.workers (read as spec.completions): want int32, got string ("three")`},
 		{name: "unknown context", args: []string{"explain", "work", "--kubeconfig", kubeconfig, "--context", "nope"}, wantCode: exitError, wantStderr: "kubeconfig: invalid configuration: [context was not found for specified context: nope"},
 	}
 	for _, tt := range tests {

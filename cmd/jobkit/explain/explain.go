@@ -12,6 +12,7 @@ import (
 
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -112,6 +113,11 @@ func explain(w *workload, pods []*corev1.Pod, opts Options) (*Report, error) {
 	controller := opts.Controller
 	if controller == "" {
 		controller = w.controller()
+	}
+	if w.Backoff != (plainbackoff.Policy{}) {
+		// The owner's own retry delays win over the configured ones, as in a
+		// reconcile.Reconciler.
+		opts.Backoff = w.Backoff
 	}
 	r := &Report{Job: jobInfo(w), Controller: controller, Now: opts.Now.UTC()}
 	if len(opts.Assume) > 0 {
