@@ -191,6 +191,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobkit explain: %v\n", err)
 		return exitError
 	}
+	if in.ignored != "" {
+		fmt.Fprintf(stderr, "jobkit explain: note: the input %s\n", in.ignored)
+	}
 	return exitOK
 }
 
@@ -318,6 +321,8 @@ type input struct {
 	job      *batchv1.Job
 	workload plan.Workload
 	pods     []*corev1.Pod
+	// ignored says which kinds of the files were read and ignored (Objects.IgnoredHint).
+	ignored string
 }
 
 // load reads the owner and its pods from the files, or from the cluster when there
@@ -350,13 +355,13 @@ func (f *cliFlags) load(ctx context.Context, name string, kind owner.Kind) (inpu
 			return input{}, err
 		}
 		w, err := explain.WorkloadOfMapping(obj, f.mapping)
-		return input{workload: w, pods: objs.Pods}, err
+		return input{workload: w, pods: objs.Pods, ignored: objs.IgnoredHint()}, err
 	}
 	job, err := objs.Pick(f.namespace, name)
 	if err != nil {
 		return input{}, err
 	}
-	return input{job: job, pods: objs.Pods}, nil
+	return input{job: job, pods: objs.Pods, ignored: objs.IgnoredHint()}, nil
 }
 
 func readFile(path string, objs *explain.Objects) error {

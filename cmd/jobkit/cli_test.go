@@ -110,6 +110,7 @@ func TestErrors(t *testing.T) {
 	badStatus := write("badstatus.yaml", "apiVersion: ml.examples.jobkit.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: r, namespace: default}\nstatus: {startTime: yesterday}\n")
 	negativeStatus := write("negative.yaml", "apiVersion: ml.examples.jobkit.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: r, namespace: default}\nspec: {completions: 1, parallelism: 1, template: {spec: {restartPolicy: Never, containers: [{name: w, image: x}]}}}\nstatus: {succeeded: -1}\n")
 	badWorkers := write("badworkers.yaml", "apiVersion: ml.examples.jobkit.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: r, namespace: default}\nspec: {workers: three}\n")
+	widget := write("widget.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: default}\n")
 	kubeconfig := write("kubeconfig", "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
 	tests := []struct {
 		name       string
@@ -157,6 +158,8 @@ func TestErrors(t *testing.T) {
 		{name: "map of an unknown target", args: []string{"explain", "-f", "testdata/trainingjob-api.yaml", ownerKind, ownerFinalizer, "--map", "spec.workers=spec.workers"}, wantCode: exitUsage, wantStderr: `--map: bad field mapping: target "spec.workers": not a field of a batch/v1 Job`},
 		{name: "missing mapping file", args: []string{"explain", "-f", "testdata/trainingjob-api.yaml", "--mapping", filepath.Join(dir, "missing.yaml")}, wantCode: exitUsage, wantStderr: "--mapping: open " + filepath.Join(dir, "missing.yaml")},
 		{name: "mapped field of a wrong type", args: []string{"explain", "-f", badWorkers, "--mapping", "testdata/trainingjob.mapping.yaml"}, wantCode: exitError, wantStderr: `TrainingJob default/r: bad owner object: spec.workers (read as spec.completions): want int32, got string ("three")`},
+		{name: "a lone object of an unknown kind", args: []string{"explain", "-f", widget}, wantCode: exitError, wantStderr: "no job: the input holds no batch/v1 Job (0 pod(s); it read and ignored 1 example.com/v1 Widget (to explain an owner of such a kind: --owner-kind example.com/v1/Widget --owner-finalizer NAME, with --mapping FILE when its fields are not named as a Job's))"},
+		{name: "an unknown kind beside the owner kind", args: []string{"explain", "-f", widget, ownerKind, ownerFinalizer}, wantCode: exitError, wantStderr: "no job: the input holds no TrainingJob.ml.examples.jobkit.dev (0 pod(s), 0 batch/v1 Job(s); it read and ignored 1 example.com/v1 Widget)"},
 		{name: "unknown context", args: []string{"explain", "work", "--kubeconfig", kubeconfig, "--context", "nope"}, wantCode: exitError, wantStderr: "kubeconfig: invalid configuration: [context was not found for specified context: nope"},
 	}
 	for _, tt := range tests {
@@ -171,6 +174,37 @@ func TestErrors(t *testing.T) {
 			}
 			if code != exitOK && stdout.Len() > 0 {
 				t.Errorf("run(%q) failed but wrote to stdout: %q", tt.args, stdout.String())
+			}
+		})
+	}
+}
+
+// TestIgnoredKinds checks that the kinds read and ignored beside the owner are
+// named on stderr, and nothing is said when there are none.
+func TestIgnoredKinds(t *testing.T) {
+	widgets := filepath.Join(t.TempDir(), "widgets.yaml")
+	if err := os.WriteFile(widgets, []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: example.com/v1, kind: Widget, metadata: {name: v}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		wantStderr string
+	}{
+		{name: "beside a Job", args: []string{"-f", widgets, "-f", "testdata/backoff.yaml"},
+			wantStderr: "jobkit explain: note: the input read and ignored 2 example.com/v1 Widget, 1 v1 ConfigMap (to explain an owner of such a kind: --owner-kind example.com/v1/Widget --owner-finalizer NAME, with --mapping FILE when its fields are not named as a Job's)\n"},
+		{name: "a TrainingJob beside a Job", args: []string{"-f", "testdata/trainingjob.yaml"},
+			wantStderr: "jobkit explain: note: the input read and ignored 1 ml.examples.jobkit.dev/v1alpha1 TrainingJob (to explain an owner of such a kind: --owner-kind ml.examples.jobkit.dev/v1alpha1/TrainingJob --owner-finalizer NAME, with --mapping FILE when its fields are not named as a Job's)\n"},
+		{name: "nothing ignored", args: []string{"-f", "testdata/backoff.yaml"}, wantStderr: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(context.Background(), append([]string{"explain", now}, tt.args...), &stdout, &stderr); code != exitOK {
+				t.Fatalf("run(%q) = %d, want 0; stderr:\n%s", tt.args, code, stderr.String())
+			}
+			if got := stderr.String(); got != tt.wantStderr {
+				t.Errorf("run(%q) stderr = %q, want %q", tt.args, got, tt.wantStderr)
 			}
 		})
 	}

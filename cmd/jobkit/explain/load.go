@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -103,20 +105,52 @@ func (o *Objects) add(raw json.RawMessage, where string) error {
 	return nil
 }
 
+// IgnoredKinds lists the kinds that were read and ignored, each with its count,
+// in name order: "1 example.com/v1 Widget".
+func (o *Objects) IgnoredKinds() []string {
+	out := make([]string, 0, len(o.Ignored))
+	for _, k := range slices.Sorted(maps.Keys(o.Ignored)) {
+		out = append(out, fmt.Sprintf("%d %s", o.Ignored[k], k))
+	}
+	return out
+}
+
+// IgnoredHint says which kinds were read and ignored and how to explain one of
+// them; "" when none was.
+func (o *Objects) IgnoredHint() string {
+	if len(o.Ignored) == 0 {
+		return ""
+	}
+	first := slices.Sorted(maps.Keys(o.Ignored))[0]
+	apiVersion, kind, _ := strings.Cut(first, " ")
+	example := apiVersion + "/" + kind
+	if apiVersion == "" {
+		example = "GROUP/VERSION/" + kind
+	}
+	return fmt.Sprintf("read and ignored %s (to explain an owner of such a kind: --owner-kind %s --owner-finalizer NAME, with --mapping FILE when its fields are not named as a Job's)",
+		strings.Join(o.IgnoredKinds(), ", "), example)
+}
+
 // Pick returns the Job to explain: the one named name (in namespace, when not
 // empty), or the only Job when name is empty. The error wraps ErrNoJob when there
 // is none and names the candidates when the choice is ambiguous.
 func (o *Objects) Pick(namespace, name string) (*batchv1.Job, error) {
-	return pick(o.Jobs, namespace, name, kindLabels{none: "batch/v1 Job", one: "job", many: "Jobs"},
-		fmt.Sprintf("%d pod(s)", len(o.Pods)))
+	held := fmt.Sprintf("%d pod(s)", len(o.Pods))
+	if hint := o.IgnoredHint(); hint != "" && len(o.Jobs) == 0 {
+		held += "; it " + hint
+	}
+	return pick(o.Jobs, namespace, name, kindLabels{none: "batch/v1 Job", one: "job", many: "Jobs"}, held)
 }
 
 // PickOwner is Pick for the objects of kind Owner: the one named name (in
 // namespace, when not empty), or the only one when name is empty.
 func (o *Objects) PickOwner(namespace, name string) (*unstructured.Unstructured, error) {
 	kind := o.Owner.String()
-	return pick(o.Owners, namespace, name, kindLabels{none: kind, one: kind, many: "objects of kind " + kind},
-		fmt.Sprintf("%d pod(s), %d batch/v1 Job(s)", len(o.Pods), len(o.Jobs)))
+	held := fmt.Sprintf("%d pod(s), %d batch/v1 Job(s)", len(o.Pods), len(o.Jobs))
+	if len(o.Ignored) > 0 && len(o.Owners) == 0 {
+		held += "; it read and ignored " + strings.Join(o.IgnoredKinds(), ", ")
+	}
+	return pick(o.Owners, namespace, name, kindLabels{none: kind, one: kind, many: "objects of kind " + kind}, held)
 }
 
 // kindLabels name a kind in the errors of pick: when there is none, when the one
