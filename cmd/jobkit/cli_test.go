@@ -131,7 +131,7 @@ func TestErrors(t *testing.T) {
 		{name: "unknown kubelet", args: []string{"explain", "-f", "testdata/backoff.yaml", "--steps", "1", "--kubelet", "crash"}, wantCode: exitError, wantStderr: `--steps: kubelet: unknown behaviour "crash" (want succeed, fail or idle)`},
 		{name: "negative steps", args: []string{"explain", "-f", "testdata/backoff.yaml", "--steps", "-1"}, wantCode: exitUsage, wantStderr: "--steps: must not be negative, got -1"},
 		{name: "missing file", args: []string{"explain", "-f", filepath.Join(dir, "missing.yaml")}, wantCode: exitError, wantStderr: "missing.yaml: no such file or directory"},
-		{name: "unparsable yaml", args: []string{"explain", "-f", unparsable}, wantCode: exitError, wantStderr: "bad.yaml: document 1: "},
+		{name: "unparsable yaml", args: []string{"explain", "-f", unparsable}, wantCode: exitError, wantStderr: "bad.yaml: line 4 (document 1): did not find expected ',' or ']'"},
 		{name: "not an object", args: []string{"explain", "-f", noKind}, wantCode: exitError, wantStderr: "nokind.yaml: document 1: not a Kubernetes object: no kind"},
 		{name: "no job in files", args: []string{"explain", "-f", podsOnly}, wantCode: exitError, wantStderr: "no job: the input holds no batch/v1 Job (1 pod(s))"},
 		{name: "job not in files", args: []string{"explain", "nothere", "-f", "testdata/backoff.yaml"}, wantCode: exitError, wantStderr: `no job: job "nothere" not found in the input (it holds default/retry)`},

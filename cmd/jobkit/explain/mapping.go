@@ -147,7 +147,10 @@ func (m Mapping) jobShaped(obj map[string]any) (map[string]any, plainbackoff.Pol
 	out := map[string]any{}
 	var policy plainbackoff.Policy
 	for _, e := range m.entries() {
-		v, ok := valueOf(obj, e.source)
+		v, ok, err := valueOf(obj, e.source)
+		if err != nil {
+			return nil, policy, err
+		}
 		if !ok {
 			continue
 		}
@@ -170,9 +173,9 @@ func (m Mapping) jobShaped(obj map[string]any) (map[string]any, plainbackoff.Pol
 
 // valueOf reads source in obj: the first of its alternatives (separated by "|")
 // that is a literal or a field present in obj. Validate has checked the paths.
-func valueOf(obj map[string]any, source string) (any, bool) {
+func valueOf(obj map[string]any, source string) (any, bool, error) {
 	if source == "" {
-		return nil, false
+		return nil, false, nil
 	}
 	for alt := range strings.SplitSeq(source, "|") {
 		if lit, ok := strings.CutPrefix(alt, "="); ok {
@@ -180,14 +183,14 @@ func valueOf(obj map[string]any, source string) (any, bool) {
 			if err := json.Unmarshal([]byte(lit), &v); err != nil {
 				v = lit
 			}
-			return v, true
+			return v, true, nil
 		}
 		p, _ := parsePath(alt)
-		if v, ok := lookup(obj, p); ok && v != nil {
-			return v, true
+		if v, ok, err := lookup(obj, p); ok || err != nil {
+			return v, ok, err
 		}
 	}
-	return nil, false
+	return nil, false, nil
 }
 
 // durationOf reads a duration of the object, such as "30s".
@@ -256,26 +259,43 @@ func parsePath(s string) ([]segment, error) {
 	return out, nil
 }
 
-// lookup returns the value at p in obj, and whether there is one.
-func lookup(obj map[string]any, p []segment) (any, bool) {
+// lookup returns the value at p in obj, and whether there is one; a value on
+// the way that is neither absent nor of the kind the path needs is an error
+// naming the path to it.
+func lookup(obj map[string]any, p []segment) (any, bool, error) {
 	var cur any = obj
-	for _, seg := range p {
+	for i, seg := range p {
 		m, ok := cur.(map[string]any)
 		if !ok {
-			return nil, false
+			return nil, false, fmt.Errorf("%w: %s: want an object, got %s", ErrBadOwner, pathText(p[:i]), valueText(cur))
 		}
-		if cur, ok = m[seg.key]; !ok {
-			return nil, false
+		if cur, ok = m[seg.key]; !ok || cur == nil {
+			return nil, false, nil
 		}
 		if seg.index >= 0 {
 			l, ok := cur.([]any)
-			if !ok || seg.index >= len(l) {
-				return nil, false
+			if !ok {
+				return nil, false, fmt.Errorf("%w: %s: want a list, got %s", ErrBadOwner, pathText(p[:i+1]), valueText(cur))
+			}
+			if seg.index >= len(l) {
+				return nil, false, nil
 			}
 			cur = l[seg.index]
 		}
 	}
-	return cur, true
+	return cur, true, nil
+}
+
+// pathText writes p back as a.b[0].c.
+func pathText(p []segment) string {
+	parts := make([]string, len(p))
+	for i, seg := range p {
+		parts[i] = seg.key
+		if seg.index >= 0 {
+			parts[i] += "[" + strconv.Itoa(seg.index) + "]"
+		}
+	}
+	return strings.Join(parts, ".")
 }
 
 // set writes v at p in obj, making the maps and lists on the way; it modifies obj.
