@@ -39,16 +39,19 @@ when it would look again, what blocks progress and what looks wrong.
 
 Another kind of owner (a custom resource whose controller is built on jobkit) is
 explained with --owner-kind GROUP/VERSION/KIND and --owner-finalizer NAME. Its object
-is read by the field names of a batch/v1 Job: spec.completions, parallelism,
+is read by the field names of a batch/v1 Job (spec.completions, parallelism,
 completionMode, backoffLimit, backoffLimitPerIndex, maxFailedIndexes,
 podFailurePolicy, successPolicy, podReplacementPolicy, suspend,
-activeDeadlineSeconds, selector, template and managedBy, and a status shaped as a
-Job's; other fields are ignored. A resource that names them otherwise is explained
-rightly only through its own conversion (Go: explain.ExplainWorkload). Live, the
-object is found by discovery and read with the dynamic client, and the pods of its
-namespace are kept by controller reference. --steps runs it on the in-memory
-cluster as an object of its kind, with its pods' controller references and
-finalizer; the calls name the kind.
+activeDeadlineSeconds, selector, template, managedBy; status) unless a field
+mapping says where it keeps them: --map spec.completions=spec.workers,
+--map spec.completionMode==Indexed (a literal), or --mapping FILE (YAML: ownerKind,
+ownerFinalizer and fields: {JOBFIELD: FIELD}). Live, the object is found by
+discovery and read with the dynamic client, and the pods of its namespace are kept
+by controller reference. --steps runs it on the in-memory cluster as an object of
+its kind, with its pods' controller references and finalizer.
+
+Installed as kubectl-jobkit on the PATH (a copy or a symlink of jobkit), it runs as
+the kubectl plugin: kubectl jobkit explain ...
 
 Flags:
 `
@@ -82,13 +85,35 @@ type cliFlags struct {
 	mapping explain.Mapping
 }
 
+// run is the command run as jobkit.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runAs(ctx, "jobkit", args, stdout, stderr)
+}
+
+// commandName is how the command names itself in its messages: "kubectl jobkit"
+// when run as the kubectl plugin kubectl-jobkit (`kubectl jobkit explain ...`
+// runs it with the same arguments), else "jobkit".
+func commandName(program string) string {
+	// Either separator: the name may come from a Windows path.
+	base := program[strings.LastIndexAny(program, `/\`)+1:]
+	base = strings.TrimSuffix(base, ".exe")
+	if plugin, ok := strings.CutPrefix(base, "kubectl-"); ok && plugin != "" {
+		return "kubectl " + plugin
+	}
+	return "jobkit"
+}
+
+// runAs runs the command invoked as program (its os.Args[0]): under any name it
+// behaves the same, and only its messages name it as commandName says.
+func runAs(ctx context.Context, program string, args []string, stdout, stderr io.Writer) int {
+	self := commandName(program)
+	usage := strings.ReplaceAll(usage, "  jobkit explain", "  "+self+" explain")
 	if len(args) == 0 || args[0] != "explain" {
-		fmt.Fprintf(stderr, "jobkit: want a subcommand: explain\n\n%s", usage)
+		fmt.Fprintf(stderr, "%s: want a subcommand: explain\n\n%s", self, usage)
 		return exitUsage
 	}
 	var f cliFlags
-	fs := flag.NewFlagSet("jobkit explain", flag.ContinueOnError)
+	fs := flag.NewFlagSet(self+" explain", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
@@ -110,7 +135,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&f.assume, "assume", "what-if outcome applied before planning, SELECTOR:OUTCOME[:KEY=VALUE]... (index=3:fail:exit=42, oldest=2:succeed, pod=NAME:delete, all:ready); repeatable")
 	fs.IntVar(&f.steps, "steps", 0, "what-if: run N syncs on an in-memory cluster (reconcile/reconciletest) from this state and print each step")
 	fs.DurationVar(&f.stepDuration, "step-duration", 10*time.Second, "with --steps: how far the clock moves after each sync")
-	fs.StringVar(&f.ownerKind, "owner-kind", "batch/v1/Job", "kind of the owner to explain, GROUP/VERSION/KIND (ml.examples.jobkit.dev/v1alpha1/TrainingJob), VERSION/KIND for the core group; its object is read by a batch/v1 Job's field names")
+	fs.StringVar(&f.ownerKind, "owner-kind", "batch/v1/Job", "kind of the owner to explain, GROUP/VERSION/KIND (ml.examples.jobkit.dev/v1alpha1/TrainingJob), VERSION/KIND for the core group; its object is read by a batch/v1 Job's field names unless --map or --mapping says otherwise")
 	fs.StringVar(&f.ownerFinalizer, "owner-finalizer", "", "with a --owner-kind other than batch/v1/Job (required there): the tracking finalizer its controller puts on its pods")
 	fs.Var(&f.maps, "map", "with --owner-kind: where the owner keeps a batch/v1 Job field, JOBFIELD=FIELD (spec.completions=spec.workers), JOBFIELD==LITERAL (spec.completionMode==Indexed) or JOBFIELD= (not there); repeatable, over --mapping")
 	fs.StringVar(&f.mappingFile, "mapping", "", "a field mapping file (YAML: ownerKind, ownerFinalizer, fields: {JOBFIELD: FIELD or =LITERAL}); its kind and finalizer apply unless --owner-kind and --owner-finalizer are given")
@@ -135,7 +160,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	if len(positional) > 1 {
-		fmt.Fprintf(stderr, "jobkit explain: want at most one Job name, got %q\n", positional)
+		fmt.Fprintf(stderr, "%s explain: want at most one Job name, got %q\n", self, positional)
 		return exitUsage
 	}
 	name := ""
@@ -144,21 +169,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	opts, err := f.options()
 	if err != nil {
-		fmt.Fprintf(stderr, "jobkit explain: %v\n", err)
+		fmt.Fprintf(stderr, "%s explain: %v\n", self, err)
 		return exitUsage
 	}
 	if f.output != "text" && f.output != "json" && f.output != "yaml" {
-		fmt.Fprintf(stderr, "jobkit explain: -o: unknown output %q (want text, json or yaml)\n", f.output)
+		fmt.Fprintf(stderr, "%s explain: -o: unknown output %q (want text, json or yaml)\n", self, f.output)
 		return exitUsage
 	}
 	if f.steps < 0 {
-		fmt.Fprintf(stderr, "jobkit explain: --steps: must not be negative, got %d\n", f.steps)
+		fmt.Fprintf(stderr, "%s explain: --steps: must not be negative, got %d\n", self, f.steps)
 		return exitUsage
 	}
 
 	in, err := f.load(ctx, name, opts.Owner)
 	if err != nil {
-		fmt.Fprintf(stderr, "jobkit explain: %v\n", err)
+		fmt.Fprintf(stderr, "%s explain: %v\n", self, err)
 		return exitError
 	}
 	var report *explain.Report
@@ -168,13 +193,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		report, err = explain.ExplainWorkload(in.workload, in.pods, opts)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "jobkit explain: %v\n", err)
+		fmt.Fprintf(stderr, "%s explain: %v\n", self, err)
 		return exitError
 	}
 	if f.steps > 0 {
 		so, err := f.stepOptions()
 		if err != nil {
-			fmt.Fprintf(stderr, "jobkit explain: %v\n", err)
+			fmt.Fprintf(stderr, "%s explain: %v\n", self, err)
 			return exitUsage
 		}
 		if in.job != nil {
@@ -183,16 +208,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			report.Steps, err = explain.StepsWorkload(ctx, in.workload, in.pods, opts, so)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "jobkit explain: --steps: %v\n", err)
+			fmt.Fprintf(stderr, "%s explain: --steps: %v\n", self, err)
 			return exitError
 		}
 	}
 	if err := write(stdout, f.output, report); err != nil {
-		fmt.Fprintf(stderr, "jobkit explain: %v\n", err)
+		fmt.Fprintf(stderr, "%s explain: %v\n", self, err)
 		return exitError
 	}
 	if in.ignored != "" {
-		fmt.Fprintf(stderr, "jobkit explain: note: the input %s\n", in.ignored)
+		fmt.Fprintf(stderr, "%s explain: note: the input %s\n", self, in.ignored)
 	}
 	return exitOK
 }

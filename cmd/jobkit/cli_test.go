@@ -241,3 +241,45 @@ func TestParseOwnerKind(t *testing.T) {
 		})
 	}
 }
+
+// TestPluginName checks that the command installed as the kubectl plugin
+// kubectl-jobkit (`kubectl jobkit explain ...` runs it with the same arguments)
+// behaves as jobkit: the same output and exit code, its messages naming it as
+// kubectl users type it.
+func TestPluginName(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantSelf string
+	}{
+		{name: "explain", args: []string{"explain", "-f", "testdata/per-index.yaml", now}, wantCode: exitOK},
+		{name: "json", args: []string{"explain", "-f", "testdata/per-index.yaml", now, "-o", "json"}, wantCode: exitOK},
+		{name: "an error", args: []string{"explain", "nothere", "-f", "testdata/backoff.yaml"}, wantCode: exitError, wantSelf: "kubectl jobkit explain: no job"},
+		{name: "help", args: []string{"explain", "-h"}, wantCode: exitOK, wantSelf: "  kubectl jobkit explain -f FILE"},
+		{name: "no subcommand", args: nil, wantCode: exitUsage, wantSelf: "kubectl jobkit: want a subcommand: explain"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run(context.Background(), tt.args, &out, &errOut)
+			for _, program := range []string{"kubectl-jobkit", "/usr/local/bin/kubectl-jobkit", `C:\bin\kubectl-jobkit.exe`} {
+				var pout, perr bytes.Buffer
+				pcode := runAs(context.Background(), program, tt.args, &pout, &perr)
+				if pcode != tt.wantCode || code != tt.wantCode {
+					t.Errorf("exit codes: jobkit %d, %s %d, want %d", code, program, pcode, tt.wantCode)
+				}
+				if diff := cmp.Diff(out.String(), pout.String()); diff != "" {
+					t.Errorf("%s: stdout differs from jobkit's (-jobkit +plugin):\n%s", program, diff)
+				}
+				unname := func(s string) string { return strings.ReplaceAll(s, "kubectl jobkit", "jobkit") }
+				if diff := cmp.Diff(unname(errOut.String()), unname(perr.String())); diff != "" {
+					t.Errorf("%s: stderr differs from jobkit's beyond its name (-jobkit +plugin):\n%s", program, diff)
+				}
+				if !strings.Contains(perr.String(), tt.wantSelf) {
+					t.Errorf("%s: stderr = %q, want it to contain %q", program, perr.String(), tt.wantSelf)
+				}
+			}
+		})
+	}
+}
