@@ -27,6 +27,9 @@ type classification struct {
 	owned map[Class]int
 	// onlyFailed is podReplacementPolicy Failed with the API's default.
 	onlyFailed bool
+	// failedIndexes are the failures of each index of an Indexed owner that has
+	// any (countIndexFailures).
+	failedIndexes map[int]int32
 }
 
 func onlyFailed(w *workload) bool {
@@ -170,6 +173,7 @@ func classify(w *workload, pods []*corev1.Pod, p *plan.Plan) *classification {
 			}
 		}
 	}
+	countIndexFailures(w, c)
 	for _, pod := range c.pods {
 		if slices.Contains(pod.Classes, ClassOrphan) {
 			continue

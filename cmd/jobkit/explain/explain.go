@@ -153,6 +153,7 @@ func explain(w *workload, pods []*corev1.Pod, opts Options) (*Report, error) {
 			r.Requeue = &Requeue{After: Duration(p.RequeueAfter), Reason: p.RequeueReason}
 		}
 		r.IndexBackoff = indexBackoff(w, c, p, opts)
+		r.Limits = limits(w, c, p, opts)
 		noteKeptFinalizers(w, r, p)
 	}
 	r.Blockers = blockers(w, c, p, r, opts)

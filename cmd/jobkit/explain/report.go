@@ -81,6 +81,11 @@ type Report struct {
 	// IndexBackoff lists the indexes whose replacement pod waits for its per-index
 	// backoff (backoffLimitPerIndex), earliest first.
 	IndexBackoff []IndexWait `json:"indexBackoff,omitempty"`
+	// Limits say where the Job stands against each limit of its spec, with the
+	// numbers: "backoffLimit: 2 of 6 failure(s) used", "index 1: 2 failure(s),
+	// backoffLimitPerIndex 1: failed for good", the time left of
+	// activeDeadlineSeconds, the pod failure backoff in force.
+	Limits []string `json:"limits,omitempty"`
 	// Blockers say what keeps the Job from progressing when the plan creates and
 	// deletes nothing.
 	Blockers []string `json:"blockers,omitempty"`

@@ -103,6 +103,13 @@ func (r *Report) Text(w io.Writer) error {
 		}
 	}
 
+	if len(r.Limits) > 0 {
+		line("")
+		line("Limits:")
+		for _, s := range r.Limits {
+			line("  %s", s)
+		}
+	}
 	if len(r.Blockers) > 0 {
 		line("")
 		line("Blocked:")
