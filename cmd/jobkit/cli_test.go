@@ -59,6 +59,10 @@ func TestGolden(t *testing.T) {
 		{name: "mapping", args: []string{"-f", "testdata/trainingjob-api.yaml", now, "--mapping", "testdata/trainingjob.mapping.yaml"}},
 		// The same through --map flags, which add to the file's and win over it.
 		{name: "mapping-flags", args: []string{"-f", "testdata/trainingjob-api.yaml", now, "--mapping", "testdata/trainingjob.mapping.yaml", "--map", "spec.parallelism==2", "--map", "backoff.base==1m"}},
+		// Its what-if run keeps the TrainingJob's own backoff (spec.backoff.initial
+		// 20s): index 2, failed at 10:04:55, still waits at 10:05:10, where the
+		// default 10s would have retried it.
+		{name: "mapping-steps", args: []string{"-f", "testdata/trainingjob-api.yaml", now, "--mapping", "testdata/trainingjob.mapping.yaml", "--steps", "3", "--kubelet", "idle", "--step-duration", "10s"}},
 		// Its what-if run: the same syncs as a batch/v1 Job's, the status writes
 		// naming the kind.
 		{name: "owner-kind-steps", args: []string{"-f", "testdata/trainingjob.yaml", now, ownerKind, ownerFinalizer, "--steps", "10"}},
