@@ -59,6 +59,9 @@ func TestGolden(t *testing.T) {
 		{name: "mapping", args: []string{"-f", "testdata/trainingjob-api.yaml", now, "--mapping", "testdata/trainingjob.mapping.yaml"}},
 		// The same through --map flags, which add to the file's and win over it.
 		{name: "mapping-flags", args: []string{"-f", "testdata/trainingjob-api.yaml", now, "--mapping", "testdata/trainingjob.mapping.yaml", "--map", "spec.parallelism==2", "--map", "backoff.base==1m"}},
+		// Parallelism 1 is taken: the waiting index is not what blocks, and no
+		// requeue is due for it.
+		{name: "mapping-parallelism", args: []string{"-f", "testdata/trainingjob-api.yaml", now, "--mapping", "testdata/trainingjob.mapping.yaml", "--map", "spec.parallelism==1"}},
 		// Its what-if run keeps the TrainingJob's own backoff (spec.backoff.initial
 		// 20s): index 2, failed at 10:04:55, still waits at 10:05:10, where the
 		// default 10s would have retried it.

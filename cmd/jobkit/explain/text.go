@@ -98,6 +98,10 @@ func (r *Report) Text(w io.Writer) error {
 		} else {
 			line("Next sync: on the next change of the %s or its pods", noun)
 		}
+		if len(r.IndexBackoff) > 0 && r.Requeue == nil {
+			// No requeue: the indexes also wait for a slot of parallelism.
+			line("Per-index backoff (each replacement also waits for a free slot of parallelism %d):", j.Parallelism)
+		}
 		for _, w := range r.IndexBackoff {
 			line("  index %d: per-index backoff after %d failure(s), %s left", w.Index, w.Failures, w.Remaining)
 		}
