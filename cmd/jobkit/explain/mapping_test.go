@@ -3,6 +3,7 @@ package explain_test
 import (
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -199,6 +200,31 @@ func TestParseMappingFileErrors(t *testing.T) {
 			_, err := explain.ParseMappingFile("m.yaml", []byte(tt.data))
 			require.ErrorIs(t, err, explain.ErrBadMapping)
 			require.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+func TestIgnoredHint(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        string
+		wantKinds []string
+		wantHint  string
+	}{
+		{name: "none", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", wantKinds: []string{}, wantHint: ""},
+		{
+			name:      "a core kind and a custom one",
+			in:        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: v}\n",
+			wantKinds: []string{"2 example.com/v1 Widget", "1 v1 ConfigMap"},
+			wantHint:  "read and ignored 2 example.com/v1 Widget, 1 v1 ConfigMap (to explain an owner of such a kind: --owner-kind example.com/v1/Widget --owner-finalizer NAME, with --mapping FILE when its fields are not named as a Job's)",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var objs explain.Objects
+			require.NoError(t, explain.ReadObjects("in.yaml", strings.NewReader(tt.in), &objs))
+			require.Equal(t, tt.wantKinds, objs.IgnoredKinds())
+			require.Equal(t, tt.wantHint, objs.IgnoredHint())
 		})
 	}
 }
