@@ -39,16 +39,19 @@ when it would look again, what blocks progress and what looks wrong.
 
 Another kind of owner (a custom resource whose controller is built on jobkit) is
 explained with --owner-kind GROUP/VERSION/KIND and --owner-finalizer NAME. Its object
-is read by the field names of a batch/v1 Job: spec.completions, parallelism,
+is read by the field names of a batch/v1 Job (spec.completions, parallelism,
 completionMode, backoffLimit, backoffLimitPerIndex, maxFailedIndexes,
 podFailurePolicy, successPolicy, podReplacementPolicy, suspend,
-activeDeadlineSeconds, selector, template and managedBy, and a status shaped as a
-Job's; other fields are ignored. A resource that names them otherwise is explained
-rightly only through its own conversion (Go: explain.ExplainWorkload). Live, the
-object is found by discovery and read with the dynamic client, and the pods of its
-namespace are kept by controller reference. --steps runs it on the in-memory
-cluster as an object of its kind, with its pods' controller references and
-finalizer; the calls name the kind.
+activeDeadlineSeconds, selector, template, managedBy; status) unless a field
+mapping says where it keeps them: --map spec.completions=spec.workers,
+--map spec.completionMode==Indexed (a literal), or --mapping FILE (YAML: ownerKind,
+ownerFinalizer and fields: {JOBFIELD: FIELD}). Live, the object is found by
+discovery and read with the dynamic client, and the pods of its namespace are kept
+by controller reference. --steps runs it on the in-memory cluster as an object of
+its kind, with its pods' controller references and finalizer.
+
+Installed as kubectl-jobkit on the PATH (a copy or a symlink of jobkit), it runs as
+the kubectl plugin: kubectl jobkit explain ...
 
 Flags:
 `
@@ -74,15 +77,43 @@ type cliFlags struct {
 	kubelet                 string
 	ownerKind               string
 	ownerFinalizer          string
+	maps                    stringList
+	mappingFile             string
+	// set are the flags given on the command line, by name.
+	set map[string]bool
+	// mapping is the field mapping of --map and --mapping.
+	mapping explain.Mapping
 }
 
+// run is the command run as jobkit.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runAs(ctx, "jobkit", args, stdout, stderr)
+}
+
+// commandName is how the command names itself in its messages: "kubectl jobkit"
+// when run as the kubectl plugin kubectl-jobkit (`kubectl jobkit explain ...`
+// runs it with the same arguments), else "jobkit".
+func commandName(program string) string {
+	// Either separator: the name may come from a Windows path.
+	base := program[strings.LastIndexAny(program, `/\`)+1:]
+	base = strings.TrimSuffix(base, ".exe")
+	if plugin, ok := strings.CutPrefix(base, "kubectl-"); ok && plugin != "" {
+		return "kubectl " + plugin
+	}
+	return "jobkit"
+}
+
+// runAs runs the command invoked as program (its os.Args[0]): under any name it
+// behaves the same, and only its messages name it as commandName says.
+func runAs(ctx context.Context, program string, args []string, stdout, stderr io.Writer) int {
+	self := commandName(program)
+	usage := strings.ReplaceAll(usage, "  jobkit explain", "  "+self+" explain")
 	if len(args) == 0 || args[0] != "explain" {
-		fmt.Fprintf(stderr, "jobkit: want a subcommand: explain\n\n%s", usage)
+		fmt.Fprintf(stderr, "%s: want a subcommand: explain\n\n%s", self, usage)
 		return exitUsage
 	}
 	var f cliFlags
-	fs := flag.NewFlagSet("jobkit explain", flag.ContinueOnError)
+	fs := flag.NewFlagSet(self+" explain", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
@@ -104,8 +135,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&f.assume, "assume", "what-if outcome applied before planning, SELECTOR:OUTCOME[:KEY=VALUE]... (index=3:fail:exit=42, oldest=2:succeed, pod=NAME:delete, all:ready); repeatable")
 	fs.IntVar(&f.steps, "steps", 0, "what-if: run N syncs on an in-memory cluster (reconcile/reconciletest) from this state and print each step")
 	fs.DurationVar(&f.stepDuration, "step-duration", 10*time.Second, "with --steps: how far the clock moves after each sync")
-	fs.StringVar(&f.ownerKind, "owner-kind", "batch/v1/Job", "kind of the owner to explain, GROUP/VERSION/KIND (ml.examples.jobkit.dev/v1alpha1/TrainingJob), VERSION/KIND for the core group; its object is read by a batch/v1 Job's field names")
+	fs.StringVar(&f.ownerKind, "owner-kind", "batch/v1/Job", "kind of the owner to explain, GROUP/VERSION/KIND (ml.examples.jobkit.dev/v1alpha1/TrainingJob), VERSION/KIND for the core group; its object is read by a batch/v1 Job's field names unless --map or --mapping says otherwise")
 	fs.StringVar(&f.ownerFinalizer, "owner-finalizer", "", "with a --owner-kind other than batch/v1/Job (required there): the tracking finalizer its controller puts on its pods")
+	fs.Var(&f.maps, "map", "with --owner-kind: where the owner keeps a batch/v1 Job field, JOBFIELD=FIELD (spec.completions=spec.workers), JOBFIELD==LITERAL (spec.completionMode==Indexed) or JOBFIELD= (not there); repeatable, over --mapping")
+	fs.StringVar(&f.mappingFile, "mapping", "", "a field mapping file (YAML: ownerKind, ownerFinalizer, fields: {JOBFIELD: FIELD or =LITERAL}); its kind and finalizer apply unless --owner-kind and --owner-finalizer are given")
 	fs.StringVar(&f.kubelet, "kubelet", explain.KubeletSucceed, "with --steps: what the simulated kubelet does with the pods: succeed (start, then succeed), fail=CODE (start, then fail with CODE) or idle")
 
 	// Flags and the Job name may come in any order, as with kubectl.
@@ -124,8 +157,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		positional = append(positional, fs.Arg(0))
 		rest = fs.Args()[1:]
 	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	if len(positional) > 1 {
-		fmt.Fprintf(stderr, "jobkit explain: want at most one Job name, got %q\n", positional)
+		fmt.Fprintf(stderr, "%s explain: want at most one Job name, got %q\n", self, positional)
 		return exitUsage
 	}
 	name := ""
@@ -134,21 +169,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	opts, err := f.options()
 	if err != nil {
-		fmt.Fprintf(stderr, "jobkit explain: %v\n", err)
+		fmt.Fprintf(stderr, "%s explain: %v\n", self, err)
 		return exitUsage
 	}
 	if f.output != "text" && f.output != "json" && f.output != "yaml" {
-		fmt.Fprintf(stderr, "jobkit explain: -o: unknown output %q (want text, json or yaml)\n", f.output)
+		fmt.Fprintf(stderr, "%s explain: -o: unknown output %q (want text, json or yaml)\n", self, f.output)
 		return exitUsage
 	}
 	if f.steps < 0 {
-		fmt.Fprintf(stderr, "jobkit explain: --steps: must not be negative, got %d\n", f.steps)
+		fmt.Fprintf(stderr, "%s explain: --steps: must not be negative, got %d\n", self, f.steps)
 		return exitUsage
 	}
 
 	in, err := f.load(ctx, name, opts.Owner)
 	if err != nil {
-		fmt.Fprintf(stderr, "jobkit explain: %v\n", err)
+		fmt.Fprintf(stderr, "%s explain: %v\n", self, err)
 		return exitError
 	}
 	var report *explain.Report
@@ -158,13 +193,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		report, err = explain.ExplainWorkload(in.workload, in.pods, opts)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "jobkit explain: %v\n", err)
+		fmt.Fprintf(stderr, "%s explain: %v\n", self, err)
 		return exitError
 	}
 	if f.steps > 0 {
 		so, err := f.stepOptions()
 		if err != nil {
-			fmt.Fprintf(stderr, "jobkit explain: %v\n", err)
+			fmt.Fprintf(stderr, "%s explain: %v\n", self, err)
 			return exitUsage
 		}
 		if in.job != nil {
@@ -173,13 +208,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			report.Steps, err = explain.StepsWorkload(ctx, in.workload, in.pods, opts, so)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "jobkit explain: --steps: %v\n", err)
+			fmt.Fprintf(stderr, "%s explain: --steps: %v\n", self, err)
 			return exitError
 		}
 	}
 	if err := write(stdout, f.output, report); err != nil {
-		fmt.Fprintf(stderr, "jobkit explain: %v\n", err)
+		fmt.Fprintf(stderr, "%s explain: %v\n", self, err)
 		return exitError
+	}
+	if in.ignored != "" {
+		fmt.Fprintf(stderr, "%s explain: note: the input %s\n", self, in.ignored)
 	}
 	return exitOK
 }
@@ -208,49 +246,12 @@ func (f *cliFlags) options() (explain.Options, error) {
 		}
 		opts.Assume = append(opts.Assume, a)
 	}
-	kind, err := parseOwnerKind(f.ownerKind, f.ownerFinalizer)
+	kind, err := f.owner()
 	if err != nil {
 		return opts, err
 	}
 	opts.Owner = kind
 	return opts, nil
-}
-
-// parseOwnerKind reads --owner-kind and --owner-finalizer. A batch/v1 Job is the
-// zero owner.Kind (the explain package's default).
-func parseOwnerKind(kindFlag, finalizer string) (owner.Kind, error) {
-	parts := strings.Split(kindFlag, "/")
-	var kind owner.Kind
-	switch len(parts) {
-	case 3:
-		kind = owner.Kind{Group: parts[0], Version: parts[1], Kind: parts[2]}
-	case 2:
-		kind = owner.Kind{Version: parts[0], Kind: parts[1]}
-	default:
-		return kind, fmt.Errorf("--owner-kind: %q is not GROUP/VERSION/KIND (for example ml.examples.jobkit.dev/v1alpha1/TrainingJob, or batch/v1/Job)", kindFlag)
-	}
-	if kind.Group == owner.BatchJob.Group && kind.Kind == owner.BatchJob.Kind {
-		if kind.Version != owner.BatchJob.Version {
-			return kind, fmt.Errorf("--owner-kind: %q: batch Jobs are read as batch/v1", kindFlag)
-		}
-		if finalizer != "" && finalizer != owner.BatchJob.Finalizer {
-			return kind, fmt.Errorf("--owner-finalizer: %q: batch/v1 Jobs are tracked by %s", finalizer, owner.BatchJob.Finalizer)
-		}
-		return owner.Kind{}, nil
-	}
-	// Check the kind with a valid finalizer, then the finalizer with a valid kind, so
-	// that each error names its flag.
-	if err := (owner.Kind{Group: kind.Group, Version: kind.Version, Kind: kind.Kind, Finalizer: owner.BatchJob.Finalizer}).Validate(); err != nil {
-		return kind, fmt.Errorf("--owner-kind: %q: %w", kindFlag, err)
-	}
-	if finalizer == "" {
-		return kind, fmt.Errorf("--owner-finalizer: required with --owner-kind %s (the tracking finalizer its controller puts on its pods)", kindFlag)
-	}
-	kind.Finalizer = finalizer
-	if err := (owner.Kind{Version: "v1", Kind: "Owner", Finalizer: finalizer}).Validate(); err != nil {
-		return kind, fmt.Errorf("--owner-finalizer: %q: %w", finalizer, err)
-	}
-	return kind, nil
 }
 
 func (f *cliFlags) stepOptions() (explain.StepOptions, error) {
@@ -274,6 +275,8 @@ type input struct {
 	job      *batchv1.Job
 	workload plan.Workload
 	pods     []*corev1.Pod
+	// ignored says which kinds of the files were read and ignored (Objects.IgnoredHint).
+	ignored string
 }
 
 // load reads the owner and its pods from the files, or from the cluster when there
@@ -288,7 +291,7 @@ func (f *cliFlags) load(ctx context.Context, name string, kind owner.Kind) (inpu
 			return input{}, fmt.Errorf("want a %s: a NAME (read from the cluster) or -f FILE", noun)
 		}
 		if kind != (owner.Kind{}) {
-			w, pods, err := loadLiveOwner(ctx, f.kubeconfig, f.kubeContext, f.namespace, name, kind)
+			w, pods, err := loadLiveOwner(ctx, f.kubeconfig, f.kubeContext, f.namespace, name, kind, f.mapping)
 			return input{workload: w, pods: pods}, err
 		}
 		job, pods, err := loadLive(ctx, f.kubeconfig, f.kubeContext, f.namespace, name)
@@ -305,14 +308,14 @@ func (f *cliFlags) load(ctx context.Context, name string, kind owner.Kind) (inpu
 		if err != nil {
 			return input{}, err
 		}
-		w, err := explain.WorkloadOf(obj)
-		return input{workload: w, pods: objs.Pods}, err
+		w, err := explain.WorkloadOfMapping(obj, f.mapping)
+		return input{workload: w, pods: objs.Pods, ignored: objs.IgnoredHint()}, err
 	}
 	job, err := objs.Pick(f.namespace, name)
 	if err != nil {
 		return input{}, err
 	}
-	return input{job: job, pods: objs.Pods}, nil
+	return input{job: job, pods: objs.Pods, ignored: objs.IgnoredHint()}, nil
 }
 
 func readFile(path string, objs *explain.Objects) error {

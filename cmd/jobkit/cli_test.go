@@ -54,6 +54,18 @@ func TestGolden(t *testing.T) {
 		// batch/v1 Job's pod ignored, an earlier owner's pod diagnosed.
 		{name: "owner-kind", args: []string{"-f", "testdata/trainingjob.yaml", now, ownerKind, ownerFinalizer}},
 		{name: "owner-kind-json", args: []string{"resnet", "-n", "default", "-f", "testdata/trainingjob.yaml", now, ownerKind, ownerFinalizer, "-o", "json"}},
+		// A TrainingJob in its own field names (workers, backoff, a success policy
+		// of its own shape), read through its mapping file.
+		{name: "mapping", args: []string{"-f", "testdata/trainingjob-api.yaml", now, "--mapping", "testdata/trainingjob.mapping.yaml"}},
+		// The same through --map flags, which add to the file's and win over it.
+		{name: "mapping-flags", args: []string{"-f", "testdata/trainingjob-api.yaml", now, "--mapping", "testdata/trainingjob.mapping.yaml", "--map", "spec.parallelism==2", "--map", "backoff.base==1m"}},
+		// Parallelism 1 is taken: the waiting index is not what blocks, and no
+		// requeue is due for it.
+		{name: "mapping-parallelism", args: []string{"-f", "testdata/trainingjob-api.yaml", now, "--mapping", "testdata/trainingjob.mapping.yaml", "--map", "spec.parallelism==1"}},
+		// Its what-if run keeps the TrainingJob's own backoff (spec.backoff.initial
+		// 20s): index 2, failed at 10:04:55, still waits at 10:05:10, where the
+		// default 10s would have retried it.
+		{name: "mapping-steps", args: []string{"-f", "testdata/trainingjob-api.yaml", now, "--mapping", "testdata/trainingjob.mapping.yaml", "--steps", "3", "--kubelet", "idle", "--step-duration", "10s"}},
 		// Its what-if run: the same syncs as a batch/v1 Job's, the status writes
 		// naming the kind.
 		{name: "owner-kind-steps", args: []string{"-f", "testdata/trainingjob.yaml", now, ownerKind, ownerFinalizer, "--steps", "10"}},
@@ -104,6 +116,8 @@ func TestErrors(t *testing.T) {
 	badTemplate := write("badtemplate.yaml", "apiVersion: ml.examples.jobkit.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: r, namespace: default}\nspec: {template: {spec: {containers: {name: x}}}}\n")
 	badStatus := write("badstatus.yaml", "apiVersion: ml.examples.jobkit.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: r, namespace: default}\nstatus: {startTime: yesterday}\n")
 	negativeStatus := write("negative.yaml", "apiVersion: ml.examples.jobkit.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: r, namespace: default}\nspec: {completions: 1, parallelism: 1, template: {spec: {restartPolicy: Never, containers: [{name: w, image: x}]}}}\nstatus: {succeeded: -1}\n")
+	badWorkers := write("badworkers.yaml", "apiVersion: ml.examples.jobkit.dev/v1alpha1\nkind: TrainingJob\nmetadata: {name: r, namespace: default}\nspec: {workers: three}\n")
+	widget := write("widget.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: default}\n")
 	kubeconfig := write("kubeconfig", "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
 	tests := []struct {
 		name       string
@@ -124,7 +138,7 @@ func TestErrors(t *testing.T) {
 		{name: "unknown kubelet", args: []string{"explain", "-f", "testdata/backoff.yaml", "--steps", "1", "--kubelet", "crash"}, wantCode: exitError, wantStderr: `--steps: kubelet: unknown behaviour "crash" (want succeed, fail or idle)`},
 		{name: "negative steps", args: []string{"explain", "-f", "testdata/backoff.yaml", "--steps", "-1"}, wantCode: exitUsage, wantStderr: "--steps: must not be negative, got -1"},
 		{name: "missing file", args: []string{"explain", "-f", filepath.Join(dir, "missing.yaml")}, wantCode: exitError, wantStderr: "missing.yaml: no such file or directory"},
-		{name: "unparsable yaml", args: []string{"explain", "-f", unparsable}, wantCode: exitError, wantStderr: "bad.yaml: document 1: "},
+		{name: "unparsable yaml", args: []string{"explain", "-f", unparsable}, wantCode: exitError, wantStderr: "bad.yaml: line 4 (document 1): did not find expected ',' or ']'"},
 		{name: "not an object", args: []string{"explain", "-f", noKind}, wantCode: exitError, wantStderr: "nokind.yaml: document 1: not a Kubernetes object: no kind"},
 		{name: "no job in files", args: []string{"explain", "-f", podsOnly}, wantCode: exitError, wantStderr: "no job: the input holds no batch/v1 Job (1 pod(s))"},
 		{name: "job not in files", args: []string{"explain", "nothere", "-f", "testdata/backoff.yaml"}, wantCode: exitError, wantStderr: `no job: job "nothere" not found in the input (it holds default/retry)`},
@@ -146,6 +160,13 @@ func TestErrors(t *testing.T) {
 		{name: "owner spec field of a wrong type", args: []string{"explain", "-f", badSpec, ownerKind, ownerFinalizer}, wantCode: exitError, wantStderr: `TrainingJob default/r: bad owner object: spec.completions: want int32, got string ("three")`},
 		{name: "owner template of a wrong type", args: []string{"explain", "-f", badTemplate, ownerKind, ownerFinalizer}, wantCode: exitError, wantStderr: `TrainingJob default/r: bad owner object: spec.template.spec.containers: want []v1.Container, got object`},
 		{name: "owner status field of a wrong type", args: []string{"explain", "-f", badStatus, ownerKind, ownerFinalizer}, wantCode: exitError, wantStderr: `TrainingJob default/r: bad owner object: status.startTime: "yesterday": `},
+		{name: "map without owner kind", args: []string{"explain", "-f", "testdata/backoff.yaml", "--map", "spec.completions=spec.workers"}, wantCode: exitUsage, wantStderr: "--map and --mapping read an owner of another kind: give its --owner-kind"},
+		{name: "map not an assignment", args: []string{"explain", "-f", "testdata/trainingjob-api.yaml", ownerKind, ownerFinalizer, "--map", "spec.completions"}, wantCode: exitUsage, wantStderr: `--map: "spec.completions" is not JOBFIELD=FIELD`},
+		{name: "map of an unknown target", args: []string{"explain", "-f", "testdata/trainingjob-api.yaml", ownerKind, ownerFinalizer, "--map", "spec.workers=spec.workers"}, wantCode: exitUsage, wantStderr: `--map: bad field mapping: target "spec.workers": not a field of a batch/v1 Job`},
+		{name: "missing mapping file", args: []string{"explain", "-f", "testdata/trainingjob-api.yaml", "--mapping", filepath.Join(dir, "missing.yaml")}, wantCode: exitUsage, wantStderr: "--mapping: open " + filepath.Join(dir, "missing.yaml")},
+		{name: "mapped field of a wrong type", args: []string{"explain", "-f", badWorkers, "--mapping", "testdata/trainingjob.mapping.yaml"}, wantCode: exitError, wantStderr: `TrainingJob default/r: bad owner object: spec.workers (read as spec.completions): want int32, got string ("three")`},
+		{name: "a lone object of an unknown kind", args: []string{"explain", "-f", widget}, wantCode: exitError, wantStderr: "no job: the input holds no batch/v1 Job (0 pod(s); it read and ignored 1 example.com/v1 Widget (to explain an owner of such a kind: --owner-kind example.com/v1/Widget --owner-finalizer NAME, with --mapping FILE when its fields are not named as a Job's))"},
+		{name: "an unknown kind beside the owner kind", args: []string{"explain", "-f", widget, ownerKind, ownerFinalizer}, wantCode: exitError, wantStderr: "no job: the input holds no TrainingJob.ml.examples.jobkit.dev (0 pod(s), 0 batch/v1 Job(s); it read and ignored 1 example.com/v1 Widget)"},
 		{name: "unknown context", args: []string{"explain", "work", "--kubeconfig", kubeconfig, "--context", "nope"}, wantCode: exitError, wantStderr: "kubeconfig: invalid configuration: [context was not found for specified context: nope"},
 	}
 	for _, tt := range tests {
@@ -160,6 +181,37 @@ func TestErrors(t *testing.T) {
 			}
 			if code != exitOK && stdout.Len() > 0 {
 				t.Errorf("run(%q) failed but wrote to stdout: %q", tt.args, stdout.String())
+			}
+		})
+	}
+}
+
+// TestIgnoredKinds checks that the kinds read and ignored beside the owner are
+// named on stderr, and nothing is said when there are none.
+func TestIgnoredKinds(t *testing.T) {
+	widgets := filepath.Join(t.TempDir(), "widgets.yaml")
+	if err := os.WriteFile(widgets, []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: example.com/v1, kind: Widget, metadata: {name: v}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		wantStderr string
+	}{
+		{name: "beside a Job", args: []string{"-f", widgets, "-f", "testdata/backoff.yaml"},
+			wantStderr: "jobkit explain: note: the input read and ignored 2 example.com/v1 Widget, 1 v1 ConfigMap (to explain an owner of such a kind: --owner-kind example.com/v1/Widget --owner-finalizer NAME, with --mapping FILE when its fields are not named as a Job's)\n"},
+		{name: "a TrainingJob beside a Job", args: []string{"-f", "testdata/trainingjob.yaml"},
+			wantStderr: "jobkit explain: note: the input read and ignored 1 ml.examples.jobkit.dev/v1alpha1 TrainingJob (to explain an owner of such a kind: --owner-kind ml.examples.jobkit.dev/v1alpha1/TrainingJob --owner-finalizer NAME, with --mapping FILE when its fields are not named as a Job's)\n"},
+		{name: "nothing ignored", args: []string{"-f", "testdata/backoff.yaml"}, wantStderr: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(context.Background(), append([]string{"explain", now}, tt.args...), &stdout, &stderr); code != exitOK {
+				t.Fatalf("run(%q) = %d, want 0; stderr:\n%s", tt.args, code, stderr.String())
+			}
+			if got := stderr.String(); got != tt.wantStderr {
+				t.Errorf("run(%q) stderr = %q, want %q", tt.args, got, tt.wantStderr)
 			}
 		})
 	}
@@ -192,6 +244,48 @@ func TestParseOwnerKind(t *testing.T) {
 			}
 			if err != nil || got != tt.want {
 				t.Errorf("parseOwnerKind(%q, %q) = %+v, %v, want %+v", tt.kind, tt.finalizer, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestPluginName checks that the command installed as the kubectl plugin
+// kubectl-jobkit (`kubectl jobkit explain ...` runs it with the same arguments)
+// behaves as jobkit: the same output and exit code, its messages naming it as
+// kubectl users type it.
+func TestPluginName(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantSelf string
+	}{
+		{name: "explain", args: []string{"explain", "-f", "testdata/per-index.yaml", now}, wantCode: exitOK},
+		{name: "json", args: []string{"explain", "-f", "testdata/per-index.yaml", now, "-o", "json"}, wantCode: exitOK},
+		{name: "an error", args: []string{"explain", "nothere", "-f", "testdata/backoff.yaml"}, wantCode: exitError, wantSelf: "kubectl jobkit explain: no job"},
+		{name: "help", args: []string{"explain", "-h"}, wantCode: exitOK, wantSelf: "  kubectl jobkit explain -f FILE"},
+		{name: "no subcommand", args: nil, wantCode: exitUsage, wantSelf: "kubectl jobkit: want a subcommand: explain"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run(context.Background(), tt.args, &out, &errOut)
+			for _, program := range []string{"kubectl-jobkit", "/usr/local/bin/kubectl-jobkit", `C:\bin\kubectl-jobkit.exe`} {
+				var pout, perr bytes.Buffer
+				pcode := runAs(context.Background(), program, tt.args, &pout, &perr)
+				if pcode != tt.wantCode || code != tt.wantCode {
+					t.Errorf("exit codes: jobkit %d, %s %d, want %d", code, program, pcode, tt.wantCode)
+				}
+				if diff := cmp.Diff(out.String(), pout.String()); diff != "" {
+					t.Errorf("%s: stdout differs from jobkit's (-jobkit +plugin):\n%s", program, diff)
+				}
+				unname := func(s string) string { return strings.ReplaceAll(s, "kubectl jobkit", "jobkit") }
+				if diff := cmp.Diff(unname(errOut.String()), unname(perr.String())); diff != "" {
+					t.Errorf("%s: stderr differs from jobkit's beyond its name (-jobkit +plugin):\n%s", program, diff)
+				}
+				if !strings.Contains(perr.String(), tt.wantSelf) {
+					t.Errorf("%s: stderr = %q, want it to contain %q", program, perr.String(), tt.wantSelf)
+				}
 			}
 		})
 	}

@@ -19,8 +19,8 @@ func Example_explainFile() {
 	//   succeeded (2):
 	//     report-p1
 	//     report-p2
-	//   uncounted (1):
-	//     report-p2 (not yet in status.uncountedTerminatedPods)
+	//   finalizer-left (1):
+	//     report-p2 (the Job has finished: not counted again, only its finalizer is removed)
 	//   ignored (1):
 	//     report-old (Failed, finalizer, controlled by an earlier Job report (uid cccccccc-0000-0000-0000-000000000001))
 	//

@@ -4,10 +4,12 @@ go 1.26.0
 
 replace github.com/jobkit/jobkit => ../..
 
+replace github.com/jobkit/jobkit/cmd/jobkit/explain => ./explain
+
 require (
 	github.com/google/go-cmp v0.7.0
 	github.com/jobkit/jobkit v0.0.0-00010101000000-000000000000
-	github.com/stretchr/testify v1.11.1
+	github.com/jobkit/jobkit/cmd/jobkit/explain v0.0.0-00010101000000-000000000000
 	k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver v0.37.0
 	k8s.io/apimachinery v0.37.2
@@ -63,7 +65,6 @@ require (
 	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect

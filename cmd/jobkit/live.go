@@ -34,12 +34,12 @@ func loadLive(ctx context.Context, kubeconfigPath, kubeContext, namespace, name 
 }
 
 // loadLiveOwner is loadLive for an owner of another kind (readLiveOwner).
-func loadLiveOwner(ctx context.Context, kubeconfigPath, kubeContext, namespace, name string, kind owner.Kind) (plan.Workload, []*corev1.Pod, error) {
+func loadLiveOwner(ctx context.Context, kubeconfigPath, kubeContext, namespace, name string, kind owner.Kind, m explain.Mapping) (plan.Workload, []*corev1.Pod, error) {
 	cfg, namespace, err := clientConfig(kubeconfigPath, kubeContext, namespace)
 	if err != nil {
 		return plan.Workload{}, nil, err
 	}
-	return readLiveOwner(ctx, cfg, namespace, name, kind)
+	return readLiveOwner(ctx, cfg, namespace, name, kind, m)
 }
 
 // clientConfig finds the kubeconfig as kubectl does (kubeconfigPath, else
@@ -65,11 +65,11 @@ func clientConfig(kubeconfigPath, kubeContext, namespace string) (*rest.Config, 
 
 // readLiveOwner reads the owner namespace/name of kind through the dynamic client
 // (its resource found by discovery of kind's group and version) as
-// explain.WorkloadOf does, and the pods of its namespace that concern it: those
+// explain.WorkloadOfMapping does with m, and the pods of its namespace that concern it: those
 // controlled by it (by owner reference: a custom controller's pods carry no label
 // jobkit knows, so the namespace's pods are listed once), the orphans that match
 // its selector and the pods of an earlier owner of the same name.
-func readLiveOwner(ctx context.Context, cfg *rest.Config, namespace, name string, kind owner.Kind) (plan.Workload, []*corev1.Pod, error) {
+func readLiveOwner(ctx context.Context, cfg *rest.Config, namespace, name string, kind owner.Kind, m explain.Mapping) (plan.Workload, []*corev1.Pod, error) {
 	what := fmt.Sprintf("%s %s/%s", kind, namespace, name)
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
@@ -101,7 +101,7 @@ func readLiveOwner(ctx context.Context, cfg *rest.Config, namespace, name string
 	if err != nil {
 		return plan.Workload{}, nil, liveError(what, err)
 	}
-	w, err := explain.WorkloadOf(obj)
+	w, err := explain.WorkloadOfMapping(obj, m)
 	if err != nil {
 		return plan.Workload{}, nil, err
 	}

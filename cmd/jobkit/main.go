@@ -6,5 +6,5 @@ import (
 )
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(runAs(context.Background(), os.Args[0], os.Args[1:], os.Stdout, os.Stderr))
 }

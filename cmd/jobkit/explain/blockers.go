@@ -86,10 +86,14 @@ func blockers(w *workload, c *classification, p *plan.Plan, r *Report, opts Opti
 	if r.Requeue != nil && strings.HasPrefix(r.Requeue.Reason, "pod failure backoff") {
 		out = append(out, fmt.Sprintf("waiting for the %s: %s left", r.Requeue.Reason, r.Requeue.After))
 	}
-	for _, w := range r.IndexBackoff {
-		out = append(out, fmt.Sprintf("waiting for per-index backoff of index %d: %s left", w.Index, w.Remaining))
-	}
 	want := wantActive(w, &p.Status)
+	// An index waiting for its backoff is what blocks only while a slot of
+	// parallelism is free; else the active pods are.
+	if p.Status.Active < want {
+		for _, iw := range r.IndexBackoff {
+			out = append(out, fmt.Sprintf("waiting for per-index backoff of index %d: %s left", iw.Index, iw.Remaining))
+		}
+	}
 	occupied := p.Status.Active
 	if c.onlyFailed && ptr.Deref(p.Status.Terminating, 0) > 0 {
 		occupied += ptr.Deref(p.Status.Terminating, 0)

@@ -27,6 +27,9 @@ type classification struct {
 	owned map[Class]int
 	// onlyFailed is podReplacementPolicy Failed with the API's default.
 	onlyFailed bool
+	// failedIndexes are the failures of each index of an Indexed owner that has
+	// any (countIndexFailures).
+	failedIndexes map[int]int32
 }
 
 func onlyFailed(w *workload) bool {
@@ -139,7 +142,11 @@ func classify(w *workload, pods []*corev1.Pod, p *plan.Plan) *classification {
 				out.Classes = append(out.Classes, ClassFailed)
 			}
 			finished := terminal || (deleting && !c.onlyFailed)
-			if finished && out.Finalizer {
+			switch {
+			case finished && out.Finalizer && jobstatus.IsFinished(&w.Status):
+				out.Classes = append(out.Classes, ClassFinalizerLeft)
+				out.Note = "the " + w.noun + " has finished: not counted again, only its finalizer is removed"
+			case finished && out.Finalizer:
 				out.Classes = append(out.Classes, ClassUncounted)
 				if kind, ok := uncounted[out.UID]; ok {
 					out.Note = "in status.uncountedTerminatedPods." + kind
@@ -166,6 +173,7 @@ func classify(w *workload, pods []*corev1.Pod, p *plan.Plan) *classification {
 			}
 		}
 	}
+	countIndexFailures(w, c)
 	for _, pod := range c.pods {
 		if slices.Contains(pod.Classes, ClassOrphan) {
 			continue

@@ -1,15 +1,20 @@
-// Package explain says what a Job controller built on jobkit would do next with a
+// Package explain (module github.com/jobkit/jobkit/cmd/jobkit/explain, which
+// requires only the core, k8s.io/api, apimachinery, utils and sigs.k8s.io/yaml at
+// the core's floor) says what a Job controller built on jobkit would do next with a
 // batch/v1 Job (or an owner of another kind), and why. Explain runs plan.Compute on
 // the Job and its pods and turns the Plan into a Report: the pods by class (active,
 // ready, terminating, succeeded, failed, uncounted, orphan, duplicate index, stray,
-// released, ignored), each decision with its reason, the status change field by field, when the controller
-// would look again (with the per-index backoff of every waiting index), what blocks
+// released, ignored, finalizer-left), each decision with its reason, the status
+// change field by field, when the controller
+// would look again (with the per-index backoff of every waiting index), where it
+// stands against each limit with the numbers (Report.Limits), what blocks
 // progress when nothing would happen, and diagnostics (tracking finalizers no sync
 // will remove, a status the API server refuses, counters that disagree with the
 // pods, invalid failure and success policies, bad index annotations).
 //
 // ReadObjects reads Jobs and pods from the YAML or JSON that `kubectl get -o yaml`
-// writes (List objects, several documents); ParseAssumption reads the what-if pod
+// writes (List objects, several documents; a syntax error names its line in the
+// whole input); ParseAssumption reads the what-if pod
 // outcomes that Explain applies before planning; Steps (StepsWorkload for an owner
 // of another kind) plays several syncs on reconcile/reconciletest's in-memory
 // cluster.
@@ -26,10 +31,14 @@
 // applies them to every owner.
 //
 // ExplainWorkload is the hook for a resource whose fields are not named as a Job's:
-// its caller converts the object with its own function. WorkloadOf is the
-// conversion the CLI uses, by a Job's field names (unknown fields ignored, a field
-// of the wrong type an error naming it), and Objects.Owner makes ReadObjects keep
-// the objects of one kind. StepsWorkload is Steps for such an owner: the in-memory
+// its caller converts the object with its own function, or with
+// WorkloadOfMapping and a Mapping that says where the object keeps each Job field
+// (spec.completions from spec.workers, a literal, alternatives, the owner's own
+// backoff; ParseMappingFile reads one from YAML). WorkloadOf is WorkloadOfMapping
+// with the default mapping, a Job's field names (unknown fields ignored, a field of
+// the wrong type an error naming it and the field it was read from), and
+// Objects.Owner makes ReadObjects keep the objects of one kind; the kinds it
+// ignores are named by Objects.IgnoredKinds. StepsWorkload is Steps for such an owner: the in-memory
 // cluster holds it as a reconciletest.Task of its kind (its spec in Job terms, its
 // status, a new UID that its pods' controller references follow), a Reconciler of
 // that kind syncs it, and the pods it creates carry the kind's controller

@@ -249,3 +249,31 @@ func ExampleWorkloadOf() {
 	// resnet 4 2 <nil>
 	// TrainingJob ml/resnet: bad owner object: spec.completions: want int32, got string ("four")
 }
+
+// A custom resource that calls completions workers, read through a mapping: its
+// workers become completions, its mode is always Indexed, and its own retry delay
+// becomes the owner's backoff.
+func ExampleWorkloadOfMapping() {
+	run := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "ml.example.com/v1", "kind": "Run",
+		"metadata": map[string]any{"name": "resnet", "namespace": "default"},
+		"spec":     map[string]any{"workers": int64(8), "retryDelay": "30s"},
+	}}
+	w, err := explain.WorkloadOfMapping(run, explain.Mapping{
+		"spec.completions":    "spec.workers",
+		"spec.parallelism":    "spec.parallelism|spec.workers",
+		"spec.completionMode": "=Indexed",
+		"backoff.base":        "spec.retryDelay",
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(*w.Spec.Completions, *w.Spec.Parallelism, *w.Spec.CompletionMode, w.Backoff.Base)
+
+	_, err = explain.WorkloadOfMapping(run, explain.Mapping{"spec.completions": "spec.retryDelay"})
+	fmt.Println(err)
+	// Output:
+	// 8 8 Indexed 30s
+	// Run default/resnet: bad owner object: spec.retryDelay (read as spec.completions): want int32, got string ("30s")
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -113,6 +114,11 @@ func explain(w *workload, pods []*corev1.Pod, opts Options) (*Report, error) {
 	if controller == "" {
 		controller = w.controller()
 	}
+	if w.Backoff != (plainbackoff.Policy{}) {
+		// The owner's own retry delays win over the configured ones, as in a
+		// reconcile.Reconciler.
+		opts.Backoff = w.Backoff
+	}
 	r := &Report{Job: jobInfo(w), Controller: controller, Now: opts.Now.UTC()}
 	if len(opts.Assume) > 0 {
 		var err error
@@ -147,6 +153,7 @@ func explain(w *workload, pods []*corev1.Pod, opts Options) (*Report, error) {
 			r.Requeue = &Requeue{After: Duration(p.RequeueAfter), Reason: p.RequeueReason}
 		}
 		r.IndexBackoff = indexBackoff(w, c, p, opts)
+		r.Limits = limits(w, c, p, opts)
 		noteKeptFinalizers(w, r, p)
 	}
 	r.Blockers = blockers(w, c, p, r, opts)

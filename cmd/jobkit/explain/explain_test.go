@@ -99,6 +99,27 @@ func TestExplainClasses(t *testing.T) {
 			},
 		},
 		{
+			// Its counters are final: calling its pods uncounted would contradict
+			// the unchanged status.
+			name: "the finished pods of a finished Job keep only a finalizer",
+			job: func() *batchv1.Job {
+				job := newJob(2, 2, false)
+				job.Status.Succeeded = 2
+				job.Status.CompletionTime = &metav1.Time{Time: t0}
+				job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+				return job
+			},
+			pods: func(job *batchv1.Job) []*corev1.Pod {
+				counted := newPod(job, 0, corev1.PodSucceeded)
+				counted.Finalizers = nil
+				return []*corev1.Pod{counted, newPod(job, 1, corev1.PodSucceeded)}
+			},
+			want: map[string][]explain.Class{
+				"job-0": {explain.ClassSucceeded},
+				"job-1": {explain.ClassSucceeded, explain.ClassFinalizerLeft},
+			},
+		},
+		{
 			name: "an orphan of a finished Job is not adopted",
 			job: func() *batchv1.Job {
 				job := newJob(1, 1, false)
@@ -590,7 +611,15 @@ items:
 		{name: "no kind", in: "metadata: {name: a}\n", wantErr: "in.yaml: document 1: not a Kubernetes object: no kind"},
 		{name: "bad field", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: [1]}\n---\n", wantErr: "in.yaml: document 1: Pod: json: cannot unmarshal array into Go struct field ObjectMeta.metadata.name of type string"},
 		{name: "bad item", in: "apiVersion: v1\nkind: List\nitems:\n- {kind: Pod, apiVersion: v1, spec: 3}\n", wantErr: "in.yaml: document 1: items[0]: Pod: json: cannot unmarshal number into Go struct field Pod.spec of type v1.PodSpec"},
-		{name: "unparsable second document", in: "apiVersion: v1\nkind: Pod\n---\n: : :\n", wantErr: "in.yaml: document 2: "},
+		// A YAML error names its line in the whole input: the parser's errors
+		// (counted from 0 by the YAML library) and the scanner's alike.
+		{name: "parser error in the second document", in: "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\n# the second\napiVersion: v1\nkind: Pod\nmetadata:\n  name: b\n  - x\n",
+			wantErr: "in.yaml: line 10 (document 2): did not find expected key"},
+		{name: "scanner error in the third document", in: "---\napiVersion: v1\nkind: Pod\n---\napiVersion: v1\nkind: Pod\n--- # third\nkind: Pod\nmetadata:\n  name: b\n   namespace: default\n",
+			wantErr: "in.yaml: line 11 (document 3): mapping values are not allowed in this context"},
+		{name: "parser error on the first line", in: "[a, b\n", wantErr: "in.yaml: line 2 (document 1): did not find expected ',' or ']'"},
+		{name: "unparsable second document", in: "apiVersion: v1\nkind: Pod\n---\n: : :\n", wantErr: "in.yaml: line 4 (document 2): did not find expected key"},
+		{name: "json error on its line", in: "{\"apiVersion\": \"v1\",\n \"kind\": \"Pod\",\n \"metadata\": {name}}\n", wantErr: "in.yaml: line 3 (document 1): invalid character 'n' looking for beginning of object key string"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,19 +1,22 @@
 package explain
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
 
 	"github.com/jobkit/jobkit/owner"
 )
@@ -34,10 +37,36 @@ type Objects struct {
 
 // ReadObjects reads Jobs and pods from YAML or JSON: several documents separated
 // by "---", each a Job, a Pod or a list of them (kind List, JobList or PodList), as
-// `kubectl get -o yaml` writes. name names the source in errors. Objects of other
-// kinds are counted in Ignored.
+// `kubectl get -o yaml` writes. name names the source in errors; a YAML syntax
+// error names the line of the input (counted from 1 over the whole input, not
+// the document) and the document. Objects of other kinds are counted in Ignored.
 func ReadObjects(name string, r io.Reader, into *Objects) error {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bufio.NewReader(r), 4096)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
+		return readJSON(name, data, into)
+	}
+	for i, d := range yamlDocuments(data) {
+		where := fmt.Sprintf("%s: document %d", name, i+1)
+		raw, err := yaml.YAMLToJSON(d.text)
+		if err != nil {
+			return syntaxError(name, i+1, d.line, err)
+		}
+		if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
+			continue
+		}
+		if err := into.add(raw, where); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readJSON reads a stream of JSON objects.
+func readJSON(name string, data []byte, into *Objects) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
 	for doc := 1; ; doc++ {
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
@@ -45,15 +74,74 @@ func ReadObjects(name string, r io.Reader, into *Objects) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s: document %d: %w", name, doc, err)
-		}
-		if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-			continue
+			off := dec.InputOffset()
+			if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
+				off = se.Offset
+			}
+			return fmt.Errorf("%s: line %d (document %d): %w", name, 1+bytes.Count(data[:min(off, int64(len(data)))], []byte("\n")), doc, err)
 		}
 		if err := into.add(raw, fmt.Sprintf("%s: document %d", name, doc)); err != nil {
 			return err
 		}
 	}
+}
+
+// yamlDocument is one document of a YAML stream and the line (from 1) of the
+// input where it starts.
+type yamlDocument struct {
+	text []byte
+	line int
+}
+
+// yamlDocuments splits a YAML stream at its "---" lines (a separator line may
+// carry a comment), as kubectl does; empty documents are left out.
+func yamlDocuments(data []byte) []yamlDocument {
+	var out []yamlDocument
+	cur := yamlDocument{line: 1}
+	for i, l := range bytes.SplitAfter(data, []byte("\n")) {
+		if rest, ok := bytes.CutPrefix(bytes.TrimRight(l, " \t\r\n"), []byte("---")); ok {
+			if rest = bytes.TrimSpace(rest); len(rest) == 0 || rest[0] == '#' {
+				if len(cur.text) > 0 {
+					out = append(out, cur)
+				}
+				cur = yamlDocument{line: i + 2}
+				continue
+			}
+		}
+		cur.text = append(cur.text, l...)
+	}
+	if len(cur.text) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// yamlLine matches the position in a YAML parser's error.
+var yamlLine = regexp.MustCompile(`yaml: (?:line (\d+): )?(.*)$`)
+
+// parserErrors are the messages of go.yaml.in/yaml/v2's parser (as opposed to its
+// scanner), whose line it reports counted from 0: one line early.
+var parserErrors = []string{"did not find expected ',' or ']'", "did not find expected ',' or '}'",
+	"did not find expected '-' indicator", "did not find expected <document start>",
+	"did not find expected key", "did not find expected node content",
+	"found duplicate %TAG directive", "found duplicate %YAML directive",
+	"found incompatible YAML document", "found undefined tag handle"}
+
+// syntaxError is a YAML error of document doc, which starts at line start of the
+// input, with its line in the input.
+func syntaxError(name string, doc, start int, err error) error {
+	m := yamlLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return fmt.Errorf("%s: document %d (from line %d): %w", name, doc, start, err)
+	}
+	// The library leaves the line out when it is the first, counted from 0.
+	n, _ := strconv.Atoi(m[1])
+	if slices.Contains(parserErrors, m[2]) {
+		n++
+	} else if m[1] == "" {
+		return fmt.Errorf("%s: document %d (from line %d): %w", name, doc, start, err)
+	}
+	return fmt.Errorf("%s: line %d (document %d): %s", name, start+n-1, doc, m[2])
 }
 
 type typeMeta struct {
@@ -103,20 +191,52 @@ func (o *Objects) add(raw json.RawMessage, where string) error {
 	return nil
 }
 
+// IgnoredKinds lists the kinds that were read and ignored, each with its count,
+// in name order: "1 example.com/v1 Widget".
+func (o *Objects) IgnoredKinds() []string {
+	out := make([]string, 0, len(o.Ignored))
+	for _, k := range slices.Sorted(maps.Keys(o.Ignored)) {
+		out = append(out, fmt.Sprintf("%d %s", o.Ignored[k], k))
+	}
+	return out
+}
+
+// IgnoredHint says which kinds were read and ignored and how to explain one of
+// them; "" when none was.
+func (o *Objects) IgnoredHint() string {
+	if len(o.Ignored) == 0 {
+		return ""
+	}
+	first := slices.Sorted(maps.Keys(o.Ignored))[0]
+	apiVersion, kind, _ := strings.Cut(first, " ")
+	example := apiVersion + "/" + kind
+	if apiVersion == "" {
+		example = "GROUP/VERSION/" + kind
+	}
+	return fmt.Sprintf("read and ignored %s (to explain an owner of such a kind: --owner-kind %s --owner-finalizer NAME, with --mapping FILE when its fields are not named as a Job's)",
+		strings.Join(o.IgnoredKinds(), ", "), example)
+}
+
 // Pick returns the Job to explain: the one named name (in namespace, when not
 // empty), or the only Job when name is empty. The error wraps ErrNoJob when there
 // is none and names the candidates when the choice is ambiguous.
 func (o *Objects) Pick(namespace, name string) (*batchv1.Job, error) {
-	return pick(o.Jobs, namespace, name, kindLabels{none: "batch/v1 Job", one: "job", many: "Jobs"},
-		fmt.Sprintf("%d pod(s)", len(o.Pods)))
+	held := fmt.Sprintf("%d pod(s)", len(o.Pods))
+	if hint := o.IgnoredHint(); hint != "" && len(o.Jobs) == 0 {
+		held += "; it " + hint
+	}
+	return pick(o.Jobs, namespace, name, kindLabels{none: "batch/v1 Job", one: "job", many: "Jobs"}, held)
 }
 
 // PickOwner is Pick for the objects of kind Owner: the one named name (in
 // namespace, when not empty), or the only one when name is empty.
 func (o *Objects) PickOwner(namespace, name string) (*unstructured.Unstructured, error) {
 	kind := o.Owner.String()
-	return pick(o.Owners, namespace, name, kindLabels{none: kind, one: kind, many: "objects of kind " + kind},
-		fmt.Sprintf("%d pod(s), %d batch/v1 Job(s)", len(o.Pods), len(o.Jobs)))
+	held := fmt.Sprintf("%d pod(s), %d batch/v1 Job(s)", len(o.Pods), len(o.Jobs))
+	if len(o.Ignored) > 0 && len(o.Owners) == 0 {
+		held += "; it read and ignored " + strings.Join(o.IgnoredKinds(), ", ")
+	}
+	return pick(o.Owners, namespace, name, kindLabels{none: kind, one: kind, many: "objects of kind " + kind}, held)
 }
 
 // kindLabels name a kind in the errors of pick: when there is none, when the one

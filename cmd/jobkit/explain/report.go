@@ -27,6 +27,10 @@ const (
 	// deleted) and still carrying the tracking finalizer: not yet in the status
 	// counters.
 	ClassUncounted Class = "uncounted"
+	// ClassFinalizerLeft: finished and still carrying the tracking finalizer after
+	// its owner finished: the status counters are final, so the pod is not counted
+	// again; only its finalizer is left to remove.
+	ClassFinalizerLeft Class = "finalizer-left"
 	// ClassOrphan: without a controller, matching the Job's selector: the controller
 	// adopts it.
 	ClassOrphan Class = "orphan"
@@ -48,7 +52,7 @@ const (
 
 // Classes lists every Class in output order.
 var Classes = []Class{ClassActive, ClassReady, ClassTerminating, ClassSucceeded, ClassFailed,
-	ClassUncounted, ClassOrphan, ClassDuplicateIndex, ClassStray, ClassReleased, ClassIgnored}
+	ClassUncounted, ClassFinalizerLeft, ClassOrphan, ClassDuplicateIndex, ClassStray, ClassReleased, ClassIgnored}
 
 // Report is the explanation of one sync of a Job: what the pods are, what the
 // controller would do and why, when it would look again, what blocks progress and
@@ -77,6 +81,11 @@ type Report struct {
 	// IndexBackoff lists the indexes whose replacement pod waits for its per-index
 	// backoff (backoffLimitPerIndex), earliest first.
 	IndexBackoff []IndexWait `json:"indexBackoff,omitempty"`
+	// Limits say where the Job stands against each limit of its spec, with the
+	// numbers: "backoffLimit: 2 of 6 failure(s) used", "index 1: 2 failure(s),
+	// backoffLimitPerIndex 1: failed for good", the time left of
+	// activeDeadlineSeconds, the pod failure backoff in force.
+	Limits []string `json:"limits,omitempty"`
 	// Blockers say what keeps the Job from progressing when the plan creates and
 	// deletes nothing.
 	Blockers []string `json:"blockers,omitempty"`

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
@@ -153,7 +154,13 @@ func startRun(w *workload, pods []*corev1.Pod, opts Options, so StepOptions) (*s
 	if err != nil {
 		return nil, fmt.Errorf("loading the state into the in-memory cluster: %w", err)
 	}
-	cfg := reconcile.Config{Name: controller, Owner: w.kind, Clock: clk, Backoff: opts.Backoff, FinalizerRemovalParallelism: 1}
+	policy := opts.Backoff
+	if w.Backoff != (plainbackoff.Policy{}) {
+		// The owner's own retry delays (a mapped backoff.base or backoff.max),
+		// as in Explain.
+		policy = w.Backoff
+	}
+	cfg := reconcile.Config{Name: controller, Owner: w.kind, Clock: clk, Backoff: policy, FinalizerRemovalParallelism: 1}
 	var r *reconcile.Reconciler
 	if w.kind == owner.BatchJob {
 		r, err = reconcile.New(cfg, cluster, reconcile.JobStatusWriter(cluster))

@@ -98,11 +98,22 @@ func (r *Report) Text(w io.Writer) error {
 		} else {
 			line("Next sync: on the next change of the %s or its pods", noun)
 		}
+		if len(r.IndexBackoff) > 0 && r.Requeue == nil {
+			// No requeue: the indexes also wait for a slot of parallelism.
+			line("Per-index backoff (each replacement also waits for a free slot of parallelism %d):", j.Parallelism)
+		}
 		for _, w := range r.IndexBackoff {
 			line("  index %d: per-index backoff after %d failure(s), %s left", w.Index, w.Failures, w.Remaining)
 		}
 	}
 
+	if len(r.Limits) > 0 {
+		line("")
+		line("Limits:")
+		for _, s := range r.Limits {
+			line("  %s", s)
+		}
+	}
 	if len(r.Blockers) > 0 {
 		line("")
 		line("Blocked:")
@@ -156,7 +167,7 @@ func podText(p Pod, cl Class) string {
 	if p.Finalizer && (cl == ClassIgnored || cl == ClassTerminating) {
 		attrs = append(attrs, "finalizer")
 	}
-	if p.Note != "" && (cl == ClassUncounted || cl == ClassDuplicateIndex || cl == ClassStray || cl == ClassIgnored || cl == ClassReleased || (cl == ClassOrphan && len(p.Classes) == 1)) {
+	if p.Note != "" && (cl == ClassUncounted || cl == ClassFinalizerLeft || cl == ClassDuplicateIndex || cl == ClassStray || cl == ClassIgnored || cl == ClassReleased || (cl == ClassOrphan && len(p.Classes) == 1)) {
 		attrs = append(attrs, p.Note)
 	}
 	if len(attrs) > 0 {

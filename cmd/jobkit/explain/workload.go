@@ -39,27 +39,41 @@ type jobShapedSpec struct {
 }
 
 // WorkloadOf reads an object of any kind as a plan.Workload by the field names of
-// a batch/v1 Job: its metadata (namespace, name, uid, deletionTimestamp), its
-// spec's completions, parallelism, completionMode, backoffLimit,
-// backoffLimitPerIndex, maxFailedIndexes, podFailurePolicy, successPolicy,
-// podReplacementPolicy, suspend, activeDeadlineSeconds, selector, template and
-// managedBy, and its status as a batchv1.JobStatus. Other fields are ignored; a
-// field whose value does not decode as the Job field of that name is an error
-// wrapping ErrBadOwner that names the field and the value.
+// a batch/v1 Job: it is WorkloadOfMapping with the default Mapping.
+func WorkloadOf(obj *unstructured.Unstructured) (plan.Workload, error) {
+	return WorkloadOfMapping(obj, nil)
+}
+
+// WorkloadOfMapping reads an object of any kind as a plan.Workload: its metadata
+// (namespace, name, uid, deletionTimestamp), the fields of its spec that plan reads
+// (completions, parallelism, completionMode, backoffLimit, backoffLimitPerIndex,
+// maxFailedIndexes, podFailurePolicy, successPolicy, podReplacementPolicy, suspend,
+// activeDeadlineSeconds, selector, template and managedBy) and its status as a
+// batchv1.JobStatus, each where m says (by default under the batch/v1 name), and
+// the owner's own backoff (Workload.Backoff) when m maps backoff.base or
+// backoff.max. Other fields are ignored; a value that does not decode as the Job
+// field it is read as is an error wrapping ErrBadOwner that names the object's
+// field, the Job field and the value; a bad m is an error wrapping ErrBadMapping.
 //
-// This is the conversion `jobkit explain --owner-kind` uses. A resource whose spec
-// names or shapes these fields otherwise (examples/trainingjob calls completions
-// `workers`) is read wrongly by it: a Go caller converts such an object with its
-// own function, the one its controller uses, and calls ExplainWorkload.
+// This is the conversion `jobkit explain --owner-kind` uses, with --map and
+// --mapping. A resource whose fields cannot be mapped one by one is converted by
+// its own function (the one its controller uses), then given to ExplainWorkload.
 //
 // The Workload points into nothing of obj: obj is not modified.
-func WorkloadOf(obj *unstructured.Unstructured) (plan.Workload, error) {
+func WorkloadOfMapping(obj *unstructured.Unstructured, m Mapping) (plan.Workload, error) {
 	what := obj.GetKind() + " " + qualified(obj.GetNamespace(), obj.GetName())
-	spec, err := decodeSection[jobShapedSpec](obj.Object, "spec")
+	if err := m.Validate(); err != nil {
+		return plan.Workload{}, err
+	}
+	shaped, policy, err := m.jobShaped(obj.Object)
 	if err != nil {
 		return plan.Workload{}, fmt.Errorf("%s: %w", what, err)
 	}
-	status, err := decodeSection[batchv1.JobStatus](obj.Object, "status")
+	spec, err := decodeSection[jobShapedSpec](shaped, "spec", m.sourceOf)
+	if err != nil {
+		return plan.Workload{}, fmt.Errorf("%s: %w", what, err)
+	}
+	status, err := decodeSection[batchv1.JobStatus](shaped, "status", m.sourceOf)
 	if err != nil {
 		return plan.Workload{}, fmt.Errorf("%s: %w", what, err)
 	}
@@ -84,14 +98,16 @@ func WorkloadOf(obj *unstructured.Unstructured) (plan.Workload, error) {
 			Template:              spec.Template,
 			ManagedBy:             spec.ManagedBy,
 		},
-		Status: *status,
+		Status:  *status,
+		Backoff: policy,
 	}, nil
 }
 
 // decodeSection decodes obj[section] (an object, or absent) as a T. On an error
 // it finds the first field, in name order, that does not decode alone, so that
-// the error names it with its value.
-func decodeSection[T any](obj map[string]any, section string) (*T, error) {
+// the error names it with its value, and with its source (source returns where
+// a Job field path was read from, "" for the field of that name).
+func decodeSection[T any](obj map[string]any, section string, source func(string) string) (*T, error) {
 	into := new(T)
 	v, ok := obj[section]
 	if !ok || v == nil {
@@ -126,11 +142,20 @@ func decodeSection[T any](obj map[string]any, section string) (*T, error) {
 			if te.Field != "" && te.Field != k {
 				path = section + "." + te.Field
 			}
-			return nil, fmt.Errorf("%w: %s: want %s, got %s (%s)", ErrBadOwner, path, te.Type, te.Value, valueText(m[k]))
+			return nil, fmt.Errorf("%w: %s: want %s, got %s (%s)", ErrBadOwner, fieldName(path, source), te.Type, te.Value, valueText(m[k]))
 		}
-		return nil, fmt.Errorf("%w: %s: %s: %v", ErrBadOwner, path, valueText(m[k]), fieldErr)
+		return nil, fmt.Errorf("%w: %s: %s: %v", ErrBadOwner, fieldName(path, source), valueText(m[k]), fieldErr)
 	}
 	return nil, fmt.Errorf("%w: %s: %v", ErrBadOwner, section, err)
+}
+
+// fieldName names a Job field path in an error, with the object's field it was
+// read from when that has another name.
+func fieldName(path string, source func(string) string) string {
+	if from := source(path); from != "" {
+		return from + " (read as " + path + ")"
+	}
+	return path
 }
 
 // valueText writes a value of the object briefly, for an error.
