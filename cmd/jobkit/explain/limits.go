@@ -94,11 +94,11 @@ func countIndexFailures(w *workload, c *classification) {
 		return
 	}
 	for _, pod := range c.own {
-		ix, err := indexes.PodIndex(pod)
+		ix, err := indexes.PodIndex(w.kind, pod)
 		if err != nil {
 			continue
 		}
-		fc, _ := indexes.PodFailureCount(pod)
+		fc, _ := indexes.PodFailureCount(w.kind, pod)
 		n := fc.Failed
 		if pod.Status.Phase == corev1.PodFailed {
 			n++
