@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -59,7 +60,7 @@ func (ex *execution) claim() (stop bool, err error) {
 	}
 	type call struct {
 		a     plan.PodAction
-		patch Patch
+		patch finalizers.Patch
 		op    claimOp
 	}
 	calls := make([]call, 0, len(p.Adopt)+len(p.Release))

@@ -24,7 +24,7 @@ import (
 )
 
 // applySMP applies a strategic merge patch to pod as the API server would.
-func applySMP(t *testing.T, pod *corev1.Pod, p reconcile.Patch) *corev1.Pod {
+func applySMP(t *testing.T, pod *corev1.Pod, p finalizers.Patch) *corev1.Pod {
 	t.Helper()
 	require.Equal(t, types.StrategicMergePatchType, p.Type)
 	orig, err := json.Marshal(pod)

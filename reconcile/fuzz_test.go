@@ -100,7 +100,7 @@ func FuzzAdoptReleasePatch(f *testing.F) {
 		if ownerUID != "" && ownerUID != string(job.UID) {
 			pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "cm", UID: types.UID(ownerUID)}}
 		}
-		apply := func(p *corev1.Pod, patch reconcile.Patch) *corev1.Pod {
+		apply := func(p *corev1.Pod, patch finalizers.Patch) *corev1.Pod {
 			orig, err := json.Marshal(p)
 			if err != nil {
 				t.Skip()

@@ -13,9 +13,6 @@ import (
 	"github.com/jobkit/jobkit/owner"
 )
 
-// Patch is a patch body with its content type.
-type Patch = finalizers.Patch
-
 type patchMeta struct {
 	Metadata patchObjectMeta `json:"metadata"`
 }
@@ -51,7 +48,7 @@ type patchObjectMeta struct {
 // The pod the API server returns carries the resourceVersion of the adoption; the
 // Reconciler sends the later writes of the same sync to that pod (a finalizer
 // removal) with it, so that its own adoption does not turn them into Conflicts.
-func AdoptPatch(kind owner.Kind, obj metav1.Object, pod *corev1.Pod) Patch {
+func AdoptPatch(kind owner.Kind, obj metav1.Object, pod *corev1.Pod) finalizers.Patch {
 	ref := kind.NewControllerRef(obj)
 	p := patchMeta{Metadata: patchObjectMeta{
 		OwnerReferences: []any{ref},
@@ -59,7 +56,7 @@ func AdoptPatch(kind owner.Kind, obj metav1.Object, pod *corev1.Pod) Patch {
 		Finalizers:      []string{kind.Finalizer},
 		ResourceVersion: pod.ResourceVersion,
 	}}
-	return Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
+	return finalizers.Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
 }
 
 // ReleasePatch returns the strategic merge patch that releases pod from the owner of
@@ -102,14 +99,14 @@ func AdoptPatch(kind owner.Kind, obj metav1.Object, pod *corev1.Pod) Patch {
 //
 // The pod is therefore never counted twice, and no completion recorded for the Job
 // is lost.
-func ReleasePatch(kind owner.Kind, uid types.UID, pod *corev1.Pod) Patch {
+func ReleasePatch(kind owner.Kind, uid types.UID, pod *corev1.Pod) finalizers.Patch {
 	p := patchMeta{Metadata: patchObjectMeta{
 		OwnerReferences:  []any{map[string]any{"$patch": "delete", "uid": uid}},
 		UID:              pod.UID,
 		DeleteFinalizers: []string{kind.Finalizer},
 		ResourceVersion:  pod.ResourceVersion,
 	}}
-	return Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
+	return finalizers.Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
 }
 
 // unchangedRemovalPatch is finalizers.RemovalPatch with version, the pod's
@@ -118,7 +115,7 @@ func ReleasePatch(kind owner.Kind, uid types.UID, pod *corev1.Pod) Patch {
 // finished after the plan chose it keeps its finalizer and gets counted instead of
 // being stripped. version is the cached one, or the one an adoption in the same sync
 // returned (see execution.writeVersion); empty means no such precondition.
-func unchangedRemovalPatch(pod *corev1.Pod, version, finalizer string) Patch {
+func unchangedRemovalPatch(pod *corev1.Pod, version, finalizer string) finalizers.Patch {
 	if version == "" {
 		return finalizers.RemovalPatch(pod, finalizer)
 	}
@@ -132,7 +129,7 @@ func unchangedRemovalPatch(pod *corev1.Pod, version, finalizer string) Patch {
 	p.Metadata.Delete = []string{finalizer}
 	p.Metadata.UID = pod.UID
 	p.Metadata.ResourceVersion = version
-	return Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
+	return finalizers.Patch{Type: types.StrategicMergePatchType, Data: mustJSON(p)}
 }
 
 func mustJSON(v any) []byte {

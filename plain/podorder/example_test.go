@@ -7,7 +7,8 @@ import (
 	"github.com/jobkit/jobkit/plain/podorder"
 )
 
-func ExampleSort() {
+// Plain facts sort as they are: facts is the identity.
+func ExampleSortFunc_facts() {
 	morning := time.Date(2026, 1, 1, 8, 0, 0, 0, time.UTC)
 	tasks := []podorder.Pod{
 		{Name: "ready-since-morning", Assigned: true, Phase: podorder.PhaseRunning, Ready: true, ReadySince: morning},
@@ -16,7 +17,7 @@ func ExampleSort() {
 		{Name: "placed", Assigned: true, Phase: podorder.PhasePending},
 		{Name: "waiting-for-a-worker", Phase: podorder.PhasePending},
 	}
-	podorder.Sort(tasks)
+	podorder.SortFunc(tasks, func(p podorder.Pod) podorder.Pod { return p })
 	for _, t := range tasks {
 		fmt.Println(t.Name)
 	}

@@ -57,12 +57,6 @@ func Compare(a, b *Pod) int {
 	return compareKeys(&ka, &kb)
 }
 
-// Sort sorts pods in place into removal order: pods[0] is the first to remove. It costs
-// O(n log n) and allocates one compact key per pod.
-func Sort(pods []Pod) {
-	SortFunc(pods, func(p Pod) Pod { return p })
-}
-
 // SortFunc sorts items in place into removal order, where facts returns what the order
 // reads of an item: items[0] is the first to remove. facts is called once per item,
 // so a caller that derives the facts from a larger object (a Kubernetes pod) pays for

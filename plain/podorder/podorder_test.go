@@ -74,7 +74,7 @@ func TestSortMatchesCompareAndIgnoresInputOrder(t *testing.T) {
 		want := slices.Clone(pods)
 		slices.SortFunc(want, func(a, b Pod) int { return Compare(&a, &b) })
 		r.Shuffle(len(pods), func(i, j int) { pods[i], pods[j] = pods[j], pods[i] })
-		Sort(pods)
+		SortFunc(pods, func(p Pod) Pod { return p })
 		for i := range pods {
 			if pods[i].Name != want[i].Name {
 				t.Fatalf("Sort: position %d holds %s, want %s", i, pods[i].Name, want[i].Name)
@@ -110,7 +110,7 @@ func BenchmarkSort(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				copy(work, pods)
-				Sort(work)
+				SortFunc(work, func(p Pod) Pod { return p })
 			}
 		})
 	}
