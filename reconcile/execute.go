@@ -128,7 +128,7 @@ func (ex *execution) writeStatus(st batchv1.JobStatus, what string) (ok bool, er
 	out, err := ex.r.status.WriteStatus(ex.ctx, ex.cur, st)
 	if err != nil {
 		if apierrors.IsConflict(err) {
-			ex.log.V(2).Info("Conflict writing the Job status; requeueing", "step", what)
+			ex.log.V(2).Info("Conflict writing the owner's status; requeueing", "step", what)
 			ex.retry("conflict writing the status (" + what + ")")
 			return false, nil
 		}
@@ -182,7 +182,7 @@ func (ex *execution) afterStatus(settled plan.Settled) {
 		}
 		r.cfg.Metrics.JobFinished(ex.mode, result, f.Reason)
 		r.cfg.BackoffStore.Delete(ex.key)
-		ex.log.Info("Job finished", "condition", f.Type, "reason", f.Reason)
+		ex.log.Info("Owner finished", "condition", f.Type, "reason", f.Reason)
 	}
 }
 

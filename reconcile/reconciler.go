@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +32,9 @@ type Reconciler struct {
 	cfg    Config
 	pods   PodClient
 	status StatusWriter
+	// logKey names the owner in every log line of a sync: its kind in lower case
+	// ("job" for a batch/v1 Job, as the Job controller's logs do).
+	logKey string
 
 	mu sync.Mutex
 	// keys holds the Reconciler's own record of each owner key (see keyState).
@@ -102,7 +106,7 @@ func New(cfg Config, pods PodClient, status StatusWriter) (*Reconciler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Reconciler{cfg: c, pods: pods, status: status, keys: map[string]*keyState{}}, nil
+	return &Reconciler{cfg: c, pods: pods, status: status, logKey: strings.ToLower(c.Owner.Kind), keys: map[string]*keyState{}}, nil
 }
 
 // Key returns the key of the owner namespace/name in the Reconciler's stores and
@@ -154,7 +158,7 @@ func (r *Reconciler) Sync(ctx context.Context, w *plan.Workload, list PodLister)
 		key:    key,
 		orig:   w,
 		cur:    w,
-		log:    r.cfg.Logger.WithValues("job", key),
+		log:    r.cfg.Logger.WithValues(r.logKey, key),
 		mode:   completionMode(&w.Spec),
 		action: labelReconciling,
 	}
@@ -173,13 +177,13 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 	if stale, written := r.stale(key, job.ResourceVersion); stale {
 		if written == nil || written.UID != job.UID {
 			r.cfg.Metrics.StaleSyncSkipped()
-			ex.log.V(2).Info("Cached Job is older than the last status write; waiting for the cache", "resourceVersion", job.ResourceVersion)
+			ex.log.V(2).Info("Cached owner is older than the last status write; waiting for the cache", "resourceVersion", job.ResourceVersion)
 			return Result{RequeueAfter: r.cfg.StaleCacheRequeue, Report: Report{Skipped: "cache older than the last status write"}}, nil
 		}
 		// The Job this reconciler wrote last is newer than the cached one, spec
 		// included (a write returns the whole object): sync from it rather than wait
 		// one event lag for the cache to show it.
-		ex.log.V(4).Info("Cached Job is older than the last status write; syncing the Job as written", "resourceVersion", job.ResourceVersion, "written", written.ResourceVersion)
+		ex.log.V(4).Info("Cached owner is older than the last status write; syncing the owner as written", "resourceVersion", job.ResourceVersion, "written", written.ResourceVersion)
 		job = written
 		ex.orig, ex.cur = job, job
 	}
@@ -215,7 +219,7 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 	if err != nil {
 		if errors.Is(err, plan.ErrInvalidJob) {
 			r.cfg.Events.Eventf(job.Object, corev1.EventTypeWarning, ReasonInvalidJob, "%v", err)
-			ex.log.Info("Job cannot be synced", "err", err.Error())
+			ex.log.Info("Owner cannot be synced", "err", err.Error())
 			return Result{Report: Report{Skipped: err.Error()}}, nil
 		}
 		return Result{}, fmt.Errorf("plan job %s: %w", key, err)
@@ -227,7 +231,7 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 		if jobFinished(&job.Status) {
 			r.cfg.BackoffStore.Delete(key)
 		}
-		ex.log.V(4).Info("Skipping Job", "reason", p.Skip)
+		ex.log.V(4).Info("Skipping the owner", "reason", p.Skip)
 		return Result{Report: Report{Skipped: p.Skip, Plan: p}}, nil
 	}
 	ex.plan = p

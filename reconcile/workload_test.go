@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
@@ -138,8 +140,15 @@ func TestSyncWorkloadCustomResource(t *testing.T) {
 		Workers:    3,
 	}}
 	events := &objectEvents{}
+	var logMu sync.Mutex
+	var logs []string
+	logger := funcr.New(func(prefix, args string) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		logs = append(logs, args)
+	}, funcr.Options{Verbosity: 4})
 	r, err := reconcile.New(reconcile.Config{
-		Name: testName, Owner: taskKind, Clock: c.Clock(), Events: events, FinalizerRemovalParallelism: 1,
+		Name: testName, Owner: taskKind, Clock: c.Clock(), Events: events, FinalizerRemovalParallelism: 1, Logger: logger,
 	}, c, store)
 	require.NoError(t, err)
 	list := func(w *plan.Workload) ([]*corev1.Pod, error) {
@@ -195,6 +204,17 @@ func TestSyncWorkloadCustomResource(t *testing.T) {
 		assert.Empty(t, p.Finalizers, "pod %s keeps a finalizer after completion", p.Name)
 	}
 	assert.Positive(t, store.writes)
+	// The logs name the owner by its kind: the key "task", never a Job.
+	logMu.Lock()
+	require.NotEmpty(t, logs)
+	finished := false
+	for _, l := range logs {
+		assert.Contains(t, l, `"task"="ns/render"`, "log line %s", l)
+		assert.NotContains(t, l, "Job", "log line %s", l)
+		finished = finished || strings.Contains(l, `"msg"="Owner finished"`)
+	}
+	logMu.Unlock()
+	assert.True(t, finished, "the finish is logged: %q", logs)
 	require.NotEmpty(t, events.objects)
 	for _, e := range events.objects {
 		assert.Contains(t, e, "on task render", "every event is recorded on the Task")
