@@ -27,35 +27,24 @@
 //
 // # The ledger, and the crash-safe order
 //
-// A finished pod keeps its finalizer until its Job has recorded it durably, so a
-// controller that crashes at any moment neither loses a pod nor counts it twice. One
-// sync goes:
+// A finished pod keeps its finalizer until its owner has recorded it durably, so a
+// controller that crashes at any moment neither loses a pod nor counts it twice. The
+// steps, and why a crash between any two of them is safe, are written once, in
+// plain/ledger's package documentation ("The crash-safe order"); this package runs
+// them over pods, where "held" means "carries the finalizer name" and "release" means
+// [RemovalPatch]:
 //
-//  1. s := Settle(name, status.UncountedTerminatedPods, pods, pending) counts the UIDs whose
-//     pods already lost the finalizer (upstream does this first; it frees room in
-//     the lists). pending is the set of UIDs whose removal was accepted but is not
-//     yet visible in pods (jobkit's expectations package keeps it).
-//  2. r := Record(name, &s.Uncounted, finished, pending, limit) enters the newly finished
-//     pods.
-//  3. If s.Changed or r.Changed, write the Job status: counters plus s.Succeeded and
-//     s.Failed, uncountedTerminatedPods = r.Uncounted, completedIndexes merged with
-//     r.NewSucceededIndexes (and any interim FailureTarget or SuccessCriteriaMet
-//     condition). If this write fails, stop: no finalizer may go before it succeeds.
-//  4. Send [RemovalPatch] for every pod in r.RemoveFinalizer, recording the UIDs as
-//     pending first. A patch that succeeds, or fails with NotFound, or with Invalid
-//     because the UID precondition no longer matches (the pod was replaced), is an
-//     accepted removal.
-//  5. s2 := Settle(name, &r.Uncounted, pods, pending ∪ accepted) and write the status again
-//     if s2.Changed; a failure here only delays the counting to the next sync.
-//  6. The Job may get a terminal condition only when r.LimitReached is false and the
-//     uncounted lists are empty after step 5.
+//   - [Settle](name, status.UncountedTerminatedPods, pods, pending) is its step 1 and
+//     [Record](name, &s.Uncounted, finished, pending, limit) its step 2; pending is
+//     the set of UIDs whose removal was accepted but is not visible in pods yet (the
+//     expectations package keeps it).
+//   - Step 3 writes the owner's status; step 4 sends a [RemovalPatch] for each pod in
+//     Recording.RemoveFinalizer, recording its UID as pending first. A patch that
+//     succeeds, or fails with NotFound, or with Invalid because the UID precondition
+//     no longer matches (the pod was replaced), is an accepted removal.
 //
-// A crash after step 3 leaves UIDs recorded and finalizers in place: the next Record
-// finds them already recorded (no new entry) and removes the finalizers again. A
-// crash during or after step 4 leaves UIDs recorded and finalizers gone: the next
-// Settle counts them. A UID is counted only by leaving the uncounted lists in the
-// same status write that adds it to a counter, and Record never re-enters a pod
-// without finalizer, so nothing is counted twice.
+// The order of a whole sync (adoption, status, finalizers, deletions, creations) is
+// documented on plan.Plan, which reconcile executes.
 //
 // # Invariants
 //
