@@ -232,15 +232,13 @@ func TestCrashAtEveryCall(t *testing.T) {
 				})
 				for step := 0; ; step++ {
 					require.Less(t, step, 200, "not finished")
-					c.Cache().DeliverDue()
-					_, _, _ = d.Sync(t.Context(), ns, "crash")
+					sr, err := d.Step(t.Context(), ns, "crash")
+					require.NoError(t, err)
 					if calls >= crashAt && !crashed {
 						crashed = true
 						d.Restart(newReconciler())
 					}
-					require.NoError(t, c.Kubelet().Step())
-					c.Clock().Step(time.Second)
-					if jb, err := c.GetJob(t.Context(), ns, "crash"); err == nil && d.Done(jb) {
+					if jb := sr.Job; d.Done(jb) {
 						m.check(t, jb.Status, indexed, "after the crash")
 						require.GreaterOrEqual(t, jb.Status.Succeeded, int32(5))
 						return
