@@ -20,6 +20,16 @@ import (
 // package documentation against a pretend API server, with a lagging informer
 // cache, failing patches and crashes at every step, and checks that each finished
 // pod is counted exactly once.
+//
+// It keeps its own pretend server rather than reconciletest's Cluster, the one rig
+// of the other simulations (issue 19). No import cycle forbids the Cluster here
+// (finalizers_test is an external test package), but the controller under test is
+// the package documentation's protocol written over Record and Settle, not
+// reconcile's, its pods are only a UID, an index and a finalizer, and FuzzLedger
+// runs it thousands of times; the same protocol as reconcile executes it against
+// the Cluster, with faults as outcomes of the Cluster's interceptor, is checked by
+// reconcile's TestChaos and internal/sim. Its faults (a crash before a call, a
+// patch that fails) carry no error value, so there is no outcome type to share.
 
 type simPod struct {
 	uid       types.UID

@@ -25,6 +25,17 @@ import (
 // world is the multi-step harness: an in-memory Job and its pods, to which plans are
 // applied the way a reconciler would (all calls succeed), with a hand-driven kubelet.
 // After every sync it checks the invariants the Job controller promises.
+//
+// It is not reconciletest's Driver and Cluster, the one rig of the other
+// simulations (issue 19): it applies Compute's plans itself, at once and with every
+// call succeeding, so that a scenario fails on a wrong plan and not on reconcile's
+// execution of it, and it injects no faults (there is no fault model to share).
+// As an in-package test (package plan) it cannot import reconciletest, which
+// imports plan: moving it there means making it and scenarios_test.go an external
+// test package (they use one unexported name, isTerminal) and replacing its apply
+// step with reconcile running against the Cluster. The executed path, with faults
+// as outcomes of the Cluster's interceptor, is what reconcile's TestChaos and
+// internal/sim check.
 type world struct {
 	t    *testing.T
 	job  *batchv1.Job

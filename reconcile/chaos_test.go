@@ -16,6 +16,7 @@ import (
 
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
+	"github.com/jobkit/jobkit/internal/sim"
 	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/reconcile"
@@ -27,7 +28,9 @@ import (
 // against a model built from the cluster's writes: a pod is counted when the
 // controller removes its tracking finalizer, as succeeded if it had succeeded, as
 // failed if it had failed or was being deleted unfinished, and not at all if it was
-// still running (scale-down). It is a small preview of the fault simulator of issue 5.
+// still running (scale-down). It is a small preview of the fault simulator of issue 5
+// (internal/sim) on the same rig: the Driver and Cluster of reconciletest, with the
+// faults as outcomes of the Cluster's one interceptor.
 func TestChaos(t *testing.T) {
 	seeds := chaosSeeds
 	if testing.Short() {
@@ -66,21 +69,14 @@ func runChaos(t *testing.T, seed uint64) {
 
 	m := watchModel(c, completions)
 
-	// Faults: 10% of the calls.
+	// Faults: 10% of the calls, drawn from the simulator's fault kinds (their
+	// outcomes are written once, in sim.FaultKind.Outcome).
+	callFaults := []sim.FaultKind{sim.FaultServerError, sim.FaultConflict, sim.FaultTooManyRequests, sim.FaultTimeout}
 	c.SetInterceptor(func(call reconciletest.Call) reconciletest.Outcome {
 		if rng.IntN(10) != 0 {
 			return reconciletest.Outcome{}
 		}
-		switch rng.IntN(4) {
-		case 0:
-			return reconciletest.Outcome{Err: reconciletest.ServerError()}
-		case 1:
-			return reconciletest.Outcome{Err: apierrors.NewApplyConflict(nil, "simulated conflict")}
-		case 2:
-			return reconciletest.Outcome{Err: apierrors.NewTooManyRequests("simulated throttling", 1)}
-		default:
-			return reconciletest.Outcome{Err: reconciletest.TimeoutError(), AfterWrite: true}
-		}
+		return callFaults[rng.IntN(len(callFaults))].Outcome()
 	})
 	c.Kubelet().SetScript(func(k *reconciletest.Kubelet, p *corev1.Pod) error {
 		if p.DeletionTimestamp != nil {
@@ -236,15 +232,13 @@ func TestCrashAtEveryCall(t *testing.T) {
 				})
 				for step := 0; ; step++ {
 					require.Less(t, step, 200, "not finished")
-					c.Cache().DeliverDue()
-					_, _, _ = d.Sync(t.Context(), ns, "crash")
+					sr, err := d.Step(t.Context(), ns, "crash")
+					require.NoError(t, err)
 					if calls >= crashAt && !crashed {
 						crashed = true
 						d.Restart(newReconciler())
 					}
-					require.NoError(t, c.Kubelet().Step())
-					c.Clock().Step(time.Second)
-					if jb, err := c.GetJob(t.Context(), ns, "crash"); err == nil && d.Done(jb) {
+					if jb := sr.Job; d.Done(jb) {
 						m.check(t, jb.Status, indexed, "after the crash")
 						require.GreaterOrEqual(t, jb.Status.Succeeded, int32(5))
 						return

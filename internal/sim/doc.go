@@ -7,6 +7,11 @@
 // that replays it, and Minimize shrinks its run to a short trace that replays
 // without the generator: the form in which bugs become regression tests.
 //
+// It runs on the rig a user's tests run on: reconciletest's Driver syncs the owner
+// (Driver.Sync), feeds the cache's events to the Reconciler and runs the orphan
+// cleanup, and every fault of an API call is an outcome of the Cluster's one
+// interceptor (FaultKind.Outcome maps a fault kind to it).
+//
 // It is internal: it is jobkit's own check, not an API (no user imported it). Its
 // tests are the simulation runs of jobkit itself (`go test ./internal/sim -run
 // TestSimulation -sim.seeds=N`, `make soak`); operator authors who want the approach

@@ -64,9 +64,15 @@ func (k FaultKind) hides() bool {
 // API server.
 var errCrashed = apierrors.NewServiceUnavailable("simulated controller crash: the call was never sent")
 
-// outcome turns a fault into what the cluster does with the call.
-func (k FaultKind) outcome() reconciletest.Outcome {
+// Outcome is what the Cluster's interceptor (reconciletest.Cluster.SetInterceptor)
+// answers for a call that the fault hits: the one mapping from a fault kind to a
+// call's outcome, used by the simulator and by reconcile's chaos tests. Faults that
+// are not outcomes of a call (restart, delay, reorder, lost-delete) get an error
+// naming the kind.
+func (k FaultKind) Outcome() reconciletest.Outcome {
 	switch k {
+	case FaultCrash:
+		return reconciletest.Outcome{Err: errCrashed}
 	case FaultServerError, FaultPartialBatch:
 		return reconciletest.Outcome{Err: reconciletest.ServerError()}
 	case FaultTooManyRequests:
@@ -77,7 +83,7 @@ func (k FaultKind) outcome() reconciletest.Outcome {
 	case FaultTimeout:
 		return reconciletest.Outcome{Err: reconciletest.TimeoutError(), AfterWrite: true}
 	}
-	return reconciletest.Outcome{Err: errors.New("sim: unknown fault " + string(k))}
+	return reconciletest.Outcome{Err: fmt.Errorf("sim: fault %q is not the outcome of a call", k)}
 }
 
 // Counts counts things by fault kind.

@@ -41,8 +41,8 @@ type world struct {
 	refused map[int]int
 	clock   *clocktesting.FakeClock
 	cluster *reconciletest.Cluster
-	r       *reconcile.Reconciler
-	// driver hears the cache's events for r and runs the orphan cleanup.
+	// driver holds the controller (Driver.Reconciler): it syncs the owner, hears
+	// the cache's events and runs the orphan cleanup.
 	driver *reconciletest.Driver
 	model  *model
 
@@ -113,9 +113,10 @@ func newWorld(tr *Trace) (*world, error) {
 	}
 	// The Driver feeds the cache's events to the controller, as in users' tests:
 	// pod events with the cached owners' facts, Job events, and the deletion of a
-	// Task. The world runs its own syncs (with faults and checks around them).
+	// Task; it runs each sync (Driver.Sync) and the orphan cleanup. The world
+	// decides the outcome of each call through the Cluster's one interceptor
+	// (intercept) and checks the model around each sync.
 	w.driver = reconciletest.NewDriver(w.cluster, r)
-	w.r = r
 	job := tr.Job.DeepCopy()
 	job.Spec.ManagedBy = ptr.To(ControllerName)
 	if tasks {
@@ -321,10 +322,7 @@ func (w *world) restart() {
 }
 
 // use makes r the controller.
-func (w *world) use(r *reconcile.Reconciler) {
-	w.r = r
-	w.driver.Reconciler = r
-}
+func (w *world) use(r *reconcile.Reconciler) { w.driver.Reconciler = r }
 
 // sync runs one sync of the Job from the cache.
 func (w *world) sync(a *Action) {
@@ -347,11 +345,9 @@ func (w *world) sync(a *Action) {
 	if wl != nil {
 		w.syncOwner = wl.UID
 	}
-	var res reconcile.Result
-	var err error
-	if wl != nil {
-		res, err = w.r.Sync(context.Background(), wl, cache.PodsFor)
-	}
+	// The Driver syncs the owner as cached, as in users' tests; the world's
+	// interceptor (intercept) decides the outcome of each of its calls.
+	_, res, err := w.driver.Sync(context.Background(), w.ns, w.name)
 	w.inSync = false
 	w.model.view = nil
 	if w.debug != nil {

@@ -37,7 +37,7 @@ func (w *world) intercept(call reconciletest.Call) reconciletest.Outcome {
 	}
 	if w.crashAfter >= 0 && w.calls > w.crashAfter {
 		w.faulted = true
-		return reconciletest.Outcome{Err: errCrashed}
+		return FaultCrash.Outcome()
 	}
 	if w.draw != nil {
 		if kind, ok := w.draw(call, w.creates); ok {
@@ -57,7 +57,7 @@ func (w *world) intercept(call reconciletest.Call) reconciletest.Outcome {
 func (w *world) inject(k FaultKind) reconciletest.Outcome {
 	w.faulted = true
 	w.disturb(k)
-	return k.outcome()
+	return k.Outcome()
 }
 
 // podClient is the controller's pod client: the cluster, or one whose reads fail
