@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
 )
 
@@ -89,7 +90,7 @@ func JobOwner(job *batchv1.Job) *OrphanOwner {
 	if job == nil {
 		return nil
 	}
-	return &OrphanOwner{UID: job.UID, ManagedBy: managedBy(job), Finished: jobFinished(job)}
+	return &OrphanOwner{UID: job.UID, ManagedBy: managedBy(job), Finished: jobstatus.IsFinished(&job.Status)}
 }
 
 // DecideOrphan decides, as the upstream orphan-pod worker does, whether the tracking
@@ -149,14 +150,4 @@ func managedBy(job *batchv1.Job) string {
 		return batchv1.JobControllerName
 	}
 	return *job.Spec.ManagedBy
-}
-
-func jobFinished(job *batchv1.Job) bool {
-	for i := range job.Status.Conditions {
-		c := &job.Status.Conditions[i]
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }

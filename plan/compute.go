@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/internal/podutil"
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
 )
@@ -177,5 +178,5 @@ func durationOf(ns int64) time.Duration { return time.Duration(ns) }
 
 // isTerminal says whether the pod has succeeded or failed.
 func isTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	return podutil.IsTerminal(pod)
 }

@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/jobkit/jobkit/internal/podutil"
 )
 
 // podRecord is what the watch saw of one pod over its life.
@@ -94,7 +96,7 @@ func (h *history) observePod(typ watch.EventType, p *corev1.Pod) {
 	r.Finalizer = hasTrackingFinalizer(p)
 	r.EverSucceeded = r.EverSucceeded || p.Status.Phase == corev1.PodSucceeded
 	r.Gone = r.Gone || typ == watch.Deleted
-	finished := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil
+	finished := podutil.IsTerminal(p) || p.DeletionTimestamp != nil
 	if !r.Decided && finished {
 		r.Decided, r.Counted, r.Succeeded = true, r.Finalizer, p.Status.Phase == corev1.PodSucceeded
 	}
@@ -121,7 +123,7 @@ func (h *history) resyncPods(pods []corev1.Pod) {
 			continue
 		}
 		h.observePod(watch.Modified, p)
-		finished := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil
+		finished := podutil.IsTerminal(p) || p.DeletionTimestamp != nil
 		if undecided && finished && !hasTrackingFinalizer(p) {
 			h.gap("pod %s: finished or deleted without the tracking finalizer while the watch was away: counted or not is unknown", p.Name)
 		}

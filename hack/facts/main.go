@@ -45,7 +45,7 @@ var facts = []fact{
 	},
 	{
 		name: "pod terminal (Succeeded or Failed)",
-		home: []string{"owner/pod.go"},
+		home: []string{"internal/podutil/podutil.go"},
 		shapes: res(
 			`Phase == corev1\.PodSucceeded\s*\|\|.*Phase == corev1\.PodFailed`,
 			`Phase == corev1\.PodFailed\s*\|\|.*Phase == corev1\.PodSucceeded`,
