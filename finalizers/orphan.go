@@ -123,7 +123,7 @@ func JobOwner(job *batchv1.Job) *OrphanOwner {
 // The pod's phase and deletion state do not matter, as upstream: a running orphan
 // loses the finalizer too, since no owner will ever count it.
 func DecideOrphan(kind owner.Kind, pod *corev1.Pod, own *OrphanOwner, controllerName string) OrphanDecision {
-	if !Has(pod, kind.Finalizer) {
+	if pod == nil || !kind.HasFinalizer(pod) {
 		return orphanDecision(kind, false, ReasonNoFinalizer)
 	}
 	ref := metav1.GetControllerOfNoCopy(pod)

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -133,7 +133,7 @@ func (p *progress) Pod(at time.Time, pod *corev1.Pod, deleted bool) {
 		old = podView{name: pod.Name, index: index, created: at, phase: corev1.PodPending, tracked: true}
 	}
 	cur := old
-	cur.phase, cur.tracked, cur.terminating, cur.deleted = pod.Status.Phase, finalizers.Has(pod, finalizers.Name), pod.DeletionTimestamp != nil, deleted
+	cur.phase, cur.tracked, cur.terminating, cur.deleted = pod.Status.Phase, owner.BatchJob.HasFinalizer(pod), pod.DeletionTimestamp != nil, deleted
 	if cur.phase == corev1.PodFailed && old.phase != corev1.PodFailed {
 		cur.failed = at
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/jobkit/jobkit/internal/podutil"
+	"github.com/jobkit/jobkit/owner"
 )
 
 // podRecord is what the watch saw of one pod over its life.
@@ -66,7 +67,7 @@ func parseRV(s string) uint64 {
 }
 
 func hasTrackingFinalizer(p *corev1.Pod) bool {
-	return slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer)
+	return owner.BatchJob.HasFinalizer(p)
 }
 
 // observePod records one watch event of a pod.

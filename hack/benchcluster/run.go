@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/owner"
 )
 
 // bench holds what every run shares.
@@ -202,10 +203,8 @@ func (b *bench) check(ctx context.Context, c jobCase) ([]string, error) {
 	}
 	held := 0
 	for _, p := range pods.Items {
-		for _, f := range p.Finalizers {
-			if f == batchv1.JobTrackingFinalizer {
-				held++
-			}
+		if owner.BatchJob.HasFinalizer(&p) {
+			held++
 		}
 	}
 	if held > 0 {
