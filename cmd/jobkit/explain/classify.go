@@ -34,11 +34,7 @@ type classification struct {
 }
 
 func onlyFailed(w *workload) bool {
-	def := batchv1.TerminatingOrFailed
-	if w.Spec.PodFailurePolicy != nil {
-		def = batchv1.Failed
-	}
-	return ptr.Deref(w.Spec.PodReplacementPolicy, def) == batchv1.Failed
+	return w.Spec.EffectivePodReplacementPolicy() == batchv1.Failed
 }
 
 func isReady(pod *corev1.Pod) bool {
