@@ -15,6 +15,7 @@ import (
 
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -80,7 +81,7 @@ func (p *progress) Job(at time.Time, job *batchv1.Job) {
 			extra = fmt.Sprintf(", backoffLimitPerIndex=%d", *s.BackoffLimitPerIndex)
 		}
 		p.printf(at, "job %s/%s created: %s, completions=%d, parallelism=%d%s, managedBy=%s",
-			job.Namespace, job.Name, mode, ptr.Deref(s.Completions, 1), ptr.Deref(s.Parallelism, 1), extra, ptr.Deref(s.ManagedBy, batchv1.JobControllerName))
+			job.Namespace, job.Name, mode, ptr.Deref(s.Completions, 1), ptr.Deref(s.Parallelism, 1), extra, plan.JobWorkload(job).Controller())
 	}
 	st := job.Status
 	counters := fmt.Sprintf("active=%d ready=%d succeeded=%d failed=%d", st.Active, ptr.Deref(st.Ready, 0), st.Succeeded, st.Failed)

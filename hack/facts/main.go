@@ -75,7 +75,9 @@ var facts = []fact{
 	},
 	{
 		name: "managed by this controller (spec.managedBy)",
-		home: []string{"plan/compute.go"},
+		// finalizers/orphan.go: package plan imports finalizers, so the orphan
+		// decision cannot call plan.Workload.Controller.
+		home: []string{"plan/compute.go", "finalizers/orphan.go"},
 		shapes: res(
 			`ManagedBy\s*==\s*nil`,
 			`\*[a-zA-Z.]*ManagedBy\s*==`,

@@ -146,7 +146,8 @@ func BackoffPolicy(b *v1alpha1.RetryBackoff) plainbackoff.Policy {
 // leave it to; jobkit's plan reads an unset managedBy of such an owner the same
 // way).
 func IsManagedBy(tj *v1alpha1.TrainingJob, name string) bool {
-	return tj.Spec.ManagedBy == nil || *tj.Spec.ManagedBy == name
+	w := plan.Workload{Spec: plan.Spec{ManagedBy: tj.Spec.ManagedBy}}
+	return w.HandledBy(name, Kind)
 }
 
 // Finished reports whether tj has the condition Complete or Failed: its workers are
