@@ -2,11 +2,12 @@
 // place (its home) and nowhere else in the repository's non-test Go files (every
 // module). Each fact is recognised by the shape of the code that computes it; a line
 // of that shape outside the fact's home is reported with its file and line. The test
-// command runs it.
+// command (hack/test.sh) runs it strict: a fact computed outside its home fails it.
 //
 //	go run ./hack/facts [-strict]
 //
-// With -strict it exits 1 when any fact is computed outside its home.
+// With -strict it exits 1 when any fact is computed outside its home; without, it
+// only reports.
 //
 // Exempt by design: package sim's reference model (sim/model*.go), which must stay
 // independent of the code it checks, and files under testdata.
