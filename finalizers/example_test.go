@@ -21,10 +21,10 @@ func examplePod(name string, fins ...string) *corev1.Pod {
 	}}
 }
 
-func ExampleHas() {
+func Example_hasFinalizer() {
 	pod := examplePod("pi-x7k2p", "example.com/keep", finalizers.Name)
-	fmt.Println(finalizers.Has(pod, finalizers.Name))
-	fmt.Println(finalizers.Has(examplePod("pi-q9w4t"), finalizers.Name))
+	fmt.Println(owner.BatchJob.HasFinalizer(pod))
+	fmt.Println(owner.BatchJob.HasFinalizer(examplePod("pi-q9w4t")))
 	// Output:
 	// true
 	// false
@@ -45,7 +45,7 @@ func ExampleEnsureOnPod() {
 
 func ExampleRemovalPatch() {
 	pod := examplePod("pi-x7k2p", finalizers.Name)
-	if finalizers.Has(pod, finalizers.Name) {
+	if owner.BatchJob.HasFinalizer(pod) {
 		p := finalizers.RemovalPatch(pod, finalizers.Name)
 		// With client-go:
 		// client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, p.Type, p.Data, metav1.PatchOptions{})

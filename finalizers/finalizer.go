@@ -2,12 +2,13 @@ package finalizers
 
 import (
 	"encoding/json"
-	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/jobkit/jobkit/owner"
 )
 
 // Name is the tracking finalizer of batch/v1 Jobs, batch.kubernetes.io/job-tracking
@@ -16,19 +17,13 @@ import (
 // another kind passes its own (owner.Kind.Finalizer).
 const Name = batchv1.JobTrackingFinalizer
 
-// Has reports whether pod carries the tracking finalizer name (owner.Kind.Finalizer;
-// [Name] for batch/v1 Jobs). A nil pod has none.
-func Has(pod *corev1.Pod, name string) bool {
-	return pod != nil && slices.Contains(pod.Finalizers, name)
-}
-
 // EnsureOnPod adds the tracking finalizer name to meta unless it is already there, and
 // reports whether it changed meta. It MUTATES meta: call it on a pod or template you
 // own, never on an object from an informer. When it adds the finalizer it builds a
 // new Finalizers slice, so a shallow copy that still shares the old slice with a
 // cached object does not write into the cache.
 func EnsureOnPod(meta *metav1.ObjectMeta, name string) (changed bool) {
-	if slices.Contains(meta.Finalizers, name) {
+	if (owner.Kind{Finalizer: name}).HasFinalizer(meta) {
 		return false
 	}
 	fs := make([]string, len(meta.Finalizers), len(meta.Finalizers)+1)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 )
 
 const other = "example.com/other"
@@ -32,13 +33,12 @@ func newPod(name string, fins ...string) *corev1.Pod {
 // tracked returns a pod that carries the tracking finalizer after another one.
 func tracked(name string) *corev1.Pod { return newPod(name, other, finalizers.Name) }
 
-func TestHas(t *testing.T) {
+func TestHasFinalizer(t *testing.T) {
 	tests := []struct {
 		name string
 		pod  *corev1.Pod
 		want bool
 	}{
-		{name: "nil pod", pod: nil, want: false},
 		{name: "no finalizers", pod: newPod("a"), want: false},
 		{name: "other finalizer only", pod: newPod("a", other), want: false},
 		{name: "tracking finalizer only", pod: newPod("a", finalizers.Name), want: true},
@@ -47,8 +47,8 @@ func TestHas(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := finalizers.Has(tc.pod, finalizers.Name); got != tc.want {
-				t.Errorf("Has(%v) = %v, want %v", tc.pod, got, tc.want)
+			if got := owner.BatchJob.HasFinalizer(tc.pod); got != tc.want {
+				t.Errorf("HasFinalizer(%v) = %v, want %v", tc.pod, got, tc.want)
 			}
 		})
 	}
@@ -230,9 +230,8 @@ func TestRemovalPatchApplies(t *testing.T) {
 func TestOtherFinalizerName(t *testing.T) {
 	const mine = "ml.example.com/worker-tracking"
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1", Finalizers: []string{finalizers.Name}}}
-	assert.False(t, finalizers.Has(pod, mine))
-	assert.True(t, finalizers.Has(pod, finalizers.Name))
-	assert.False(t, finalizers.Has(nil, mine))
+	assert.False(t, owner.Kind{Finalizer: mine}.HasFinalizer(pod))
+	assert.True(t, owner.Kind{Finalizer: finalizers.Name}.HasFinalizer(pod))
 
 	meta := pod.ObjectMeta.DeepCopy()
 	require.True(t, finalizers.EnsureOnPod(meta, mine))

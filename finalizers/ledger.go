@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plain/ledger"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -96,7 +97,7 @@ func Record(name string, uncounted *batchv1.UncountedTerminatedPods, finished []
 		switch {
 		case fp.Pod == nil:
 			nilPods = append(nilPods, i)
-		case Has(fp.Pod, name):
+		case owner.Kind{Finalizer: name}.HasFinalizer(fp.Pod):
 			if pos != nil {
 				pos = append(pos, i)
 			}
@@ -181,8 +182,8 @@ func Settle(name string, uncounted *batchv1.UncountedTerminatedPods, pods []*cor
 	}
 	held := func(yield func(types.UID) bool) {
 		for _, p := range pods {
-			// Has first: in a big Job most pods lost the finalizer long ago.
-			if Has(p, name) && p.UID != "" && !yield(p.UID) {
+			// The finalizer first: in a big Job most pods lost it long ago.
+			if p != nil && (owner.Kind{Finalizer: name}).HasFinalizer(p) && p.UID != "" && !yield(p.UID) {
 				return
 			}
 		}

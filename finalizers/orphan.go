@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
 )
 
@@ -89,7 +90,7 @@ func JobOwner(job *batchv1.Job) *OrphanOwner {
 	if job == nil {
 		return nil
 	}
-	return &OrphanOwner{UID: job.UID, ManagedBy: managedBy(job), Finished: jobFinished(job)}
+	return &OrphanOwner{UID: job.UID, ManagedBy: managedBy(job), Finished: jobstatus.IsFinished(&job.Status)}
 }
 
 // DecideOrphan decides, as the upstream orphan-pod worker does, whether the tracking
@@ -122,7 +123,7 @@ func JobOwner(job *batchv1.Job) *OrphanOwner {
 // The pod's phase and deletion state do not matter, as upstream: a running orphan
 // loses the finalizer too, since no owner will ever count it.
 func DecideOrphan(kind owner.Kind, pod *corev1.Pod, own *OrphanOwner, controllerName string) OrphanDecision {
-	if !Has(pod, kind.Finalizer) {
+	if pod == nil || !kind.HasFinalizer(pod) {
 		return orphanDecision(kind, false, ReasonNoFinalizer)
 	}
 	ref := metav1.GetControllerOfNoCopy(pod)
@@ -144,19 +145,11 @@ func DecideOrphan(kind owner.Kind, pod *corev1.Pod, own *OrphanOwner, controller
 	return orphanDecision(kind, false, ReasonJobActive)
 }
 
+// managedBy is plan.Workload.Controller for a Job: package plan imports finalizers,
+// so finalizers cannot call plan, and hack/facts lists this file as a second home.
 func managedBy(job *batchv1.Job) string {
 	if job.Spec.ManagedBy == nil {
 		return batchv1.JobControllerName
 	}
 	return *job.Spec.ManagedBy
-}
-
-func jobFinished(job *batchv1.Job) bool {
-	for i := range job.Status.Conditions {
-		c := &job.Status.Conditions[i]
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }

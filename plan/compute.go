@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/internal/podutil"
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
 )
@@ -36,7 +37,7 @@ func Compute(in Input) (*Plan, error) {
 	if in.ControllerName == "" {
 		return nil, fmt.Errorf("%w: ControllerName is empty: the controller must name itself (spec.managedBy)", ErrInvalidJob)
 	}
-	if !handles(w, in.ControllerName, in.kind()) {
+	if !w.HandledBy(in.ControllerName, in.kind()) {
 		return &Plan{Skip: fmt.Sprintf("spec.managedBy is %q, not %q", ptr.Deref(w.Spec.ManagedBy, batchv1.JobControllerName), in.ControllerName)}, nil
 	}
 	sp, err := readSpec(&w.Spec)
@@ -111,15 +112,26 @@ func Compute(in Input) (*Plan, error) {
 	return p, nil
 }
 
-// handles says whether a controller named name manages w, an owner of kind. An unset
-// managedBy means the built-in controller for a batch/v1 Job, and whoever controls
-// the kind for any other: a custom resource has no built-in controller to leave it
-// to.
-func handles(w *Workload, name string, kind owner.Kind) bool {
+// HandledBy reports whether the controller named controller manages w, an owner of
+// kind. An unset managedBy means the built-in controller for a batch/v1 Job, and
+// whoever controls the kind for any other: a custom resource has no built-in
+// controller to leave it to.
+func (w *Workload) HandledBy(controller string, kind owner.Kind) bool {
 	if w.Spec.ManagedBy == nil {
-		return kind != owner.BatchJob || name == batchv1.JobControllerName
+		return kind != owner.BatchJob || controller == batchv1.JobControllerName
 	}
-	return *w.Spec.ManagedBy == name
+	return *w.Spec.ManagedBy == controller
+}
+
+// Controller returns the controller name w's spec.managedBy holds, or
+// batchv1.JobControllerName when it is unset: the built-in controller for a
+// batch/v1 Job (for an owner of another kind any controller of the kind handles an
+// unset managedBy, see HandledBy).
+func (w *Workload) Controller() string {
+	if w.Spec.ManagedBy == nil {
+		return batchv1.JobControllerName
+	}
+	return *w.Spec.ManagedBy
 }
 
 // env is what every phase reads and none changes.
@@ -177,5 +189,5 @@ func durationOf(ns int64) time.Duration { return time.Duration(ns) }
 
 // isTerminal says whether the pod has succeeded or failed.
 func isTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	return podutil.IsTerminal(pod)
 }

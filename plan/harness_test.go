@@ -102,7 +102,7 @@ func (w *world) sync() *Plan {
 	removed := sets.New[types.UID]()
 	for _, a := range p.RemoveFinalizers {
 		pod := w.pod(a.Pod.Name)
-		if !finalizers.Has(pod, finalizers.Name) {
+		if !owner.BatchJob.HasFinalizer(pod) {
 			w.t.Fatalf("sync %d: finalizer removal for %s, which has none (sent twice?)", w.syncs, pod.Name)
 		}
 		w.removeFinalizer(pod)
@@ -355,7 +355,7 @@ func (w *world) assertDone(wantType batchv1.JobConditionType, wantReason string)
 		w.gc()
 	}
 	for _, p := range w.pods {
-		if finalizers.Has(p, finalizers.Name) {
+		if owner.BatchJob.HasFinalizer(p) {
 			w.t.Fatalf("pod %s still carries the tracking finalizer after the job finished", p.Name)
 		}
 	}

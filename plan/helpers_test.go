@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/owner"
 )
 
 // Builders shared by the decision tables, the Settle and String tests and the
@@ -462,7 +462,7 @@ func tbCheckPlan(t *testing.T, in Input, p *Plan) {
 	deleted := map[types.UID]int{}
 	for _, d := range p.Delete {
 		deleted[d.Pod.UID]++
-		if d.RemoveFinalizerFirst && finalizers.Has(d.Pod, finalizers.Name) {
+		if d.RemoveFinalizerFirst && owner.BatchJob.HasFinalizer(d.Pod) {
 			patched[d.Pod.UID]++
 		}
 	}

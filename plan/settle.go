@@ -13,6 +13,7 @@ import (
 
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/owner"
 	plainledger "github.com/jobkit/jobkit/plain/ledger"
 )
 
@@ -108,8 +109,8 @@ func heldUIDs(uncounted *batchv1.UncountedTerminatedPods, pods []*corev1.Pod, pe
 	inLedger.Insert(uncounted.Failed...)
 	var held []types.UID
 	for _, p := range pods {
-		// Has first: in a big Job most pods lost the finalizer long ago.
-		if finalizers.Has(p, finalizer) && p.UID != "" && inLedger.Has(p.UID) && !pending.Has(p.UID) {
+		// The finalizer first: in a big Job most pods lost the finalizer long ago.
+		if (owner.Kind{Finalizer: finalizer}).HasFinalizer(p) && p.UID != "" && inLedger.Has(p.UID) && !pending.Has(p.UID) {
 			held = append(held, p.UID)
 		}
 	}

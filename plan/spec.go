@@ -69,15 +69,22 @@ func readSpec(s *Spec) (spec, error) {
 	if out.backoffLimit < 0 {
 		return out, fmt.Errorf("%w: spec.backoffLimit: must not be negative, got %d", ErrInvalidJob, out.backoffLimit)
 	}
-	policy := batchv1.TerminatingOrFailed
-	if s.PodFailurePolicy != nil {
-		policy = batchv1.Failed
-	}
-	out.onlyFailed = ptr.Deref(s.PodReplacementPolicy, policy) == batchv1.Failed
+	out.onlyFailed = s.EffectivePodReplacementPolicy() == batchv1.Failed
 	out.suspended = ptr.Deref(s.Suspend, false)
 	out.deadline = s.ActiveDeadlineSeconds
 	out.failurePolicy = s.PodFailurePolicy
 	out.successPolicy = s.SuccessPolicy
 	out.onFailure = s.Template.Spec.RestartPolicy == corev1.RestartPolicyOnFailure
 	return out, nil
+}
+
+// EffectivePodReplacementPolicy returns spec.podReplacementPolicy with the API's
+// default filled in: Failed when a podFailurePolicy is set, TerminatingOrFailed
+// otherwise.
+func (s *Spec) EffectivePodReplacementPolicy() batchv1.PodReplacementPolicy {
+	def := batchv1.TerminatingOrFailed
+	if s.PodFailurePolicy != nil {
+		def = batchv1.Failed
+	}
+	return ptr.Deref(s.PodReplacementPolicy, def)
 }

@@ -10,8 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
-
-	"github.com/jobkit/jobkit/finalizers"
 )
 
 // startStatus is the status the phases build on: a copy of the owner's, with a
@@ -98,7 +96,7 @@ func planFinished(in Input, w *Workload) *Plan {
 			continue
 		}
 		ref := metav1.GetControllerOfNoCopy(pod)
-		if ref != nil && ref.UID == w.UID && finalizers.Has(pod, in.kind().Finalizer) && !in.PendingFinalizerRemovals.Has(pod.UID) {
+		if ref != nil && ref.UID == w.UID && in.kind().HasFinalizer(pod) && !in.PendingFinalizerRemovals.Has(pod.UID) {
 			p.RemoveFinalizers = append(p.RemoveFinalizers, PodAction{Pod: pod, Reason: noun(in.kind()) + " finished"})
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/internal/sim"
 	"github.com/jobkit/jobkit/owner"
@@ -160,7 +159,7 @@ func watchModel(c *reconciletest.Cluster, completions int32) *model {
 		if p == nil {
 			return
 		}
-		if old := m.last[p.UID]; old != nil && finalizers.Has(old, finalizers.Name) && !finalizers.Has(p, finalizers.Name) {
+		if old := m.last[p.UID]; old != nil && owner.BatchJob.HasFinalizer(old) && !owner.BatchJob.HasFinalizer(p) {
 			switch {
 			case old.Status.Phase == corev1.PodSucceeded:
 				m.succeeded++

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
@@ -144,7 +145,7 @@ func TestSyncAdoptionThenRemovalWrites(t *testing.T) {
 			assert.Zero(t, e.count(patch), "PatchPod calls of the next sync")
 			for _, p := range e.pods() {
 				if p.Status.Phase == corev1.PodSucceeded {
-					assert.False(t, finalizers.Has(p, finalizers.Name), "counted pod %s keeps the tracking finalizer", p.Name)
+					assert.False(t, owner.BatchJob.HasFinalizer(p), "counted pod %s keeps the tracking finalizer", p.Name)
 				}
 			}
 		})
@@ -174,7 +175,7 @@ func TestSyncAdoptionOfAChangedPodKeepsThePrecondition(t *testing.T) {
 	assert.NotEmpty(t, res.Retry, "a pod changed since the plan: look again")
 	assert.Zero(t, res.Deleted, "Result.Deleted: the finished pod is not deleted")
 	for _, p := range e.pods() {
-		assert.True(t, finalizers.Has(p, finalizers.Name), "pod %s lost its finalizer before being counted", p.Name)
+		assert.True(t, owner.BatchJob.HasFinalizer(p), "pod %s lost its finalizer before being counted", p.Name)
 	}
 
 	for range 3 {
@@ -185,7 +186,7 @@ func TestSyncAdoptionOfAChangedPodKeepsThePrecondition(t *testing.T) {
 	st := e.apiJob(t, "moved").Status
 	assert.Equal(t, int32(2), st.Succeeded, "both adopted pods succeeded and are counted once each")
 	for _, p := range e.pods() {
-		assert.False(t, finalizers.Has(p, finalizers.Name), "pod %s keeps the tracking finalizer", p.Name)
+		assert.False(t, owner.BatchJob.HasFinalizer(p), "pod %s keeps the tracking finalizer", p.Name)
 	}
 }
 
@@ -216,7 +217,7 @@ func TestSyncReleaseWrites(t *testing.T) {
 	got, err := e.c.GetPod(t.Context(), ns, moved)
 	require.NoError(t, err)
 	assert.Nil(t, metav1.GetControllerOf(got), "controller reference of the released pod")
-	assert.False(t, finalizers.Has(got, finalizers.Name), "the released pod keeps the tracking finalizer")
+	assert.False(t, owner.BatchJob.HasFinalizer(got), "the released pod keeps the tracking finalizer")
 
 	e.c.Cache().DeliverAll()
 	e.c.ResetCalls()
@@ -280,7 +281,7 @@ func TestSyncReleaseCrashSafety(t *testing.T) {
 				got, err := e.c.GetPod(t.Context(), ns, moved.Name)
 				require.NoError(t, err)
 				assert.Nil(t, metav1.GetControllerOf(got), "controller reference of the released pod")
-				assert.False(t, finalizers.Has(got, finalizers.Name), "the released pod keeps the tracking finalizer")
+				assert.False(t, owner.BatchJob.HasFinalizer(got), "the released pod keeps the tracking finalizer")
 				st := e.apiJob(t, "rel").Status
 				want := int32(0)
 				if recorded {
@@ -318,7 +319,7 @@ func TestSyncReleaseOfAChangedPod(t *testing.T) {
 	got, err := e.c.GetPod(t.Context(), ns, moved)
 	require.NoError(t, err)
 	assert.NotNil(t, metav1.GetControllerOf(got), "the changed pod is still owned")
-	assert.True(t, finalizers.Has(got, finalizers.Name), "the changed pod keeps its finalizer")
+	assert.True(t, owner.BatchJob.HasFinalizer(got), "the changed pod keeps its finalizer")
 
 	e.c.Cache().DeliverAll()
 	e.c.ResetCalls()
@@ -328,7 +329,7 @@ func TestSyncReleaseOfAChangedPod(t *testing.T) {
 	got, err = e.c.GetPod(t.Context(), ns, moved)
 	require.NoError(t, err)
 	assert.Nil(t, metav1.GetControllerOf(got), "controller reference of the released pod")
-	assert.False(t, finalizers.Has(got, finalizers.Name), "the released pod keeps the tracking finalizer")
+	assert.False(t, owner.BatchJob.HasFinalizer(got), "the released pod keeps the tracking finalizer")
 	assert.Zero(t, e.apiJob(t, "rel").Status.Succeeded, "a pod released before being recorded is not counted")
 }
 
@@ -357,7 +358,7 @@ func TestSyncAdoptionFromAStaleCacheCountsOnce(t *testing.T) {
 			got, err := e.c.GetPod(t.Context(), ns, orphan.Name)
 			require.NoError(t, err)
 			require.NotNil(t, metav1.GetControllerOf(got), "the first sync adopts the orphan")
-			require.False(t, finalizers.Has(got, finalizers.Name), "the first sync counts the orphan and removes its finalizer")
+			require.False(t, owner.BatchJob.HasFinalizer(got), "the first sync counts the orphan and removes its finalizer")
 
 			// The cache has not seen the adoption: the pod still looks like an orphan.
 			e.c.ResetCalls()
@@ -365,7 +366,7 @@ func TestSyncAdoptionFromAStaleCacheCountsOnce(t *testing.T) {
 			require.NoError(t, err)
 			got, err = e.c.GetPod(t.Context(), ns, orphan.Name)
 			require.NoError(t, err)
-			assert.False(t, finalizers.Has(got, finalizers.Name), "a sync from the stale cache put the tracking finalizer back")
+			assert.False(t, owner.BatchJob.HasFinalizer(got), "a sync from the stale cache put the tracking finalizer back")
 			assert.NotEmpty(t, res.Retry, "Report.Retry: the pod changed since the cache showed it")
 
 			for range 3 {
@@ -448,7 +449,7 @@ func TestSyncScaleDownRemovalKeptAfterAConflict(t *testing.T) {
 	e.c.ClearFaults()
 	var down *corev1.Pod
 	for _, p := range e.pods() {
-		if !finalizers.Has(p, finalizers.Name) {
+		if !owner.BatchJob.HasFinalizer(p) {
 			down = p
 		}
 	}

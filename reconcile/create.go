@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/expectations"
 	"github.com/jobkit/jobkit/indexes"
@@ -286,11 +285,7 @@ func (ex *execution) creationReason() string {
 	if ex.orig.Status.Failed == 0 {
 		return labelCreationNew
 	}
-	policy := batchv1.TerminatingOrFailed
-	if ex.orig.Spec.PodFailurePolicy != nil {
-		policy = batchv1.Failed
-	}
-	if ptr.Deref(ex.orig.Spec.PodReplacementPolicy, policy) == batchv1.Failed {
+	if ex.orig.Spec.EffectivePodReplacementPolicy() == batchv1.Failed {
 		return labelRecreateFailed
 	}
 	return labelRecreateTerminatingOrFailed

@@ -72,7 +72,7 @@ func FuzzMapPodEvent(f *testing.F) {
 		if ev.Type == reconcile.PodUpdated && oldRV != "" && oldRV == newRV && (len(m.Jobs) > 0 || m.Adoptable || m.Orphan) {
 			t.Fatalf("a resync must map to nothing: %+v", m)
 		}
-		if m.Adoptable && m.Orphan && !finalizers.Has(newPod, finalizers.Name) && !finalizers.Has(oldPod, finalizers.Name) {
+		if m.Adoptable && m.Orphan && (newPod == nil || !owner.BatchJob.HasFinalizer(newPod)) && (oldPod == nil || !owner.BatchJob.HasFinalizer(oldPod)) {
 			t.Fatalf("orphan cleanup for a pod without the finalizer")
 		}
 	})
@@ -120,7 +120,7 @@ func FuzzAdoptReleasePatch(f *testing.F) {
 		if ref == nil || ref.UID != job.UID {
 			t.Fatalf("adopted pod's controller = %v", ref)
 		}
-		if !finalizers.Has(adopted, finalizers.Name) {
+		if !owner.BatchJob.HasFinalizer(adopted) {
 			t.Fatalf("adopted pod lacks the tracking finalizer: %v", adopted.Finalizers)
 		}
 		for _, f := range fs {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/internal/podutil"
 	"github.com/jobkit/jobkit/owner"
 )
 
@@ -197,7 +198,7 @@ func sameRef(a, b *metav1.OwnerReference) bool {
 // finishedWithFinalizer reports whether pod is terminal and carries the tracking
 // finalizer.
 func finishedWithFinalizer(kind owner.Kind, pod *corev1.Pod) bool {
-	return pod != nil && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed) && kind.HasFinalizer(pod)
+	return podutil.IsTerminal(pod) && kind.HasFinalizer(pod)
 }
 
 func trackingFinalizerChange(kind owner.Kind, old, cur *corev1.Pod) string {

@@ -462,7 +462,7 @@ func TestCleanOrphanConfirmsWithReadOwner(t *testing.T) {
 			}
 			got, err := e.c.GetPod(t.Context(), ns, pod.Name)
 			require.NoError(t, err)
-			assert.Equal(t, !tc.wantRemove, finalizers.Has(got, finalizers.Name), "finalizer kept")
+			assert.Equal(t, !tc.wantRemove, owner.BatchJob.HasFinalizer(got), "finalizer kept")
 			wantPatches := 0
 			if tc.wantRemove {
 				wantPatches = 1

@@ -5,6 +5,7 @@ package reconcile
 // started?") is not taken on data older than the controller's own action.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -104,12 +105,23 @@ func ResourceVersionCaughtUp(seen, written string) bool {
 	if written == "" {
 		return false
 	}
-	s, errS := strconv.ParseUint(seen, 10, 64)
-	w, errW := strconv.ParseUint(written, 10, 64)
-	if errS == nil && errW == nil {
-		return s >= w
+	if c, ok := compareResourceVersions(seen, written); ok {
+		return c >= 0
 	}
 	return seen == written
+}
+
+// compareResourceVersions compares two resourceVersions as unsigned integers (etcd
+// revisions are) and returns -1, 0 or +1 as a is older than, equal to or newer than
+// b. ok is false when either does not parse: resourceVersions are opaque strings to
+// clients, and only the caller knows what to trust then.
+func compareResourceVersions(a, b string) (c int, ok bool) {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	if errA != nil || errB != nil {
+		return 0, false
+	}
+	return cmp.Compare(x, y), true
 }
 
 // WaitForCacheSync reads the object named object from the cache through read until

@@ -353,7 +353,7 @@ func TestRunToCompletion(t *testing.T) {
 			assert.NotNil(t, st.CompletionTime)
 			assert.Zero(t, rr.SyncErrors)
 			for _, p := range e.pods() {
-				assert.False(t, finalizers.Has(p, finalizers.Name), "pod %s kept the tracking finalizer", p.Name)
+				assert.False(t, owner.BatchJob.HasFinalizer(p), "pod %s kept the tracking finalizer", p.Name)
 			}
 			assert.Equal(t, 1, e.events.Count("Completed"))
 			assert.Equal(t, 1, e.metrics.Get("jobs_finished_total{"+tc.wantMode+",succeeded,CompletionsReached}"))
@@ -379,7 +379,7 @@ func TestRunBackoffLimitExceeded(t *testing.T) {
 	assert.Equal(t, 1, e.events.Count(batchv1.JobReasonBackoffLimitExceeded))
 	assert.Equal(t, 1, e.metrics.Get("jobs_finished_total{NonIndexed,failed,BackoffLimitExceeded}"))
 	for _, p := range e.pods() {
-		assert.False(t, finalizers.Has(p, finalizers.Name), "pod %s kept the tracking finalizer", p.Name)
+		assert.False(t, owner.BatchJob.HasFinalizer(p), "pod %s kept the tracking finalizer", p.Name)
 	}
 	// The backoff separated the pods: 1s then 2s after each failure.
 	var created []time.Time
@@ -481,7 +481,7 @@ func TestSyncAdoptAndRelease(t *testing.T) {
 	ref := metav1.GetControllerOf(got)
 	require.NotNil(t, ref, "orphan adopted")
 	assert.Equal(t, created.UID, ref.UID)
-	assert.True(t, finalizers.Has(got, finalizers.Name), "adoption adds the tracking finalizer")
+	assert.True(t, owner.BatchJob.HasFinalizer(got), "adoption adds the tracking finalizer")
 
 	got, err = e.c.GetPod(t.Context(), ns, owned.Name)
 	require.NoError(t, err)
@@ -802,7 +802,7 @@ func TestSyncUncertainScaleDownPatch(t *testing.T) {
 			require.NotNil(t, victim)
 			fr := e.r.Config().FinalizerRemovals
 			require.True(t, fr.Has("ns/unc", victim.UID), "the uncertain removal stays pending")
-			require.Equal(t, !applied, finalizers.Has(victim, finalizers.Name), "the finalizer in the API")
+			require.Equal(t, !applied, owner.BatchJob.HasFinalizer(victim), "the finalizer in the API")
 
 			// The other pod fails: backoffLimit 0 fails the Job. The cache shows it,
 			// but still shows the victim with its finalizer.
@@ -938,7 +938,7 @@ func TestCleanOrphanLeavesAcceptedRemovalAlone(t *testing.T) {
 	require.True(t, jobstatus.IsFinished(&finished.Status), "the Job finished in the sync that stripped its pod: %+v", finished.Status)
 	cached := e.c.Cache().Pod(ns, name)
 	require.NotNil(t, cached)
-	require.True(t, finalizers.Has(cached, finalizers.Name), "the cache has not seen the removal yet")
+	require.True(t, owner.BatchJob.HasFinalizer(cached), "the cache has not seen the removal yet")
 
 	e.c.ResetCalls()
 	d, err := e.r.CleanOrphan(t.Context(), cached, finalizers.JobOwner(finished))

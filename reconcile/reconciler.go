@@ -228,7 +228,7 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 		ex.log.Info("Bad input worked around", "warning", w)
 	}
 	if p.Skip != "" {
-		if jobFinished(&job.Status) {
+		if jobstatus.IsFinished(&job.Status) {
 			r.cfg.BackoffStore.Delete(key)
 		}
 		ex.log.V(4).Info("Skipping the owner", "reason", p.Skip)
@@ -245,15 +245,6 @@ func completionMode(s *plan.Spec) string {
 		return labelIndexed
 	}
 	return labelNonIndexed
-}
-
-func jobFinished(st *batchv1.JobStatus) bool {
-	for _, c := range st.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
 
 // CleanOrphan removes the tracking finalizer of pod when the rules of

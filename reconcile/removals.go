@@ -1,7 +1,6 @@
 package reconcile
 
 import (
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -111,7 +110,6 @@ func (u uncertainRemoval) supersededBy(seen string) bool {
 	if seen == u.version || seen == u.cached {
 		return false
 	}
-	a, errA := strconv.ParseUint(seen, 10, 64)
-	b, errB := strconv.ParseUint(u.version, 10, 64)
-	return errA != nil || errB != nil || a > b
+	c, ok := compareResourceVersions(seen, u.version)
+	return !ok || c > 0
 }

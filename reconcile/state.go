@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"slices"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -136,10 +135,8 @@ func (r *Reconciler) stale(key, version string) (bool, *plan.Workload) {
 // do), and otherwise treats version as stale only when it is one this reconciler saw
 // before its write: resourceVersions are opaque strings to clients.
 func caughtUp(w lastWrite, version string) bool {
-	a, errA := strconv.ParseUint(version, 10, 64)
-	b, errB := strconv.ParseUint(w.version, 10, 64)
-	if errA == nil && errB == nil {
-		return a >= b
+	if c, ok := compareResourceVersions(version, w.version); ok {
+		return c >= 0
 	}
 	return !slices.Contains(w.older, version)
 }

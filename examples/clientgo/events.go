@@ -11,6 +11,7 @@ import (
 
 	"github.com/jobkit/jobkit/examples/internal/adoption"
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
@@ -69,7 +70,7 @@ func (c *Controller) enqueueOrphans(w *plan.Workload) {
 	}
 	for _, obj := range objs {
 		pod := obj.(*corev1.Pod)
-		if finalizers.Has(pod, finalizers.Name) {
+		if owner.BatchJob.HasFinalizer(pod) {
 			c.orphanQueue.Add(cache.NewObjectName(pod.Namespace, pod.Name).String())
 		}
 	}

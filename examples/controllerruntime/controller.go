@@ -22,6 +22,7 @@ import (
 
 	"github.com/jobkit/jobkit/examples/internal/crowner"
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
@@ -238,13 +239,7 @@ func OwnerUID(obj client.Object) []string {
 // IsManagedBy reports whether job is managed by the controller named name: its
 // spec.managedBy is name, or it is unset and name is batchv1.JobControllerName.
 func IsManagedBy(job *batchv1.Job, name string) bool {
-	if job == nil {
-		return false
-	}
-	if job.Spec.ManagedBy == nil {
-		return name == batchv1.JobControllerName
-	}
-	return *job.Spec.ManagedBy == name
+	return job != nil && plan.JobWorkload(job).HandledBy(name, owner.BatchJob)
 }
 
 // ManagedBy returns a predicate that admits the Jobs IsManagedBy name. spec.managedBy

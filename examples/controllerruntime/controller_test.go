@@ -15,6 +15,7 @@ import (
 
 	"github.com/jobkit/jobkit/examples/controllerruntime"
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -135,7 +136,7 @@ func TestControllerRunsJobAndCleansOrphans(t *testing.T) {
 	waitFor(t, "the orphan's finalizer to go", 30*time.Second, func() bool {
 		p := &corev1.Pod{}
 		err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "orphan"}, p)
-		return err == nil && !finalizers.Has(p, finalizers.Name) || err != nil
+		return err == nil && !owner.BatchJob.HasFinalizer(p) || err != nil
 	})
 
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "not-mine"}, other); err != nil {

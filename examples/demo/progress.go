@@ -13,8 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -80,7 +81,7 @@ func (p *progress) Job(at time.Time, job *batchv1.Job) {
 			extra = fmt.Sprintf(", backoffLimitPerIndex=%d", *s.BackoffLimitPerIndex)
 		}
 		p.printf(at, "job %s/%s created: %s, completions=%d, parallelism=%d%s, managedBy=%s",
-			job.Namespace, job.Name, mode, ptr.Deref(s.Completions, 1), ptr.Deref(s.Parallelism, 1), extra, ptr.Deref(s.ManagedBy, batchv1.JobControllerName))
+			job.Namespace, job.Name, mode, ptr.Deref(s.Completions, 1), ptr.Deref(s.Parallelism, 1), extra, plan.JobWorkload(job).Controller())
 	}
 	st := job.Status
 	counters := fmt.Sprintf("active=%d ready=%d succeeded=%d failed=%d", st.Active, ptr.Deref(st.Ready, 0), st.Succeeded, st.Failed)
@@ -133,7 +134,7 @@ func (p *progress) Pod(at time.Time, pod *corev1.Pod, deleted bool) {
 		old = podView{name: pod.Name, index: index, created: at, phase: corev1.PodPending, tracked: true}
 	}
 	cur := old
-	cur.phase, cur.tracked, cur.terminating, cur.deleted = pod.Status.Phase, finalizers.Has(pod, finalizers.Name), pod.DeletionTimestamp != nil, deleted
+	cur.phase, cur.tracked, cur.terminating, cur.deleted = pod.Status.Phase, owner.BatchJob.HasFinalizer(pod), pod.DeletionTimestamp != nil, deleted
 	if cur.phase == corev1.PodFailed && old.phase != corev1.PodFailed {
 		cur.failed = at
 	}

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/jobstatus"
 )
 
 // watch starts the watches of the run's pods and Jobs that feed the history. A watch
@@ -198,8 +200,8 @@ func checkFinishedJob(j *batchv1.Job, want batchv1.JobConditionType, pods []podR
 	}
 	st := j.Status
 	var finished []string
-	for _, cond := range st.Conditions {
-		if (cond.Type == batchv1.JobComplete || cond.Type == batchv1.JobFailed) && cond.Status == corev1.ConditionTrue {
+	for i, cond := range st.Conditions {
+		if jobstatus.IsFinished(&batchv1.JobStatus{Conditions: st.Conditions[i : i+1]}) {
 			finished = append(finished, string(cond.Type)+"("+cond.Reason+")")
 			if cond.Type != want {
 				add("finished %s (%s: %s), want %s", cond.Type, cond.Reason, cond.Message, want)

@@ -11,6 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/jobkit/jobkit/internal/podutil"
+	"github.com/jobkit/jobkit/owner"
 )
 
 // podRecord is what the watch saw of one pod over its life.
@@ -64,7 +67,7 @@ func parseRV(s string) uint64 {
 }
 
 func hasTrackingFinalizer(p *corev1.Pod) bool {
-	return slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer)
+	return owner.BatchJob.HasFinalizer(p)
 }
 
 // observePod records one watch event of a pod.
@@ -94,7 +97,7 @@ func (h *history) observePod(typ watch.EventType, p *corev1.Pod) {
 	r.Finalizer = hasTrackingFinalizer(p)
 	r.EverSucceeded = r.EverSucceeded || p.Status.Phase == corev1.PodSucceeded
 	r.Gone = r.Gone || typ == watch.Deleted
-	finished := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil
+	finished := podutil.IsTerminal(p) || p.DeletionTimestamp != nil
 	if !r.Decided && finished {
 		r.Decided, r.Counted, r.Succeeded = true, r.Finalizer, p.Status.Phase == corev1.PodSucceeded
 	}
@@ -121,7 +124,7 @@ func (h *history) resyncPods(pods []corev1.Pod) {
 			continue
 		}
 		h.observePod(watch.Modified, p)
-		finished := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil
+		finished := podutil.IsTerminal(p) || p.DeletionTimestamp != nil
 		if undecided && finished && !hasTrackingFinalizer(p) {
 			h.gap("pod %s: finished or deleted without the tracking finalizer while the watch was away: counted or not is unknown", p.Name)
 		}

@@ -14,6 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/owner"
 )
 
 // bench holds what every run shares.
@@ -162,14 +165,7 @@ func (b *bench) waitFinished(ctx context.Context, w watch.Interface, n int) (tim
 	}
 }
 
-func isFinished(j *batchv1.Job) bool {
-	for _, c := range j.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
-}
+func isFinished(j *batchv1.Job) bool { return jobstatus.IsFinished(&j.Status) }
 
 // check compares the finished Jobs with what the case expects and looks for pods
 // still holding the tracking finalizer.
@@ -207,10 +203,8 @@ func (b *bench) check(ctx context.Context, c jobCase) ([]string, error) {
 	}
 	held := 0
 	for _, p := range pods.Items {
-		for _, f := range p.Finalizers {
-			if f == batchv1.JobTrackingFinalizer {
-				held++
-			}
+		if owner.BatchJob.HasFinalizer(&p) {
+			held++
 		}
 	}
 	if held > 0 {

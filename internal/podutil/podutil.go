@@ -26,3 +26,9 @@ func IsSidecarStatus(pod *corev1.Pod, i int, name string) bool {
 	}
 	return false
 }
+
+// IsTerminal reports whether pod has reached a terminal phase (Succeeded or Failed):
+// its containers will not run again. A nil pod is not terminal.
+func IsTerminal(pod *corev1.Pod) bool {
+	return pod != nil && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed)
+}

@@ -33,3 +33,24 @@ func TestIsSidecarStatus(t *testing.T) {
 		})
 	}
 }
+
+func TestIsTerminal(t *testing.T) {
+	cases := []struct {
+		name string
+		pod  *corev1.Pod
+		want bool
+	}{
+		{name: "nil", pod: nil, want: false},
+		{name: "pending", pod: &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending}}, want: false},
+		{name: "running", pod: &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}, want: false},
+		{name: "succeeded", pod: &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodSucceeded}}, want: true},
+		{name: "failed", pod: &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed}}, want: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := IsTerminal(tc.pod); got != tc.want {
+				t.Errorf("IsTerminal() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
 )
 
@@ -153,10 +154,8 @@ func (w *world) result() *Result {
 		Adopted:      w.model.adoptions,
 		Released:     w.model.releases,
 	}
-	for _, t := range []batchv1.JobConditionType{batchv1.JobComplete, batchv1.JobFailed} {
-		if condTrue(w.model.job, t) {
-			r.Condition = t
-		}
+	if t, ok := jobstatus.Finished(&w.model.job.Status); ok {
+		r.Condition = t
 	}
 	return r
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/jobkit/jobkit/internal/podutil"
 	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
@@ -322,7 +323,7 @@ func key(namespace, name string) types.NamespacedName {
 }
 
 func isTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	return podutil.IsTerminal(pod)
 }
 
 // sortedPodsLocked returns the stored pods of namespace (all when empty) in creation

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/indexes"
+	"github.com/jobkit/jobkit/internal/podutil"
 	"github.com/jobkit/jobkit/jobstatus"
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/plan"
@@ -33,11 +34,7 @@ type classification struct {
 }
 
 func onlyFailed(w *workload) bool {
-	def := batchv1.TerminatingOrFailed
-	if w.Spec.PodFailurePolicy != nil {
-		def = batchv1.Failed
-	}
-	return ptr.Deref(w.Spec.PodReplacementPolicy, def) == batchv1.Failed
+	return w.Spec.EffectivePodReplacementPolicy() == batchv1.Failed
 }
 
 func isReady(pod *corev1.Pod) bool {
@@ -50,7 +47,7 @@ func isReady(pod *corev1.Pod) bool {
 }
 
 func isTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	return podutil.IsTerminal(pod)
 }
 
 func classify(w *workload, pods []*corev1.Pod, p *plan.Plan) *classification {

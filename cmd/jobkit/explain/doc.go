@@ -50,7 +50,7 @@
 //
 // plan.Plan exposes decisions, not the classification behind them, so Explain
 // classifies the pods again with the same exported rules (indexes.Strays,
-// finalizers.Has, the pod phase and deletionTimestamp); the per-index backoff of
+// owner.Kind.HasFinalizer, the pod phase and deletionTimestamp); the per-index backoff of
 // each waiting index (the Plan keeps only the earliest requeue) is computed with
 // backoff.IndexRemaining from the last failed pod of each index. Both follow plan's
 // documented behaviour; a difference would be a bug here, not in plan.

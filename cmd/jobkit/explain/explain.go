@@ -23,7 +23,7 @@ var ErrNoJob = errors.New("no job")
 // ControllerFor returns the controller name a Job's own controller answers to: its
 // spec.managedBy, or batchv1.JobControllerName when unset.
 func ControllerFor(job *batchv1.Job) string {
-	return ptr.Deref(job.Spec.ManagedBy, batchv1.JobControllerName)
+	return plan.JobWorkload(job).Controller()
 }
 
 // Explain computes the plan of the next sync of job with pods (the Job's pods and
@@ -103,7 +103,7 @@ func isBatchJob(kind owner.Kind) bool {
 
 // controller is the controller name the workload's own controller answers to.
 func (w *workload) controller() string {
-	return ptr.Deref(w.Spec.ManagedBy, batchv1.JobControllerName)
+	return w.Controller()
 }
 
 func explain(w *workload, pods []*corev1.Pod, opts Options) (*Report, error) {

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 )
@@ -63,7 +62,7 @@ func TestStepRunOfAnotherKind(t *testing.T) {
 	created := pods[1]
 	require.Equal(t, []metav1.OwnerReference{kind.NewControllerRef(task)}, created.OwnerReferences)
 	require.Equal(t, []string{kind.Finalizer}, created.Finalizers)
-	require.False(t, finalizers.Has(created, finalizers.Name), "a pod of a TrainingJob carries no batch/v1 Job tracking finalizer")
+	require.False(t, owner.BatchJob.HasFinalizer(created), "a pod of a TrainingJob carries no batch/v1 Job tracking finalizer")
 
 	steps := 1
 	for !done {

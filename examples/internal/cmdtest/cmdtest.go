@@ -29,6 +29,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/internal/podutil"
 )
 
 // Timeout bounds each wait of Check.
@@ -151,7 +153,7 @@ func job(name, managedBy string) *batchv1.Job {
 // succeed binds pod to a node (no Node object is needed) and ends it with every
 // container exiting 0, as a kubelet would; a pod that finished already is left.
 func succeed(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod) error {
-	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+	if podutil.IsTerminal(pod) {
 		return nil
 	}
 	if pod.Spec.NodeName == "" {

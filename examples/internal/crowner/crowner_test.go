@@ -21,6 +21,7 @@ import (
 	"github.com/jobkit/jobkit/examples/controllerruntime"
 	"github.com/jobkit/jobkit/examples/internal/crowner"
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
@@ -153,7 +154,7 @@ func TestCleanOrphan(t *testing.T) {
 			if err := cl.Get(t.Context(), types.NamespacedName{Namespace: "ns", Name: "p"}, pod); err != nil {
 				t.Fatal(err)
 			}
-			if removed := !finalizers.Has(pod, finalizers.Name); removed != tt.wantRemove {
+			if removed := !owner.BatchJob.HasFinalizer(pod); removed != tt.wantRemove {
 				t.Errorf("finalizer removed = %v, want %v", removed, tt.wantRemove)
 			}
 		})

@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/internal/podutil"
 )
 
 // nodeName is the node the test kubelet binds pods to. No Node object exists: a
@@ -151,7 +153,7 @@ func (k *kubelet) start(ctx context.Context, pod *corev1.Pod) error {
 // finish ends a running pod with o.
 func (k *kubelet) finish(ctx context.Context, pod *corev1.Pod, o outcome) error {
 	return k.update(ctx, pod, func(p *corev1.Pod, now metav1.Time) bool {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if podutil.IsTerminal(p) {
 			return false
 		}
 		terminate(p, o, now)

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/jobkit/jobkit/owner"
 )
 
 // --- Pods ---
@@ -88,7 +90,7 @@ func isPending(p *corev1.Pod) bool {
 }
 
 func hasFinalizer(p *corev1.Pod) bool {
-	return slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer)
+	return owner.BatchJob.HasFinalizer(p)
 }
 
 func indexOf(p *corev1.Pod) string { return p.Labels[batchv1.JobCompletionIndexAnnotation] }

@@ -6,6 +6,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
+	"github.com/jobkit/jobkit/plan"
 )
 
 // JobEventHandler returns the handler to add to the Job informer of the controller
@@ -47,7 +48,7 @@ func (m *Metrics) JobEventHandler(managedBy string) cache.ResourceEventHandler {
 
 // controllerOf returns the name of the controller that manages job.
 func controllerOf(job *batchv1.Job) string {
-	return ptr.Deref(job.Spec.ManagedBy, batchv1.JobControllerName)
+	return plan.JobWorkload(job).Controller()
 }
 
 // observeIndexes counts the indexes that cur's status lists and old's did not.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/plan"
@@ -145,18 +146,14 @@ func BackoffPolicy(b *v1alpha1.RetryBackoff) plainbackoff.Policy {
 // leave it to; jobkit's plan reads an unset managedBy of such an owner the same
 // way).
 func IsManagedBy(tj *v1alpha1.TrainingJob, name string) bool {
-	return tj.Spec.ManagedBy == nil || *tj.Spec.ManagedBy == name
+	w := plan.Workload{Spec: plan.Spec{ManagedBy: tj.Spec.ManagedBy}}
+	return w.HandledBy(name, Kind)
 }
 
 // Finished reports whether tj has the condition Complete or Failed: its workers are
 // counted no more.
 func Finished(tj *v1alpha1.TrainingJob) bool {
-	for _, c := range tj.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
+	return jobstatus.IsFinished(&batchv1.JobStatus{Conditions: tj.Status.Conditions})
 }
 
 // OwnerFacts returns what the orphan cleanup and the pod-event mapping read of tj
