@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -22,8 +23,10 @@ import (
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/jobkit/jobkit/examples/internal/clientflags"
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/plank/controller"
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
@@ -31,7 +34,11 @@ import (
 )
 
 func main() {
-	if err := run(ctrl.SetupSignalHandler(), os.Args[1:], os.Stderr); err != nil {
+	err := run(ctrl.SetupSignalHandler(), os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return // --help printed the usage: not a failure
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "plank:", err)
 		os.Exit(1)
 	}
@@ -43,6 +50,8 @@ type options struct {
 	leaderElectNamespace string
 	namespace            string
 	metricsAddr          string
+	probeAddr            string
+	rateLimits           *clientflags.RateLimits
 	cfg                  controller.Config
 	timeouts             plaindl.Timeouts
 }
@@ -122,9 +131,14 @@ func parseFlags(args []string, out io.Writer) (*options, *textlogger.Config, err
 	o := &options{timeouts: plaindl.DefaultTimeouts()}
 	queues := queueFlag{}
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader among the replicas (a Lease named plank.examples.jobkit.dev).")
-	fs.StringVar(&o.leaderElectNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")
+	fs.StringVar(&o.leaderElectNamespace, "leader-elect-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")
+	// The name every other example command uses is --leader-elect-namespace; the old
+	// spelling stays accepted.
+	fs.StringVar(&o.leaderElectNamespace, "leader-election-namespace", "", "Deprecated: use --leader-elect-namespace.")
 	fs.StringVar(&o.namespace, "namespace", "", "Only reconcile RunJobs in this namespace (default: all namespaces).")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", `Address of the metrics endpoint, e.g. ":8080"; "0" disables it.`)
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", "0", `Address of the /healthz and /readyz probes, e.g. ":8081"; "0" disables them.`)
+	o.rateLimits = clientflags.Register(fs) // --kube-api-qps, --kube-api-burst
 	fs.IntVar(&o.cfg.MaxPending, "max-pending", 0, "At most this many pending RunJobs per namespace; 0 means no limit.")
 	fs.Var(queues, "queue", "A queue and its capacity, name=capacity (repeatable). 0 never runs, negative is unlimited.")
 	fs.IntVar(&o.cfg.Workers, "workers", controller.DefaultWorkers, "RunJobs reconciled at once.")
@@ -145,6 +159,9 @@ func parseFlags(args []string, out io.Writer) (*options, *textlogger.Config, err
 	if fs.NArg() > 0 {
 		return nil, nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
+	if err := o.rateLimits.Validate(); err != nil {
+		return nil, nil, err
+	}
 	if len(queues) > 0 {
 		o.cfg.Queues = queues
 	}
@@ -163,6 +180,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
+	o.rateLimits.Apply(restCfg)
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -174,6 +192,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		Scheme:                  scheme,
 		Cache:                   controller.CacheOptions(o.namespace),
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:  o.probeAddr,
 		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        "plank.examples.jobkit.dev",
 		LeaderElectionNamespace: o.leaderElectNamespace,
@@ -188,6 +207,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := errors.Join(mgr.AddHealthzCheck("ping", healthz.Ping), mgr.AddReadyzCheck("ping", healthz.Ping)); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)

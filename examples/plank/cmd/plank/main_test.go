@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"io"
 	"slices"
 	"strings"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/jobkit/jobkit/examples/internal/clientflags"
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 	"github.com/jobkit/jobkit/singlepod/runplan"
 )
@@ -24,12 +27,30 @@ func TestParseFlags(t *testing.T) {
 		wantNS       string
 		wantCreate   runplan.CreateErrorPolicy
 		wantReporter []string
+		wantLeaseNS  string
+		wantProbe    string
+		wantLimits   clientflags.RateLimits
 		wantErr      string
 	}{
 		{
 			name:         "defaults",
 			wantTimeouts: plaindl.DefaultTimeouts(),
+			wantProbe:    "0",
+			wantLimits:   clientflags.RateLimits{QPS: 20, Burst: 30},
 		},
+		{
+			name:         "the flag names of every example command",
+			args:         []string{"--leader-elect", "--leader-elect-namespace=ops", "--health-probe-bind-address=:8081", "--kube-api-qps=50", "--kube-api-burst=100"},
+			wantTimeouts: plaindl.DefaultTimeouts(), wantLeader: true, wantLeaseNS: "ops", wantProbe: ":8081",
+			wantLimits: clientflags.RateLimits{QPS: 50, Burst: 100},
+		},
+		{
+			name:         "the old spelling of the lease namespace",
+			args:         []string{"--leader-elect", "--leader-election-namespace=ops"},
+			wantTimeouts: plaindl.DefaultTimeouts(), wantLeader: true, wantLeaseNS: "ops", wantProbe: "0",
+			wantLimits: clientflags.RateLimits{QPS: 20, Burst: 30},
+		},
+		{name: "zero qps", args: []string{"--kube-api-qps=0"}, wantErr: "--kube-api-qps=0: must be positive"},
 		{
 			name: "everything",
 			args: []string{"--leader-elect", "--namespace=ci", "--max-pending=20", "--queue", "gpu=2", "--queue=e2e=-1",
@@ -42,6 +63,8 @@ func TestParseFlags(t *testing.T) {
 			wantTimeouts: plaindl.Timeouts{Unscheduled: time.Minute, Running: 2 * time.Hour},
 			wantLeader:   true,
 			wantNS:       "ci",
+			wantProbe:    "0",
+			wantLimits:   clientflags.RateLimits{QPS: 20, Burst: 30},
 		},
 		{name: "queue without capacity", args: []string{"--queue=gpu"}, wantErr: `"gpu": want name=capacity`},
 		{name: "queue without name", args: []string{"--queue==2"}, wantErr: `"=2": want name=capacity`},
@@ -77,6 +100,25 @@ func TestParseFlags(t *testing.T) {
 				t.Errorf("max-pending, leader-elect, namespace = %d, %v, %q, want %d, %v, %q",
 					o.cfg.MaxPending, o.leaderElect, o.namespace, tt.wantPending, tt.wantLeader, tt.wantNS)
 			}
+			if o.leaderElectNamespace != tt.wantLeaseNS || o.probeAddr != tt.wantProbe || *o.rateLimits != tt.wantLimits {
+				t.Errorf("lease namespace, probe address, rate limits = %q, %q, %+v, want %q, %q, %+v",
+					o.leaderElectNamespace, o.probeAddr, *o.rateLimits, tt.wantLeaseNS, tt.wantProbe, tt.wantLimits)
+			}
 		})
+	}
+}
+
+// --help prints the usage and is not an error of the command: run returns
+// flag.ErrHelp, on which main exits 0.
+func TestHelp(t *testing.T) {
+	var out strings.Builder
+	err := run(t.Context(), []string{"--help"}, &out)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("run(--help) = %v, want flag.ErrHelp", err)
+	}
+	for _, name := range []string{"-leader-elect-namespace", "-health-probe-bind-address", "-kube-api-qps", "-kube-api-burst"} {
+		if !strings.Contains(out.String(), name) {
+			t.Errorf("--help does not list %s:\n%s", name, out.String())
+		}
 	}
 }

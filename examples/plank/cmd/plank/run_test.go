@@ -38,7 +38,7 @@ func TestRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"--kubeconfig=" + kubeconfig, "--leader-elect", "--leader-election-namespace=default",
+		done <- run(ctx, []string{"--kubeconfig=" + kubeconfig, "--leader-elect", "--leader-elect-namespace=default",
 			"--namespace=default", "--max-pending=1", "--queue=default=1"}, io.Discard)
 	}()
 	t.Cleanup(func() {
