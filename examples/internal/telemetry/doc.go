@@ -18,7 +18,7 @@
 //	job_pods_creation_total     counter   {reason, status}                   reconcile.Metrics.PodsCreated
 //	job_finished_indexes_total  counter   {status, backoffLimit}             JobEventHandler
 //	jobs_by_external_controller_total     counter {controller_name}          JobEventHandler
-//	stale_sync_skips_total      counter                                      reconcile.Metrics.StaleSyncSkipped
+//	stale_sync_skips_total      counter   {group, resource}: batch, jobs     reconcile.Metrics.StaleSyncSkipped
 //
 // The Reconciler reports the first seven and the last through reconcile.Metrics.
 // The other two it does not report, so Metrics derives them from the Job informer

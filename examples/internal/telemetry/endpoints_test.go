@@ -80,8 +80,8 @@ func TestEndpoints(t *testing.T) {
 				}
 			}
 			code, body := get(t, "http://"+s.MetricsAddr()+"/metrics")
-			if code != 200 || !strings.Contains(body, "job_controller_stale_sync_skips_total 1\n") {
-				t.Errorf("GET /metrics = %d %q, want 200 with job_controller_stale_sync_skips_total 1", code, body)
+			if code != 200 || !strings.Contains(body, `job_controller_stale_sync_skips_total{group="batch",resource="jobs"} 1`+"\n") {
+				t.Errorf(`GET /metrics = %d %q, want 200 with job_controller_stale_sync_skips_total{group="batch",resource="jobs"} 1`, code, body)
 			}
 			if code, _ := get(t, "http://"+s.MetricsAddr()+"/healthz"); code != http.StatusNotFound {
 				t.Errorf("GET /healthz on the metrics port = %d, want 404", code)

@@ -39,7 +39,9 @@ type Metrics struct {
 	podsCreated     *prometheus.CounterVec
 	finishedIndexes *prometheus.CounterVec
 	externalJobs    *prometheus.CounterVec
-	staleSkips      prometheus.Counter
+	staleSkips      *prometheus.CounterVec
+	// staleJobs is the one series of staleSkips: batch/v1 Jobs.
+	staleJobs prometheus.Counter
 }
 
 var _ reconcile.Metrics = (*Metrics)(nil)
@@ -49,7 +51,7 @@ func NewMetrics() *Metrics {
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: Subsystem, Name: name, Help: help}, labels)
 	}
-	return &Metrics{
+	m := &Metrics{
 		syncDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Subsystem: Subsystem, Name: "job_sync_duration_seconds",
 			Help:    "Time taken to sync a Job.",
@@ -63,9 +65,12 @@ func NewMetrics() *Metrics {
 		podsCreated:     counter("job_pods_creation_total", "Number of pod creation requests.", "reason", "status"),
 		finishedIndexes: counter("job_finished_indexes_total", "Number of indexes of Indexed Jobs that finished.", "status", "backoffLimit"),
 		externalJobs:    counter("jobs_by_external_controller_total", "Number of Jobs seen that another controller manages.", "controller_name"),
-		staleSkips: prometheus.NewCounter(prometheus.CounterOpts{Subsystem: Subsystem, Name: "stale_sync_skips_total",
-			Help: "Number of syncs skipped because the cached Job was older than the controller's last status write."}),
+		// Labelled by the API group and resource of the skipped object, as the
+		// controllers of kube-controller-manager label their stale_sync_skips_total.
+		staleSkips: counter("stale_sync_skips_total", "Number of syncs skipped because the cached Job was older than the controller's last status write.", "group", "resource"),
 	}
+	m.staleJobs = m.staleSkips.WithLabelValues("batch", "jobs")
+	return m
 }
 
 // Register registers the collectors with reg. Collectors registered before (by
@@ -111,7 +116,7 @@ func (m *Metrics) PodsCreated(reason, status string, n int) {
 }
 
 // StaleSyncSkipped counts stale_sync_skips_total.
-func (m *Metrics) StaleSyncSkipped() { m.staleSkips.Inc() }
+func (m *Metrics) StaleSyncSkipped() { m.staleJobs.Inc() }
 
 // FinishedIndexes counts n indexes that finished with status (StatusSucceeded or
 // StatusFailed) in job_finished_indexes_total; backoffLimit is

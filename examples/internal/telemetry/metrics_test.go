@@ -77,7 +77,7 @@ func TestMetrics(t *testing.T) {
 		"job_controller_jobs_by_external_controller_total{controller_name=kubernetes.io/job-controller} 1",
 		"job_controller_jobs_finished_total{completion_mode=NonIndexed,reason=BackoffLimitExceeded,result=failed} 1",
 		"job_controller_pod_failures_handled_by_failure_policy_total{action=Ignore} 2",
-		"job_controller_stale_sync_skips_total{} 1",
+		"job_controller_stale_sync_skips_total{group=batch,resource=jobs} 1",
 		"job_controller_terminated_pods_tracking_finalizer_total{event=add} 1",
 	}
 	if diff := cmp.Diff(want, gather(t, reg)); diff != "" {
@@ -152,8 +152,8 @@ func TestJobEventHandler(t *testing.T) {
 			} else {
 				h.OnUpdate(tt.old, tt.cur)
 			}
-			// Only the plain counter appears before it is counted.
-			got := slicesWithout(gather(t, reg), "job_controller_stale_sync_skips_total{} 0")
+			// Only the stale-sync series (created with its labels) appears before it is counted.
+			got := slicesWithout(gather(t, reg), "job_controller_stale_sync_skips_total{group=batch,resource=jobs} 0")
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("metrics after the event (-want +got):\n%s", diff)
 			}
