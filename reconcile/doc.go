@@ -157,8 +157,7 @@
 // orphan cleanup. Both tell the caller which pods need the orphan cleanup
 // (CleanOrphan, with finalizers.DecideOrphan rules, which confirms a missing owner
 // through Config.ReadOwner) and when orphans may be adopted (PodEventResult.Adoptable:
-// the owners whose selector matches the pod). OwnerDeleted forgets a deleted owner
-// by hand.
+// the owners whose selector matches the pod).
 //
 // # Helpers for other controllers
 //

@@ -52,8 +52,11 @@ type OwnerEventResult struct {
 //     Old.Status), clean its orphans;
 //   - deletion (no New): forget the owner's state, clean its orphans, no sync.
 //
-// The state is forgotten by UID (as OwnerDeleted does), so that a late event never
-// wipes the state of an owner recreated under the same name and already synced. The
+// The state is forgotten by UID, so that a late event never wipes the state of an
+// owner recreated under the same name and already synced (its expectations above
+// all). A caller that knows only that an owner is gone (a cache miss with the
+// owner's UID remembered) passes OwnerEvent{Old: &plan.Workload{Namespace, Name,
+// UID}}; without a UID, Forget. The
 // active deadline needs no timer here: the sync that follows a spec change requeues
 // itself for the deadline (Result.RequeueAfter). It is safe for concurrent use.
 func (r *Reconciler) ObserveOwnerEvent(ev OwnerEvent) OwnerEventResult {

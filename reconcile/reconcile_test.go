@@ -296,7 +296,7 @@ func TestSyncJobRecreatedClearsExpectations(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.Created, "the new Job gets its pod at once")
 
-	e.r.OwnerDeleted(fresh.Namespace, fresh.Name, fresh.UID)
+	e.r.ObserveOwnerEvent(reconcile.OwnerEvent{Old: plan.JobWorkload(fresh)})
 	st := e.r.Config().Expectations.Get("ns/again")
 	assert.False(t, st.Exists, "JobDeleted forgets the expectations")
 }
@@ -317,11 +317,11 @@ func TestLateDeleteEventKeepsRecreatedJobState(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, e.r.Config().Expectations.Satisfied("ns/again"), "creations of the new Job pending")
 
-	e.r.OwnerDeleted(old.Namespace, old.Name, old.UID)
+	e.r.ObserveOwnerEvent(reconcile.OwnerEvent{Old: plan.JobWorkload(old)})
 	e.r.ObserveOwnerEvent(reconcile.OwnerEvent{Old: plan.JobWorkload(old)})
 	assert.False(t, e.r.Config().Expectations.Satisfied("ns/again"), "the old Job's delete event kept the new Job's expectations")
 
-	e.r.OwnerDeleted(fresh.Namespace, fresh.Name, fresh.UID)
+	e.r.ObserveOwnerEvent(reconcile.OwnerEvent{Old: plan.JobWorkload(fresh)})
 	assert.False(t, e.r.Config().Expectations.Get("ns/again").Exists, "the new Job's own delete event forgets them")
 }
 

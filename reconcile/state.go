@@ -75,13 +75,6 @@ func (r *Reconciler) forgetLocked(key string) {
 	delete(r.keys, key)
 }
 
-// OwnerDeleted is Forget for a deleted owner, keyed by its UID: when an owner
-// recreated under the same name has already been synced, the late delete event of
-// the old one leaves the new owner's state (its expectations above all) alone.
-func (r *Reconciler) OwnerDeleted(namespace, name string, uid types.UID) {
-	r.forgetUID(Key(namespace, name), uid)
-}
-
 // forgetUID forgets key unless its state belongs to a Job with another UID.
 func (r *Reconciler) forgetUID(key string, uid types.UID) {
 	r.mu.Lock()

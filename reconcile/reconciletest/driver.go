@@ -33,7 +33,7 @@ var ErrStepLimit = errors.New("reconciletest: limit reached before the owner fin
 //  1. delivers the watch events that are due to the Cache, whose handlers feed
 //     Reconciler.ObservePodEvent (with the owners' facts: the cached Jobs, the
 //     cached Tasks, or the test's store), ObserveOwnerEvent on Job events, and
-//     OwnerDeleted on Task events;
+//     ObserveOwnerEvent on Task deletions and replacements;
 //  2. syncs the owner from the Cache (one missing from the Cache is forgotten);
 //  3. runs a Kubelet step (its script);
 //  4. advances the clock by StepDuration.
@@ -47,8 +47,9 @@ var ErrStepLimit = errors.New("reconciletest: limit reached before the owner fin
 // the store returns, pod events and the orphan cleanup read the owner's facts from
 // it, and Run stops when it is finished with no tracked pod left (StepResult and
 // RunResult carry it in Workload). The store has no watch: a test that deletes an
-// owner from it tells the Reconciler (OwnerDeleted), as the controller's owner
-// event handler would; a sync that finds nothing in the store forgets the key.
+// owner from it tells the Reconciler (ObserveOwnerEvent with Old only), as the
+// controller's owner event handler would; a sync that finds nothing in the store
+// forgets the key.
 // SyncFunc and DoneFunc replace the sync and the "done" test for a controller that
 // is not a plain Reconciler.
 //
@@ -118,7 +119,7 @@ func NewDriver(c *Cluster, r *reconcile.Reconciler) *Driver {
 			return
 		}
 		// Deleted, or replaced under the same name.
-		d.Reconciler.OwnerDeleted(old.Namespace, old.Name, old.UID)
+		d.Reconciler.ObserveOwnerEvent(reconcile.OwnerEvent{Old: old.Workload()})
 	})
 	return d
 }
