@@ -58,6 +58,16 @@
 // reason, or "<action>FailurePolicyAction" for a restart. The reasons are not
 // exported: [Decision.Effect] and [Decision.Action] tell the outcomes apart.
 //
+// # Labels
+//
+// [Identity.Labels] writes JobSet's keys under jobset.sigs.k8s.io/: jobset-name,
+// jobset-uid, replicatedjob-name, replicatedjob-replicas, job-index,
+// job-global-index, global-replicas, group-name, group-replicas, job-group-index,
+// restart-attempt, job-restart-attempt, job-key and, with a coordinator,
+// coordinator. Only the keys a reader needs are exported ([LabelJobSetName],
+// [LabelJobSetUID], [LabelRoleName], [LabelJobIndex], [LabelRestartAttempt],
+// [LabelJobRestartAttempt]); the others are written and never read back.
+//
 // # Invariants
 //
 // No function modifies its arguments: counters and condition lists come back as
