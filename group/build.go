@@ -28,14 +28,21 @@ func (s *sync) newChild(id *plaingroup.Identity, r int) *batchv1.Job {
 			Namespace:       in.Namespace,
 			Labels:          merged(tmpl.Labels, keys),
 			Annotations:     merged(tmpl.Annotations, keys),
-			OwnerReferences: []metav1.OwnerReference{s.ref},
+			OwnerReferences: []metav1.OwnerReference{s.ownerRef()},
 		},
 		Spec: *tmpl.Spec.DeepCopy(),
 	}
 	job.Annotations[plaingroup.AnnotationNamespacedJob] = in.Namespace + "_" + id.Name
 	spec := &job.Spec
-	spec.Template.Labels = merged(spec.Template.Labels, keys)
 	spec.Template.Annotations = merged(spec.Template.Annotations, keys)
+	// keys is this child's own map: it becomes the pod template's labels, the
+	// template's pod labels under JobSet's keys.
+	for k, v := range spec.Template.Labels {
+		if _, ok := keys[k]; !ok {
+			keys[k] = v
+		}
+	}
+	spec.Template.Labels = keys
 	if spec.CompletionMode == nil {
 		spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 	}
@@ -70,7 +77,7 @@ func (s *sync) newService() *corev1.Service {
 			Name:            s.spec.Subdomain,
 			Namespace:       in.Namespace,
 			Labels:          map[string]string{plaingroup.LabelJobSetName: in.Name},
-			OwnerReferences: []metav1.OwnerReference{s.ref},
+			OwnerReferences: []metav1.OwnerReference{s.ownerRef()},
 		},
 		Spec: corev1.ServiceSpec{
 			ClusterIP:                corev1.ClusterIPNone,
@@ -78,4 +85,10 @@ func (s *sync) newService() *corev1.Service {
 			PublishNotReadyAddresses: ptr.Deref(in.PublishNotReadyAddresses, true),
 		},
 	}
+}
+
+// ownerRef returns the controller reference to the group, a copy per object so
+// that no two objects of a plan share memory.
+func (s *sync) ownerRef() metav1.OwnerReference {
+	return s.kind.NewControllerRef(&metav1.ObjectMeta{Name: s.in.Name, UID: s.in.UID})
 }

@@ -21,7 +21,7 @@ type sync struct {
 	in          *Input
 	spec        plaingroup.Spec
 	matcher     *plaingroup.Matcher
-	ref         metav1.OwnerReference
+	kind        owner.Kind
 	dns         bool
 	coordinator string
 
@@ -126,7 +126,7 @@ func start(in *Input) (*sync, error) {
 	kind := owner.Kind{Group: in.Owner.Group, Version: in.Owner.Version, Kind: in.Owner.Kind}
 	s := &sync{
 		in: in, spec: spec, matcher: m,
-		ref:      kind.NewControllerRef(&metav1.ObjectMeta{Name: in.Name, UID: in.UID}),
+		kind:     kind,
 		dns:      ptr.Deref(in.EnableDNSHostnames, true),
 		counters: countersOf(&in.Status),
 		conds:    plainConditions(in.Status.Conditions),
@@ -140,7 +140,7 @@ func start(in *Input) (*sync, error) {
 
 // read keeps the Jobs controlled by the group whose labels can be read.
 func (s *sync) read() {
-	kind := owner.Kind{Group: s.in.Owner.Group, Version: s.in.Owner.Version, Kind: s.in.Owner.Kind}
+	kind := s.kind
 	s.facts = make([]plaingroup.Child, 0, len(s.in.Children))
 	s.jobs = make([]*batchv1.Job, 0, len(s.in.Children))
 	for _, j := range s.in.Children {
