@@ -56,6 +56,15 @@ func Compute(in *Input) (Plan, error) {
 	if in.Deleting {
 		return Plan{Skip: "the group is being deleted"}, nil
 	}
+	if in.ControllerName != "" {
+		managedBy := in.Spec.ManagedBy
+		if managedBy == "" {
+			managedBy = plaingroup.ControllerName
+		}
+		if managedBy != in.ControllerName {
+			return Plan{Skip: "managedBy " + managedBy + " is another controller"}, nil
+		}
+	}
 	s, err := start(in)
 	if err != nil {
 		return Plan{}, err

@@ -440,6 +440,29 @@ func TestDeletingGroupIsSkipped(t *testing.T) {
 	assert.Equal(t, group.Plan{Skip: "the group is being deleted"}, p)
 }
 
+func TestManagedBy(t *testing.T) {
+	tests := []struct {
+		name, controller, managedBy string
+		wantSkip                    bool
+	}{
+		{name: "no controller name handles every group", managedBy: "x.io/other"},
+		{name: "named in managedBy", controller: "x.io/groups", managedBy: "x.io/groups"},
+		{name: "another controller", controller: "x.io/groups", managedBy: "x.io/other", wantSkip: true},
+		{name: "unset managedBy is JobSet's", controller: "x.io/groups", wantSkip: true},
+		{name: "unset managedBy for JobSet's name", controller: plaingroup.ControllerName},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := leaderWorkers(1)
+			in.ControllerName, in.Spec.ManagedBy = tc.controller, tc.managedBy
+			p, err := group.Compute(in)
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantSkip, p.Skip != "", "Skip = %q", p.Skip)
+			assert.Equal(t, tc.wantSkip, len(p.Create) == 0)
+		})
+	}
+}
+
 func TestForeignAndBadChildren(t *testing.T) {
 	w := &world{t: t, in: leaderWorkers(2)}
 	w.sync(t0)

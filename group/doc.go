@@ -30,10 +30,14 @@
 // them out; with DNS hostnames (the default) the pod subdomain, so each pod of
 // an Indexed child is <child>-<completion index>.<subdomain>, the hostname the
 // Job controller gives it; spec.managedBy when Input.ChildManagedBy is set;
-// and spec.suspend equal to the group's. No environment variable is added:
+// and spec.suspend equal to the group's (a suspended group creates the
+// children of the roles that may start, suspended, and resumes them in the
+// startup order). No environment variable is added:
 // JobSet adds none (the Job controller sets JOB_COMPLETION_INDEX, and the
 // labels reach a pod through the downward API).
 //
+// With Input.ControllerName set, a group whose spec.managedBy names another
+// controller is skipped (unset means JobSet's own controller, as for JobSet).
 // A Job is the group's when its controller reference names Input.Owner's kind
 // with the group's UID. Other Jobs among Input.Children, and the group's Jobs
 // whose labels cannot be read (ReadChild's errors), are left out of every rule
@@ -63,11 +67,19 @@
 //
 // Compute is O(roles + rules × children + created children) and allocates the
 // facts of the children, the plan and, per created child, a deep copy of its
-// template. Measured on one core (bench_test.go, a leader and workers, the first
-// sync creating every child and a steady sync creating none):
+// template. BenchmarkCompute (bench_test.go: a leader and workers of eight pods,
+// three failure policy rules) on a shared two-core machine under heavy load,
+// so the times are upper bounds; allocations are exact:
 //
-//	children  first sync                 steady sync
-//	      10  see BENCHMARKS below
+//	children  first sync (all created)   steady sync (nothing to do)  restart (all deleted)
+//	      10  0.4 ms,   64 KB,    385     31 µs,   5 KB,  37         37 µs,   8 KB,    61
+//	     100  2.9 ms,  590 KB,  3,562     94 µs,  19 KB,  37        260 µs,  38 KB,   157
+//	   1,000   22 ms,  5.9 MB, 39,513    0.6 ms, 144 KB,  37        0.8 ms, 308 KB, 1,064
+//
+// A created child costs about 6 KB and 39 allocations (its labels and
+// annotations, four maps, and the template's deep copy); a steady sync
+// allocates the same at every size besides the facts of the children.
+// ReadChild allocates nothing.
 //
 // # Concurrency
 //

@@ -56,6 +56,11 @@ type Input struct {
 	// ServiceExists says whether the headless Service is in the cache.
 	ServiceExists bool
 
+	// ControllerName, when set, is the name of the controller computing the
+	// plan: a group whose Spec.ManagedBy names another controller is skipped
+	// (an unset managedBy names JobSet's, plaingroup.ControllerName). Empty
+	// handles every group.
+	ControllerName string
 	// ChildManagedBy, when set, is the spec.managedBy of the children created,
 	// so that the Job controller of that name (a jobkit one) runs them rather
 	// than the kube-controller-manager.
@@ -96,7 +101,8 @@ type Status struct {
 //     created it: names are deterministic, so no child is created twice);
 //  7. record Events, and sync again after RequeueAfter when it is positive.
 type Plan struct {
-	// Skip is set when the group is not to be handled (it is being deleted);
+	// Skip is set when the group is not to be handled (it is being deleted, or
+	// another controller manages it);
 	// every other field is then empty.
 	Skip string
 	// DeleteGroup, when not empty, says why the group itself is to be deleted
