@@ -532,3 +532,68 @@ func TestComputeDoesNotModifyItsInput(t *testing.T) {
 		}
 	}
 }
+
+// A controller that crashed after writing the restart's status, before deleting
+// anything, finds the children of the old attempt obsolete: it deletes them and
+// counts nothing again.
+func TestRestartResumedAfterACrash(t *testing.T) {
+	w, p := restartGroup(t, plaingroup.Recreate)
+	written := p.Status
+	for _, j := range w.in.Children {
+		j.DeletionTimestamp = nil // the deletions never happened
+	}
+	w.in.Status = written
+	p = w.sync(t0.Add(2 * time.Minute))
+	assert.Equal(t, []string{"js-leader-0", "js-workers-0", "js-workers-1"}, deleted(p))
+	assert.Equal(t, int32(1), p.Status.Restarts, "the restart is counted once")
+	assert.Empty(t, p.Events, "no second decision")
+	assert.False(t, p.StatusChanged)
+	assert.Empty(t, p.Create)
+}
+
+// A failed child of an old attempt decides nothing: only the current attempt's
+// failures count.
+func TestOldAttemptFailureIsIgnored(t *testing.T) {
+	w, _ := restartGroup(t, plaingroup.Recreate)
+	w.gone()
+	w.sync(t0.Add(2 * time.Minute)) // the new attempt
+	old := w.job("js-workers-0").DeepCopy()
+	old.Name = "js-workers-9" // an old child, still there
+	old.Labels[plaingroup.LabelRestartAttempt] = "0"
+	old.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: metav1.NewTime(t0)}}
+	old.DeletionTimestamp = &metav1.Time{Time: t0}
+	w.in.Children = append(w.in.Children, old)
+	p := w.sync(t0.Add(3 * time.Minute))
+	assert.Equal(t, int32(1), p.Status.Restarts)
+	assert.Nil(t, condition(p.Status, "Failed"))
+	assert.Empty(t, p.Delete, "it is already being deleted")
+}
+
+func TestUnchangedConditionsKeepTheirGeneration(t *testing.T) {
+	w, _ := restartGroup(t, plaingroup.Recreate)
+	w.in.Generation = 7
+	w.gone()
+	p := w.sync(t0.Add(2 * time.Minute))
+	c := condition(p.Status, "RestartingJobSet")
+	require.NotNil(t, c)
+	assert.Equal(t, int64(1), c.ObservedGeneration, "an unchanged condition is kept as written")
+	assert.True(t, c.LastTransitionTime.Equal(&metav1.Time{Time: t0.Add(time.Minute)}))
+}
+
+func TestNoCoordinatorNoLabel(t *testing.T) {
+	p, err := group.Compute(leaderWorkers(1))
+	require.NoError(t, err)
+	_, has := p.Create[0].Job.Labels["jobset.sigs.k8s.io/coordinator"]
+	assert.False(t, has)
+	assert.Equal(t, "ns_js-leader-0", p.Create[0].Job.Annotations[plaingroup.AnnotationNamespacedJob])
+}
+
+func TestSuspendedWhileRestarting(t *testing.T) {
+	w, _ := restartGroup(t, plaingroup.Recreate)
+	w.in.Suspend = true
+	p := w.sync(t0.Add(2 * time.Minute))
+	c := condition(p.Status, "RestartingJobSet")
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	assert.Equal(t, "JobSetSuspended", c.Reason)
+	assert.Empty(t, p.Suspend, "children being deleted are not suspended")
+}
