@@ -3,6 +3,8 @@
 // workers, a launcher and ranks) whose child jobs succeed, fail and restart
 // together. It works over plain values with the standard library only, so a
 // scheduler with no Kubernetes object uses the same rules as a controller.
+// Package github.com/jobkit/jobkit/group is its Kubernetes layer: it reads child
+// batch/v1 Jobs into these facts and plans one sync of a group with these rules.
 //
 // # The facts
 //
