@@ -93,8 +93,11 @@ type Status struct {
 //  2. write Status when StatusChanged: the restart counters and the terminal
 //     condition are recorded before any child goes, so a controller restarted
 //     in the middle of a restart finds the children of the old attempt obsolete
-//     and deletes them, rather than counting the failure again or not at all;
-//  3. delete the Jobs of Delete, with their Propagation;
+//     and deletes them, rather than counting the failure again or not at all.
+//     Write it with the resourceVersion it was read at (an update, or a patch
+//     with that precondition): a sync that read a status older than the last
+//     write would otherwise count the same failure twice;
+//  3. delete the Jobs of Delete, with their Propagation (NotFound means done);
 //  4. create Service when it is not nil;
 //  5. set spec.suspend on the Jobs of Suspend, clear it on those of Resume;
 //  6. create the Jobs of Create (an AlreadyExists answer means an earlier sync
