@@ -2,6 +2,7 @@ package group_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -513,19 +514,36 @@ func TestComputeErrors(t *testing.T) {
 
 func TestComputeDoesNotModifyItsInput(t *testing.T) {
 	w := &world{t: t, in: leaderWorkers(2)}
-	w.in.Spec.FailurePolicy = &plaingroup.FailurePolicy{MaxRestarts: 2}
+	w.in.Spec.FailurePolicy = &plaingroup.FailurePolicy{MaxRestarts: 2, Rules: []plaingroup.Rule{{Action: plaingroup.RestartJob}}}
 	w.sync(t0)
 	w.finish("js-workers-1", batchv1.JobFailed, "BackoffLimitExceeded", "", t0)
+	// Per-index counters in the status, which the RestartJob must not bump in place.
+	w.in.Status.ReplicatedJobs[1].JobRestarts = []int32{0, 0}
+	w.in.Status.ReplicatedJobs[1].JobRestartsCountTowardsMax = []int32{0, 0}
+	// A deep copy: a shallow one would share the slices Compute must not touch.
 	before := w.in.Status
+	before.Conditions = slices.Clone(before.Conditions)
+	before.ReplicatedJobs = slices.Clone(before.ReplicatedJobs)
+	for i := range before.ReplicatedJobs {
+		r := &before.ReplicatedJobs[i]
+		r.JobRestarts, r.JobRestartsCountTowardsMax = slices.Clone(r.JobRestarts), slices.Clone(r.JobRestartsCountTowardsMax)
+	}
+	templates := make([]batchv1.JobTemplateSpec, len(w.in.Templates))
+	for i := range templates {
+		templates[i] = *w.in.Templates[i].DeepCopy()
+	}
 	children := make([]batchv1.Job, len(w.in.Children))
 	for i, j := range w.in.Children {
 		children[i] = *j.DeepCopy()
 	}
 	spec := w.in.Spec
-	_, err := group.Compute(w.in)
+	spec.Roles = slices.Clone(spec.Roles)
+	p, err := group.Compute(w.in)
 	require.NoError(t, err)
+	require.Equal(t, []int32{0, 1}, p.Status.ReplicatedJobs[1].JobRestarts, "the restart is in the plan")
 	assert.Equal(t, before, w.in.Status)
 	assert.Equal(t, spec, w.in.Spec)
+	assert.Equal(t, templates, w.in.Templates)
 	for i, j := range w.in.Children {
 		if diff := cmp.Diff(&children[i], j); diff != "" {
 			t.Errorf("child %s modified (-before +after):\n%s", j.Name, diff)
