@@ -76,8 +76,8 @@ type Condition struct {
 	LastTransitionTime time.Time
 }
 
-// FindCondition returns the condition of type t in conds, or nil.
-func FindCondition(conds []Condition, t string) *Condition {
+// findCondition returns the condition of type t in conds, or nil.
+func findCondition(conds []Condition, t string) *Condition {
 	for i := range conds {
 		if conds[i].Type == t {
 			return &conds[i]
@@ -88,7 +88,7 @@ func FindCondition(conds []Condition, t string) *Condition {
 
 // isTrue reports whether conds holds a condition of type t with status True.
 func isTrue(conds []Condition, t string) bool {
-	c := FindCondition(conds, t)
+	c := findCondition(conds, t)
 	return c != nil && c.Status == True
 }
 

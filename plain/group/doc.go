@@ -3,6 +3,8 @@
 // workers, a launcher and ranks) whose child jobs succeed, fail and restart
 // together. It works over plain values with the standard library only, so a
 // scheduler with no Kubernetes object uses the same rules as a controller.
+// Package github.com/jobkit/jobkit/group is its Kubernetes layer: it reads child
+// batch/v1 Jobs into these facts and plans one sync of a group with these rules.
 //
 // # The facts
 //
@@ -57,6 +59,16 @@
 // InOrderStartupPolicyCompleted. An event's reason is the Failed condition's
 // reason, or "<action>FailurePolicyAction" for a restart. The reasons are not
 // exported: [Decision.Effect] and [Decision.Action] tell the outcomes apart.
+//
+// # Labels
+//
+// [Identity.Labels] writes JobSet's keys under jobset.sigs.k8s.io/: jobset-name,
+// jobset-uid, replicatedjob-name, replicatedjob-replicas, job-index,
+// job-global-index, global-replicas, group-name, group-replicas, job-group-index,
+// restart-attempt, job-restart-attempt, job-key and, with a coordinator,
+// coordinator. Only the keys a reader needs are exported ([LabelJobSetName],
+// [LabelJobSetUID], [LabelRoleName], [LabelJobIndex], [LabelRestartAttempt],
+// [LabelJobRestartAttempt]); the others are written and never read back.
 //
 // # Invariants
 //

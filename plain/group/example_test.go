@@ -102,7 +102,8 @@ func ExampleIdentities() {
 	slots := group.Creations(roles, nil, group.Counters{}, group.Recreate, nil)
 	for _, id := range group.Identities("js", roles, group.Counters{}, slots) {
 		l := id.Labels("js", "uid", "ns", "")
-		fmt.Println(id.Name, l[group.LabelJobGlobalIndex]+"/"+l[group.LabelGlobalReplicas], l[group.LabelJobGroupIndex]+"/"+l[group.LabelGroupReplicas])
+		fmt.Println(id.Name, l["jobset.sigs.k8s.io/job-global-index"]+"/"+l["jobset.sigs.k8s.io/global-replicas"],
+			l["jobset.sigs.k8s.io/job-group-index"]+"/"+l["jobset.sigs.k8s.io/group-replicas"])
 	}
 	// Output:
 	// js-driver-0 0/3 0/3

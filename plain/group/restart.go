@@ -7,23 +7,31 @@ import (
 	"strings"
 )
 
-// The label (and annotation) keys JobSet puts on child Jobs and their pods.
+// The label (and annotation) keys JobSet puts on child Jobs and their pods that a
+// reader needs: the group and its UID, which select the children and their pods,
+// and the role, index and attempts, which [Child] holds.
 const (
 	LabelJobSetName         = "jobset.sigs.k8s.io/jobset-name"
 	LabelJobSetUID          = "jobset.sigs.k8s.io/jobset-uid"
 	LabelRoleName           = "jobset.sigs.k8s.io/replicatedjob-name"
-	LabelRoleReplicas       = "jobset.sigs.k8s.io/replicatedjob-replicas"
 	LabelJobIndex           = "jobset.sigs.k8s.io/job-index"
-	LabelJobGlobalIndex     = "jobset.sigs.k8s.io/job-global-index"
-	LabelGlobalReplicas     = "jobset.sigs.k8s.io/global-replicas"
-	LabelGroupName          = "jobset.sigs.k8s.io/group-name"
-	LabelGroupReplicas      = "jobset.sigs.k8s.io/group-replicas"
-	LabelJobGroupIndex      = "jobset.sigs.k8s.io/job-group-index"
 	LabelRestartAttempt     = "jobset.sigs.k8s.io/restart-attempt"
 	LabelJobRestartAttempt  = "jobset.sigs.k8s.io/job-restart-attempt"
-	LabelJobKey             = "jobset.sigs.k8s.io/job-key"
-	LabelCoordinator        = "jobset.sigs.k8s.io/coordinator"
 	AnnotationNamespacedJob = "alpha.jobset.sigs.k8s.io/namespaced-job"
+)
+
+// The keys only [Identity.Labels] writes: no rule reads them back (a workload
+// reads them through the downward API), so they are not exported; the package
+// doc lists them.
+const (
+	labelRoleReplicas   = "jobset.sigs.k8s.io/replicatedjob-replicas"
+	labelJobGlobalIndex = "jobset.sigs.k8s.io/job-global-index"
+	labelGlobalReplicas = "jobset.sigs.k8s.io/global-replicas"
+	labelGroupName      = "jobset.sigs.k8s.io/group-name"
+	labelGroupReplicas  = "jobset.sigs.k8s.io/group-replicas"
+	labelJobGroupIndex  = "jobset.sigs.k8s.io/job-group-index"
+	labelJobKey         = "jobset.sigs.k8s.io/job-key"
+	labelCoordinator    = "jobset.sigs.k8s.io/coordinator"
 )
 
 // Obsolete returns the positions in children of the children of an old attempt
@@ -189,19 +197,19 @@ func (id *Identity) Labels(group, uid, namespace, coordinator string) map[string
 		LabelJobSetName:        group,
 		LabelJobSetUID:         uid,
 		LabelRoleName:          id.Role,
-		LabelRoleReplicas:      fmtI(id.RoleReplicas),
+		labelRoleReplicas:      fmtI(id.RoleReplicas),
 		LabelJobIndex:          fmtI(id.Index),
-		LabelJobGlobalIndex:    fmtI(id.GlobalIndex),
-		LabelGlobalReplicas:    fmtI(id.GlobalReplicas),
-		LabelGroupName:         id.GroupName,
-		LabelGroupReplicas:     fmtI(id.GroupReplicas),
-		LabelJobGroupIndex:     fmtI(id.GroupIndex),
+		labelJobGlobalIndex:    fmtI(id.GlobalIndex),
+		labelGlobalReplicas:    fmtI(id.GlobalReplicas),
+		labelGroupName:         id.GroupName,
+		labelGroupReplicas:     fmtI(id.GroupReplicas),
+		labelJobGroupIndex:     fmtI(id.GroupIndex),
 		LabelRestartAttempt:    fmtI(id.Attempt),
 		LabelJobRestartAttempt: fmtI(id.JobAttempt),
-		LabelJobKey:            jobKey(namespace, id.Name),
+		labelJobKey:            jobKey(namespace, id.Name),
 	}
 	if coordinator != "" {
-		m[LabelCoordinator] = coordinator
+		m[labelCoordinator] = coordinator
 	}
 	return m
 }

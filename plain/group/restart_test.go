@@ -111,7 +111,7 @@ func TestLabels(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Labels (-want +got):\n%s", diff)
 	}
-	_, has := id.Labels("js", "uid-1", "default", "")[group.LabelCoordinator]
+	_, has := id.Labels("js", "uid-1", "default", "")["jobset.sigs.k8s.io/coordinator"]
 	assert.False(t, has, "no coordinator label without a coordinator")
 }
 

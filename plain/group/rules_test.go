@@ -315,6 +315,10 @@ func TestRestartEnded(t *testing.T) {
 
 // isTrue reports whether conds holds a condition of type t with status True.
 func isTrue(conds []group.Condition, t string) bool {
-	c := group.FindCondition(conds, t)
-	return c != nil && c.Status == group.True
+	for _, c := range conds {
+		if c.Type == t {
+			return c.Status == group.True
+		}
+	}
+	return false
 }

@@ -1,0 +1,320 @@
+package group
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plain/fielderr"
+	plaingroup "github.com/jobkit/jobkit/plain/group"
+)
+
+// sync is the state of one Compute call.
+type sync struct {
+	in          *Input
+	spec        plaingroup.Spec
+	matcher     *plaingroup.Matcher
+	kind        owner.Kind
+	dns         bool
+	coordinator string
+
+	// facts are the children read, jobs their Jobs (the same positions);
+	// foreign holds the names of the Jobs left out, which are taken all the
+	// same.
+	facts   []plaingroup.Child
+	jobs    []*batchv1.Job
+	foreign map[string]bool
+
+	counters plaingroup.Counters
+	conds    []plaingroup.Condition
+	terminal string
+	plan     Plan
+}
+
+// Compute decides one sync of a group, in JobSet's order: read the children;
+// decide failure (before success) by the failure policy, then success by the
+// success policy; delete the children of old attempts, and those still running
+// once the group has finished; then, while it runs, the startup order and
+// dependsOn, suspension and resumption, the headless Service and the children
+// to create; the status with its per-role entries and conditions; and, once it
+// has finished, its TTL. Every rule is plaingroup's; Compute converts and
+// assembles. It reads no clock (Input.Now), performs no I/O and modifies none
+// of its inputs.
+//
+// It returns an error, and no plan, when the Input cannot be planned: no name,
+// no Owner kind or version, a Spec.Name other than Name, a template count other than the role count, or a
+// failure policy pattern that does not compile (plaingroup.Validate reports all
+// of these and more on admission).
+func Compute(in *Input) (Plan, error) {
+	if in.Deleting {
+		return Plan{Skip: "the group is being deleted"}, nil
+	}
+	if in.ControllerName != "" {
+		managedBy := in.Spec.ManagedBy
+		if managedBy == "" {
+			managedBy = plaingroup.ControllerName
+		}
+		if managedBy != in.ControllerName {
+			return Plan{Skip: "managedBy " + managedBy + " is another controller"}, nil
+		}
+	}
+	s, err := start(in)
+	if err != nil {
+		return Plan{}, err
+	}
+	s.read()
+	wasFinished := plaingroup.Finished(s.conds) != nil
+	if !wasFinished {
+		s.decide()
+	}
+	s.deleteObsolete()
+	roles := s.spec.Roles
+	statuses := plaingroup.Statuses(roles, s.facts, s.counters)
+	if plaingroup.Finished(s.conds) != nil {
+		s.finish(wasFinished)
+		if s.plan.DeleteGroup != "" {
+			return Plan{DeleteGroup: s.plan.DeleteGroup, Warnings: s.plan.Warnings}, nil
+		}
+	} else {
+		startup := plaingroup.MayStart(s.spec.StartupOrder, roles, statuses)
+		for _, c := range startup.Conditions {
+			s.set(c)
+		}
+		s.suspension(startup.Allowed)
+		s.service()
+		s.create(startup.Allowed)
+	}
+	if c := plaingroup.RestartEnded(s.conds, roles, statuses, s.in.Suspend); c != nil {
+		s.set(*c)
+	}
+	s.plan.Status = Status{
+		Restarts:                s.counters.Restarts,
+		RestartsCountTowardsMax: s.counters.RestartsCountTowardsMax,
+		TerminalState:           s.terminal,
+		Conditions:              metaConditions(in.Status.Conditions, s.conds, in.Generation),
+		ReplicatedJobs:          statuses,
+	}
+	s.plan.StatusChanged = !equalStatus(&in.Status, &s.plan.Status)
+	return s.plan, nil
+}
+
+// start checks the Input and prepares the spec: roles sized from their
+// templates, JobSet's defaults applied.
+func start(in *Input) (*sync, error) {
+	invalid := func(field string, v any, detail string) error {
+		return fmt.Errorf("group: %w", &fielderr.Error{Type: fielderr.Invalid, Field: field, BadValue: v, Detail: detail})
+	}
+	switch {
+	case in.Name == "":
+		return nil, fmt.Errorf("group: %w", &fielderr.Error{Type: fielderr.Required, Field: "Input.Name"})
+	case in.Owner.Kind == "" || in.Owner.Version == "":
+		return nil, invalid("Input.Owner", in.Owner.String(), "needs a version and a kind: the children's controller reference names them")
+	case in.Spec.Name != "" && in.Spec.Name != in.Name:
+		return nil, invalid("Input.Spec.Name", in.Spec.Name, "must be Input.Name "+in.Name)
+	case len(in.Templates) != len(in.Spec.Roles):
+		return nil, invalid("Input.Templates", len(in.Templates), fmt.Sprintf("must hold one template per role (%d)", len(in.Spec.Roles)))
+	}
+	spec := in.Spec
+	spec.Name = in.Name
+	spec.Roles = slices.Clone(spec.Roles)
+	for i := range spec.Roles {
+		t := &in.Templates[i].Spec
+		spec.Roles[i].Parallelism = ptr.Deref(t.Parallelism, 1)
+		spec.Roles[i].Completions = t.Completions
+	}
+	spec = plaingroup.Default(spec)
+	m, err := plaingroup.Compile(spec.FailurePolicy)
+	if err != nil {
+		return nil, err
+	}
+	kind := owner.Kind{Group: in.Owner.Group, Version: in.Owner.Version, Kind: in.Owner.Kind}
+	s := &sync{
+		in: in, spec: spec, matcher: m,
+		kind:     kind,
+		dns:      ptr.Deref(in.EnableDNSHostnames, true),
+		counters: countersOf(&in.Status),
+		conds:    plainConditions(in.Status.Conditions),
+		terminal: in.Status.TerminalState,
+	}
+	if c := spec.Coordinator; c != nil {
+		s.coordinator = c.Value(in.Name, spec.Subdomain)
+	}
+	return s, nil
+}
+
+// read keeps the Jobs controlled by the group whose labels can be read.
+func (s *sync) read() {
+	kind := s.kind
+	s.facts = make([]plaingroup.Child, 0, len(s.in.Children))
+	s.jobs = make([]*batchv1.Job, 0, len(s.in.Children))
+	for _, j := range s.in.Children {
+		if j == nil {
+			continue
+		}
+		if !kind.IsControlledBy(j, string(s.in.UID)) {
+			s.ignore(j, errors.New("not controlled by the group (owner "+kind.String()+" uid "+string(s.in.UID)+")"))
+			continue
+		}
+		ch, err := ReadChild(j)
+		if err != nil {
+			s.ignore(j, err)
+			continue
+		}
+		s.facts = append(s.facts, ch)
+		s.jobs = append(s.jobs, j)
+	}
+}
+
+// ignore records a Job left out of the rules: its name stays taken.
+func (s *sync) ignore(j *batchv1.Job, err error) {
+	if s.foreign == nil {
+		s.foreign = map[string]bool{}
+	}
+	s.foreign[j.Name] = true
+	s.warn("job %s/%s ignored: %v", j.Namespace, j.Name, err)
+}
+
+func (s *sync) warn(format string, args ...any) {
+	s.plan.Warnings = append(s.plan.Warnings, fmt.Sprintf(format, args...))
+}
+
+// set upserts a condition.
+func (s *sync) set(c plaingroup.Condition) bool {
+	var changed bool
+	s.conds, changed = plaingroup.SetCondition(s.conds, c, s.in.Now)
+	return changed
+}
+
+func (s *sync) event(typ, reason, message string) {
+	s.plan.Events = append(s.plan.Events, Event{Type: typ, Reason: reason, Message: message})
+}
+
+// decide applies the failure policy, then the success policy.
+func (s *sync) decide() {
+	d, err := s.matcher.Decide(s.facts, s.counters)
+	if err != nil {
+		s.warn("failure policy: %v", err)
+	}
+	s.counters = d.Counters
+	if d.Condition != nil {
+		s.set(*d.Condition)
+	}
+	switch d.Effect {
+	case plaingroup.Fail:
+		s.terminal = d.TerminalState
+		s.event(corev1.EventTypeWarning, d.EventReason, d.EventMessage)
+		return
+	case plaingroup.RestartGroup, plaingroup.RestartChild:
+		s.event(corev1.EventTypeWarning, d.EventReason, d.EventMessage)
+		return
+	}
+	if r := plaingroup.Succeed(s.spec.SuccessPolicy, s.spec.Roles, s.facts, s.counters); r.Completed {
+		s.set(*r.Condition)
+		s.terminal = r.TerminalState
+		s.event(corev1.EventTypeNormal, r.Condition.Reason, r.Condition.Message)
+	}
+}
+
+// deleteObsolete deletes the children of old attempts not yet being deleted.
+func (s *sync) deleteObsolete() {
+	for _, i := range plaingroup.Obsolete(s.facts, s.counters) {
+		ch := &s.facts[i]
+		if ch.Deleting {
+			continue
+		}
+		reason := fmt.Sprintf("obsolete: restart attempt %d, the group is at %d", ch.Attempt, s.counters.Restarts)
+		if ch.Attempt >= s.counters.Restarts {
+			reason = fmt.Sprintf("obsolete: job restart attempt %d, index %d of %q is at %d",
+				ch.JobAttempt, ch.Index, ch.Role, s.counters.JobRestarts(ch.Role, ch.Index))
+		}
+		s.delete(i, reason)
+	}
+}
+
+func (s *sync) delete(i int, reason string) {
+	s.plan.Delete = append(s.plan.Delete, Deletion{Job: s.jobs[i], Propagation: metav1.DeletePropagationForeground, Reason: reason})
+}
+
+// finish stops the running children of a finished group and applies its TTL;
+// expired decides only when the group had finished before this sync, so the
+// terminal status is written before the group goes.
+func (s *sync) finish(wasFinished bool) {
+	f := plaingroup.Finished(s.conds)
+	for i := range s.facts {
+		ch := &s.facts[i]
+		if ch.Deleting || ch.Outcome != plaingroup.Running || !s.counters.Current(ch) {
+			continue
+		}
+		if f.Type == plaingroup.ConditionCompleted {
+			s.delete(i, "the group completed ("+f.Reason+"): success stops the rest")
+		} else {
+			s.delete(i, "the group failed ("+f.Reason+")")
+		}
+	}
+	e, err := plaingroup.TTL(s.spec.TTLSecondsAfterFinished, s.conds, s.in.Deleting, s.in.Now)
+	switch {
+	case err != nil:
+		s.warn("%v", err)
+	case s.spec.TTLSecondsAfterFinished == nil:
+	case e.Expired && wasFinished:
+		s.plan.DeleteGroup = fmt.Sprintf("ttlSecondsAfterFinished %d expired at %s", *s.spec.TTLSecondsAfterFinished, e.At.UTC().Format(time.RFC3339))
+	default:
+		s.plan.RequeueAfter = max(e.Left, time.Nanosecond)
+		s.plan.RequeueReason = "ttlSecondsAfterFinished expires at " + e.At.UTC().Format(time.RFC3339)
+	}
+}
+
+// suspension suspends the running children of a suspended group, or resumes
+// those of the roles that may start.
+func (s *sync) suspension(allowed []bool) {
+	r := plaingroup.Suspend(s.in.Suspend, s.spec.Roles, s.facts, s.counters, allowed)
+	for _, i := range r.Suspend {
+		if !s.facts[i].Deleting {
+			s.plan.Suspend = append(s.plan.Suspend, JobAction{Job: s.jobs[i], Reason: "the group is suspended"})
+		}
+	}
+	for _, i := range r.Resume {
+		if !s.facts[i].Deleting {
+			s.plan.Resume = append(s.plan.Resume, JobAction{Job: s.jobs[i], Reason: "the group runs and role " + s.facts[i].Role + " may start"})
+		}
+	}
+	if s.set(r.Condition) {
+		s.event(corev1.EventTypeNormal, r.Condition.Reason, r.Condition.Message)
+	}
+}
+
+// service plans the headless Service when DNS hostnames are on and it is
+// missing.
+func (s *sync) service() {
+	if s.dns && !s.in.ServiceExists {
+		s.plan.Service = s.newService()
+		s.plan.ServiceReason = "network.enableDNSHostnames: the pods' subdomain " + s.spec.Subdomain + " needs a headless Service"
+	}
+}
+
+// create plans the missing children of the roles that may start.
+func (s *sync) create(allowed []bool) {
+	strategy := plaingroup.Recreate
+	if p := s.spec.FailurePolicy; p != nil {
+		strategy = p.RestartStrategy
+	}
+	slots := plaingroup.Creations(s.spec.Roles, s.facts, s.counters, strategy, allowed)
+	ids := plaingroup.Identities(s.in.Name, s.spec.Roles, s.counters, slots)
+	for k := range ids {
+		id := &ids[k]
+		if s.foreign[id.Name] {
+			s.warn("child %s not created: a Job of that name exists and is not the group's", id.Name)
+			continue
+		}
+		reason := fmt.Sprintf("index %d of %q has no child (restart attempt %d, job restart attempt %d)",
+			id.Index, id.Role, id.Attempt, id.JobAttempt)
+		s.plan.Create = append(s.plan.Create, JobAction{Job: s.newChild(id, slots[k].Role), Reason: reason})
+	}
+}
