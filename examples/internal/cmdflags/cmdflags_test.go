@@ -88,8 +88,8 @@ current-context: x
 	if err != nil {
 		t.Fatalf("RESTConfig() error = %v", err)
 	}
-	if cfg.Host != "https://example.invalid:6443" || cfg.QPS != 7 || cfg.Burst != 9 || !strings.HasSuffix(cfg.UserAgent, "/test-agent") {
-		t.Errorf("RESTConfig() = host %q, qps %v, burst %d, user agent %q", cfg.Host, cfg.QPS, cfg.Burst, cfg.UserAgent)
+	if cfg.Host != "https://example.invalid:6443" || cfg.QPS != 7 || cfg.Burst != 9 || !strings.HasSuffix(cfg.UserAgent, "/test-agent") || !cfg.DisableCompression {
+		t.Errorf("RESTConfig() = host %q, qps %v, burst %d, user agent %q, compression off %v", cfg.Host, cfg.QPS, cfg.Burst, cfg.UserAgent, cfg.DisableCompression)
 	}
 	f.Kubeconfig = filepath.Join(t.TempDir(), "missing")
 	if _, err := f.RESTConfig("test-agent"); err == nil || !strings.Contains(err.Error(), "loading the cluster configuration") {

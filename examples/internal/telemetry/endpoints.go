@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -34,6 +35,10 @@ type Endpoints struct {
 	// "ok" when every check passes (no check passes trivially), and 500 naming each
 	// failed check and its error otherwise.
 	Healthz, Readyz map[string]Check
+	// Profiling serves Go's profiles (net/http/pprof) under /debug/pprof/ beside
+	// /metrics, as kube-controller-manager's --profiling does. Off by default: the
+	// endpoint has no authentication.
+	Profiling bool
 }
 
 // Servers are the HTTP servers of Endpoints, listening since Listen returned.
@@ -65,6 +70,13 @@ func Listen(e Endpoints) (*Servers, error) {
 	if enabled(e.MetricsAddr) {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
+		if e.Profiling {
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 		servers = append(servers, &server{addr: e.MetricsAddr, mux: mux, isMetrics: true})
 	}
 	if enabled(e.ProbeAddr) {

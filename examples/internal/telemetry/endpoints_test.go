@@ -129,3 +129,16 @@ func TestListenError(t *testing.T) {
 		t.Errorf("Listen on a taken address = %v, want an error naming %q", err, taken)
 	}
 }
+
+func TestEndpointsProfiling(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		s := serve(t, telemetry.Endpoints{MetricsAddr: "127.0.0.1:0", Profiling: on})
+		code, body := get(t, "http://"+s.MetricsAddr()+"/debug/pprof/")
+		if on && (code != http.StatusOK || !strings.Contains(body, "goroutine")) {
+			t.Errorf("Profiling on: /debug/pprof/ = %d %q, want 200 and the profile index", code, body)
+		}
+		if !on && code != http.StatusNotFound {
+			t.Errorf("Profiling off: /debug/pprof/ = %d, want 404", code)
+		}
+	}
+}

@@ -7,7 +7,7 @@
 //	                [--metrics-bind-address :8080] [--health-probe-bind-address :8081]
 //	                [--kube-api-qps 20] [--kube-api-burst 30]
 //	                [--kube-api-content-type application/vnd.kubernetes.protobuf]
-//	                [--logging-format text|json] [-v N]
+//	                [--logging-format text|json] [-v N] [--profiling]
 //
 // Without --kubeconfig it uses $KUBECONFIG, ~/.kube/config or the in-cluster
 // configuration. Create a Job with spec.managedBy set to the name to hand it over:
@@ -66,6 +66,7 @@ type options struct {
 	renewDeadline time.Duration
 	retryPeriod   time.Duration
 	contentType   string
+	profiling     bool
 }
 
 // The encodings --kube-api-content-type takes: protobuf (kube-controller-manager's
@@ -90,6 +91,7 @@ func parseFlags(args []string, output io.Writer) (options, error) {
 	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader retries renewing before giving up")
 	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "time between two attempts to acquire or renew")
 	fs.DurationVar(&o.resyncPeriod, "resync-period", 0, "informer resync period (0: none)")
+	fs.BoolVar(&o.profiling, "profiling", false, "serve Go's profiles under /debug/pprof/ at --metrics-bind-address (kube-controller-manager's flag; off here, the endpoint has no authentication)")
 	fs.StringVar(&o.contentType, "kube-api-content-type", contentTypeProtobuf, "encoding of the requests to the API server: "+contentTypeProtobuf+" or "+contentTypeJSON+" (kube-controller-manager's flag and default)")
 	f, err := set.Parse(args)
 	o.Flags = f
@@ -172,6 +174,7 @@ func run(ctx context.Context, o options) error {
 		MetricsAddr: o.MetricsAddr,
 		ProbeAddr:   o.ProbeAddr,
 		Gatherer:    registry,
+		Profiling:   o.profiling,
 		Healthz:     healthz,
 		Readyz: map[string]telemetry.Check{"caches": func(*http.Request) error {
 			if !ctrl.HasSynced() {
