@@ -137,3 +137,19 @@ func ExampleStore() {
 	// 2 16s
 	// false 0
 }
+
+// Of two failed pods of one index, the replacement is due for the later failure:
+// the one with at least as many recorded failures that finished no earlier.
+func ExampleLaterFailure() {
+	t := time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
+	failed := func(count string, finished time.Time) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{batchv1.JobIndexFailureCountAnnotation: count}},
+			Status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: "main",
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, FinishedAt: metav1.NewTime(finished)}}}}},
+		}
+	}
+	first, second := failed("0", t), failed("1", t.Add(time.Minute))
+	fmt.Println(backoff.LaterFailure(owner.BatchJob, second, first), backoff.LaterFailure(owner.BatchJob, first, second))
+	// Output: true false
+}

@@ -6,7 +6,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/internal/podutil"
+	"github.com/jobkit/jobkit/owner"
 )
 
 // FinishTime returns when a finished pod finished, taken from the first of these
@@ -96,4 +98,16 @@ func terminatedAt(cs *corev1.ContainerStatus) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return term.FinishedAt.Time, true
+}
+
+// LaterFailure reports whether failed pod a is a later failure of its index than
+// failed pod b, both pods of an owner of kind: a has recorded at least as many
+// earlier failures of the index (indexes.PodFailureCount, Failed + Ignored) and
+// finished no earlier (FinishTime). Of an index's failed pods, the one no other is
+// later than is the one whose replacement is due, and whose finish time the
+// per-index backoff counts from. Unreadable counts count 0, as PodFailureCount says.
+func LaterFailure(kind owner.Kind, a, b *corev1.Pod) bool {
+	fa, _ := indexes.PodFailureCount(kind, a)
+	fb, _ := indexes.PodFailureCount(kind, b)
+	return fb.Total() <= fa.Total() && !FinishTime(a).Before(FinishTime(b))
 }

@@ -148,18 +148,9 @@ func findDelayed(kind owner.Kind, pods []*podInfo, succeeded, failed plainindexe
 			continue
 		}
 		prev, ok := delayed[ix]
-		if !ok || laterFailure(kind, pi.pod, prev.pod) {
+		if !ok || backoff.LaterFailure(kind, pi.pod, prev.pod) {
 			delayed[ix] = pi
 		}
 	}
 	return delayed
-}
-
-// laterFailure says whether pod a is the later failure of its index than b: at least
-// as many recorded failures and a finish time not before b's.
-func laterFailure(kind owner.Kind, a, b *corev1.Pod) bool {
-	fa, _ := indexes.PodFailureCount(kind, a)
-	fb, _ := indexes.PodFailureCount(kind, b)
-	return int64(fb.Failed)+int64(fb.Ignored) <= int64(fa.Failed)+int64(fa.Ignored) &&
-		!backoff.FinishTime(a).Before(backoff.FinishTime(b))
 }

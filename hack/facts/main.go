@@ -85,6 +85,13 @@ var facts = []fact{
 			`Deref\([^)]*ManagedBy,\s*batchv1\.JobControllerName\)`,
 		),
 	},
+	{
+		name: "the later failure of an index (failure counts, then finish time)",
+		home: []string{"backoff/finish.go"},
+		shapes: res(
+			`!\s*(backoff\.)?FinishTime\([^)]*\)\.Before\(\s*(backoff\.)?FinishTime\(`,
+		),
+	},
 }
 
 func res(exprs ...string) []*regexp.Regexp {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/indexes"
-	"github.com/jobkit/jobkit/owner"
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/plan"
 )
@@ -48,7 +47,7 @@ func indexBackoff(w *workload, c *classification, p *plan.Plan, opts Options) []
 		if !isFailedForBackoff(pod, c.onlyFailed) {
 			continue
 		}
-		if prev, ok := last[ix]; !ok || later(w.kind, pod, prev) {
+		if prev, ok := last[ix]; !ok || backoff.LaterFailure(w.kind, pod, prev) {
 			last[ix] = pod
 		}
 	}
@@ -78,13 +77,4 @@ func isFailedForBackoff(pod *corev1.Pod, onlyFailed bool) bool {
 		return true
 	}
 	return !onlyFailed && pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded
-}
-
-// later says whether failed pod a is a later failure of its index than b, by the
-// rule plan documents for the pod whose replacement is due: at least as many
-// recorded failures and a finish time not before b's.
-func later(kind owner.Kind, a, b *corev1.Pod) bool {
-	fa, _ := indexes.PodFailureCount(kind, a)
-	fb, _ := indexes.PodFailureCount(kind, b)
-	return fb.Total() <= fa.Total() && !backoff.FinishTime(a).Before(backoff.FinishTime(b))
 }
