@@ -30,6 +30,11 @@ func limits(w *workload, c *classification, p *plan.Plan, opts Options) []string
 		s := fmt.Sprintf("backoffLimit: %d of %d failure(s) used", st.Failed, limit)
 		if st.Failed > limit {
 			s = fmt.Sprintf("backoffLimit: %d failure(s), over the limit of %d", st.Failed, limit)
+			// Pods removed for another reason (a deadline, a FailJob rule) count as
+			// failures too: the count then passes the limit without being the reason.
+			if reason := failureReason(st); reason != "" && reason != batchv1.JobReasonBackoffLimitExceeded {
+				s = fmt.Sprintf("backoffLimit: %d failure(s) counted against the limit of %d, but the Job fails by %s", st.Failed, limit, reason)
+			}
 		}
 		if w.Spec.BackoffLimit == nil {
 			s += " (unset: the API's default 6)"
@@ -112,4 +117,15 @@ func countIndexFailures(w *workload, c *classification) {
 			delete(c.failedIndexes, ix)
 		}
 	}
+}
+
+// failureReason is the reason of the Failed or FailureTarget condition that is True
+// in st, "" when there is none.
+func failureReason(st *batchv1.JobStatus) string {
+	for _, c := range st.Conditions {
+		if (c.Type == batchv1.JobFailed || c.Type == batchv1.JobFailureTarget) && c.Status == corev1.ConditionTrue {
+			return c.Reason
+		}
+	}
+	return ""
 }

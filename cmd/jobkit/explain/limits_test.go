@@ -74,7 +74,7 @@ func TestExplainLimits(t *testing.T) {
 			},
 			pods: func(job *batchv1.Job) []*corev1.Pod { return []*corev1.Pod{newPod(job, 0, corev1.PodRunning)} },
 			want: []string{
-				"backoffLimit: 1 failure(s), over the limit of 0",
+				"backoffLimit: 1 failure(s) counted against the limit of 0, but the Job fails by DeadlineExceeded",
 				"activeDeadlineSeconds 30: exceeded 30s ago (started 2026-03-01T10:00:00Z)",
 				"pod failure backoff: 10s after the first failure, doubling, at most 10m0s",
 			},
