@@ -21,8 +21,8 @@ import (
 )
 
 // Builders shared by the decision tables, the Settle and String tests and the
-// benchmarks. Every name starts with tb so that it cannot clash with the multi-step
-// harness living in the same package.
+// benchmarks. Every name starts with tb, so that a builder reads as one at the call
+// site. (The multi-step scenarios, in package plan_test, have their own.)
 
 // tbNow is the time of every sync in the tables.
 var tbNow = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)

@@ -7,7 +7,9 @@
 // measures a Job's time to Complete in units of a per-call latency; and
 // RunClientConformance, which checks any reconcile.Client against the API server's
 // behaviour. It is for our tests, for operator authors' tests and for a
-// deterministic fault simulator built on it.
+// deterministic fault simulator built on it: every simulation of this module runs
+// on it (the fault simulator, RunLatency, reconcile's chaos test, plan's multi-step
+// scenarios and finalizers' ledger property test), so a fault model is written once.
 //
 // # Determinism
 //
@@ -92,7 +94,9 @@
 //     the nth matching call or several, optionally after the write happened (a
 //     timeout whose answer was lost); and how long a call takes (Outcome.Delay, in a
 //     testing/synctest bubble), so that one interceptor models both. RunLatency is
-//     such an interceptor, the fault simulator of this module another. The call log (Calls) records every reconcile.Client call
+//     such an interceptor, the fault simulator of this module another (its
+//     outcomes, written once, serve reconcile's chaos test and finalizers' ledger
+//     property test too). The call log (Calls) records every reconcile.Client call
 //     with its outcome; OnWrite sees every change as it is written.
 //
 // # What is not simulated
@@ -113,6 +117,7 @@
 // All types are safe for concurrent use; one mutex guards the cluster. Event handlers
 // and Kubelet scripts run outside it, on the caller's goroutine. Write hooks
 // (OnWrite), faults' Match and interceptors run under it and must not call the
-// Cluster. Writes cost a deep copy of the object (patches a JSON round trip); cached
-// lists sort their result, O(n log n) in the pods of the namespace.
+// Cluster. Writes cost a deep copy of the object (patches a JSON round trip of the
+// pod's metadata); cached lists sort their result, O(n log n) in the pods of the
+// namespace.
 package reconciletest

@@ -212,7 +212,9 @@ func (c *Cluster) patchPodLocked(namespace, name string, pt types.PatchType, dat
 	if !ok {
 		return nil, false, apierrors.NewNotFound(podsResource, name)
 	}
-	orig, err := json.Marshal(cur)
+	// Only metadata changes, so only metadata is merged: the spec and status of a
+	// pod are most of its JSON, and a patch costs its round trip.
+	orig, err := json.Marshal(&corev1.Pod{TypeMeta: cur.TypeMeta, ObjectMeta: cur.ObjectMeta})
 	if err != nil {
 		return nil, false, apierrors.NewInternalError(err)
 	}
