@@ -1,0 +1,287 @@
+package deploytest
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/jobkit/jobkit/examples/internal/cmdtest"
+	"github.com/jobkit/jobkit/examples/internal/scenarios"
+)
+
+// Timeout bounds each wait of CheckRBAC.
+const Timeout = 60 * time.Second
+
+// Rule is one verb on one resource, the unit CheckRBAC takes out of a role.
+type Rule struct {
+	Group, Resource, Verb string
+}
+
+// Forbidden is the part of the API server's Forbidden message that names r.
+func (r Rule) Forbidden() string {
+	return fmt.Sprintf("cannot %s resource %q in API group %q", r.Verb, r.Resource, r.Group)
+}
+
+// Controller is one command under CheckRBAC.
+type Controller struct {
+	// Base is the command's rendered config/default.
+	Base *Base
+	// Run is the command's entry point: its flags (without the program name),
+	// until ctx ends.
+	Run func(ctx context.Context, args []string) error
+	// Create creates, in namespace ns, a workload the command manages (its pods
+	// all succeed) and returns a function that reports whether it has completed,
+	// with a description of its state.
+	Create func(ctx context.Context, k8s client.Client, ns string) (func(ctx context.Context) (bool, string, error), error)
+	// Needed are rules each of which the command cannot do without: with one of
+	// them taken out of the roles, it must log the Forbidden error that names it.
+	Needed []Rule
+}
+
+// CheckRBAC applies the RBAC of c.Base (service account, ClusterRole, leader
+// election Role, their bindings) on the API server of admin and runs c.Run with
+// the container args of the Deployment (the lease namespace and the listen
+// addresses replaced) as the service account, by impersonation: the workload
+// must complete with no "forbidden" in the command's log. Then, for each rule of
+// c.Needed, the same with that rule taken out, under a service account of its
+// own: the command must log the Forbidden error naming the rule. Each run has a
+// namespace of its own for its workload.
+func CheckRBAC(t *testing.T, admin *rest.Config, k8s client.Client, c Controller) {
+	t.Helper()
+	t.Run("generated RBAC", func(t *testing.T) {
+		sa := apply(t, k8s, c.Base, "", Rule{})
+		logs := runAs(t, admin, c, sa)
+		wl := workload(t, admin, k8s, c, "deployed")
+		waitFor(t, "the workload to complete as "+sa.user(), func() (bool, string) {
+			done, state, err := wl(t.Context())
+			if err != nil {
+				return false, err.Error()
+			}
+			return done, state
+		})
+		if lines := logs.matching("forbidden"); len(lines) > 0 {
+			t.Errorf("the controller was refused with the generated RBAC:\n%s", strings.Join(lines, "\n"))
+		}
+	})
+	for i, r := range c.Needed {
+		t.Run("without "+r.Verb+" "+r.Resource, func(t *testing.T) {
+			sa := apply(t, k8s, c.Base, fmt.Sprintf("-without-%d", i), r)
+			logs := runAs(t, admin, c, sa)
+			wl := workload(t, admin, k8s, c, fmt.Sprintf("without-%d", i))
+			waitFor(t, "a Forbidden error that names "+r.Forbidden(), func() (bool, string) {
+				return len(logs.matching(strings.ToLower(r.Forbidden()))) > 0, strings.Join(logs.matching("forbidden"), "\n")
+			})
+			if done, state, err := wl(t.Context()); err == nil && done {
+				t.Errorf("the workload completed without %s: %s", r.Forbidden(), state)
+			}
+		})
+	}
+}
+
+// account is the service account a run impersonates.
+type account struct{ namespace, name string }
+
+func (a account) user() string { return "system:serviceaccount:" + a.namespace + ":" + a.name }
+
+// apply creates the namespace, service account, roles and bindings of b, every
+// name but the namespace's with suffix added, and without rule drop (when
+// drop.Verb is set) in either role. It returns the service account.
+func apply(t *testing.T, k8s client.Client, b *Base, suffix string, drop Rule) account {
+	t.Helper()
+	ns, sa := b.Namespace.DeepCopy(), b.ServiceAccount.DeepCopy()
+	cr, crb := b.ClusterRole.DeepCopy(), b.ClusterRoleBinding.DeepCopy()
+	role, rb := b.Role.DeepCopy(), b.RoleBinding.DeepCopy()
+	sa.Name += suffix
+	cr.Name += suffix
+	role.Name += suffix
+	crb.Name += suffix
+	rb.Name += suffix
+	crb.RoleRef.Name += suffix
+	rb.RoleRef.Name += suffix
+	for _, subjects := range [][]rbacv1.Subject{crb.Subjects, rb.Subjects} {
+		for i := range subjects {
+			if subjects[i].Kind == rbacv1.ServiceAccountKind {
+				subjects[i].Name += suffix
+			}
+		}
+	}
+	if drop.Verb != "" {
+		cr.Rules, role.Rules = without(cr.Rules, drop), without(role.Rules, drop)
+		if countVerbs(cr.Rules, role.Rules) == countVerbs(b.ClusterRole.Rules, b.Role.Rules) {
+			t.Fatalf("no rule of the roles grants %s on %s in group %q", drop.Verb, drop.Resource, drop.Group)
+		}
+	}
+	for _, obj := range []client.Object{ns, sa, cr, crb, role, rb} {
+		obj.SetResourceVersion("")
+		if err := k8s.Create(t.Context(), obj); err != nil && !(apierrors.IsAlreadyExists(err) && obj == ns) {
+			t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+		}
+	}
+	return account{namespace: sa.Namespace, name: sa.Name}
+}
+
+// without returns a copy of rules in which no rule grants r.
+func without(rules []rbacv1.PolicyRule, r Rule) []rbacv1.PolicyRule {
+	var out []rbacv1.PolicyRule
+	for _, pr := range rules {
+		pr = *pr.DeepCopy()
+		if slices.Contains(pr.APIGroups, r.Group) && slices.Contains(pr.Resources, r.Resource) {
+			pr.Verbs = slices.DeleteFunc(pr.Verbs, func(v string) bool { return v == r.Verb })
+		}
+		if len(pr.Verbs) > 0 {
+			out = append(out, pr)
+		}
+	}
+	return out
+}
+
+// countVerbs counts the (group, resource, verb) triples the rules grant.
+func countVerbs(sets ...[]rbacv1.PolicyRule) int {
+	n := 0
+	for _, rules := range sets {
+		for _, r := range rules {
+			n += len(r.Verbs) * len(r.Resources) * len(r.APIGroups)
+		}
+	}
+	return n
+}
+
+// runAs starts c.Run as sa until the test ends, with the Deployment's args and a
+// kubeconfig that impersonates sa, and returns its log.
+func runAs(t *testing.T, admin *rest.Config, c Controller, sa account) *logs {
+	t.Helper()
+	container := c.Base.Deployment.Spec.Template.Spec.Containers[0]
+	args := append(Args(&container, sa.namespace),
+		"--kubeconfig="+kubeconfigAs(t, admin, sa),
+		// Outside a cluster there is no pod namespace to default to.
+		"--leader-elect-namespace="+sa.namespace,
+		"--metrics-bind-address="+cmdtest.FreeAddr(t),
+		"--health-probe-bind-address="+cmdtest.FreeAddr(t))
+	l := capture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx, args) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil && !t.Failed() && len(l.matching("forbidden")) == 0 {
+				t.Errorf("the command returned %v after cancellation, want nil", err)
+			}
+		case <-time.After(Timeout):
+			t.Errorf("the command did not stop within %v", Timeout)
+		}
+	})
+	return l
+}
+
+// kubeconfigAs writes a kubeconfig with admin's credentials that impersonates sa
+// with the groups the API server gives a service account's token.
+func kubeconfigAs(t *testing.T, admin *rest.Config, sa account) string {
+	t.Helper()
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: admin.Host, CertificateAuthorityData: admin.CAData}
+	kc.AuthInfos["sa"] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: admin.CertData, ClientKeyData: admin.KeyData, Token: admin.BearerToken,
+		Impersonate:       sa.user(),
+		ImpersonateGroups: []string{"system:serviceaccounts", "system:serviceaccounts:" + sa.namespace, "system:authenticated"},
+	}
+	kc.Contexts["sa"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "sa"}
+	kc.CurrentContext = "sa"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// workload creates namespace ns with a kubelet that makes every pod succeed, and
+// c's workload in it.
+func workload(t *testing.T, admin *rest.Config, k8s client.Client, c Controller, ns string) func(context.Context) (bool, string, error) {
+	t.Helper()
+	nsObj := &corev1.Namespace{}
+	nsObj.Name = ns
+	if err := k8s.Create(t.Context(), nsObj); err != nil {
+		t.Fatal(err)
+	}
+	kubelet := scenarios.NewKubelet(kubernetes.NewForConfigOrDie(admin), ns)
+	kubelet.SetPolicy(func(*corev1.Pod) scenarios.Outcome { return scenarios.Succeed() })
+	ctx, stop := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { kubelet.Run(ctx); close(stopped) }()
+	t.Cleanup(func() { stop(); <-stopped })
+	done, err := c.Create(t.Context(), k8s, ns)
+	if err != nil {
+		t.Fatalf("creating the workload: %v", err)
+	}
+	return done
+}
+
+// waitFor polls cond until it holds, failing the test after Timeout with the last
+// explanation cond gave.
+func waitFor(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(Timeout)
+	for {
+		ok, why := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting %v for %s:\n%s", Timeout, what, why)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// logs keeps the lines klog writes while a run lasts, lower-cased.
+type logs struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+// capture sends klog's output (the commands' and controller-runtime's logs, and
+// client-go's) to a logs and to t.Log until the test ends.
+func capture(t *testing.T) *logs {
+	l := &logs{}
+	sink := funcr.New(func(prefix, args string) {
+		// funcr quotes values; the API server's messages quote names.
+		line := strings.ReplaceAll(prefix+" "+args, `\"`, `"`)
+		l.mu.Lock()
+		l.lines = append(l.lines, strings.ToLower(line))
+		l.mu.Unlock()
+	}, funcr.Options{})
+	klog.SetLogger(logr.New(sink.GetSink()))
+	t.Cleanup(klog.ClearLogger)
+	return l
+}
+
+// matching returns the lines that contain s (lower case).
+func (l *logs) matching(s string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, line := range l.lines {
+		if strings.Contains(line, s) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
