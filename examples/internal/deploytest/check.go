@@ -1,25 +1,31 @@
 package deploytest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/jobkit/jobkit/examples/internal/cmdtest"
@@ -43,9 +49,12 @@ func (r Rule) Forbidden() string {
 type Controller struct {
 	// Base is the command's rendered config/default.
 	Base *Base
-	// Run is the command's entry point: its flags (without the program name),
-	// until ctx ends.
-	Run func(ctx context.Context, args []string) error
+	// Helper names the test function of the command's package that calls
+	// RunCommand with the command's entry point: CheckRBAC runs the command in a
+	// process of its own (the test binary, running only Helper), so that each run
+	// has its own metrics registry and controller names, and its log is its
+	// output.
+	Helper string
 	// Create creates, in namespace ns, a workload the command manages (its pods
 	// all succeed) and returns a function that reports whether it has completed,
 	// with a description of its state.
@@ -55,9 +64,31 @@ type Controller struct {
 	Needed []Rule
 }
 
+// argsEnv carries the command's args (JSON) from CheckRBAC to RunCommand.
+const argsEnv = "JOBKIT_DEPLOYTEST_ARGS"
+
+// RunCommand is the body of a Controller's Helper test: in a process started by
+// CheckRBAC it runs run with the args CheckRBAC gave until SIGTERM, failing the
+// test when run returns an error; in any other test run it skips.
+func RunCommand(t *testing.T, run func(ctx context.Context, args []string) error) {
+	raw := os.Getenv(argsEnv)
+	if raw == "" {
+		t.Skip("runs only as the command process of deploytest.CheckRBAC")
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(raw), &args); err != nil {
+		t.Fatalf("$%s: %v", argsEnv, err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := run(ctx, args); err != nil {
+		t.Fatalf("the command returned: %v", err)
+	}
+}
+
 // CheckRBAC applies the RBAC of c.Base (service account, ClusterRole, leader
-// election Role, their bindings) on the API server of admin and runs c.Run with
-// the container args of the Deployment (the lease namespace and the listen
+// election Role, their bindings) on the API server of admin and runs the command
+// (c.Helper) with the container args of the Deployment (the lease namespace and the listen
 // addresses replaced) as the service account, by impersonation: the workload
 // must complete with no "forbidden" in the command's log. Then, for each rule of
 // c.Needed, the same with that rule taken out, under a service account of its
@@ -163,8 +194,10 @@ func countVerbs(sets ...[]rbacv1.PolicyRule) int {
 	return n
 }
 
-// runAs starts c.Run as sa until the test ends, with the Deployment's args and a
-// kubeconfig that impersonates sa, and returns its log.
+// runAs starts the command as sa until the test ends, in a process of its own
+// (c.Helper), with the Deployment's args and a kubeconfig that impersonates sa,
+// and returns its log. At the end it is sent SIGTERM and must exit 0 unless it was
+// refused something.
 func runAs(t *testing.T, admin *rest.Config, c Controller, sa account) *logs {
 	t.Helper()
 	container := c.Base.Deployment.Spec.Template.Spec.Containers[0]
@@ -174,19 +207,30 @@ func runAs(t *testing.T, admin *rest.Config, c Controller, sa account) *logs {
 		"--leader-elect-namespace="+sa.namespace,
 		"--metrics-bind-address="+cmdtest.FreeAddr(t),
 		"--health-probe-bind-address="+cmdtest.FreeAddr(t))
-	l := capture(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx, args) }()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &logs{}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+c.Helper+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), argsEnv+"="+string(raw))
+	cmd.Stdout, cmd.Stderr = l, l
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
-		cancel()
+		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case err := <-done:
-			if err != nil && !t.Failed() && len(l.matching("forbidden")) == 0 {
-				t.Errorf("the command returned %v after cancellation, want nil", err)
+		case err := <-exited:
+			if err != nil && len(l.matching("forbidden")) == 0 {
+				t.Errorf("the command exited with %v after SIGTERM, want 0; its log:\n%s", err, strings.Join(l.matching(""), "\n"))
 			}
 		case <-time.After(Timeout):
-			t.Errorf("the command did not stop within %v", Timeout)
+			_ = cmd.Process.Kill()
+			<-exited
+			t.Errorf("the command did not stop within %v of SIGTERM", Timeout)
 		}
 	})
 	return l
@@ -251,26 +295,28 @@ func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 	}
 }
 
-// logs keeps the lines klog writes while a run lasts, lower-cased.
+// logs keeps the lines a command process writes, lower-cased, with the quotes
+// that its logger escapes unescaped (the API server's messages quote names).
 type logs struct {
-	mu    sync.Mutex
-	lines []string
+	mu      sync.Mutex
+	partial []byte
+	lines   []string
 }
 
-// capture sends klog's output (the commands' and controller-runtime's logs, and
-// client-go's) to a logs and to t.Log until the test ends.
-func capture(t *testing.T) *logs {
-	l := &logs{}
-	sink := funcr.New(func(prefix, args string) {
-		// funcr quotes values; the API server's messages quote names.
-		line := strings.ReplaceAll(prefix+" "+args, `\"`, `"`)
-		l.mu.Lock()
+// Write implements io.Writer for the process's output.
+func (l *logs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.partial = append(l.partial, p...)
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := strings.ReplaceAll(string(l.partial[:i]), `\"`, `"`)
 		l.lines = append(l.lines, strings.ToLower(line))
-		l.mu.Unlock()
-	}, funcr.Options{})
-	klog.SetLogger(logr.New(sink.GetSink()))
-	t.Cleanup(klog.ClearLogger)
-	return l
+		l.partial = l.partial[i+1:]
+	}
 }
 
 // matching returns the lines that contain s (lower case).
@@ -284,4 +330,40 @@ func (l *logs) matching(s string) []string {
 		}
 	}
 	return out
+}
+
+// Job returns a Controller.Create for a Job controller: an Indexed Job of two
+// completions, both at once, handed to managedBy; done once it has the Complete
+// condition.
+func Job(managedBy string) func(context.Context, client.Client, string) (func(context.Context) (bool, string, error), error) {
+	return func(ctx context.Context, k8s client.Client, ns string) (func(context.Context) (bool, string, error), error) {
+		job := &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployed"},
+			Spec: batchv1.JobSpec{
+				ManagedBy:      ptr.To(managedBy),
+				CompletionMode: ptr.To(batchv1.IndexedCompletion),
+				Completions:    ptr.To[int32](2),
+				Parallelism:    ptr.To[int32](2),
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers:    []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}},
+				}},
+			},
+		}
+		if err := k8s.Create(ctx, job); err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) (bool, string, error) {
+			got := &batchv1.Job{}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), got); err != nil {
+				return false, "", err
+			}
+			for _, c := range got.Status.Conditions {
+				if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
+					return true, "", nil
+				}
+			}
+			return false, fmt.Sprintf("status %+v", got.Status), nil
+		}, nil
+	}
 }

@@ -8,6 +8,6 @@
 // It is a test helper of the examples' command packages, not an API. Render runs
 // `go tool kustomize`: the first call on a machine builds kustomize (about 6
 // minutes cold on 2 busy cores; cached afterwards, about 1 s a call). CheckRBAC
-// redirects klog, the commands' logger, while it runs: tests that call it must not
-// run in parallel with each other.
+// runs each command in a process of its own (the test binary, running only the
+// package's helper test that calls RunCommand) and reads its log from its output.
 package deploytest
