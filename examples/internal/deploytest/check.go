@@ -55,10 +55,10 @@ type Controller struct {
 	// has its own metrics registry and controller names, and its log is its
 	// output.
 	Helper string
-	// Create creates, in namespace ns, a workload the command manages (its pods
+	// Create creates, in namespace ns, a workload handed to managedBy (its pods
 	// all succeed) and returns a function that reports whether it has completed,
 	// with a description of its state.
-	Create func(ctx context.Context, k8s client.Client, ns string) (func(ctx context.Context) (bool, string, error), error)
+	Create func(ctx context.Context, k8s client.Client, ns, managedBy string) (func(ctx context.Context) (bool, string, error), error)
 	// Needed are rules each of which the command cannot do without: with one of
 	// them taken out of the roles, it must log the Forbidden error that names it.
 	Needed []Rule
@@ -98,8 +98,8 @@ func CheckRBAC(t *testing.T, admin *rest.Config, k8s client.Client, c Controller
 	t.Helper()
 	t.Run("generated RBAC", func(t *testing.T) {
 		sa := apply(t, k8s, c.Base, "", Rule{})
-		logs := runAs(t, admin, c, sa)
-		wl := workload(t, admin, k8s, c, "deployed")
+		logs := runAs(t, admin, c, sa, managedByPrefix+"deployed")
+		wl := workload(t, admin, k8s, c, "deployed", managedByPrefix+"deployed")
 		waitFor(t, "the workload to complete as "+sa.user(), func() (bool, string) {
 			done, state, err := wl(t.Context())
 			if err != nil {
@@ -113,9 +113,10 @@ func CheckRBAC(t *testing.T, admin *rest.Config, k8s client.Client, c Controller
 	})
 	for i, r := range c.Needed {
 		t.Run("without "+r.Verb+" "+r.Resource, func(t *testing.T) {
-			sa := apply(t, k8s, c.Base, fmt.Sprintf("-without-%d", i), r)
-			logs := runAs(t, admin, c, sa)
-			wl := workload(t, admin, k8s, c, fmt.Sprintf("without-%d", i))
+			name := fmt.Sprintf("without-%d", i)
+			sa := apply(t, k8s, c.Base, "-"+name, r)
+			logs := runAs(t, admin, c, sa, managedByPrefix+name)
+			wl := workload(t, admin, k8s, c, name, managedByPrefix+name)
 			waitFor(t, "a Forbidden error that names "+r.Forbidden(), func() (bool, string) {
 				return len(logs.matching(strings.ToLower(r.Forbidden()))) > 0, strings.Join(logs.matching("forbidden"), "\n")
 			})
@@ -125,6 +126,9 @@ func CheckRBAC(t *testing.T, admin *rest.Config, k8s client.Client, c Controller
 		})
 	}
 }
+
+// managedByPrefix starts the managedBy names of CheckRBAC's runs.
+const managedByPrefix = "deploytest.jobkit.dev/"
 
 // account is the service account a run impersonates.
 type account struct{ namespace, name string }
@@ -195,14 +199,15 @@ func countVerbs(sets ...[]rbacv1.PolicyRule) int {
 }
 
 // runAs starts the command as sa until the test ends, in a process of its own
-// (c.Helper), with the Deployment's args and a kubeconfig that impersonates sa,
-// and returns its log. At the end it is sent SIGTERM and must exit 0 unless it was
+// (c.Helper), with the Deployment's args, a kubeconfig that impersonates sa and
+// managedBy, and returns its log. At the end it is sent SIGTERM and must exit 0 unless it was
 // refused something.
-func runAs(t *testing.T, admin *rest.Config, c Controller, sa account) *logs {
+func runAs(t *testing.T, admin *rest.Config, c Controller, sa account, managedBy string) *logs {
 	t.Helper()
 	container := c.Base.Deployment.Spec.Template.Spec.Containers[0]
 	args := append(Args(&container, sa.namespace),
 		"--kubeconfig="+kubeconfigAs(t, admin, sa),
+		"--managed-by="+managedBy,
 		// Outside a cluster there is no pod namespace to default to.
 		"--leader-elect-namespace="+sa.namespace,
 		"--metrics-bind-address="+cmdtest.FreeAddr(t),
@@ -257,8 +262,8 @@ func kubeconfigAs(t *testing.T, admin *rest.Config, sa account) string {
 }
 
 // workload creates namespace ns with a kubelet that makes every pod succeed, and
-// c's workload in it.
-func workload(t *testing.T, admin *rest.Config, k8s client.Client, c Controller, ns string) func(context.Context) (bool, string, error) {
+// c's workload for managedBy in it.
+func workload(t *testing.T, admin *rest.Config, k8s client.Client, c Controller, ns, managedBy string) func(context.Context) (bool, string, error) {
 	t.Helper()
 	nsObj := &corev1.Namespace{}
 	nsObj.Name = ns
@@ -271,7 +276,7 @@ func workload(t *testing.T, admin *rest.Config, k8s client.Client, c Controller,
 	stopped := make(chan struct{})
 	go func() { kubelet.Run(ctx); close(stopped) }()
 	t.Cleanup(func() { stop(); <-stopped })
-	done, err := c.Create(t.Context(), k8s, ns)
+	done, err := c.Create(t.Context(), k8s, ns, managedBy)
 	if err != nil {
 		t.Fatalf("creating the workload: %v", err)
 	}
@@ -332,38 +337,36 @@ func (l *logs) matching(s string) []string {
 	return out
 }
 
-// Job returns a Controller.Create for a Job controller: an Indexed Job of two
+// Job is a Controller.Create for a Job controller: an Indexed Job of two
 // completions, both at once, handed to managedBy; done once it has the Complete
 // condition.
-func Job(managedBy string) func(context.Context, client.Client, string) (func(context.Context) (bool, string, error), error) {
-	return func(ctx context.Context, k8s client.Client, ns string) (func(context.Context) (bool, string, error), error) {
-		job := &batchv1.Job{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployed"},
-			Spec: batchv1.JobSpec{
-				ManagedBy:      ptr.To(managedBy),
-				CompletionMode: ptr.To(batchv1.IndexedCompletion),
-				Completions:    ptr.To[int32](2),
-				Parallelism:    ptr.To[int32](2),
-				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever,
-					Containers:    []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}},
-				}},
-			},
-		}
-		if err := k8s.Create(ctx, job); err != nil {
-			return nil, err
-		}
-		return func(ctx context.Context) (bool, string, error) {
-			got := &batchv1.Job{}
-			if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), got); err != nil {
-				return false, "", err
-			}
-			for _, c := range got.Status.Conditions {
-				if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
-					return true, "", nil
-				}
-			}
-			return false, fmt.Sprintf("status %+v", got.Status), nil
-		}, nil
+func Job(ctx context.Context, k8s client.Client, ns, managedBy string) (func(context.Context) (bool, string, error), error) {
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployed"},
+		Spec: batchv1.JobSpec{
+			ManagedBy:      ptr.To(managedBy),
+			CompletionMode: ptr.To(batchv1.IndexedCompletion),
+			Completions:    ptr.To[int32](2),
+			Parallelism:    ptr.To[int32](2),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}},
+			}},
+		},
 	}
+	if err := k8s.Create(ctx, job); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (bool, string, error) {
+		got := &batchv1.Job{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), got); err != nil {
+			return false, "", err
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("status %+v", got.Status), nil
+	}, nil
 }

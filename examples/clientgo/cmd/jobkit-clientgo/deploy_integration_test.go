@@ -8,7 +8,6 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/jobkit/jobkit/examples/clientgo"
 	"github.com/jobkit/jobkit/examples/internal/deploytest"
 )
 
@@ -31,7 +30,7 @@ func TestDeployedRBAC(t *testing.T) {
 	deploytest.CheckRBAC(t, cfg, k8s, deploytest.Controller{
 		Base:   base,
 		Helper: "TestDeployedCommand",
-		Create: deploytest.Job(clientgo.DefaultName),
+		Create: deploytest.Job,
 		Needed: []deploytest.Rule{
 			{Group: "", Resource: "pods", Verb: "create"},
 			{Group: "batch", Resource: "jobs/status", Verb: "update"},

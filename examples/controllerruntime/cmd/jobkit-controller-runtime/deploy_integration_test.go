@@ -6,7 +6,6 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/jobkit/jobkit/examples/controllerruntime"
 	"github.com/jobkit/jobkit/examples/internal/deploytest"
 	"github.com/jobkit/jobkit/examples/internal/testenv"
 )
@@ -33,7 +32,7 @@ func TestDeployedRBAC(t *testing.T) {
 	deploytest.CheckRBAC(t, cfg, k8s, deploytest.Controller{
 		Base:   base,
 		Helper: "TestDeployedCommand",
-		Create: deploytest.Job(controllerruntime.DefaultManagedBy),
+		Create: deploytest.Job,
 		Needed: []deploytest.Rule{
 			{Group: "", Resource: "pods", Verb: "create"},
 			{Group: "batch", Resource: "jobs/status", Verb: "update"},

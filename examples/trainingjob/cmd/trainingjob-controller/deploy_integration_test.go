@@ -55,9 +55,9 @@ func TestDeployedRBAC(t *testing.T) {
 	})
 }
 
-// createSample creates config/samples/trainingjob.yaml in ns; it is done when the
-// run has finished Complete.
-func createSample(ctx context.Context, k8s client.Client, ns string) (func(context.Context) (bool, string, error), error) {
+// createSample creates config/samples/trainingjob.yaml in ns, handed to
+// managedBy; it is done when the run has finished Complete.
+func createSample(ctx context.Context, k8s client.Client, ns, managedBy string) (func(context.Context) (bool, string, error), error) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "trainingjob.yaml"))
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func createSample(ctx context.Context, k8s client.Client, ns string) (func(conte
 	if err := yaml.UnmarshalStrict(data, tj); err != nil {
 		return nil, err
 	}
-	tj.Namespace = ns
+	tj.Namespace, tj.Spec.ManagedBy = ns, &managedBy
 	if err := k8s.Create(ctx, tj); err != nil {
 		return nil, err
 	}
