@@ -87,7 +87,9 @@ func RunCommand(t *testing.T, run func(ctx context.Context, args []string) error
 }
 
 // CheckRBAC applies the RBAC of c.Base (service account, ClusterRole, leader
-// election Role, their bindings) on the API server of admin and runs the command
+// election Role, their bindings) on the API server of admin, checks that it
+// admits the Deployment and the Service (dry run) with no warning, the pod
+// template included under the namespace's Pod Security level, and runs the command
 // (c.Helper) with the container args of the Deployment (the lease namespace and the listen
 // addresses replaced) as the service account, by impersonation: the workload
 // must complete with no "forbidden" in the command's log. Then, for each rule of
@@ -98,6 +100,7 @@ func CheckRBAC(t *testing.T, admin *rest.Config, k8s client.Client, c Controller
 	t.Helper()
 	t.Run("generated RBAC", func(t *testing.T) {
 		sa := apply(t, k8s, c.Base, "", Rule{})
+		admitted(t, admin, c.Base)
 		logs := runAs(t, admin, c, sa, managedByPrefix+"deployed")
 		wl := workload(t, admin, k8s, c, "deployed", managedByPrefix+"deployed")
 		waitFor(t, "the workload to complete as "+sa.user(), func() (bool, string) {
@@ -170,6 +173,42 @@ func apply(t *testing.T, k8s client.Client, b *Base, suffix string, drop Rule) a
 		}
 	}
 	return account{namespace: sa.Namespace, name: sa.Name}
+}
+
+// admitted creates the Deployment and the Service of b with dryRun, in the
+// namespace apply created (Pod Security level restricted): the API server must
+// accept both, with no warning (a pod template that the namespace's level refuses
+// gets a warning on a Deployment).
+func admitted(t *testing.T, admin *rest.Config, b *Base) {
+	t.Helper()
+	cfg := rest.CopyConfig(admin)
+	w := &warnings{}
+	cfg.WarningHandler = w
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range []client.Object{b.Deployment.DeepCopy(), b.Service.DeepCopy()} {
+		if err := c.Create(t.Context(), obj, client.DryRunAll); err != nil {
+			t.Errorf("the API server refused %T %s: %v", obj, obj.GetName(), err)
+		}
+	}
+	if len(w.texts) > 0 {
+		t.Errorf("the API server warned about the Deployment or the Service:\n%s", strings.Join(w.texts, "\n"))
+	}
+}
+
+// warnings is a rest.WarningHandler that keeps the warnings' texts.
+type warnings struct {
+	mu    sync.Mutex
+	texts []string
+}
+
+// HandleWarningHeader implements rest.WarningHandler.
+func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.texts = append(w.texts, text)
 }
 
 // without returns a copy of rules in which no rule grants r.
