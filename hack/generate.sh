@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the code and manifests that controller-gen derives from the examples'
 # API types: DeepCopy methods (zz_generated.deepcopy.go beside the types) and the
-# CustomResourceDefinitions (config/crd). controller-gen is pinned in hack/tools.
+# CustomResourceDefinitions (config/crd); and the RBAC of the controllers from their
+# +kubebuilder:rbac markers (rbac.go in each controller package, config/rbac/role.yaml).
+# controller-gen is pinned in hack/tools.
 #
 #   hack/generate.sh          rewrite the generated files in place
 #   hack/generate.sh --check  regenerate into a temporary directory and fail, naming
@@ -26,6 +28,15 @@ targets=(
 	"examples plank/api/v1alpha1 plank/config/crd"
 	"examples trainingjob/api/v1alpha1 trainingjob/config/crd"
 	"examples jobset/api/v1alpha2 jobset/config/crd"
+)
+
+# One line per controller package with +kubebuilder:rbac markers: its module, the
+# package directory inside that module and the directory of its role.yaml (the
+# ClusterRole manager-role and the namespaced leader-election-role).
+rbac_targets=(
+	"examples controllerruntime controllerruntime/config/rbac"
+	"examples clientgo clientgo/config/rbac"
+	"examples trainingjob/controller trainingjob/config/rbac"
 )
 
 controller_gen() {
@@ -61,6 +72,20 @@ for target in "${targets[@]}"; do
 		[ -e "$f" ] || continue
 		[ -e "$out/crd/$(basename "$f")" ] || stale+=("$f (no longer generated)")
 	done
+done
+for target in "${rbac_targets[@]}"; do
+	read -r module pkg rbacdir <<<"$target"
+	if ! $check; then
+		(cd "$module" && controller_gen rbac:roleName=manager-role paths="./$pkg" output:rbac:dir="$rbacdir")
+		echo "generated $module/$rbacdir/role.yaml"
+		continue
+	fi
+	out="$tmp/$module/$pkg/rbac"
+	mkdir -p "$out"
+	(cd "$module" && controller_gen rbac:roleName=manager-role paths="./$pkg" output:rbac:dir="$out")
+	if ! diff -q "$out/role.yaml" "$module/$rbacdir/role.yaml" >/dev/null 2>&1; then
+		stale+=("$module/$rbacdir/role.yaml")
+	fi
 done
 if [ ${#stale[@]} -gt 0 ]; then
 	echo "generated files are stale (run hack/generate.sh):" >&2

@@ -482,15 +482,32 @@ func TestStatusWrites(t *testing.T) {
 }
 
 // TestRole checks that the role grants what the controller of TrainingJobs does
-// (the controller's integration tests run it with this role only).
+// (the controller's integration tests run it with this role only). role.yaml is
+// generated from controller/rbac.go: the ClusterRole first, then the leader
+// election Role.
 func TestRole(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("rbac", "role.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	docs := strings.Split(strings.TrimPrefix(string(data), "---\n"), "\n---\n")
+	if len(docs) != 2 {
+		t.Fatalf("role.yaml has %d documents, want 2 (the ClusterRole, the leader election Role)", len(docs))
+	}
 	var role rbacv1.ClusterRole
-	if err := yaml.UnmarshalStrict(data, &role); err != nil {
-		t.Fatalf("decoding the role: %v", err)
+	if err := yaml.UnmarshalStrict([]byte(docs[0]), &role); err != nil || role.Kind != "ClusterRole" {
+		t.Fatalf("decoding the ClusterRole: %v (kind %q)", err, role.Kind)
+	}
+	var leader rbacv1.Role
+	if err := yaml.UnmarshalStrict([]byte(docs[1]), &leader); err != nil || leader.Kind != "Role" {
+		t.Fatalf("decoding the leader election Role: %v (kind %q)", err, leader.Kind)
+	}
+	for _, verb := range []string{"get", "create", "update"} {
+		if !slices.ContainsFunc(leader.Rules, func(r rbacv1.PolicyRule) bool {
+			return slices.Contains(r.APIGroups, "coordination.k8s.io") && slices.Contains(r.Resources, "leases") && slices.Contains(r.Verbs, verb)
+		}) {
+			t.Errorf("the leader election Role does not allow %s on leases", verb)
+		}
 	}
 	allowed := func(group, resource, verb string) bool {
 		for _, r := range role.Rules {
@@ -505,6 +522,7 @@ func TestRole(t *testing.T) {
 		{v1alpha1.GroupName, "trainingjobs", "list"},
 		{v1alpha1.GroupName, "trainingjobs", "watch"},
 		{v1alpha1.GroupName, "trainingjobs/status", "update"},
+		{"", "pods", "get"},
 		{"", "pods", "list"},
 		{"", "pods", "watch"},
 		{"", "pods", "create"},

@@ -1,0 +1,364 @@
+package deploytest_test
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/jobkit/jobkit/examples/internal/cmdflags"
+	"github.com/jobkit/jobkit/examples/internal/deploytest"
+)
+
+// controllers are the deployable commands: the binary (and image) name, its
+// package inside examples/, its kustomize base and the prefix of its objects.
+var controllers = []struct {
+	name, cmd, base, prefix string
+	crd                     string // the CustomResourceDefinition deployed with it
+}{
+	{name: "jobkit-controller-runtime", cmd: "controllerruntime/cmd/jobkit-controller-runtime",
+		base: "controllerruntime/config/default", prefix: "jobkit-controller-runtime-"},
+	{name: "jobkit-clientgo", cmd: "clientgo/cmd/jobkit-clientgo",
+		base: "clientgo/config/default", prefix: "jobkit-clientgo-"},
+	{name: "trainingjob-controller", cmd: "trainingjob/cmd/trainingjob-controller",
+		base: "trainingjob/config/default", prefix: "trainingjob-", crd: "trainingjobs.ml.examples.jobkit.dev"},
+}
+
+// examplesDir is the examples module's directory.
+var examplesDir = filepath.Join(deploytest.RepoRoot(), "examples")
+
+// TestBases renders each controller's config/default and checks what a
+// deployment needs: the objects, their names and namespace, the image, the
+// service account of the Deployment bound to both roles, the args accepted by the
+// commands' flags, the probes and the metrics Service on the ports of those
+// flags, and a restricted securityContext.
+func TestBases(t *testing.T) {
+	for _, c := range controllers {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := deploytest.Load(filepath.Join(examplesDir, c.base))
+			must(t, err, "")
+			want := []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "Namespace", "Role", "RoleBinding", "Service", "ServiceAccount"}
+			if c.crd != "" {
+				want = append(want, "CustomResourceDefinition")
+			}
+			got := slices.Clone(b.Kinds)
+			slices.Sort(got)
+			slices.Sort(want)
+			mustEqual(t, want, got, "kinds rendered")
+			if c.crd != "" {
+				mustEqual(t, 1, len(b.CRDs), "CRDs")
+				equal(t, c.crd, b.CRDs[0].GetName(), "the CRD")
+			}
+
+			ns := c.prefix + "system"
+			equal(t, ns, b.Namespace.Name, "the Namespace")
+			equal(t, "restricted", b.Namespace.Labels["pod-security.kubernetes.io/enforce"], "the Namespace's Pod Security level")
+			for obj, name := range map[string][2]string{
+				"ServiceAccount": {b.ServiceAccount.Namespace, b.ServiceAccount.Name},
+				"Deployment":     {b.Deployment.Namespace, b.Deployment.Name},
+				"Role":           {b.Role.Namespace, b.Role.Name},
+				"RoleBinding":    {b.RoleBinding.Namespace, b.RoleBinding.Name},
+				"Service":        {b.Service.Namespace, b.Service.Name},
+			} {
+				equal(t, ns, name[0], "namespace of the %s", obj)
+				check(t, strings.HasPrefix(name[1], c.prefix), "%s %s: want the prefix %s", obj, name[1], c.prefix)
+			}
+			equal(t, c.prefix+"manager-role", b.ClusterRole.Name, "the ClusterRole")
+			equal(t, c.prefix+"leader-election-role", b.Role.Name, "the leader election Role")
+
+			// The service account runs the pods and holds both roles.
+			pod := b.Deployment.Spec.Template.Spec
+			equal(t, b.ServiceAccount.Name, pod.ServiceAccountName, "the Deployment's service account")
+			subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: b.ServiceAccount.Name, Namespace: ns}}
+			equal(t, subject, b.ClusterRoleBinding.Subjects, "the ClusterRoleBinding's subjects")
+			equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: b.ClusterRole.Name}, b.ClusterRoleBinding.RoleRef, "the ClusterRoleBinding's role")
+			equal(t, subject, b.RoleBinding.Subjects, "the RoleBinding's subjects")
+			equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: b.Role.Name}, b.RoleBinding.RoleRef, "the RoleBinding's role")
+			for _, r := range append(slices.Clone(b.ClusterRole.Rules), b.Role.Rules...) {
+				check(t, !slices.Contains(r.Verbs, "*"), "rule %v", r)
+				check(t, !slices.Contains(r.Resources, "*"), "rule %v", r)
+				check(t, !slices.Contains(r.Resources, "secrets"), "rule %v", r)
+			}
+			check(t, grants(b.Role.Rules, "coordination.k8s.io", "leases", "update"), "the leader election Role grants no lease update")
+
+			m := b.Container("manager")
+			mustTrue(t, m != nil, "the Deployment has no container named manager")
+			equal(t, "jobkit/"+c.name+":latest", m.Image, "the image")
+
+			// The args parse with the flags every example command registers; the
+			// commands' own tests run them (deploy_integration_test.go).
+			args := deploytest.Args(m, ns)
+			for _, a := range args {
+				check(t, !strings.Contains(a, "$("), "arg %q: an unexpanded variable", a)
+			}
+			fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			f, err := cmdflags.Register(fs, cmdflags.Defaults{ManagedBy: "x", Workers: 1}).Parse(args)
+			must(t, err, "parsing the Deployment's args %q", args)
+			check(t, f.LeaderElect, "the Deployment runs without --leader-elect")
+			if f.LeaseNamespace != "" {
+				equal(t, ns, f.LeaseNamespace, "--leader-elect-namespace: the Role is in the pod's namespace")
+			}
+			equal(t, fs.Lookup("health-probe-bind-address").DefValue, f.ProbeAddr, "the probes' address: the commands' default")
+
+			probePort := port(t, f.ProbeAddr)
+			for name, p := range map[string]*corev1.Probe{"liveness": m.LivenessProbe, "readiness": m.ReadinessProbe} {
+				mustTrue(t, p != nil, "no %s probe", name)
+				mustTrue(t, p.HTTPGet != nil, "the %s probe is not an HTTP GET", name)
+				equal(t, probePort, containerPort(t, m, p.HTTPGet.Port), "the %s probe's port", name)
+			}
+			equal(t, "/healthz", m.LivenessProbe.HTTPGet.Path, "the liveness probe's path")
+			equal(t, "/readyz", m.ReadinessProbe.HTTPGet.Path, "the readiness probe's path")
+
+			mustEqual(t, 1, len(b.Service.Spec.Ports), "ports of the metrics Service")
+			equal(t, port(t, f.MetricsAddr), containerPort(t, m, b.Service.Spec.Ports[0].TargetPort), "the metrics Service's target port")
+			equal(t, b.Deployment.Spec.Selector.MatchLabels, b.Service.Spec.Selector, "the metrics Service's selector")
+			for k, v := range b.Deployment.Spec.Selector.MatchLabels {
+				equal(t, v, b.Deployment.Spec.Template.Labels[k], "pod label %s", k)
+			}
+
+			mustTrue(t, pod.SecurityContext != nil, "no pod securityContext")
+			equal(t, true, deref(pod.SecurityContext.RunAsNonRoot), "runAsNonRoot")
+			equal(t, int64(65532), deref(pod.SecurityContext.RunAsUser), "runAsUser: the Dockerfile's USER")
+			mustTrue(t, m.SecurityContext != nil, "no container securityContext")
+			equal(t, false, deref(m.SecurityContext.AllowPrivilegeEscalation), "allowPrivilegeEscalation")
+			equal(t, true, deref(m.SecurityContext.ReadOnlyRootFilesystem), "readOnlyRootFilesystem")
+			mustTrue(t, m.SecurityContext.Capabilities != nil, "no capabilities")
+			equal(t, []corev1.Capability{"ALL"}, m.SecurityContext.Capabilities.Drop, "capabilities dropped")
+			for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+				req, lim := m.Resources.Requests[r], m.Resources.Limits[r]
+				check(t, !req.IsZero(), "no %s request", r)
+				check(t, !lim.IsZero(), "no %s limit", r)
+			}
+		})
+	}
+}
+
+// grants reports whether one of rules grants verb on resource in group.
+func grants(rules []rbacv1.PolicyRule, group, resource, verb string) bool {
+	return slices.ContainsFunc(rules, func(r rbacv1.PolicyRule) bool {
+		return slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb)
+	})
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// port is the port number of a listen address ":8081".
+func port(t *testing.T, addr string) string {
+	t.Helper()
+	_, p, err := net.SplitHostPort(addr)
+	must(t, err, "address %q", addr)
+	return p
+}
+
+// containerPort resolves p (a number or a port name of c) to a number.
+func containerPort(t *testing.T, c *corev1.Container, p intstr.IntOrString) string {
+	t.Helper()
+	if p.Type == intstr.Int {
+		return p.String()
+	}
+	for _, cp := range c.Ports {
+		if cp.Name == p.StrVal {
+			return fmt.Sprint(cp.ContainerPort)
+		}
+	}
+	t.Fatalf("container %s has no port named %q", c.Name, p.StrVal)
+	return ""
+}
+
+// dockerfile is what TestDockerfile reads of examples/Dockerfile.
+type dockerfile struct {
+	defaultCmd string            // ARG CMD=...
+	tags       map[string]string // CMD of each documented docker build -> its -t
+	env        []string          // the variables set before go build
+	build      []string          // go build's arguments, ${CMD} in place
+	user       string
+}
+
+var (
+	buildLine = regexp.MustCompile(`^#\s+docker build -f examples/Dockerfile --build-arg CMD=(\S+) -t (\S+) \.$`)
+	runBuild  = regexp.MustCompile(`cd examples && ((?:\w+=\S+ )*)go build (.+)$`)
+)
+
+func readDockerfile(t *testing.T) dockerfile {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(examplesDir, "Dockerfile"))
+	must(t, err, "")
+	d := dockerfile{tags: map[string]string{}}
+	// Join the continuation lines of each instruction.
+	var instr []string
+	cur := ""
+	sc := bufio.NewScanner(strings.NewReader(string(data)))
+	for sc.Scan() {
+		line := sc.Text()
+		if m := buildLine.FindStringSubmatch(line); m != nil {
+			d.tags[m[1]] = m[2]
+		}
+		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		if s, ok := strings.CutSuffix(line, `\`); ok {
+			cur += strings.TrimSpace(s) + " "
+			continue
+		}
+		instr = append(instr, cur+strings.TrimSpace(line))
+		cur = ""
+	}
+	for _, in := range instr {
+		switch {
+		case strings.HasPrefix(in, "ARG CMD="):
+			d.defaultCmd = strings.TrimPrefix(in, "ARG CMD=")
+		case strings.HasPrefix(in, "USER "):
+			d.user = strings.TrimPrefix(in, "USER ")
+		case strings.HasPrefix(in, "RUN "):
+			if m := runBuild.FindStringSubmatch(in); m != nil {
+				d.env = strings.Fields(m[1])
+				d.build = shellFields(m[2])
+			}
+		}
+	}
+	mustTrue(t, len(d.build) > 0, "no `cd examples && go build ...` RUN instruction in the Dockerfile")
+	return d
+}
+
+// TestDockerfile checks examples/Dockerfile against the controllers: a documented
+// build of each (tagged as its kustomize base's image), a static binary run as
+// the Deployments' user, and its go build command building each binary, which
+// answers --help. The command runs here without -trimpath and with the
+// environment's cgo setting, which would otherwise recompile every package (a cold
+// build of client-go, about 10 minutes); that it needs no cgo is checked with
+// go list. No image is built: there is no container runtime here.
+func TestDockerfile(t *testing.T) {
+	d := readDockerfile(t)
+	equal(t, "65532:65532", d.user, "the final stage's USER")
+	check(t, slices.Contains(d.env, "CGO_ENABLED=0"), "the binary must be static for the distroless static image")
+	var cmds []string
+	for _, c := range controllers {
+		cmds = append(cmds, c.cmd)
+		equal(t, "jobkit/"+c.name+":latest", d.tags[c.cmd], "the documented docker build of %s", c.cmd)
+	}
+	check(t, slices.Contains(cmds, d.defaultCmd), "ARG CMD's default %q is none of %q", d.defaultCmd, cmds)
+	if testing.Short() {
+		t.Skip("-short: not building the binaries")
+	}
+	out := t.TempDir()
+	for _, c := range controllers {
+		t.Run(c.name, func(t *testing.T) {
+			args := []string{"build"}
+			for _, a := range d.build {
+				switch {
+				case a == "-trimpath":
+					continue
+				case a == "/out/manager":
+					a = filepath.Join(out, c.name)
+				}
+				args = append(args, strings.ReplaceAll(a, "${CMD}", c.cmd))
+			}
+			run(t, exec.Command("go", args...))
+			run(t, exec.Command(filepath.Join(out, c.name), "--help"))
+
+			list := exec.Command("go", "list", "-e", "-deps", "-f", "{{if .Error}}{{.ImportPath}}: {{.Error}}{{end}}", "./"+c.cmd)
+			list.Env = append(os.Environ(), d.env...)
+			check(t, strings.TrimSpace(run(t, list)) == "", "packages that do not build with %v", d.env)
+		})
+	}
+}
+
+// shellFields splits s into words as a shell does for the Dockerfile's RUN line:
+// at spaces, double quotes grouping and removed.
+func shellFields(s string) []string {
+	var words []string
+	var cur strings.Builder
+	quoted, inWord := false, false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted, inWord = !quoted, true
+		case r == ' ' && !quoted:
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+			}
+			inWord = false
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+// run runs cmd in the examples module and returns its output; a failure fails
+// the test with the output.
+func run(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
+	cmd.Dir = examplesDir
+	out, err := cmd.CombinedOutput()
+	must(t, err, "%s:\n%s", strings.Join(cmd.Args, " "), out)
+	return string(out)
+}
+
+// equal reports got != want as an error with a diff; what says what was compared
+// (a format and its arguments).
+func equal(t *testing.T, want, got any, what string, args ...any) bool {
+	t.Helper()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", fmt.Sprintf(what, args...), diff)
+		return false
+	}
+	return true
+}
+
+// mustEqual is equal, stopping the test on a difference.
+func mustEqual(t *testing.T, want, got any, what string, args ...any) {
+	t.Helper()
+	if !equal(t, want, got, what, args...) {
+		t.FailNow()
+	}
+}
+
+// check reports a false ok as an error.
+func check(t *testing.T, ok bool, what string, args ...any) {
+	t.Helper()
+	if !ok {
+		t.Errorf(what, args...)
+	}
+}
+
+// mustTrue is check, stopping the test.
+func mustTrue(t *testing.T, ok bool, what string, args ...any) {
+	t.Helper()
+	if !ok {
+		t.Fatalf(what, args...)
+	}
+}
+
+// must stops the test on err.
+func must(t *testing.T, err error, what string, args ...any) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", fmt.Sprintf(what, args...), err)
+	}
+}
