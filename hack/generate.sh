@@ -25,6 +25,7 @@ esac
 targets=(
 	"examples plank/api/v1alpha1 plank/config/crd"
 	"examples trainingjob/api/v1alpha1 trainingjob/config/crd"
+	"examples jobset/api/v1alpha2 jobset/config/crd"
 )
 
 controller_gen() {

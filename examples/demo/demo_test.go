@@ -125,6 +125,15 @@ func TestBadFlag(t *testing.T) {
 	}
 }
 
+func TestHelp(t *testing.T) {
+	for _, arg := range []string{"--help", "-h"} {
+		var out, errOut bytes.Buffer
+		if code := run([]string{arg}, &out, &errOut); code != 0 || !strings.Contains(errOut.String(), "-kubeconfig") {
+			t.Errorf("run(%s) = %d with usage %q, want 0 and the flags listed", arg, code, errOut.String())
+		}
+	}
+}
+
 // The cluster mode against a real API server, with a kubelet that plays the demo
 // container through the API.
 func TestClusterDemo(t *testing.T) {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -41,13 +43,18 @@ type Flags struct {
 	MetricsAddr    string
 	ProbeAddr      string
 	RateLimits     clientflags.RateLimits
+	// LogFormat is --logging-format (FormatText or FormatJSON) and Verbosity
+	// klog's -v, read by Logger.
+	LogFormat string
+	Verbosity int
 }
 
 // Set is the flags registered on one FlagSet.
 type Set struct {
-	fs     *flag.FlagSet
-	flags  Flags
-	limits *clientflags.RateLimits
+	fs        *flag.FlagSet
+	flags     Flags
+	limits    *clientflags.RateLimits
+	logFormat *string
 }
 
 // Register adds the flags to fs with the defaults d, and klog's flags.
@@ -66,6 +73,7 @@ func Register(fs *flag.FlagSet, d Defaults) *Set {
 	fs.StringVar(&f.MetricsAddr, "metrics-bind-address", d.MetricsAddr, `address of the Prometheus /metrics endpoint; "0" disables it`)
 	fs.StringVar(&f.ProbeAddr, "health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
 	s.limits = clientflags.Register(fs)
+	s.logFormat = RegisterLogFormat(fs)
 	klog.InitFlags(fs)
 	return s
 }
@@ -80,6 +88,7 @@ func (s *Set) Parse(args []string) (Flags, error) {
 	}
 	f := s.flags
 	f.RateLimits = *s.limits
+	f.LogFormat, f.Verbosity = *s.logFormat, Verbosity(s.fs)
 	switch {
 	case s.fs.NArg() > 0:
 		return f, fmt.Errorf("unexpected arguments: %q", s.fs.Args())
@@ -105,18 +114,37 @@ func (f Flags) RESTConfig(userAgent string) (*rest.Config, error) {
 	return rest.AddUserAgent(cfg, userAgent), nil
 }
 
+// Logger returns the command's logger for --logging-format and -v (NewLogger),
+// writing JSON to standard error.
+func (f Flags) Logger() (logr.Logger, error) {
+	return NewLogger(f.LogFormat, f.Verbosity, os.Stderr)
+}
+
 // Main runs run with the program's arguments until SIGINT or SIGTERM, the main
-// function of a controller-runtime command named name: --help exits 0, an error is
-// printed after name and exits 1.
+// function of a controller command named name, and exits with ExitCode.
 func Main(name string, run func(ctx context.Context, args []string) error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:])
+	signalled := ctx.Err() != nil
 	stop()
-	if errors.Is(err, flag.ErrHelp) {
-		return
+	klog.Flush()
+	if code := ExitCode(name, err, signalled, os.Stderr); code != 0 {
+		os.Exit(code)
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, name+":", err)
-		os.Exit(1)
+}
+
+// ExitCode is how a command ends after run returned err: 0 for --help (flag.ErrHelp)
+// and for a stop asked by SIGINT or SIGTERM (signalled), whatever run was doing then
+// (waiting for the API server, for the caches, for the lease: an error that the stop
+// itself caused is not a failure); otherwise 1 with err written to out after name.
+func ExitCode(name string, err error, signalled bool, out io.Writer) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case signalled:
+		fmt.Fprintf(out, "%s: stopped by a signal (%v)\n", name, err)
+		return 0
 	}
+	fmt.Fprintln(out, name+":", err)
+	return 1
 }

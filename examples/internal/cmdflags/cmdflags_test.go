@@ -31,11 +31,12 @@ func TestParse(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", want: cmdflags.Flags{ManagedBy: "example.com/jobs", Workers: 5, MetricsAddr: ":8080", ProbeAddr: ":8081",
-			RateLimits: clientflags.RateLimits{QPS: 20, Burst: 30}}},
+			RateLimits: clientflags.RateLimits{QPS: 20, Burst: 30}, LogFormat: "text"}},
 		{name: "all set", args: []string{"--kubeconfig=/k", "--managed-by=x/y", "--workers=2", "--leader-elect", "--leader-elect-namespace=ops",
-			"--metrics-bind-address=0", "--health-probe-bind-address=:9", "--kube-api-qps=50", "--kube-api-burst=60", "-v=2"},
+			"--metrics-bind-address=0", "--health-probe-bind-address=:9", "--kube-api-qps=50", "--kube-api-burst=60", "-v=2", "--logging-format=json"},
 			want: cmdflags.Flags{Kubeconfig: "/k", ManagedBy: "x/y", Workers: 2, LeaderElect: true, LeaseNamespace: "ops", MetricsAddr: "0", ProbeAddr: ":9",
-				RateLimits: clientflags.RateLimits{QPS: 50, Burst: 60}}},
+				RateLimits: clientflags.RateLimits{QPS: 50, Burst: 60}, LogFormat: "json", Verbosity: 2}},
+		{name: "bad log format", args: []string{"--logging-format=yaml"}, wantErr: `invalid value "yaml" for flag -logging-format: "yaml": must be "text" or "json"`},
 		{name: "no workers", args: []string{"--workers=0"}, wantErr: "--workers=0: must be at least 1"},
 		{name: "empty name", args: []string{"--managed-by="}, wantErr: `--managed-by="": must not be empty`},
 		{name: "no qps", args: []string{"--kube-api-qps=0"}, wantErr: "--kube-api-qps=0: must be positive"},

@@ -7,12 +7,15 @@
 //	                [--metrics-bind-address :8080] [--health-probe-bind-address :8081]
 //	                [--kube-api-qps 20] [--kube-api-burst 30]
 //	                [--kube-api-content-type application/vnd.kubernetes.protobuf]
+//	                [--logging-format text|json] [-v N]
 //
 // Without --kubeconfig it uses $KUBECONFIG, ~/.kube/config or the in-cluster
 // configuration. Create a Job with spec.managedBy set to the name to hand it over:
 // the built-in Job controller then leaves it alone. With --leader-elect, replicas
 // share a coordination.k8s.io Lease and only the holder runs the controller; it exits
-// when it loses the lease. SIGINT and SIGTERM stop it (and release the lease).
+// when it loses the lease. SIGINT and SIGTERM stop it (and release the lease) and it
+// exits 0, whenever they arrive. Started before its API server answers, it waits for
+// it (retrying /version, 1 s doubling to 30 s) instead of exiting.
 //
 // It serves the Kubernetes Job controller's job_controller_* metrics (with the Go
 // runtime's and the process's) on /metrics at --metrics-bind-address, and /healthz
@@ -112,19 +115,23 @@ func main() {
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, o); err != nil {
-		klog.ErrorS(err, "jobkit-clientgo failed")
-		klog.Flush()
-		os.Exit(1)
-	}
+	err = run(ctx, o)
+	signalled := ctx.Err() != nil
+	stop()
 	klog.Flush()
+	if code := cmdflags.ExitCode("jobkit-clientgo", err, signalled, os.Stderr); code != 0 {
+		os.Exit(code)
+	}
 }
 
 // run wires the options to the controller and runs it until ctx ends (or, with
 // leader election, until the lease is lost).
 func run(ctx context.Context, o options) error {
-	cfg, err := o.RESTConfig("jobkit-clientgo")
+	logger, err := o.Logger()
+	if err != nil {
+		return err
+	}
+	cfg, err := o.Connect(ctx, "jobkit-clientgo", logger)
 	if err != nil {
 		return err
 	}
@@ -137,7 +144,6 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	logger := klog.Background()
 	factory := informers.NewSharedInformerFactory(cs, o.resyncPeriod)
 	defer factory.Shutdown()
 	metrics := telemetry.NewMetrics()

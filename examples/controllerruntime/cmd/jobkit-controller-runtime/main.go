@@ -7,19 +7,22 @@
 // Flags: --kubeconfig, --managed-by, --leader-elect, --leader-elect-namespace,
 // --workers, --metrics-bind-address, --health-probe-bind-address, --kube-api-qps and
 // --kube-api-burst (client-side rate limits, default 20 and 30 as
-// kube-controller-manager's), and klog's logging flags (-v); --help lists them.
+// kube-controller-manager's), --logging-format (text or json) and klog's logging flags (-v); --help lists them.
 //
 // It serves the Kubernetes Job controller's job_controller_* metrics (with
 // controller-runtime's own) on /metrics at --metrics-bind-address (default :8080),
 // and /healthz and /readyz (200 once the caches have synced) at
 // --health-probe-bind-address (default :8081); "0" turns either off.
+//
+// SIGINT and SIGTERM stop it cleanly and it exits 0, whenever they arrive (waiting for
+// the API server, the caches or the lease). Started before its API server answers, it
+// waits for it (retrying /version, 1 s doubling to 30 s) instead of exiting.
 package main
 
 import (
 	"context"
 	"flag"
 
-	"k8s.io/klog/v2"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/jobkit/jobkit/examples/controllerruntime"
@@ -40,9 +43,12 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	logger := klog.NewKlogr()
+	logger, err := f.Logger()
+	if err != nil {
+		return err
+	}
 	crlog.SetLogger(logger)
-	cfg, err := f.RESTConfig("jobkit-controller-runtime")
+	cfg, err := f.Connect(ctx, "jobkit-controller-runtime", logger)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,10 @@
 //	plank --kubeconfig ~/.kube/config --max-pending 20 --queue gpu=2 --queue e2e=5
 //
 // Install the CRD first: kubectl apply -f examples/plank/config/crd/.
+//
+// --logging-format=json writes one JSON object per line. SIGINT and SIGTERM stop it
+// cleanly and it exits 0, whenever they arrive; started before its API server
+// answers, it waits for it instead of exiting.
 package main
 
 import (
@@ -14,8 +18,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,6 +33,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/jobkit/jobkit/examples/internal/clientflags"
+	"github.com/jobkit/jobkit/examples/internal/cmdflags"
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/plank/controller"
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
@@ -34,13 +41,12 @@ import (
 )
 
 func main() {
-	err := run(ctrl.SetupSignalHandler(), os.Args[1:], os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return // --help printed the usage: not a failure
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "plank:", err)
-		os.Exit(1)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stderr)
+	signalled := ctx.Err() != nil
+	stop()
+	if code := cmdflags.ExitCode("plank", err, signalled, os.Stderr); code != 0 {
+		os.Exit(code)
 	}
 }
 
@@ -52,6 +58,7 @@ type options struct {
 	metricsAddr          string
 	probeAddr            string
 	rateLimits           *clientflags.RateLimits
+	logFormat            *string
 	cfg                  controller.Config
 	timeouts             plaindl.Timeouts
 }
@@ -139,6 +146,7 @@ func parseFlags(args []string, out io.Writer) (*options, *textlogger.Config, err
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", `Address of the metrics endpoint, e.g. ":8080"; "0" disables it.`)
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", "0", `Address of the /healthz and /readyz probes, e.g. ":8081"; "0" disables them.`)
 	o.rateLimits = clientflags.Register(fs) // --kube-api-qps, --kube-api-burst
+	o.logFormat = cmdflags.RegisterLogFormat(fs)
 	fs.IntVar(&o.cfg.MaxPending, "max-pending", 0, "At most this many pending RunJobs per namespace; 0 means no limit.")
 	fs.Var(queues, "queue", "A queue and its capacity, name=capacity (repeatable). 0 never runs, negative is unlimited.")
 	fs.IntVar(&o.cfg.Workers, "workers", controller.DefaultWorkers, "RunJobs reconciled at once.")
@@ -174,13 +182,22 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctrl.SetLogger(textlogger.NewLogger(logCfg))
+	logger := textlogger.NewLogger(logCfg)
+	if *o.logFormat == cmdflags.FormatJSON {
+		if logger, err = cmdflags.NewLogger(*o.logFormat, verbosity(logCfg), out); err != nil {
+			return err
+		}
+	}
+	ctrl.SetLogger(logger)
 
 	restCfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
 	o.rateLimits.Apply(restCfg)
+	if err := cmdflags.WaitForAPIServer(ctx, restCfg, logger); err != nil {
+		return err
+	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -213,4 +230,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// verbosity is the -v of the textlogger configuration.
+func verbosity(c *textlogger.Config) int {
+	n, _ := strconv.Atoi(c.Verbosity().String())
+	return n
 }

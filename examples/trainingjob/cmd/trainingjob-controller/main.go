@@ -10,8 +10,12 @@
 // Flags: --kubeconfig, --managed-by, --leader-elect, --leader-elect-namespace,
 // --workers, --metrics-bind-address (controller-runtime's metrics; default "0",
 // off), --health-probe-bind-address (/healthz and /readyz, default :8081),
-// --kube-api-qps and --kube-api-burst, and klog's logging flags (-v); --help
+// --kube-api-qps and --kube-api-burst, --logging-format (text or json) and klog's logging flags (-v); --help
 // lists them.
+//
+// SIGINT and SIGTERM stop it cleanly and it exits 0, whenever they arrive (waiting for
+// the API server, the caches or the lease). Started before its API server answers, it
+// waits for it (retrying /version, 1 s doubling to 30 s) instead of exiting.
 package main
 
 import (
@@ -21,7 +25,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/klog/v2"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/jobkit/jobkit/examples/controllerruntime"
@@ -42,9 +45,12 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	logger := klog.NewKlogr()
+	logger, err := f.Logger()
+	if err != nil {
+		return err
+	}
 	crlog.SetLogger(logger)
-	cfg, err := f.RESTConfig("trainingjob-controller")
+	cfg, err := f.Connect(ctx, "trainingjob-controller", logger)
 	if err != nil {
 		return err
 	}

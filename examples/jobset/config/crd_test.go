@@ -1,0 +1,276 @@
+package config_test
+
+// These tests install the JobSet CRD on a real kube-apiserver (envtest) and check
+// what the API server itself accepts, defaults and refuses: the sample, specs that
+// break the schema, spec updates of immutable fields, and status writes that break
+// the status rules. No controller runs.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/jobkit/jobkit/examples/internal/testenv"
+	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
+)
+
+var (
+	k8s       client.Client
+	namespace string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	env, cfg, err := testenv.Start("crd")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	scheme := runtime.NewScheme()
+	if err := errors.Join(clientgoscheme.AddToScheme(scheme), v1alpha2.AddToScheme(scheme)); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "jobset-"}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		fmt.Fprintln(os.Stderr, "creating namespace:", err)
+		return 1
+	}
+	namespace = ns.Name
+	return m.Run()
+}
+
+// template is a small child Job template.
+func template() batchv1.JobTemplateSpec {
+	return batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+		Parallelism: ptr.To[int32](1), Completions: ptr.To[int32](1),
+		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "c", Image: "registry.example/x:1"}},
+		}},
+	}}
+}
+
+// valid returns a leader and two workers.
+func valid(name string) *v1alpha2.JobSet {
+	return &v1alpha2.JobSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: v1alpha2.JobSetSpec{ReplicatedJobs: []v1alpha2.ReplicatedJob{
+			{Name: "leader", Replicas: 1, Template: template()},
+			{Name: "workers", Replicas: 2, Template: template()},
+		}},
+	}
+}
+
+func testName(t *testing.T) string {
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(t.Name()))
+	if len(name) > 40 {
+		name = name[len(name)-40:]
+	}
+	return strings.Trim(name, "-")
+}
+
+// requireInvalid checks that err is the API server's Invalid error with a cause
+// whose field and message contain field and msg.
+func requireInvalid(t *testing.T, err error, field, msg string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("accepted; want Invalid on %s (%q)", field, msg)
+	}
+	var status *apierrors.StatusError
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.ErrStatus.Details == nil {
+		t.Fatalf("error = %v, want Invalid on %s", err, field)
+	}
+	for _, c := range status.ErrStatus.Details.Causes {
+		if strings.Contains(c.Field, field) && strings.Contains(c.Message, msg) {
+			return
+		}
+	}
+	t.Fatalf("error = %v\nwant a cause on field %s containing %q; causes: %+v", err, field, msg, status.ErrStatus.Details.Causes)
+}
+
+func TestSampleAndDefaults(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("samples", "jobset.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js v1alpha2.JobSet
+	if err := yaml.UnmarshalStrict(data, &js); err != nil {
+		t.Fatalf("decoding the sample: %v", err)
+	}
+	js.Namespace = namespace
+	if err := k8s.Create(context.Background(), &js); err != nil {
+		t.Fatalf("creating the sample: %v", err)
+	}
+	// The CRD schema's defaults, as JobSet's.
+	if got := js.Spec.ReplicatedJobs[0].GroupName; got != "default" {
+		t.Errorf("groupName = %q, want the default %q", got, "default")
+	}
+	if got := js.Spec.FailurePolicy.RestartStrategy; got != v1alpha2.Recreate {
+		t.Errorf("restartStrategy = %q, want %q", got, v1alpha2.Recreate)
+	}
+
+	bare := valid("bare")
+	bare.Spec.ReplicatedJobs[0].Replicas = 0 // omitted from the JSON: defaulted to 1
+	bare.Spec.SuccessPolicy = &v1alpha2.SuccessPolicy{}
+	bare.Spec.StartupPolicy = &v1alpha2.StartupPolicy{}
+	if err := k8s.Create(context.Background(), bare); err != nil {
+		t.Fatal(err)
+	}
+	if r := bare.Spec.ReplicatedJobs[0].Replicas; r != 1 {
+		t.Errorf("replicas = %d, want the default 1", r)
+	}
+	if op := bare.Spec.SuccessPolicy.Operator; op != v1alpha2.OperatorAll {
+		t.Errorf("successPolicy.operator = %q, want %q", op, v1alpha2.OperatorAll)
+	}
+	if o := bare.Spec.StartupPolicy.StartupPolicyOrder; o != v1alpha2.AnyOrder {
+		t.Errorf("startupPolicyOrder = %q, want %q", o, v1alpha2.AnyOrder)
+	}
+}
+
+func TestSpecRefused(t *testing.T) {
+	tests := []struct {
+		name   string
+		modify func(*v1alpha2.JobSet)
+		field  string
+		msg    string
+	}{
+		{"no roles", func(js *v1alpha2.JobSet) { js.Spec.ReplicatedJobs = nil }, "spec.replicatedJobs", "Required"},
+		{"bad role name", func(js *v1alpha2.JobSet) { js.Spec.ReplicatedJobs[0].Name = "Leader" }, "spec.replicatedJobs[0].name", "should match"},
+		{"duplicate role", func(js *v1alpha2.JobSet) { js.Spec.ReplicatedJobs[1].Name = "leader" }, "spec.replicatedJobs[1]", "Duplicate value"},
+		{"negative replicas", func(js *v1alpha2.JobSet) { js.Spec.ReplicatedJobs[1].Replicas = -1 }, "spec.replicatedJobs[1].replicas", "greater than or equal to 0"},
+		{"dependsOn on the first role", func(js *v1alpha2.JobSet) {
+			js.Spec.ReplicatedJobs[0].DependsOn = []v1alpha2.DependsOn{{Name: "workers", Status: v1alpha2.DependsOnReady}}
+		}, "spec.replicatedJobs", "the first replicatedJob cannot have dependsOn"},
+		{"bad dependsOn status", func(js *v1alpha2.JobSet) {
+			js.Spec.ReplicatedJobs[1].DependsOn = []v1alpha2.DependsOn{{Name: "leader", Status: "Started"}}
+		}, "spec.replicatedJobs[1].dependsOn[0].status", "Unsupported value"},
+		{"InOrder with dependsOn", func(js *v1alpha2.JobSet) {
+			js.Spec.StartupPolicy = &v1alpha2.StartupPolicy{StartupPolicyOrder: v1alpha2.InOrder}
+			js.Spec.ReplicatedJobs[1].DependsOn = []v1alpha2.DependsOn{{Name: "leader", Status: v1alpha2.DependsOnReady}}
+		}, "spec", "startupPolicy InOrder and dependsOn cannot be combined"},
+		{"bad operator", func(js *v1alpha2.JobSet) { js.Spec.SuccessPolicy = &v1alpha2.SuccessPolicy{Operator: "Most"} }, "spec.successPolicy.operator", "Unsupported value"},
+		{"bad action", func(js *v1alpha2.JobSet) {
+			js.Spec.FailurePolicy = &v1alpha2.FailurePolicy{Rules: []v1alpha2.FailurePolicyRule{{Action: "Retry"}}}
+		}, "spec.failurePolicy.rules[0].action", "Unsupported value"},
+		{"bad failure reason", func(js *v1alpha2.JobSet) {
+			js.Spec.FailurePolicy = &v1alpha2.FailurePolicy{Rules: []v1alpha2.FailurePolicyRule{{Action: v1alpha2.FailJobSet, OnJobFailureReasons: []string{"OOMKilled"}}}}
+		}, "spec.failurePolicy.rules[0].onJobFailureReasons[0]", "Unsupported value"},
+		{"bad rule name", func(js *v1alpha2.JobSet) {
+			js.Spec.FailurePolicy = &v1alpha2.FailurePolicy{Rules: []v1alpha2.FailurePolicyRule{{Name: "1st", Action: v1alpha2.FailJobSet}}}
+		}, "spec.failurePolicy.rules[0].name", "should match"},
+		{"negative maxRestarts", func(js *v1alpha2.JobSet) { js.Spec.FailurePolicy = &v1alpha2.FailurePolicy{MaxRestarts: -1} }, "spec.failurePolicy.maxRestarts", "greater than or equal to 0"},
+		{"bad restart strategy", func(js *v1alpha2.JobSet) { js.Spec.FailurePolicy = &v1alpha2.FailurePolicy{RestartStrategy: "Rolling"} }, "spec.failurePolicy.restartStrategy", "Unsupported value"},
+		{"negative TTL", func(js *v1alpha2.JobSet) { js.Spec.TTLSecondsAfterFinished = ptr.To[int32](-1) }, "spec.ttlSecondsAfterFinished", "greater than or equal to 0"},
+		{"bad managedBy", func(js *v1alpha2.JobSet) { js.Spec.ManagedBy = ptr.To("no-slash") }, "spec.managedBy", "should match"},
+		{"bad subdomain", func(js *v1alpha2.JobSet) { js.Spec.Network = &v1alpha2.Network{Subdomain: "Not_A_Label"} }, "spec.network.subdomain", "should match"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			js := valid(testName(t))
+			tt.modify(js)
+			requireInvalid(t, k8s.Create(context.Background(), js), tt.field, tt.msg)
+		})
+	}
+}
+
+func TestImmutable(t *testing.T) {
+	tests := []struct {
+		name   string
+		modify func(*v1alpha2.JobSet)
+		field  string
+		msg    string
+	}{
+		{"replicas", func(js *v1alpha2.JobSet) { js.Spec.ReplicatedJobs[1].Replicas = 3 }, "spec.replicatedJobs", "replicatedJobs is immutable"},
+		{"template", func(js *v1alpha2.JobSet) { js.Spec.ReplicatedJobs[1].Template.Spec.BackoffLimit = ptr.To[int32](3) }, "spec.replicatedJobs", "replicatedJobs is immutable"},
+		{"failure policy added", func(js *v1alpha2.JobSet) { js.Spec.FailurePolicy = &v1alpha2.FailurePolicy{MaxRestarts: 3} }, "spec.failurePolicy", "failurePolicy is immutable"},
+		{"managedBy added", func(js *v1alpha2.JobSet) { js.Spec.ManagedBy = ptr.To("example.com/x") }, "spec.managedBy", "managedBy is immutable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			js := valid(testName(t))
+			if err := k8s.Create(ctx, js); err != nil {
+				t.Fatal(err)
+			}
+			tt.modify(js)
+			requireInvalid(t, k8s.Update(ctx, js), tt.field, tt.msg)
+		})
+	}
+	// Suspend and the TTL may change.
+	ctx := context.Background()
+	js := valid("mutable")
+	if err := k8s.Create(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	js.Spec.Suspend, js.Spec.TTLSecondsAfterFinished = ptr.To(true), ptr.To[int32](60)
+	if err := k8s.Update(ctx, js); err != nil {
+		t.Errorf("updating suspend and ttlSecondsAfterFinished: %v", err)
+	}
+}
+
+func TestStatusRules(t *testing.T) {
+	ctx := context.Background()
+	js := valid("status")
+	if err := k8s.Create(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	js.Status = v1alpha2.JobSetStatus{Restarts: 2, RestartsCountTowardsMax: 1,
+		ReplicatedJobsStatus: []v1alpha2.ReplicatedJobStatus{{Name: "leader", Active: 1}, {Name: "workers", Active: 2}}}
+	if err := k8s.Status().Update(ctx, js); err != nil {
+		t.Fatalf("a valid status: %v", err)
+	}
+	tests := []struct {
+		name   string
+		modify func(*v1alpha2.JobSetStatus)
+		field  string
+		msg    string
+	}{
+		{"restarts go back", func(s *v1alpha2.JobSetStatus) { s.Restarts, s.RestartsCountTowardsMax = 1, 1 }, "status.restarts", "restarts may not decrease"},
+		{"counted restarts go back", func(s *v1alpha2.JobSetStatus) { s.RestartsCountTowardsMax = 0 }, "status.restartsCountTowardsMax", "restartsCountTowardsMax may not decrease"},
+		{"more counted than restarts", func(s *v1alpha2.JobSetStatus) { s.RestartsCountTowardsMax = 3 }, "status.restartsCountTowardsMax", "may not exceed restarts"},
+		{"negative count", func(s *v1alpha2.JobSetStatus) { s.ReplicatedJobsStatus[0].Failed = -1 }, "status.replicatedJobsStatus[0].failed", "greater than or equal to 0"},
+		{"bad terminal state", func(s *v1alpha2.JobSetStatus) { s.TerminalState = "Done" }, "status.terminalState", "Unsupported value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bad := js.DeepCopy()
+			tt.modify(&bad.Status)
+			requireInvalid(t, k8s.Status().Update(ctx, bad), tt.field, tt.msg)
+		})
+	}
+	// A terminal state, once written, stays.
+	js.Status.TerminalState = v1alpha2.Failed
+	if err := k8s.Status().Update(ctx, js); err != nil {
+		t.Fatalf("setting terminalState: %v", err)
+	}
+	js.Status.TerminalState = v1alpha2.Completed
+	requireInvalid(t, k8s.Status().Update(ctx, js), "status.terminalState", "terminalState may not change once set")
+}
