@@ -110,6 +110,10 @@ func TestWorkerFailureRestartsTheGroup(t *testing.T) {
 	if got, want := e.attempts(), map[string]string{"run-leader-0": "1", "run-workers-0": "1", "run-workers-1": "1"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Jobs by restart attempt = %v, want %v", got, want)
 	}
+	jsWrites, jsTotal := e.jobSetWrites.summary()
+	jobWrites, jobTotal := e.jobWrites.summary()
+	t.Logf("API writes of one run with a group restart (3 Jobs, 5 pods per attempt): JobSet controller %d (%s); Job controller %d (%s)",
+		jsTotal, jsWrites, jobTotal, jobWrites)
 }
 
 // A child failing again and again fails the group once maxRestarts restarts
