@@ -49,7 +49,7 @@ type sync struct {
 // of its inputs.
 //
 // It returns an error, and no plan, when the Input cannot be planned: no name,
-// a Spec.Name other than Name, a template count other than the role count, or a
+// no Owner kind or version, a Spec.Name other than Name, a template count other than the role count, or a
 // failure policy pattern that does not compile (plaingroup.Validate reports all
 // of these and more on admission).
 func Compute(in *Input) (Plan, error) {
@@ -114,6 +114,8 @@ func start(in *Input) (*sync, error) {
 	switch {
 	case in.Name == "":
 		return nil, fmt.Errorf("group: %w", &fielderr.Error{Type: fielderr.Required, Field: "Input.Name"})
+	case in.Owner.Kind == "" || in.Owner.Version == "":
+		return nil, invalid("Input.Owner", in.Owner.String(), "needs a version and a kind: the children's controller reference names them")
 	case in.Spec.Name != "" && in.Spec.Name != in.Name:
 		return nil, invalid("Input.Spec.Name", in.Spec.Name, "must be Input.Name "+in.Name)
 	case len(in.Templates) != len(in.Spec.Roles):

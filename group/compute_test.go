@@ -493,6 +493,7 @@ func TestComputeErrors(t *testing.T) {
 		wantField string
 	}{
 		{name: "no name", edit: func(in *group.Input) { in.Name = "" }, wantField: "Input.Name"},
+		{name: "no owner kind", edit: func(in *group.Input) { in.Owner.Kind = "" }, wantField: "Input.Owner"},
 		{name: "another spec name", edit: func(in *group.Input) { in.Spec.Name = "other" }, wantField: "Input.Spec.Name"},
 		{name: "templates short", edit: func(in *group.Input) { in.Templates = in.Templates[:1] }, wantField: "Input.Templates"},
 		{name: "bad pattern", edit: func(in *group.Input) {

@@ -5,7 +5,9 @@
 //
 // [ReadChild] reads one child Job into a plaingroup.Child: its role, index and
 // restart attempts from JobSet's labels, its outcome from the Complete and
-// Failed conditions, its pod counts from status. [Compute] takes an [Input] (the
+// Failed conditions (a child with FailureTarget or SuccessCriteriaMet alone
+// still runs: its pods are terminating, and JobSet too waits for the terminal
+// condition), its pod counts from status. [Compute] takes an [Input] (the
 // group's identity, its spec in plain terms with one batchv1.JobTemplateSpec per
 // role, its [Status], the child Jobs, whether the headless Service exists, the
 // time) and returns a [Plan]: the children to create as complete Jobs, the
@@ -90,8 +92,6 @@
 //
 //   - The status is written before the children of an old attempt are deleted,
 //     so a crash between the two cannot lose or repeat a restart.
-//   - A child with FailureTarget or SuccessCriteriaMet but no terminal condition
-//     yet is running, as for JobSet, which reads Complete and Failed only.
 //   - When the group finishes in a sync and its TTL has already run out (a TTL
 //     of 0), the terminal status is written first and the group deleted at the
 //     next sync, at once (RequeueAfter of one nanosecond).
