@@ -158,12 +158,14 @@ func (c *Controller) act(ctx context.Context, js *v1alpha2.JobSet, p *group.Plan
 }
 
 // setSuspend sets or clears spec.suspend of a child. The patch carries the
-// child's UID, so that it fails (Conflict) on a newer Job of the same name.
+// child's UID, so that the API server refuses it on a newer Job of the same
+// name (metadata.uid is immutable: 422 Invalid on that field), which means the
+// child meant is gone.
 func (c *Controller) setSuspend(ctx context.Context, job *batchv1.Job, suspend bool) error {
 	patch := fmt.Appendf(nil, `{"metadata":{"uid":%q},"spec":{"suspend":%t}}`, job.UID, suspend)
 	err := c.writer.Patch(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name}},
 		client.RawPatch(types.MergePatchType, patch))
-	if ignoreGone(err) != nil {
+	if ignoreGone(err) != nil && !uidChanged(err) {
 		return fmt.Errorf("setting spec.suspend=%t on Job %s: %w", suspend, job.Name, err)
 	}
 	return nil
@@ -176,4 +178,22 @@ func ignoreGone(err error) error {
 		return nil
 	}
 	return err
+}
+
+// uidChanged reports whether err is the API server's refusal of a write whose
+// metadata.uid is not the object's.
+func uidChanged(err error) bool {
+	if !apierrors.IsInvalid(err) {
+		return false
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Field == "metadata.uid" {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +15,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -242,4 +245,28 @@ func errString(err error) string {
 		return "AlreadyExists"
 	}
 	return err.Error()
+}
+
+func TestUIDChanged(t *testing.T) {
+	invalid := func(path *field.Path) error {
+		return apierrors.NewInvalid(schema.GroupKind{Group: "batch", Kind: "Job"}, "child", field.ErrorList{field.Invalid(path, "x", "field is immutable")})
+	}
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{name: "Invalid on metadata.uid", err: invalid(field.NewPath("metadata", "uid")), want: true},
+		{name: "Invalid on another field", err: invalid(field.NewPath("spec", "suspend"))},
+		{name: "Conflict", err: apierrors.NewConflict(batchv1.Resource("jobs"), "child", errors.New("x"))},
+		{name: "wrapped", err: fmt.Errorf("patching: %w", invalid(field.NewPath("metadata", "uid"))), want: true},
+		{name: "nil"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := uidChanged(tt.err); got != tt.want {
+				t.Errorf("uidChanged(%v) = %t, want %t", tt.err, got, tt.want)
+			}
+		})
+	}
 }
