@@ -138,7 +138,8 @@ func (c *Controller) Manages(js *v1alpha2.JobSet) bool {
 // Reconcile syncs one JobSet. One missing from the cache is forgotten. One whose
 // status in the cache is older than the last this controller wrote is looked at
 // again once the cache has caught up. An invalid one fails (Failed, reason
-// ReasonInvalid, and a Warning event) with no child. Write errors are returned
+// ReasonInvalid, and a Warning event) with no child, and its TTL after
+// finishing applies. Write errors are returned
 // for the workqueue to retry with rate limiting; RequeueAfter is the Plan's.
 func (c *Controller) Reconcile(ctx context.Context, req crreconcile.Request) (crreconcile.Result, error) {
 	js := &v1alpha2.JobSet{}
@@ -159,7 +160,7 @@ func (c *Controller) Reconcile(ctx context.Context, req crreconcile.Request) (cr
 		return crreconcile.Result{RequeueAfter: time.Second}, nil
 	}
 	if errs := Validate(js); len(errs) > 0 {
-		return crreconcile.Result{}, c.refuse(ctx, js, errs)
+		return c.refuse(ctx, js, errs)
 	}
 	return c.sync(ctx, js)
 }

@@ -34,7 +34,7 @@
 // Validate (the checks of JobSet's webhook) runs at every sync. A JobSet it
 // refuses gets no child: a Failed condition (reason ReasonInvalid, the errors
 // naming the fields and values as its message), terminalState Failed and a
-// Warning event, once.
+// Warning event, once; its TTL after finishing then applies.
 //
 // # Options
 //

@@ -43,10 +43,11 @@ func Validate(js *v1alpha2.JobSet) plaingroup.Errors {
 // refuse fails an invalid JobSet once: a Failed condition of reason
 // ReasonInvalid with the errors, terminalState Failed, and a Warning event. Its
 // spec's rules are immutable, so it can never become valid; failing it shows
-// why in kubectl and lets its TTL apply.
-func (c *Controller) refuse(ctx context.Context, js *v1alpha2.JobSet, errs plaingroup.Errors) error {
-	if c := meta.FindStatusCondition(js.Status.Conditions, "Failed"); c != nil && c.Reason == ReasonInvalid {
-		return nil
+// why in kubectl. Once failed, its TTL after finishing applies (plaingroup.TTL),
+// as to any finished JobSet.
+func (c *Controller) refuse(ctx context.Context, js *v1alpha2.JobSet, errs plaingroup.Errors) (crreconcile.Result, error) {
+	if cond := meta.FindStatusCondition(js.Status.Conditions, "Failed"); cond != nil && cond.Reason == ReasonInvalid {
+		return c.expire(ctx, js, cond)
 	}
 	msg := errs.Error()
 	updated := js.DeepCopy()
@@ -56,11 +57,30 @@ func (c *Controller) refuse(ctx context.Context, js *v1alpha2.JobSet, errs plain
 	})
 	updated.Status.TerminalState = v1alpha2.Failed
 	if err := c.writer.Status().Update(ctx, updated); err != nil {
-		return fmt.Errorf("failing the invalid JobSet %s/%s: %w", js.Namespace, js.Name, err)
+		return crreconcile.Result{}, fmt.Errorf("failing the invalid JobSet %s/%s: %w", js.Namespace, js.Name, err)
 	}
 	c.wrote(updated)
 	c.opts.Events.Eventf(js, nil, corev1.EventTypeWarning, ReasonInvalid, ActionSync, "%s", msg)
-	return nil
+	return crreconcile.Result{}, nil
+}
+
+// expire applies the TTL after finishing of a JobSet refused as invalid,
+// failed by cond: deleted (foreground) once it expired, looked at again when it
+// will.
+func (c *Controller) expire(ctx context.Context, js *v1alpha2.JobSet, cond *metav1.Condition) (crreconcile.Result, error) {
+	failed := []plaingroup.Condition{{Type: cond.Type, Status: plaingroup.True, Reason: cond.Reason, LastTransitionTime: cond.LastTransitionTime.Time}}
+	e, err := plaingroup.TTL(js.Spec.TTLSecondsAfterFinished, failed, js.DeletionTimestamp != nil, c.opts.Clock.Now())
+	switch {
+	case err != nil || (!e.Expired && e.Left <= 0):
+		return crreconcile.Result{}, nil // no TTL, or one the CRD's schema refuses
+	case !e.Expired:
+		return crreconcile.Result{RequeueAfter: e.Left}, nil
+	}
+	err = c.writer.Delete(ctx, js, client.PropagationPolicy(metav1.DeletePropagationForeground), client.Preconditions{UID: &js.UID})
+	if ignoreGone(err) != nil {
+		return crreconcile.Result{}, fmt.Errorf("deleting %s/%s (ttlSecondsAfterFinished expired): %w", js.Namespace, js.Name, err)
+	}
+	return crreconcile.Result{}, nil
 }
 
 // sync lists the JobSet's children and Service, computes its plan and executes

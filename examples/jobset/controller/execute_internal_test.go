@@ -270,3 +270,53 @@ func TestUIDChanged(t *testing.T) {
 		})
 	}
 }
+
+// A JobSet refused as invalid is failed once; then its TTL applies: a requeue
+// while time is left, a foreground deletion once it has expired.
+func TestInvalidJobSetTTL(t *testing.T) {
+	js := testJobSet()
+	js.Spec.ReplicatedJobs[0].Name = "w"
+	js.Spec.SuccessPolicy = &v1alpha2.SuccessPolicy{TargetReplicatedJobs: []string{"nope"}}
+	js.Spec.TTLSecondsAfterFinished = ptr.To[int32](10)
+	var got calls
+	c, rec := newTestController(t, []client.Object{js}, []client.Object{js.DeepCopy()}, interceptor.Funcs{
+		Delete: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.DeleteOption) error {
+			got.add("delete " + obj.GetName())
+			return nil
+		},
+	})
+	req := crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ml", Name: "js"}}
+	if res, err := c.Reconcile(t.Context(), req); err != nil || res.RequeueAfter != 0 {
+		t.Fatalf("first Reconcile() = %+v, %v, want the JobSet failed, no requeue", res, err)
+	}
+	if evs := drain(rec); len(evs) != 1 || !strings.Contains(evs[0], ReasonInvalid) {
+		t.Errorf("events = %q, want one %s", evs, ReasonInvalid)
+	}
+	// The cache catches up with the failed status.
+	failed := &v1alpha2.JobSet{}
+	if err := c.writer.Get(t.Context(), req.NamespacedName, failed); err != nil {
+		t.Fatal(err)
+	}
+	if failed.Status.TerminalState != v1alpha2.Failed {
+		t.Fatalf("status = %+v, want Failed", failed.Status)
+	}
+	tests := []struct {
+		name        string
+		at          time.Time
+		wantRequeue time.Duration
+		wantWrites  string
+	}{
+		{name: "time left", at: now.Add(4 * time.Second), wantRequeue: 6 * time.Second},
+		{name: "expired", at: now.Add(10 * time.Second), wantWrites: "delete js"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got.writes = nil
+			c.opts.Clock = clocktesting.NewFakePassiveClock(tt.at)
+			res, err := c.expire(t.Context(), failed, &failed.Status.Conditions[0])
+			if err != nil || res.RequeueAfter != tt.wantRequeue || strings.Join(got.writes, "; ") != tt.wantWrites {
+				t.Errorf("expire() = %+v, %v with writes %q, want a requeue after %s and writes %q", res, err, got.writes, tt.wantRequeue, tt.wantWrites)
+			}
+		})
+	}
+}

@@ -376,7 +376,8 @@ func TestControllerRestartedInTheMiddleOfARestart(t *testing.T) {
 
 // A JobSet that plain/group's Validate refuses (a failure policy rule naming a
 // role the JobSet lacks, which the CRD's schema cannot see) gets no child: it
-// fails with reason InvalidJobSet and a Warning event naming the field.
+// fails with reason InvalidJobSet and a Warning event naming the field; then
+// its TTL after finishing deletes it.
 func TestInvalidJobSetFailsWithoutChildren(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
@@ -384,6 +385,7 @@ func TestInvalidJobSetFailsWithoutChildren(t *testing.T) {
 	js.Spec.FailurePolicy = &v1alpha2.FailurePolicy{Rules: []v1alpha2.FailurePolicyRule{{
 		Name: "r", Action: v1alpha2.FailJobSet, TargetReplicatedJobs: []string{"nope"},
 	}}}
+	js.Spec.TTLSecondsAfterFinished = ptr.To[int32](2)
 	e.create(js)
 	got := e.waitFinished("bad")
 	c := condition(got, plaingroup.ConditionFailed)
@@ -406,5 +408,9 @@ func TestInvalidJobSetFailsWithoutChildren(t *testing.T) {
 	e.consistently("no child", func() (bool, string) {
 		jobs := e.jobs()
 		return len(jobs) == 0, fmt.Sprintf("%d Jobs", len(jobs))
+	})
+	e.eventually("the invalid JobSet deleted by its TTL", func() (bool, string) {
+		err := k8s.Get(t.Context(), types.NamespacedName{Namespace: e.ns, Name: "bad"}, &v1alpha2.JobSet{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
 	})
 }
