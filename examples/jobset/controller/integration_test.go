@@ -414,3 +414,36 @@ func TestInvalidJobSetFailsWithoutChildren(t *testing.T) {
 		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
 	})
 }
+
+// startupPolicy InOrder starts the roles one at a time: the workers wait for
+// the leader to have started (ready), with StartupPolicyInProgress meanwhile
+// and StartupPolicyCompleted once every role has.
+func TestInOrderStartup(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, true)
+	js := e.jobSet("run", role("leader", 1, 1), role("workers", 2, 1))
+	js.Spec.StartupPolicy = &v1alpha2.StartupPolicy{StartupPolicyOrder: v1alpha2.InOrder}
+	e.create(js)
+	e.eventually("the leader's Job and StartupPolicyInProgress", func() (bool, string) {
+		c := condition(e.get("run"), plaingroup.ConditionStartupPolicyInProgress)
+		a := e.attempts()
+		return len(a) == 1 && c != nil && c.Status == metav1.ConditionTrue, fmt.Sprintf("Jobs %v, condition %+v", a, c)
+	})
+	e.consistently("the workers wait for the leader", func() (bool, string) {
+		a := e.attempts()
+		return len(a) == 1, fmt.Sprint(a)
+	})
+	e.startKubelet()
+	e.eventually("every role started", func() (bool, string) {
+		got := e.get("run")
+		c := condition(got, plaingroup.ConditionStartupPolicyCompleted)
+		return len(e.attempts()) == 3 && c != nil && c.Status == metav1.ConditionTrue, fmt.Sprintf("conditions %+v", got.Status.Conditions)
+	})
+	if c := condition(e.get("run"), plaingroup.ConditionStartupPolicyInProgress); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("StartupPolicyInProgress = %+v once every role started, want False", c)
+	}
+	e.setPolicy(succeedAll)
+	if got := e.waitFinished("run"); got.Status.TerminalState != v1alpha2.Completed {
+		t.Fatalf("status = %+v, want Completed", got.Status)
+	}
+}
