@@ -1,0 +1,100 @@
+// Command jobset-controller runs the JobSet controller of examples/jobset
+// against the cluster of a kubeconfig (or in a cluster). It syncs the JobSets
+// whose spec.managedBy is --managed-by (default JobSet's reserved name,
+// jobset.sigs.k8s.io/jobset-controller, which also takes those without
+// managedBy), and sets --child-managed-by as spec.managedBy of the child Jobs
+// it creates (empty, the default, leaves them to the kube-controller-manager;
+// jobkit.dev/job-controller hands them to jobkit-controller-runtime).
+//
+//	kubectl apply -f examples/jobset/config/crd/
+//	go run ./jobset/cmd/jobset-controller --kubeconfig ~/.kube/config
+//	kubectl create -f examples/jobset/config/samples/jobset.yaml
+//
+// Flags: --kubeconfig, --managed-by, --child-managed-by, --leader-elect,
+// --leader-elect-namespace, --workers, --metrics-bind-address
+// (controller-runtime's metrics; default "0", off), --health-probe-bind-address
+// (/healthz and /readyz, default :8081), --kube-api-qps and --kube-api-burst,
+// --logging-format (text or json) and klog's logging flags (-v); --help lists
+// them and exits 0.
+//
+// SIGINT and SIGTERM stop it cleanly and it exits 0, whenever they arrive.
+// Started before its API server answers, it waits for it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/jobkit/jobkit/examples/controllerruntime"
+	"github.com/jobkit/jobkit/examples/internal/cmdflags"
+	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
+	"github.com/jobkit/jobkit/examples/jobset/controller"
+	plaingroup "github.com/jobkit/jobkit/plain/group"
+)
+
+func main() { cmdflags.Main("jobset-controller", run) }
+
+// run runs the command with args (without the program name) until ctx ends.
+func run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("jobset-controller", flag.ContinueOnError)
+	childManagedBy := fs.String("child-managed-by", "", "the spec.managedBy of the child Jobs created; empty leaves them to the kube-controller-manager")
+	f, err := cmdflags.Register(fs, cmdflags.Defaults{
+		Objects: "JobSets", ManagedBy: plaingroup.ControllerName, Workers: 5, MetricsAddr: "0",
+	}).Parse(args)
+	if err != nil {
+		return err
+	}
+	if err := checkManagedBy(*childManagedBy); err != nil {
+		return err
+	}
+	logger, err := f.Logger()
+	if err != nil {
+		return err
+	}
+	crlog.SetLogger(logger)
+	cfg, err := f.Connect(ctx, "jobset-controller", logger)
+	if err != nil {
+		return err
+	}
+	s := runtime.NewScheme()
+	if err := errors.Join(scheme.AddToScheme(s), v1alpha2.AddToScheme(s)); err != nil {
+		return err
+	}
+	mgr, err := controllerruntime.NewManager(cfg, controllerruntime.ManagerOptions{
+		LeaderElection:          f.LeaderElect,
+		LeaderElectionNamespace: f.LeaseNamespace,
+		ManagedByName:           f.ManagedBy,
+		MetricsBindAddress:      f.MetricsAddr,
+		HealthProbeBindAddress:  f.ProbeAddr,
+		Logger:                  logger,
+		Scheme:                  s,
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := controller.Setup(mgr, controller.Options{ManagedBy: f.ManagedBy, ChildManagedBy: *childManagedBy, Workers: f.Workers}); err != nil {
+		return err
+	}
+	logger.Info("Starting the JobSet controller", "managedBy", f.ManagedBy, "childManagedBy", *childManagedBy, "workers", f.Workers, "leaderElect", f.LeaderElect)
+	return mgr.Start(ctx)
+}
+
+// checkManagedBy checks --child-managed-by as the API server checks a Job's
+// spec.managedBy: empty, or a domain-prefixed path of at most 63 characters.
+func checkManagedBy(v string) error {
+	if v == "" {
+		return nil
+	}
+	domain, path, ok := strings.Cut(v, "/")
+	if len(v) > 63 || !ok || domain == "" || path == "" {
+		return fmt.Errorf("--child-managed-by=%q: must be empty or a domain-prefixed path (example.com/name) of at most 63 characters", v)
+	}
+	return nil
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/jobkit/jobkit/examples/internal/cmdflags"
+)
+
+func TestRunErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{name: "unknown flag", args: []string{"--no-such-flag"}, wantErr: "flag provided but not defined"},
+		{name: "stray argument", args: []string{"run"}, wantErr: `unexpected arguments: ["run"]`},
+		{name: "no worker", args: []string{"--workers", "0"}, wantErr: "--workers=0: must be at least 1"},
+		{name: "empty managed-by", args: []string{"--managed-by="}, wantErr: `--managed-by="": must not be empty`},
+		{name: "child managed-by without a domain", args: []string{"--child-managed-by=controller"}, wantErr: `--child-managed-by="controller": must be empty or a domain-prefixed path`},
+		{name: "child managed-by too long", args: []string{"--child-managed-by=example.com/" + strings.Repeat("a", 60)}, wantErr: "of at most 63 characters"},
+		{name: "missing kubeconfig", args: []string{"--kubeconfig", "/nonexistent/kubeconfig"}, wantErr: "loading the cluster configuration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := run(t.Context(), tt.args)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("run(%q) error = %v, want one containing %q", tt.args, err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// --help is not a failure: run returns flag.ErrHelp, on which main exits 0.
+func TestHelpExitsZero(t *testing.T) {
+	err := run(t.Context(), []string{"--help"})
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("run(--help) = %v, want flag.ErrHelp", err)
+	}
+	if code := cmdflags.ExitCode("jobset-controller", err, false, io.Discard); code != 0 {
+		t.Errorf("ExitCode(--help) = %d, want 0", code)
+	}
+}

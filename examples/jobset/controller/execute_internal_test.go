@@ -1,0 +1,322 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/jobkit/jobkit/examples/controllerruntime"
+	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
+	"github.com/jobkit/jobkit/group"
+	plaingroup "github.com/jobkit/jobkit/plain/group"
+)
+
+var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func testScheme(t *testing.T) *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := errors.Join(clientgoscheme.AddToScheme(s), v1alpha2.AddToScheme(s)); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// testJobSet is a JobSet of one role of two one-pod children, with DNS
+// hostnames off (no Service).
+func testJobSet() *v1alpha2.JobSet {
+	return &v1alpha2.JobSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "js", UID: "js-uid", ResourceVersion: "7"},
+		Spec: v1alpha2.JobSetSpec{
+			ReplicatedJobs: []v1alpha2.ReplicatedJob{{Name: "w", Replicas: 2, Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}},
+			}}}},
+			Network:       &v1alpha2.Network{EnableDNSHostnames: ptr.To(false)},
+			FailurePolicy: &v1alpha2.FailurePolicy{MaxRestarts: 3},
+		},
+	}
+}
+
+// children returns the children a first sync of js creates, with UIDs.
+func children(t *testing.T, js *v1alpha2.JobSet) []*batchv1.Job {
+	t.Helper()
+	p, err := group.Compute(Input(js, nil, false, "", "", now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*batchv1.Job
+	for _, a := range p.Create {
+		a.Job.UID = types.UID(a.Job.Name + "-uid")
+		out = append(out, a.Job)
+	}
+	return out
+}
+
+// calls records the writes a fake API server received.
+type calls struct {
+	mu     sync.Mutex
+	writes []string
+	delete []client.DeleteOptions
+}
+
+func (c *calls) add(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writes = append(c.writes, s)
+}
+
+// newTestController returns a Controller whose cache holds cached and whose API
+// server holds stored, with funcs intercepting the writes.
+func newTestController(t *testing.T, cached, stored []client.Object, funcs interceptor.Funcs) (*Controller, *events.FakeRecorder) {
+	t.Helper()
+	s := testScheme(t)
+	cache := fake.NewClientBuilder().WithScheme(s).WithObjects(cached...).WithStatusSubresource(&v1alpha2.JobSet{}).
+		WithIndex(&batchv1.Job{}, JobOwnerIndex, controllerruntime.OwnerUID).Build()
+	writer := fake.NewClientBuilder().WithScheme(s).WithObjects(stored...).WithStatusSubresource(&v1alpha2.JobSet{}).
+		WithInterceptorFuncs(funcs).Build()
+	rec := events.NewFakeRecorder(100)
+	return &Controller{
+		writer: writer, cache: cache, log: logr.Discard(), written: map[types.NamespacedName]watermark{},
+		opts: Options{ManagedBy: plaingroup.ControllerName, Clock: clocktesting.NewFakePassiveClock(now), Events: rec},
+	}, rec
+}
+
+func drain(rec *events.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+// A child the cache has not shown yet but the API server has: its creation is
+// answered AlreadyExists, which is no error and records no FailedCreate; the
+// other child is created.
+func TestCreateAlreadyExistsIsDone(t *testing.T) {
+	js := testJobSet()
+	kids := children(t, js)
+	var got calls
+	c, rec := newTestController(t, []client.Object{js}, []client.Object{js.DeepCopy(), kids[0].DeepCopy()}, interceptor.Funcs{
+		Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			err := cl.Create(ctx, obj, opts...)
+			got.add("create " + obj.GetName() + " " + errString(err))
+			return err
+		},
+	})
+	res, err := c.Reconcile(t.Context(), crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ml", Name: "js"}})
+	if err != nil || res.RequeueAfter != 0 {
+		t.Fatalf("Reconcile() = %+v, %v, want no requeue and no error", res, err)
+	}
+	want := "create js-w-0 AlreadyExists; create js-w-1 ok"
+	if s := strings.Join(got.writes, "; "); s != want {
+		t.Errorf("creations = %s, want %s", s, want)
+	}
+	for _, e := range drain(rec) {
+		if strings.Contains(e, "FailedCreate") {
+			t.Errorf("event %q for a child that exists", e)
+		}
+	}
+}
+
+// A restart deletes the children of the old attempt with foreground
+// propagation and their UID as a precondition; a Conflict (the name now holds
+// a newer Job) means the old one is gone, and is no error.
+func TestDeleteCarriesTheUID(t *testing.T) {
+	js := testJobSet()
+	kids := children(t, js)
+	js.Status.Restarts, js.Status.RestartsCountTowardsMax = 1, 1
+	var got calls
+	c, _ := newTestController(t, []client.Object{js, kids[0], kids[1]}, []client.Object{js.DeepCopy()}, interceptor.Funcs{
+		Delete: func(_ context.Context, _ client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			o := client.DeleteOptions{}
+			o.ApplyOptions(opts)
+			got.mu.Lock()
+			got.delete = append(got.delete, o)
+			got.mu.Unlock()
+			got.add("delete " + obj.GetName())
+			return apierrors.NewConflict(batchv1.Resource("jobs"), obj.GetName(), errors.New("UID mismatch"))
+		},
+	})
+	if _, err := c.Reconcile(t.Context(), crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ml", Name: "js"}}); err != nil {
+		t.Fatalf("Reconcile() error = %v, want nil", err)
+	}
+	if len(got.delete) != 2 {
+		t.Fatalf("deletions = %v, want the two children of attempt 0", got.writes)
+	}
+	for i, o := range got.delete {
+		if o.Preconditions == nil || o.Preconditions.UID == nil || *o.Preconditions.UID != kids[i].UID ||
+			o.PropagationPolicy == nil || *o.PropagationPolicy != metav1.DeletePropagationForeground {
+			t.Errorf("deletion %d options = %+v, want foreground with UID %s", i, o, kids[i].UID)
+		}
+	}
+}
+
+// A cached JobSet whose restart counters are behind the last status this
+// controller wrote is not synced: no write, a requeue.
+func TestStaleCacheWaits(t *testing.T) {
+	js := testJobSet()
+	var got calls
+	record := func(what string) func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
+		return func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
+			got.add(what + " " + obj.GetName())
+			return nil
+		}
+	}
+	c, _ := newTestController(t, []client.Object{js}, []client.Object{js.DeepCopy()}, interceptor.Funcs{
+		Create: record("create"),
+		SubResourceUpdate: func(_ context.Context, _ client.Client, _ string, obj client.Object, _ ...client.SubResourceUpdateOption) error {
+			got.add("status " + obj.GetName())
+			return nil
+		},
+	})
+	written := js.DeepCopy()
+	written.Status.Restarts = 1
+	c.wrote(written)
+	res, err := c.Reconcile(t.Context(), crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ml", Name: "js"}})
+	if err != nil || res.RequeueAfter <= 0 || len(got.writes) != 0 {
+		t.Fatalf("Reconcile() = %+v, %v with writes %v, want a requeue and no write", res, err, got.writes)
+	}
+	// The same JobSet recreated (a new UID) is not held back by the old one's
+	// watermark.
+	c.forget(types.NamespacedName{Namespace: "ml", Name: "js"})
+	if c.stale(js) {
+		t.Error("stale() after forget = true, want false")
+	}
+}
+
+func TestManages(t *testing.T) {
+	tests := []struct {
+		name       string
+		controller string
+		managedBy  *string
+		want       bool
+	}{
+		{name: "unset, default controller", want: true},
+		{name: "reserved name, default controller", managedBy: ptr.To(plaingroup.ControllerName), want: true},
+		{name: "another controller's", managedBy: ptr.To("example.com/other")},
+		{name: "unset, named controller", controller: "example.com/mine"},
+		{name: "named controller's", controller: "example.com/mine", managedBy: ptr.To("example.com/mine"), want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &Controller{opts: Options{ManagedBy: tt.controller}}
+			if c.opts.ManagedBy == "" {
+				c.opts.ManagedBy = plaingroup.ControllerName
+			}
+			js := testJobSet()
+			js.Spec.ManagedBy = tt.managedBy
+			if got := c.Manages(js); got != tt.want {
+				t.Errorf("Manages(managedBy %v) = %t, want %t", ptr.Deref(tt.managedBy, "<unset>"), got, tt.want)
+			}
+		})
+	}
+}
+
+func errString(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case apierrors.IsAlreadyExists(err):
+		return "AlreadyExists"
+	}
+	return err.Error()
+}
+
+func TestUIDChanged(t *testing.T) {
+	invalid := func(path *field.Path) error {
+		return apierrors.NewInvalid(schema.GroupKind{Group: "batch", Kind: "Job"}, "child", field.ErrorList{field.Invalid(path, "x", "field is immutable")})
+	}
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{name: "Invalid on metadata.uid", err: invalid(field.NewPath("metadata", "uid")), want: true},
+		{name: "Invalid on another field", err: invalid(field.NewPath("spec", "suspend"))},
+		{name: "Conflict", err: apierrors.NewConflict(batchv1.Resource("jobs"), "child", errors.New("x"))},
+		{name: "wrapped", err: fmt.Errorf("patching: %w", invalid(field.NewPath("metadata", "uid"))), want: true},
+		{name: "nil"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := uidChanged(tt.err); got != tt.want {
+				t.Errorf("uidChanged(%v) = %t, want %t", tt.err, got, tt.want)
+			}
+		})
+	}
+}
+
+// A JobSet refused as invalid is failed once; then its TTL applies: a requeue
+// while time is left, a foreground deletion once it has expired.
+func TestInvalidJobSetTTL(t *testing.T) {
+	js := testJobSet()
+	js.Spec.ReplicatedJobs[0].Name = "w"
+	js.Spec.SuccessPolicy = &v1alpha2.SuccessPolicy{TargetReplicatedJobs: []string{"nope"}}
+	js.Spec.TTLSecondsAfterFinished = ptr.To[int32](10)
+	var got calls
+	c, rec := newTestController(t, []client.Object{js}, []client.Object{js.DeepCopy()}, interceptor.Funcs{
+		Delete: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.DeleteOption) error {
+			got.add("delete " + obj.GetName())
+			return nil
+		},
+	})
+	req := crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ml", Name: "js"}}
+	if res, err := c.Reconcile(t.Context(), req); err != nil || res.RequeueAfter != 0 {
+		t.Fatalf("first Reconcile() = %+v, %v, want the JobSet failed, no requeue", res, err)
+	}
+	if evs := drain(rec); len(evs) != 1 || !strings.Contains(evs[0], ReasonInvalid) {
+		t.Errorf("events = %q, want one %s", evs, ReasonInvalid)
+	}
+	// The cache catches up with the failed status.
+	failed := &v1alpha2.JobSet{}
+	if err := c.writer.Get(t.Context(), req.NamespacedName, failed); err != nil {
+		t.Fatal(err)
+	}
+	if failed.Status.TerminalState != v1alpha2.Failed {
+		t.Fatalf("status = %+v, want Failed", failed.Status)
+	}
+	tests := []struct {
+		name        string
+		at          time.Time
+		wantRequeue time.Duration
+		wantWrites  string
+	}{
+		{name: "time left", at: now.Add(4 * time.Second), wantRequeue: 6 * time.Second},
+		{name: "expired", at: now.Add(10 * time.Second), wantWrites: "delete js"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got.writes = nil
+			c.opts.Clock = clocktesting.NewFakePassiveClock(tt.at)
+			res, err := c.expire(t.Context(), failed, &failed.Status.Conditions[0])
+			if err != nil || res.RequeueAfter != tt.wantRequeue || strings.Join(got.writes, "; ") != tt.wantWrites {
+				t.Errorf("expire() = %+v, %v with writes %q, want a requeue after %s and writes %q", res, err, got.writes, tt.wantRequeue, tt.wantWrites)
+			}
+		})
+	}
+}

@@ -1,0 +1,22 @@
+package controller
+
+// The permissions of the controller, matching the calls it makes (and those of
+// the manager: the leader election Lease). controller-gen rbac reads them.
+//
+// Read the JobSets (the cache) and delete one whose TTL after finishing has
+// expired; write their status through the subresource:
+// +kubebuilder:rbac:groups=jobset.examples.jobkit.dev,resources=jobsets,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=jobset.examples.jobkit.dev,resources=jobsets/status,verbs=update
+//
+// The child Jobs: create, delete (foreground), patch spec.suspend:
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete;patch
+//
+// The headless Service of the pods' DNS names:
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create
+//
+// Events recorded on the JobSet (an events.k8s.io/v1 recorder: create, and
+// patch for a repeated event):
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+//
+// Only with leader election (--leader-elect):
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
