@@ -37,6 +37,7 @@ rbac_targets=(
 	"examples controllerruntime controllerruntime/config/rbac"
 	"examples clientgo clientgo/config/rbac"
 	"examples trainingjob/controller trainingjob/config/rbac"
+	"examples jobset/controller jobset/config/rbac"
 )
 
 controller_gen() {
