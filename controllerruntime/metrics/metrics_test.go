@@ -1,4 +1,4 @@
-package telemetry_test
+package metrics_test
 
 import (
 	"errors"
@@ -15,7 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/examples/internal/telemetry"
+	"github.com/jobkit/jobkit/controllerruntime/metrics"
+	"github.com/jobkit/jobkit/owner"
 )
 
 // gather returns every series of reg as `name{label=value,...} value`, sorted;
@@ -44,10 +45,10 @@ func gather(t testing.TB, reg *prometheus.Registry) []string {
 	return got
 }
 
-func newRegistered(t testing.TB) (*telemetry.Metrics, *prometheus.Registry) {
+func newRegistered(t testing.TB) (*metrics.Metrics, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	m := telemetry.NewMetrics()
+	m := metrics.New(metrics.Subsystem(owner.BatchJob), metrics.JobResource)
 	if err := m.Register(reg); err != nil {
 		t.Fatalf("Register: %v", err)
 	}
@@ -58,13 +59,13 @@ func TestMetrics(t *testing.T) {
 	m, reg := newRegistered(t)
 	m.JobSync("Indexed", "success", "pods_created", 10*time.Millisecond)
 	m.JobSync("Indexed", "success", "pods_created", 20*time.Millisecond)
-	m.JobFinished("NonIndexed", telemetry.StatusFailed, "BackoffLimitExceeded")
-	m.PodsFinished("NonIndexed", telemetry.StatusSucceeded, 3)
+	m.JobFinished("NonIndexed", metrics.StatusFailed, "BackoffLimitExceeded")
+	m.PodsFinished("NonIndexed", metrics.StatusSucceeded, 3)
 	m.PodFailuresHandledByPolicy("Ignore", 2)
 	m.TerminatedPodsTrackingFinalizer("add")
-	m.PodsCreated("new", telemetry.StatusSucceeded, 4)
-	m.FinishedIndexes(telemetry.StatusFailed, telemetry.BackoffLimitPerIndex, 2)
-	m.FinishedIndexes(telemetry.StatusSucceeded, telemetry.BackoffLimitGlobal, 0) // nothing
+	m.PodsCreated("new", metrics.StatusSucceeded, 4)
+	m.FinishedIndexes(metrics.StatusFailed, metrics.BackoffLimitPerIndex, 2)
+	m.FinishedIndexes(metrics.StatusSucceeded, metrics.BackoffLimitGlobal, 0) // nothing
 	m.JobByExternalController(batchv1.JobControllerName)
 	m.StaleSyncSkipped()
 
@@ -85,7 +86,7 @@ func TestMetrics(t *testing.T) {
 	}
 
 	var already prometheus.AlreadyRegisteredError
-	if err := telemetry.NewMetrics().Register(reg); !errors.As(err, &already) {
+	if err := metrics.New(metrics.Subsystem(owner.BatchJob), metrics.JobResource).Register(reg); !errors.As(err, &already) {
 		t.Errorf("second Register error = %v, want AlreadyRegisteredError", err)
 	}
 }
@@ -184,13 +185,13 @@ func slicesWithout(xs []string, drop string) []string {
 // handler for the two metrics the Reconciler does not report, and a registry to
 // serve.
 func ExampleMetrics() {
-	m := telemetry.NewMetrics()
+	m := metrics.New(metrics.Subsystem(owner.BatchJob), metrics.JobResource)
 	reg := prometheus.NewRegistry()
 	if err := m.Register(reg); err != nil {
 		panic(err)
 	}
 	// reconcile.Config{Metrics: m}; factory.Batch().V1().Jobs().Informer().AddEventHandler(m.JobEventHandler(name))
-	m.PodsCreated("new", telemetry.StatusSucceeded, 2)
+	m.PodsCreated("new", metrics.StatusSucceeded, 2)
 	families, _ := reg.Gather()
 	for _, f := range families {
 		for _, s := range f.GetMetric() {
