@@ -19,8 +19,12 @@ import (
 
 // registered holds the Metrics registered with controller-runtime's registry, by
 // subsystem: every controller of one owner kind in the process shares them (a
-// registry takes a collector name once).
-var registered sync.Map
+// registry takes a collector name once). Setups of several goroutines (parallel
+// tests) register one.
+var registered struct {
+	sync.Mutex
+	bySubsystem map[string]*metrics.Metrics
+}
 
 // defaultMetrics returns the Metrics of kind, registered with controller-runtime's
 // registry on first use. The stale-skips series is labelled with the kind's
@@ -30,8 +34,10 @@ func defaultMetrics(mgr manager.Manager, kind owner.Kind, subsystem string) (*me
 	if subsystem == "" {
 		subsystem = metrics.Subsystem(kind)
 	}
-	if m, ok := registered.Load(subsystem); ok {
-		return m.(*metrics.Metrics), nil
+	registered.Lock()
+	defer registered.Unlock()
+	if m, ok := registered.bySubsystem[subsystem]; ok {
+		return m, nil
 	}
 	res := schema.GroupResource{Group: kind.Group, Resource: strings.ToLower(kind.Kind) + "s"}
 	if mapping, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: kind.Group, Kind: kind.Kind}, kind.Version); err == nil {
@@ -41,8 +47,11 @@ func defaultMetrics(mgr manager.Manager, kind owner.Kind, subsystem string) (*me
 	if err := m.Register(crmetrics.Registry); err != nil {
 		return nil, fmt.Errorf("register the %s_* metrics: %w", subsystem, err)
 	}
-	actual, _ := registered.LoadOrStore(subsystem, m)
-	return actual.(*metrics.Metrics), nil
+	if registered.bySubsystem == nil {
+		registered.bySubsystem = map[string]*metrics.Metrics{}
+	}
+	registered.bySubsystem[subsystem] = m
+	return m, nil
 }
 
 // addMetricsHandler adds to the owner informer of mgr the handler that counts
