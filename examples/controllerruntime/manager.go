@@ -38,7 +38,7 @@ type ManagerOptions struct {
 	// the Lease name; empty means DefaultManagedBy.
 	ManagedByName string
 	// MetricsBindAddress is where controller-runtime serves its Prometheus metrics
-	// (/metrics: the job_controller_* metrics of DefaultMetrics and
+	// (/metrics: the job_controller_* metrics Setup registers and
 	// controller-runtime's own); empty or "0" serves none.
 	MetricsBindAddress string
 	// SecureMetrics serves /metrics over HTTPS to clients the API server
