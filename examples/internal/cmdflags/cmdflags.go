@@ -60,6 +60,8 @@ type Set struct {
 	fs     *flag.FlagSet
 	flags  Flags
 	limits *clientflags.RateLimits
+	// controllerRuntime: the flags of Defaults.ControllerRuntime are registered.
+	controllerRuntime bool
 }
 
 // Register adds the flags to fs with the defaults d, and klog's flags.
@@ -77,8 +79,9 @@ func Register(fs *flag.FlagSet, d Defaults) *Set {
 	fs.StringVar(&f.LeaseNamespace, "leader-elect-namespace", d.LeaseNamespace, nsHelp)
 	fs.StringVar(&f.MetricsAddr, "metrics-bind-address", d.MetricsAddr, `address of the Prometheus /metrics endpoint; "0" disables it`)
 	fs.StringVar(&f.ProbeAddr, "health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
-	f.APIBackoff = plainbackoff.Policy{Base: time.Second, Max: time.Minute}
 	if d.ControllerRuntime {
+		s.controllerRuntime = true
+		f.APIBackoff = plainbackoff.Policy{Base: time.Second, Max: time.Minute}
 		fs.BoolVar(&f.MetricsSecure, "metrics-secure", false, "serve /metrics over HTTPS to clients the API server authenticates and authorizes (get on the non-resource URL /metrics)")
 		fs.DurationVar(&f.APIBackoff.Base, "api-backoff-base", f.APIBackoff.Base, "requeue delay of one of the "+d.Objects+" whose sync failed on an API error, doubled at each failure in a row")
 		fs.DurationVar(&f.APIBackoff.Max, "api-backoff-max", f.APIBackoff.Max, "longest requeue delay after API errors")
@@ -105,9 +108,9 @@ func (s *Set) Parse(args []string) (Flags, error) {
 		return f, fmt.Errorf("--workers=%d: must be at least 1", f.Workers)
 	case f.ManagedBy == "":
 		return f, errors.New(`--managed-by="": must not be empty`)
-	case f.APIBackoff.Base <= 0:
+	case s.controllerRuntime && f.APIBackoff.Base <= 0:
 		return f, fmt.Errorf("--api-backoff-base=%v: must be positive", f.APIBackoff.Base)
-	case f.APIBackoff.Max < f.APIBackoff.Base:
+	case s.controllerRuntime && f.APIBackoff.Max < f.APIBackoff.Base:
 		return f, fmt.Errorf("--api-backoff-max=%v: must be at least --api-backoff-base (%v)", f.APIBackoff.Max, f.APIBackoff.Base)
 	}
 	return f, f.RateLimits.Validate()
