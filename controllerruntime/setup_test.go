@@ -284,3 +284,10 @@ func TestOwnerUID(t *testing.T) {
 		})
 	}
 }
+
+func TestSetupRefusesBadOptions(t *testing.T) {
+	_, err := Setup[*batchv1.Job](nil, Options[*batchv1.Job]{Config: reconcile.Config{Name: name}})
+	if err == nil || !strings.Contains(err.Error(), "manager is nil") || !strings.Contains(err.Error(), "Options.Type") {
+		t.Errorf("Setup(nil manager, no Type) = %v, want an error naming the manager and Options.Type", err)
+	}
+}

@@ -13,10 +13,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/controllerruntime/metrics"
 	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 )
 
 // gather returns every series of reg as `name{label=value,...} value`, sorted;
@@ -222,6 +224,41 @@ func BenchmarkJobEventHandlerUpdate(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				h.OnUpdate(old, cur)
+			}
+		})
+	}
+}
+
+// EventHandler for an owner kind other than batch/v1 Job: its own prefix and
+// resource labels, an unset managedBy is this controller's (not external), and a
+// workload that does not convert is skipped.
+func TestEventHandlerCustomKind(t *testing.T) {
+	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/tracking"}
+	tests := []struct {
+		name      string
+		managedBy *string
+		convert   bool
+		want      []string
+	}{
+		{name: "unset managedBy: ours", convert: true},
+		{name: "another controller", managedBy: ptr.To("example.com/them"), convert: true,
+			want: []string{"trainingjob_controller_jobs_by_external_controller_total{controller_name=example.com/them} 1"}},
+		{name: "does not convert", managedBy: ptr.To("example.com/them")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			m := metrics.New(metrics.Subsystem(kind), schema.GroupResource{Group: kind.Group, Resource: "trainingjobs"})
+			if err := m.Register(reg); err != nil {
+				t.Fatal(err)
+			}
+			h := m.EventHandler("example.com/us", kind, func(obj any) (*plan.Workload, bool) {
+				return &plan.Workload{Spec: plan.Spec{ManagedBy: tt.managedBy}}, tt.convert
+			})
+			h.OnAdd(struct{}{}, false)
+			got := slicesWithout(gather(t, reg), "trainingjob_controller_stale_sync_skips_total{group=ml.example.com,resource=trainingjobs} 0")
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("metrics after the add (-want +got):\n%s", diff)
 			}
 		})
 	}
