@@ -263,3 +263,13 @@ func TestEventHandlerCustomKind(t *testing.T) {
 		})
 	}
 }
+
+// The prefix of an owner kind's metrics: the Job controller's for batch/v1 Jobs,
+// the kind's own otherwise.
+func ExampleSubsystem() {
+	fmt.Println(metrics.Subsystem(owner.BatchJob))
+	fmt.Println(metrics.Subsystem(owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob"}))
+	// Output:
+	// job_controller
+	// trainingjob_controller
+}
