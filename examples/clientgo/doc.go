@@ -63,6 +63,8 @@
 //     only its own namespace's orphans when looking for pods to adopt.
 //   - No Prometheus metrics are registered: Config.Metrics is passed through to the
 //     Reconciler as given. cmd/jobkit-clientgo passes the job_controller_* metrics
-//     of examples/internal/telemetry (shared with the controller-runtime example)
-//     and serves them on /metrics, with /healthz and /readyz (HasSynced).
+//     of the controllerruntime module's package metrics (which imports no
+//     controller-runtime; the controller-runtime controllers register the same
+//     metrics) and serves them on /metrics with examples/internal/telemetry, with
+//     /healthz and /readyz (HasSynced).
 package clientgo

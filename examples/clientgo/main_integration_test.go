@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/jobkit/jobkit/examples/internal/testenv"
+	"github.com/jobkit/jobkit/controllerruntime/testenv"
 )
 
 // The integration tests share one kube-apiserver and etcd, started by the first test

@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
@@ -46,18 +44,6 @@ func ExampleIsManagedBy() {
 	// false
 	// true
 	// true
-}
-
-// The field index the controller lists a Job's pods with.
-func ExampleOwnerUID() {
-	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", UID: "1234"}}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p",
-		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}}}
-	fmt.Println(controllerruntime.OwnerUID(pod))
-	fmt.Println(controllerruntime.OwnerUID(&corev1.Pod{}))
-	// Output:
-	// [1234]
-	// [<none>]
 }
 
 // The Lease a leader-elected controller holds.

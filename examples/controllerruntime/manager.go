@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/jobkit/jobkit/controllerruntime/securemetrics"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -37,9 +38,13 @@ type ManagerOptions struct {
 	// the Lease name; empty means DefaultManagedBy.
 	ManagedByName string
 	// MetricsBindAddress is where controller-runtime serves its Prometheus metrics
-	// (/metrics: the job_controller_* metrics of DefaultMetrics and
+	// (/metrics: the job_controller_* metrics Setup registers and
 	// controller-runtime's own); empty or "0" serves none.
 	MetricsBindAddress string
+	// SecureMetrics serves /metrics over HTTPS to clients the API server
+	// authenticates and authorizes (securemetrics.Options: controller-runtime's
+	// filters.WithAuthenticationAndAuthorization), instead of plain HTTP.
+	SecureMetrics bool
 	// HealthProbeBindAddress is where /healthz (the process answers) and /readyz
 	// (the manager's caches have synced) are served; empty or "0" serves none.
 	HealthProbeBindAddress string
@@ -80,6 +85,9 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (manager.Manager, error) {
 		Cache:                         cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
 		Scheme:                        o.Scheme,
+	}
+	if o.SecureMetrics && bind != "0" {
+		mo.Metrics = securemetrics.Options(bind)
 	}
 	mo.Logger = o.Logger
 	if mo.Logger.GetSink() == nil {

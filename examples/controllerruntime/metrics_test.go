@@ -1,40 +1,43 @@
 package controllerruntime_test
 
 import (
+	"slices"
 	"testing"
 
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/jobkit/jobkit/examples/controllerruntime"
+	"github.com/jobkit/jobkit/reconcile"
 )
 
-// TestDefaultMetrics checks that DefaultMetrics is one Metrics, registered with
-// controller-runtime's registry (which the manager serves on /metrics) under the
-// Job controller's names. The metrics themselves are tested in internal/telemetry.
-func TestDefaultMetrics(t *testing.T) {
-	m := controllerruntime.DefaultMetrics()
-	if controllerruntime.DefaultMetrics() != m {
-		t.Fatal("DefaultMetrics() returned two different Metrics")
+// Setup registers upstream's job_controller_* metrics with controller-runtime's
+// registry (which the manager serves on /metrics), the stale-skips series labelled
+// as kube-controller-manager labels it. The metrics themselves are tested in the
+// controllerruntime module's package metrics.
+func TestSetupRegistersJobMetrics(t *testing.T) {
+	mgr, err := controllerruntime.NewManager(restConfig, controllerruntime.ManagerOptions{SkipNameValidation: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	m.JobByExternalController("example.com/default-metrics-test")
+	if _, err := controllerruntime.Setup(mgr, reconcile.Config{Name: "test.jobkit.dev/metrics"}, controllerruntime.Options{SkipNameValidation: true, ControllerName: "metrics-test"}); err != nil {
+		t.Fatal(err)
+	}
 	families, err := crmetrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
+	var stale []string
 	for _, f := range families {
-		if f.GetName() != controllerruntime.MetricsSubsystem+"_jobs_by_external_controller_total" {
+		if f.GetName() != "job_controller_stale_sync_skips_total" {
 			continue
 		}
 		for _, s := range f.GetMetric() {
 			for _, l := range s.GetLabel() {
-				if l.GetName() == "controller_name" && l.GetValue() == "example.com/default-metrics-test" && s.GetCounter().GetValue() == 1 {
-					found = true
-				}
+				stale = append(stale, l.GetName()+"="+l.GetValue())
 			}
 		}
 	}
-	if !found {
-		t.Error("controller-runtime's registry has no job_controller_jobs_by_external_controller_total{controller_name=example.com/default-metrics-test} 1")
+	if !slices.Contains(stale, "group=batch") || !slices.Contains(stale, "resource=jobs") {
+		t.Errorf("job_controller_stale_sync_skips_total labels %v, want group=batch and resource=jobs", stale)
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/jobkit/jobkit/examples/internal/testenv"
+	"github.com/jobkit/jobkit/controllerruntime/testenv"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 

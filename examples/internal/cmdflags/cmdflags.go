@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/jobkit/jobkit/examples/internal/clientflags"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 
 // Defaults are what the commands' flags differ in.
@@ -31,6 +33,10 @@ type Defaults struct {
 	LeaseNamespace string
 	// MetricsAddr is the default of --metrics-bind-address ("0": off).
 	MetricsAddr string
+	// ControllerRuntime registers the flags of the commands built on the
+	// controllerruntime module's Setup: --metrics-secure, --api-backoff-base and
+	// --api-backoff-max.
+	ControllerRuntime bool
 }
 
 // Flags are the parsed values.
@@ -41,8 +47,14 @@ type Flags struct {
 	LeaderElect    bool
 	LeaseNamespace string
 	MetricsAddr    string
-	ProbeAddr      string
-	RateLimits     clientflags.RateLimits
+	// MetricsSecure serves /metrics over HTTPS with authentication and
+	// authorization (the controller-runtime commands).
+	MetricsSecure bool
+	ProbeAddr     string
+	// APIBackoff is the requeue delay after a sync failed on an API error:
+	// --api-backoff-base doubling to --api-backoff-max.
+	APIBackoff plainbackoff.Policy
+	RateLimits clientflags.RateLimits
 	// LogFormat is --logging-format (FormatText or FormatJSON) and Verbosity
 	// klog's -v, read by Logger.
 	LogFormat string
@@ -55,6 +67,8 @@ type Set struct {
 	flags     Flags
 	limits    *clientflags.RateLimits
 	logFormat *string
+	// controllerRuntime: the flags of Defaults.ControllerRuntime are registered.
+	controllerRuntime bool
 }
 
 // Register adds the flags to fs with the defaults d, and klog's flags.
@@ -72,6 +86,13 @@ func Register(fs *flag.FlagSet, d Defaults) *Set {
 	fs.StringVar(&f.LeaseNamespace, "leader-elect-namespace", d.LeaseNamespace, nsHelp)
 	fs.StringVar(&f.MetricsAddr, "metrics-bind-address", d.MetricsAddr, `address of the Prometheus /metrics endpoint; "0" disables it`)
 	fs.StringVar(&f.ProbeAddr, "health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
+	if d.ControllerRuntime {
+		s.controllerRuntime = true
+		f.APIBackoff = plainbackoff.Policy{Base: time.Second, Max: time.Minute}
+		fs.BoolVar(&f.MetricsSecure, "metrics-secure", false, "serve /metrics over HTTPS to clients the API server authenticates and authorizes (get on the non-resource URL /metrics)")
+		fs.DurationVar(&f.APIBackoff.Base, "api-backoff-base", f.APIBackoff.Base, "requeue delay of one of the "+d.Objects+" whose sync failed on an API error, doubled at each failure in a row")
+		fs.DurationVar(&f.APIBackoff.Max, "api-backoff-max", f.APIBackoff.Max, "longest requeue delay after API errors")
+	}
 	s.limits = clientflags.Register(fs)
 	s.logFormat = RegisterLogFormat(fs)
 	klog.InitFlags(fs)
@@ -96,6 +117,10 @@ func (s *Set) Parse(args []string) (Flags, error) {
 		return f, fmt.Errorf("--workers=%d: must be at least 1", f.Workers)
 	case f.ManagedBy == "":
 		return f, errors.New(`--managed-by="": must not be empty`)
+	case s.controllerRuntime && f.APIBackoff.Base <= 0:
+		return f, fmt.Errorf("--api-backoff-base=%v: must be positive", f.APIBackoff.Base)
+	case s.controllerRuntime && f.APIBackoff.Max < f.APIBackoff.Base:
+		return f, fmt.Errorf("--api-backoff-max=%v: must be at least --api-backoff-base (%v)", f.APIBackoff.Max, f.APIBackoff.Base)
 	}
 	return f, f.RateLimits.Validate()
 }

@@ -8,14 +8,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/jobkit/jobkit/examples/internal/clientflags"
 	"github.com/jobkit/jobkit/examples/internal/cmdflags"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 
-var defaults = cmdflags.Defaults{Objects: "Jobs", ManagedBy: "example.com/jobs", Workers: 5, MetricsAddr: ":8080"}
+var defaults = cmdflags.Defaults{Objects: "Jobs", ManagedBy: "example.com/jobs", Workers: 5, MetricsAddr: ":8080", ControllerRuntime: true}
 
 func parse(args ...string) (cmdflags.Flags, error) {
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
@@ -31,12 +33,16 @@ func TestParse(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", want: cmdflags.Flags{ManagedBy: "example.com/jobs", Workers: 5, MetricsAddr: ":8080", ProbeAddr: ":8081",
-			RateLimits: clientflags.RateLimits{QPS: 20, Burst: 30}, LogFormat: "text"}},
+			APIBackoff: plainbackoff.Policy{Base: time.Second, Max: time.Minute}, RateLimits: clientflags.RateLimits{QPS: 20, Burst: 30}, LogFormat: "text"}},
 		{name: "all set", args: []string{"--kubeconfig=/k", "--managed-by=x/y", "--workers=2", "--leader-elect", "--leader-elect-namespace=ops",
-			"--metrics-bind-address=0", "--health-probe-bind-address=:9", "--kube-api-qps=50", "--kube-api-burst=60", "-v=2", "--logging-format=json"},
-			want: cmdflags.Flags{Kubeconfig: "/k", ManagedBy: "x/y", Workers: 2, LeaderElect: true, LeaseNamespace: "ops", MetricsAddr: "0", ProbeAddr: ":9",
-				RateLimits: clientflags.RateLimits{QPS: 50, Burst: 60}, LogFormat: "json", Verbosity: 2}},
+			"--metrics-bind-address=:8443", "--metrics-secure", "--health-probe-bind-address=:9", "--api-backoff-base=5ms", "--api-backoff-max=2s",
+			"--kube-api-qps=50", "--kube-api-burst=60", "-v=2", "--logging-format=json"},
+			want: cmdflags.Flags{Kubeconfig: "/k", ManagedBy: "x/y", Workers: 2, LeaderElect: true, LeaseNamespace: "ops", MetricsAddr: ":8443", MetricsSecure: true,
+				ProbeAddr: ":9", APIBackoff: plainbackoff.Policy{Base: 5 * time.Millisecond, Max: 2 * time.Second}, RateLimits: clientflags.RateLimits{QPS: 50, Burst: 60},
+				LogFormat: "json", Verbosity: 2}},
 		{name: "bad log format", args: []string{"--logging-format=yaml"}, wantErr: `invalid value "yaml" for flag -logging-format: "yaml": must be "text" or "json"`},
+		{name: "no backoff", args: []string{"--api-backoff-base=0s"}, wantErr: "--api-backoff-base=0s: must be positive"},
+		{name: "backoff max below base", args: []string{"--api-backoff-base=2s", "--api-backoff-max=1s"}, wantErr: "--api-backoff-max=1s: must be at least --api-backoff-base (2s)"},
 		{name: "no workers", args: []string{"--workers=0"}, wantErr: "--workers=0: must be at least 1"},
 		{name: "empty name", args: []string{"--managed-by="}, wantErr: `--managed-by="": must not be empty`},
 		{name: "no qps", args: []string{"--kube-api-qps=0"}, wantErr: "--kube-api-qps=0: must be positive"},
@@ -94,5 +100,19 @@ current-context: x
 	f.Kubeconfig = filepath.Join(t.TempDir(), "missing")
 	if _, err := f.RESTConfig("test-agent"); err == nil || !strings.Contains(err.Error(), "loading the cluster configuration") {
 		t.Errorf("RESTConfig(missing file) error = %v, want one naming the configuration", err)
+	}
+}
+
+// A command not built on the controllerruntime module (jobkit-clientgo) offers no
+// flag it cannot honour.
+func TestControllerRuntimeFlagsOnlyWhenAsked(t *testing.T) {
+	d := defaults
+	d.ControllerRuntime = false
+	for _, arg := range []string{"--metrics-secure", "--api-backoff-base=1s", "--api-backoff-max=1m"} {
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		if _, err := cmdflags.Register(fs, d).Parse([]string{arg}); err == nil || !strings.Contains(err.Error(), "flag provided but not defined") {
+			t.Errorf("Parse(%s) without ControllerRuntime = %v, want an undefined flag", arg, err)
+		}
 	}
 }

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/jobkit/jobkit/examples/controllerruntime"
+	jkcr "github.com/jobkit/jobkit/controllerruntime"
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
@@ -99,14 +99,14 @@ func Setup(mgr manager.Manager, opts Options) (*Controller, error) {
 		opts.Logger = mgr.GetLogger().WithName(ControllerName)
 	}
 	if opts.Events == nil {
-		rec, err := controllerruntime.ManagerEventRecorder(mgr, opts.ManagedBy)
+		rec, err := jkcr.EventRecorder(mgr, opts.ManagedBy)
 		if err != nil {
 			return nil, fmt.Errorf("jobset: Setup: %w", err)
 		}
 		opts.Events = rec
 	}
 	c := &Controller{writer: mgr.GetClient(), cache: mgr.GetCache(), opts: opts, log: opts.Logger, written: map[types.NamespacedName]watermark{}}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &batchv1.Job{}, JobOwnerIndex, controllerruntime.OwnerUID); err != nil {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &batchv1.Job{}, JobOwnerIndex, jkcr.OwnerUID); err != nil {
 		return nil, fmt.Errorf("jobset: Setup: index Jobs by controller UID: %w", err)
 	}
 	managed := predicate.NewPredicateFuncs(func(o client.Object) bool {

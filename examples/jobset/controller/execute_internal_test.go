@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/jobkit/jobkit/examples/controllerruntime"
+	jkcr "github.com/jobkit/jobkit/controllerruntime"
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
 	"github.com/jobkit/jobkit/group"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
@@ -92,7 +92,7 @@ func newTestController(t *testing.T, cached, stored []client.Object, funcs inter
 	t.Helper()
 	s := testScheme(t)
 	cache := fake.NewClientBuilder().WithScheme(s).WithObjects(cached...).WithStatusSubresource(&v1alpha2.JobSet{}).
-		WithIndex(&batchv1.Job{}, JobOwnerIndex, controllerruntime.OwnerUID).Build()
+		WithIndex(&batchv1.Job{}, JobOwnerIndex, jkcr.OwnerUID).Build()
 	writer := fake.NewClientBuilder().WithScheme(s).WithObjects(stored...).WithStatusSubresource(&v1alpha2.JobSet{}).
 		WithInterceptorFuncs(funcs).Build()
 	rec := events.NewFakeRecorder(100)

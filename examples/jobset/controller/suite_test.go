@@ -45,9 +45,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
+	"github.com/jobkit/jobkit/controllerruntime/testenv"
 	"github.com/jobkit/jobkit/examples/controllerruntime"
 	"github.com/jobkit/jobkit/examples/internal/scenarios"
-	"github.com/jobkit/jobkit/examples/internal/testenv"
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
 	"github.com/jobkit/jobkit/examples/jobset/controller"
 	plaingroup "github.com/jobkit/jobkit/plain/group"

@@ -6,13 +6,14 @@
 //   - Workload converts a TrainingJob into what reconcile syncs (its spec in Job
 //     terms, its status as a batchv1.JobStatus, its own retry backoff), refusing,
 //     with an error naming the field, what the CRD schema cannot check;
-//   - StatusWriter writes the status back through the status subresource with the
-//     resourceVersion precondition;
-//   - Setup wires the Reconciler to a manager: TrainingJob and pod watches, the
-//     Reconciler's expectations fed from pod events (ObservePodEvent), owner events
-//     (ObserveOwnerEvent), and the orphan cleanup of the tracking finalizer
-//     (CleanOrphan); the Reconcile body and these handlers are the ones the Job
-//     controller of examples/controllerruntime runs (examples/internal/crowner).
+//   - Type gives the controllerruntime module the TrainingJob's Go type: New,
+//     Workload, how to set the status, where managedBy is;
+//   - Setup is the one call of that module (jkcr.Setup, the call the Job
+//     controller of examples/controllerruntime makes with jkcr.JobType): the pod
+//     index, the TrainingJob and pod watches with the Reconciler's owner and pod
+//     events, the orphan cleanup of the tracking finalizer, events, and the
+//     trainingjob_controller_* Prometheus metrics on controller-runtime's
+//     registry.
 //
 // Everything else (expectations, the crash-safe order of status writes and
 // finalizer removals, slow-start creation, per-index retries and backoff, failure
@@ -25,9 +26,9 @@
 // (ml.examples.jobkit.dev/worker-tracking). Only pods whose controller reference
 // has the TrainingJob's UID count: there is no selector and nothing is adopted.
 // A controller takes the runs whose spec.managedBy is its name and those without
-// one (IsManagedBy: a custom resource has no built-in controller to leave them to,
-// and jobkit reads an owner of a kind other than Job so); it leaves runs managed by
-// another name alone.
+// one (a custom resource has no built-in controller to leave them to, and jobkit
+// reads an owner of a kind other than Job so); it leaves runs managed by another
+// name alone.
 //
 // # Backoff
 //
@@ -38,7 +39,7 @@
 // # Invariants
 //
 //   - Nothing read from the cache is modified: Workload points into the cached
-//     TrainingJob and StatusWriter writes a copy.
+//     TrainingJob and the status is set on a copy.
 //   - A TrainingJob that Workload refuses gets a Warning event InvalidTrainingJob
 //     and no pod; its spec is immutable, so it is not retried.
 //   - Every status write goes through the API server's validation of the CRD

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	jkcr "github.com/jobkit/jobkit/controllerruntime"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/trainingjob/controller"
 	"github.com/jobkit/jobkit/reconcile"
@@ -60,7 +61,7 @@ func ExampleSetup() {
 	if err != nil {
 		panic(err)
 	}
-	if _, err := controller.Setup(mgr, reconcile.Config{Name: controller.DefaultManagedBy}, controller.Options{}); err != nil {
+	if _, err := controller.Setup(mgr, jkcr.Options[*v1alpha1.TrainingJob]{Config: reconcile.Config{Name: controller.DefaultManagedBy}}); err != nil {
 		panic(err)
 	}
 	_ = mgr.Start(ctrl.SetupSignalHandler())

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/jobkit/jobkit/examples/internal/scenarios"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
@@ -66,6 +67,31 @@ func TestRunToCompletion(t *testing.T) {
 		}
 		return reasons["Completed"] == 1 && reasons["SuccessfulCreate"] > 0, fmt.Sprint(reasons)
 	})
+	// The controller's metrics, under the kind's own prefix, in controller-runtime's
+	// registry (which the manager serves): the tests' controllers share it, so
+	// only their presence is checked.
+	families, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			switch {
+			case f.GetName() == "trainingjob_controller_jobs_finished_total" && labels["result"] == "succeeded" && m.GetCounter().GetValue() > 0,
+				f.GetName() == "trainingjob_controller_job_pods_creation_total" && labels["reason"] == "new" && m.GetCounter().GetValue() >= 3,
+				f.GetName() == "trainingjob_controller_stale_sync_skips_total" && labels["group"] == v1alpha1.GroupName && labels["resource"] == "trainingjobs":
+				seen[f.GetName()] = true
+			}
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("trainingjob_controller_* metrics seen: %v, want jobs_finished_total{result=succeeded}, job_pods_creation_total{reason=new} >= 3 and stale_sync_skips_total{group=%s,resource=trainingjobs}", seen, v1alpha1.GroupName)
+	}
 }
 
 // (b) A failed worker is retried after spec.backoff.initial (3s), not the

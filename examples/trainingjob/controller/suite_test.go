@@ -36,8 +36,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
+	jkcr "github.com/jobkit/jobkit/controllerruntime"
+	"github.com/jobkit/jobkit/controllerruntime/testenv"
 	"github.com/jobkit/jobkit/examples/internal/scenarios"
-	"github.com/jobkit/jobkit/examples/internal/testenv"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/trainingjob/controller"
 	"github.com/jobkit/jobkit/reconcile"
@@ -197,11 +198,11 @@ func (e *env) startController() {
 	if err != nil {
 		e.t.Fatalf("manager: %v", err)
 	}
-	_, err = controller.Setup(mgr, reconcile.Config{
+	_, err = controller.Setup(mgr, jkcr.Options[*v1alpha1.TrainingJob]{Config: reconcile.Config{
 		Name:                e.managedBy,
 		PodEventBatchPeriod: 50 * time.Millisecond,
 		MinBackoffRequeue:   100 * time.Millisecond,
-	}, controller.Options{SkipNameValidation: true})
+	}, SkipNameValidation: true})
 	if err != nil {
 		e.t.Fatalf("Setup: %v", err)
 	}

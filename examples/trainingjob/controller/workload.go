@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -10,7 +11,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
-	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
@@ -32,12 +32,7 @@ const (
 
 // Kind is the owner of the workers: the controller reference of each pod names
 // the TrainingJob, and Finalizer tracks them.
-var Kind = owner.Kind{
-	Group:     v1alpha1.GroupName,
-	Version:   v1alpha1.SchemeGroupVersion.Version,
-	Kind:      "TrainingJob",
-	Finalizer: Finalizer,
-}
+var Kind = owner.Kind{Group: v1alpha1.GroupName, Version: v1alpha1.SchemeGroupVersion.Version, Kind: "TrainingJob", Finalizer: Finalizer}
 
 // ErrInvalid is wrapped by the errors of Workload for a TrainingJob that cannot
 // run: the field named in the error must change (and since the spec is immutable,
@@ -68,10 +63,7 @@ func Workload(tj *v1alpha1.TrainingJob) (*plan.Workload, error) {
 		return nil, err
 	}
 	s := &tj.Spec
-	parallelism := s.Parallelism
-	if parallelism == nil {
-		parallelism = &s.Workers
-	}
+	parallelism := cmp.Or(s.Parallelism, &s.Workers)
 	return &plan.Workload{
 		Namespace: tj.Namespace,
 		Name:      tj.Name,
@@ -141,23 +133,8 @@ func BackoffPolicy(b *v1alpha1.RetryBackoff) plainbackoff.Policy {
 	return p
 }
 
-// IsManagedBy reports whether the controller named name manages tj: its
-// spec.managedBy is name, or unset (a TrainingJob has no built-in controller to
-// leave it to; jobkit's plan reads an unset managedBy of such an owner the same
-// way).
-func IsManagedBy(tj *v1alpha1.TrainingJob, name string) bool {
-	w := plan.Workload{Spec: plan.Spec{ManagedBy: tj.Spec.ManagedBy}}
-	return w.HandledBy(name, Kind)
-}
-
 // Finished reports whether tj has the condition Complete or Failed: its workers are
 // counted no more.
 func Finished(tj *v1alpha1.TrainingJob) bool {
 	return jobstatus.IsFinished(&batchv1.JobStatus{Conditions: tj.Status.Conditions})
-}
-
-// OwnerFacts returns what the orphan cleanup and the pod-event mapping read of tj
-// (an unset managedBy is empty: any controller of the kind).
-func OwnerFacts(tj *v1alpha1.TrainingJob) *finalizers.OrphanOwner {
-	return &finalizers.OrphanOwner{UID: tj.UID, ManagedBy: ptr.Deref(tj.Spec.ManagedBy, ""), Finished: Finished(tj)}
 }

@@ -185,7 +185,7 @@ func TestWorkloadRefuses(t *testing.T) {
 	}
 }
 
-func TestFinishedAndOwnerFacts(t *testing.T) {
+func TestFinished(t *testing.T) {
 	tests := []struct {
 		name       string
 		conditions []batchv1.JobCondition
@@ -203,10 +203,6 @@ func TestFinishedAndOwnerFacts(t *testing.T) {
 			if got := controller.Finished(tj); got != tt.want {
 				t.Errorf("Finished() = %v, want %v", got, tt.want)
 			}
-			f := controller.OwnerFacts(tj)
-			if f.UID != tj.UID || f.ManagedBy != "" || f.Finished != tt.want {
-				t.Errorf("OwnerFacts() = %+v, want UID %s, ManagedBy empty (unset), Finished %v", f, tj.UID, tt.want)
-			}
 		})
 	}
 }
@@ -217,26 +213,39 @@ func TestKindIsValid(t *testing.T) {
 	}
 }
 
-func TestIsManagedBy(t *testing.T) {
+// Type's accessors read and write the TrainingJob's own fields: the status the
+// Reconciler computes comes back through Workload unchanged.
+func TestType(t *testing.T) {
 	tests := []struct {
 		name      string
 		managedBy *string
-		want      bool
-		wantFacts string
+		status    batchv1.JobStatus
 	}{
-		{name: "unset: any TrainingJob controller", want: true},
-		{name: "this controller", managedBy: ptr.To("example.com/trainer"), want: true, wantFacts: "example.com/trainer"},
-		{name: "another controller", managedBy: ptr.To("example.com/other"), wantFacts: "example.com/other"},
+		{name: "unset managedBy, empty status"},
+		{name: "managedBy and a finished status", managedBy: ptr.To("example.com/trainer"), status: batchv1.JobStatus{
+			Succeeded: 3, Failed: 1, CompletedIndexes: "0-2", FailedIndexes: ptr.To(""),
+			UncountedTerminatedPods: &batchv1.UncountedTerminatedPods{},
+			Conditions:              []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tj := validTJ(func(tj *v1alpha1.TrainingJob) { tj.Spec.ManagedBy = tt.managedBy })
-			if got := controller.IsManagedBy(tj, "example.com/trainer"); got != tt.want {
-				t.Errorf("IsManagedBy() = %v, want %v", got, tt.want)
+			if diff := cmp.Diff(tt.managedBy, controller.Type.ManagedBy(tj)); diff != "" {
+				t.Errorf("Type.ManagedBy (-want +got):\n%s", diff)
 			}
-			if got := controller.OwnerFacts(tj).ManagedBy; got != tt.wantFacts {
-				t.Errorf("OwnerFacts().ManagedBy = %q, want %q", got, tt.wantFacts)
+			controller.Type.SetStatus(tj, tt.status)
+			w, err := controller.Type.Workload(tj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Status.Succeeded != tt.status.Succeeded || w.Status.Failed != tt.status.Failed ||
+				w.Status.CompletedIndexes != tt.status.CompletedIndexes || len(w.Status.Conditions) != len(tt.status.Conditions) {
+				t.Errorf("status after SetStatus and Workload = %+v, want %+v", w.Status, tt.status)
 			}
 		})
+	}
+	if got := controller.Type.New(); got == nil || got.Name != "" {
+		t.Errorf("Type.New() = %+v, want an empty TrainingJob", got)
 	}
 }

@@ -50,9 +50,11 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 
+	"github.com/jobkit/jobkit/controllerruntime/metrics"
 	"github.com/jobkit/jobkit/examples/clientgo"
 	"github.com/jobkit/jobkit/examples/internal/cmdflags"
 	"github.com/jobkit/jobkit/examples/internal/telemetry"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -148,18 +150,18 @@ func run(ctx context.Context, o options) error {
 	}
 	factory := informers.NewSharedInformerFactory(cs, o.resyncPeriod)
 	defer factory.Shutdown()
-	metrics := telemetry.NewMetrics()
+	m := metrics.New(metrics.Subsystem(owner.BatchJob), metrics.JobResource)
 	registry := prometheus.NewRegistry()
-	if err := errors.Join(metrics.Register(registry),
+	if err := errors.Join(m.Register(registry),
 		registry.Register(collectors.NewGoCollector()),
 		registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))); err != nil {
 		return err
 	}
-	ctrl, err := clientgo.New(cs, factory, reconcile.Config{Name: o.ManagedBy, Logger: logger, Metrics: metrics})
+	ctrl, err := clientgo.New(cs, factory, reconcile.Config{Name: o.ManagedBy, Logger: logger, Metrics: m})
 	if err != nil {
 		return err
 	}
-	if _, err := factory.Batch().V1().Jobs().Informer().AddEventHandler(metrics.JobEventHandler(o.ManagedBy)); err != nil {
+	if _, err := factory.Batch().V1().Jobs().Informer().AddEventHandler(m.JobEventHandler(o.ManagedBy)); err != nil {
 		return err
 	}
 	var watchdog *leaderelection.HealthzAdaptor

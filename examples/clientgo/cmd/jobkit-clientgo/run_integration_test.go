@@ -16,9 +16,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/jobkit/jobkit/controllerruntime/testenv"
 	"github.com/jobkit/jobkit/examples/clientgo"
 	"github.com/jobkit/jobkit/examples/internal/cmdtest"
-	"github.com/jobkit/jobkit/examples/internal/testenv"
 )
 
 // TestRunWithLeaderElection runs the command's wiring against a real API server from

@@ -6,8 +6,8 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/jobkit/jobkit/controllerruntime/testenv"
 	"github.com/jobkit/jobkit/examples/internal/deploytest"
-	"github.com/jobkit/jobkit/examples/internal/testenv"
 )
 
 // TestDeployedRBAC runs the command with the args of its Deployment

@@ -5,7 +5,9 @@
 //	go run ./controllerruntime/cmd/jobkit-controller-runtime --kubeconfig ~/.kube/config
 //
 // Flags: --kubeconfig, --managed-by, --leader-elect, --leader-elect-namespace,
-// --workers, --metrics-bind-address, --health-probe-bind-address, --kube-api-qps and
+// --workers, --metrics-bind-address, --metrics-secure (HTTPS with authentication
+// and authorization), --health-probe-bind-address, --api-backoff-base and
+// --api-backoff-max (the requeue after an API error, 1s doubling to 1m), --kube-api-qps and
 // --kube-api-burst (client-side rate limits, default 20 and 30 as
 // kube-controller-manager's), --logging-format (text or json) and klog's logging flags (-v); --help lists them.
 //
@@ -39,6 +41,7 @@ func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("jobkit-controller-runtime", flag.ContinueOnError)
 	f, err := cmdflags.Register(fs, cmdflags.Defaults{
 		Objects: "Jobs", ManagedBy: controllerruntime.DefaultManagedBy, Workers: controllerruntime.DefaultWorkers, MetricsAddr: ":8080",
+		ControllerRuntime: true,
 	}).Parse(args)
 	if err != nil {
 		return err
@@ -57,13 +60,14 @@ func run(ctx context.Context, args []string) error {
 		LeaderElectionNamespace: f.LeaseNamespace,
 		ManagedByName:           f.ManagedBy,
 		MetricsBindAddress:      f.MetricsAddr,
+		SecureMetrics:           f.MetricsSecure,
 		HealthProbeBindAddress:  f.ProbeAddr,
 		Logger:                  logger,
 	})
 	if err != nil {
 		return err
 	}
-	if _, err := controllerruntime.Setup(mgr, reconcile.Config{Name: f.ManagedBy}, controllerruntime.Options{Workers: f.Workers}); err != nil {
+	if _, err := controllerruntime.Setup(mgr, reconcile.Config{Name: f.ManagedBy}, controllerruntime.Options{Workers: f.Workers, APIBackoff: f.APIBackoff}); err != nil {
 		return err
 	}
 	logger.Info("Starting the jobkit Job controller (controller-runtime)", "managedBy", f.ManagedBy, "workers", f.Workers, "leaderElect", f.LeaderElect)

@@ -8,9 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/jobkit/jobkit/controllerruntime/testenv"
 	"github.com/jobkit/jobkit/examples/controllerruntime"
 	"github.com/jobkit/jobkit/examples/internal/cmdtest"
-	"github.com/jobkit/jobkit/examples/internal/testenv"
 )
 
 // TestRunServesMetricsAndProbes runs the command against a real API server and, once

@@ -18,10 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/jobkit/jobkit/controllerruntime/testenv"
 	"github.com/jobkit/jobkit/examples/controllerruntime"
 	"github.com/jobkit/jobkit/examples/internal/cmdtest"
 	"github.com/jobkit/jobkit/examples/internal/scenarios"
-	"github.com/jobkit/jobkit/examples/internal/testenv"
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
 )
 

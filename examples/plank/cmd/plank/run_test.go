@@ -15,7 +15,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/jobkit/jobkit/examples/internal/testenv"
+	"github.com/jobkit/jobkit/controllerruntime/testenv"
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
 )
 

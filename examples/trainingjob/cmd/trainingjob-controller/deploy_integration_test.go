@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/jobkit/jobkit/controllerruntime/testenv"
 	"github.com/jobkit/jobkit/examples/internal/deploytest"
-	"github.com/jobkit/jobkit/examples/internal/testenv"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/trainingjob/controller"
 )

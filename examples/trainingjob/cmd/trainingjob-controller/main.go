@@ -8,10 +8,13 @@
 //	kubectl create -f examples/trainingjob/config/samples/trainingjob.yaml
 //
 // Flags: --kubeconfig, --managed-by, --leader-elect, --leader-elect-namespace,
-// --workers, --metrics-bind-address (controller-runtime's metrics; default "0",
-// off), --health-probe-bind-address (/healthz and /readyz, default :8081),
-// --kube-api-qps and --kube-api-burst, --logging-format (text or json) and klog's logging flags (-v); --help
-// lists them.
+// --workers, --metrics-bind-address (controller-runtime's metrics, the
+// trainingjob_controller_* ones among them; default "0", off), --metrics-secure
+// (HTTPS with authentication and authorization), --health-probe-bind-address
+// (/healthz and /readyz, default :8081), --api-backoff-base and --api-backoff-max
+// (the requeue after an API error, 1s doubling to 1m), --kube-api-qps and
+// --kube-api-burst, --logging-format (text or json) and klog's logging flags (-v);
+// --help lists them.
 //
 // SIGINT and SIGTERM stop it cleanly and it exits 0, whenever they arrive (waiting for
 // the API server, the caches or the lease). Started before its API server answers, it
@@ -27,6 +30,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	jkcr "github.com/jobkit/jobkit/controllerruntime"
 	"github.com/jobkit/jobkit/examples/controllerruntime"
 	"github.com/jobkit/jobkit/examples/internal/cmdflags"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
@@ -40,7 +44,7 @@ func main() { cmdflags.Main("trainingjob-controller", run) }
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("trainingjob-controller", flag.ContinueOnError)
 	f, err := cmdflags.Register(fs, cmdflags.Defaults{
-		Objects: "TrainingJobs", ManagedBy: controller.DefaultManagedBy, Workers: 5, MetricsAddr: "0",
+		Objects: "TrainingJobs", ManagedBy: controller.DefaultManagedBy, Workers: 5, MetricsAddr: "0", ControllerRuntime: true,
 	}).Parse(args)
 	if err != nil {
 		return err
@@ -63,6 +67,7 @@ func run(ctx context.Context, args []string) error {
 		LeaderElectionNamespace: f.LeaseNamespace,
 		ManagedByName:           f.ManagedBy,
 		MetricsBindAddress:      f.MetricsAddr,
+		SecureMetrics:           f.MetricsSecure,
 		HealthProbeBindAddress:  f.ProbeAddr,
 		Logger:                  logger,
 		Scheme:                  s,
@@ -70,7 +75,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := controller.Setup(mgr, reconcile.Config{Name: f.ManagedBy}, controller.Options{Workers: f.Workers}); err != nil {
+	if _, err := controller.Setup(mgr, jkcr.Options[*v1alpha1.TrainingJob]{Config: reconcile.Config{Name: f.ManagedBy}, Workers: f.Workers, APIBackoff: f.APIBackoff}); err != nil {
 		return err
 	}
 	logger.Info("Starting the TrainingJob controller", "managedBy", f.ManagedBy, "workers", f.Workers, "leaderElect", f.LeaderElect)

@@ -18,9 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/jobkit/jobkit/controllerruntime/testenv"
 	"github.com/jobkit/jobkit/examples/internal/cmdtest"
 	"github.com/jobkit/jobkit/examples/internal/scenarios"
-	"github.com/jobkit/jobkit/examples/internal/testenv"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/trainingjob/controller"
 )

@@ -1,4 +1,4 @@
-package telemetry_test
+package metrics_test
 
 import (
 	"errors"
@@ -13,9 +13,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/examples/internal/telemetry"
+	"github.com/jobkit/jobkit/controllerruntime/metrics"
+	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 )
 
 // gather returns every series of reg as `name{label=value,...} value`, sorted;
@@ -44,10 +47,10 @@ func gather(t testing.TB, reg *prometheus.Registry) []string {
 	return got
 }
 
-func newRegistered(t testing.TB) (*telemetry.Metrics, *prometheus.Registry) {
+func newRegistered(t testing.TB) (*metrics.Metrics, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	m := telemetry.NewMetrics()
+	m := metrics.New(metrics.Subsystem(owner.BatchJob), metrics.JobResource)
 	if err := m.Register(reg); err != nil {
 		t.Fatalf("Register: %v", err)
 	}
@@ -58,13 +61,13 @@ func TestMetrics(t *testing.T) {
 	m, reg := newRegistered(t)
 	m.JobSync("Indexed", "success", "pods_created", 10*time.Millisecond)
 	m.JobSync("Indexed", "success", "pods_created", 20*time.Millisecond)
-	m.JobFinished("NonIndexed", telemetry.StatusFailed, "BackoffLimitExceeded")
-	m.PodsFinished("NonIndexed", telemetry.StatusSucceeded, 3)
+	m.JobFinished("NonIndexed", metrics.StatusFailed, "BackoffLimitExceeded")
+	m.PodsFinished("NonIndexed", metrics.StatusSucceeded, 3)
 	m.PodFailuresHandledByPolicy("Ignore", 2)
 	m.TerminatedPodsTrackingFinalizer("add")
-	m.PodsCreated("new", telemetry.StatusSucceeded, 4)
-	m.FinishedIndexes(telemetry.StatusFailed, telemetry.BackoffLimitPerIndex, 2)
-	m.FinishedIndexes(telemetry.StatusSucceeded, telemetry.BackoffLimitGlobal, 0) // nothing
+	m.PodsCreated("new", metrics.StatusSucceeded, 4)
+	m.FinishedIndexes(metrics.StatusFailed, metrics.BackoffLimitPerIndex, 2)
+	m.FinishedIndexes(metrics.StatusSucceeded, metrics.BackoffLimitGlobal, 0) // nothing
 	m.JobByExternalController(batchv1.JobControllerName)
 	m.StaleSyncSkipped()
 
@@ -85,7 +88,7 @@ func TestMetrics(t *testing.T) {
 	}
 
 	var already prometheus.AlreadyRegisteredError
-	if err := telemetry.NewMetrics().Register(reg); !errors.As(err, &already) {
+	if err := metrics.New(metrics.Subsystem(owner.BatchJob), metrics.JobResource).Register(reg); !errors.As(err, &already) {
 		t.Errorf("second Register error = %v, want AlreadyRegisteredError", err)
 	}
 }
@@ -184,13 +187,13 @@ func slicesWithout(xs []string, drop string) []string {
 // handler for the two metrics the Reconciler does not report, and a registry to
 // serve.
 func ExampleMetrics() {
-	m := telemetry.NewMetrics()
+	m := metrics.New(metrics.Subsystem(owner.BatchJob), metrics.JobResource)
 	reg := prometheus.NewRegistry()
 	if err := m.Register(reg); err != nil {
 		panic(err)
 	}
 	// reconcile.Config{Metrics: m}; factory.Batch().V1().Jobs().Informer().AddEventHandler(m.JobEventHandler(name))
-	m.PodsCreated("new", telemetry.StatusSucceeded, 2)
+	m.PodsCreated("new", metrics.StatusSucceeded, 2)
 	families, _ := reg.Gather()
 	for _, f := range families {
 		for _, s := range f.GetMetric() {
@@ -224,4 +227,49 @@ func BenchmarkJobEventHandlerUpdate(b *testing.B) {
 			}
 		})
 	}
+}
+
+// EventHandler for an owner kind other than batch/v1 Job: its own prefix and
+// resource labels, an unset managedBy is this controller's (not external), and a
+// workload that does not convert is skipped.
+func TestEventHandlerCustomKind(t *testing.T) {
+	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/tracking"}
+	tests := []struct {
+		name      string
+		managedBy *string
+		convert   bool
+		want      []string
+	}{
+		{name: "unset managedBy: ours", convert: true},
+		{name: "another controller", managedBy: ptr.To("example.com/them"), convert: true,
+			want: []string{"trainingjob_controller_jobs_by_external_controller_total{controller_name=example.com/them} 1"}},
+		{name: "does not convert", managedBy: ptr.To("example.com/them")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			m := metrics.New(metrics.Subsystem(kind), schema.GroupResource{Group: kind.Group, Resource: "trainingjobs"})
+			if err := m.Register(reg); err != nil {
+				t.Fatal(err)
+			}
+			h := m.EventHandler("example.com/us", kind, func(obj any) (*plan.Workload, bool) {
+				return &plan.Workload{Spec: plan.Spec{ManagedBy: tt.managedBy}}, tt.convert
+			})
+			h.OnAdd(struct{}{}, false)
+			got := slicesWithout(gather(t, reg), "trainingjob_controller_stale_sync_skips_total{group=ml.example.com,resource=trainingjobs} 0")
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("metrics after the add (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The prefix of an owner kind's metrics: the Job controller's for batch/v1 Jobs,
+// the kind's own otherwise.
+func ExampleSubsystem() {
+	fmt.Println(metrics.Subsystem(owner.BatchJob))
+	fmt.Println(metrics.Subsystem(owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob"}))
+	// Output:
+	// job_controller
+	// trainingjob_controller
 }

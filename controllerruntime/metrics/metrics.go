@@ -1,17 +1,26 @@
-package telemetry
+package metrics
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
-// Subsystem prefixes the name of every metric of Metrics, as upstream's Job
-// controller does.
-const Subsystem = "job_controller"
+// Subsystem returns the prefix of the metrics of a controller of kind: the kind in
+// lower case and "_controller", which is "job_controller" for batch/v1 Jobs, the
+// prefix of upstream's Job controller, and "trainingjob_controller" for a kind
+// TrainingJob.
+func Subsystem(kind owner.Kind) string { return strings.ToLower(kind.Kind) + "_controller" }
+
+// JobResource is the group and resource of batch/v1 Jobs, the labels of the
+// stale_sync_skips_total series of a Job controller.
+var JobResource = schema.GroupResource{Group: "batch", Resource: "jobs"}
 
 // Values of the labels that only Metrics sets (the others are reconcile's).
 const (
@@ -26,9 +35,10 @@ const (
 	StatusFailed    = "failed"
 )
 
-// Metrics is a reconcile.Metrics that keeps upstream's job_controller_* metrics in
-// Prometheus collectors, plus job_controller_stale_sync_skips_total. The zero value
-// is not usable: call NewMetrics, then Register. Safe for concurrent use.
+// Metrics is a reconcile.Metrics that keeps upstream's Job controller metrics in
+// Prometheus collectors under a subsystem prefix (job_controller_* for batch/v1
+// Jobs), plus stale_sync_skips_total. The zero value is not usable: call New, then
+// Register. Safe for concurrent use.
 type Metrics struct {
 	syncDuration    *prometheus.HistogramVec
 	syncs           *prometheus.CounterVec
@@ -40,20 +50,22 @@ type Metrics struct {
 	finishedIndexes *prometheus.CounterVec
 	externalJobs    *prometheus.CounterVec
 	staleSkips      *prometheus.CounterVec
-	// staleJobs is the one series of staleSkips: batch/v1 Jobs.
-	staleJobs prometheus.Counter
+	// staleOwners is the one series of staleSkips: the owner's resource.
+	staleOwners prometheus.Counter
 }
 
 var _ reconcile.Metrics = (*Metrics)(nil)
 
-// NewMetrics returns unregistered collectors; see Register.
-func NewMetrics() *Metrics {
+// New returns unregistered collectors (see Register) named subsystem_* (Subsystem
+// of the owner kind, as a rule); resource (JobResource for batch/v1 Jobs) labels
+// the stale_sync_skips_total series.
+func New(subsystem string, resource schema.GroupResource) *Metrics {
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
-		return prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: Subsystem, Name: name, Help: help}, labels)
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: subsystem, Name: name, Help: help}, labels)
 	}
 	m := &Metrics{
 		syncDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Subsystem: Subsystem, Name: "job_sync_duration_seconds",
+			Subsystem: subsystem, Name: "job_sync_duration_seconds",
 			Help:    "Time taken to sync a Job.",
 			Buckets: prometheus.ExponentialBuckets(0.004, 2, 15),
 		}, []string{"completion_mode", "result", "action"}),
@@ -69,7 +81,7 @@ func NewMetrics() *Metrics {
 		// controllers of kube-controller-manager label their stale_sync_skips_total.
 		staleSkips: counter("stale_sync_skips_total", "Number of syncs skipped because the cached Job was older than the controller's last status write.", "group", "resource"),
 	}
-	m.staleJobs = m.staleSkips.WithLabelValues("batch", "jobs")
+	m.staleOwners = m.staleSkips.WithLabelValues(resource.Group, resource.Resource)
 	return m
 }
 
@@ -116,7 +128,7 @@ func (m *Metrics) PodsCreated(reason, status string, n int) {
 }
 
 // StaleSyncSkipped counts stale_sync_skips_total.
-func (m *Metrics) StaleSyncSkipped() { m.staleJobs.Inc() }
+func (m *Metrics) StaleSyncSkipped() { m.staleOwners.Inc() }
 
 // FinishedIndexes counts n indexes that finished with status (StatusSucceeded or
 // StatusFailed) in job_finished_indexes_total; backoffLimit is

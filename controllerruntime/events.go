@@ -12,41 +12,28 @@ import (
 	"github.com/jobkit/jobkit/reconcile"
 )
 
-// Actions of the events.k8s.io/v1 Events this controller records: the API requires
-// an action besides the reason.
-const (
-	ActionCreatePod = "CreatePod"
-	ActionDeletePod = "DeletePod"
-	ActionSyncJob   = "SyncJob"
-)
-
-// EventAction maps a reason the Reconciler records to the action of its
-// events.k8s.io/v1 Event: pod creations and deletions, and SyncJob for the rest.
-func EventAction(reason string) string {
+// eventAction maps a reason the Reconciler records to the action of its
+// events.k8s.io/v1 Event (the API requires one): CreatePod, DeletePod, or sync
+// ("SyncJob", "SyncTrainingJob") for the rest.
+func eventAction(reason, sync string) string {
 	switch reason {
 	case reconcile.ReasonSuccessfulCreate, reconcile.ReasonFailedCreate:
-		return ActionCreatePod
+		return "CreatePod"
 	case reconcile.ReasonSuccessfulDelete, reconcile.ReasonFailedDelete:
-		return ActionDeletePod
+		return "DeletePod"
 	}
-	return ActionSyncJob
+	return sync
 }
 
-// NewEventRecorder adapts an events.k8s.io/v1 recorder (ManagerEventRecorder's) to
-// reconcile.EventRecorder, with EventAction as the action.
-func NewEventRecorder(rec events.EventRecorder) reconcile.EventRecorder {
-	return reconcile.EventRecorderFunc(func(obj runtime.Object, eventtype, reason, messageFmt string, args ...any) {
-		rec.Eventf(obj, nil, eventtype, reason, EventAction(reason), messageFmt, args...)
-	})
-}
-
-// ManagerEventRecorder returns an events.k8s.io/v1 recorder that writes through
-// mgr's connection as reportingController, from when mgr starts until it stops.
+// EventRecorder returns an events.k8s.io/v1 recorder that records through mgr's
+// connection as reportingController, from when mgr starts until it stops. Setup
+// makes one for each controller; a controller of another shape (of child Jobs, say)
+// records its events with one too.
 //
 // controller-runtime has such a recorder (Manager.GetEventRecorder) only from v0.23
 // on; v0.22, the release for Kubernetes v0.34, offers only the core/v1 one. This
-// one is built from client-go alone, so the example builds with both.
-func ManagerEventRecorder(mgr manager.Manager, reportingController string) (events.EventRecorder, error) {
+// one is built from client-go alone, so the module builds with both.
+func EventRecorder(mgr manager.Manager, reportingController string) (events.EventRecorder, error) {
 	cs, err := kubernetes.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("event recorder: %w", err)
@@ -56,6 +43,14 @@ func ManagerEventRecorder(mgr manager.Manager, reportingController string) (even
 		return nil, fmt.Errorf("event recorder: %w", err)
 	}
 	return b.NewRecorder(mgr.GetScheme(), reportingController), nil
+}
+
+// syncEvents adapts rec to reconcile's recorder: syncAction is the action of every
+// event but a pod's create or delete (CreatePod, DeletePod).
+func syncEvents(rec events.EventRecorder, syncAction string) reconcile.EventRecorder {
+	return reconcile.EventRecorderFunc(func(obj runtime.Object, eventtype, reason, messageFmt string, args ...any) {
+		rec.Eventf(obj, nil, eventtype, reason, eventAction(reason, syncAction), messageFmt, args...)
+	})
 }
 
 // eventSink sends a broadcaster's events to the API server while the manager runs.

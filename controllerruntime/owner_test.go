@@ -1,7 +1,8 @@
-package crowner_test
+package controllerruntime
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -18,8 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/jobkit/jobkit/examples/controllerruntime"
-	"github.com/jobkit/jobkit/examples/internal/crowner"
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
@@ -27,19 +26,18 @@ import (
 )
 
 const (
-	name  = "example.com/jobs"
-	index = "test/controller-uid"
+	name = "example.com/jobs"
 )
 
-// queue records what the handlers queue.
-type queue struct {
-	crowner.Queue // nil: only Add and AddAfter are called
-	added         map[string]time.Duration
+// recQueue records what the handlers queue.
+type recQueue struct {
+	queue // nil: only Add and AddAfter are called
+	added map[string]time.Duration
 }
 
-func (q *queue) Add(r crreconcile.Request) { q.AddAfter(r, 0) }
+func (q *recQueue) Add(r crreconcile.Request) { q.AddAfter(r, 0) }
 
-func (q *queue) AddAfter(r crreconcile.Request, d time.Duration) {
+func (q *recQueue) AddAfter(r crreconcile.Request, d time.Duration) {
 	if q.added == nil {
 		q.added = map[string]time.Duration{}
 	}
@@ -60,26 +58,24 @@ func testPod(podName string, job *batchv1.Job, fins ...string) *corev1.Pod {
 	}}
 }
 
-// newOwner returns an Owner of batch/v1 Jobs over a fake client holding objs.
-func newOwner(t *testing.T, read reconcile.OwnerReader, objs ...client.Object) (*crowner.Owner[*batchv1.Job], client.Client) {
+// newOwner returns the owner part of a controller of batch/v1 Jobs over a fake
+// client holding objs.
+func newOwner(t testing.TB, read reconcile.OwnerReader, objs ...client.Object) (*ownerOf[*batchv1.Job], client.Client) {
 	t.Helper()
 	cl := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(objs...).
-		WithIndex(&corev1.Pod{}, index, controllerruntime.OwnerUID).WithStatusSubresource(&batchv1.Job{}).Build()
-	kc := controllerruntime.NewClient(cl, cl)
-	rec, err := reconcile.New(reconcile.Config{Name: name, ReadOwner: read}, kc, reconcile.JobStatusWriter(kc))
+		WithIndex(&corev1.Pod{}, OwnerUIDIndex, OwnerUID).WithStatusSubresource(&batchv1.Job{}).Build()
+	rec, err := reconcile.New(reconcile.Config{Name: name, ReadOwner: read}, newAPIClient(cl, cl), statusWriter[*batchv1.Job]{c: cl, typ: JobType})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &crowner.Owner[*batchv1.Job]{
-		Rec:      rec,
-		Cache:    cl,
-		New:      func() *batchv1.Job { return &batchv1.Job{} },
-		Manages:  func(*batchv1.Job) bool { return true },
-		Workload: func(j *batchv1.Job) (*plan.Workload, error) { return plan.JobWorkload(j), nil },
-		Facts:    finalizers.JobOwner,
-		PodIndex: index,
-		Orphans:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]()),
-		Log:      logr.Discard(),
+	return &ownerOf[*batchv1.Job]{
+		rec:     rec,
+		cache:   cl,
+		scheme:  scheme.Scheme,
+		typ:     JobType,
+		invalid: "InvalidJob",
+		orphans: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]()),
+		log:     logr.Discard(),
 	}, cl
 }
 
@@ -103,7 +99,7 @@ func TestOwnerEvents(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o, _ := newOwner(t, nil, tracked.DeepCopy(), untracked.DeepCopy())
-			h, q := o.OwnerEvents(), &queue{}
+			h, q := o.ownerEvents(), &recQueue{}
 			if tt.update != nil {
 				h.Update(t.Context(), event.TypedUpdateEvent[client.Object]{ObjectOld: old, ObjectNew: tt.update}, q)
 			} else {
@@ -117,7 +113,7 @@ func TestOwnerEvents(t *testing.T) {
 					t.Errorf("queued %v, want %s after %v", q.added, k, d)
 				}
 			}
-			if got := o.Orphans.Len(); got != tt.wantOrphans {
+			if got := o.orphans.Len(); got != tt.wantOrphans {
 				t.Errorf("orphan queue length = %d, want %d", got, tt.wantOrphans)
 			}
 		})
@@ -147,7 +143,7 @@ func TestCleanOrphan(t *testing.T) {
 				objs = append(objs, job.DeepCopy())
 			}
 			o, cl := newOwner(t, tt.read, objs...)
-			if err := o.CleanOrphan(t.Context(), types.NamespacedName{Namespace: "ns", Name: "p"}); err != nil {
+			if err := o.cleanOrphan(t.Context(), types.NamespacedName{Namespace: "ns", Name: "p"}); err != nil {
 				t.Fatal(err)
 			}
 			pod := &corev1.Pod{}
@@ -160,7 +156,7 @@ func TestCleanOrphan(t *testing.T) {
 		})
 	}
 	o, _ := newOwner(t, gone)
-	if err := o.CleanOrphan(t.Context(), types.NamespacedName{Namespace: "ns", Name: "missing"}); err != nil {
+	if err := o.cleanOrphan(t.Context(), types.NamespacedName{Namespace: "ns", Name: "missing"}); err != nil {
 		t.Errorf("CleanOrphan(pod gone from the cache) = %v, want nil", err)
 	}
 }
@@ -171,14 +167,14 @@ func TestReconcile(t *testing.T) {
 	job.Spec.Template = corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
 	o, cl := newOwner(t, nil, job)
 	var synced int
-	o.OnSync = func(_ *batchv1.Job, res reconcile.Result, err error) {
+	o.onSync = func(_ *batchv1.Job, res reconcile.Result, err error) {
 		synced++
 		if err != nil {
 			t.Errorf("sync error = %v", err)
 		}
 	}
 	req := crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "j"}}
-	if _, err := o.Reconcile(t.Context(), req); err != nil {
+	if _, err := o.reconcileKey(t.Context(), req); err != nil {
 		t.Fatal(err)
 	}
 	var pods corev1.PodList
@@ -188,16 +184,42 @@ func TestReconcile(t *testing.T) {
 	if synced != 1 || len(pods.Items) != 1 {
 		t.Errorf("after Reconcile: %d syncs, %d pods, want 1 and 1", synced, len(pods.Items))
 	}
-	if !o.Rec.Config().Expectations.Get("ns/j").Exists {
+	if !o.rec.Config().Expectations.Get("ns/j").Exists {
 		t.Fatal("no expectations after the sync that created a pod")
 	}
 	if err := cl.Delete(t.Context(), job); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := o.Reconcile(t.Context(), req); err != nil {
+	if _, err := o.reconcileKey(t.Context(), req); err != nil {
 		t.Fatal(err)
 	}
-	if o.Rec.Config().Expectations.Get("ns/j").Exists || synced != 1 {
+	if o.rec.Config().Expectations.Get("ns/j").Exists || synced != 1 {
 		t.Errorf("a Job missing from the cache: expectations kept or synced (%d syncs)", synced)
+	}
+}
+
+// BenchmarkHandlePod measures the pod event handler (observe, map to the owner,
+// queue) for an update of a pod of a Job with 10, 1,000 and 100,000 pods in the
+// cache: the cost does not grow with the pods (one cached owner read).
+func BenchmarkHandlePod(b *testing.B) {
+	for _, n := range []int{10, 1_000, 100_000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			job := testJob("u1")
+			objs := []client.Object{job}
+			for i := range n {
+				objs = append(objs, testPod("p"+strconv.Itoa(i), job, finalizers.Name))
+			}
+			o, _ := newOwner(b, nil, objs...)
+			old := testPod("p0", job, finalizers.Name)
+			cur := old.DeepCopy()
+			cur.Status.Phase = corev1.PodRunning
+			ev := reconcile.PodEvent{Type: reconcile.PodUpdated, Old: old, New: cur}
+			q := &recQueue{}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				o.handlePod(ctx, ev, q)
+			}
+		})
 	}
 }

@@ -1,0 +1,69 @@
+// Package controllerruntime wires a jobkit controller of any owner kind onto a
+// controller-runtime manager in one call: Setup. The caller gives the owner's Go
+// type and its conversions (Type: New, Workload, SetStatus, ManagedBy) and the
+// Reconciler's configuration; JobType is the batch/v1 Job's, so a Job controller
+// is the same call:
+//
+//	_, err := controllerruntime.Setup(mgr, controllerruntime.Options[*batchv1.Job]{
+//		Type:   controllerruntime.JobType,
+//		Config: reconcile.Config{Name: "example.com/job-controller"},
+//	})
+//
+// # What Setup registers
+//
+//   - the field index OwnerUIDIndex of pods by the UID of their controller, once
+//     per manager;
+//   - a controller named after the kind: the owners whose spec.managedBy is
+//     Config.Name (plan.Workload.HandledBy) are synced by reconcile.Reconciler.Sync
+//     from the manager's cache; owner updates go through
+//     Reconciler.ObserveOwnerEvent (a status-only update, such as the controller's
+//     own write, is synced after the batch period); pod events go through
+//     Reconciler.ObservePodEvent before the owners they name are queued;
+//   - an orphan worker that removes the tracking finalizer of pods whose owner is
+//     gone, replaced or finished (Reconciler.CleanOrphan, which confirms an owner
+//     missing from the cache with an uncached read through the manager's
+//     APIReader, Config.ReadOwner);
+//   - events.k8s.io/v1 Events on the manager's connection, reported as Config.Name;
+//   - the Prometheus metrics of package metrics, registered with
+//     controller-runtime's registry and so served by the manager's metrics server:
+//     job_controller_* for batch/v1 Jobs, with upstream's names, and
+//     <kind>_controller_* for another kind (trainingjob_controller_*); package
+//     securemetrics serves them with authentication and authorization;
+//   - the requeue backoff of an owner whose sync failed on an API error:
+//     Options.APIBackoff, 1s doubling to 1m by default, as the Job controller
+//     (controller-runtime's default starts at 5ms).
+//
+// Leader election is the manager's: the controller and the orphan worker run only
+// while it holds the lease.
+//
+// # Differences from a textbook controller-runtime controller, and why
+//
+//   - No Owns(&corev1.Pod{}): its handler queues the owner at once, on an informer
+//     listener of its own, in no order with the handler that observes the
+//     expectations; the sync it starts would find them unmet. The pod handler
+//     maps a pod to its controlling owner after the observation.
+//   - An owner's state is forgotten (Reconciler.Forget) only when the worker finds
+//     the owner gone, never from an event handler: the worker is the only
+//     goroutine syncing that key, so a late delete event cannot drop the
+//     expectations of an owner recreated under the same name.
+//   - Before stripping the finalizer of a pod whose owner is not in the cache, the
+//     orphan worker reads the owner from the API server: pods and owners are
+//     separate watches.
+//   - Cache reads use client.UnsafeDisableDeepCopy: the Reconciler never modifies
+//     its inputs, so a sync copies no pod.
+//
+// # Adoption
+//
+// An owner whose Workload has a selector (a batch/v1 Job) adopts the pods without
+// controller of its namespace that the selector matches, as upstream; one without
+// (a custom resource, as a rule) counts only the pods whose controller reference
+// has its UID.
+//
+// # Concurrency and cost
+//
+// Options.Workers owners are synced at once (one goroutine per key at a time, as
+// the workqueue guarantees); event handlers run on the informers' goroutines and
+// make O(1) cache reads per event (an adoptable pod lists its namespace's owners).
+// A sync costs one or two indexed cache lists plus the Reconciler's work (see
+// package reconcile). Package testenv starts a real API server for tests.
+package controllerruntime
