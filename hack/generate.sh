@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the code and manifests that controller-gen derives from the examples'
 # API types: DeepCopy methods (zz_generated.deepcopy.go beside the types) and the
-# CustomResourceDefinitions (config/crd). controller-gen is pinned in hack/tools.
+# CustomResourceDefinitions (config/crd). controller-gen is pinned in hack/tools
+# (run through hack/tool.sh).
 #
 #   hack/generate.sh          rewrite the generated files in place
 #   hack/generate.sh --check  regenerate into a temporary directory and fail, naming
@@ -28,7 +29,7 @@ targets=(
 )
 
 controller_gen() {
-	go tool -modfile="$root/hack/tools/go.mod" controller-gen "$@"
+	"$root/hack/tool.sh" controller-gen "$@"
 }
 
 tmp=$(mktemp -d)
