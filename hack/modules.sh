@@ -21,6 +21,8 @@
 #                                 one in DIR at its directory, relative to DIR (for
 #                                 GOWORK=off runs: hack/tidy.sh, throwaway copies)
 #   hack/modules.sh --version     the release the modules require each other at
+#   hack/modules.sh --set-version vX.Y.Z  the release commit's bump: every such
+#                                 requirement and go.work's replace lines set to vX.Y.Z
 #   hack/modules.sh --check       go.work, the go.mod files and the table agree
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -171,11 +173,27 @@ case "${1:-}" in
 	done
 	;;
 --check) check ;;
+--set-version)
+	# The release commit's bump: every requirement of a module on another, and go.work's
+	# replace lines, set to the new release.
+	v=${2:-}
+	[[ "$v" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "--set-version needs a release version vX.Y.Z, not '$v'"
+	requirements | while read -r path old dir; do
+		(cd "$dir" && GOWORK=off go mod edit -require="$path@$v")
+	done
+	GOWORK=$PWD/go.work go work edit -print | awk '
+		/^replace \(/ { b=1; next } b && /^\)/ { b=0; next }
+		b { print; next } /^replace / { sub(/^replace /, ""); print }' |
+		while read -r path old _ dir; do
+			GOWORK=$PWD/go.work go work edit -dropreplace="$path@$old" -replace="$path@$v=$dir"
+		done
+	check
+	;;
 --version)
 	# The release the modules require each other at (the one --check keeps single).
 	v=$(requirements | awk '{print $2}' | sort -u | head -n1)
 	[ -n "$v" ] || fail "no module requires another one"
 	echo "$v"
 	;;
-*) fail "unknown argument $1 (want --importable, --commands, --all, --replace DIR, --version, --check or nothing)" ;;
+*) fail "unknown argument $1 (want --importable, --commands, --all, --replace DIR, --version, --set-version V, --check or nothing)" ;;
 esac

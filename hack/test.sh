@@ -2,8 +2,10 @@
 # The test command (`make test`): gofmt, go vet, go test -race and short fuzz runs in
 # every module of the repository, 300 seeds of the fault simulation (internal/sim) without
 # -race, the README programs, lint (hack/lint.sh), the supported Kubernetes range
-# (hack/compat.sh), the generated files (hack/generate.sh --check) and a check that
-# the plain layer imports only the standard library (hack/plain-deps.sh). Builds the
+# (hack/compat.sh), the generated files (hack/generate.sh --check), a check that
+# the plain layer imports only the standard library (hack/plain-deps.sh) and the release
+# check (hack/release-check.sh: every command installed and the importable modules
+# fetched at the Kubernetes floor from a local module proxy, offline). Builds the
 # kube-apiserver and etcd binaries for the integration tests when they are not cached
 # (hack/envtest-bins.sh, ~12 minutes cold), and a smoke of the real control plane
 # (hack/bench-cluster.sh --smoke: etcd, kube-apiserver, kwok and jobkit-clientgo, one
@@ -79,6 +81,8 @@ echo "== lint: tidy modules, staticcheck"
 step "lint" hack/lint.sh
 echo "== supported Kubernetes range: the core at the newest release, examples at the floor"
 step "supported Kubernetes range" hack/compat.sh
+echo "== release check: the modules served as a tag would publish them, installed and imported offline"
+step "release check" hack/release-check.sh
 if [ "$fail" != 0 ]; then
 	for f in "${failures[@]}"; do
 		echo "== FAILED: ${f%%|*}; its last lines:"
