@@ -23,10 +23,13 @@
 #   JOBKIT_RELEASE_CACHE=dir ...              GOPATH of the check (default
 #                                             ~/.cache/jobkit/release-check), kept between
 #                                             runs so that only the jobkit modules are
-#                                             unpacked again; the build cache is shared
+#                                             unpacked again (a lock makes concurrent
+#                                             checks take turns); the build cache is shared
 #
-# The first run compiles client-go and controller-runtime for the commands (minutes on
-# 2 busy cores); later runs take seconds plus the links.
+# The first run on a machine compiles client-go and controller-runtime for the commands
+# (their sources sit in the check's own module cache, so nothing of the workspace's
+# builds is reused): many minutes on 2 busy cores. Later runs compile only the jobkit
+# packages and link the commands.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -56,6 +59,10 @@ gopath=${JOBKIT_RELEASE_CACHE:-$HOME/.cache/jobkit/release-check}
 export GOPATH=$gopath GOMODCACHE=$gopath/pkg/mod GOBIN=$work/bin
 export GOPROXY="file://$work/proxy,file://$modcache/cache/download" GOSUMDB=off GONOSUMDB= GOPRIVATE=
 export GOWORK=off GOFLAGS="-mod=mod -modcacherw" GOTOOLCHAIN=local
+mkdir -p "$GOPATH"
+# One check at a time per cache: each replaces the jobkit modules in it.
+exec 9>"$GOPATH/.lock"
+flock 9
 # The check's own cache holds last run's jobkit modules under the same version: drop them.
 rm -rf "$GOMODCACHE/github.com/jobkit" "$GOMODCACHE/cache/download/github.com/jobkit"
 
