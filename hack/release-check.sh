@@ -89,7 +89,9 @@ done
 for c in "${commands[@]}"; do
 	bin=$GOBIN/$(basename "$c")
 	[ -x "$bin" ] || fail "go install $core/$c@$VERSION wrote no $bin"
-	out=$("$bin" --help 2>&1) || fail "$(basename "$c") --help exited with status $? (installed from $core/$c@$VERSION):
+	rc=0
+	out=$("$bin" --help 2>&1) || rc=$?
+	[ "$rc" = 0 ] || fail "$(basename "$c") --help exited with status $rc (installed from $core/$c@$VERSION):
 $out"
 done
 log "installed and ran --help: $(cd "$GOBIN" && echo *)"
