@@ -125,6 +125,18 @@ func TestBadFlag(t *testing.T) {
 	}
 }
 
+func TestHelpExitsZero(t *testing.T) {
+	for _, arg := range []string{"--help", "-h"} {
+		var out, errOut bytes.Buffer
+		if code := run([]string{arg}, &out, &errOut); code != 0 {
+			t.Errorf("run(%s) = %d, want 0", arg, code)
+		}
+		if !strings.Contains(errOut.String(), "-kubeconfig") {
+			t.Errorf("run(%s) printed %q, want the flags", arg, errOut.String())
+		}
+	}
+}
+
 // The cluster mode against a real API server, with a kubelet that plays the demo
 // container through the API.
 func TestClusterDemo(t *testing.T) {
