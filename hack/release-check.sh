@@ -28,8 +28,8 @@
 #
 # The first run on a machine compiles client-go and controller-runtime for the commands
 # (their sources sit in the check's own module cache, so nothing of the workspace's
-# builds is reused): many minutes on 2 busy cores. Later runs compile only the jobkit
-# packages and link the commands.
+# builds is reused): 45 minutes measured on 2 cores under a load of 15 to 23. Later runs
+# compile only the jobkit packages and link the commands: 100 to 130 s there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
