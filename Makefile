@@ -5,7 +5,7 @@ SOAKFAULTS ?= 0.1
 SOAKSEEDS20 ?= 3000
 SOAKFAULTS20 ?= 0.2
 
-.PHONY: test bench fuzz fmt demo soak lint compat latency cluster-up cluster-down cluster-status bench-cluster cluster-smoke chaos
+.PHONY: test bench fuzz fmt demo soak lint compat tidy release-check latency cluster-up cluster-down cluster-status bench-cluster cluster-smoke chaos
 
 test:
 	FUZZTIME=$(FUZZTIME) ./hack/test.sh
@@ -18,6 +18,15 @@ demo:
 # go mod tidy -diff in every module and staticcheck (pinned in hack/tools/go.mod).
 lint:
 	./hack/lint.sh
+
+# go mod tidy in every module (go.work is ignored by tidy; see CONTRIBUTING.md).
+tidy:
+	./hack/tidy.sh
+
+# The modules served by a local module proxy as a release tag would publish them; every
+# command installed from it and the libraries imported at the Kubernetes floor, offline.
+release-check:
+	./hack/release-check.sh
 
 # The core built and tested at the newest supported Kubernetes release, the examples
 # built at the floor (the core's go.mod is the floor itself).

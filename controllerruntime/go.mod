@@ -2,12 +2,10 @@ module github.com/jobkit/jobkit/controllerruntime
 
 go 1.25.0
 
-replace github.com/jobkit/jobkit => ../
-
 require (
 	github.com/go-logr/logr v1.4.3
 	github.com/google/go-cmp v0.7.0
-	github.com/jobkit/jobkit v0.0.0-00010101000000-000000000000
+	github.com/jobkit/jobkit v0.1.0
 	github.com/prometheus/client_golang v1.22.0
 	k8s.io/api v0.34.1
 	k8s.io/apimachinery v0.34.1

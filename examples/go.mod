@@ -2,15 +2,11 @@ module github.com/jobkit/jobkit/examples
 
 go 1.26.0
 
-replace github.com/jobkit/jobkit => ../
-
-replace github.com/jobkit/jobkit/controllerruntime => ../controllerruntime
-
 require (
 	github.com/go-logr/logr v1.4.4
 	github.com/google/go-cmp v0.7.0
-	github.com/jobkit/jobkit v0.0.0-00010101000000-000000000000
-	github.com/jobkit/jobkit/controllerruntime v0.0.0-00010101000000-000000000000
+	github.com/jobkit/jobkit v0.1.0
+	github.com/jobkit/jobkit/controllerruntime v0.1.0
 	github.com/prometheus/client_golang v1.24.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2

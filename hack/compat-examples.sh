@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and vets the examples module at the floor of the supported Kubernetes range
-# (README "Supported versions"): a throwaway copy of examples/, with the core beside it
-# through examples/go.mod's replace directive, pinned to k8s.io/api, apimachinery and
+# (README "Supported versions"): a throwaway copy of the repository, outside go.work
+# (GOWORK=off) with examples/go.mod pointing at the repository's other modules in the copy
+# (hack/modules.sh --replace), pinned to k8s.io/api, apimachinery and
 # client-go of the floor and the controller-runtime release made for it. examples/go.mod
 # itself stays at the newest release, where the main test run builds and tests it.
 #
@@ -11,13 +12,16 @@
 # controller-runtime v0.22.x requires k8s.io v0.34.1 at least, hence that default.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export GOWORK=off
 K8S=${K8S:-0.34.1}
 CONTROLLER_RUNTIME=${CONTROLLER_RUNTIME:-0.22.4}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 git ls-files -co --exclude-standard | grep -v -e '^hack/tools/' | tar -cf - -T - | tar -xf - -C "$tmp"
+mapfile -t replaces < <(hack/modules.sh --replace examples)
 (
 	cd "$tmp/examples"
+	go mod edit "${replaces[@]}"
 	echo "== examples at k8s.io v$K8S, controller-runtime v$CONTROLLER_RUNTIME"
 	if ! out=$(go get "k8s.io/api@v$K8S" "k8s.io/apimachinery@v$K8S" "k8s.io/client-go@v$K8S" \
 		"sigs.k8s.io/controller-runtime@v$CONTROLLER_RUNTIME" 2>&1); then

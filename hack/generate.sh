@@ -3,7 +3,7 @@
 # API types: DeepCopy methods (zz_generated.deepcopy.go beside the types) and the
 # CustomResourceDefinitions (config/crd); and the RBAC of the controllers from their
 # +kubebuilder:rbac markers (rbac.go in each controller package, config/rbac/role.yaml).
-# controller-gen is pinned in hack/tools.
+# controller-gen is pinned in hack/tools (run through hack/tool.sh).
 #
 #   hack/generate.sh          rewrite the generated files in place
 #   hack/generate.sh --check  regenerate into a temporary directory and fail, naming
@@ -41,7 +41,7 @@ rbac_targets=(
 )
 
 controller_gen() {
-	go tool -modfile="$root/hack/tools/go.mod" controller-gen "$@"
+	"$root/hack/tool.sh" controller-gen "$@"
 }
 
 tmp=$(mktemp -d)

@@ -1,7 +1,200 @@
 #!/usr/bin/env bash
-# Prints the directory of every Go module in the repository that holds packages, the
-# root first. hack/tools only pins the tools the scripts run (go tool ...) and is left out.
+# The Go modules of this repository, in one place: the table below. The repository
+# develops them together through the committed go.work (one `use` line per module but
+# hack/tools, one version-pinned `replace` per module that another one requires; hack/tools
+# stays out so that its tools' dependencies do not raise the versions the other modules
+# build with, and hack/tool.sh runs its tools); no go.mod holds a
+# replace directive, so every module installs and imports from a module proxy as
+# published. Adding a module: a line in the table, its `use` line in go.work (and its
+# `replace` line there when another module requires it); `hack/modules.sh --check`
+# (run by hack/release-check.sh) says what is missing.
+#
+#   hack/modules.sh               the directory of every module that holds packages, the
+#                                 root first (hack/tools only pins the tools: left out)
+#   hack/modules.sh --importable  the modules an operator imports: the release check
+#                                 `go get`s each into an operator at the Kubernetes floor
+#   hack/modules.sh --commands    the package directory of every command a user installs
+#                                 with `go install ...@version` (the release check
+#                                 installs them from its module proxy)
+#   hack/modules.sh --all         every module, hack/tools included (hack/tidy.sh)
+#   hack/modules.sh --replace DIR `go mod edit` arguments that point every module but the
+#                                 one in DIR at its directory, relative to DIR (for
+#                                 GOWORK=off runs: hack/tidy.sh, throwaway copies)
+#   hack/modules.sh --version     the release the modules require each other at
+#   hack/modules.sh --set-version vX.Y.Z  the release commit's bump: every such
+#                                 requirement and go.work's replace lines set to vX.Y.Z
+#   hack/modules.sh --check       go.work, the go.mod files and the table agree
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo .
-git ls-files --cached --others --exclude-standard '*/go.mod' | xargs -r -n1 dirname | grep -v -e '^\.$' -e '^hack/tools$' | sort
+
+# dir, kind, commands (package directories inside the module, for kind cmd).
+#   lib    imported by users' programs; kept at the core's Kubernetes floor
+#   cmd    holds commands users install
+#   dev    only for this repository (benchmarks)
+#   tools  pins the tools the scripts run (hack/tool.sh), no packages; not in go.work
+table=(
+	".                  lib"
+	"cmd/jobkit         cmd   cmd/jobkit"
+	"cmd/jobkit/explain lib"
+	"controllerruntime  lib"
+	"examples           cmd   examples/clientgo/cmd/jobkit-clientgo examples/controllerruntime/cmd/jobkit-controller-runtime examples/plank/cmd/plank examples/trainingjob/cmd/trainingjob-controller examples/jobset/cmd/jobset-controller examples/demo"
+	"hack/benchcluster  dev"
+	"hack/tools         tools"
+)
+
+# rows KIND...: the dir of every row of one of the kinds (all kinds when none given).
+rows() {
+	local row dir kind rest k
+	for row in "${table[@]}"; do
+		read -r dir kind rest <<<"$row"
+		if [ $# -eq 0 ]; then
+			echo "$dir"
+			continue
+		fi
+		for k in "$@"; do
+			[ "$kind" != "$k" ] || echo "$dir"
+		done
+	done
+}
+
+# modpath DIR: the module path DIR's go.mod declares.
+modpath() { sed -n 's/^module[[:space:]]\{1,\}\([^[:space:]]*\).*/\1/p' "$1/go.mod"; }
+
+# requirements: "path version dir" for every requirement of a module of the table on
+# another one.
+requirements() {
+	local dir paths path ver
+	paths=$(for dir in $(rows); do modpath "$dir"; done)
+	for dir in $(rows); do
+		awk '/^require \(/ { b=1; next } b && /^\)/ { b=0; next }
+			b { print $1, $2; next } /^require / { print $2, $3 }' "$dir/go.mod" |
+			while read -r path ver; do
+				! grep -qxF "$path" <<<"$paths" || echo "$path $ver $dir"
+			done
+	done
+}
+
+fail() {
+	echo "modules: $*" >&2
+	exit 1
+}
+
+check() {
+	local bad=0 dir found want used required path ver line
+	found=$(git ls-files --cached --others --exclude-standard 'go.mod' '*/go.mod' | xargs -r -n1 dirname | sort)
+	want=$(rows | sort)
+	if [ "$found" != "$want" ]; then
+		echo "modules: the go.mod files and the table of hack/modules.sh differ (-table +files):" >&2
+		diff <(echo "$want") <(echo "$found") | grep '^[<>]' | sed 's/^</  -/; s/^>/  +/' >&2 || true
+		bad=1
+	fi
+	used=$(GOWORK=$PWD/go.work go work edit -print | awk '
+		/^use \(/ { b=1; next } b && /^\)/ { b=0; next }
+		b { print $1; next } /^use / { print $2 }' | sed 's#^\./##; s#^$#.#; s#/$##' | sort)
+	[ -n "$used" ] || used=.
+	want=$(rows lib cmd dev | sort)
+	if [ "$used" != "$want" ]; then
+		echo "modules: go.work's use lines and the table of hack/modules.sh differ (-table +go.work):" >&2
+		diff <(echo "$want") <(echo "$used") | grep '^[<>]' | sed 's/^</  -/; s/^>/  +/' >&2 || true
+		bad=1
+	fi
+	# Every module another one requires needs go.work's replace at that version: the
+	# go command reads the go.mod of a required version even when the workspace holds
+	# the module, and no proxy serves an unreleased version.
+	local paths=() dirs=()
+	for dir in $(rows); do
+		paths+=("$(modpath "$dir")")
+		dirs+=("$dir")
+	done
+	local replaces
+	replaces=$(GOWORK=$PWD/go.work go work edit -print | awk '
+		/^replace \(/ { b=1; next } b && /^\)/ { b=0; next }
+		b { print; next } /^replace / { sub(/^replace /, ""); print }' | awk '{print $1, $2, $4}')
+	for dir in $(rows); do
+		if grep -q '^[[:space:]]*replace\b\|^replace' "$dir/go.mod"; then
+			echo "modules: $dir/go.mod has a replace directive: go install and go get from a proxy refuse or ignore it; use go.work" >&2
+			bad=1
+		fi
+		required=$(awk '/^require \(/ { b=1; next } b && /^\)/ { b=0; next }
+			b { print $1, $2; next } /^require / { print $2, $3 }' "$dir/go.mod")
+		while read -r path ver; do
+			[ -n "$path" ] || continue
+			local i local_dir=
+			for i in "${!paths[@]}"; do
+				[ "${paths[i]}" != "$path" ] || local_dir=${dirs[i]}
+			done
+			[ -n "$local_dir" ] || continue
+			line="$path $ver ./$local_dir"
+			[ "$local_dir" != . ] || line="$path $ver ./"
+			if ! grep -qxF "$line" <<<"$replaces"; then
+				echo "modules: $dir requires $path $ver; go.work needs the line: replace ${line/ .\// => .\/}" >&2
+				bad=1
+			fi
+		done <<<"$required"
+	done
+	# A nested module's path is the core's plus its directory: its tags are <dir>/vX.Y.Z.
+	local core
+	core=$(modpath .)
+	for dir in $(rows); do
+		[ "$dir" = . ] || [ "$(modpath "$dir")" = "$core/$dir" ] || {
+			echo "modules: $dir/go.mod declares $(modpath "$dir"), want $core/$dir" >&2
+			bad=1
+		}
+	done
+	local versions
+	versions=$(requirements | awk '{print $2}' | sort -u)
+	if [ "$(echo "$versions" | grep -c .)" -gt 1 ]; then
+		echo "modules: the modules require each other at different versions ($(echo $versions)); every requirement names the same release:" >&2
+		requirements | sed 's/^/  /' >&2
+		bad=1
+	fi
+	[ "$bad" = 0 ] || exit 1
+	echo "modules: the table, go.work and the go.mod files agree"
+}
+
+case "${1:-}" in
+"") rows lib cmd dev ;;
+--importable) rows lib ;;
+--all) rows ;;
+--commands)
+	for row in "${table[@]}"; do
+		read -r dir kind rest <<<"$row"
+		[ "$kind" != cmd ] || printf '%s\n' $rest
+	done
+	;;
+--replace)
+	[ -n "${2:-}" ] || fail "--replace needs the directory of the module to edit"
+	target=$(cd "$2" && pwd)
+	for dir in $(rows lib cmd dev); do
+		abs=$(cd "$dir" && pwd)
+		[ "$abs" != "$target" ] || continue
+		rel=$(realpath --relative-to="$target" "$abs")
+		case "$rel" in .*) ;; *) rel=./$rel ;; esac
+		echo "-replace=$(modpath "$dir")=$rel"
+	done
+	;;
+--check) check ;;
+--set-version)
+	# The release commit's bump: every requirement of a module on another, and go.work's
+	# replace lines, set to the new release.
+	v=${2:-}
+	[[ "$v" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "--set-version needs a release version vX.Y.Z, not '$v'"
+	requirements | while read -r path old dir; do
+		(cd "$dir" && GOWORK=off go mod edit -require="$path@$v")
+	done
+	GOWORK=$PWD/go.work go work edit -print | awk '
+		/^replace \(/ { b=1; next } b && /^\)/ { b=0; next }
+		b { print; next } /^replace / { sub(/^replace /, ""); print }' |
+		while read -r path old _ dir; do
+			GOWORK=$PWD/go.work go work edit -dropreplace="$path@$old" -replace="$path@$v=$dir"
+		done
+	check
+	;;
+--version)
+	# The release the modules require each other at (the one --check keeps single).
+	v=$(requirements | awk '{print $2}' | sort -u | head -n1)
+	[ -n "$v" ] || fail "no module requires another one"
+	echo "$v"
+	;;
+*) fail "unknown argument $1 (want --importable, --commands, --all, --replace DIR, --version, --set-version V, --check or nothing)" ;;
+esac

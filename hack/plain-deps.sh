@@ -4,6 +4,8 @@
 # offending package, the imports that break it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The core alone (go.work would make `go list -m` name every module of the workspace).
+export GOWORK=off
 module=$(go list -m)
 fail=0
 for pkg in $(go list ./plain/...); do

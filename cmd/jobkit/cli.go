@@ -108,8 +108,9 @@ func commandName(program string) string {
 func runAs(ctx context.Context, program string, args []string, stdout, stderr io.Writer) int {
 	self := commandName(program)
 	usage := strings.ReplaceAll(usage, "  jobkit explain", "  "+self+" explain")
-	if len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-		fmt.Fprint(stdout, usage)
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help") {
+		// Asked for: the usage, and success, as explain -h answers.
+		fmt.Fprint(stderr, usage)
 		return exitOK
 	}
 	if len(args) == 0 || args[0] != "explain" {

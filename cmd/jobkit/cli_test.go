@@ -265,6 +265,10 @@ func TestPluginName(t *testing.T) {
 		{name: "an error", args: []string{"explain", "nothere", "-f", "testdata/backoff.yaml"}, wantCode: exitError, wantSelf: "kubectl jobkit explain: no job"},
 		{name: "help", args: []string{"explain", "-h"}, wantCode: exitOK, wantSelf: "  kubectl jobkit explain -f FILE"},
 		{name: "no subcommand", args: nil, wantCode: exitUsage, wantSelf: "kubectl jobkit: want a subcommand: explain"},
+		{name: "--help without a subcommand", args: []string{"--help"}, wantCode: exitOK, wantSelf: "  kubectl jobkit explain -f FILE"},
+		{name: "-h without a subcommand", args: []string{"-h"}, wantCode: exitOK, wantSelf: "  kubectl jobkit explain NAME"},
+		{name: "help", args: []string{"help"}, wantCode: exitOK, wantSelf: "  kubectl jobkit explain -f FILE"},
+		{name: "an unknown subcommand", args: []string{"describe"}, wantCode: exitUsage, wantSelf: "kubectl jobkit: want a subcommand: explain"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

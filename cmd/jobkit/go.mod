@@ -2,14 +2,10 @@ module github.com/jobkit/jobkit/cmd/jobkit
 
 go 1.26.0
 
-replace github.com/jobkit/jobkit => ../..
-
-replace github.com/jobkit/jobkit/cmd/jobkit/explain => ./explain
-
 require (
 	github.com/google/go-cmp v0.7.0
-	github.com/jobkit/jobkit v0.0.0-00010101000000-000000000000
-	github.com/jobkit/jobkit/cmd/jobkit/explain v0.0.0-00010101000000-000000000000
+	github.com/jobkit/jobkit v0.1.0
+	github.com/jobkit/jobkit/cmd/jobkit/explain v0.1.0
 	k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver v0.37.0
 	k8s.io/apimachinery v0.37.2

@@ -125,11 +125,14 @@ func TestBadFlag(t *testing.T) {
 	}
 }
 
-func TestHelp(t *testing.T) {
+func TestHelpExitsZero(t *testing.T) {
 	for _, arg := range []string{"--help", "-h"} {
 		var out, errOut bytes.Buffer
-		if code := run([]string{arg}, &out, &errOut); code != 0 || !strings.Contains(errOut.String(), "-kubeconfig") {
-			t.Errorf("run(%s) = %d with usage %q, want 0 and the flags listed", arg, code, errOut.String())
+		if code := run([]string{arg}, &out, &errOut); code != 0 {
+			t.Errorf("run(%s) = %d, want 0", arg, code)
+		}
+		if !strings.Contains(errOut.String(), "-kubeconfig") {
+			t.Errorf("run(%s) printed %q, want the flags", arg, errOut.String())
 		}
 	}
 }

@@ -45,7 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	keep := fs.Bool("keep", false, "keep the Job and its pods at the end (real cluster)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0 // --help printed the usage
+			return 0 // asked for the usage, which Parse printed
 		}
 		return 2
 	}

@@ -2,11 +2,9 @@ module github.com/jobkit/jobkit/cmd/jobkit/explain
 
 go 1.25.0
 
-replace github.com/jobkit/jobkit => ../../..
-
 require (
 	github.com/google/go-cmp v0.7.0
-	github.com/jobkit/jobkit v0.0.0-00010101000000-000000000000
+	github.com/jobkit/jobkit v0.1.0
 	github.com/stretchr/testify v1.10.0
 	k8s.io/api v0.34.0
 	k8s.io/apimachinery v0.34.0
