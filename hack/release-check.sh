@@ -20,16 +20,14 @@
 #
 #   hack/release-check.sh                     VERSION = what the modules require (v0.1.0)
 #   VERSION=v0.2.0 hack/release-check.sh      as the release commit of v0.2.0 would be
-#   JOBKIT_RELEASE_CACHE=dir ...              GOPATH of the check (default
-#                                             ~/.cache/jobkit/release-check), kept between
-#                                             runs so that only the jobkit modules are
-#                                             unpacked again (a lock makes concurrent
-#                                             checks take turns); the build cache is shared
 #
-# The first run on a machine compiles client-go and controller-runtime for the commands
-# (their sources sit in the check's own module cache, so nothing of the workspace's
-# builds is reused): 45 minutes measured on 2 cores under a load of 15 to 23. Later runs
-# compile only the jobkit packages and link the commands: 100 to 130 s there.
+# The modules are served as VERSION-check.h<hash of the tree>, a pre-release of VERSION
+# no real proxy will ever serve: each tree gets a version of its own, so the check can
+# use the machine's module and build caches (a version's content never changes there)
+# and compile only the jobkit packages: client-go and controller-runtime come from the
+# same module cache paths as the workspace's builds, already compiled. The check's
+# jobkit modules are removed from the module cache at the end. A real release is
+# VERSION itself; what differs is only the version string.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -42,33 +40,32 @@ fail() {
 }
 
 hack/modules.sh --check || fail "the modules disagree (above)"
-VERSION=${VERSION:-$(hack/modules.sh --version)}
+release=${VERSION:-$(hack/modules.sh --version)}
+# The tree's own version: the hash of every file the repository holds or would add.
+tree=$(git ls-files -z --cached --others --exclude-standard | sort -z |
+	xargs -0 sha256sum 2>/dev/null | sha256sum | cut -c1-16)
+VERSION=$release-check.h$tree
 core=$(GOWORK=off go list -m)
 mapfile -t modules < <(hack/modules.sh)
 mapfile -t importable < <(hack/modules.sh --importable)
 mapfile -t commands < <(hack/modules.sh --commands)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/jobkit-release-check.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+modcache=$(go env GOMODCACHE)
+cleanup() {
+	rm -rf "$work"
+	# This tree's jobkit modules, unpacked into the module cache by the check.
+	find "$modcache/github.com/jobkit" "$modcache/cache/download/github.com/jobkit" \
+		-depth -name "*$VERSION*" -exec chmod -R u+w {} + -exec rm -rf {} + 2>/dev/null || true
+}
+trap cleanup EXIT
 GOWORK=off go run ./hack/modproxy -out "$work/proxy" -version "$VERSION" "${modules[@]}" ||
 	fail "writing the module proxy"
-log "serving ${#modules[@]} modules at $VERSION from $work/proxy"
+log "serving ${#modules[@]} modules at $VERSION (release $release) from $work/proxy"
 
-modcache=$(go env GOMODCACHE)
-gopath=${JOBKIT_RELEASE_CACHE:-$HOME/.cache/jobkit/release-check}
-export GOPATH=$gopath GOMODCACHE=$gopath/pkg/mod GOBIN=$work/bin
+export GOBIN=$work/bin
 export GOPROXY="file://$work/proxy,file://$modcache/cache/download" GOSUMDB=off GONOSUMDB= GOPRIVATE=
 export GOWORK=off GOFLAGS="-mod=mod -modcacherw" GOTOOLCHAIN=local
-# The go command indexes a module cache directory once, trusting that a version's
-# content never changes; the check serves new content under the same version each run,
-# so the index is off (with it, a package's new imports go unseen: "could not import").
-export GODEBUG=goindex=0
-mkdir -p "$GOPATH"
-# One check at a time per cache: each replaces the jobkit modules in it.
-exec 9>"$GOPATH/.lock"
-flock 9
-# The check's own cache holds last run's jobkit modules under the same version: drop them.
-rm -rf "$GOMODCACHE/github.com/jobkit" "$GOMODCACHE/cache/download/github.com/jobkit"
 
 # modof DIR: the module of the table that holds package directory DIR (the innermost).
 modof() {

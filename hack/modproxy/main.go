@@ -36,7 +36,7 @@ import (
 
 func main() {
 	out := flag.String("out", "", "directory of the proxy to write (created; its module directories are replaced)")
-	version := flag.String("version", "", "the version to serve every module at, vMAJOR.MINOR.PATCH")
+	version := flag.String("version", "", "the version to serve every module at, vMAJOR.MINOR.PATCH[-PRERELEASE]")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: modproxy -out DIR -version vX.Y.Z MODULE-DIR...\n")
 		flag.PrintDefaults()
@@ -48,14 +48,16 @@ func main() {
 	}
 }
 
-var semver = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$`)
+// semver is a release version, or a pre-release of one (the release check serves
+// each tree as vX.Y.Z-check.h<hash>).
+var semver = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
 
 func run(out, version string, dirs []string) error {
 	if out == "" {
 		return errors.New("-out is required")
 	}
 	if !semver.MatchString(version) {
-		return fmt.Errorf("-version %q: want vMAJOR.MINOR.PATCH, e.g. v0.1.0", version)
+		return fmt.Errorf("-version %q: want vMAJOR.MINOR.PATCH[-PRERELEASE], e.g. v0.1.0", version)
 	}
 	if len(dirs) == 0 {
 		return errors.New("no module directory given")

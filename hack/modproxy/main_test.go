@@ -139,3 +139,14 @@ func TestWriteZip(t *testing.T) {
 		t.Errorf("zip contents (-want +got):\n%s", diff)
 	}
 }
+
+func TestVersionSyntax(t *testing.T) {
+	for v, ok := range map[string]bool{
+		"v0.1.0": true, "v1.22.333": true, "v0.1.0-check.h9389ffd500b35866": true, "v0.1.0-rc.1": true,
+		"0.1.0": false, "v0.1": false, "v01.1.0": false, "v0.1.0-": false, "v0.1.0-a..b": false, "v0.1.0+build": false,
+	} {
+		if got := semver.MatchString(v); got != ok {
+			t.Errorf("semver.MatchString(%q) = %v, want %v", v, got, ok)
+		}
+	}
+}
