@@ -62,6 +62,8 @@ module() {
 		go vet ./... && go test -race -count=1 ./...
 	)
 }
+echo "== tools: kustomize built once (several test packages render kustomize bases in parallel)"
+step "build kustomize (hack/tools)" env GOWORK=off bash -c 'cd hack/tools && go tool -n kustomize'
 for mod in $(hack/modules.sh); do
 	echo "== module $mod"
 	step "module $mod (gofmt, vet or go test)" module "$mod"

@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
@@ -31,12 +32,21 @@ import (
 // reconcile.Config given to New has no Name.
 const DefaultName = "jobkit.dev/job-controller"
 
-// Rate limits of both work queues (Jobs and orphan pods), as upstream's Job
-// controller: a key that keeps failing waits 1s, 2s, 4s, ... up to a minute.
+// The default rate limits of both work queues (Jobs and orphan pods), as upstream's
+// Job controller: a key that keeps failing waits 1s, 2s, 4s, ... up to a minute.
+// Options.APIBackoff sets others.
 const (
 	APIBackoffBase = time.Second
 	APIBackoffMax  = time.Minute
 )
+
+// Options are the settings of a Controller beyond the Reconciler's configuration.
+type Options struct {
+	// APIBackoff is the requeue delay of a key whose sync failed on an API error:
+	// Base, doubled at each failure in a row, at most Max. Zero fields mean
+	// APIBackoffBase and APIBackoffMax.
+	APIBackoff plainbackoff.Policy
+}
 
 // Controller is a batch/v1 Job controller on client-go shared informers: it syncs
 // the Jobs whose spec.managedBy is its name with a reconcile.Reconciler, and removes
@@ -55,6 +65,8 @@ type Controller struct {
 
 	queue       workqueue.TypedRateLimitingInterface[string]
 	orphanQueue workqueue.TypedRateLimitingInterface[string]
+	// apiBase and apiMax are the queues' requeue delays after API errors.
+	apiBase, apiMax time.Duration
 
 	broadcaster record.EventBroadcaster // nil when the caller gave Config.Events
 	ran         atomic.Bool
@@ -78,9 +90,19 @@ type handlerRegistration struct {
 // through the API (source component: the name). New adds the pod index
 // PodControllerUIDIndex and its event handlers to the informers, so the factory must
 // not have been started yet, unless an earlier Controller already added the index.
-func New(cs kubernetes.Interface, factory informers.SharedInformerFactory, cfg reconcile.Config) (*Controller, error) {
+func New(cs kubernetes.Interface, factory informers.SharedInformerFactory, cfg reconcile.Config, opts Options) (*Controller, error) {
 	if cs == nil || factory == nil {
 		return nil, errors.New("clientgo.New: the clientset and the informer factory are required")
+	}
+	base, maxDelay := opts.APIBackoff.Base, opts.APIBackoff.Max
+	if base == 0 {
+		base = APIBackoffBase
+	}
+	if maxDelay == 0 {
+		maxDelay = APIBackoffMax
+	}
+	if base < 0 || maxDelay < base {
+		return nil, fmt.Errorf("clientgo.New: Options.APIBackoff %v to %v: want a positive base and a maximum not below it", base, maxDelay)
 	}
 	if cfg.Name == "" {
 		cfg.Name = DefaultName
@@ -91,13 +113,11 @@ func New(cs kubernetes.Interface, factory informers.SharedInformerFactory, cfg r
 		name:    cfg.Name,
 		log:     cfg.Logger.WithValues("controller", cfg.Name),
 		gone:    map[types.UID]time.Time{},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](APIBackoffBase, APIBackoffMax),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "job"}),
-		orphanQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](APIBackoffBase, APIBackoffMax),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "job_orphan_pod"}),
+		apiBase: base,
+		apiMax:  maxDelay,
 	}
+	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(c.apiLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "job"})
+	c.orphanQueue = workqueue.NewTypedRateLimitingQueueWithConfig(c.apiLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "job_orphan_pod"})
 	if cfg.Events == nil {
 		c.broadcaster = record.NewBroadcaster()
 		cfg.Events = c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: cfg.Name})
@@ -206,4 +226,9 @@ func (c *Controller) Name() string { return c.name }
 // the built-in Job controller).
 func (c *Controller) manages(managedBy *string) bool {
 	return ptr.Deref(managedBy, batchv1.JobControllerName) == c.name
+}
+
+// apiLimiter is the rate limiter of a queue: apiBase doubling to apiMax per key.
+func (c *Controller) apiLimiter() workqueue.TypedRateLimiter[string] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[string](c.apiBase, c.apiMax)
 }

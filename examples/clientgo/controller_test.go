@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ const testName = "test.jobkit.dev/controller"
 func newTestController(t testing.TB, objects ...runtime.Object) (*Controller, *fake.Clientset) {
 	t.Helper()
 	cs := fake.NewClientset(objects...)
-	c, err := New(cs, informers.NewSharedInformerFactory(cs, 0), reconcile.Config{Name: testName})
+	c, err := New(cs, informers.NewSharedInformerFactory(cs, 0), reconcile.Config{Name: testName}, Options{})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -77,9 +78,9 @@ func TestNew(t *testing.T) {
 			var c *Controller
 			var err error
 			if tt.cs == nil {
-				c, err = New(nil, informers.NewSharedInformerFactory(cs, 0), tt.cfg)
+				c, err = New(nil, informers.NewSharedInformerFactory(cs, 0), tt.cfg, Options{})
 			} else {
-				c, err = New(tt.cs, informers.NewSharedInformerFactory(tt.cs, 0), tt.cfg)
+				c, err = New(tt.cs, informers.NewSharedInformerFactory(tt.cs, 0), tt.cfg, Options{})
 			}
 			if tt.wantErr != nil {
 				if err == nil || (tt.wantErr != errAnything && !errors.Is(err, tt.wantErr)) {
@@ -102,10 +103,10 @@ var errAnything = errors.New("any error")
 func TestNewSharesTheIndexOfAStartedFactory(t *testing.T) {
 	cs := fake.NewClientset()
 	factory := informers.NewSharedInformerFactory(cs, 0)
-	if _, err := New(cs, factory, reconcile.Config{Name: "a.example/one"}); err != nil {
+	if _, err := New(cs, factory, reconcile.Config{Name: "a.example/one"}, Options{}); err != nil {
 		t.Fatalf("first New: %v", err)
 	}
-	if _, err := New(cs, factory, reconcile.Config{Name: "a.example/two"}); err != nil {
+	if _, err := New(cs, factory, reconcile.Config{Name: "a.example/two"}, Options{}); err != nil {
 		t.Fatalf("second New on the same factory: %v", err)
 	}
 }
@@ -279,5 +280,44 @@ func TestCleanOrphanOfADeletedJobNeedsNoGet(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"patch pods"}, verbs); diff != "" {
 		t.Errorf("API calls of the orphan cleanup (-want +got):\n%s", diff)
+	}
+}
+
+// The requeue delays after API errors are Options.APIBackoff's: base, doubling, at
+// most max, for both queues; zero fields are the Job controller's 1s and 1m, and a
+// maximum below the base is refused.
+func TestAPIBackoff(t *testing.T) {
+	tests := []struct {
+		name    string
+		backoff plainbackoff.Policy
+		want    []time.Duration
+		wantErr string
+	}{
+		{name: "default", want: []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}},
+		{name: "5ms to 20ms", backoff: plainbackoff.Policy{Base: 5 * time.Millisecond, Max: 20 * time.Millisecond},
+			want: []time.Duration{5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond}},
+		{name: "max below base", backoff: plainbackoff.Policy{Base: time.Second, Max: time.Millisecond}, wantErr: "Options.APIBackoff 1s to 1ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := fake.NewClientset()
+			c, err := New(cs, informers.NewSharedInformerFactory(cs, 0), reconcile.Config{Name: testName}, Options{APIBackoff: tt.backoff})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("New() error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The limiter New built both queues with.
+			lim := c.apiLimiter()
+			for i, want := range tt.want {
+				if got := lim.When("k"); got != want {
+					t.Errorf("delay after failure %d = %v, want %v", i+1, got, want)
+				}
+			}
+		})
 	}
 }

@@ -5,7 +5,7 @@
 //
 //	cs := kubernetes.NewForConfigOrDie(cfg)
 //	factory := informers.NewSharedInformerFactory(cs, 0)
-//	ctrl, err := clientgo.New(cs, factory, reconcile.Config{Name: "example.com/jobs"})
+//	ctrl, err := clientgo.New(cs, factory, reconcile.Config{Name: "example.com/jobs"}, clientgo.Options{})
 //	...
 //	err = ctrl.Run(ctx, 5)
 //

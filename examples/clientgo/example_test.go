@@ -38,7 +38,7 @@ func ExampleNew() {
 	}
 	cs := newFakeClientset(job)
 	factory := informers.NewSharedInformerFactory(cs, 0)
-	ctrl, err := clientgo.New(cs, factory, reconcile.Config{}) // Name: clientgo.DefaultName
+	ctrl, err := clientgo.New(cs, factory, reconcile.Config{}, clientgo.Options{}) // Name: clientgo.DefaultName
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -31,7 +31,7 @@ func startController(ctx context.Context, cfg *rest.Config, managedBy string) (f
 	factory := informers.NewSharedInformerFactory(cs, 0)
 	rc := scenarios.ReconcileConfig(managedBy)
 	rc.Logger = funcr.New(func(prefix, args string) { os.Stderr.WriteString(prefix + " " + args + "\n") }, funcr.Options{})
-	ctrl, err := clientgo.New(cs, factory, rc)
+	ctrl, err := clientgo.New(cs, factory, rc, clientgo.Options{})
 	if err != nil {
 		return nil, err
 	}

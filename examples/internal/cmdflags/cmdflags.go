@@ -33,9 +33,8 @@ type Defaults struct {
 	LeaseNamespace string
 	// MetricsAddr is the default of --metrics-bind-address ("0": off).
 	MetricsAddr string
-	// ControllerRuntime registers the flags of the commands built on the
-	// controllerruntime module's Setup: --metrics-secure, --api-backoff-base and
-	// --api-backoff-max.
+	// ControllerRuntime registers the flag of the commands built on
+	// controller-runtime's manager: --metrics-secure.
 	ControllerRuntime bool
 }
 
@@ -67,8 +66,6 @@ type Set struct {
 	flags     Flags
 	limits    *clientflags.RateLimits
 	logFormat *string
-	// controllerRuntime: the flags of Defaults.ControllerRuntime are registered.
-	controllerRuntime bool
 }
 
 // Register adds the flags to fs with the defaults d, and klog's flags.
@@ -87,12 +84,11 @@ func Register(fs *flag.FlagSet, d Defaults) *Set {
 	fs.StringVar(&f.MetricsAddr, "metrics-bind-address", d.MetricsAddr, `address of the Prometheus /metrics endpoint; "0" disables it`)
 	fs.StringVar(&f.ProbeAddr, "health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
 	if d.ControllerRuntime {
-		s.controllerRuntime = true
-		f.APIBackoff = plainbackoff.Policy{Base: time.Second, Max: time.Minute}
 		fs.BoolVar(&f.MetricsSecure, "metrics-secure", false, "serve /metrics over HTTPS to clients the API server authenticates and authorizes (get on the non-resource URL /metrics)")
-		fs.DurationVar(&f.APIBackoff.Base, "api-backoff-base", f.APIBackoff.Base, "requeue delay of one of the "+d.Objects+" whose sync failed on an API error, doubled at each failure in a row")
-		fs.DurationVar(&f.APIBackoff.Max, "api-backoff-max", f.APIBackoff.Max, "longest requeue delay after API errors")
 	}
+	f.APIBackoff = plainbackoff.Policy{Base: time.Second, Max: time.Minute}
+	fs.DurationVar(&f.APIBackoff.Base, "api-backoff-base", f.APIBackoff.Base, "requeue delay of one of the "+d.Objects+" whose sync failed on an API error, doubled at each failure in a row (the Job controller's 1s)")
+	fs.DurationVar(&f.APIBackoff.Max, "api-backoff-max", f.APIBackoff.Max, "longest requeue delay after API errors (the Job controller's 1m)")
 	s.limits = clientflags.Register(fs)
 	s.logFormat = RegisterLogFormat(fs)
 	klog.InitFlags(fs)
@@ -117,9 +113,9 @@ func (s *Set) Parse(args []string) (Flags, error) {
 		return f, fmt.Errorf("--workers=%d: must be at least 1", f.Workers)
 	case f.ManagedBy == "":
 		return f, errors.New(`--managed-by="": must not be empty`)
-	case s.controllerRuntime && f.APIBackoff.Base <= 0:
+	case f.APIBackoff.Base <= 0:
 		return f, fmt.Errorf("--api-backoff-base=%v: must be positive", f.APIBackoff.Base)
-	case s.controllerRuntime && f.APIBackoff.Max < f.APIBackoff.Base:
+	case f.APIBackoff.Max < f.APIBackoff.Base:
 		return f, fmt.Errorf("--api-backoff-max=%v: must be at least --api-backoff-base (%v)", f.APIBackoff.Max, f.APIBackoff.Base)
 	}
 	return f, f.RateLimits.Validate()

@@ -103,12 +103,18 @@ current-context: x
 	}
 }
 
-// A command not built on the controllerruntime module (jobkit-clientgo) offers no
-// flag it cannot honour.
+// A command not built on controller-runtime's manager (jobkit-clientgo) offers no
+// --metrics-secure, which it cannot honour; the API backoff is every command's.
 func TestControllerRuntimeFlagsOnlyWhenAsked(t *testing.T) {
 	d := defaults
 	d.ControllerRuntime = false
-	for _, arg := range []string{"--metrics-secure", "--api-backoff-base=1s", "--api-backoff-max=1m"} {
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f, err := cmdflags.Register(fs, d).Parse([]string{"--api-backoff-base=5ms", "--api-backoff-max=1s"})
+	if err != nil || f.APIBackoff.Base != 5*time.Millisecond || f.APIBackoff.Max != time.Second {
+		t.Errorf("Parse(--api-backoff-*) without ControllerRuntime = %+v, %v; want 5ms and 1s", f.APIBackoff, err)
+	}
+	for _, arg := range []string{"--metrics-secure"} {
 		fs := flag.NewFlagSet("test", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		if _, err := cmdflags.Register(fs, d).Parse([]string{arg}); err == nil || !strings.Contains(err.Error(), "flag provided but not defined") {

@@ -2,7 +2,10 @@
 // command takes (jobkit-clientgo, jobkit-controller-runtime, trainingjob-controller):
 // --kubeconfig, --managed-by, --workers, --leader-elect, --leader-elect-namespace,
 // --metrics-bind-address, --health-probe-bind-address, the API rate limits of
-// clientflags, --logging-format (text or json) and klog's flags (-v, ...), with one
+// clientflags, --api-backoff-base and --api-backoff-max (the requeue after an API
+// error, the Job controller's 1s doubling to 1m), --metrics-secure for the commands on
+// controller-runtime's manager, --logging-format (text or json) and klog's flags
+// (-v, ...), with one
 // validation, one way to load the client configuration and wait for its API server
 // (Connect), one logger (NewLogger) and one exit rule (Main, ExitCode: --help and a
 // stop by SIGINT or SIGTERM exit 0 whenever they arrive). A command registers its

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -24,6 +25,7 @@ import (
 
 	jkcr "github.com/jobkit/jobkit/controllerruntime"
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
 
@@ -54,6 +56,10 @@ type Options struct {
 	ChildManagedBy string
 	// Workers is how many JobSets are synced at once; zero means 5.
 	Workers int
+	// APIBackoff is the requeue delay of a JobSet whose sync failed on an API
+	// error: Base, doubled at each failure in a row, at most Max; zero fields mean
+	// the Job controller's 1s and 1m.
+	APIBackoff plainbackoff.Policy
 	// SkipNameValidation lets several managers in one process register the
 	// controller (tests that restart it).
 	SkipNameValidation bool
@@ -121,6 +127,7 @@ func Setup(mgr manager.Manager, opts Options) (*Controller, error) {
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: cmp.Or(opts.Workers, 5),
 			SkipNameValidation:      ptr.To(opts.SkipNameValidation),
+			RateLimiter:             apiLimiter(opts.APIBackoff),
 		}).
 		Complete(c)
 	if err != nil {
@@ -204,4 +211,12 @@ func (c *Controller) forget(key types.NamespacedName) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.written, key)
+}
+
+// apiLimiter is the controller's rate limiter for b (client-go's exponential
+// failure rate limiter per JobSet, as the Job controller's); zero fields are 1s and
+// 1m.
+func apiLimiter(b plainbackoff.Policy) workqueue.TypedRateLimiter[crreconcile.Request] {
+	base := cmp.Or(b.Base, time.Second)
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[crreconcile.Request](base, max(cmp.Or(b.Max, time.Minute), base))
 }

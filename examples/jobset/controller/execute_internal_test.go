@@ -30,6 +30,7 @@ import (
 	jkcr "github.com/jobkit/jobkit/controllerruntime"
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
 	"github.com/jobkit/jobkit/group"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
 
@@ -318,5 +319,26 @@ func TestInvalidJobSetTTL(t *testing.T) {
 				t.Errorf("expire() = %+v, %v with writes %q, want a requeue after %s and writes %q", res, err, got.writes, tt.wantRequeue, tt.wantWrites)
 			}
 		})
+	}
+}
+
+// The requeue delays after API errors: Options.APIBackoff's, or the Job
+// controller's 1s doubling to 1m.
+func TestAPILimiter(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		b    plainbackoff.Policy
+		want []time.Duration
+	}{
+		{name: "default", want: []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}},
+		{name: "5ms to 10ms", b: plainbackoff.Policy{Base: 5 * time.Millisecond, Max: 10 * time.Millisecond},
+			want: []time.Duration{5 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond}},
+	} {
+		lim := apiLimiter(tt.b)
+		for i, want := range tt.want {
+			if got := lim.When(crreconcile.Request{}); got != want {
+				t.Errorf("%s: delay after failure %d = %v, want %v", tt.name, i+1, got, want)
+			}
+		}
 	}
 }

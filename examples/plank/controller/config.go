@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plainconc "github.com/jobkit/jobkit/plain/concurrency"
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 	"github.com/jobkit/jobkit/reconcile"
@@ -31,6 +32,10 @@ const (
 	// DefaultWorkers is the number of concurrent reconciles when Config.Workers
 	// is zero.
 	DefaultWorkers = 4
+	// DefaultAPIBackoffBase and DefaultAPIBackoffMax are the requeue delays after
+	// API errors when Config.APIBackoff leaves them zero: the Job controller's.
+	DefaultAPIBackoffBase = time.Second
+	DefaultAPIBackoffMax  = time.Minute
 )
 
 // ErrInvalidConfig is matched by the error New returns for a bad Config.
@@ -61,6 +66,10 @@ type Config struct {
 	// Workers is the number of RunJobs reconciled at once; 0 means
 	// DefaultWorkers.
 	Workers int
+	// APIBackoff is the requeue delay of a RunJob whose sync failed on an API
+	// error: Base, doubled at each failure in a row, at most Max; zero fields mean
+	// the Job controller's 1s and 1m (DefaultAPIBackoffBase, DefaultAPIBackoffMax).
+	APIBackoff plainbackoff.Policy
 	// CreateErrors chooses how a failed pod create is judged: the zero value
 	// adopts a pod that already exists and retries 404 and 429;
 	// runplan.CreateErrorsPlank errors the run on every 4xx, as plank does.
@@ -85,6 +94,12 @@ func (c Config) validate() error {
 	}
 	if c.Workers < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("Workers"), c.Workers, "must not be negative"))
+	}
+	if c.APIBackoff.Base < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("APIBackoff", "Base"), c.APIBackoff.Base.String(), "must not be negative"))
+	}
+	if c.APIBackoff.Max != 0 && c.APIBackoff.Max < max(c.APIBackoff.Base, 0) {
+		errs = append(errs, field.Invalid(field.NewPath("APIBackoff", "Max"), c.APIBackoff.Max.String(), "must be at least APIBackoff.Base"))
 	}
 	for q := range c.Queues {
 		if q == "" {
@@ -122,6 +137,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Workers == 0 {
 		c.Workers = DefaultWorkers
+	}
+	if c.APIBackoff.Base == 0 {
+		c.APIBackoff.Base = DefaultAPIBackoffBase
+	}
+	if c.APIBackoff.Max == 0 {
+		c.APIBackoff.Max = max(DefaultAPIBackoffMax, c.APIBackoff.Base)
 	}
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}

@@ -11,8 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 	"github.com/jobkit/jobkit/singlepod/podoutcome"
 	"github.com/jobkit/jobkit/singlepod/runplan"
@@ -36,6 +38,9 @@ func TestConfigValidate(t *testing.T) {
 		{name: "plank's create errors", cfg: Config{CreateErrors: runplan.CreateErrorsPlank, ReporterFinalizers: []string{"example.com/reporter"}}},
 		{name: "unknown create error policy", cfg: Config{CreateErrors: "Lenient"}, wantErr: `CreateErrors: Unsupported value: "Lenient"`},
 		{name: "empty reporter finalizer", cfg: Config{ReporterFinalizers: []string{""}}, wantErr: "ReporterFinalizers[0]"},
+		{name: "API backoff set", cfg: Config{APIBackoff: plainbackoff.Policy{Base: 5 * time.Millisecond, Max: time.Second}}},
+		{name: "negative API backoff", cfg: Config{APIBackoff: plainbackoff.Policy{Base: -time.Second}}, wantErr: `APIBackoff.Base: Invalid value: "-1s"`},
+		{name: "API backoff max below base", cfg: Config{APIBackoff: plainbackoff.Policy{Base: time.Second, Max: time.Millisecond}}, wantErr: `APIBackoff.Max: Invalid value: "1ms"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,6 +53,32 @@ func TestConfigValidate(t *testing.T) {
 			}
 			if err == nil || !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("validate() = %v, want ErrInvalidConfig containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// The controller's requeue delays after API errors: Config.APIBackoff's, or the Job
+// controller's 1s doubling to 1m.
+func TestAPIBackoff(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		backoff plainbackoff.Policy
+		want    []time.Duration
+	}{
+		{name: "default", want: []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}},
+		{name: "5ms to 10ms", backoff: plainbackoff.Policy{Base: 5 * time.Millisecond, Max: 10 * time.Millisecond},
+			want: []time.Duration{5 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond}},
+		{name: "base above the default max", backoff: plainbackoff.Policy{Base: 2 * time.Minute}, want: []time.Duration{2 * time.Minute, 2 * time.Minute}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Reconciler{cfg: Config{APIBackoff: tt.backoff}.withDefaults()}
+			lim := r.apiLimiter()
+			req := ctrl.Request{}
+			for i, want := range tt.want {
+				if got := lim.When(req); got != want {
+					t.Errorf("delay after failure %d = %v, want %v", i+1, got, want)
+				}
 			}
 		})
 	}

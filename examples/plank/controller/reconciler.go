@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/client-go/util/workqueue"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -75,7 +76,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.RunJob{}).
 		Owns(&corev1.Pod{}).
 		Watches(&v1alpha1.RunJob{}, r.wakeWaiting()).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.cfg.Workers}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.cfg.Workers, RateLimiter: r.apiLimiter()}).
 		Named("plank").
 		Complete(r)
 }
@@ -207,4 +208,11 @@ func (r *Reconciler) execute(ctx context.Context, rj *v1alpha1.RunJob, runs *v1a
 		return ctrl.Result{}, fmt.Errorf("RunJob %s/%s: unexpected plan %s", rj.Namespace, rj.Name, p)
 	}
 	return ctrl.Result{RequeueAfter: p.RequeueAfter}, nil
+}
+
+// apiLimiter is the controller's rate limiter: Config.APIBackoff's base, doubling,
+// at most its max, per RunJob (client-go's exponential failure rate limiter, as the
+// Job controller's).
+func (r *Reconciler) apiLimiter() workqueue.TypedRateLimiter[ctrl.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[ctrl.Request](r.cfg.APIBackoff.Base, r.cfg.APIBackoff.Max)
 }

@@ -8,6 +8,7 @@
 //	                [--kube-api-qps 20] [--kube-api-burst 30]
 //	                [--kube-api-content-type application/vnd.kubernetes.protobuf]
 //	                [--logging-format text|json] [-v N] [--profiling]
+//	                [--api-backoff-base 1s] [--api-backoff-max 1m]
 //
 // Without --kubeconfig it uses $KUBECONFIG, ~/.kube/config or the in-cluster
 // configuration. Create a Job with spec.managedBy set to the name to hand it over:
@@ -157,7 +158,7 @@ func run(ctx context.Context, o options) error {
 		registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))); err != nil {
 		return err
 	}
-	ctrl, err := clientgo.New(cs, factory, reconcile.Config{Name: o.ManagedBy, Logger: logger, Metrics: m})
+	ctrl, err := clientgo.New(cs, factory, reconcile.Config{Name: o.ManagedBy, Logger: logger, Metrics: m}, clientgo.Options{APIBackoff: o.APIBackoff})
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := controller.Setup(mgr, controller.Options{ManagedBy: f.ManagedBy, ChildManagedBy: *childManagedBy, Workers: f.Workers}); err != nil {
+	if _, err := controller.Setup(mgr, controller.Options{ManagedBy: f.ManagedBy, ChildManagedBy: *childManagedBy, Workers: f.Workers, APIBackoff: f.APIBackoff}); err != nil {
 		return err
 	}
 	logger.Info("Starting the JobSet controller", "managedBy", f.ManagedBy, "childManagedBy", *childManagedBy, "workers", f.Workers, "leaderElect", f.LeaderElect)

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/jobkit/jobkit/controllerruntime/securemetrics"
 	"github.com/jobkit/jobkit/examples/internal/clientflags"
 	"github.com/jobkit/jobkit/examples/internal/cmdflags"
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
@@ -57,6 +58,7 @@ type options struct {
 	namespace            string
 	metricsAddr          string
 	probeAddr            string
+	metricsSecure        bool
 	rateLimits           *clientflags.RateLimits
 	logFormat            *string
 	cfg                  controller.Config
@@ -145,6 +147,9 @@ func parseFlags(args []string, out io.Writer) (*options, *textlogger.Config, err
 	fs.StringVar(&o.namespace, "namespace", "", "Only reconcile RunJobs in this namespace (default: all namespaces).")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", `Address of the metrics endpoint, e.g. ":8080"; "0" disables it.`)
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", "0", `Address of the /healthz and /readyz probes, e.g. ":8081"; "0" disables them.`)
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", false, "Serve /metrics over HTTPS to clients the API server authenticates and authorizes (get on the non-resource URL /metrics).")
+	fs.DurationVar(&o.cfg.APIBackoff.Base, "api-backoff-base", controller.DefaultAPIBackoffBase, "Requeue delay of a RunJob whose sync failed on an API error, doubled at each failure in a row (the Job controller's 1s).")
+	fs.DurationVar(&o.cfg.APIBackoff.Max, "api-backoff-max", controller.DefaultAPIBackoffMax, "Longest requeue delay after API errors (the Job controller's 1m).")
 	o.rateLimits = clientflags.Register(fs) // --kube-api-qps, --kube-api-burst
 	o.logFormat = cmdflags.RegisterLogFormat(fs)
 	fs.IntVar(&o.cfg.MaxPending, "max-pending", 0, "At most this many pending RunJobs per namespace; 0 means no limit.")
@@ -205,10 +210,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return err
 	}
+	metrics := metricsserver.Options{BindAddress: o.metricsAddr}
+	if o.metricsSecure {
+		metrics = securemetrics.Options(o.metricsAddr)
+	}
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                  scheme,
 		Cache:                   controller.CacheOptions(o.namespace),
-		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		Metrics:                 metrics,
 		HealthProbeBindAddress:  o.probeAddr,
 		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        "plank.examples.jobkit.dev",
