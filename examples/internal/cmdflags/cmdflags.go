@@ -33,9 +33,6 @@ type Defaults struct {
 	LeaseNamespace string
 	// MetricsAddr is the default of --metrics-bind-address ("0": off).
 	MetricsAddr string
-	// ControllerRuntime registers the flag of the commands built on
-	// controller-runtime's manager: --metrics-secure.
-	ControllerRuntime bool
 }
 
 // Flags are the parsed values.
@@ -47,7 +44,7 @@ type Flags struct {
 	LeaseNamespace string
 	MetricsAddr    string
 	// MetricsSecure serves /metrics over HTTPS with authentication and
-	// authorization (the controller-runtime commands).
+	// authorization (controller-runtime's filters).
 	MetricsSecure bool
 	ProbeAddr     string
 	// APIBackoff is the requeue delay after a sync failed on an API error:
@@ -83,9 +80,7 @@ func Register(fs *flag.FlagSet, d Defaults) *Set {
 	fs.StringVar(&f.LeaseNamespace, "leader-elect-namespace", d.LeaseNamespace, nsHelp)
 	fs.StringVar(&f.MetricsAddr, "metrics-bind-address", d.MetricsAddr, `address of the Prometheus /metrics endpoint; "0" disables it`)
 	fs.StringVar(&f.ProbeAddr, "health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
-	if d.ControllerRuntime {
-		fs.BoolVar(&f.MetricsSecure, "metrics-secure", false, "serve /metrics over HTTPS to clients the API server authenticates and authorizes (get on the non-resource URL /metrics)")
-	}
+	fs.BoolVar(&f.MetricsSecure, "metrics-secure", false, "serve /metrics over HTTPS to clients the API server authenticates and authorizes (get on the non-resource URL /metrics)")
 	f.APIBackoff = plainbackoff.Policy{Base: time.Second, Max: time.Minute}
 	fs.DurationVar(&f.APIBackoff.Base, "api-backoff-base", f.APIBackoff.Base, "requeue delay of one of the "+d.Objects+" whose sync failed on an API error, doubled at each failure in a row (the Job controller's 1s)")
 	fs.DurationVar(&f.APIBackoff.Max, "api-backoff-max", f.APIBackoff.Max, "longest requeue delay after API errors (the Job controller's 1m)")

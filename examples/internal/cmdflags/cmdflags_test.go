@@ -17,7 +17,7 @@ import (
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 )
 
-var defaults = cmdflags.Defaults{Objects: "Jobs", ManagedBy: "example.com/jobs", Workers: 5, MetricsAddr: ":8080", ControllerRuntime: true}
+var defaults = cmdflags.Defaults{Objects: "Jobs", ManagedBy: "example.com/jobs", Workers: 5, MetricsAddr: ":8080"}
 
 func parse(args ...string) (cmdflags.Flags, error) {
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
@@ -100,25 +100,5 @@ current-context: x
 	f.Kubeconfig = filepath.Join(t.TempDir(), "missing")
 	if _, err := f.RESTConfig("test-agent"); err == nil || !strings.Contains(err.Error(), "loading the cluster configuration") {
 		t.Errorf("RESTConfig(missing file) error = %v, want one naming the configuration", err)
-	}
-}
-
-// A command not built on controller-runtime's manager (jobkit-clientgo) offers no
-// --metrics-secure, which it cannot honour; the API backoff is every command's.
-func TestControllerRuntimeFlagsOnlyWhenAsked(t *testing.T) {
-	d := defaults
-	d.ControllerRuntime = false
-	fs := flag.NewFlagSet("test", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	f, err := cmdflags.Register(fs, d).Parse([]string{"--api-backoff-base=5ms", "--api-backoff-max=1s"})
-	if err != nil || f.APIBackoff.Base != 5*time.Millisecond || f.APIBackoff.Max != time.Second {
-		t.Errorf("Parse(--api-backoff-*) without ControllerRuntime = %+v, %v; want 5ms and 1s", f.APIBackoff, err)
-	}
-	for _, arg := range []string{"--metrics-secure"} {
-		fs := flag.NewFlagSet("test", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		if _, err := cmdflags.Register(fs, d).Parse([]string{arg}); err == nil || !strings.Contains(err.Error(), "flag provided but not defined") {
-			t.Errorf("Parse(%s) without ControllerRuntime = %v, want an undefined flag", arg, err)
-		}
 	}
 }

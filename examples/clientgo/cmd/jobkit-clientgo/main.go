@@ -47,11 +47,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/jobkit/jobkit/controllerruntime/metrics"
+	"github.com/jobkit/jobkit/controllerruntime/securemetrics"
 	"github.com/jobkit/jobkit/examples/clientgo"
 	"github.com/jobkit/jobkit/examples/internal/cmdflags"
 	"github.com/jobkit/jobkit/examples/internal/telemetry"
@@ -153,7 +157,29 @@ func run(ctx context.Context, o options) error {
 	defer factory.Shutdown()
 	m := metrics.New(metrics.Subsystem(owner.BatchJob), metrics.JobResource)
 	registry := prometheus.NewRegistry()
-	if err := errors.Join(m.Register(registry),
+	metricsAddr := o.MetricsAddr
+	if o.MetricsSecure {
+		// controller-runtime's metrics server, with its authentication and
+		// authorization filters, serves controller-runtime's registry (which has the
+		// Go and process collectors) over HTTPS; the plain HTTP endpoint is off.
+		if err := m.Register(crmetrics.Registry); err != nil {
+			return err
+		}
+		secure, err := secureMetrics(cfg, o.MetricsAddr)
+		if err != nil {
+			return err
+		}
+		secureCtx, stopSecure := context.WithCancel(context.WithoutCancel(ctx))
+		secureDone := make(chan error, 1)
+		go func() { secureDone <- secure.Start(secureCtx) }()
+		defer func() {
+			stopSecure()
+			if err := <-secureDone; err != nil {
+				logger.Error(err, "Serving secure metrics failed")
+			}
+		}()
+		metricsAddr = "0"
+	} else if err := errors.Join(m.Register(registry),
 		registry.Register(collectors.NewGoCollector()),
 		registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))); err != nil {
 		return err
@@ -174,7 +200,7 @@ func run(ctx context.Context, o options) error {
 		healthz["leader-election"] = watchdog.Check
 	}
 	servers, err := telemetry.Listen(telemetry.Endpoints{
-		MetricsAddr: o.MetricsAddr,
+		MetricsAddr: metricsAddr,
 		ProbeAddr:   o.ProbeAddr,
 		Gatherer:    registry,
 		Profiling:   o.profiling,
@@ -255,4 +281,19 @@ func run(ctx context.Context, o options) error {
 		return errors.New("lost the leader election lease")
 	}
 	return runErr
+}
+
+// secureMetrics is controller-runtime's metrics server of its registry at addr:
+// HTTPS (a self-signed certificate), and only for clients the API server of cfg
+// authenticates and authorizes to get /metrics (securemetrics.Options).
+func secureMetrics(cfg *rest.Config, addr string) (metricsserver.Server, error) {
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-secure: %w", err)
+	}
+	srv, err := metricsserver.NewServer(securemetrics.Options(addr), cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-secure: %w", err)
+	}
+	return srv, nil
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net/http"
 	"os"
 	"sync"
 	"testing"
@@ -143,4 +145,47 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// With --metrics-secure, /metrics is served over HTTPS by controller-runtime's
+// metrics server and refuses a client the API server cannot authenticate; plain
+// HTTP serves nothing there.
+func TestRunSecureMetrics(t *testing.T) {
+	cfg := apiServer(t)
+	metricsAddr := cmdtest.FreeAddr(t)
+	o, err := parseFlags([]string{"--kubeconfig=" + cmdtest.WriteKubeconfig(t, cfg), "--workers=1", "--managed-by=example.com/secure-metrics",
+		"--metrics-bind-address=" + metricsAddr, "--metrics-secure", "--health-probe-bind-address=0"}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, o) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run() = %v after cancellation, want nil", err)
+		}
+	})
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // self-signed certificate
+	code := 0
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		resp, err := c.Get("https://" + metricsAddr + "/metrics")
+		if err != nil {
+			continue
+		}
+		resp.Body.Close()
+		code = resp.StatusCode
+		break
+	}
+	if code != http.StatusUnauthorized && code != http.StatusForbidden {
+		t.Fatalf("GET https://%s/metrics without a token = %d, want 401 or 403", metricsAddr, code)
+	}
+	if resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + metricsAddr + "/metrics"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Error("GET /metrics over plain HTTP = 200, want no plain HTTP")
+		}
+	}
 }

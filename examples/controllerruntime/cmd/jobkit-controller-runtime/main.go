@@ -41,7 +41,6 @@ func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("jobkit-controller-runtime", flag.ContinueOnError)
 	f, err := cmdflags.Register(fs, cmdflags.Defaults{
 		Objects: "Jobs", ManagedBy: controllerruntime.DefaultManagedBy, Workers: controllerruntime.DefaultWorkers, MetricsAddr: ":8080",
-		ControllerRuntime: true,
 	}).Parse(args)
 	if err != nil {
 		return err

@@ -72,6 +72,7 @@ func run(ctx context.Context, args []string) error {
 		LeaderElectionNamespace: f.LeaseNamespace,
 		ManagedByName:           f.ManagedBy,
 		MetricsBindAddress:      f.MetricsAddr,
+		SecureMetrics:           f.MetricsSecure,
 		HealthProbeBindAddress:  f.ProbeAddr,
 		Logger:                  logger,
 		Scheme:                  s,

@@ -44,7 +44,7 @@ func main() { cmdflags.Main("trainingjob-controller", run) }
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("trainingjob-controller", flag.ContinueOnError)
 	f, err := cmdflags.Register(fs, cmdflags.Defaults{
-		Objects: "TrainingJobs", ManagedBy: controller.DefaultManagedBy, Workers: 5, MetricsAddr: "0", ControllerRuntime: true,
+		Objects: "TrainingJobs", ManagedBy: controller.DefaultManagedBy, Workers: 5, MetricsAddr: "0",
 	}).Parse(args)
 	if err != nil {
 		return err
