@@ -294,16 +294,3 @@ func TestPluginName(t *testing.T) {
 		})
 	}
 }
-
-func TestHelpExitsZero(t *testing.T) {
-	for _, arg := range []string{"help", "-h", "--help", "-help"} {
-		var stdout, stderr bytes.Buffer
-		if code := runAs(context.Background(), "jobkit", []string{arg}, &stdout, &stderr); code != exitOK || !strings.Contains(stdout.String(), "jobkit explain -f FILE") {
-			t.Errorf("jobkit %s = %d, stdout %q; want %d and the usage", arg, code, stdout.String(), exitOK)
-		}
-	}
-	var stdout, stderr bytes.Buffer
-	if code := runAs(context.Background(), "jobkit", []string{"explain", "--help"}, &stdout, &stderr); code != exitOK {
-		t.Errorf("jobkit explain --help = %d, want %d", code, exitOK)
-	}
-}
