@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"testing"
 
@@ -39,7 +40,7 @@ func TestClassifyCreateError(t *testing.T) {
 		{name: "403 forbidden", err: apierrors.NewForbidden(createErrorPods, "job-1", errors.New("pod security")), want: reconcile.CreateErrorTerminal},
 		{name: "403 exceeded quota", err: quota, want: reconcile.CreateErrorTerminal},
 		{name: "405 method not supported", err: apierrors.NewMethodNotSupported(createErrorPods, "create"), want: reconcile.CreateErrorTerminal},
-		{name: "410 gone", err: apierrors.NewGone("gone"), want: reconcile.CreateErrorTerminal},
+		{name: "410 gone", err: goneError(), want: reconcile.CreateErrorTerminal},
 		{name: "410 resource expired", err: apierrors.NewResourceExpired("expired"), want: reconcile.CreateErrorTerminal},
 		{name: "413 request entity too large", err: apierrors.NewRequestEntityTooLargeError("limit is 3MB"), want: reconcile.CreateErrorTerminal},
 		{name: "415 unsupported media type", err: apierrors.NewGenericServerResponse(415, "POST", createErrorPods, "job-1", "", 0, false), want: reconcile.CreateErrorTerminal},
@@ -188,4 +189,12 @@ func BenchmarkClassifyCreateError(b *testing.B) {
 			reconcile.ClassifyCreateError(err, runplan.CreateErrorsJobkit)
 		}
 	}
+}
+
+// goneError is a 410 Gone answer (reason Gone), as apierrors.NewGone built it before
+// it was deprecated: the classification of that status is what is tested.
+func goneError() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonGone, Message: "gone",
+	}}
 }

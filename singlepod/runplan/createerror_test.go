@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -47,7 +48,7 @@ func TestClassifyCreateError(t *testing.T) {
 		{name: "409 already exists", err: apierrors.NewAlreadyExists(pods, "run-1"), wantCode: 409, wantJobkit: exists, wantPlank: terminal},
 		{name: "409 already exists wrapped", err: fmt.Errorf("creating: %w", apierrors.NewAlreadyExists(pods, "run-1")), wantCode: 409, wantJobkit: exists, wantPlank: terminal},
 		{name: "409 conflict", err: apierrors.NewConflict(pods, "run-1", errors.New("modified")), wantCode: 409, wantJobkit: retry, wantPlank: terminal},
-		{name: "410 gone", err: apierrors.NewGone("gone"), wantCode: 410, wantJobkit: terminal, wantPlank: terminal},
+		{name: "410 gone", err: goneError(), wantCode: 410, wantJobkit: terminal, wantPlank: terminal},
 		{name: "418 any other 4xx", err: byCode(418), wantCode: 418, wantJobkit: terminal, wantPlank: terminal},
 		{name: "422 invalid", err: apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "run-1", nil), wantCode: 422, wantJobkit: terminal, wantPlank: terminal},
 		{name: "429 throttled", err: apierrors.NewTooManyRequests("slow down", 1), wantCode: 429, wantJobkit: retry, wantPlank: terminal},
@@ -156,4 +157,12 @@ func TestPlanString(t *testing.T) {
 			}
 		})
 	}
+}
+
+// goneError is a 410 Gone answer (reason Gone), as apierrors.NewGone built it before
+// it was deprecated: the classification of that status is what is tested.
+func goneError() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonGone, Message: "gone",
+	}}
 }
