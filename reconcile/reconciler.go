@@ -192,6 +192,9 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 	}
 	exp := r.cfg.Expectations.Get(key)
 	satisfied := exp.Satisfied
+	// Read before the list, like the expectations: a removal observed while the
+	// list is read may not be in it (see prunePending).
+	pending := r.cfg.FinalizerRemovals.Pending(key)
 	pods, err := list(job)
 	if err != nil {
 		return Result{}, fmt.Errorf("list pods of job %s: %w", key, err)
@@ -201,7 +204,7 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 		// the list: every pod created earlier is in it.
 		satisfied = exp.Creations == 0 && exp.Deletions == 0
 	}
-	pending := r.prunePending(key, pods, now)
+	pending = r.prunePending(key, pods, pending, now)
 	taken := r.takenNames(key, pods, now)
 	rec, _ := r.cfg.BackoffStore.Get(key)
 	p, err := plan.Compute(plan.Input{
