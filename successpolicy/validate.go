@@ -61,7 +61,7 @@ func Validate(spec *batchv1.JobSpec, fldPath *field.Path) field.ErrorList {
 	if known {
 		comp = int(completions)
 	}
-	return append(errs, fieldErrors(policyPath, plainsp.Validate(PolicyOf(spec.SuccessPolicy), comp))...)
+	return append(errs, fieldErrors(policyPath, plainsp.Validate(policyOf(spec.SuccessPolicy), comp))...)
 }
 
 // fieldErrors returns the plain package's errors as field errors under policyPath.
