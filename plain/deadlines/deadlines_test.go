@@ -98,12 +98,17 @@ func TestCheckErrors(t *testing.T) {
 			require.EqualError(t, err, tt.wantErr)
 			assert.ErrorIs(t, err, deadlines.ErrInvalidInput)
 			assert.Equal(t, deadlines.Result{}, got)
-			var ce *deadlines.CheckError
-			require.True(t, errors.As(err, &ce), "Check() error %T is not a *CheckError", err)
+			joined, ok := err.(interface{ Unwrap() []error })
+			require.True(t, ok, "Check() error %T does not unwrap to its fields", err)
 			var gotFields []string
-			for _, f := range ce.Fields {
-				gotFields = append(gotFields, f.Field)
+			for _, e := range joined.Unwrap() {
+				var fe *deadlines.FieldError
+				require.True(t, errors.As(e, &fe), "Check() error holds %T, not a *FieldError", e)
+				gotFields = append(gotFields, fe.Field)
 			}
+			var first *deadlines.FieldError
+			require.True(t, errors.As(err, &first), "errors.As(Check() error, *FieldError) = false")
+			assert.Equal(t, tt.wantFields[0], first.Field)
 			assert.Equal(t, tt.wantFields, gotFields)
 		})
 	}
