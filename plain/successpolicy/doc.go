@@ -24,8 +24,8 @@
 // # Validation
 //
 // [Validate] returns the API server's errors for a policy (a *fielderr.Error each,
-// with the API's field names, error types and messages): 1 to [MaxRules] rules, a count or a
-// list in every rule, lists at most [MaxSucceededIndexesLength] bytes, strictly
+// with the API's field names, error types and messages): 1 to 20 rules, a count or a list in
+// every rule, lists at most 64 KiB, strictly
 // increasing and below completions, counts between 0 and both completions and the
 // number of listed indexes. Every error is reported, not just the first. [Compile]
 // returns an error exactly when Validate rejects the policy, and a policy Validate

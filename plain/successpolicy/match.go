@@ -15,7 +15,7 @@ const ReasonSuccessPolicy = "SuccessPolicy"
 
 // Policy is a success policy: rules tried in order, the first satisfied one wins.
 type Policy struct {
-	// Rules are the rules, 1 to MaxRules in a valid policy.
+	// Rules are the rules, 1 to 20 in a valid policy.
 	Rules []Rule
 }
 
