@@ -63,7 +63,8 @@ func plainPolicy(policy *batchv1.SuccessPolicy) *plainsp.Policy {
 
 // match is the plain rule over the converted policy, compiled at every call.
 func match(policy *batchv1.SuccessPolicy, completions int, succeeded plainindexes.Intervals) plainsp.Result {
-	return plainsp.Match(plainPolicy(policy), completions, succeeded)
+	c, _ := plainsp.Compile(plainPolicy(policy), completions)
+	return c.Match(succeeded)
 }
 
 func TestMatch(t *testing.T) {

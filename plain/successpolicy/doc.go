@@ -9,7 +9,7 @@
 // takes the succeeded indexes (an [indexes.Intervals]) and returns a [Result] naming
 // the first satisfied rule, with the reason ([ReasonSuccessPolicy]) and message
 // ("Matched rules at index N") of the SuccessCriteriaMet condition the Job controller
-// adds. [Match] does both steps in one call. The rules are evaluated in order and the
+// adds. The rules are evaluated in order and the
 // first satisfied one wins:
 //
 //   - SucceededIndexes only: every listed index has succeeded;

@@ -56,7 +56,8 @@ func TestMatch(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := sp.Match(tc.policy, tc.completions, mustParse(t, tc.succeeded))
+			c, _ := sp.Compile(tc.policy, tc.completions)
+			got := c.Match(mustParse(t, tc.succeeded))
 			if got.RuleIndex != tc.wantRule || got.Matched != (tc.wantRule >= 0) {
 				t.Fatalf("Match() = %+v, want rule %d", got, tc.wantRule)
 			}
