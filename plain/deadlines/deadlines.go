@@ -32,8 +32,9 @@ const (
 var ErrInvalidInput = errors.New("invalid input")
 
 // FieldError is one rejected input field. It matches [ErrInvalidInput]. It is the
-// input error of every single-pod package: this one, singlepod/deadlines,
-// singlepod/podoutcome and singlepod/runplan.
+// input error of this package and of packages singlepod/podoutcome and
+// singlepod/runplan (singlepod/deadlines reports field errors of apimachinery,
+// also matching ErrInvalidInput).
 type FieldError struct {
 	// Package is the package that rejected the field, the first word of the
 	// error text ("podoutcome", "runplan"); empty means "deadlines".

@@ -200,3 +200,22 @@ func TestDefaultTimeouts(t *testing.T) {
 	want := deadlines.Timeouts{Unscheduled: 5 * time.Minute, Pending: 10 * time.Minute, Running: 48 * time.Hour}
 	assert.Equal(t, want, deadlines.DefaultTimeouts(), "plank's pod_unscheduled_timeout, pod_pending_timeout, pod_running_timeout")
 }
+
+func TestFieldErrorText(t *testing.T) {
+	tests := []struct {
+		name string
+		err  deadlines.FieldError
+		want string
+	}{
+		{name: "this package", err: deadlines.FieldError{Field: "pending", Value: "-1s", Reason: "must not be negative"},
+			want: "deadlines: pending=-1s: must not be negative"},
+		{name: "another single-pod package", err: deadlines.FieldError{Package: "runplan", Field: "Run.UID", Value: `""`, Reason: "required"},
+			want: `runplan: Run.UID="": required`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.EqualError(t, &tt.err, tt.want)
+			assert.ErrorIs(t, &tt.err, deadlines.ErrInvalidInput)
+		})
+	}
+}
