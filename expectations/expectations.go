@@ -23,9 +23,9 @@ type Config struct {
 	Clock clock.PassiveClock
 	// TTL is how long after it was last set or raised a record that still
 	// waits for observations is treated as satisfied anyway. Zero means
-	// 5 minutes, the Job controller's ExpectationsTimeout. Negative is rejected by New: there is no "never expire",
-	// because a lost watch event would then block its key forever; pick a
-	// large TTL instead.
+	// 5 minutes, the Job controller's ExpectationsTimeout. Negative is rejected
+	// by New: there is no "never expire", because a lost watch event would then
+	// block its key forever; pick a large TTL instead.
 	TTL time.Duration
 }
 

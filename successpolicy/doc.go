@@ -32,9 +32,9 @@
 // [Validate] returns the API server's errors for spec.successPolicy as a
 // field.ErrorList, with its field paths, error types and messages: indexed completion
 // mode only, 1 to 20 rules, succeededCount or succeededIndexes in every rule,
-// succeededIndexes at most 64 KiB, strictly increasing and
-// below completions, succeededCount between 0 and both completions and the number of
-// listed indexes. Every error is reported, not just the first. [Compile] returns an
+// succeededIndexes at most 64 KiB, strictly increasing and below completions,
+// succeededCount between 0 and both completions and the number of listed indexes.
+// Every error is reported, not just the first. [Compile] returns an
 // error exactly when Validate rejects the policy of an Indexed Job with the same
 // completions.
 //
