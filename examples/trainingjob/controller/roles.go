@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -30,9 +31,12 @@ const FailRunRule = "FailRun"
 // RolesWorkload presents tj, a run with a launcher, to jobkit as a workload of
 // two roles under one owner (no child Jobs), in this order:
 //
-//   - RoleWorkers: the workers exactly as Workload presents a run without a
-//     launcher (Workers indexes, each retried up to backoffLimitPerIndex times,
-//     the run's pod failure and success policies, its template);
+//   - RoleWorkers: the workers as Workload presents a run without a launcher
+//     (Workers indexes, each retried up to backoffLimitPerIndex times, the run's
+//     pod failure and success policies, its template), but for maxFailedIndexes,
+//     0 when unset: a worker that fails beyond its retries fails the role at
+//     once (MaxFailedIndexesExceeded) rather than when every other worker has
+//     finished, since the others cannot go on without it;
 //   - RoleLauncher: one pod (Indexed, index 0) retried up to
 //     spec.launcher.backoffLimit times (0 when unset), under the run's pod
 //     failure policy, from spec.launcher.template; it waits for the workers to be
@@ -65,6 +69,8 @@ func RolesWorkload(tj *v1alpha1.TrainingJob) (*roles.Workload, error) {
 	}
 	s := &tj.Spec
 	backoff := BackoffPolicy(s.Backoff)
+	workers := workerSpec(tj)
+	workers.MaxFailedIndexes = cmp.Or(workers.MaxFailedIndexes, ptr.To[int32](0))
 	launcher := plan.Spec{
 		Completions:           ptr.To[int32](1),
 		Parallelism:           ptr.To[int32](1),
@@ -88,7 +94,7 @@ func RolesWorkload(tj *v1alpha1.TrainingJob) (*roles.Workload, error) {
 		ManagedBy:       s.ManagedBy,
 		Suspend:         ptr.Deref(s.Suspend, false),
 		Roles: []roles.Role{
-			{Name: RoleWorkers, Spec: workerSpec(tj), Backoff: backoff},
+			{Name: RoleWorkers, Spec: workers, Backoff: backoff},
 			{Name: RoleLauncher, Spec: launcher, Backoff: backoff,
 				DependsOn: []plaingroup.Dependency{{Name: RoleWorkers, Status: plaingroup.DependsOnReady}}},
 		},

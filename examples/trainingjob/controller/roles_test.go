@@ -45,10 +45,12 @@ func TestRolesWorkload(t *testing.T) {
 		tj   *v1alpha1.TrainingJob
 		// wantLauncher is the launcher's spec; the workers' is Workload's of the
 		// same run without a launcher.
-		wantLauncher    func(tj *v1alpha1.TrainingJob) plan.Spec
-		wantMaxRestarts int32
-		wantBackoff     plainbackoff.Policy
-		wantSuspend     bool
+		wantLauncher func(tj *v1alpha1.TrainingJob) plan.Spec
+		// wantMaxFailedIndexes is the workers' (the one difference from Workload).
+		wantMaxFailedIndexes int32
+		wantMaxRestarts      int32
+		wantBackoff          plainbackoff.Policy
+		wantSuspend          bool
 	}{
 		{
 			name: "defaults: one launcher pod, no retry, no restart",
@@ -100,9 +102,10 @@ func TestRolesWorkload(t *testing.T) {
 					ManagedBy:             ptr.To("example.com/trainer"),
 				}
 			},
-			wantMaxRestarts: 3,
-			wantBackoff:     plainbackoff.Policy{Base: time.Second, Max: 6 * time.Minute},
-			wantSuspend:     true,
+			wantMaxFailedIndexes: 2,
+			wantMaxRestarts:      3,
+			wantBackoff:          plainbackoff.Policy{Base: time.Second, Max: 6 * time.Minute},
+			wantSuspend:          true,
 		},
 	}
 	for _, tt := range tests {
@@ -119,6 +122,7 @@ func TestRolesWorkload(t *testing.T) {
 				t.Fatalf("Workload() of the workers alone: %v", err)
 			}
 			alone.Spec.Template = &tt.tj.Spec.Template
+			alone.Spec.MaxFailedIndexes = ptr.To(tt.wantMaxFailedIndexes)
 			want := &roles.Workload{
 				Namespace: "ml", Name: "resnet", UID: "uid-1", Generation: 3, ResourceVersion: "7",
 				Deleting: tt.tj.DeletionTimestamp != nil, Object: tt.tj,
