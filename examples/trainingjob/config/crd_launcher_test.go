@@ -252,6 +252,9 @@ func TestLauncherStatusWrites(t *testing.T) {
 		}), wantField: "status.workers.current.conditions", wantMsg: "condition types are"},
 		{name: "a role's malformed failedIndexes", status: edit(running, func(s *v1alpha1.TrainingJobStatus) { s.Workers.Current.FailedIndexes = ptr.To("1,") }),
 			wantField: "status.workers.current.failedIndexes", wantMsg: "should match"},
+		{name: "a role's uncounted UID twice", status: edit(running, func(s *v1alpha1.TrainingJobStatus) {
+			s.Workers.Current.UncountedTerminatedPods.Succeeded = []types.UID{"a", "a"}
+		}), wantField: "status.workers.current.uncountedTerminatedPods.succeeded[1]", wantMsg: "Duplicate value"},
 		{name: "a role's negative active", status: edit(running, func(s *v1alpha1.TrainingJobStatus) {
 			s.Workers.Current.Active, s.Workers.Current.Ready = -1, nil
 		}), wantField: "status.workers.current.active", wantMsg: "greater than or equal to 0"},
