@@ -41,9 +41,9 @@ type TrainingJob struct {
 }
 
 // TrainingJobSpec is a batch/v1 Job spec of completion mode Indexed in the words
-// of a training run. Workers, the template, the retry and failure settings and
-// ManagedBy are immutable; Parallelism, Suspend and ActiveDeadlineSeconds may
-// change.
+// of a training run (with a Launcher, two roles of a group). Workers, the
+// template, the retry and failure settings, ManagedBy, Launcher and MaxRestarts
+// are immutable; Parallelism, Suspend and ActiveDeadlineSeconds may change.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.maxFailedIndexes) || self.maxFailedIndexes <= self.workers",fieldPath=".maxFailedIndexes",message="maxFailedIndexes may not exceed workers"
 // +kubebuilder:validation:XValidation:rule="!has(self.successPolicy) || self.successPolicy.succeededCount <= self.workers",fieldPath=".successPolicy.succeededCount",message="succeededCount may not exceed workers"
