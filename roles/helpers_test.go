@@ -78,6 +78,9 @@ type cluster struct {
 	// counted is every pod UID a role status counted, per role and attempt.
 	syncs int
 	last  *roles.Plan
+	// linger keeps deleted pods running until the kubelet stops them
+	// (terminate), as a real node does.
+	linger bool
 }
 
 func newCluster(t testing.TB, w *roles.Workload) *cluster {
@@ -176,7 +179,8 @@ func (c *cluster) removeFinalizer(name string) {
 		return
 	}
 	p.Finalizers = slices.DeleteFunc(p.Finalizers, func(f string) bool { return f == kind.Finalizer })
-	if p.DeletionTimestamp != nil && len(p.Finalizers) == 0 {
+	terminal := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	if p.DeletionTimestamp != nil && len(p.Finalizers) == 0 && (terminal || !c.linger) {
 		delete(c.pods, name)
 	}
 }
@@ -191,13 +195,27 @@ func (c *cluster) deletePod(d plan.Deletion) {
 	if !ok {
 		return
 	}
-	if len(p.Finalizers) == 0 {
+	terminal := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	if len(p.Finalizers) == 0 && (terminal || !c.linger) {
 		delete(c.pods, p.Name)
 		return
 	}
-	p.DeletionTimestamp = ptr.To(metav1.NewTime(c.now))
+	if p.DeletionTimestamp == nil {
+		p.DeletionTimestamp = ptr.To(metav1.NewTime(c.now))
+	}
+	if !terminal && !c.linger {
+		p.Status.Phase = corev1.PodFailed
+	}
+}
+
+// terminate is the kubelet stopping a pod being deleted.
+func (c *cluster) terminate(p *corev1.Pod) {
 	if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 		p.Status.Phase = corev1.PodFailed
+		p.Status.Conditions = nil
+	}
+	if len(p.Finalizers) == 0 {
+		delete(c.pods, p.Name)
 	}
 }
 
@@ -281,3 +299,8 @@ func shuffled[T any](r *rand.Rand, s []T) []T {
 }
 
 var _ = sets.New[string]
+
+func sortStrings(s []string) []string {
+	slices.Sort(s)
+	return s
+}
