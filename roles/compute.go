@@ -81,7 +81,7 @@ func Compute(in Input) (*Plan, error) {
 	s := &sync{in: &in, spec: spec, matcher: m}
 	s.readStatus()
 	if s.finished() && !s.tracking() {
-		return &Plan{Skip: "the group has finished and no pod carries the tracking finalizer " + in.Owner.Finalizer}, nil
+		return &Plan{Skip: "the group has finished, no pod runs or carries the tracking finalizer " + in.Owner.Finalizer}, nil
 	}
 	s.sortPods()
 	n := len(w.Roles)
@@ -131,11 +131,17 @@ func (s *sync) finished() bool {
 	return s.terminal != "" || plaingroup.Finished(s.conds) != nil
 }
 
-// tracking reports whether anything is left to count: a pod of the owner with
-// the tracking finalizer, or a role status with uncounted pods.
+// tracking reports whether anything is left to count or stop: a pod of the
+// owner with the tracking finalizer, one still running (its finalizer removed
+// by a stop whose deletion did not happen), or a role status with uncounted
+// pods.
 func (s *sync) tracking() bool {
 	for _, p := range s.in.Pods {
-		if p != nil && s.in.Owner.HasFinalizer(p) && s.in.Owner.IsControlledBy(p, string(s.in.Workload.UID)) {
+		if p == nil || !s.in.Owner.IsControlledBy(p, string(s.in.Workload.UID)) {
+			continue
+		}
+		running := p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+		if running || s.in.Owner.HasFinalizer(p) {
 			return true
 		}
 	}

@@ -128,7 +128,7 @@ func TestComputeSuccessOfLauncherCompletesAndStopsWorkers(t *testing.T) {
 	assert.Equal(t, int32(1), c.roleStatus("launcher").Succeeded)
 	assert.Zero(t, c.roleStatus("worker").Failed, "stopped workers are not failures")
 	assert.Empty(t, c.role("worker"), "the workers are stopped")
-	assert.Equal(t, "the group has finished and no pod carries the tracking finalizer "+kind.Finalizer, c.compute().Skip)
+	assert.Equal(t, "the group has finished, no pod runs or carries the tracking finalizer "+kind.Finalizer, c.compute().Skip)
 }
 
 func TestComputeRestartsTheGroup(t *testing.T) {
@@ -300,6 +300,48 @@ func TestComputeStrays(t *testing.T) {
 	c.syncUntil(5)
 	assert.Zero(t, c.roleStatus("worker").Succeeded, "strays are never counted")
 	assert.Len(t, c.pods, 2)
+}
+
+func TestComputeStopsAPodLeftRunningAfterTheGroupFinished(t *testing.T) {
+	c := started(t, trainingJob(2, 1))
+	c.finish(c.role("launcher")[0], 0)
+	c.syncUntil(10)
+	require.Equal(t, "Completed", c.w.Status.TerminalState)
+	// A stop whose finalizer removal happened and whose deletion did not.
+	p := c.role("launcher")[0].DeepCopy()
+	p.Name, p.UID = "train-worker-0-left", "uid-left"
+	p.Labels["jobset.sigs.k8s.io/replicatedjob-name"] = "worker"
+	p.Finalizers = nil
+	c.run(p)
+	c.pods[p.Name] = p
+	plan := c.sync()
+	require.Empty(t, plan.Skip)
+	require.Len(t, plan.Delete, 1, summary(plan))
+	assert.Equal(t, p.Name, plan.Delete[0].Pod.Name)
+	assert.NotEmpty(t, c.compute().Skip)
+}
+
+func TestComputeInOrderStartup(t *testing.T) {
+	w := trainingJob(2, 1)
+	w.Roles[1].DependsOn = nil
+	w.StartupOrder = plaingroup.InOrder
+	c := newCluster(t, w)
+	p := c.sync()
+	require.Len(t, p.Create, 2, "the workers first: %s", summary(p))
+	progress := condition(c.w.Status.Conditions, plaingroup.ConditionStartupPolicyInProgress)
+	require.NotNil(t, progress)
+	assert.Equal(t, metav1.ConditionTrue, progress.Status)
+	c.syncUntil(5)
+	assert.Empty(t, c.role("launcher"))
+	c.runAll("worker")
+	c.syncUntil(5)
+	require.Len(t, c.role("launcher"), 1)
+	c.runAll("launcher")
+	c.syncUntil(5)
+	done := condition(c.w.Status.Conditions, plaingroup.ConditionStartupPolicyCompleted)
+	require.NotNil(t, done)
+	assert.Equal(t, metav1.ConditionTrue, done.Status)
+	assert.Equal(t, metav1.ConditionFalse, condition(c.w.Status.Conditions, plaingroup.ConditionStartupPolicyInProgress).Status)
 }
 
 func TestComputeSkips(t *testing.T) {

@@ -386,6 +386,9 @@ func TestComputeCrashSafety(t *testing.T) {
 			if hasFinalizer(pod) {
 				t.Fatalf("seed %d: pod %s keeps the finalizer after the group finished", seed, pod.Name)
 			}
+			if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+				t.Fatalf("seed %d: pod %s runs after the group finished", seed, pod.Name)
+			}
 		}
 		for _, rs := range st.Roles {
 			if got, want := [2]int32{rs.Succeeded, rs.Failed}, [2]int32{cr.freed[rs.Name][corev1.PodSucceeded], cr.freed[rs.Name][corev1.PodFailed]}; got != want {

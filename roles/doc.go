@@ -15,6 +15,8 @@
 // given the labels jobset-name=<owner>, replicatedjob-name=<role> and
 // restart-attempt=<attempt> (plain/group's keys) and, in every container and init
 // container that does not declare them, JOBKIT_ROLE and JOBKIT_RESTART_ATTEMPT.
+// The role plan gets no backoff record (plan.Input.Backoff is zero): plan
+// rebuilds it from the pods, so nothing but the status is kept between syncs.
 // The group rules then read one plaingroup.Child per role (its Job status's
 // Complete or Failed condition, its pod counts) with Replicas 1:
 //
@@ -82,8 +84,8 @@
 // # Skipped owners
 //
 // Compute skips an owner whose ManagedBy names another controller, and one that
-// has finished when no pod carries the tracking finalizer and no role status
-// holds an uncounted pod.
+// has finished when no pod runs or carries the tracking finalizer and no role
+// status holds an uncounted pod.
 //
 // # Differences from JobSet
 //
