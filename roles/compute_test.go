@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/roles"
@@ -428,4 +430,26 @@ func TestComputeInvalid(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestComputeRoleBackoffAndWarnings(t *testing.T) {
+	w := trainingJob(2, 1)
+	w.Roles[0].Spec.BackoffLimitPerIndex = ptr.To[int32](2)
+	w.Roles[0].Spec.MaxFailedIndexes = nil
+	w.Roles[0].Backoff = plainbackoff.Policy{Base: 3 * time.Second, Max: time.Minute}
+	c := started(t, w)
+	c.finish(c.role("worker")[0], 1)
+	c.sync() // recorded, finalizer removed
+	p := c.sync()
+	assert.Empty(t, p.Create, "index 0 waits for its backoff")
+	assert.Greater(t, p.RequeueAfter, time.Duration(0))
+	assert.LessOrEqual(t, p.RequeueAfter, 3*time.Second, "the role's own backoff")
+	assert.True(t, strings.HasPrefix(p.RequeueReason, `role "worker": `), p.RequeueReason)
+
+	bad := c.role("worker")[1]
+	bad.Annotations[kind.IndexKey()] = "nine"
+	p = c.compute()
+	assert.True(t, slices.ContainsFunc(p.Warnings, func(s string) bool {
+		return strings.HasPrefix(s, `role "worker": `) && strings.Contains(s, "nine")
+	}), "%q", p.Warnings)
 }
