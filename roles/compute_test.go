@@ -453,3 +453,43 @@ func TestComputeRoleBackoffAndWarnings(t *testing.T) {
 		return strings.HasPrefix(s, `role "worker": `) && strings.Contains(s, "nine")
 	}), "%q", p.Warnings)
 }
+
+func TestComputeRestartStrategies(t *testing.T) {
+	tests := []struct {
+		strategy plaingroup.RestartStrategy
+		// wantWorkerAttempt is the worker role's attempt while the old launcher
+		// still terminates.
+		wantWorkerAttempt int32
+	}{
+		{plaingroup.Recreate, 1},
+		{plaingroup.BlockingRecreate, 0},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.strategy), func(t *testing.T) {
+			w := trainingJob(1, 2)
+			w.Roles[1].DependsOn = nil
+			w.FailurePolicy.RestartStrategy = tt.strategy
+			c := started(t, w)
+			c.linger = true
+			c.finish(c.role("worker")[0], 1)
+			for range 6 {
+				c.sync()
+				if ws := c.role("worker"); len(ws) == 1 && ws[0].DeletionTimestamp != nil {
+					c.terminate(ws[0]) // the old worker goes; the old launcher lingers
+				}
+			}
+			require.Equal(t, int32(1), c.w.Status.Restarts)
+			require.Len(t, c.role("launcher"), 1)
+			require.NotNil(t, c.role("launcher")[0].DeletionTimestamp, "the old launcher terminates")
+			assert.Equal(t, tt.wantWorkerAttempt, c.roleStatus("worker").Attempt)
+			assert.Equal(t, int32(0), c.roleStatus("launcher").Attempt)
+			c.terminate(c.role("launcher")[0])
+			c.syncUntil(6)
+			assert.Equal(t, int32(1), c.roleStatus("worker").Attempt)
+			assert.Equal(t, int32(1), c.roleStatus("launcher").Attempt)
+			for _, p := range c.pods {
+				assert.Equal(t, "1", attemptOf(p), p.Name)
+			}
+		})
+	}
+}
