@@ -247,8 +247,9 @@ func (s *sync) planRole(i int) error {
 	settled := p.Settle(nil)
 	job := settled.Status
 	if p.Skip != "" || p.RecordStatus == nil && !settled.Changed {
-		// Nothing to persist, or only pod counts while the cache lags.
-		job = old.Job
+		// Nothing to persist, or only pod counts while the cache lags. A copy:
+		// the Plan shares nothing with the owner as read.
+		job = *old.Job.DeepCopy()
 	}
 	s.plans[i], s.jobs[i] = p, job
 	return nil

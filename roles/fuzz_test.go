@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -96,6 +97,11 @@ func FuzzCompute(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := fuzzInput(data)
 		before := *deepCopyStatus(&in.Workload.Status)
+		podsBefore := make([]*corev1.Pod, len(in.Pods))
+		for i, p := range in.Pods {
+			podsBefore[i] = p.DeepCopy()
+		}
+		rolesBefore := fmt.Sprintf("%+v", in.Workload.Roles[0].Spec.Template)
 		p, err := roles.Compute(in)
 		if err != nil {
 			t.Fatalf("Compute of a valid owner: %v", err)
@@ -146,6 +152,12 @@ func FuzzCompute(f *testing.F) {
 		}
 		if !equalStatus(&in.Workload.Status, &before) {
 			t.Fatal("Compute modified the owner's status")
+		}
+		if !equality.Semantic.DeepEqual(in.Pods, podsBefore) {
+			t.Fatal("Compute modified the pods")
+		}
+		if fmt.Sprintf("%+v", in.Workload.Roles[0].Spec.Template) != rolesBefore {
+			t.Fatal("Compute modified a role's template")
 		}
 	})
 }

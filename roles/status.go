@@ -44,6 +44,11 @@ func (s *sync) readStatus() {
 		default:
 			seen[i] = true
 			s.status[i] = *e
+			if e.Attempt > st.Restarts {
+				// Damaged data: the role counts as current until the group's
+				// restarts catch up with it.
+				s.warn("status.roles[%d].attempt %d of role %q is above status.restarts %d", k, e.Attempt, e.Name, st.Restarts)
+			}
 		}
 	}
 }
