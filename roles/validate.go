@@ -95,6 +95,7 @@ func validate(in *Input) (plaingroup.Spec, *plaingroup.Matcher, error) {
 		}
 		c := *e
 		c.Field = ourField(c.Field)
+		c.Detail = strings.NewReplacer("ReplicatedJob", "role", "replicatedJob", "role").Replace(c.Detail)
 		errs = append(errs, &c)
 	}
 	for i := range w.Roles {
