@@ -135,8 +135,6 @@ func TestComputeSuccessOfLauncherCompletesAndStopsWorkers(t *testing.T) {
 
 func TestComputeRestartsTheGroup(t *testing.T) {
 	c := started(t, trainingJob(2, 2))
-	before := c.pods
-	_ = before
 	ws := c.role("worker")
 	c.finish(ws[0], 1)
 	c.finish(c.role("launcher")[0], 0) // finished, recorded, counted before it goes
@@ -151,6 +149,9 @@ func TestComputeRestartsTheGroup(t *testing.T) {
 	assert.Equal(t, metav1.ConditionTrue, r.Status)
 	assert.Equal(t, "DefaultFailurePolicy", r.Reason)
 	assert.True(t, slices.ContainsFunc(p.Events, func(e plan.Event) bool { return e.Reason == "RestartJobSetFailurePolicyAction" }), "%v", p.Events)
+	assert.True(t, slices.ContainsFunc(p.Events, func(e plan.Event) bool {
+		return e.Reason == "MaxFailedIndexesExceeded" && strings.HasPrefix(e.Message, `role "worker": `)
+	}), "the role's failure, named after the role: %v", p.Events)
 	var totals []roles.RoleStatus
 	for range 10 {
 		p = c.sync()
@@ -405,6 +406,9 @@ func TestComputeInvalid(t *testing.T) {
 		{"bad pattern", func(in *roles.Input) {
 			in.Workload.FailurePolicy.Rules = []plaingroup.Rule{{Name: "r", Action: plaingroup.FailJobSet, OnJobFailureMessagePatterns: []string{"("}}}
 		}, []string{"failurePolicy.rules[0].onJobFailureMessagePatterns[0]", `"("`}},
+		{"restart job ignoring max", func(in *roles.Input) {
+			in.Workload.FailurePolicy.Rules = []plaingroup.Rule{{Name: "r", Action: plaingroup.RestartJobAndIgnoreMaxRestarts}}
+		}, []string{"failurePolicy.rules[0].action", "RestartJobAndIgnoreMaxRestarts"}},
 		{"restart job", func(in *roles.Input) {
 			in.Workload.FailurePolicy.Rules = []plaingroup.Rule{{Name: "r", Action: plaingroup.RestartJob}}
 		}, []string{"failurePolicy.rules[0].action", "RestartJob", "not supported"}},
@@ -483,6 +487,7 @@ func TestComputeRestartStrategies(t *testing.T) {
 			require.NotNil(t, c.role("launcher")[0].DeletionTimestamp, "the old launcher terminates")
 			assert.Equal(t, tt.wantWorkerAttempt, c.roleStatus("worker").Attempt)
 			assert.Equal(t, int32(0), c.roleStatus("launcher").Attempt)
+			assert.NotContains(t, c.role("launcher")[0].Finalizers, kind.Finalizer, "stopped with its finalizer removed first")
 			c.terminate(c.role("launcher")[0])
 			c.syncUntil(6)
 			assert.Equal(t, int32(1), c.roleStatus("worker").Attempt)
@@ -490,6 +495,8 @@ func TestComputeRestartStrategies(t *testing.T) {
 			for _, p := range c.pods {
 				assert.Equal(t, "1", attemptOf(p), p.Name)
 			}
+			assert.Zero(t, c.roleStatus("launcher").Failed, "the launcher stopped by the restart is not a failure")
+			assert.Equal(t, int32(1), c.roleStatus("worker").Failed)
 		})
 	}
 }
