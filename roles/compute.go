@@ -61,7 +61,8 @@ type sync struct {
 // I/O, reads no clock and modifies neither the owner nor the pods.
 //
 // It returns an error wrapping plan.ErrInvalidJob, naming the field and value,
-// for input it cannot plan: no Workload, no ControllerName, no role, a role
+// for input it cannot plan: no Workload, no ControllerName, no Owner kind (or
+// a batch/v1 Job's), no role, a role
 // name that is not a DNS label, repeats or makes hostnames longer than 63
 // characters, a group rule plaingroup.Validate refuses, a RestartJob action, or
 // a role Spec plan.Compute refuses. Bad data it can work around (a status entry

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
@@ -399,6 +400,9 @@ func TestComputeInvalid(t *testing.T) {
 		{"nil workload", func(in *roles.Input) { in.Workload = nil }, []string{"Input.Workload"}},
 		{"no controller name", func(in *roles.Input) { in.ControllerName = "" }, []string{"Input.ControllerName"}},
 		{"no roles", func(in *roles.Input) { in.Workload.Roles = nil }, []string{"roles"}},
+		{"no owner kind", func(in *roles.Input) { in.Owner = owner.Kind{} }, []string{"Input.Owner", "Required"}},
+		{"a Job as the owner", func(in *roles.Input) { in.Owner = owner.BatchJob }, []string{"Input.Owner", "batch"}},
+		{"bad owner kind", func(in *roles.Input) { in.Owner.Version = "" }, []string{"Input.Owner", "TrainingJob"}},
 		{"role name not a DNS label", func(in *roles.Input) { in.Workload.Roles[0].Name = "Work_er" }, []string{"roles[0].name", `"Work_er"`}},
 		{"repeated role", func(in *roles.Input) { in.Workload.Roles[1].Name = "worker"; in.Workload.Roles[1].DependsOn = nil }, []string{"roles[1].name", `"worker"`}},
 		{"hostname too long", func(in *roles.Input) { in.Workload.Name = long }, []string{"roles[0].name", long + "-worker-2"}},

@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plain/fielderr"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
@@ -82,6 +83,19 @@ func validate(in *Input) (plaingroup.Spec, *plaingroup.Matcher, error) {
 	}
 	if w.Name == "" {
 		errs = append(errs, &fielderr.Error{Type: fielderr.Required, Field: "Workload.Name"})
+	}
+	switch k := in.Owner; {
+	case k == (owner.Kind{}):
+		// plan reads the zero Kind as a batch/v1 Job's.
+		errs = append(errs, &fielderr.Error{Type: fielderr.Required, Field: "Input.Owner",
+			Detail: "the owner's kind and tracking finalizer: the pods' controller reference names it"})
+	case k.Group == batchv1.GroupName && k.Kind == "Job":
+		errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: "Input.Owner", BadValue: k.String(),
+			Detail: "a batch/v1 Job runs one role: use plan.Compute"})
+	default:
+		if err := k.Validate(); err != nil {
+			errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: "Input.Owner", BadValue: k.String(), Detail: err.Error()})
+		}
 	}
 	spec := groupSpec(w)
 	// The group rules check child and pod names in JobSet's shape
