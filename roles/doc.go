@@ -101,7 +101,9 @@
 //     (JOBKIT_ROLE, JOBKIT_RESTART_ATTEMPT).
 //   - A role's own Suspended and Resumed events are dropped: waiting, stopping
 //     and the owner's suspension are machinery, and the group's Suspended
-//     condition and its events report the owner's suspension.
+//     condition and its events report the owner's suspension. The role's Job
+//     status still shows plan's Suspended condition while it waits or stops
+//     (plan reads it back).
 //   - The caps of plan.Options (creations, deletions, ledger entries per sync)
 //     apply to each role, so a sync may create up to one cap per role.
 //   - No headless Service, coordinator, TTL, or in-place restart: the caller's
