@@ -29,6 +29,9 @@ type crashRun struct {
 	// attempt is the restart-attempt label of every pod ever created.
 	attempt map[types.UID]string
 	why     string
+	// stale holds pods as they were before a finalizer removal the next sync's
+	// cache does not show yet (PendingFinalizerRemovals).
+	stale map[string]*corev1.Pod
 	// freed counts, per role and phase, the finished pods whose finalizer went.
 	freed map[string]map[corev1.PodPhase]int32
 }
@@ -240,6 +243,23 @@ func (cr *crashRun) step(crashes bool, kubelet func(*corev1.Pod)) *roles.Plan {
 	cr.t.Helper()
 	in := cr.input()
 	in.ExpectationsSatisfied = !crashes || cr.r.IntN(10) > 0
+	if len(cr.stale) > 0 {
+		// The cache does not show the last removals yet: the pods as they were,
+		// their removals pending.
+		in.PendingFinalizerRemovals = sets.New[types.UID]()
+		for k, p := range in.Pods {
+			if old, ok := cr.stale[p.Name]; ok {
+				in.Pods[k] = old
+			}
+		}
+		for name, old := range cr.stale {
+			if _, listed := cr.pods[name]; !listed {
+				in.Pods = append(in.Pods, old)
+			}
+			in.PendingFinalizerRemovals.Insert(old.UID)
+		}
+		clear(cr.stale)
+	}
 	p, err := roles.Compute(in)
 	if err != nil {
 		cr.fail("Compute: %v", err)
@@ -258,6 +278,9 @@ func (cr *crashRun) step(crashes bool, kubelet func(*corev1.Pod)) *roles.Plan {
 				cr.why = "remove: " + a.Reason
 				cr.checkRemoval(a.Pod.Name)
 				cr.noteRemoval(a.Pod.Name)
+				if pod, ok := cr.pods[a.Pod.Name]; ok && crashes && cr.r.IntN(3) == 0 {
+					cr.stale[pod.Name] = pod.DeepCopy()
+				}
 				cr.removeFinalizer(a.Pod.Name)
 			}
 		}
@@ -357,7 +380,7 @@ func TestComputeCrashSafety(t *testing.T) {
 		c.linger = true
 		cr := &crashRun{cluster: c, r: r,
 			counted: map[string]sets.Set[types.UID]{"worker": sets.New[types.UID](), "launcher": sets.New[types.UID]()},
-			attempt: map[types.UID]string{}, freed: map[string]map[corev1.PodPhase]int32{}}
+			attempt: map[types.UID]string{}, freed: map[string]map[corev1.PodPhase]int32{}, stale: map[string]*corev1.Pod{}}
 		for range 150 {
 			if cr.w.Status.TerminalState != "" {
 				break
