@@ -211,7 +211,8 @@ func (cr *crashRun) checkPods() {
 	blocking := cr.w.FailurePolicy.RestartStrategy == plaingroup.BlockingRecreate
 	for _, name := range sortedNames(cr.pods) {
 		p := cr.pods[name]
-		// A pod being deleted runs until the kubelet stops it: it is live.
+		// A pod being deleted runs until the kubelet stops it: no pod of a new
+		// attempt starts beside it.
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
@@ -227,7 +228,10 @@ func (cr *crashRun) checkPods() {
 		}
 		attempts[scope+"/"+attemptOf(p)] = p
 		ix, ok := p.Labels[kind.IndexKey()]
-		if !ok {
+		if !ok || p.DeletionTimestamp != nil {
+			// Within an attempt, a replacement may start while the pod it
+			// replaces terminates (podReplacementPolicy TerminatingOrFailed, as
+			// a Job's).
 			continue
 		}
 		key := role + "/" + ix
@@ -385,8 +389,14 @@ func TestComputeCrashSafety(t *testing.T) {
 			if cr.w.Status.TerminalState != "" {
 				break
 			}
+			if r.IntN(50) == 0 {
+				cr.w.Suspend = !cr.w.Suspend
+			}
 			cr.step(true, cr.randomKubelet)
 		}
+		cr.w.Suspend = false
+		deleting := r.IntN(5) == 0
+		cr.w.Deleting = deleting
 		var p *roles.Plan
 		quiet := 0
 		for range 200 {
@@ -394,7 +404,7 @@ func TestComputeCrashSafety(t *testing.T) {
 			if p.Skip != "" {
 				break
 			}
-			if !p.StatusChanged && len(p.RemoveFinalizers)+len(p.Delete)+len(p.Create) == 0 && cr.w.Status.TerminalState != "" {
+			if !p.StatusChanged && len(p.RemoveFinalizers)+len(p.Delete)+len(p.Create) == 0 && (deleting || cr.w.Status.TerminalState != "") {
 				quiet++
 				if quiet > 2 {
 					break
@@ -402,14 +412,14 @@ func TestComputeCrashSafety(t *testing.T) {
 			}
 		}
 		st := cr.w.Status
-		if st.TerminalState == "" {
+		if !deleting && st.TerminalState == "" {
 			t.Fatalf("seed %d: not finished after %d syncs: %+v; last %s", seed, cr.syncs, st, summary(p))
 		}
 		for _, pod := range cr.pods {
 			if hasFinalizer(pod) {
 				t.Fatalf("seed %d: pod %s keeps the finalizer after the group finished", seed, pod.Name)
 			}
-			if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+			if !deleting && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
 				t.Fatalf("seed %d: pod %s runs after the group finished", seed, pod.Name)
 			}
 		}
