@@ -130,9 +130,11 @@ type Input struct {
 //
 //  1. write Status when StatusChanged: it records every newly finished pod in its
 //     role's uncountedTerminatedPods and counts only pods that no longer carry
-//     the tracking finalizer, so it is safe before any removal;
+//     the tracking finalizer, so it is safe before any removal; when the write
+//     fails, stop there: the pod calls below rely on it (a restarting role's
+//     finished pods are deleted in the sync that counts them);
 //  2. remove the finalizers of RemoveFinalizers (the pods they free are counted
-//     by the next sync's write);
+//     by the next sync's write; a stray's is never counted);
 //  3. delete the pods of Delete (removing the finalizer first when asked), then
 //     create the pods of Create.
 type Plan struct {
@@ -143,7 +145,8 @@ type Plan struct {
 	// differs from Workload.Status.
 	Status        Status
 	StatusChanged bool
-	// RemoveFinalizers, Delete and Create are the pod calls of every role.
+	// RemoveFinalizers, Delete and Create are the pod calls of every role and
+	// of the strays (pods of no role's current attempt).
 	RemoveFinalizers []plan.PodAction
 	Delete           []plan.Deletion
 	Create           []plan.Creation
@@ -156,7 +159,10 @@ type Plan struct {
 	RequeueReason string
 	// Warnings lists bad input worked around, each naming the field and value.
 	Warnings []string
-	// Roles holds the plan of each role's pods, in the order of Workload.Roles (nil
-	// for a role not planned in this sync), for logs and tests.
+	// Roles holds the plan of each role's pods, in the order of Workload.Roles,
+	// for logs and tests. Their pod calls are in RemoveFinalizers, Delete and
+	// Create already; their statuses are in Status (after Settle with no
+	// removal), and their Backoff records need not be kept (plan rebuilds them
+	// from the pods).
 	Roles []*plan.Plan
 }

@@ -1,0 +1,39 @@
+package roles_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/jobkit/jobkit/roles"
+)
+
+// running is a training job of n workers and a launcher, every pod running and
+// the status written: the steady state of most syncs.
+func running(b *testing.B, workers int32) roles.Input {
+	c := newCluster(b, trainingJob(workers, 3))
+	for range 3 {
+		c.sync()
+		c.runAll("worker")
+		c.runAll("launcher")
+	}
+	c.syncUntil(10)
+	if n := len(c.pods); n != int(workers)+1 {
+		b.Fatalf("%d pods, want %d", n, workers+1)
+	}
+	return c.input()
+}
+
+func BenchmarkCompute(b *testing.B) {
+	for _, workers := range []int32{64, 1000} {
+		b.Run(fmt.Sprintf("launcher+%d", workers), func(b *testing.B) {
+			in := running(b, workers)
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := roles.Compute(in)
+				if err != nil || p.StatusChanged {
+					b.Fatalf("steady state: err %v, changed %v", err, p.StatusChanged)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,112 @@
+package roles_test
+
+import (
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/owner"
+	plaingroup "github.com/jobkit/jobkit/plain/group"
+	"github.com/jobkit/jobkit/plan"
+	"github.com/jobkit/jobkit/roles"
+)
+
+// A TrainingJob of two workers and a launcher that waits for them to be ready
+// and whose success completes the run. The first sync creates the workers
+// only, each with its role and attempt in labels and the environment.
+func ExampleCompute() {
+	tmpl := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever,
+		Containers:    []corev1.Container{{Name: "main", Image: "trainer:v1"}},
+	}}
+	w := &roles.Workload{
+		Namespace: "ml", Name: "mnist", UID: "7c9e6679",
+		Roles: []roles.Role{
+			{Name: "worker", Spec: plan.Spec{
+				Template: tmpl, Completions: ptr.To[int32](2), Parallelism: ptr.To[int32](2),
+				CompletionMode: ptr.To(batchv1.IndexedCompletion),
+			}},
+			{Name: "launcher", Spec: plan.Spec{Template: tmpl},
+				DependsOn: []plaingroup.Dependency{{Name: "worker", Status: plaingroup.DependsOnReady}}},
+		},
+		SuccessPolicy: &plaingroup.SuccessPolicy{Operator: plaingroup.Any, TargetReplicatedJobs: []string{"launcher"}},
+		FailurePolicy: &plaingroup.FailurePolicy{MaxRestarts: 3},
+	}
+	p, err := roles.Compute(roles.Input{
+		Workload:              w,
+		ControllerName:        "ml.example.com/trainingjob-controller",
+		ExpectationsSatisfied: true,
+		Now:                   time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC),
+		Owner: owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob",
+			Finalizer: "ml.example.com/tracking", KeyPrefix: "ml.example.com/"},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, c := range p.Create {
+		pod := c.Pod
+		fmt.Printf("create %s (hostname %s): role %s, attempt %s, env %s=%s\n", pod.Name, pod.Spec.Hostname,
+			pod.Labels[plaingroup.LabelRoleName], pod.Labels[plaingroup.LabelRestartAttempt],
+			pod.Spec.Containers[0].Env[0].Name, pod.Spec.Containers[0].Env[0].Value)
+	}
+	for _, r := range p.Status.Roles {
+		fmt.Printf("status %s: attempt %d, active %d\n", r.Name, r.Attempt, r.Job.Active)
+	}
+	// Output:
+	// create mnist-worker-0-qd9pl (hostname mnist-worker-0): role worker, attempt 0, env JOBKIT_ROLE=worker
+	// create mnist-worker-1-bwx2t (hostname mnist-worker-1): role worker, attempt 0, env JOBKIT_ROLE=worker
+	// status worker: attempt 0, active 2
+	// status launcher: attempt 0, active 0
+}
+
+// The restart protocol: the group was restarted (status.restarts 1) and
+// nothing of attempt 0 is left, so this sync starts attempt 1 in the status
+// alone; the next sync, from that status, creates the pods of attempt 1.
+func ExampleCompute_restart() {
+	tmpl := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever,
+		Containers:    []corev1.Container{{Name: "main", Image: "trainer:v1"}},
+	}}
+	w := &roles.Workload{
+		Namespace: "ml", Name: "mnist", UID: "7c9e6679",
+		Roles: []roles.Role{{Name: "worker", Spec: plan.Spec{
+			Template: tmpl, Completions: ptr.To[int32](2), Parallelism: ptr.To[int32](2),
+			CompletionMode: ptr.To(batchv1.IndexedCompletion),
+		}}},
+		FailurePolicy: &plaingroup.FailurePolicy{MaxRestarts: 3},
+		Status: roles.Status{Restarts: 1, RestartsCountTowardsMax: 1, Roles: []roles.RoleStatus{
+			{Name: "worker", Attempt: 0, Failed: 2, Job: batchv1.JobStatus{Failed: 2}},
+		}},
+	}
+	in := roles.Input{
+		Workload:              w,
+		ControllerName:        "ml.example.com/trainingjob-controller",
+		ExpectationsSatisfied: true,
+		Now:                   time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC),
+		Owner: owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob",
+			Finalizer: "ml.example.com/tracking", KeyPrefix: "ml.example.com/"},
+	}
+	for sync := 1; sync <= 2; sync++ {
+		p, err := roles.Compute(in)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		r := p.Status.Roles[0]
+		fmt.Printf("sync %d: worker attempt %d, failed %d over attempts, %d in this one; %d pods to create\n",
+			sync, r.Attempt, r.Failed, r.Job.Failed, len(p.Create))
+		for _, c := range p.Create {
+			fmt.Printf("  %s, attempt %s\n", c.Pod.Name, c.Pod.Labels[plaingroup.LabelRestartAttempt])
+		}
+		w.Status = p.Status // written
+	}
+	// Output:
+	// sync 1: worker attempt 1, failed 2 over attempts, 0 in this one; 0 pods to create
+	// sync 2: worker attempt 1, failed 2 over attempts, 0 in this one; 2 pods to create
+	//   mnist-worker-0-qd9pl, attempt 1
+	//   mnist-worker-1-bwx2t, attempt 1
+}
