@@ -236,6 +236,13 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 	}
 	ex.plan = p
 	ex.res.Plan = p
+	ex.owner = podOwner{
+		uid:    job.UID,
+		object: job.Object,
+		base:   func(plan.Creation) string { return job.Name },
+		reason: func(plan.Creation) string { return jobCreationReason(job) },
+	}
+	ex.calls = podCalls{remove: p.RemoveFinalizers, del: p.Delete, create: p.Create}
 	ex.log.V(4).Info("Plan", "satisfied", satisfied, "plan", p.String())
 	return ex.execute()
 }
