@@ -174,7 +174,8 @@ func (r *Reconciler) Sync(ctx context.Context, w *plan.Workload, list PodLister)
 func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error) {
 	r, key, job := ex.r, ex.key, ex.orig
 	r.noteUID(key, job.UID)
-	if stale, written := r.stale(key, job.ResourceVersion); stale {
+	if stale, last := r.stale(key, job.ResourceVersion); stale {
+		written, _ := last.(*plan.Workload)
 		if written == nil || written.UID != job.UID {
 			r.cfg.Metrics.StaleSyncSkipped()
 			ex.log.V(2).Info("Cached owner is older than the last status write; waiting for the cache", "resourceVersion", job.ResourceVersion)
