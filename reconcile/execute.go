@@ -53,7 +53,7 @@ func (ex *execution) result() (Result, error) {
 	if len(ex.errs) == 0 {
 		return ex.res, nil
 	}
-	return ex.res, fmt.Errorf("sync job %s: %w", ex.key, errors.Join(ex.errs...))
+	return ex.res, fmt.Errorf("sync %s %s: %w", ex.r.logKey, ex.key, errors.Join(ex.errs...))
 }
 
 // execute runs the plan in the crash-safe order documented on plan.Plan.

@@ -10,6 +10,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
@@ -191,27 +193,18 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 	if wait := r.expireUncertainCreates(key, now); wait > 0 {
 		defer func() { res.RequeueAfter = minPositive(res.RequeueAfter, wait) }()
 	}
-	exp := r.cfg.Expectations.Get(key)
-	satisfied := exp.Satisfied
-	pods, err := list(job)
+	in, err := r.readInputs(key, func() ([]*corev1.Pod, error) { return list(job) }, now)
 	if err != nil {
 		return Result{}, fmt.Errorf("list pods of job %s: %w", key, err)
 	}
-	if exp.DeletionUIDs > 0 && r.pruneDeletions(key, pods) && !satisfied {
-		// Nothing else was outstanding when the expectations were checked, before
-		// the list: every pod created earlier is in it.
-		satisfied = exp.Creations == 0 && exp.Deletions == 0
-	}
-	pending := r.prunePending(key, pods, now)
-	taken := r.takenNames(key, pods, now)
 	rec, _ := r.cfg.BackoffStore.Get(key)
 	p, err := plan.Compute(plan.Input{
 		Workload:                 job,
-		Pods:                     pods,
+		Pods:                     in.pods,
 		ControllerName:           r.cfg.Name,
-		ExpectationsSatisfied:    satisfied,
-		PendingFinalizerRemovals: pending,
-		TakenPodNames:            taken,
+		ExpectationsSatisfied:    in.satisfied,
+		PendingFinalizerRemovals: in.pending,
+		TakenPodNames:            in.taken,
 		Backoff:                  rec,
 		Now:                      now,
 		Options:                  r.cfg.planOptions(job.Backoff),
@@ -244,8 +237,43 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 		reason: func(plan.Creation) string { return jobCreationReason(job) },
 	}
 	ex.calls = podCalls{remove: p.RemoveFinalizers, del: p.Delete, create: p.Create}
-	ex.log.V(4).Info("Plan", "satisfied", satisfied, "plan", p.String())
+	ex.log.V(4).Info("Plan", "satisfied", in.satisfied, "plan", p.String())
 	return ex.execute()
+}
+
+// syncInputs is what a sync reads before its plan, besides the owner.
+type syncInputs struct {
+	pods []*corev1.Pod
+	// satisfied says whether the expectations were satisfied before the list.
+	satisfied bool
+	// pending are the finalizer removals in flight, taken the pod names found
+	// held by pods that are not the owner's.
+	pending sets.Set[types.UID]
+	taken   sets.Set[string]
+}
+
+// readInputs checks the expectations of key, then lists its pods with list (a
+// pod created by the previous sync can reach the cache between an earlier list
+// and that check, and the owner would then look one pod short), and prunes the
+// records the list shows settled. The error is list's.
+func (r *Reconciler) readInputs(key string, list func() ([]*corev1.Pod, error), now time.Time) (syncInputs, error) {
+	exp := r.cfg.Expectations.Get(key)
+	satisfied := exp.Satisfied
+	pods, err := list()
+	if err != nil {
+		return syncInputs{}, err
+	}
+	if exp.DeletionUIDs > 0 && r.pruneDeletions(key, pods) && !satisfied {
+		// Nothing else was outstanding when the expectations were checked, before
+		// the list: every pod created earlier is in it.
+		satisfied = exp.Creations == 0 && exp.Deletions == 0
+	}
+	return syncInputs{
+		pods:      pods,
+		satisfied: satisfied,
+		pending:   r.prunePending(key, pods, now),
+		taken:     r.takenNames(key, pods, now),
+	}, nil
 }
 
 func completionMode(s *plan.Spec) string {
