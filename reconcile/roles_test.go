@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -632,4 +633,110 @@ func TestSyncRolesInvalidArguments(t *testing.T) {
 		})
 	}
 	assert.Empty(t, e.inputs, "nothing planned")
+}
+
+// protocolPlanner stands in for roles.Compute with the one-write protocol for a
+// single role "worker" of n pods: a finished pod is recorded in the role's ledger,
+// its finalizer removed by the next sync, and it is counted by the write after its
+// removal; the owner completes once n pods are counted.
+func protocolPlanner(n int) func(in roles.Input) (*roles.Plan, error) {
+	return func(in roles.Input) (*roles.Plan, error) {
+		w := in.Workload
+		st := copyStatus(w.Status)
+		if len(st.Roles) == 0 {
+			st.Roles = []roles.RoleStatus{{Name: "worker"}}
+		}
+		role := &st.Roles[0]
+		p := &roles.Plan{}
+		uncounted := map[types.UID]bool{}
+		if u := role.Job.UncountedTerminatedPods; u != nil {
+			for _, uid := range u.Succeeded {
+				uncounted[uid] = true
+			}
+		}
+		tracked := map[types.UID]bool{}
+		for _, pod := range in.Pods {
+			if !groupKind.HasFinalizer(pod) || in.PendingFinalizerRemovals.Has(pod.UID) {
+				continue
+			}
+			tracked[pod.UID] = true
+			switch {
+			case pod.Status.Phase != corev1.PodSucceeded:
+			case uncounted[pod.UID]:
+				p.RemoveFinalizers = append(p.RemoveFinalizers, plan.PodAction{Pod: pod, Reason: "recorded"})
+			default:
+				if role.Job.UncountedTerminatedPods == nil {
+					role.Job.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
+				}
+				role.Job.UncountedTerminatedPods.Succeeded = append(role.Job.UncountedTerminatedPods.Succeeded, pod.UID)
+			}
+		}
+		if u := role.Job.UncountedTerminatedPods; u != nil {
+			var left []types.UID
+			for _, uid := range u.Succeeded {
+				if tracked[uid] {
+					left = append(left, uid)
+					continue
+				}
+				role.Job.Succeeded++
+				role.Succeeded++
+			}
+			u.Succeeded = left
+			if len(left) == 0 {
+				role.Job.UncountedTerminatedPods = nil
+			}
+		}
+		if len(in.Pods) == 0 && role.Job.Succeeded == 0 && in.ExpectationsSatisfied {
+			g := w.Object.(metav1.Object)
+			for i := range n {
+				pod := rolePod(&group{ObjectMeta: metav1.ObjectMeta{Name: g.GetName(), UID: g.GetUID()}}, "worker", fmt.Sprintf("%s-worker-%d-xxxxx", w.Name, i))
+				pod.OwnerReferences = []metav1.OwnerReference{groupKind.NewControllerRef(g)}
+				p.Create = append(p.Create, plan.Creation{Pod: pod, Index: i, Reason: "new"})
+			}
+		}
+		if int(role.Job.Succeeded) == n && st.TerminalState == "" {
+			st.TerminalState = "Completed"
+			st.Conditions = []metav1.Condition{{Type: "Completed", Status: metav1.ConditionTrue, Reason: "AllJobsCompleted", Message: "done", LastTransitionTime: metav1.NewTime(in.Now)}}
+			p.Events = append(p.Events, plan.Event{Type: corev1.EventTypeNormal, Reason: "Completed", Message: "done"})
+		}
+		p.Status = st
+		p.StatusChanged = !apiequality.Semantic.DeepEqual(st, w.Status)
+		return p, nil
+	}
+}
+
+// An owner of several roles runs to completion through reconciletest's RolesStore
+// and Driver (pods from the Cache, events delivered each step, a kubelet that runs
+// and succeeds every pod): at most one status write per step, every pod counted
+// once, no finalizer left.
+func TestSyncRolesDriverRun(t *testing.T) {
+	c, owners := reconciletest.NewRolesCluster(reconciletest.Options{Owner: groupKind, Seed: 2})
+	metrics, events := &reconciletest.Recorder{}, &reconciletest.Recorder{}
+	r, err := reconcile.New(reconcile.Config{Name: testName, Owner: groupKind, Clock: c.Clock(), Metrics: metrics, Events: events, FinalizerRemovalParallelism: 1}, c, c)
+	require.NoError(t, err)
+	t.Cleanup(reconcile.SetComputeRoles(protocolPlanner(3)))
+	_, err = owners.Create(&roles.Workload{Namespace: ns, Name: "train", ManagedBy: ptr.To(testName), Roles: []roles.Role{{Name: "worker"}}})
+	require.NoError(t, err)
+	c.Kubelet().SetScript(reconciletest.SucceedPods())
+	d := reconciletest.NewDriver(c, r)
+	d.SyncFunc, d.DoneFunc = owners.SyncFunc(r), owners.DoneFunc()
+	d.OnStep = func(sr reconciletest.StepResult) {
+		assert.NoError(t, sr.Err, "step %d", sr.Step)
+		assert.LessOrEqual(t, sr.Result.StatusWrites, 1, "step %d", sr.Step)
+	}
+	rr, err := d.Run(t.Context(), ns, "train", 50)
+	require.NoError(t, err)
+	w, err := owners.Get(ns, "train")
+	require.NoError(t, err)
+	assert.Equal(t, "Completed", w.Status.TerminalState)
+	assert.Equal(t, int32(3), w.Status.Roles[0].Succeeded)
+	assert.Nil(t, w.Status.Roles[0].Job.UncountedTerminatedPods)
+	for _, p := range c.ListPods(ns) {
+		assert.False(t, groupKind.HasFinalizer(p), "pod %s keeps its finalizer", p.Name)
+	}
+	assert.Equal(t, 3, metrics.Get("job_pods_finished_total{Roles,succeeded}"))
+	assert.Equal(t, 1, metrics.Get("jobs_finished_total{Roles,succeeded,AllJobsCompleted}"))
+	assert.Equal(t, 1, events.Count("Completed"))
+	assert.Equal(t, 3, events.Count(reconcile.ReasonSuccessfulCreate))
+	t.Logf("completed in %d steps", rr.Steps)
 }
