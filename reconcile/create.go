@@ -158,7 +158,7 @@ func (ex *execution) created(c plan.Creation, pod, out *corev1.Pod, err error) e
 		}
 		r.cfg.Metrics.PodsCreated(reason, labelFailed, 1)
 		r.cfg.Events.Eventf(ex.owner.object, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating: %v", err)
-		ex.fail(fmt.Errorf("create pod for job %s (%s): %w", ex.key, c.Reason, err))
+		ex.fail(fmt.Errorf("create pod for %s %s (%s): %w", r.logKey, ex.key, c.Reason, err))
 		return err
 	}
 	name := pod.GenerateName
@@ -208,7 +208,7 @@ func (ex *execution) resolveTaken(c plan.Creation, name string) (string, error) 
 	default:
 		r.noteRefusedName(ex.key, name, r.cfg.Clock.Now(), false)
 		ex.retry("the pod holding a refused name could not be read")
-		err = fmt.Errorf("read pod %s/%s, whose name a creation for job %s was refused under: %w", c.Pod.Namespace, name, ex.key, err)
+		err = fmt.Errorf("read pod %s/%s, whose name a creation for %s %s was refused under: %w", c.Pod.Namespace, name, r.logKey, ex.key, err)
 		ex.fail(err)
 		return "", err
 	}

@@ -16,7 +16,8 @@
 // is an owner's when its controller reference has the owner's UID, whatever else it
 // says; this is the contract between jobkit and the caller's pod lister.
 //
-// One door serves every owner: New(cfg, pods, status) and Sync(ctx, w, list).
+// One door serves every owner: New(cfg, pods, status) and Sync(ctx, w, list); an
+// owner of several roles has SyncRoles beside it (see "Several roles").
 //
 //   - batch/v1 Jobs: New(cfg, client, JobStatusWriter(client)); each Job is
 //     converted by plan.JobWorkload, the one conversion of a Job.
