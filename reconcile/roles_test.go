@@ -740,3 +740,33 @@ func TestSyncRolesDriverRun(t *testing.T) {
 	assert.Equal(t, 3, events.Count(reconcile.ReasonSuccessfulCreate))
 	t.Logf("completed in %d steps", rr.Steps)
 }
+
+// A failed pod call does not stop the others: the removal fails, the deletion and
+// the creation are still made, and the error names the owner by its kind.
+func TestSyncRolesPodCallErrors(t *testing.T) {
+	e := newRolesEnv(t, nil)
+	done := e.addPod(t, "worker", "g-worker-0-aaaaa")
+	extra := e.addPod(t, "worker", "g-worker-2-aaaaa")
+	g := e.store.stored
+	e.planner = func(in roles.Input) (*roles.Plan, error) {
+		return &roles.Plan{
+			Status: statusWith(in.Workload.Status, 1), StatusChanged: true,
+			RemoveFinalizers: []plan.PodAction{{Pod: done}},
+			Delete:           []plan.Deletion{{Pod: extra}},
+			Create:           []plan.Creation{{Pod: rolePod(g, "worker", "g-worker-1-bbbbb"), Index: 1}},
+		}, nil
+	}
+	e.c.FailNth(reconciletest.OpPatchPod, 1, reconciletest.ServerError())
+	res, err := e.sync(t)
+	require.Error(t, err)
+	assert.True(t, apierrors.IsInternalError(err), "the API error is kept: %v", err)
+	assert.Contains(t, err.Error(), "sync group ns/g")
+	assert.Contains(t, err.Error(), "g-worker-0-aaaaa")
+	assert.Equal(t, []reconciletest.Op{reconciletest.OpPatchPod, reconciletest.OpDeletePod, reconciletest.OpCreatePod}, e.ops())
+	assert.Equal(t, 1, res.StatusWrites)
+	assert.Equal(t, 0, res.FinalizersRemoved)
+	assert.Equal(t, 1, res.Deleted)
+	assert.Equal(t, 1, res.Created)
+	assert.False(t, e.r.Config().FinalizerRemovals.Has(reconcile.Key(ns, "g"), done.UID), "a failed removal is not pending")
+	assert.Equal(t, 1, e.metrics.Get("job_syncs_total{Roles,error,pods_created}"))
+}
