@@ -253,13 +253,17 @@ type syncInputs struct {
 	taken   sets.Set[string]
 }
 
-// readInputs checks the expectations of key, then lists its pods with list (a
-// pod created by the previous sync can reach the cache between an earlier list
-// and that check, and the owner would then look one pod short), and prunes the
-// records the list shows settled. The error is list's.
+// readInputs checks the expectations and the pending finalizer removals of key,
+// then lists its pods with list (a pod created by the previous sync can reach the
+// cache between an earlier list and that check, and the owner would then look one
+// pod short; a removal observed during the list may not show in it), and prunes
+// the records the list shows settled. The error is list's.
 func (r *Reconciler) readInputs(key string, list func() ([]*corev1.Pod, error), now time.Time) (syncInputs, error) {
 	exp := r.cfg.Expectations.Get(key)
 	satisfied := exp.Satisfied
+	// Read before the list, like the expectations: a removal observed while the
+	// list is read may not be in it (see prunePending).
+	pending := r.cfg.FinalizerRemovals.Pending(key)
 	pods, err := list()
 	if err != nil {
 		return syncInputs{}, err
@@ -272,7 +276,7 @@ func (r *Reconciler) readInputs(key string, list func() ([]*corev1.Pod, error), 
 	return syncInputs{
 		pods:      pods,
 		satisfied: satisfied,
-		pending:   r.prunePending(key, pods, now),
+		pending:   r.prunePending(key, pods, pending, now),
 		taken:     r.takenNames(key, pods, now),
 	}, nil
 }

@@ -30,9 +30,14 @@ type uncertainRemoval struct {
 // not applied), or until the expectations TTL has passed. A pod adopted in the sync
 // that sent the patch may still show at its pre-adoption version: that proves
 // nothing either.
-func (r *Reconciler) prunePending(key string, pods []*corev1.Pod, now time.Time) sets.Set[types.UID] {
+//
+// pending is the set as it was before pods were listed (FinalizerRemovals.Pending):
+// a removal whose event arrives while the sync lists is lowered in the store, but
+// the list may still show the pod with its finalizer, so it must count as pending
+// for this sync (or the pod would be counted a second time).
+func (r *Reconciler) prunePending(key string, pods []*corev1.Pod, pending sets.Set[types.UID], now time.Time) sets.Set[types.UID] {
 	fr := r.cfg.FinalizerRemovals
-	if fr.PendingCount(key) == 0 {
+	if pending.Len() == 0 {
 		r.mu.Lock()
 		if s := r.keys[key]; s != nil {
 			s.uncertain = nil
@@ -40,7 +45,6 @@ func (r *Reconciler) prunePending(key string, pods []*corev1.Pod, now time.Time)
 		r.mu.Unlock()
 		return nil
 	}
-	pending := fr.Pending(key)
 	listed := make(map[types.UID]*corev1.Pod, len(pods))
 	for _, p := range pods {
 		if p != nil {

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -202,13 +203,24 @@ func (b *bench) check(ctx context.Context, c jobCase) ([]string, error) {
 		return nil, err
 	}
 	held := 0
+	succeeded := map[types.UID]int32{}
 	for _, p := range pods.Items {
 		if owner.BatchJob.HasFinalizer(&p) {
 			held++
 		}
+		if ref := metav1.GetControllerOf(&p); ref != nil && p.Status.Phase == corev1.PodSucceeded {
+			succeeded[ref.UID]++
+		}
 	}
 	if held > 0 {
 		problems = append(problems, fmt.Sprintf("%d pods still hold %s", held, batchv1.JobTrackingFinalizer))
+	}
+	// Each succeeded pod is counted once: a Job whose status.succeeded differs from
+	// its pods in phase Succeeded lost a completion or counted one twice.
+	for _, j := range list.Items {
+		if n := succeeded[j.UID]; n != j.Status.Succeeded {
+			problems = append(problems, fmt.Sprintf("%s: status.succeeded=%d but %d of its pods succeeded", j.Name, j.Status.Succeeded, n))
+		}
 	}
 	return problems, nil
 }
