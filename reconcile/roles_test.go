@@ -720,9 +720,21 @@ func TestSyncRolesDriverRun(t *testing.T) {
 	c.Kubelet().SetScript(reconciletest.SucceedPods())
 	d := reconciletest.NewDriver(c, r)
 	d.SyncFunc, d.DoneFunc = owners.SyncFunc(r), owners.DoneFunc()
+	seen := 0
 	d.OnStep = func(sr reconciletest.StepResult) {
 		assert.NoError(t, sr.Err, "step %d", sr.Step)
 		assert.LessOrEqual(t, sr.Result.StatusWrites, 1, "step %d", sr.Step)
+		calls := c.Calls()
+		var ops []reconciletest.Op
+		for _, call := range calls[seen:] {
+			ops = append(ops, call.Op)
+		}
+		seen = len(calls)
+		for i, op := range ops {
+			if op == reconciletest.OpUpdateStatus {
+				assert.Zero(t, i, "step %d: the status write comes first: %v", sr.Step, ops)
+			}
+		}
 	}
 	rr, err := d.Run(t.Context(), ns, "train", 50)
 	require.NoError(t, err)
