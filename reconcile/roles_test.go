@@ -782,3 +782,46 @@ func TestSyncRolesPodCallErrors(t *testing.T) {
 	assert.False(t, e.r.Config().FinalizerRemovals.Has(reconcile.Key(ns, "g"), done.UID), "a failed removal is not pending")
 	assert.Equal(t, 1, e.metrics.Get("job_syncs_total{Roles,error,pods_created}"))
 }
+
+// BenchmarkSyncRolesSteady: one SyncRoles of an owner of 1 launcher and n-1
+// workers, all running, listed from the cache, with a plan that has nothing to do
+// (a stand-in for roles.Compute): the cost of the door itself, its stores and the
+// list, without the decision.
+func BenchmarkSyncRolesSteady(b *testing.B) {
+	for _, n := range []int{65, 1001} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			c, owners := reconciletest.NewRolesCluster(reconciletest.Options{Owner: groupKind})
+			r, err := reconcile.New(reconcile.Config{Name: testName, Owner: groupKind, Clock: c.Clock()}, c, c)
+			require.NoError(b, err)
+			b.Cleanup(reconcile.SetComputeRoles(func(in roles.Input) (*roles.Plan, error) {
+				if len(in.Pods) != n {
+					return nil, fmt.Errorf("listed %d pods, want %d", len(in.Pods), n)
+				}
+				return &roles.Plan{}, nil
+			}))
+			w, err := owners.Create(&roles.Workload{Namespace: ns, Name: "train", ManagedBy: ptr.To(testName), Roles: []roles.Role{{Name: "launcher"}, {Name: "worker"}}})
+			require.NoError(b, err)
+			g := &group{ObjectMeta: metav1.ObjectMeta{Name: w.Name, UID: w.UID}}
+			for i := range n {
+				role := "worker"
+				if i == 0 {
+					role = "launcher"
+				}
+				p, err := c.AddPod(rolePod(g, role, fmt.Sprintf("train-%s-%d", role, i)))
+				require.NoError(b, err)
+				require.NoError(b, c.Kubelet().Run(ns, p.Name))
+			}
+			c.Cache().DeliverAll()
+			sync := owners.SyncFunc(r)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := sync(b.Context(), ns, "train"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if calls := c.Calls(); len(calls) != 0 {
+				b.Fatalf("steady sync made calls: %v", calls[0])
+			}
+		})
+	}
+}
