@@ -22,7 +22,8 @@
 //   - A key is satisfied when it has no record, when its creations, counted
 //     deletions and UID-tracked deletions are all zero, or when the record was
 //     last set or raised more than the TTL ago (strictly more: a record exactly
-//     TTL old still waits). The TTL defaults to 5 minutes (DefaultTTL).
+//     TTL old still waits). The TTL defaults to 5 minutes (the Job controller's
+//     ExpectationsTimeout).
 //   - Counts never go below zero; observing more than was expected is harmless.
 //   - A UID lowers its key at most once per expectation: a second observation
 //     of the same UID, or one never expected, does nothing.
@@ -33,8 +34,8 @@
 //   - Records, expired ones included, stay until replaced or deleted: call
 //     Delete when the object behind a key goes away.
 //   - Bad input (a negative count, an empty UID, a negative TTL) is an
-//     *InputError wrapping ErrInvalidInput; the valid part of the call is kept
-//     (valid UIDs are still recorded), a rejected count changes nothing.
+//     *InputError; the valid part of the call is kept (valid UIDs are still
+//     recorded), a rejected count changes nothing.
 //   - Counted and UID-tracked deletions are independent: observe a key the way
 //     its deletions were expected.
 //

@@ -1,16 +1,10 @@
 package expectations
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
-// ErrInvalidInput is wrapped by every *InputError, so callers can test
-// errors.Is(err, ErrInvalidInput) without a type assertion.
-var ErrInvalidInput = errors.New("invalid input")
-
-// InputError reports an argument that was rejected. The call that returns it
-// keeps whatever part of its input was valid (see each method).
+// InputError reports an argument that was rejected; every error of this package is
+// one (errors.As tells them from others). The call that returns it keeps whatever
+// part of its input was valid (see each method).
 type InputError struct {
 	// Op is the function or method that rejected the input, e.g. "ExpectCreations".
 	Op string
@@ -25,9 +19,6 @@ type InputError struct {
 func (e *InputError) Error() string {
 	return fmt.Sprintf("expectations.%s: %s=%s: %s", e.Op, e.Field, e.Value, e.Reason)
 }
-
-// Unwrap returns ErrInvalidInput.
-func (e *InputError) Unwrap() error { return ErrInvalidInput }
 
 func negativeCount(op string, n int) *InputError {
 	return &InputError{Op: op, Field: "count", Value: fmt.Sprint(n), Reason: "must not be negative"}

@@ -44,11 +44,12 @@ func ExampleExpectations_ExpectCreations() {
 
 	err := e.ExpectCreations("default/pi", -1)
 	fmt.Println(err)
-	fmt.Println("invalid input:", errors.Is(err, expectations.ErrInvalidInput))
+	var ie *expectations.InputError
+	fmt.Println("invalid input:", errors.As(err, &ie), ie.Field)
 	// Output:
 	// creations: 2 deletions: 0
 	// expectations.ExpectCreations: count=-1: must not be negative
-	// invalid input: true
+	// invalid input: true count
 }
 
 // A pod's deletion is seen twice: first as an update with a

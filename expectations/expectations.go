@@ -11,9 +11,9 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// DefaultTTL is how long a record waits for its observations before Satisfied
+// defaultTTL is how long a record waits for its observations before Satisfied
 // gives up on it. It matches the Job controller's ExpectationsTimeout.
-const DefaultTTL = 5 * time.Minute
+const defaultTTL = 5 * time.Minute
 
 // Config configures an Expectations. The zero value is ready to use.
 type Config struct {
@@ -23,9 +23,9 @@ type Config struct {
 	Clock clock.PassiveClock
 	// TTL is how long after it was last set or raised a record that still
 	// waits for observations is treated as satisfied anyway. Zero means
-	// DefaultTTL. Negative is rejected by New: there is no "never expire",
-	// because a lost watch event would then block its key forever; pick a
-	// large TTL instead.
+	// 5 minutes, the Job controller's ExpectationsTimeout. Negative is rejected
+	// by New: there is no "never expire", because a lost watch event would then
+	// block its key forever; pick a large TTL instead.
 	TTL time.Duration
 }
 
@@ -40,7 +40,7 @@ type Config struct {
 type Expectations[K comparable] struct {
 	mu      sync.Mutex
 	clock   clock.PassiveClock // nil: real clock
-	ttl     time.Duration      // 0: DefaultTTL
+	ttl     time.Duration      // 0: defaultTTL
 	records map[K]*record
 }
 
@@ -59,7 +59,7 @@ func (r *record) fulfilled() bool { return r.adds == 0 && r.dels == 0 && len(r.u
 func New[K comparable](cfg Config) (*Expectations[K], error) {
 	if cfg.TTL < 0 {
 		return nil, &InputError{Op: "New", Field: "Config.TTL", Value: cfg.TTL.String(),
-			Reason: "must not be negative (zero means the default, " + DefaultTTL.String() + ")"}
+			Reason: "must not be negative (zero means the default, " + defaultTTL.String() + ")"}
 	}
 	return &Expectations[K]{clock: cfg.Clock, ttl: cfg.TTL}, nil
 }
@@ -74,7 +74,7 @@ func (e *Expectations[K]) now() time.Time {
 // TTL returns the effective time-to-live of a record.
 func (e *Expectations[K]) TTL() time.Duration {
 	if e.ttl == 0 {
-		return DefaultTTL
+		return defaultTTL
 	}
 	return e.ttl
 }

@@ -129,7 +129,7 @@ func TestExpectationsRules(t *testing.T) {
 			name: "expired one nanosecond after the TTL",
 			run: func(v env) {
 				must(v.t, v.e.ExpectCreations(key, 1))
-				advance(v.clk, expectations.DefaultTTL+time.Nanosecond)
+				advance(v.clk, 5*time.Minute+time.Nanosecond)
 			},
 			wantSatisfied: true,
 			wantState:     expectations.State{Exists: true, Creations: 1, SetAt: t0, Expired: true, Satisfied: true},
@@ -138,7 +138,7 @@ func TestExpectationsRules(t *testing.T) {
 			name: "not expired at exactly the TTL",
 			run: func(v env) {
 				must(v.t, v.e.ExpectCreations(key, 1))
-				advance(v.clk, expectations.DefaultTTL)
+				advance(v.clk, 5*time.Minute)
 			},
 			wantState: expectations.State{Exists: true, Creations: 1, SetAt: t0},
 		},
@@ -475,7 +475,6 @@ func TestBadInput(t *testing.T) {
 			must(t, e.ExpectCreations(key, 2))
 			err := tc.call(e)
 			require.Error(t, err)
-			assert.ErrorIs(t, err, expectations.ErrInvalidInput)
 			var ie *expectations.InputError
 			require.ErrorAs(t, err, &ie)
 			if diff := cmp.Diff(tc.wantErr, *ie, cmp.FilterPath(func(p cmp.Path) bool {
@@ -499,7 +498,7 @@ func TestNew(t *testing.T) {
 		wantTTL time.Duration
 		wantErr bool
 	}{
-		{name: "zero config", cfg: expectations.Config{}, wantTTL: expectations.DefaultTTL},
+		{name: "zero config", cfg: expectations.Config{}, wantTTL: 5 * time.Minute},
 		{name: "custom TTL", cfg: expectations.Config{TTL: time.Second}, wantTTL: time.Second},
 		{name: "negative TTL", cfg: expectations.Config{TTL: -time.Second}, wantErr: true},
 	}
@@ -507,7 +506,9 @@ func TestNew(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e, err := expectations.New[string](tc.cfg)
 			if tc.wantErr {
-				require.ErrorIs(t, err, expectations.ErrInvalidInput)
+				var ie *expectations.InputError
+				require.ErrorAs(t, err, &ie)
+				assert.Equal(t, "Config.TTL", ie.Field)
 				assert.Contains(t, err.Error(), "Config.TTL=-1s")
 				assert.Nil(t, e)
 				return
@@ -525,7 +526,7 @@ func TestZeroValueUsesRealClock(t *testing.T) {
 	got := e.Get(key)
 	assert.False(t, got.SetAt.Before(before), "SetAt %v before %v", got.SetAt, before)
 	assert.False(t, e.Satisfied(key))
-	assert.Equal(t, expectations.DefaultTTL, e.TTL())
+	assert.Equal(t, 5*time.Minute, e.TTL())
 }
 
 func TestLen(t *testing.T) {
@@ -589,7 +590,8 @@ func TestErrorMessage(t *testing.T) {
 	e, _ := newFake(t, 0)
 	err := e.ExpectCreations(key, -3)
 	assert.EqualError(t, err, "expectations.ExpectCreations: count=-3: must not be negative")
-	assert.True(t, errors.Is(err, expectations.ErrInvalidInput))
+	var ie *expectations.InputError
+	assert.True(t, errors.As(err, &ie))
 }
 
 func TestPendingDeletionUIDs(t *testing.T) {

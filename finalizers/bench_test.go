@@ -15,6 +15,9 @@ import (
 	"github.com/jobkit/jobkit/plain/ledger"
 )
 
+// maxUncounted is Record's documented cap for a limit <= 0 (the Job controller's).
+const maxUncounted = 500
+
 var benchSizes = []int{10, 1000, 100000}
 
 func benchPods(n int) []*corev1.Pod {
@@ -46,7 +49,7 @@ func BenchmarkRecord(b *testing.B) {
 				}
 				finished[i] = finalizers.FinishedPod{Pod: p, Outcome: o}
 				switch {
-				case i%4 == 0 && len(u.Succeeded)+len(u.Failed) < ledger.MaxUncounted/2:
+				case i%4 == 0 && len(u.Succeeded)+len(u.Failed) < maxUncounted/2:
 					if o == ledger.Failed {
 						u.Failed = append(u.Failed, p.UID)
 					} else {
@@ -97,7 +100,7 @@ func BenchmarkSettleTypical(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			pods := benchPods(n)
 			u := &batchv1.UncountedTerminatedPods{}
-			for i := 0; i < n && i < ledger.MaxUncounted; i++ {
+			for i := 0; i < n && i < maxUncounted; i++ {
 				u.Succeeded = append(u.Succeeded, pods[i].UID)
 				if i%2 == 0 {
 					pods[i].Finalizers = nil

@@ -11,7 +11,7 @@
 //
 // The ledger arithmetic is package github.com/jobkit/jobkit/plain/ledger, generic in
 // the UID type, and its names (ledger.Outcome and the outcomes ledger.Succeeded,
-// ledger.SucceededIndex, ledger.Failed, ledger.NotCounted; ledger.MaxUncounted) are
+// ledger.SucceededIndex, ledger.Failed, ledger.NotCounted) are
 // used from there: this package re-exports none of them. [Record] and [Settle] read
 // the UIDs and the finalizer from pods, pass the Job status's lists as they are
 // (ledger.Uncounted[types.UID]), and translate its results and errors back (field

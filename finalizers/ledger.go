@@ -72,9 +72,10 @@ type Recording struct {
 // an index not seen before in this call (a UID already in either list is never added
 // again, so no pod is ever in both lists). Entries are admitted while
 // len(Uncounted.Succeeded)+len(Uncounted.Failed)+len(NewSucceededIndexes) < limit
-// (limit <= 0 means [ledger.MaxUncounted]); a pod that would exceed it is left out, with its
-// finalizer, and LimitReached is set. Pods that need no new entry (already recorded,
-// NotCounted, a repeated index) are never left out, so a full ledger still drains.
+// (limit <= 0 means 500, the Job controller's cap); a pod that would exceed it is
+// left out, with its finalizer, and LimitReached is set. Pods that need no new entry
+// (already recorded, NotCounted, a repeated index) are never left out, so a full
+// ledger still drains.
 //
 // Bad input is skipped and reported in the returned error (a
 // k8s.io/apimachinery/pkg/util/validation/field aggregate naming the field and the

@@ -8,8 +8,7 @@
 // library only; its package documentation lists the rules): unassigned before
 // assigned, by phase (Pending, Unknown, Running), not ready before ready, more recently
 // ready first, more restarts first, newer first, then namespace, name and UID so that
-// the order is total. This package reads those facts from a *corev1.Pod ([Facts]) and
-// calls it:
+// the order is total. This package reads those facts from a *corev1.Pod and calls it:
 //
 //   - assigned: spec.nodeName is set;
 //   - phase: status.phase; any phase other than Unknown and Running (including the
@@ -37,7 +36,7 @@
 //
 // # Cost and concurrency
 //
-// [Compare] and [Facts] read each pod once: O(c) for c containers and conditions,
+// [Compare] reads each pod once: O(c) for c containers and conditions,
 // without allocating. [Sort] reads the facts of each pod once (O(n·c)) and then sorts
 // compact keys in O(n log n), allocating two arrays of n entries (about 100 bytes per
 // pod). Neither function modifies a pod; Sort reorders the slice it is given. Both are

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	plainpodorder "github.com/jobkit/jobkit/plain/podorder"
 	"github.com/jobkit/jobkit/podorder"
 )
 
@@ -65,11 +64,4 @@ func ExampleCompare() {
 	// Output:
 	// true
 	// b
-}
-
-func ExampleFacts() {
-	since := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
-	f := podorder.Facts(examplePod("worker-0", "node-1", corev1.PodRunning, since))
-	fmt.Println(f.Name, f.Assigned, f.Phase == plainpodorder.PhaseRunning, f.Ready, f.ReadySince.Format(time.Kitchen))
-	// Output: worker-0 true true true 9:00AM
 }

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	plainpodorder "github.com/jobkit/jobkit/plain/podorder"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -322,4 +324,34 @@ func TestCompareDoesNotAllocate(t *testing.T) {
 	b := newPod("b", restarts(1, 2), initContainer("s", true, 1))
 	allocs := testing.AllocsPerRun(100, func() { _ = Compare(a, b) })
 	assert.Zero(t, allocs, "Compare allocates %v times, want 0", allocs)
+}
+
+// TestFacts pins what is read of a pod, rule by rule (the package documentation's list).
+func TestFacts(t *testing.T) {
+	later := t0.Add(time.Hour)
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		want plainpodorder.Pod
+	}{
+		{name: "assigned, running, ready", pod: newPod("a"), want: plainpodorder.Pod{Assigned: true, Phase: plainpodorder.PhaseRunning,
+			Ready: true, ReadySince: t0, Created: t0, Namespace: "ns", Name: "a", UID: "uid-a"}},
+		{name: "unassigned, pending, not ready", pod: newPod("b", node(""), phase(corev1.PodPending), notReady),
+			want: plainpodorder.Pod{Phase: plainpodorder.PhasePending, Created: t0, Namespace: "ns", Name: "b", UID: "uid-b"}},
+		{name: "empty phase ranks with Pending", pod: newPod("c", phase(""), noConditions),
+			want: plainpodorder.Pod{Assigned: true, Phase: plainpodorder.PhasePending, Created: t0, Namespace: "ns", Name: "c", UID: "uid-c"}},
+		{name: "unknown phase", pod: newPod("d", phase(corev1.PodUnknown), readySince(later), created(later)),
+			want: plainpodorder.Pod{Assigned: true, Phase: plainpodorder.PhaseUnknown, Ready: true, ReadySince: later, Created: later,
+				Namespace: "ns", Name: "d", UID: "uid-d"}},
+		{name: "highest restarts, sidecars apart", pod: newPod("e", restarts(1, 4, 2), initContainer("init", false, 9), initContainer("side", true, 3)),
+			want: plainpodorder.Pod{Assigned: true, Phase: plainpodorder.PhaseRunning, Ready: true, ReadySince: t0, Restarts: 4, SidecarRestarts: 3,
+				Created: t0, Namespace: "ns", Name: "e", UID: "uid-e"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, facts(tc.pod)); diff != "" {
+				t.Errorf("facts(%s) mismatch (-want +got):\n%s", tc.pod.Name, diff)
+			}
+		})
+	}
 }

@@ -9,9 +9,11 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/utils/ptr"
 
-	plainsp "github.com/jobkit/jobkit/plain/successpolicy"
 	"github.com/jobkit/jobkit/successpolicy"
 )
+
+// maxSucceededIndexesLength is the API server's limit on a succeededIndexes string.
+const maxSucceededIndexesLength = 64 * 1024
 
 var benchSizes = []int{10, 1000, 100_000}
 
@@ -64,7 +66,7 @@ func BenchmarkCompiledMatchListed(b *testing.B) {
 			// Past 64 KiB (the largest size) Compile reports the list as too long, as
 			// Validate does, and still matches with it.
 			c, err := successpolicy.Compile(p, 2*n)
-			if err != nil && len(listed) <= plainsp.MaxSucceededIndexesLength {
+			if err != nil && len(listed) <= maxSucceededIndexesLength {
 				b.Fatal(err)
 			}
 			succeeded := alternating(n)
@@ -106,7 +108,7 @@ func BenchmarkCompile(b *testing.B) {
 			p := &batchv1.SuccessPolicy{Rules: rules}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := successpolicy.Compile(p, 2*n); err != nil && len(listed) <= plainsp.MaxSucceededIndexesLength {
+				if _, err := successpolicy.Compile(p, 2*n); err != nil && len(listed) <= maxSucceededIndexesLength {
 					b.Fatal(err)
 				}
 			}

@@ -5,7 +5,7 @@
 // The rules and their validation live in package
 // github.com/jobkit/jobkit/plain/successpolicy, over plain values (an index string and
 // a count per rule) with no JobSpec: [Compile] and [Validate] convert the
-// policy with [PolicyOf] and call it, and return its types ([plainsp.Result],
+// policy and call it, and return its types ([plainsp.Result],
 // [plainsp.Compiled]); this package re-exports none of its names. Validate adds the checks on the rest of the spec (indexed completion mode, completions
 // defaulting) and reports the plain errors as field errors.
 //
@@ -31,10 +31,10 @@
 //
 // [Validate] returns the API server's errors for spec.successPolicy as a
 // field.ErrorList, with its field paths, error types and messages: indexed completion
-// mode only, 1 to [plainsp.MaxRules] rules, succeededCount or succeededIndexes in every rule,
-// succeededIndexes at most [plainsp.MaxSucceededIndexesLength] bytes, strictly increasing and
-// below completions, succeededCount between 0 and both completions and the number of
-// listed indexes. Every error is reported, not just the first. [Compile] returns an
+// mode only, 1 to 20 rules, succeededCount or succeededIndexes in every rule,
+// succeededIndexes at most 64 KiB, strictly increasing and below completions,
+// succeededCount between 0 and both completions and the number of listed indexes.
+// Every error is reported, not just the first. [Compile] returns an
 // error exactly when Validate rejects the policy of an Indexed Job with the same
 // completions.
 //
@@ -56,8 +56,8 @@
 //     rejects, upstream's controller reads what strconv.Atoi allows, stops at the first
 //     index at or above completions, takes the first two numbers of "1-2-3" and keeps
 //     out-of-order parts unmerged; jobkit keeps every well-formed part, merges
-//     out-of-order and overlapping ones, drops malformed ones and reports them in a
-//     *RuleError, because a policy with a typo should neither panic nor silently lose
+//     out-of-order and overlapping ones, drops malformed ones and reports them (a
+//     [plainsp.RuleError] for each rule), because a policy with a typo should neither panic nor silently lose
 //     its other indexes.
 //   - A number written with a '+' sign ("+3") or with more than ten digits
 //     ("00000000003") passes the API server's strconv.Atoi but not plainindexes.Parse;

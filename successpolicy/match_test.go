@@ -48,9 +48,23 @@ func matched(rule int) plainsp.Result {
 
 var noMatch = plainsp.Result{RuleIndex: -1}
 
+// plainPolicy is the policy's rules as plain rules, written here apart from the
+// package's own conversion so that the two are compared.
+func plainPolicy(policy *batchv1.SuccessPolicy) *plainsp.Policy {
+	if policy == nil {
+		return nil
+	}
+	p := &plainsp.Policy{}
+	for _, r := range policy.Rules {
+		p.Rules = append(p.Rules, plainsp.Rule{SucceededIndexes: r.SucceededIndexes, SucceededCount: r.SucceededCount})
+	}
+	return p
+}
+
 // match is the plain rule over the converted policy, compiled at every call.
 func match(policy *batchv1.SuccessPolicy, completions int, succeeded plainindexes.Intervals) plainsp.Result {
-	return plainsp.Match(successpolicy.PolicyOf(policy), completions, succeeded)
+	c, _ := plainsp.Compile(plainPolicy(policy), completions)
+	return c.Match(succeeded)
 }
 
 func TestMatch(t *testing.T) {
@@ -369,30 +383,22 @@ func TestCompileErrors(t *testing.T) {
 				return
 			}
 			require.Error(t, err)
-			var ruleErrs []*successpolicy.RuleError
+			var ruleErrs []error
 			if joined, ok := err.(interface{ Unwrap() []error }); ok {
-				for _, e := range joined.Unwrap() {
-					var re *successpolicy.RuleError
-					require.True(t, errors.As(e, &re), "error %v is not a *RuleError", e)
-					ruleErrs = append(ruleErrs, re)
-				}
+				ruleErrs = joined.Unwrap()
 			}
 			require.Len(t, ruleErrs, len(tc.wantRules), "Compile() error = %v", err)
-			for i, re := range ruleErrs {
+			for i, e := range ruleErrs {
+				var re *plainsp.RuleError
+				require.True(t, errors.As(e, &re), "error %v is not a *plainsp.RuleError", e)
 				assert.Equal(t, tc.wantRules[i], re.Rule)
 				assert.Equal(t, tc.wantValues[i], re.Value)
-				assert.Equal(t, tc.wantTexts[i], re.Error())
+				assert.Equal(t, tc.wantTexts[i], e.Error())
 				var pe *plainindexes.ParseError
-				assert.True(t, errors.As(re, &pe), "RuleError does not unwrap to *plainindexes.ParseError")
+				assert.True(t, errors.As(e, &pe), "RuleError does not unwrap to *plainindexes.ParseError")
 			}
 		})
 	}
-}
-
-func TestRuleErrorWithoutParseError(t *testing.T) {
-	err := &successpolicy.RuleError{Rule: 3, Value: "abc", Err: errors.New("boom")}
-	assert.Equal(t, `spec.successPolicy.rules[3].succeededIndexes "abc": boom`, err.Error())
-	assert.Equal(t, "spec.successPolicy.rules[3].succeededIndexes", err.Field())
 }
 
 func TestCompiledMatchDoesNotAllocate(t *testing.T) {

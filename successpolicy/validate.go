@@ -18,9 +18,9 @@ import (
 // It reports, with the API server's field paths and messages:
 //   - a policy on a Job that is not Indexed ("requires indexed completion mode"; no other
 //     check is made then);
-//   - no rules (Required) and more than plainsp.MaxRules rules (TooMany);
+//   - no rules (Required) and more than 20 rules (TooMany);
 //   - a rule with neither succeededCount nor succeededIndexes (Required);
-//   - a succeededIndexes longer than plainsp.MaxSucceededIndexesLength bytes (TooLong);
+//   - a succeededIndexes longer than 65,536 bytes (64 KiB; TooLong);
 //   - a succeededIndexes that does not parse, is not strictly increasing or lists an index
 //     not below completions (Invalid, "error parsing succeededIndexes: ...");
 //   - a negative succeededCount, or one above completions or above the number of indexes
@@ -61,7 +61,7 @@ func Validate(spec *batchv1.JobSpec, fldPath *field.Path) field.ErrorList {
 	if known {
 		comp = int(completions)
 	}
-	return append(errs, fieldErrors(policyPath, plainsp.Validate(PolicyOf(spec.SuccessPolicy), comp))...)
+	return append(errs, fieldErrors(policyPath, plainsp.Validate(policyOf(spec.SuccessPolicy), comp))...)
 }
 
 // fieldErrors returns the plain package's errors as field errors under policyPath.

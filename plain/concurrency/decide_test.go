@@ -346,7 +346,6 @@ func TestDecideErrors(t *testing.T) {
 			require.Error(t, err)
 			assert.EqualError(t, err, tt.wantErr)
 			assert.Equal(t, concurrency.Decision{}, got)
-			assert.ErrorIs(t, err, concurrency.ErrInvalidInput)
 			assert.Equal(t, tt.wantUnknownQ, errors.Is(err, concurrency.ErrUnknownQueue),
 				"errors.Is(err, ErrUnknownQueue)")
 			var ie *concurrency.InputError

@@ -63,7 +63,7 @@
 //     applies any limit, so the error does not depend on the other jobs.
 //   - Plank relies on its configuration loader to reject negative limits and
 //     unknown queues; Decide checks them itself and returns an [*InputError]
-//     naming the field, matching [ErrInvalidInput] (and [ErrUnknownQueue]).
+//     naming the field (matching [ErrUnknownQueue] for a missing queue).
 //   - The candidate is skipped by UID in every count, including the global
 //     one. Plank only consults the limits for a triggered job, which the
 //     global count skips anyway; Decide gives the same answer when asked

@@ -5,16 +5,14 @@ import (
 	"fmt"
 )
 
-// ErrInvalidInput is matched (errors.Is) by every error Decide returns.
-var ErrInvalidInput = errors.New("invalid input")
-
 // ErrUnknownQueue is matched by the error Decide returns for a candidate whose
-// queue is missing from Limits.Queues. It also matches ErrInvalidInput.
+// queue is missing from Limits.Queues.
 // Plank treats this as a failed sync that is retried: the configuration may
 // gain the queue later.
-var ErrUnknownQueue = fmt.Errorf("%w: unknown queue", ErrInvalidInput)
+var ErrUnknownQueue = errors.New("unknown queue")
 
-// InputError reports an argument that was rejected.
+// InputError reports an argument that was rejected; every error Decide returns is
+// one (errors.As).
 type InputError struct {
 	// Field names the rejected field, e.g. "Candidate.Queue" or "peers[3].State".
 	Field string
@@ -30,11 +28,5 @@ func (e *InputError) Error() string {
 	return fmt.Sprintf("concurrency: %s=%s: %s", e.Field, e.Value, e.Reason)
 }
 
-// Unwrap returns Err when set, else ErrInvalidInput; either way the result
-// matches ErrInvalidInput.
-func (e *InputError) Unwrap() error {
-	if e.Err != nil {
-		return e.Err
-	}
-	return ErrInvalidInput
-}
+// Unwrap returns Err (nil unless a more specific sentinel applies).
+func (e *InputError) Unwrap() error { return e.Err }

@@ -31,10 +31,17 @@ const (
 // ErrInvalidInput is matched (errors.Is) by every error this package returns.
 var ErrInvalidInput = errors.New("invalid input")
 
-// FieldError is one rejected input field. It matches [ErrInvalidInput].
+// FieldError is one rejected input field. It matches [ErrInvalidInput]. It is the
+// input error of this package and of packages singlepod/podoutcome and
+// singlepod/runplan (singlepod/deadlines reports field errors of apimachinery,
+// also matching ErrInvalidInput).
 type FieldError struct {
+	// Package is the package that rejected the field, the first word of the
+	// error text ("podoutcome", "runplan"); empty means "deadlines".
+	Package string
 	// Field names the field: "unscheduled", "pending", "running" (of
-	// [Timeouts]) or "Created" (of [Pod]).
+	// [Timeouts]), "Created" (of [Pod]), or a field of the package's input, e.g.
+	// "Options.MaxRevivals" or "Run.Queue".
 	Field string
 	// Value is the rejected value as text.
 	Value string
@@ -43,7 +50,11 @@ type FieldError struct {
 }
 
 func (e *FieldError) Error() string {
-	return "deadlines: " + e.Field + "=" + e.Value + ": " + e.Reason
+	pkg := e.Package
+	if pkg == "" {
+		pkg = "deadlines"
+	}
+	return pkg + ": " + e.Field + "=" + e.Value + ": " + e.Reason
 }
 
 // Unwrap returns ErrInvalidInput.
@@ -168,9 +179,10 @@ type Result struct {
 //   - phase Running and started: Running, measured from Started;
 //   - anything else, or a timeout of 0: KindNone.
 //
-// Errors (with a zero Result), all matching ErrInvalidInput and holding a
-// *FieldError: a negative timeout (every one is reported); an Unscheduled
-// timeout that applies to a pod whose Created is zero.
+// Errors (with a zero Result), all matching ErrInvalidInput: one *FieldError per
+// negative timeout (every one is reported), or one for an Unscheduled timeout that
+// applies to a pod whose Created is zero. The error unwraps (Unwrap() []error) to
+// the *FieldErrors; errors.As finds the first.
 //
 // Check is O(1) and does not allocate unless it returns an error.
 func Check(pod Pod, t Timeouts, now time.Time) (Result, error) {
@@ -196,19 +208,15 @@ func Check(pod Pod, t Timeouts, now time.Time) (Result, error) {
 	return Result{}, nil
 }
 
-// CheckError is the error of [Check]: the fields it rejected. It matches
-// [ErrInvalidInput], and errors.As finds each *FieldError.
-type CheckError struct {
-	// Fields are the rejected fields, at least one.
-	Fields []*FieldError
-}
+// checkError is the error of [Check]: the fields it rejected, at least one. It
+// unwraps to each *FieldError, so it matches [ErrInvalidInput] and errors.As
+// finds the first.
+type checkError []*FieldError
 
-func checkError(errs []*FieldError) error { return &CheckError{Fields: errs} }
-
-func (e *CheckError) Error() string {
+func (e checkError) Error() string {
 	var b strings.Builder
 	b.WriteString("deadlines.Check: ")
-	for i, f := range e.Fields {
+	for i, f := range e {
 		if i > 0 {
 			b.WriteString("; ")
 		}
@@ -218,9 +226,9 @@ func (e *CheckError) Error() string {
 }
 
 // Unwrap returns the rejected fields, each matching ErrInvalidInput.
-func (e *CheckError) Unwrap() []error {
-	errs := make([]error, len(e.Fields))
-	for i, f := range e.Fields {
+func (e checkError) Unwrap() []error {
+	errs := make([]error, len(e))
+	for i, f := range e {
 		errs[i] = f
 	}
 	return errs

@@ -98,12 +98,17 @@ func TestCheckErrors(t *testing.T) {
 			require.EqualError(t, err, tt.wantErr)
 			assert.ErrorIs(t, err, deadlines.ErrInvalidInput)
 			assert.Equal(t, deadlines.Result{}, got)
-			var ce *deadlines.CheckError
-			require.True(t, errors.As(err, &ce), "Check() error %T is not a *CheckError", err)
+			joined, ok := err.(interface{ Unwrap() []error })
+			require.True(t, ok, "Check() error %T does not unwrap to its fields", err)
 			var gotFields []string
-			for _, f := range ce.Fields {
-				gotFields = append(gotFields, f.Field)
+			for _, e := range joined.Unwrap() {
+				var fe *deadlines.FieldError
+				require.True(t, errors.As(e, &fe), "Check() error holds %T, not a *FieldError", e)
+				gotFields = append(gotFields, fe.Field)
 			}
+			var first *deadlines.FieldError
+			require.True(t, errors.As(err, &first), "errors.As(Check() error, *FieldError) = false")
+			assert.Equal(t, tt.wantFields[0], first.Field)
 			assert.Equal(t, tt.wantFields, gotFields)
 		})
 	}
@@ -194,4 +199,23 @@ func TestMeasureInvariants(t *testing.T) {
 func TestDefaultTimeouts(t *testing.T) {
 	want := deadlines.Timeouts{Unscheduled: 5 * time.Minute, Pending: 10 * time.Minute, Running: 48 * time.Hour}
 	assert.Equal(t, want, deadlines.DefaultTimeouts(), "plank's pod_unscheduled_timeout, pod_pending_timeout, pod_running_timeout")
+}
+
+func TestFieldErrorText(t *testing.T) {
+	tests := []struct {
+		name string
+		err  deadlines.FieldError
+		want string
+	}{
+		{name: "this package", err: deadlines.FieldError{Field: "pending", Value: "-1s", Reason: "must not be negative"},
+			want: "deadlines: pending=-1s: must not be negative"},
+		{name: "another single-pod package", err: deadlines.FieldError{Package: "runplan", Field: "Run.UID", Value: `""`, Reason: "required"},
+			want: `runplan: Run.UID="": required`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.EqualError(t, &tt.err, tt.want)
+			assert.ErrorIs(t, &tt.err, deadlines.ErrInvalidInput)
+		})
+	}
 }

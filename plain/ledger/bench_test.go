@@ -35,7 +35,7 @@ func BenchmarkRecord(b *testing.B) {
 				}
 				finished[i] = ledger.Finished[string]{UID: uid, Outcome: o}
 				switch {
-				case i%4 == 0 && len(u.Succeeded)+len(u.Failed) < ledger.MaxUncounted/2:
+				case i%4 == 0 && len(u.Succeeded)+len(u.Failed) < maxUncounted/2:
 					if o == ledger.Failed {
 						u.Failed = append(u.Failed, uid)
 					} else {
@@ -89,10 +89,10 @@ func BenchmarkSettleTypical(b *testing.B) {
 			var u ledger.Uncounted[string]
 			var held []string
 			for i, uid := range uids {
-				if i < ledger.MaxUncounted {
+				if i < maxUncounted {
 					u.Succeeded = append(u.Succeeded, uid)
 				}
-				if i >= ledger.MaxUncounted || i%2 == 1 {
+				if i >= maxUncounted || i%2 == 1 {
 					held = append(held, uid)
 				}
 			}

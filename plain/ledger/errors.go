@@ -1,13 +1,9 @@
 package ledger
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 )
-
-// ErrBadEntry is matched (errors.Is) by every *EntryError.
-var ErrBadEntry = errors.New("bad ledger entry")
 
 // List names the list an [EntryError] is about.
 type List string
@@ -45,7 +41,6 @@ const (
 )
 
 // EntryError is one bad entry of Record's or Settle's input, skipped or repaired.
-// It matches [ErrBadEntry].
 type EntryError struct {
 	// List and Pos locate the entry: List[Pos].
 	List List
@@ -95,9 +90,6 @@ func (e *EntryError) Detail() string {
 
 func (e *EntryError) Error() string { return "ledger: " + e.Field() + ": " + e.Detail() }
 
-// Unwrap returns ErrBadEntry.
-func (e *EntryError) Unwrap() error { return ErrBadEntry }
-
 // Errors is the error Record and Settle return: every bad entry, in input order
 // (the uncounted lists first, failed before succeeded, then finished).
 type Errors []*EntryError
@@ -110,8 +102,7 @@ func (es Errors) Error() string {
 	return "ledger: " + strings.Join(parts, "; ")
 }
 
-// Unwrap returns the entries' errors, so errors.Is(err, ErrBadEntry) and
-// errors.As(err, &entryErr) see them.
+// Unwrap returns the entries' errors, so errors.As(err, &entryErr) finds the first.
 func (es Errors) Unwrap() []error {
 	errs := make([]error, len(es))
 	for i, e := range es {

@@ -7,11 +7,11 @@ import (
 	"strconv"
 )
 
-// MaxUncounted is the default cap on the number of entries one [Record] leaves in
+// maxUncounted is the default cap on the number of entries one [Record] leaves in
 // the uncounted lists plus the new succeeded indexes it returns. The Job controller
 // chose it to keep the two UID lists of a Job status roughly below 20 KB, and to
 // bound the releases of one sync so that a big job does not starve the others.
-const MaxUncounted = 500
+const maxUncounted = 500
 
 // Outcome says how a finished pod is counted.
 type Outcome int
@@ -110,10 +110,11 @@ type Recording[ID ~string] struct {
 // SucceededIndex with an index not seen before in this call (a UID already in
 // either list is never added again, so no UID is ever in both lists). Entries are
 // admitted while len(Uncounted.Succeeded)+len(Uncounted.Failed)+
-// len(NewSucceededIndexes) < limit (limit <= 0 means [MaxUncounted]); one that
-// would exceed it is left out, still held, and LimitReached is set. Entries that
-// need no new ledger entry (already recorded, NotCounted, a repeated index) are
-// never left out, so a full ledger still drains.
+// len(NewSucceededIndexes) < limit (limit <= 0 means 500, the Job controller's cap,
+// which keeps the two UID lists of a Job status roughly below 20 KB); one that would
+// exceed it is left out, still held, and LimitReached is set. Entries that need no
+// new ledger entry (already recorded, NotCounted, a repeated index) are never left
+// out, so a full ledger still drains.
 //
 // Bad input is skipped and reported in the returned error, an [Errors] list of
 // [*EntryError] naming the list, the position and the value; the Recording holds
@@ -126,7 +127,7 @@ type Recording[ID ~string] struct {
 // plus sorting the new indexes.
 func Record[ID ~string](uncounted Uncounted[ID], finished []Finished[ID], pending func(uid ID) bool, limit int) (Recording[ID], error) {
 	if limit <= 0 {
-		limit = MaxUncounted
+		limit = maxUncounted
 	}
 	var errs Errors
 	succ, fail, marks, changed := normalize(uncounted, len(finished), &errs)

@@ -14,6 +14,9 @@ import (
 	"github.com/jobkit/jobkit/plain/ledger"
 )
 
+// maxUncounted is Record's documented cap for a limit <= 0 (the Job controller's).
+const maxUncounted = 500
+
 func fin(uid string, o ledger.Outcome) ledger.Finished[string] {
 	return ledger.Finished[string]{UID: uid, Outcome: o}
 }
@@ -30,7 +33,9 @@ func errFields(t *testing.T, err error) []string {
 	}
 	var es ledger.Errors
 	require.True(t, errors.As(err, &es), "error %v is not ledger.Errors", err)
-	require.ErrorIs(t, err, ledger.ErrBadEntry)
+	var first *ledger.EntryError
+	require.ErrorAs(t, err, &first)
+	require.Same(t, es[0], first, "errors.As finds the first entry")
 	var out []string
 	for _, e := range es {
 		out = append(out, e.Field())
@@ -279,7 +284,7 @@ func FuzzRecordSettle(f *testing.F) {
 		}
 		lim := int(limit % 8)
 		if lim == 0 {
-			lim = ledger.MaxUncounted
+			lim = maxUncounted
 		}
 		inLen := len(slices.Compact(slices.Sorted(slices.Values(slices.Concat(u.Succeeded, u.Failed)))))
 		if n := len(r.Uncounted.Succeeded) + len(r.Uncounted.Failed) + len(r.NewSucceededIndexes); n > max(lim, inLen) {

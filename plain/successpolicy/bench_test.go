@@ -72,7 +72,7 @@ func BenchmarkCompile(b *testing.B) {
 			p := &sp.Policy{Rules: rules}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := sp.Compile(p, 2*n); err != nil && len(listed) <= sp.MaxSucceededIndexesLength {
+				if _, err := sp.Compile(p, 2*n); err != nil && len(listed) <= maxSucceededIndexesLength {
 					b.Fatal(err)
 				}
 			}

@@ -9,8 +9,7 @@
 // takes the succeeded indexes (an [indexes.Intervals]) and returns a [Result] naming
 // the first satisfied rule, with the reason ([ReasonSuccessPolicy]) and message
 // ("Matched rules at index N") of the SuccessCriteriaMet condition the Job controller
-// adds. [Match] does both steps in one call. The rules are evaluated in order and the
-// first satisfied one wins:
+// adds. The rules are evaluated in order and the first satisfied one wins:
 //
 //   - SucceededIndexes only: every listed index has succeeded;
 //   - SucceededIndexes and SucceededCount: at least SucceededCount of the listed
@@ -24,10 +23,10 @@
 // # Validation
 //
 // [Validate] returns the API server's errors for a policy (a *fielderr.Error each,
-// with the API's field names, error types and messages): 1 to [MaxRules] rules, a count or a
-// list in every rule, lists at most [MaxSucceededIndexesLength] bytes, strictly
-// increasing and below completions, counts between 0 and both completions and the
-// number of listed indexes. Every error is reported, not just the first. [Compile]
+// with the API's field names, error types and messages): 1 to 20 rules, a count or a
+// list in every rule, lists at most 64 KiB, strictly increasing and below
+// completions, counts between 0 and both completions and the number of listed
+// indexes. Every error is reported, not just the first. [Compile]
 // returns an error exactly when Validate rejects the policy, and a policy Validate
 // accepts is read by Compile exactly as the API server reads it.
 //

@@ -15,7 +15,7 @@ const ReasonSuccessPolicy = "SuccessPolicy"
 
 // Policy is a success policy: rules tried in order, the first satisfied one wins.
 type Policy struct {
-	// Rules are the rules, 1 to MaxRules in a valid policy.
+	// Rules are the rules, 1 to 20 in a valid policy.
 	Rules []Rule
 }
 
@@ -285,16 +285,4 @@ func countBelow(ivs indexes.Intervals, limit int) int {
 		n += min(iv.Last, limit-1) - iv.First + 1
 	}
 	return n
-}
-
-// Match reports the first rule of policy that the succeeded indexes of an indexed
-// job with the given completions satisfy; see [Compiled.Match] for the rules. A nil
-// policy matches nothing.
-//
-// Match compiles policy on every call and drops any error (the readable part of each
-// succeededIndexes string is used). A caller that matches the same job repeatedly
-// should call [Compile] once, report its error, and use [Compiled.Match].
-func Match(policy *Policy, completions int, succeeded indexes.Intervals) Result {
-	c, _ := Compile(policy, completions)
-	return c.Match(succeeded)
 }

@@ -15,6 +15,12 @@ import (
 	sp "github.com/jobkit/jobkit/plain/successpolicy"
 )
 
+// The API server's limits on a success policy (its validation of batch/v1 Jobs).
+const (
+	maxRules                  = 20
+	maxSucceededIndexesLength = 64 * 1024
+)
+
 func listed(s string) *string { return &s }
 
 func count(n int32) *int32 { return &n }
@@ -50,7 +56,8 @@ func TestMatch(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := sp.Match(tc.policy, tc.completions, mustParse(t, tc.succeeded))
+			c, _ := sp.Compile(tc.policy, tc.completions)
+			got := c.Match(mustParse(t, tc.succeeded))
 			if got.RuleIndex != tc.wantRule || got.Matched != (tc.wantRule >= 0) {
 				t.Fatalf("Match() = %+v, want rule %d", got, tc.wantRule)
 			}
@@ -77,10 +84,10 @@ func TestValidate(t *testing.T) {
 		{name: "nil", completions: 5},
 		{name: "valid", policy: policy(sp.Rule{SucceededIndexes: listed("0,2-4"), SucceededCount: count(2)}, sp.Rule{SucceededCount: count(5)}), completions: 5},
 		{name: "no rules", policy: policy(), completions: 5, want: []want{{fielderr.Required, "rules", nil}}},
-		{name: "too many rules", policy: &sp.Policy{Rules: make([]sp.Rule, sp.MaxRules+1)}, completions: 5,
+		{name: "too many rules", policy: &sp.Policy{Rules: make([]sp.Rule, maxRules+1)}, completions: 5,
 			want: func() []want {
-				w := []want{{fielderr.TooMany, "rules", sp.MaxRules + 1}}
-				for i := range sp.MaxRules + 1 {
+				w := []want{{fielderr.TooMany, "rules", maxRules + 1}}
+				for i := range maxRules + 1 {
 					w = append(w, want{fielderr.Required, "rules[" + itoa(i) + "]", nil})
 				}
 				return w
@@ -89,9 +96,9 @@ func TestValidate(t *testing.T) {
 			want: []want{{fielderr.Invalid, "rules[0].succeededIndexes", "0-2,7"}, {fielderr.Invalid, "rules[0].succeededCount", int32(6)}, {fielderr.Invalid, "rules[0].succeededCount", int32(6)}}},
 		{name: "negative count", policy: policy(sp.Rule{SucceededCount: count(-1)}), completions: 5,
 			want: []want{{fielderr.Invalid, "rules[0].succeededCount", int64(-1)}}},
-		{name: "too long", policy: policy(sp.Rule{SucceededIndexes: listed(strings.Repeat("1", sp.MaxSucceededIndexesLength+1))}), completions: sp.UnknownCompletions,
-			want: []want{{fielderr.TooLong, "rules[0].succeededIndexes", strings.Repeat("1", sp.MaxSucceededIndexesLength+1)},
-				{fielderr.Invalid, "rules[0].succeededIndexes", strings.Repeat("1", sp.MaxSucceededIndexesLength+1)}}},
+		{name: "too long", policy: policy(sp.Rule{SucceededIndexes: listed(strings.Repeat("1", maxSucceededIndexesLength+1))}), completions: sp.UnknownCompletions,
+			want: []want{{fielderr.TooLong, "rules[0].succeededIndexes", strings.Repeat("1", maxSucceededIndexesLength+1)},
+				{fielderr.Invalid, "rules[0].succeededIndexes", strings.Repeat("1", maxSucceededIndexesLength+1)}}},
 		{name: "unknown completions: the count is only checked against the list", policy: policy(sp.Rule{SucceededIndexes: listed("0-9"), SucceededCount: count(10)}, sp.Rule{SucceededCount: count(1 << 30)}),
 			completions: sp.UnknownCompletions},
 	}
@@ -132,7 +139,7 @@ func TestCompileRejectsWhatValidateRejects(t *testing.T) {
 		{name: "count above the listed indexes", policy: policy(sp.Rule{SucceededIndexes: listed("1,2"), SucceededCount: count(3)}), completions: 5},
 		{name: "negative count", policy: policy(sp.Rule{SucceededCount: count(-1)}), completions: 5},
 		{name: "too many rules", policy: &sp.Policy{Rules: func() []sp.Rule {
-			r := make([]sp.Rule, sp.MaxRules+1)
+			r := make([]sp.Rule, maxRules+1)
 			for i := range r {
 				r[i].SucceededCount = count(1)
 			}

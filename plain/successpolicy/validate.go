@@ -11,13 +11,14 @@ import (
 	"github.com/jobkit/jobkit/plain/internal/fieldcheck"
 )
 
-// Limits the API server enforces on a success policy.
+// Limits the API server enforces on a success policy; a *fielderr.Error of type
+// TooMany or TooLong carries the limit in Max.
 const (
-	// MaxRules is the largest number of rules in a success policy.
-	MaxRules = 20
-	// MaxSucceededIndexesLength is the largest length, in bytes, of a succeededIndexes
+	// maxRules is the largest number of rules in a success policy.
+	maxRules = 20
+	// maxSucceededIndexesLength is the largest length, in bytes, of a succeededIndexes
 	// string (64 KiB).
-	MaxSucceededIndexesLength = 64 * 1024
+	maxSucceededIndexesLength = 64 * 1024
 )
 
 // UnknownCompletions passed to [Validate] says the job's completions are not known
@@ -46,9 +47,9 @@ func (es Errors) Error() string { return fieldcheck.Join("successpolicy", es) }
 // completions may be [UnknownCompletions].
 //
 // It reports, with the API server's field names and messages:
-//   - no rules (Required) and more than MaxRules rules (TooMany);
+//   - no rules (Required) and more than 20 rules (TooMany);
 //   - a rule with neither succeededCount nor succeededIndexes (Required);
-//   - a succeededIndexes longer than MaxSucceededIndexesLength bytes (TooLong);
+//   - a succeededIndexes longer than 65,536 bytes (64 KiB; TooLong);
 //   - a succeededIndexes that does not parse, is not strictly increasing or lists an
 //     index not below completions (Invalid, "error parsing succeededIndexes: ...");
 //   - a negative succeededCount, or one above completions or above the number of
@@ -74,8 +75,8 @@ func validate(policy *Policy, completions int, listed []int) Errors {
 	if len(rules) == 0 {
 		errs = append(errs, &fielderr.Error{Type: fielderr.Required, Field: "rules", Detail: "at least one rules must be specified when the successPolicy is specified"})
 	}
-	if len(rules) > MaxRules {
-		errs = append(errs, fieldcheck.TooManyItems("rules", len(rules), MaxRules))
+	if len(rules) > maxRules {
+		errs = append(errs, fieldcheck.TooManyItems("rules", len(rules), maxRules))
 	}
 	known := completions != UnknownCompletions
 	for i := range rules {
@@ -98,9 +99,9 @@ func validateRule(errs Errors, rule *Rule, rulePath string, completions int64, k
 	if rule.SucceededIndexes != nil {
 		s := *rule.SucceededIndexes
 		indexesPath := rulePath + ".succeededIndexes"
-		if len(s) > MaxSucceededIndexesLength {
-			errs = append(errs, &fielderr.Error{Type: fielderr.TooLong, Field: indexesPath, BadValue: s, Max: MaxSucceededIndexesLength,
-				Detail: "may not be more than " + strconv.Itoa(MaxSucceededIndexesLength) + " bytes"})
+		if len(s) > maxSucceededIndexesLength {
+			errs = append(errs, &fielderr.Error{Type: fielderr.TooLong, Field: indexesPath, BadValue: s, Max: maxSucceededIndexesLength,
+				Detail: "may not be more than " + strconv.Itoa(maxSucceededIndexesLength) + " bytes"})
 		}
 		limit := completions
 		if !known {

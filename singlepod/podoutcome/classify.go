@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/jobkit/jobkit/internal/podutil"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -107,7 +108,7 @@ type Result struct {
 // order), O(containers) normally, and does not modify pod.
 func Classify(pod *corev1.Pod) (Result, error) {
 	if pod == nil {
-		return Result{}, &InputError{Field: "pod", Value: "nil", Reason: "a pod is required; a missing pod is recreated, not classified"}
+		return Result{}, &plaindl.FieldError{Package: "podoutcome", Field: "pod", Value: "nil", Reason: "a pod is required; a missing pod is recreated, not classified"}
 	}
 	r := Result{PodUID: pod.UID, Terminating: pod.DeletionTimestamp != nil}
 	st := &pod.Status

@@ -71,7 +71,7 @@
 //   - An empty phase is treated as Pending (its API default); plank ignores
 //     pods without a phase unless they are being deleted.
 //   - Bad input (a nil pod, a negative MaxRevivals or count, a deadline that
-//     cannot belong to the pod) is an [*InputError] matching
+//     cannot belong to the pod) is a *plaindl.FieldError matching
 //     plaindl.ErrInvalidInput (package plain/deadlines), not a guess.
 //   - Plank also strips its reporter's finalizer from a pod it replaces; that
 //     finalizer is the caller's own: package runplan names it as a pod effect

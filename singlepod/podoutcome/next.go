@@ -249,13 +249,13 @@ func revive(s *Step, r Result, rev Revivals, opts Options, cause string) {
 
 func validateNext(r Result, dl plaindl.Result, rev Revivals, opts Options) error {
 	if !r.Outcome.known() {
-		return &InputError{Field: "Result.Outcome", Value: fmt.Sprintf("%q", r.Outcome), Reason: "not an Outcome of this package"}
+		return &plaindl.FieldError{Package: "podoutcome", Field: "Result.Outcome", Value: fmt.Sprintf("%q", r.Outcome), Reason: "not an Outcome of this package"}
 	}
 	if opts.MaxRevivals < 0 {
-		return &InputError{Field: "Options.MaxRevivals", Value: fmt.Sprint(opts.MaxRevivals), Reason: "must not be negative"}
+		return &plaindl.FieldError{Package: "podoutcome", Field: "Options.MaxRevivals", Value: fmt.Sprint(opts.MaxRevivals), Reason: "must not be negative"}
 	}
 	if rev.Count < 0 {
-		return &InputError{Field: "Revivals.Count", Value: fmt.Sprint(rev.Count), Reason: "must not be negative"}
+		return &plaindl.FieldError{Package: "podoutcome", Field: "Revivals.Count", Value: fmt.Sprint(rev.Count), Reason: "must not be negative"}
 	}
 	ok := true
 	switch dl.Kind {
@@ -268,7 +268,7 @@ func validateNext(r Result, dl plaindl.Result, rev Revivals, opts Options) error
 		ok = false
 	}
 	if !ok {
-		return &InputError{Field: "deadline.Kind", Value: fmt.Sprintf("%q", dl.Kind),
+		return &plaindl.FieldError{Package: "podoutcome", Field: "deadline.Kind", Value: fmt.Sprintf("%q", dl.Kind),
 			Reason: fmt.Sprintf("cannot apply to a pod with outcome %s (pod and deadline from different snapshots?)", r.Outcome)}
 	}
 	return nil

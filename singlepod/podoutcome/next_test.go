@@ -302,7 +302,7 @@ func TestNextErrors(t *testing.T) {
 			got, err := podoutcome.Next(tt.result, tt.dl, tt.rev, tt.opts)
 			assert.EqualError(t, err, tt.wantErr)
 			assert.ErrorIs(t, err, plaindl.ErrInvalidInput)
-			var ie *podoutcome.InputError
+			var ie *plaindl.FieldError
 			assert.ErrorAs(t, err, &ie)
 			assert.Equal(t, podoutcome.Step{}, got)
 		})

@@ -42,7 +42,7 @@ const existsRetry = time.Second
 //  6. triggered with a pod: Adopt, without asking the limits (plank);
 //     triggered without a pod: concurrency.Decide; held back, Wait with the
 //     limit as reason and "Waiting: <why>" as description; allowed, Create;
-//     a queue missing from Limits.Queues is an *InputError naming Run.Queue
+//     a queue missing from Limits.Queues is a *plaindl.FieldError naming Run.Queue
 //     (invalid configuration; plank fails the sync too, and retries it);
 //  7. pending without a pod: Create again at once (PodMissing), without
 //     asking the limits (plank);
@@ -55,10 +55,10 @@ const existsRetry = time.Second
 // from is measured from Run.PendingTime, or, without one, waits (reason
 // NoCreationTime, requeue after Limits.RetryAfter) instead of failing.
 //
-// Errors, an [*InputError] matching plaindl.ErrInvalidInput and naming the
-// field: an empty Run.UID, a zero Now, a negative Run.MaxConcurrency,
-// Run.Revivals.Count, Limits.MaxPending, Limits.RetryAfter, Outcome.MaxRevivals
-// or timeout, an unknown CreateErrors policy, an empty queue name in
+// Errors, a [*plaindl.FieldError] (Package "runplan") matching
+// plaindl.ErrInvalidInput and naming the field: an empty Run.UID, a zero Now, a
+// negative Run.MaxConcurrency, Run.Revivals.Count, Limits.MaxPending,
+// Limits.RetryAfter, Outcome.MaxRevivals or timeout, an unknown CreateErrors policy, an empty queue name in
 // Limits.Queues. A peer in a state that
 // is not a constant counts against no limit and is never superseded.
 //
@@ -129,7 +129,7 @@ func triggered(p Plan, run *Run, in *Input) (Plan, error) {
 	case errors.Is(err, plainconc.ErrUnknownQueue):
 		// Invalid configuration, as in plank: the sync fails (and is retried, so a
 		// configuration that gains the queue later starts the run).
-		return Plan{}, &InputError{Field: "Run.Queue", Value: strconv.Quote(run.Queue), Reason: "not a queue of Limits.Queues"}
+		return Plan{}, &plaindl.FieldError{Package: "runplan", Field: "Run.Queue", Value: strconv.Quote(run.Queue), Reason: "not a queue of Limits.Queues"}
 	case err != nil:
 		return Plan{}, err // validated before: only a bug gets here
 	case !d.Allowed:
@@ -267,7 +267,7 @@ func retryAfter(l plainconc.Limits) time.Duration {
 
 func validate(in *Input) error {
 	bad := func(f string, v any, reason string) error {
-		return &InputError{Field: f, Value: fmt.Sprint(v), Reason: reason}
+		return &plaindl.FieldError{Package: "runplan", Field: f, Value: fmt.Sprint(v), Reason: reason}
 	}
 	switch {
 	case in.Run.UID == "":

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
@@ -454,7 +455,7 @@ func TestComputeInvalidInput(t *testing.T) {
 			tt.edit(&in)
 			got, err := runplan.Compute(in)
 			require.ErrorIs(t, err, plaindl.ErrInvalidInput)
-			var ie *runplan.InputError
+			var ie *plaindl.FieldError
 			require.ErrorAs(t, err, &ie)
 			if ie.Field != tt.wantField {
 				t.Errorf("Compute() error field = %q, want %q (%v)", ie.Field, tt.wantField, err)
@@ -473,8 +474,9 @@ func TestComputeUnknownQueue(t *testing.T) {
 	in.Limits.Queues = map[string]int{"open": 1}
 	got, err := runplan.Compute(in)
 	require.ErrorIs(t, err, plaindl.ErrInvalidInput)
-	var ie *runplan.InputError
+	var ie *plaindl.FieldError
 	require.ErrorAs(t, err, &ie)
+	assert.EqualError(t, err, `runplan: Run.Queue="nope": not a queue of Limits.Queues`)
 	if ie.Field != "Run.Queue" || ie.Value != `"nope"` {
 		t.Errorf("Compute() error = %+v, want field Run.Queue, value %q", ie, `"nope"`)
 	}

@@ -57,8 +57,8 @@
 //   - A pod the run does not control (by controller reference) is never
 //     deleted.
 //   - Bad pod data (no creation time, no status, an unknown phase) gives a
-//     Wait or a retry, never a final state; invalid configuration gives an
-//     [*InputError] naming the field, never a plan.
+//     Wait or a retry, never a final state; invalid configuration gives a
+//     *plaindl.FieldError naming the field, never a plan.
 //   - Nothing reads the clock; nothing modifies the input.
 //
 // # Cost

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	plainconc "github.com/jobkit/jobkit/plain/concurrency"
+	plaindl "github.com/jobkit/jobkit/plain/deadlines"
 	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
@@ -81,7 +82,7 @@ func FuzzCompute(f *testing.F) {
 		if err != nil {
 			// The one invalid input the generator makes: a queue Limits.Queues lacks,
 			// which is invalid configuration (an error naming Run.Queue).
-			var ie *runplan.InputError
+			var ie *plaindl.FieldError
 			if _, known := in.Limits.Queues[in.Run.Queue]; errors.As(err, &ie) && ie.Field == "Run.Queue" && !known {
 				if !reflect.DeepEqual(before, in) {
 					t.Fatal("Compute modified its input")

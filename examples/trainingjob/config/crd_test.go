@@ -68,10 +68,10 @@ func runSuite(m *testing.M) int {
 	return m.Run()
 }
 
-// readSample decodes config/samples/trainingjob.yaml, refusing unknown fields.
-func readSample(t *testing.T) *v1alpha1.TrainingJob {
+// readSample decodes config/samples/<file>, refusing unknown fields.
+func readSample(t *testing.T, file string) *v1alpha1.TrainingJob {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("samples", "trainingjob.yaml"))
+	data, err := os.ReadFile(filepath.Join("samples", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,16 +141,20 @@ func requireInvalid(t *testing.T, err error, field, msg string) {
 }
 
 func TestSampleAccepted(t *testing.T) {
-	tj := readSample(t)
-	tj.Namespace = namespace
-	create(t, tj)
-	var got v1alpha1.TrainingJob
-	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(tj), &got); err != nil {
-		t.Fatal(err)
-	}
-	// Nothing is pruned: the schemaless template keeps every field.
-	if diff := cmp.Diff(readSample(t).Spec, got.Spec); diff != "" {
-		t.Errorf("stored spec (-sample +stored):\n%s", diff)
+	for _, file := range []string{"trainingjob.yaml", "trainingjob-launcher.yaml"} {
+		t.Run(file, func(t *testing.T) {
+			tj := readSample(t, file)
+			tj.Namespace = namespace
+			create(t, tj)
+			var got v1alpha1.TrainingJob
+			if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(tj), &got); err != nil {
+				t.Fatal(err)
+			}
+			// Nothing is pruned: the schemaless templates keep every field.
+			if diff := cmp.Diff(readSample(t, file).Spec, got.Spec); diff != "" {
+				t.Errorf("stored spec (-sample +stored):\n%s", diff)
+			}
+		})
 	}
 }
 

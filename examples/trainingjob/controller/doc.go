@@ -6,6 +6,13 @@
 //   - Workload converts a TrainingJob into what reconcile syncs (its spec in Job
 //     terms, its status as a batchv1.JobStatus, its own retry backoff), refusing,
 //     with an error naming the field, what the CRD schema cannot check;
+//   - RolesWorkload converts a TrainingJob with a launcher (spec.launcher) into a
+//     workload of two roles under one owner (package roles: the workers and the
+//     launcher, no child Jobs), with the group rules of such a run;
+//     RolesStatus and StatusFromRoles convert its status both ways. The
+//     controller does not run such a TrainingJob yet (Workload refuses it, so it
+//     gets the Warning event InvalidTrainingJob): its wiring onto
+//     reconcile.SyncRoles is the next step;
 //   - Type gives the controllerruntime module the TrainingJob's Go type: New,
 //     Workload, how to set the status, where managedBy is;
 //   - Setup is the one call of that module (jkcr.Setup, the call the Job

@@ -15,6 +15,7 @@ import (
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/trainingjob/controller"
 	"github.com/jobkit/jobkit/reconcile"
+	"github.com/jobkit/jobkit/roles"
 )
 
 // A TrainingJob of eight workers, four at a time, as jobkit syncs it: an Indexed
@@ -48,6 +49,53 @@ func ExampleWorkload() {
 	// Indexed 8 4 3 Failed
 	// backoff: 10s to 6m0s
 	// invalid TrainingJob ml/resnet: spec.template.spec.restartPolicy: "Always": must be Never (a container restarted in place would hide the exit codes the failure policy reads)
+}
+
+// A TrainingJob with a launcher and four workers, as jobkit syncs it: two roles
+// under one owner, the launcher waiting for the workers to be Ready, the run
+// complete when the launcher succeeds, a failed role restarting the group up to
+// twice, and the status converted both ways.
+func ExampleRolesWorkload() {
+	pod := func(name string) corev1.PodTemplateSpec {
+		return corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: name, Image: name + ":1"}},
+		}}
+	}
+	tj := &v1alpha1.TrainingJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "mnist"},
+		Spec: v1alpha1.TrainingJobSpec{
+			Workers:     4,
+			Template:    pod("trainer"),
+			Launcher:    &v1alpha1.Launcher{Template: pod("mpirun")},
+			MaxRestarts: ptr.To[int32](2),
+		},
+	}
+	w, err := controller.RolesWorkload(tj)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, r := range w.Roles {
+		fmt.Println(r.Name, *r.Spec.Completions, r.DependsOn)
+	}
+	fmt.Println("success:", w.SuccessPolicy.Operator, w.SuccessPolicy.TargetReplicatedJobs)
+	fmt.Println("restarts:", w.FailurePolicy.MaxRestarts, w.FailurePolicy.Rules[0].Action, w.FailurePolicy.Rules[0].OnJobFailureReasons)
+
+	w.Status.Restarts = 1
+	w.Status.Roles = []roles.RoleStatus{{Name: controller.RoleWorkers, Attempt: 1, Succeeded: 3}}
+	st, err := controller.StatusFromRoles(w.Status)
+	fmt.Println(st.Restarts, st.Workers.Attempt, st.Workers.Succeeded, st.Launcher == nil, err)
+
+	_, err = controller.Workload(tj)
+	fmt.Println(err)
+	// Output:
+	// workers 4 []
+	// launcher 1 [{workers Ready}]
+	// success: Any [launcher]
+	// restarts: 2 FailJobSet [PodFailurePolicy DeadlineExceeded]
+	// 1 1 3 true <nil>
+	// invalid TrainingJob ml/mnist: spec.launcher: set: a run with a launcher is a workload of roles (RolesWorkload)
 }
 
 // Setup registers the controller with a manager whose scheme knows TrainingJobs.

@@ -50,7 +50,8 @@ var ErrInvalid = errors.New("invalid TrainingJob")
 // selector stays nil so that only the pods whose controller reference has tj's
 // UID count (nothing is adopted).
 //
-// It refuses, wrapping ErrInvalid and naming each field with its value, what the
+// A run with a launcher (spec.launcher) is a workload of roles: RolesWorkload
+// converts it, and Workload refuses it (ErrInvalid naming spec.launcher). It refuses, wrapping ErrInvalid and naming each field with its value, what the
 // CRD schema cannot check: a template whose restartPolicy is not Never or that has
 // no container. The other rules (failure policy, maxFailedIndexes...) are the
 // schema's and, again, plan's. The Workload points into tj (template, status
@@ -59,36 +60,45 @@ func Workload(tj *v1alpha1.TrainingJob) (*plan.Workload, error) {
 	if tj == nil {
 		return nil, fmt.Errorf("%w: the TrainingJob is nil", ErrInvalid)
 	}
+	if tj.Spec.Launcher != nil {
+		return nil, fmt.Errorf("%w %s/%s: spec.launcher: set: a run with a launcher is a workload of roles (RolesWorkload)", ErrInvalid, tj.Namespace, tj.Name)
+	}
 	if err := validate(tj); err != nil {
 		return nil, err
 	}
 	s := &tj.Spec
-	parallelism := cmp.Or(s.Parallelism, &s.Workers)
 	return &plan.Workload{
-		Namespace: tj.Namespace,
-		Name:      tj.Name,
-		UID:       tj.UID,
-		Deleting:  tj.DeletionTimestamp != nil,
-		Spec: plan.Spec{
-			Completions:           &s.Workers,
-			Parallelism:           parallelism,
-			CompletionMode:        ptr.To(batchv1.IndexedCompletion),
-			BackoffLimitPerIndex:  ptr.To(ptr.Deref(s.BackoffLimitPerIndex, 0)),
-			MaxFailedIndexes:      s.MaxFailedIndexes,
-			PodFailurePolicy:      tj.PodFailurePolicy(),
-			SuccessPolicy:         tj.SuccessPolicy(),
-			PodReplacementPolicy:  ptr.To(batchv1.Failed),
-			Suspend:               s.Suspend,
-			ActiveDeadlineSeconds: s.ActiveDeadlineSeconds,
-			Template:              &s.Template,
-			ManagedBy:             s.ManagedBy,
-		},
+		Namespace:       tj.Namespace,
+		Name:            tj.Name,
+		UID:             tj.UID,
+		Deleting:        tj.DeletionTimestamp != nil,
+		Spec:            workerSpec(tj),
 		Status:          tj.Status.JobStatus(),
 		Generation:      tj.Generation,
 		ResourceVersion: tj.ResourceVersion,
 		Object:          tj,
 		Backoff:         BackoffPolicy(s.Backoff),
 	}, nil
+}
+
+// workerSpec returns the workers of tj in Job terms: Workers indexes retried one
+// by one, the run's policies, its template.
+func workerSpec(tj *v1alpha1.TrainingJob) plan.Spec {
+	s := &tj.Spec
+	return plan.Spec{
+		Completions:           &s.Workers,
+		Parallelism:           cmp.Or(s.Parallelism, &s.Workers),
+		CompletionMode:        ptr.To(batchv1.IndexedCompletion),
+		BackoffLimitPerIndex:  ptr.To(ptr.Deref(s.BackoffLimitPerIndex, 0)),
+		MaxFailedIndexes:      s.MaxFailedIndexes,
+		PodFailurePolicy:      tj.PodFailurePolicy(),
+		SuccessPolicy:         tj.SuccessPolicy(),
+		PodReplacementPolicy:  ptr.To(batchv1.Failed),
+		Suspend:               s.Suspend,
+		ActiveDeadlineSeconds: s.ActiveDeadlineSeconds,
+		Template:              &s.Template,
+		ManagedBy:             s.ManagedBy,
+	}
 }
 
 // validate reports the fields of tj that jobkit cannot run and the schema does not
@@ -101,13 +111,18 @@ func validate(tj *v1alpha1.TrainingJob) error {
 	if tj.Spec.Workers < 1 {
 		bad("spec.workers", tj.Spec.Workers, "must be at least 1")
 	}
-	pod := &tj.Spec.Template.Spec
-	if pod.RestartPolicy != corev1.RestartPolicyNever {
-		bad("spec.template.spec.restartPolicy", fmt.Sprintf("%q", pod.RestartPolicy),
-			"must be Never (a container restarted in place would hide the exit codes the failure policy reads)")
+	checkPod := func(field string, pod *corev1.PodSpec) {
+		if pod.RestartPolicy != corev1.RestartPolicyNever {
+			bad(field+".restartPolicy", fmt.Sprintf("%q", pod.RestartPolicy),
+				"must be Never (a container restarted in place would hide the exit codes the failure policy reads)")
+		}
+		if len(pod.Containers) == 0 {
+			bad(field+".containers", "[]", "at least one container is required")
+		}
 	}
-	if len(pod.Containers) == 0 {
-		bad("spec.template.spec.containers", "[]", "at least one container is required")
+	checkPod("spec.template.spec", &tj.Spec.Template.Spec)
+	if l := tj.Spec.Launcher; l != nil {
+		checkPod("spec.launcher.template.spec", &l.Template.Spec)
 	}
 	if b := tj.Spec.Backoff; b != nil {
 		if b.Initial != nil && b.Initial.Duration <= 0 {

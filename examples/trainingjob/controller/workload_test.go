@@ -166,6 +166,7 @@ func TestWorkloadRefuses(t *testing.T) {
 			tj.Spec.Template = corev1.PodTemplateSpec{}
 		}), wantFields: []string{`spec.template.spec.restartPolicy: ""`, "spec.template.spec.containers: []"}},
 		{name: "no worker", tj: validTJ(func(tj *v1alpha1.TrainingJob) { tj.Spec.Workers = 0 }), wantFields: []string{"spec.workers: 0"}},
+		{name: "a launcher (RolesWorkload converts it)", tj: launcherTJ(nil), wantFields: []string{"spec.launcher: set"}},
 		{name: "zero backoff", tj: validTJ(func(tj *v1alpha1.TrainingJob) {
 			tj.Spec.Backoff = &v1alpha1.RetryBackoff{Initial: &metav1.Duration{}, Max: &metav1.Duration{Duration: -time.Second}}
 		}), wantFields: []string{"spec.backoff.initial: 0s", "spec.backoff.max: -1s"}},

@@ -4,6 +4,15 @@
 // a backoff, listed exit codes fail the whole run at once, and the run succeeds
 // when enough workers have succeeded.
 //
+// A run may also have a launcher (spec.launcher): one more pod, started once
+// every worker is Ready, whose success completes the run; a role that fails for
+// good restarts the whole group, up to spec.maxRestarts times. Such a run's
+// status is that of a group (restarts, terminalState, groupConditions) and of
+// each role (status.launcher, status.workers: the attempt, the counts over every
+// attempt, and the attempt's pods as an AttemptStatus, which converts to and
+// from a batchv1.JobStatus); the Job-shaped fields stay unset. Without a
+// launcher, a run is exactly what it was before the launcher existed.
+//
 // The spec is a batch/v1 Job's spec in a training run's words, and the status
 // mirrors batchv1.JobStatus field for field (same JSON names and meanings), so that
 // a controller can hand both to jobkit's plan as a Job-shaped workload:

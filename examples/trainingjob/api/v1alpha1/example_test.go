@@ -36,3 +36,13 @@ func ExampleStatusFromJob() {
 	fmt.Println(st.Active, st.CompletedIndexes, js.Succeeded)
 	// Output: 2 0 1
 }
+
+// A role of a run with a launcher keeps its attempt's pods as a Job status: it
+// converts to and from batchv1.JobStatus without loss.
+func ExampleAttemptStatusFromJob() {
+	role := v1alpha1.RoleStatus{Attempt: 1, Succeeded: 5, Failed: 2}
+	role.Current = v1alpha1.AttemptStatusFromJob(batchv1.JobStatus{Active: 3, Ready: ptr.To[int32](3), Succeeded: 1, CompletedIndexes: "2"})
+	js := role.Current.JobStatus()
+	fmt.Println(role.Attempt, role.Succeeded, js.Active, *js.Ready, js.CompletedIndexes)
+	// Output: 1 5 3 3 2
+}

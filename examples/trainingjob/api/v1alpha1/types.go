@@ -21,8 +21,12 @@ import (
 // +kubebuilder:printcolumn:name="Succeeded",type=integer,JSONPath=`.status.succeeded`
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failed`
 // +kubebuilder:printcolumn:name="Completed",type=string,JSONPath=`.status.completedIndexes`,priority=1
+// +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restarts`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="!has(self.status) || !has(self.status.succeeded) || self.status.succeeded <= self.spec.workers",fieldPath=".status.succeeded",message="succeeded may not exceed spec.workers"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.launcher) || !has(self.status) || !(has(self.status.launcher) || has(self.status.workers) || has(self.status.groupConditions) || has(self.status.terminalState) || has(self.status.restarts) || has(self.status.restartsCountTowardsMax))",fieldPath=".status",message="a run without spec.launcher has no launcher, workers, groupConditions, terminalState or restarts status"
+// +kubebuilder:validation:XValidation:rule="!has(self.status) || !has(self.status.restartsCountTowardsMax) || self.status.restartsCountTowardsMax <= (has(self.spec.maxRestarts) ? self.spec.maxRestarts : 0)",fieldPath=".status.restartsCountTowardsMax",message="restartsCountTowardsMax may not exceed spec.maxRestarts"
+// +kubebuilder:validation:XValidation:rule="!has(self.status) || !has(self.status.workers) || !has(self.status.workers.current.succeeded) || self.status.workers.current.succeeded <= self.spec.workers",fieldPath=".status.workers.current.succeeded",message="succeeded may not exceed spec.workers"
 type TrainingJob struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -37,9 +41,9 @@ type TrainingJob struct {
 }
 
 // TrainingJobSpec is a batch/v1 Job spec of completion mode Indexed in the words
-// of a training run. Workers, the template, the retry and failure settings and
-// ManagedBy are immutable; Parallelism, Suspend and ActiveDeadlineSeconds may
-// change.
+// of a training run (with a Launcher, two roles of a group). Workers, the
+// template, the retry and failure settings, ManagedBy, Launcher and MaxRestarts
+// are immutable; Parallelism, Suspend and ActiveDeadlineSeconds may change.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.maxFailedIndexes) || self.maxFailedIndexes <= self.workers",fieldPath=".maxFailedIndexes",message="maxFailedIndexes may not exceed workers"
 // +kubebuilder:validation:XValidation:rule="!has(self.successPolicy) || self.successPolicy.succeededCount <= self.workers",fieldPath=".successPolicy.succeededCount",message="succeededCount may not exceed workers"
@@ -48,6 +52,9 @@ type TrainingJob struct {
 // +kubebuilder:validation:XValidation:rule="has(self.podFailurePolicy) == has(oldSelf.podFailurePolicy)",fieldPath=".podFailurePolicy",message="podFailurePolicy is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.successPolicy) == has(oldSelf.successPolicy)",fieldPath=".successPolicy",message="successPolicy is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.managedBy) == has(oldSelf.managedBy)",fieldPath=".managedBy",message="managedBy is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.launcher) == has(oldSelf.launcher)",fieldPath=".launcher",message="launcher is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.maxRestarts) == has(oldSelf.maxRestarts)",fieldPath=".maxRestarts",message="maxRestarts is immutable"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxRestarts) || has(self.launcher)",fieldPath=".maxRestarts",message="maxRestarts needs a launcher"
 type TrainingJobSpec struct {
 	// Workers is the number of indexes, as a Job's completions: one pod per
 	// index succeeds for the run to complete (unless SuccessPolicy says fewer
@@ -138,6 +145,22 @@ type TrainingJobSpec struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="template is immutable"
 	Template corev1.PodTemplateSpec `json:"template"`
+
+	// Launcher, when set, adds one launcher pod to the workers: it starts once
+	// every worker is Ready, the run succeeds when it succeeds, and a role that
+	// fails for good restarts the whole group (up to MaxRestarts times). Unset,
+	// the run is the workers alone, as it always was.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="launcher is immutable"
+	// +optional
+	Launcher *Launcher `json:"launcher,omitempty"`
+
+	// MaxRestarts bounds the restarts of the whole group (launcher and workers,
+	// every pod replaced) after a role failed for good; nil means 0: the first
+	// such failure fails the run. Only with a Launcher.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="maxRestarts is immutable"
+	// +optional
+	MaxRestarts *int32 `json:"maxRestarts,omitempty"`
 }
 
 // RetryBackoff is the delay before a failed index is retried: Initial after its
@@ -240,6 +263,13 @@ type SuccessPolicy struct {
 // +kubebuilder:validation:XValidation:rule="(has(self.succeeded) ? self.succeeded : 0) >= (has(oldSelf.succeeded) ? oldSelf.succeeded : 0)",fieldPath=".succeeded",message="succeeded may not decrease"
 // +kubebuilder:validation:XValidation:rule="(has(self.failed) ? self.failed : 0) >= (has(oldSelf.failed) ? oldSelf.failed : 0)",fieldPath=".failed",message="failed may not decrease"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.conditions) || !oldSelf.conditions.exists(c, (c.type == 'Complete' || c.type == 'Failed') && c.status == 'True') || (has(self.conditions) && self.conditions.exists(c, (c.type == 'Complete' || c.type == 'Failed') && c.status == 'True'))",fieldPath=".conditions",message="a finished run stays finished"
+// +kubebuilder:validation:XValidation:rule="(has(self.restarts) ? self.restarts : 0) >= (has(oldSelf.restarts) ? oldSelf.restarts : 0)",fieldPath=".restarts",message="restarts may not decrease"
+// +kubebuilder:validation:XValidation:rule="(has(self.restartsCountTowardsMax) ? self.restartsCountTowardsMax : 0) >= (has(oldSelf.restartsCountTowardsMax) ? oldSelf.restartsCountTowardsMax : 0)",fieldPath=".restartsCountTowardsMax",message="restartsCountTowardsMax may not decrease"
+// +kubebuilder:validation:XValidation:rule="(has(self.restartsCountTowardsMax) ? self.restartsCountTowardsMax : 0) <= (has(self.restarts) ? self.restarts : 0)",fieldPath=".restartsCountTowardsMax",message="restartsCountTowardsMax may not exceed restarts"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.terminalState) || (has(self.terminalState) && self.terminalState == oldSelf.terminalState)",fieldPath=".terminalState",message="a finished run keeps its terminal state"
+// +kubebuilder:validation:XValidation:rule="!has(self.launcher) || self.launcher.attempt <= (has(self.restarts) ? self.restarts : 0)",fieldPath=".launcher.attempt",message="attempt may not exceed restarts"
+// +kubebuilder:validation:XValidation:rule="!has(self.workers) || self.workers.attempt <= (has(self.restarts) ? self.restarts : 0)",fieldPath=".workers.attempt",message="attempt may not exceed restarts"
+// +kubebuilder:validation:XValidation:rule="!has(self.launcher) || !has(self.launcher.current.succeeded) || self.launcher.current.succeeded <= 1",fieldPath=".launcher.current.succeeded",message="one launcher pod succeeds at most"
 type TrainingJobStatus struct {
 	// Conditions are the run's conditions, at most one of each type: Suspended,
 	// FailureTarget, SuccessCriteriaMet, Complete and Failed, as on a Job.
@@ -303,6 +333,42 @@ type TrainingJobStatus struct {
 	// Failed.
 	// +optional
 	UncountedTerminatedPods *UncountedTerminatedPods `json:"uncountedTerminatedPods,omitempty"`
+
+	// The fields below are those of a run with a launcher (spec.launcher); the
+	// fields above stay unset on such a run, whose workers' status is Workers.
+
+	// Restarts counts the restarts of the whole group (the current attempt); it
+	// never decreases.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Restarts int32 `json:"restarts,omitempty"`
+	// RestartsCountTowardsMax counts the restarts that count towards
+	// spec.maxRestarts; it never decreases.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	RestartsCountTowardsMax int32 `json:"restartsCountTowardsMax,omitempty"`
+
+	// TerminalState is Completed or Failed once the run has finished.
+	// +kubebuilder:validation:Enum=Completed;Failed
+	// +optional
+	TerminalState string `json:"terminalState,omitempty"`
+
+	// GroupConditions are the run's conditions as a group, one of each type:
+	// Completed, Failed, Suspended, RestartingJobSet, StartupPolicyInProgress,
+	// StartupPolicyCompleted (JobSet's types and reasons).
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:XValidation:rule="self.all(c, c.type in ['Completed', 'Failed', 'Suspended', 'RestartingJobSet', 'StartupPolicyInProgress', 'StartupPolicyCompleted'])",message="group condition types are Completed, Failed, Suspended, RestartingJobSet, StartupPolicyInProgress and StartupPolicyCompleted"
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	GroupConditions []metav1.Condition `json:"groupConditions,omitempty"`
+
+	// Launcher is the status of the launcher role.
+	// +optional
+	Launcher *RoleStatus `json:"launcher,omitempty"`
+	// Workers is the status of the workers role.
+	// +optional
+	Workers *RoleStatus `json:"workers,omitempty"`
 }
 
 // UncountedTerminatedPods mirrors batchv1.UncountedTerminatedPods.

@@ -38,6 +38,9 @@ func full() *TrainingJob {
 			ManagedBy:             ptr.To("example.com/trainer"),
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
 				Containers: []corev1.Container{{Name: "trainer", Image: "x", Command: []string{"train"}}}}},
+			Launcher: &Launcher{BackoffLimit: ptr.To[int32](1), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "launcher", Image: "x", Command: []string{"launch"}}}}}},
+			MaxRestarts: ptr.To[int32](2),
 		},
 		Status: TrainingJobStatus{
 			Conditions:     []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: at}},
@@ -46,7 +49,22 @@ func full() *TrainingJob {
 			Active:         1, Ready: ptr.To[int32](1), Terminating: ptr.To[int32](2), Succeeded: 3, Failed: 4,
 			CompletedIndexes: "0-2", FailedIndexes: ptr.To("3"),
 			UncountedTerminatedPods: &UncountedTerminatedPods{Succeeded: []types.UID{"a"}, Failed: []types.UID{"b"}},
+			Restarts:                2, RestartsCountTowardsMax: 1, TerminalState: "Completed",
+			GroupConditions: []metav1.Condition{{Type: "Completed", Status: metav1.ConditionTrue, Reason: "AllJobsCompleted", LastTransitionTime: at}},
+			Launcher:        &RoleStatus{Attempt: 2, Succeeded: 1, Current: fullAttempt()},
+			Workers:         &RoleStatus{Attempt: 2, Succeeded: 9, Failed: 3, Current: fullAttempt()},
 		},
+	}
+}
+
+// fullAttempt returns an AttemptStatus with every pointer and slice set.
+func fullAttempt() AttemptStatus {
+	return AttemptStatus{
+		Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: at}},
+		StartTime:  &at, CompletionTime: &at,
+		Active: 1, Ready: ptr.To[int32](1), Terminating: ptr.To[int32](2), Succeeded: 3, Failed: 4,
+		CompletedIndexes: "0-2", FailedIndexes: ptr.To("3"),
+		UncountedTerminatedPods: &batchv1.UncountedTerminatedPods{Succeeded: []types.UID{"a"}, Failed: []types.UID{"b"}},
 	}
 }
 
@@ -67,11 +85,22 @@ func TestDeepCopy(t *testing.T) {
 	s.SuccessPolicy.SucceededCount = 1
 	*s.Suspend, *s.ActiveDeadlineSeconds, *s.ManagedBy = true, 1, "other.com/x"
 	s.Template.Spec.Containers[0].Command[0] = "false"
+	*s.Launcher.BackoffLimit, *s.MaxRestarts = 9, 9
+	s.Launcher.Template.Spec.Containers[0].Command[0] = "false"
 	st := &cp.Status
 	st.Conditions[0].Reason = "changed"
 	st.StartTime.Time, st.CompletionTime.Time = time.Time{}, time.Time{}
 	*st.Ready, *st.Terminating, *st.FailedIndexes = 0, 0, ""
 	st.UncountedTerminatedPods.Succeeded[0], st.UncountedTerminatedPods.Failed[0] = "x", "y"
+	st.GroupConditions[0].Reason = "changed"
+	st.Launcher.Attempt, st.Workers.Failed = 0, 0
+	for _, r := range []*RoleStatus{st.Launcher, st.Workers} {
+		c := &r.Current
+		c.Conditions[0].Reason = "changed"
+		c.StartTime.Time, c.CompletionTime.Time = time.Time{}, time.Time{}
+		*c.Ready, *c.Terminating, *c.FailedIndexes = 0, 0, ""
+		c.UncountedTerminatedPods.Succeeded[0] = "x"
+	}
 	if diff := cmp.Diff(full(), orig); diff != "" {
 		t.Errorf("changing the copy changed the original (-want +got):\n%s", diff)
 	}
@@ -100,8 +129,10 @@ func TestAddToScheme(t *testing.T) {
 }
 
 // TestStatusMirrorsJobStatus checks that TrainingJobStatus has exactly the
-// fields of batchv1.JobStatus with the same JSON names, so that a field added
-// to JobStatus by a later Kubernetes version is noticed here.
+// fields of batchv1.JobStatus with the same JSON names, and those of a run with
+// a launcher, so that a field added to JobStatus by a later Kubernetes version
+// is noticed here. (AttemptStatus converts to JobStatus in Go: the compiler
+// checks its fields; the test checks its JSON names.)
 func TestStatusMirrorsJobStatus(t *testing.T) {
 	tags := func(typ reflect.Type) []string {
 		var out []string
@@ -112,12 +143,17 @@ func TestStatusMirrorsJobStatus(t *testing.T) {
 		return out
 	}
 	want := tags(reflect.TypeFor[batchv1.JobStatus]())
-	got := tags(reflect.TypeFor[TrainingJobStatus]())
-	if diff := cmp.Diff(want, got); diff != "" {
+	launcher := []string{"groupConditions,omitempty", "launcher,omitempty", "restarts,omitempty",
+		"restartsCountTowardsMax,omitempty", "terminalState,omitempty", "workers,omitempty"}
+	wantAll := slices.Sorted(slices.Values(append(slices.Clone(want), launcher...)))
+	if diff := cmp.Diff(wantAll, tags(reflect.TypeFor[TrainingJobStatus]())); diff != "" {
 		t.Errorf("JSON fields of TrainingJobStatus (-batchv1.JobStatus +TrainingJobStatus):\n%s", diff)
 	}
 	if diff := cmp.Diff(tags(reflect.TypeFor[batchv1.UncountedTerminatedPods]()), tags(reflect.TypeFor[UncountedTerminatedPods]())); diff != "" {
 		t.Errorf("JSON fields of UncountedTerminatedPods (-batchv1 +v1alpha1):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, tags(reflect.TypeFor[AttemptStatus]())); diff != "" {
+		t.Errorf("JSON fields of AttemptStatus (-batchv1.JobStatus +AttemptStatus):\n%s", diff)
 	}
 }
 
@@ -129,8 +165,8 @@ func TestJobStatusRoundTrip(t *testing.T) {
 	}{
 		{name: "empty", in: TrainingJobStatus{}, want: batchv1.JobStatus{}},
 		{
-			name: "every field",
-			in:   full().Status,
+			name: "every field of a run without a launcher",
+			in:   jobFields(full().Status),
 			want: batchv1.JobStatus{
 				Conditions:     []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: at}},
 				StartTime:      &at,
@@ -162,6 +198,43 @@ func TestJobStatusRoundTrip(t *testing.T) {
 				if got.UncountedTerminatedPods.Failed[0] == "changed" {
 					t.Error("StatusFromJob shares memory with its input")
 				}
+			}
+		})
+	}
+}
+
+// jobFields returns s without the fields of a run with a launcher.
+func jobFields(s TrainingJobStatus) TrainingJobStatus {
+	s.Restarts, s.RestartsCountTowardsMax, s.TerminalState = 0, 0, ""
+	s.GroupConditions, s.Launcher, s.Workers = nil, nil, nil
+	return s
+}
+
+func TestAttemptStatusRoundTrip(t *testing.T) {
+	for name, in := range map[string]AttemptStatus{"empty": {}, "every field": fullAttempt()} {
+		t.Run(name, func(t *testing.T) {
+			js := in.JobStatus()
+			want := full().Status.JobStatus()
+			if name == "empty" {
+				want = batchv1.JobStatus{}
+			}
+			if diff := cmp.Diff(want, js); diff != "" {
+				t.Fatalf("JobStatus() (-want +got):\n%s", diff)
+			}
+			back := AttemptStatusFromJob(js)
+			if diff := cmp.Diff(in, back); diff != "" {
+				t.Errorf("AttemptStatusFromJob(JobStatus()) (-want +got):\n%s", diff)
+			}
+			if js.UncountedTerminatedPods == nil {
+				return
+			}
+			js.UncountedTerminatedPods.Succeeded[0], *js.Ready, js.Conditions[0].Reason = "changed", 99, "changed"
+			if in.UncountedTerminatedPods.Succeeded[0] == "changed" || *in.Ready == 99 || in.Conditions[0].Reason == "changed" {
+				t.Error("JobStatus() shares memory with its receiver")
+			}
+			back.UncountedTerminatedPods.Failed[0] = "changed"
+			if js.UncountedTerminatedPods.Failed[0] == "changed" {
+				t.Error("AttemptStatusFromJob shares memory with its input")
 			}
 		})
 	}
