@@ -29,11 +29,10 @@ const slowStartInitialBatchSize = 1
 // large Job creates its pods in one round trip per sync once the API server has
 // accepted them, and backs off as fast as upstream when it does not.
 func (ex *execution) createPods() {
-	creates := ex.plan.Create
+	creates := ex.calls.create
 	if len(creates) == 0 {
 		return
 	}
-	reason := ex.creationReason()
 	var created atomic.Int32
 	next, size := 0, ex.r.batchSize(ex.key)
 	defer func() { ex.r.setBatchSize(ex.key, size) }()
@@ -46,7 +45,7 @@ func (ex *execution) createPods() {
 		next += len(batch)
 		var failed, nsGone atomic.Bool
 		ex.parallel(len(batch), func(i int) {
-			switch err := ex.createPod(batch[i], reason); {
+			switch err := ex.createPod(batch[i]); {
 			case err == nil:
 				created.Add(1)
 			case errors.Is(err, errStoredEarlier), errors.Is(err, errNamesTaken):
@@ -104,18 +103,18 @@ const maxNameAttempts = 4
 // both cases the owner's pod stays expected until its event: a sync deciding on a
 // cache without it could derive another name for its index (when another pod of the
 // index leaves the cache first) and create a second pod.
-func (ex *execution) createPod(c plan.Creation, reason string) error {
+func (ex *execution) createPod(c plan.Creation) error {
 	pod := c.Pod
 	for attempt := 1; ; attempt++ {
 		_ = ex.r.cfg.Expectations.RaiseCreations(ex.key, 1)
 		out, err := ex.r.pods.CreatePod(ex.ctx, pod)
 		if err != nil && pod.Name != "" && expectations.OutcomeUnknown(err) && !apierrors.IsAlreadyExists(err) {
 			if stored := ex.readBack(pod); stored != nil {
-				return ex.created(c, pod, stored, nil, reason)
+				return ex.created(c, pod, stored, nil)
 			}
 		}
 		if err == nil || pod.Name == "" || !apierrors.IsAlreadyExists(err) {
-			return ex.created(c, pod, out, err, reason)
+			return ex.created(c, pod, out, err)
 		}
 		next, err := ex.resolveTaken(c, pod.Name)
 		if err != nil {
@@ -132,8 +131,8 @@ func (ex *execution) createPod(c plan.Creation, reason string) error {
 }
 
 // created reports the outcome of the request that created pod for c (or failed to).
-func (ex *execution) created(c plan.Creation, pod, out *corev1.Pod, err error, reason string) error {
-	r, exp := ex.r, ex.r.cfg.Expectations
+func (ex *execution) created(c plan.Creation, pod, out *corev1.Pod, err error) error {
+	r, exp, reason := ex.r, ex.r.cfg.Expectations, ex.owner.reason(c)
 	if err != nil {
 		if expectations.OutcomeUnknown(err) && pod.Name != "" {
 			// A named pod: the next sync sends the same creation under the same
@@ -158,8 +157,8 @@ func (ex *execution) created(c plan.Creation, pod, out *corev1.Pod, err error, r
 			return err
 		}
 		r.cfg.Metrics.PodsCreated(reason, labelFailed, 1)
-		r.cfg.Events.Eventf(ex.orig.Object, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating: %v", err)
-		ex.fail(fmt.Errorf("create pod for job %s (%s): %w", ex.key, c.Reason, err))
+		r.cfg.Events.Eventf(ex.owner.object, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating: %v", err)
+		ex.fail(fmt.Errorf("create pod for %s %s (%s): %w", r.logKey, ex.key, c.Reason, err))
 		return err
 	}
 	name := pod.GenerateName
@@ -170,7 +169,7 @@ func (ex *execution) created(c plan.Creation, pod, out *corev1.Pod, err error, r
 		name = out.Name
 	}
 	r.cfg.Metrics.PodsCreated(reason, labelSucceeded, 1)
-	r.cfg.Events.Eventf(ex.orig.Object, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %v", name)
+	r.cfg.Events.Eventf(ex.owner.object, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %v", name)
 	ex.log.V(2).Info("Pod created", "pod", name, "index", c.Index, "reason", c.Reason)
 	return nil
 }
@@ -182,9 +181,9 @@ func (ex *execution) created(c plan.Creation, pod, out *corev1.Pod, err error, r
 // given up only if no pod of the owner under it shows up for
 // UncertainCreationTimeout, as before reads were made).
 func (ex *execution) resolveTaken(c plan.Creation, name string) (string, error) {
-	r, w := ex.r, ex.orig
+	r, uid := ex.r, ex.owner.uid
 	holder, err := r.pods.GetPod(ex.ctx, c.Pod.Namespace, name)
-	h := holderOf(holder, err, r.cfg.Owner, w.UID)
+	h := holderOf(holder, err, r.cfg.Owner, uid)
 	if h == holderOurs {
 		// The pod the plan wanted, not in the cache yet: keep expecting it, so that
 		// no sync decides on a cache without it (a pod of the index that leaves the
@@ -203,13 +202,13 @@ func (ex *execution) resolveTaken(c plan.Creation, name string) (string, error) 
 		return name, nil
 	case holderOther:
 		r.noteRefusedName(ex.key, name, r.cfg.Clock.Now(), true)
-		next := nextName(w.Name, string(w.UID), c.Index, name, func(n string) bool { return r.isTaken(ex.key, n) })
+		next := nextName(ex.owner.base(c), string(uid), c.Index, name, func(n string) bool { return r.isTaken(ex.key, n) })
 		ex.log.V(2).Info("Pod name held by a pod that is not the owner's; taking the next name", "pod", name, "next", next, "holderUID", holder.UID)
 		return next, nil
 	default:
 		r.noteRefusedName(ex.key, name, r.cfg.Clock.Now(), false)
 		ex.retry("the pod holding a refused name could not be read")
-		err = fmt.Errorf("read pod %s/%s, whose name a creation for job %s was refused under: %w", c.Pod.Namespace, name, ex.key, err)
+		err = fmt.Errorf("read pod %s/%s, whose name a creation for %s %s was refused under: %w", c.Pod.Namespace, name, r.logKey, ex.key, err)
 		ex.fail(err)
 		return "", err
 	}
@@ -224,7 +223,7 @@ func (ex *execution) resolveTaken(c plan.Creation, name string) (string, error) 
 func (ex *execution) readBack(pod *corev1.Pod) *corev1.Pod {
 	r := ex.r
 	stored, err := r.pods.GetPod(ex.ctx, pod.Namespace, pod.Name)
-	if holderOf(stored, err, r.cfg.Owner, ex.orig.UID) != holderOurs {
+	if holderOf(stored, err, r.cfg.Owner, ex.owner.uid) != holderOurs {
 		return nil
 	}
 	ex.log.V(2).Info("Pod creation timed out after the pod was stored; waiting for its event", "pod", pod.Name)
@@ -280,12 +279,13 @@ func nextName(ownerName, ownerUID string, index int, name string, taken func(str
 // maxTakenNames bounds the taken names nextName skips (plan's bound).
 const maxTakenNames = 64
 
-// creationReason is the reason label of job_pods_creation_total.
-func (ex *execution) creationReason() string {
-	if ex.orig.Status.Failed == 0 {
+// jobCreationReason is the reason label in job_pods_creation_total of the
+// creations of a Job: new pods, or replacements by its pod replacement policy.
+func jobCreationReason(w *plan.Workload) string {
+	if w.Status.Failed == 0 {
 		return labelCreationNew
 	}
-	if ex.orig.Spec.EffectivePodReplacementPolicy() == batchv1.Failed {
+	if w.Spec.EffectivePodReplacementPolicy() == batchv1.Failed {
 		return labelRecreateFailed
 	}
 	return labelRecreateTerminatingOrFailed

@@ -16,7 +16,8 @@
 // is an owner's when its controller reference has the owner's UID, whatever else it
 // says; this is the contract between jobkit and the caller's pod lister.
 //
-// One door serves every owner: New(cfg, pods, status) and Sync(ctx, w, list).
+// One door serves every owner: New(cfg, pods, status) and Sync(ctx, w, list); an
+// owner of several roles has SyncRoles beside it (see "Several roles").
 //
 //   - batch/v1 Jobs: New(cfg, client, JobStatusWriter(client)); each Job is
 //     converted by plan.JobWorkload, the one conversion of a Job.
@@ -93,6 +94,44 @@
 // most Config.ConflictRequeue and no error; other errors are returned wrapped (errors.Is and apierrors predicates see through them),
 // after every independent call of the sync was tried.
 //
+// # Several roles
+//
+// An owner of several roles whose pods it owns directly (a launcher and workers,
+// no child Jobs; package roles) has one door too: Reconciler.SyncRoles(ctx, w,
+// list, status), on the same Reconciler as Sync (Config.Owner is its kind; the
+// stores, the key Key(namespace, name) and Forget are shared), with a
+// roles.StatusWriter that writes its status. Its steps mirror Sync's: a new UID
+// forgets the key; a cached owner older than the last status written is replaced by
+// the owner that write returned; the expectations are checked, then the pods of
+// every role listed, then roles.Compute decides. The roles.Plan is executed in its
+// order, with at most one status write a sync (Report.StatusWrites <= 1):
+//
+//  1. the status, when it changed: a conflict ends the sync with Report.Retry and
+//     no pod call made; another failure returns the error, with no pod call either;
+//  2. the finalizer removals, exactly as step 6 of Sync (pending-removal records,
+//     UID and resourceVersion preconditions, FinalizerRemovalParallelism);
+//  3. the deletions, then the creations, exactly as steps 8 and 9 of Sync (the same
+//     code: expectations before each call, slow-start batches, named pods read
+//     back after AlreadyExists or a timeout, the next name of a refused one derived
+//     from "<owner>-<role>", uncertain creations).
+//
+// One write is crash-safe because of what it holds: each role's status records the
+// newly finished pods in its uncountedTerminatedPods and counts only pods that no
+// longer carry the tracking finalizer. So it can go before the removals of the same
+// sync: a crash after it loses nothing (the pods still carry their finalizer and
+// are in the ledger, and the next sync removes it again), and the pods this sync
+// strips are counted by the next sync's write, never twice (they leave the ledger
+// in that write). The cost is that counting lags one sync: a pod is counted in the
+// write after the one that recorded it, and a role finishes one sync after its last
+// removal. Sync writes twice instead (record, then settle) to count in the same
+// sync.
+//
+// Events of the plan are recorded once its status is in the API (written, or
+// unchanged). Metrics use completion_mode "Roles": job_pods_finished_total from the
+// increase of the roles' totals (RoleStatus.Succeeded and Failed) in the write,
+// jobs_finished_total once when the group's Completed or Failed condition is
+// written. Report.Plan stays nil (it is a Job's plan).
+//
 // # Invariants
 //
 //   - No finalizer is removed before the status that records its pod was written,
@@ -138,9 +177,10 @@
 //	job_pods_creation_total        counter   {reason, status}                   Metrics.PodsCreated
 //	stale_sync_skips_total         counter                                      Metrics.StaleSyncSkipped
 //
-// completion_mode is NonIndexed or Indexed; result is success or error for syncs,
-// succeeded or failed otherwise; action is pods_created, pods_deleted, tracking (only
-// status and finalizer work) or reconciling (nothing to do).
+// completion_mode is NonIndexed or Indexed (Roles for SyncRoles); result is success
+// or error for syncs, succeeded or failed otherwise; action is pods_created,
+// pods_deleted, tracking (only status and finalizer work) or reconciling (nothing to
+// do).
 //
 // # Event mapping
 //

@@ -46,8 +46,8 @@ func TestRecordWrite(t *testing.T) {
 	}
 	r := &Reconciler{keys: map[string]*keyState{}}
 	b, c, y := jobAt("b"), jobAt("c"), jobAt("y")
-	r.recordWrite("k", "a", b)
-	r.recordWrite("k", "b", c) // a second write in the same sync
+	r.recordWrite("k", "a", b.ResourceVersion, b)
+	r.recordWrite("k", "b", c.ResourceVersion, c) // a second write in the same sync
 	assert.Equal(t, &lastWrite{version: "c", older: []string{"a", "b"}, owner: c}, writeOf(r, "k"))
 	for _, v := range []string{"a", "b"} {
 		isStale, written := r.stale("k", v)
@@ -58,11 +58,11 @@ func TestRecordWrite(t *testing.T) {
 	assert.False(t, isStale)
 	assert.Nil(t, written)
 	assert.Nil(t, writeOf(r, "k"), "forgotten once caught up")
-	r.recordWrite("k", "x", y) // a new sequence
+	r.recordWrite("k", "x", y.ResourceVersion, y) // a new sequence
 	assert.Equal(t, &lastWrite{version: "y", older: []string{"x"}, owner: y}, writeOf(r, "k"))
-	r.recordWrite("k", "y", y) // a write that changed nothing
+	r.recordWrite("k", "y", y.ResourceVersion, y) // a write that changed nothing
 	assert.Equal(t, &lastWrite{version: "y", older: []string{"x"}, owner: y}, writeOf(r, "k"))
-	r.recordWrite("j", "y", y)
+	r.recordWrite("j", "y", y.ResourceVersion, y)
 	assert.Nil(t, writeOf(r, "j"), "nothing to wait for")
 }
 
@@ -169,7 +169,7 @@ func TestKeyStateForgotten(t *testing.T) {
 			}
 			r := &Reconciler{cfg: cfg, keys: map[string]*keyState{}}
 			r.noteUID(key, "a")
-			r.recordWrite(key, "1", written)
+			r.recordWrite(key, "1", written.ResourceVersion, written)
 			r.noteUncertain(key, "p", uncertainRemoval{version: "7", cached: "6", at: at})
 			r.noteUncertainCreate(key, at)
 			r.setBatchSize(key, 4)

@@ -42,6 +42,9 @@ const (
 	// completion_mode
 	labelNonIndexed = "NonIndexed"
 	labelIndexed    = "Indexed"
+	// labelRoles is the completion_mode of the syncs of an owner of several roles
+	// (SyncRoles): its roles' modes differ, and its series stay apart from Jobs'.
+	labelRoles = "Roles"
 	// result of job_syncs_total and job_sync_duration_seconds
 	labelSuccess = "success"
 	labelError   = "error"
@@ -71,7 +74,8 @@ const (
 type Metrics interface {
 	// JobSync observes one sync: job_sync_duration_seconds and job_syncs_total
 	// {completion_mode, result, action}. completionMode is "NonIndexed" or
-	// "Indexed" (in every method), result "success" or "error", action
+	// "Indexed" (in every method), or "Roles" for an owner of several roles
+	// (Reconciler.SyncRoles), result "success" or "error", action
 	// "reconciling" (nothing to do), "tracking" (only status and finalizer work),
 	// "pods_created" or "pods_deleted".
 	JobSync(completionMode, result, action string, duration time.Duration)

@@ -10,6 +10,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
@@ -20,7 +22,8 @@ import (
 
 // Reconciler runs the sync of one owner (a Job, or any Workload) at a time against a
 // pod client and a status writer: it checks the expectations, computes a plan.Plan
-// and executes it in the crash-safe order. It keeps per-owner state keyed by
+// and executes it in the crash-safe order. SyncRoles does the same for an owner of
+// several roles (a roles.Plan, its status through a roles.StatusWriter). It keeps per-owner state keyed by
 // "namespace/name": the stores of Config (expectations, finalizer removals in
 // flight, backoff records) and one record of its own per key (the UID, the last
 // status version it wrote, writes of unknown outcome, the slow-start batch size).
@@ -174,7 +177,8 @@ func (r *Reconciler) Sync(ctx context.Context, w *plan.Workload, list PodLister)
 func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error) {
 	r, key, job := ex.r, ex.key, ex.orig
 	r.noteUID(key, job.UID)
-	if stale, written := r.stale(key, job.ResourceVersion); stale {
+	if stale, last := r.stale(key, job.ResourceVersion); stale {
+		written, _ := last.(*plan.Workload)
 		if written == nil || written.UID != job.UID {
 			r.cfg.Metrics.StaleSyncSkipped()
 			ex.log.V(2).Info("Cached owner is older than the last status write; waiting for the cache", "resourceVersion", job.ResourceVersion)
@@ -190,30 +194,18 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 	if wait := r.expireUncertainCreates(key, now); wait > 0 {
 		defer func() { res.RequeueAfter = minPositive(res.RequeueAfter, wait) }()
 	}
-	exp := r.cfg.Expectations.Get(key)
-	satisfied := exp.Satisfied
-	// Read before the list, like the expectations: a removal observed while the
-	// list is read may not be in it (see prunePending).
-	pending := r.cfg.FinalizerRemovals.Pending(key)
-	pods, err := list(job)
+	in, err := r.readInputs(key, func() ([]*corev1.Pod, error) { return list(job) }, now)
 	if err != nil {
 		return Result{}, fmt.Errorf("list pods of job %s: %w", key, err)
 	}
-	if exp.DeletionUIDs > 0 && r.pruneDeletions(key, pods) && !satisfied {
-		// Nothing else was outstanding when the expectations were checked, before
-		// the list: every pod created earlier is in it.
-		satisfied = exp.Creations == 0 && exp.Deletions == 0
-	}
-	pending = r.prunePending(key, pods, pending, now)
-	taken := r.takenNames(key, pods, now)
 	rec, _ := r.cfg.BackoffStore.Get(key)
 	p, err := plan.Compute(plan.Input{
 		Workload:                 job,
-		Pods:                     pods,
+		Pods:                     in.pods,
 		ControllerName:           r.cfg.Name,
-		ExpectationsSatisfied:    satisfied,
-		PendingFinalizerRemovals: pending,
-		TakenPodNames:            taken,
+		ExpectationsSatisfied:    in.satisfied,
+		PendingFinalizerRemovals: in.pending,
+		TakenPodNames:            in.taken,
 		Backoff:                  rec,
 		Now:                      now,
 		Options:                  r.cfg.planOptions(job.Backoff),
@@ -239,8 +231,54 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 	}
 	ex.plan = p
 	ex.res.Plan = p
-	ex.log.V(4).Info("Plan", "satisfied", satisfied, "plan", p.String())
+	ex.owner = podOwner{
+		uid:    job.UID,
+		object: job.Object,
+		base:   func(plan.Creation) string { return job.Name },
+		reason: func(plan.Creation) string { return jobCreationReason(job) },
+	}
+	ex.calls = podCalls{remove: p.RemoveFinalizers, del: p.Delete, create: p.Create}
+	ex.log.V(4).Info("Plan", "satisfied", in.satisfied, "plan", p.String())
 	return ex.execute()
+}
+
+// syncInputs is what a sync reads before its plan, besides the owner.
+type syncInputs struct {
+	pods []*corev1.Pod
+	// satisfied says whether the expectations were satisfied before the list.
+	satisfied bool
+	// pending are the finalizer removals in flight, taken the pod names found
+	// held by pods that are not the owner's.
+	pending sets.Set[types.UID]
+	taken   sets.Set[string]
+}
+
+// readInputs checks the expectations and the pending finalizer removals of key,
+// then lists its pods with list (a pod created by the previous sync can reach the
+// cache between an earlier list and that check, and the owner would then look one
+// pod short; a removal observed during the list may not show in it), and prunes
+// the records the list shows settled. The error is list's.
+func (r *Reconciler) readInputs(key string, list func() ([]*corev1.Pod, error), now time.Time) (syncInputs, error) {
+	exp := r.cfg.Expectations.Get(key)
+	satisfied := exp.Satisfied
+	// Read before the list, like the expectations: a removal observed while the
+	// list is read may not be in it (see prunePending).
+	pending := r.cfg.FinalizerRemovals.Pending(key)
+	pods, err := list()
+	if err != nil {
+		return syncInputs{}, err
+	}
+	if exp.DeletionUIDs > 0 && r.pruneDeletions(key, pods) && !satisfied {
+		// Nothing else was outstanding when the expectations were checked, before
+		// the list: every pod created earlier is in it.
+		satisfied = exp.Creations == 0 && exp.Deletions == 0
+	}
+	return syncInputs{
+		pods:      pods,
+		satisfied: satisfied,
+		pending:   r.prunePending(key, pods, pending, now),
+		taken:     r.takenNames(key, pods, now),
+	}, nil
 }
 
 func completionMode(s *plan.Spec) string {

@@ -6,8 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/jobkit/jobkit/plan"
 )
 
 // keyState is what the Reconciler itself remembers about one owner key between
@@ -37,14 +35,15 @@ type keyState struct {
 	refused map[string]refusal
 }
 
-// lastWrite remembers the last status this reconciler wrote for a Job, to detect a
-// cache that has not caught up with it.
+// lastWrite remembers the last status this reconciler wrote for an owner, to detect
+// a cache that has not caught up with it.
 type lastWrite struct {
 	version string   // resourceVersion returned by the write
 	older   []string // versions seen before it, for non-numeric comparisons
-	// owner is the owner the write returned: what a sync uses while the cache has
-	// not caught up with it.
-	owner *plan.Workload
+	// owner is the owner the write returned, a *plan.Workload (Sync) or a
+	// *roles.Workload (SyncRoles): what a sync uses while the cache has not caught
+	// up with it. A sync that finds the other kind waits for the cache.
+	owner any
 }
 
 // stateLocked returns the record of key, creating it. r.mu must be held.
@@ -108,9 +107,9 @@ func (r *Reconciler) knownUID(key string) (types.UID, bool) {
 }
 
 // stale reports whether version is older than the last status this reconciler wrote
-// under key, with the Job that write returned (nil when unknown), and forgets the
+// under key, with the owner that write returned (nil when unknown), and forgets the
 // write once the cache has caught up.
-func (r *Reconciler) stale(key, version string) (bool, *plan.Workload) {
+func (r *Reconciler) stale(key, version string) (bool, any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.keys[key]
@@ -134,10 +133,9 @@ func caughtUp(w lastWrite, version string) bool {
 	return !slices.Contains(w.older, version)
 }
 
-// recordWrite remembers a status write that moved the Job from version before to
-// after.
-func (r *Reconciler) recordWrite(key, before string, written *plan.Workload) {
-	after := written.ResourceVersion
+// recordWrite remembers a status write that moved the owner from version before to
+// after, returning written (a *plan.Workload or a *roles.Workload).
+func (r *Reconciler) recordWrite(key, before, after string, written any) {
 	if before == after {
 		return // the server changed nothing: there is nothing for the cache to show
 	}
@@ -147,11 +145,12 @@ func (r *Reconciler) recordWrite(key, before string, written *plan.Workload) {
 	if s.write == nil {
 		s.write = &lastWrite{}
 	}
-	s.write.record(before, written)
+	s.write.record(before, after, written)
 }
 
-// record moves w on to the write that took the Job from version before to written.
-func (w *lastWrite) record(before string, written *plan.Workload) {
+// record moves w on to the write that took the owner from version before to after,
+// returning written.
+func (w *lastWrite) record(before, after string, written any) {
 	if w.version != before { // a new sequence of writes
 		w.older = w.older[:0]
 	}
@@ -161,7 +160,7 @@ func (w *lastWrite) record(before string, written *plan.Workload) {
 	if len(w.older) > 8 { // bounded: only the versions of the latest writes matter
 		w.older = w.older[len(w.older)-8:]
 	}
-	w.version = written.ResourceVersion
+	w.version = after
 	w.owner = written
 }
 

@@ -55,6 +55,12 @@
 // them, and CollectGarbage asks the store before it deletes a pod of that kind.
 // The Reconciler's StatusWriter is then the store's.
 //
+// An owner of several roles (package roles, synced by Reconciler.SyncRoles) lives
+// in a RolesStore, which NewRolesCluster returns with its Cluster as that
+// Cluster's Options.Owners: its status subresource (RolesStore.WriteStatus, a
+// roles.StatusWriter) is in the call log and takes faults; the Driver syncs it
+// through RolesStore.SyncFunc and stops at RolesStore.DoneFunc.
+//
 // The Kubelet, event latency, reordering, lost events and faults work unchanged. A
 // Driver of a Cluster with a custom Owner syncs Tasks (Sync) and stops when
 // DoneTask holds; Driver.CleanOrphans runs the orphan cleanup, for tests that

@@ -1,0 +1,12 @@
+package reconcile
+
+import "github.com/jobkit/jobkit/roles"
+
+// SetComputeRoles makes SyncRoles decide with f in place of roles.Compute until the
+// returned restore is called, so that the external tests execute hand-built plans.
+// Tests that call it must not run in parallel.
+func SetComputeRoles(f func(roles.Input) (*roles.Plan, error)) (restore func()) {
+	saved := computeRoles
+	computeRoles = f
+	return func() { computeRoles = saved }
+}

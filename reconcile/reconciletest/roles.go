@@ -1,0 +1,313 @@
+package reconciletest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/jobkit/jobkit/plan"
+	"github.com/jobkit/jobkit/reconcile"
+	"github.com/jobkit/jobkit/roles"
+)
+
+// RolesStore holds owners of several roles (package roles) of a Cluster's owner
+// kind, for tests of Reconciler.SyncRoles: the Cluster's Options.Owners, so that
+// CollectGarbage, the Driver's pod events, its orphan cleanup and its "done" test
+// see them, with a status subresource of the Cluster's (WriteStatus: call log
+// operation OpUpdateStatus, faults and interceptors apply, resourceVersions from
+// the Cluster's one counter). NewRolesCluster returns a Cluster and its store:
+//
+//	c, owners := reconciletest.NewRolesCluster(reconciletest.Options{Owner: kind})
+//	r, _ := reconcile.New(reconcile.Config{Name: name, Owner: kind, Clock: c.Clock()}, c, c)
+//	w, _ := owners.Create(&roles.Workload{Namespace: "default", Name: "train", ManagedBy: &name, Roles: ...})
+//	d := reconciletest.NewDriver(c, r)
+//	d.SyncFunc, d.DoneFunc = owners.SyncFunc(r), owners.DoneFunc()
+//	rr, err := d.Run(ctx, "default", "train", 0) // then owners.Get("default", "train")
+//
+// An owner is stored as a *roles.Workload whose Object is a
+// *metav1.PartialObjectMetadata of the kind (events are recorded on it). The store
+// has no watch and no cache lag: a sync reads what is stored. The roles' specs are
+// shared between the stored owner and the copies handed out: do not modify them.
+// WriteStatus checks the rules a CRD of such an owner would state (counters and
+// attempts never decrease, a terminal state never changes), not the roles' Job
+// statuses. A RolesStore is safe for concurrent use.
+type RolesStore struct {
+	c    *Cluster
+	mu   sync.Mutex
+	objs map[types.NamespacedName]*roles.Workload
+}
+
+var _ roles.StatusWriter = (*RolesStore)(nil)
+
+// NewRolesCluster returns a Cluster (NewCluster(opts)) whose owners of kind
+// opts.Owner are held by the returned RolesStore; opts.Owners is set to the store.
+// It panics as NewCluster does, and when opts.Owners is already set.
+func NewRolesCluster(opts Options) (*Cluster, *RolesStore) {
+	if opts.Owners != nil {
+		panic("reconciletest: NewRolesCluster sets Options.Owners itself")
+	}
+	s := &RolesStore{objs: map[types.NamespacedName]*roles.Workload{}}
+	opts.Owners = s.facts
+	s.c = NewCluster(opts)
+	return s.c, s
+}
+
+// Create stores a copy of w as the API server stores a custom resource: a UID, a
+// resourceVersion, generation 1 and an Object of the Cluster's kind; Name is
+// required, Status is kept as given. It is not a controller call: no fault
+// applies and the call log does not record it.
+func (s *RolesStore) Create(w *roles.Workload) (*roles.Workload, error) {
+	if w == nil {
+		return nil, apierrors.NewBadRequest("workload is nil")
+	}
+	if w.Namespace == "" || w.Name == "" {
+		return nil, apierrors.NewInvalid(s.groupKind(), w.Name, field.ErrorList{field.Required(field.NewPath("metadata", "name"), "namespace and name are required")})
+	}
+	o := copyRoles(w)
+	s.c.mu.Lock()
+	o.UID, o.ResourceVersion, o.Generation = s.c.nextUID(), s.c.nextRV(), 1
+	s.c.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key(o.Namespace, o.Name)
+	if _, taken := s.objs[k]; taken {
+		return nil, apierrors.NewAlreadyExists(s.resource(), o.Name)
+	}
+	s.objs[k] = s.withObject(o)
+	return copyRoles(s.objs[k]), nil
+}
+
+// Get returns a copy of the stored owner, or a NotFound error.
+func (s *RolesStore) Get(namespace, name string) (*roles.Workload, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, ok := s.objs[key(namespace, name)]
+	if !ok {
+		return nil, apierrors.NewNotFound(s.resource(), name)
+	}
+	return copyRoles(o), nil
+}
+
+// Delete removes an owner at once. Its pods stay, with their owner reference and
+// finalizers, until CollectGarbage or the test removes them; tell the Reconciler
+// (ObserveOwnerEvent with Old), as the controller's owner event handler would. It
+// is not a controller call.
+func (s *RolesStore) Delete(namespace, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key(namespace, name)
+	if _, ok := s.objs[k]; !ok {
+		return apierrors.NewNotFound(s.resource(), name)
+	}
+	delete(s.objs, k)
+	return nil
+}
+
+// WriteStatus is the status subresource, a controller call (operation
+// OpUpdateStatus, faults apply): it replaces the stored owner's status with status
+// when w's UID and resourceVersion are current (or empty), else a Conflict, and
+// when the update keeps the rules of such a status, else Invalid naming the field:
+// restarts, restartsCountTowardsMax (at most restarts), and each role's attempt,
+// succeeded and failed never decrease, and a terminal state never changes. It
+// returns the owner as stored; a write that changes nothing keeps its
+// resourceVersion.
+func (s *RolesStore) WriteStatus(ctx context.Context, w *roles.Workload, status roles.Status) (*roles.Workload, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if w == nil {
+		return nil, apierrors.NewBadRequest("workload is nil")
+	}
+	c := s.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	call := Call{Op: OpUpdateStatus, Namespace: w.Namespace, Name: w.Name}
+	return statusCallLocked(c, call, func() (*roles.Workload, error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		cur, ok := s.objs[key(w.Namespace, w.Name)]
+		if !ok {
+			return nil, apierrors.NewNotFound(s.resource(), w.Name)
+		}
+		if err := checkPreconditions(s.resource(), &metav1.ObjectMeta{Name: w.Name, UID: w.UID, ResourceVersion: w.ResourceVersion}, &metav1.ObjectMeta{UID: cur.UID, ResourceVersion: cur.ResourceVersion}); err != nil {
+			return nil, err
+		}
+		if errs := validateRolesStatus(&cur.Status, &status); len(errs) > 0 {
+			return nil, apierrors.NewInvalid(s.groupKind(), w.Name, errs)
+		}
+		if equality.Semantic.DeepEqual(cur.Status, status) {
+			return copyRoles(cur), nil
+		}
+		next := copyRoles(cur)
+		next.Status = copyRolesStatus(status)
+		next.ResourceVersion = c.nextRV()
+		s.objs[key(next.Namespace, next.Name)] = s.withObject(next)
+		return copyRoles(next), nil
+	})
+}
+
+// SyncFunc returns a Driver.SyncFunc that syncs the stored owner with
+// r.SyncRoles, listing its pods from the Cluster's Cache and writing its status
+// through the store; an owner the store does not hold is forgotten and not synced.
+func (s *RolesStore) SyncFunc(r *reconcile.Reconciler) func(ctx context.Context, namespace, name string) (bool, reconcile.Result, error) {
+	return func(ctx context.Context, namespace, name string) (bool, reconcile.Result, error) {
+		w, err := s.Get(namespace, name)
+		if err != nil {
+			r.Forget(reconcile.Key(namespace, name))
+			return false, reconcile.Result{}, nil
+		}
+		res, err := r.SyncRoles(ctx, w, s.pods, s)
+		return true, res, err
+	}
+}
+
+// DoneFunc returns a Driver.DoneFunc: an owner is done when its status has a
+// terminal state (or a true Completed or Failed condition) and none of its pods
+// carries the tracking finalizer of the Cluster's owner kind.
+func (s *RolesStore) DoneFunc() func(namespace, name string) (done, exists bool) {
+	return func(namespace, name string) (bool, bool) {
+		w, err := s.Get(namespace, name)
+		if err != nil {
+			return false, false
+		}
+		if rolesTerminal(&w.Status) == "" {
+			return false, true
+		}
+		for _, p := range s.c.ListPods(namespace) {
+			if ref := metav1.GetControllerOfNoCopy(p); ref != nil && ref.UID == w.UID && s.c.owner.HasFinalizer(p) {
+				return false, true
+			}
+		}
+		return true, true
+	}
+}
+
+// pods lists the owner's pods from the Cluster's Cache (controller reference with
+// its UID).
+func (s *RolesStore) pods(w *roles.Workload) ([]*corev1.Pod, error) {
+	return s.c.Cache().PodsFor(&plan.Workload{Namespace: w.Namespace, UID: w.UID})
+}
+
+// facts is Options.Owners: the stored owner's identity, managedBy and, when it
+// has finished, a Complete or Failed condition, which is what CollectGarbage and
+// the Driver read of an owner.
+func (s *RolesStore) facts(namespace, name string) *plan.Workload {
+	w, err := s.Get(namespace, name)
+	if err != nil {
+		return nil
+	}
+	pw := &plan.Workload{
+		Namespace: w.Namespace, Name: w.Name, UID: w.UID, Deleting: w.Deleting,
+		Generation: w.Generation, ResourceVersion: w.ResourceVersion, Object: w.Object,
+		Spec: plan.Spec{ManagedBy: w.ManagedBy},
+	}
+	switch rolesTerminal(&w.Status) {
+	case "Completed":
+		pw.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	case "Failed":
+		pw.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}
+	}
+	return pw
+}
+
+// withObject sets w.Object to the object events are recorded on, and returns w.
+func (s *RolesStore) withObject(w *roles.Workload) *roles.Workload {
+	gvk := s.c.owner.GroupVersionKind()
+	w.Object = &metav1.PartialObjectMetadata{
+		TypeMeta: metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: w.Namespace, Name: w.Name, UID: w.UID,
+			ResourceVersion: w.ResourceVersion, Generation: w.Generation,
+		},
+	}
+	return w
+}
+
+func (s *RolesStore) resource() schema.GroupResource { return s.c.taskResource() }
+
+func (s *RolesStore) groupKind() schema.GroupKind { return s.c.taskGroupKind() }
+
+// rolesTerminal is the terminal state of st: TerminalState, else the type of a
+// true Completed or Failed condition, else "".
+func rolesTerminal(st *roles.Status) string {
+	if st.TerminalState != "" {
+		return st.TerminalState
+	}
+	for _, t := range []string{"Completed", "Failed"} {
+		if meta.IsStatusConditionTrue(st.Conditions, t) {
+			return t
+		}
+	}
+	return ""
+}
+
+// validateRolesStatus checks the update of old to st against the rules a CRD of
+// an owner of several roles states.
+func validateRolesStatus(old, st *roles.Status) field.ErrorList {
+	var errs field.ErrorList
+	p := field.NewPath("status")
+	never := "must not decrease"
+	if st.Restarts < old.Restarts {
+		errs = append(errs, field.Invalid(p.Child("restarts"), st.Restarts, never))
+	}
+	if st.RestartsCountTowardsMax < old.RestartsCountTowardsMax {
+		errs = append(errs, field.Invalid(p.Child("restartsCountTowardsMax"), st.RestartsCountTowardsMax, never))
+	}
+	if st.RestartsCountTowardsMax > st.Restarts {
+		errs = append(errs, field.Invalid(p.Child("restartsCountTowardsMax"), st.RestartsCountTowardsMax, fmt.Sprintf("must not exceed restarts (%d)", st.Restarts)))
+	}
+	if old.TerminalState != "" && st.TerminalState != old.TerminalState {
+		errs = append(errs, field.Invalid(p.Child("terminalState"), st.TerminalState, fmt.Sprintf("must not change once set (%q)", old.TerminalState)))
+	}
+	for i, r := range st.Roles {
+		for _, o := range old.Roles {
+			if o.Name != r.Name {
+				continue
+			}
+			rp := p.Child("roles").Index(i)
+			if r.Attempt < o.Attempt {
+				errs = append(errs, field.Invalid(rp.Child("attempt"), r.Attempt, never))
+			}
+			if r.Succeeded < o.Succeeded {
+				errs = append(errs, field.Invalid(rp.Child("succeeded"), r.Succeeded, never))
+			}
+			if r.Failed < o.Failed {
+				errs = append(errs, field.Invalid(rp.Child("failed"), r.Failed, never))
+			}
+		}
+	}
+	return errs
+}
+
+// copyRoles returns a copy of w whose status and role list are its own; the roles'
+// specs and the policies are shared.
+func copyRoles(w *roles.Workload) *roles.Workload {
+	out := *w
+	out.Roles = append([]roles.Role(nil), w.Roles...)
+	out.Status = copyRolesStatus(w.Status)
+	return &out
+}
+
+func copyRolesStatus(st roles.Status) roles.Status {
+	out := st
+	out.Conditions = nil
+	for _, c := range st.Conditions {
+		out.Conditions = append(out.Conditions, *c.DeepCopy())
+	}
+	out.Roles = nil
+	for _, r := range st.Roles {
+		r.Job = *r.Job.DeepCopy()
+		out.Roles = append(out.Roles, r)
+	}
+	return out
+}
