@@ -116,7 +116,9 @@
 //     it in memory only. Pods being deleted without the tracking finalizer (mostly
 //     pods this controller stopped: scale-down, suspend) are not failures there.
 //   - A pod counts by its state when its tracking finalizer goes, which the
-//     resourceVersion precondition of the removal patch makes exact: a pod recorded
+//     resourceVersion precondition of the removal patch of a pod not in phase
+//     Succeeded or Failed makes exact (a finished pod stays finished, so its
+//     removal needs none; reconcile sends none): a pod recorded
 //     in uncountedTerminatedPods.failed (the Job was failing, or the pod was being
 //     deleted) whose removal did not happen, and which has since succeeded or been
 //     stopped with a failure an Ignore rule matches, is recorded again (as succeeded,

@@ -55,7 +55,11 @@
 //  6. the tracking finalizers are removed, at most FinalizerRemovalParallelism at a
 //     time; each UID is recorded as a pending removal before its patch and dropped
 //     again if the patch fails; NotFound, and Invalid on metadata.uid (the pod's UID
-//     precondition: a new pod took the name), count as removed;
+//     precondition: a new pod took the name), count as removed. A pod not in phase
+//     Succeeded or Failed (one being deleted) gets its cached resourceVersion as a
+//     second precondition, so that it is counted by the state the plan saw; a
+//     finished pod needs none (it stays finished, and a late write to it, a
+//     kubelet's last status update, would only turn the removal into a Conflict);
 //  7. plan.Settle with the accepted removals gives the status to write (counters,
 //     terminal condition); the backoff record is stored once the newly finished pods
 //     are in the API;

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/jobkit/jobkit/expectations"
+	"github.com/jobkit/jobkit/internal/podutil"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -94,6 +95,14 @@ func (ex *execution) removeFinalizer(pod *corev1.Pod, keepUncertain bool) (remov
 		ex.log.Info("Cannot track the finalizer removal", "pod", pod.Name, "err", err.Error())
 	}
 	version := ex.writeVersion(pod)
+	if !keepUncertain && podutil.IsTerminal(pod) {
+		// A pod in phase Succeeded or Failed stays so: whatever changed since the
+		// cache showed it (a kubelet's last status write, a label) cannot change how
+		// it is counted, so the removal needs no resourceVersion precondition, and a
+		// Conflict would only delay its count by a sync and an error. The UID
+		// precondition stays.
+		version = ""
+	}
 	patch := unchangedRemovalPatch(pod, version, ex.r.cfg.Owner.Finalizer)
 	_, err := ex.r.pods.PatchPod(ex.ctx, pod.Namespace, pod.Name, patch.Type, patch.Data)
 	switch {

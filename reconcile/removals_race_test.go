@@ -3,7 +3,9 @@ package reconcile_test
 import (
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -60,4 +62,48 @@ func TestSyncEventDuringListDoesNotCountTwice(t *testing.T) {
 	assert.Equal(t, 1, succeeded, "one pod succeeded")
 	assert.Equal(t, int32(1), e.apiJob(t, "twice").Status.Succeeded, "and it is counted once")
 	assert.Zero(t, e.count(reconciletest.OpDeletePod), "no pod stopped for a completion counted twice")
+}
+
+// A finished pod stays finished: its finalizer removal carries no resourceVersion
+// precondition, so a change the cache has not seen yet (a kubelet's last status
+// write, a label) neither refuses the removal nor delays its count. On a real
+// control plane, kwok's last writes to finished pods made about 1% of the removals
+// of a 5,000-pod Job fail with a Conflict before.
+func TestSyncRemovesTheFinalizerOfAFinishedPodThatChangedSince(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		finish func(e *env, pod string) error
+		want   func(st batchv1.JobStatus) int32
+	}{
+		{"succeeded", func(e *env, pod string) error { return e.c.Kubelet().Succeed(ns, pod) }, func(st batchv1.JobStatus) int32 { return st.Succeeded }},
+		{"failed", func(e *env, pod string) error { return e.c.Kubelet().Fail(ns, pod, 1) }, func(st batchv1.JobStatus) int32 { return st.Failed }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.create(t, job("changed", 2, 2))
+			_, err := e.sync(t, "changed")
+			require.NoError(t, err)
+			e.c.Cache().DeliverAll()
+			e.runPods(t)
+			pod := e.pods()[0].Name
+			require.NoError(t, tc.finish(e, pod))
+			e.c.Cache().DeliverAll()
+			// Changed again after the cache showed it finished.
+			_, err = e.c.PatchPod(t.Context(), ns, pod, types.StrategicMergePatchType, []byte(`{"metadata":{"labels":{"late":"write"}}}`))
+			require.NoError(t, err)
+			e.c.ResetCalls()
+
+			res, err := e.sync(t, "changed")
+			require.NoError(t, err)
+			assert.Empty(t, res.Retry)
+			assert.Equal(t, 1, res.FinalizersRemoved)
+			assert.Equal(t, int32(1), tc.want(e.apiJob(t, "changed").Status), "counted in this sync")
+			for _, c := range e.c.Calls() {
+				if c.Op == reconciletest.OpPatchPod {
+					assert.NotContains(t, string(c.Patch), "resourceVersion", "no resourceVersion precondition")
+					assert.Contains(t, string(c.Patch), `"uid"`, "the UID precondition stays")
+				}
+			}
+		})
+	}
 }
