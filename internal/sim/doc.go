@@ -144,7 +144,7 @@
 //   - duplicate-index and over-parallelism: two active pods for one index, or more
 //     active pods than parallelism (0 when suspended), only within three syncs after
 //     a fault that can hide the controller's own writes (timeout, crash, restart,
-//     delay, reorder, lost-delete, during-list), a change of the spec, an orphan, a relabelled
+//     delay, reorder, lost-delete), a change of the spec, an orphan, a relabelled
 //     pod or the owner's deletion; only syncs that saw every event and met no fault
 //     count. A work queue with a success keeps what runs (as upstream);
 //   - wrong-owner: a pod created for the owner has a controller reference to

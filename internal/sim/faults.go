@@ -55,10 +55,12 @@ var AllFaultKinds = []FaultKind{
 
 // hides says whether a fault may hide the controller's own writes from it: after
 // one, an index may have two active pods, or the Job more active pods than its
-// parallelism, for a few syncs.
+// parallelism, for a few syncs. during-list does not: the events it delivers were
+// queued when the sync began, so that sync is not a clean one anyway, and after it
+// the cache has seen more, not less.
 func (k FaultKind) hides() bool {
 	switch k {
-	case FaultTimeout, FaultCrash, FaultRestart, FaultDelay, FaultReorder, FaultLostDelete, FaultDuringList:
+	case FaultTimeout, FaultCrash, FaultRestart, FaultDelay, FaultReorder, FaultLostDelete:
 		return true
 	}
 	return false
