@@ -71,6 +71,8 @@
 //     the Indexed Job seeds relabel, at a chance of 10% per step, a pending or
 //     running pod of an index (VerbReleaseActive), whose replacement the
 //     controller names as it named the released pod (issue 20).
+//   - Events handled in the middle of a sync's pod list (during-list), drawn from
+//     a fourth PCG stream of the seed.
 //   - Then a calm phase finishes the Job: no fault, every event delivered, the Job
 //     resumed and given back a parallelism, every pod run to success. For a
 //     deleted owner, each calm step delivers every event, runs the garbage
@@ -93,7 +95,15 @@
 //   - delay: watch events arrive late for a while (a stale cache);
 //   - reorder: an event is delivered ahead of older ones;
 //   - lost-delete: a delete event never arrives; the pod is simply gone from the
-//     next list.
+//     next list;
+//   - during-list: a sync that starts with events queued handles some of them
+//     (25% of such syncs at 0.1, scaled; a few, or one time in four every one) in
+//     the middle of its pod list (Action.DuringList, Cache.DeliverDuringList):
+//     after the list's snapshot, before the controller gets it, as client-go's
+//     informer updates its store and then calls the handlers. The controller's
+//     expectations and pending finalizer removals have then seen changes its list
+//     does not show; a sync that reads them after the list counts a pod twice
+//     (testdata/regressions/event-during-list-counted-twice.json).
 //
 // # Invariants
 //

@@ -41,17 +41,23 @@ const (
 	// FaultLostDelete: a delete event never reaches the controller; the pod is
 	// simply gone from the next list.
 	FaultLostDelete FaultKind = "lost-delete"
+	// FaultDuringList: queued watch events are handled in the middle of a sync's
+	// pod list, after its snapshot (reconciletest.Cache.DeliverDuringList): the
+	// controller's stores have seen changes its list does not show.
+	FaultDuringList FaultKind = "during-list"
 )
 
 // AllFaultKinds lists every fault kind, in the order reports print them.
 var AllFaultKinds = []FaultKind{
 	FaultServerError, FaultTooManyRequests, FaultConflict, FaultTimeout, FaultPartialBatch,
-	FaultCrash, FaultRestart, FaultDelay, FaultReorder, FaultLostDelete,
+	FaultCrash, FaultRestart, FaultDelay, FaultReorder, FaultLostDelete, FaultDuringList,
 }
 
 // hides says whether a fault may hide the controller's own writes from it: after
 // one, an index may have two active pods, or the Job more active pods than its
-// parallelism, for a few syncs.
+// parallelism, for a few syncs. during-list does not: the events it delivers were
+// queued when the sync began, so that sync is not a clean one anyway, and after it
+// the cache has seen more, not less.
 func (k FaultKind) hides() bool {
 	switch k {
 	case FaultTimeout, FaultCrash, FaultRestart, FaultDelay, FaultReorder, FaultLostDelete:
@@ -67,7 +73,7 @@ var errCrashed = apierrors.NewServiceUnavailable("simulated controller crash: th
 // Outcome is what the Cluster's interceptor (reconciletest.Cluster.SetInterceptor)
 // answers for a call that the fault hits: the one mapping from a fault kind to a
 // call's outcome, used by the simulator and by reconcile's chaos tests. Faults that
-// are not outcomes of a call (restart, delay, reorder, lost-delete) get an error
+// are not outcomes of a call (restart, delay, reorder, lost-delete, during-list) get an error
 // naming the kind.
 func (k FaultKind) Outcome() reconciletest.Outcome {
 	switch k {

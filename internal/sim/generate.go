@@ -52,6 +52,10 @@ type generator struct {
 	// the runs with orphans stay as they were too.
 	live     *rand.Rand
 	releases bool
+
+	// Events handled in the middle of a sync's pod list draw from a fourth source,
+	// so that the runs without them stay as they were.
+	list *rand.Rand
 }
 
 func newGenerator(cfg Config) *generator {
@@ -77,6 +81,7 @@ func newGenerator(cfg Config) *generator {
 	g.live = rand.New(rand.NewPCG(cfg.Seed, 0x72656c6561736573))
 	g.releases = g.live.Float64() < pReleases && (cfg.Owner == owner.Kind{} || cfg.Owner == owner.BatchJob) &&
 		g.job.Spec.CompletionMode != nil && *g.job.Spec.CompletionMode == batchv1.IndexedCompletion
+	g.list = rand.New(rand.NewPCG(cfg.Seed, 0x6475726c69737421))
 	return g
 }
 
@@ -391,6 +396,7 @@ func (g *generator) step(w *world) {
 	if g.chance(0.01 * g.scale) {
 		a.Crash = ptr.To(g.rng.IntN(6))
 	}
+	a.DuringList = g.duringList(len(w.cluster.Cache().Pending()))
 	w.do(a)
 	if w.stopped {
 		return
@@ -509,4 +515,21 @@ func (g *generator) kubelet(w *world) {
 			}
 		}
 	}
+}
+
+// pDuringList is the chance, scaled like the other faults, that a sync with watch
+// events queued handles some of them in the middle of its pod list.
+const pDuringList = 0.25
+
+// duringList draws, for a sync with that many events queued, how many of them it
+// handles in the middle of its pod list (Action.DuringList): none, most often; a
+// few; or, one time in four, every one.
+func (g *generator) duringList(queued int) int {
+	if queued == 0 || g.cfg.FaultRate <= 0 || g.list.Float64() >= pDuringList*g.scale {
+		return 0
+	}
+	if g.list.IntN(4) == 0 {
+		return -1
+	}
+	return 1 + g.list.IntN(queued)
 }

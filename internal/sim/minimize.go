@@ -79,6 +79,15 @@ func Minimize(tr *Trace, inv Invariant, budget int) *Trace {
 			b.Crash = nil
 			cand[i] = b
 			if _, ok := fails(cand); ok {
+				cur, a = cand, b
+			}
+		}
+		if a.DuringList != 0 && replays < budget {
+			cand := slices.Clone(cur)
+			b := a
+			b.DuringList = 0
+			cand[i] = b
+			if _, ok := fails(cand); ok {
 				cur = cand
 			}
 		}

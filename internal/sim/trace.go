@@ -84,7 +84,8 @@ type Verb string
 const (
 	// VerbSync syncs the Job from the cache, with Action.Faults injected into its API
 	// calls and, when Action.Crash is set, a crash after that many calls (every
-	// later call fails without effect, then the controller restarts).
+	// later call fails without effect, then the controller restarts); with
+	// Action.DuringList, events are handled in the middle of its pod list.
 	VerbSync Verb = "sync"
 
 	// Kubelet actions on pod Action.Pod.
@@ -173,6 +174,10 @@ type Action struct {
 	// Index, for VerbOrphan, is the orphan's completion index (annotation and
 	// label); nil gives it none.
 	Index *int `json:"index,omitempty"`
+	// DuringList, for a Sync, delivers that many queued watch events (every one
+	// when negative), oldest first, in the middle of the sync's pod list: after the
+	// list's snapshot, before the controller gets it (FaultDuringList).
+	DuringList int `json:"duringList,omitempty"`
 }
 
 // String renders the action on one line.
@@ -193,6 +198,9 @@ func (a Action) String() string {
 	}
 	if a.Index != nil {
 		fmt.Fprintf(&b, " index %d", *a.Index)
+	}
+	if a.DuringList != 0 {
+		fmt.Fprintf(&b, " [%d events during the list]", a.DuringList)
 	}
 	return b.String()
 }

@@ -334,6 +334,10 @@ func (w *world) sync(a *Action) {
 		w.crashAfter = *a.Crash
 		w.disturb(FaultCrash)
 	}
+	if a.DuringList != 0 && !caughtUp {
+		w.disturb(FaultDuringList)
+		cache.DeliverDuringList(a.DuringList)
+	}
 	view := map[types.UID]string{}
 	for _, p := range cache.Pods(w.ns) {
 		view[p.UID] = p.ResourceVersion
@@ -348,6 +352,7 @@ func (w *world) sync(a *Action) {
 	// The Driver syncs the owner as cached, as in users' tests; the world's
 	// interceptor (intercept) decides the outcome of each of its calls.
 	_, res, err := w.driver.Sync(context.Background(), w.ns, w.name)
+	cache.DeliverDuringList(0) // a sync that listed nothing leaves no arm behind
 	w.inSync = false
 	w.model.view = nil
 	if w.debug != nil {

@@ -91,6 +91,9 @@ type Cache struct {
 	pods    map[types.NamespacedName]*corev1.Pod
 	pending []WatchEvent
 	seq     uint64
+	// duringList is what the next pod list delivers once it has its snapshot
+	// (DeliverDuringList): that many events, every one when negative, none at 0.
+	duringList int
 
 	podHandlers  []func(reconcile.PodEvent)
 	jobHandlers  []func(reconcile.OwnerEvent)
@@ -342,6 +345,7 @@ func (ca *Cache) Reset() {
 	defer c.mu.Unlock()
 	ca.clearLocked()
 	ca.pending = nil
+	ca.duringList = 0
 	now := c.clock.Now()
 	for _, j := range sortedValues(c.jobs.objs) {
 		ca.queueLocked(WatchEvent{Type: watch.Added, Job: j, Time: now, DueAt: now})

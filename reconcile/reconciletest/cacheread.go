@@ -123,12 +123,39 @@ func (ca *Cache) podsOf(namespace string, uid types.UID, selector *metav1.LabelS
 		}
 	}
 	ca.c.mu.Lock()
-	defer ca.c.mu.Unlock()
-	return ca.podsLocked(namespace, func(p *corev1.Pod) bool {
+	pods := ca.podsLocked(namespace, func(p *corev1.Pod) bool {
 		ref := metav1.GetControllerOfNoCopy(p)
 		if ref != nil {
 			return ref.UID == uid
 		}
 		return sel != nil && sel.Matches(labels.Set(p.Labels))
 	})
+	n := ca.duringList
+	ca.duringList = 0
+	ca.c.mu.Unlock()
+	switch {
+	case n < 0:
+		ca.DeliverAll()
+	case n > 0:
+		ca.DeliverN(n)
+	}
+	return pods
+}
+
+// DeliverDuringList arms the next pod list of the cache (PodsFor or PodsForJob; not
+// Pods, the test's own look): once that list has taken its snapshot, and before it
+// returns it, up to n queued events are delivered, oldest first, due or not, with
+// their handlers; the snapshot shows none of them. n < 0 delivers every queued event
+// (DeliverAll), 0 disarms; the arm holds for one list, and Reset drops it.
+//
+// It models client-go's informer, which updates its store and then calls the
+// handlers while a sync still holds the pods it has just listed: when the handler
+// runs, the controller's other stores (expectations, pending finalizer removals)
+// have seen a change that the list it works from does not show. A sync must read
+// those stores before it lists. A seeded simulator draws when to arm it and with
+// how many events, and records both so that a run replays.
+func (ca *Cache) DeliverDuringList(n int) {
+	ca.c.mu.Lock()
+	defer ca.c.mu.Unlock()
+	ca.duringList = n
 }

@@ -92,8 +92,11 @@
 //     NamespaceTerminating cause.
 //   - The Cache: a watch per object kind with per-object ordering; events delivered
 //     all at once, n at a time, when due (SetEventLatency), one chosen event at a time
-//     (reordering across objects), or dropped (the cache takes the change silently,
-//     as a relist would); Reset models a new informer after a restart.
+//     (reordering across objects), dropped (the cache takes the change silently,
+//     as a relist would), or in the middle of the next pod list (DeliverDuringList:
+//     handled after the list's snapshot, before the sync gets it, as an informer's
+//     handlers run while a lister's caller holds what it read); Reset models a new
+//     informer after a restart.
 //   - The Kubelet: Pending → Running → Ready → Succeeded/Failed, evictions with a
 //     DisruptionTarget condition, container restarts, the end of graceful deletions.
 //   - Faults and latency per call (Fault, FailNth, SetInterceptor): any error, for

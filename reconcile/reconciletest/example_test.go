@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/owner"
@@ -182,6 +183,29 @@ func ExampleCache() {
 	// cached before delivery: false
 	// handler: add p
 	// cached after delivery: true
+}
+
+// An event handled in the middle of a list: the handler hears of the pod's change,
+// the list returned holds the pod as it was before.
+func ExampleCache_DeliverDuringList() {
+	c := reconciletest.NewCluster(reconciletest.Options{})
+	job, _ := c.CreateJob(reconciletest.NewJob("default", "j", 1, 1))
+	pod := &corev1.Pod{}
+	pod.Namespace, pod.Name = "default", "p"
+	pod.OwnerReferences = []metav1.OwnerReference{owner.BatchJob.NewControllerRef(job)}
+	_, _ = c.AddPod(pod)
+	c.Cache().DeliverAll()
+	c.Cache().OnPodEvent(func(ev reconcile.PodEvent) { fmt.Println("handler:", ev.Type, ev.New.Status.Phase) })
+	_ = c.Kubelet().Run("default", "p")
+
+	c.Cache().DeliverDuringList(1)
+	pods, _ := c.Cache().PodsForJob(c.Cache().Job("default", "j"))
+	fmt.Println("listed:", pods[0].Status.Phase)
+	fmt.Println("cached now:", c.Cache().Pod("default", "p").Status.Phase)
+	// Output:
+	// handler: update Running
+	// listed: Pending
+	// cached now: Running
 }
 
 // The Kubelet moves a pod through its phases on command.
