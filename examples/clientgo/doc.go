@@ -4,7 +4,7 @@
 // controller of any cluster, which leaves such Jobs alone.
 //
 //	cs := kubernetes.NewForConfigOrDie(cfg)
-//	factory := informers.NewSharedInformerFactory(cs, 0)
+//	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(clientgo.StripManagedFields))
 //	ctrl, err := clientgo.New(cs, factory, reconcile.Config{Name: "example.com/jobs"}, clientgo.Options{})
 //	...
 //	err = ctrl.Run(ctx, 5)

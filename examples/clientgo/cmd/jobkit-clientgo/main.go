@@ -153,7 +153,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	factory := informers.NewSharedInformerFactory(cs, o.resyncPeriod)
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, o.resyncPeriod, informers.WithTransform(clientgo.StripManagedFields))
 	defer factory.Shutdown()
 	m := metrics.New(metrics.Subsystem(owner.BatchJob), metrics.JobResource)
 	registry := prometheus.NewRegistry()
