@@ -1,0 +1,139 @@
+package reconcile_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/jobkit/jobkit/plan"
+	"github.com/jobkit/jobkit/reconcile"
+	"github.com/jobkit/jobkit/reconcile/reconciletest"
+)
+
+// restartRun is the group restart of TestSyncRolesE2EGroupRestart: worker 1 of
+// attempt 0 fails twice, the launcher of attempt 1 succeeds.
+func restartRun(t *testing.T, seed uint64) *trainRun {
+	tr := newTrainRun(t, trainingJob(3, 2), reconciletest.Options{Seed: seed})
+	tr.failures[podSlot{"worker", 0, "1"}] = []int32{1, 1}
+	tr.launcherFrom = 1
+	return tr
+}
+
+// errCrashed is what the calls of a crashed controller get: they never reach the
+// API server.
+var errCrashed = errors.New("controller crashed")
+
+// The controller crashes after its n-th API call, at every point of a group
+// restart (the calls after it are lost), and a new process with empty stores
+// takes over on the same cluster: the same end state, nothing counted twice,
+// nothing left.
+func TestSyncRolesE2ECrashDuringRestart(t *testing.T) {
+	base := restartRun(t, 4)
+	want := base.run(80)
+	calls := len(base.c.Calls())
+	require.Positive(t, calls)
+	for n := 1; n < calls; n++ {
+		t.Run(fmt.Sprintf("crash after call %d", n), func(t *testing.T) {
+			tr := restartRun(t, 4)
+			var made atomic.Int32
+			var crashed atomic.Bool
+			tr.c.SetInterceptor(func(reconciletest.Call) reconciletest.Outcome {
+				if made.Add(1) > int32(n) && !crashed.Load() {
+					return reconciletest.Outcome{Err: errCrashed}
+				}
+				return reconciletest.Outcome{}
+			})
+			check := tr.d.OnStep
+			tr.d.OnStep = func(sr reconciletest.StepResult) {
+				check(sr)
+				if made.Load() > int32(n) && !crashed.Load() {
+					crashed.Store(true)
+					tr.restart()
+				}
+			}
+			w := tr.run(120)
+			assert.True(t, crashed.Load(), "the controller crashed")
+			assert.Equal(t, want.Status.TerminalState, w.Status.TerminalState)
+			assert.Equal(t, want.Status.Restarts, w.Status.Restarts)
+			assert.Equal(t, totals(want), totals(w), "nothing counted twice, nothing lost")
+			assert.Equal(t, map[int]bool{0: true, 1: true}, tr.attempts)
+		})
+	}
+}
+
+// The owner is deleted while its pods run: the orphan cleanup removes every
+// finalizer, and the garbage collector's deletions then remove the pods.
+func TestSyncRolesE2EOwnerDeleted(t *testing.T) {
+	tr := newTrainRun(t, trainingJob(3, 2), reconciletest.Options{Seed: 5})
+	tr.launcherFrom = 99
+	ctx := t.Context()
+	for range 4 {
+		_, err := tr.d.Step(ctx, ns, trainName)
+		require.NoError(t, err)
+	}
+	require.Len(t, tr.c.ListPods(ns), 4, "3 workers and the launcher run")
+	w, err := tr.owners.Get(ns, trainName)
+	require.NoError(t, err)
+	require.NoError(t, tr.owners.Delete(ns, trainName))
+	res := tr.r.ObserveOwnerEvent(reconcile.OwnerEvent{Old: &plan.Workload{Namespace: ns, Name: trainName, UID: w.UID}})
+	assert.True(t, res.Gone)
+	assert.Equal(t, 4, tr.c.CollectGarbage())
+	tr.c.Cache().DeliverAll()
+	removed, err := tr.d.CleanOrphans(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 4, removed)
+	tr.assertNoFinalizer()
+	require.NoError(t, tr.c.Kubelet().Step())
+	assert.Empty(t, tr.c.ListPods(ns), "the deleted pods are gone")
+}
+
+// faultInterceptor fails about one call in seven: server errors, conflicts on the
+// status write, timeouts on pod calls (half of them after the write).
+func faultInterceptor(seed uint64) func(reconciletest.Call) reconciletest.Outcome {
+	rnd := rand.New(rand.NewPCG(seed, 7))
+	return func(c reconciletest.Call) reconciletest.Outcome {
+		if rnd.IntN(7) != 0 {
+			return reconciletest.Outcome{}
+		}
+		switch {
+		case c.Op == reconciletest.OpUpdateStatus && rnd.IntN(2) == 0:
+			return reconciletest.Outcome{Err: apierrors.NewConflict(schema.GroupResource{Group: trainKind.Group, Resource: "trainingjobs"}, c.Name, errors.New("stale"))}
+		case c.Op != reconciletest.OpUpdateStatus && rnd.IntN(2) == 0:
+			return reconciletest.Outcome{Err: reconciletest.TimeoutError(), AfterWrite: rnd.IntN(2) == 0}
+		}
+		return reconciletest.Outcome{Err: reconciletest.ServerError()}
+	}
+}
+
+// With API faults over a few dozen seeds, the group restart keeps its
+// invariants (one write per sync, totals never decrease, attempt 0 gone before
+// attempt 1) and ends as without faults, counting every pod once.
+func TestSyncRolesE2EFaults(t *testing.T) {
+	want := restartRun(t, 6).run(80)
+	failed := 0
+	for seed := range uint64(36) {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			tr := restartRun(t, 6)
+			tr.c.SetInterceptor(faultInterceptor(seed))
+			w := tr.run(300)
+			assert.Equal(t, want.Status.TerminalState, w.Status.TerminalState)
+			assert.Equal(t, want.Status.Restarts, w.Status.Restarts)
+			assert.Equal(t, totals(want), totals(w))
+			assert.Equal(t, map[int]bool{0: true, 1: true}, tr.attempts)
+			for _, c := range tr.c.Calls() {
+				if c.Err != nil {
+					failed++
+				}
+			}
+		})
+	}
+	t.Logf("%d calls failed", failed)
+	assert.Greater(t, failed, 36, "the faults fired")
+}
