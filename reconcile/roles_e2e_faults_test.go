@@ -137,3 +137,30 @@ func TestSyncRolesE2EFaults(t *testing.T) {
 	t.Logf("%d calls failed", failed)
 	assert.Greater(t, failed, 36, "the faults fired")
 }
+
+// BenchmarkSyncRolesRun: a whole run of 1 launcher and 64 workers through
+// SyncRoles and roles.Compute on the in-memory cluster, from creation to
+// Completed with no finalizer left; API writes and status writes per run are
+// reported as metrics.
+func BenchmarkSyncRolesRun(b *testing.B) {
+	var writes, statusWrites, runs int
+	b.ReportAllocs()
+	for b.Loop() {
+		tr := newTrainRun(b, trainingJob(64, 0), reconciletest.Options{Seed: 8})
+		tr.d.OnStep = nil
+		if _, err := tr.d.Run(b.Context(), ns, trainName, 50); err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range tr.c.Calls() {
+			if c.Written {
+				writes++
+				if c.Op == reconciletest.OpUpdateStatus {
+					statusWrites++
+				}
+			}
+		}
+		runs++
+	}
+	b.ReportMetric(float64(writes)/float64(runs), "writes/run")
+	b.ReportMetric(float64(statusWrites)/float64(runs), "statuswrites/run")
+}
