@@ -27,56 +27,93 @@ func restartRun(t *testing.T, seed uint64) *trainRun {
 	return tr
 }
 
+// scenarios are the runs the crash and fault tests repeat: each ends the same
+// with or without faults.
+var scenarios = []struct {
+	name string
+	run  func(t *testing.T, seed uint64) *trainRun
+}{
+	{name: "completion", run: func(t *testing.T, seed uint64) *trainRun {
+		return newTrainRun(t, trainingJob(3, 2), reconciletest.Options{Seed: seed})
+	}},
+	{name: "group restart", run: restartRun},
+	{name: "max restarts", run: func(t *testing.T, seed uint64) *trainRun {
+		tr := newTrainRun(t, trainingJob(3, 1), reconciletest.Options{Seed: seed})
+		tr.failures[podSlot{"worker", 0, "0"}] = []int32{1, 1}
+		tr.failures[podSlot{"worker", 1, "2"}] = []int32{1, 1}
+		tr.launcherFrom = 99
+		return tr
+	}},
+	{name: "fatal exit code", run: func(t *testing.T, seed uint64) *trainRun {
+		tr := newTrainRun(t, trainingJob(3, 1), reconciletest.Options{Seed: seed})
+		tr.failures[podSlot{"worker", 0, "1"}] = []int32{fatalCode}
+		tr.launcherFrom = 99
+		return tr
+	}},
+}
+
 // errCrashed is what the calls of a crashed controller get: they never reach the
 // API server.
 var errCrashed = errors.New("controller crashed")
 
-// The controller crashes after its n-th API call, at every point of a group
-// restart (the calls after it are lost), and a new process with empty stores
-// takes over on the same cluster: the same end state, nothing counted twice,
-// nothing left.
-func TestSyncRolesE2ECrashDuringRestart(t *testing.T) {
-	base := restartRun(t, 4)
-	want := base.run(80)
-	calls := len(base.c.Calls())
-	require.Positive(t, calls)
-	// lost: the n-th call reached the server but its answer did not reach the
-	// controller.
-	for i := range 2 * calls {
-		n, lost := i/2+1, i%2 == 1
-		if n == calls && !lost {
-			continue // no call left to lose
-		}
-		t.Run(fmt.Sprintf("crash after call %d lost %v", n, lost), func(t *testing.T) {
-			tr := restartRun(t, 4)
-			var made atomic.Int32
-			var crashed atomic.Bool
-			tr.c.SetInterceptor(func(reconciletest.Call) reconciletest.Outcome {
-				switch m := made.Add(1); {
-				case crashed.Load() || m < int32(n):
-				case m == int32(n) && lost:
-					return reconciletest.Outcome{Err: errCrashed, AfterWrite: true}
-				case m > int32(n):
-					return reconciletest.Outcome{Err: errCrashed}
+// The controller crashes after its n-th API call, at every call of each
+// scenario (the calls after it are lost; with lost, the n-th reached the server
+// but its answer did not reach the controller), and a new process with empty
+// stores takes over on the same cluster: the same end state, nothing counted
+// twice, nothing left.
+func TestSyncRolesE2ECrash(t *testing.T) {
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			base := sc.run(t, 4)
+			want := base.run(80)
+			calls := len(base.c.Calls())
+			require.Positive(t, calls)
+			for i := range 2 * calls {
+				n, lost := i/2+1, i%2 == 1
+				if n == calls && !lost {
+					continue // no call left to lose
 				}
-				return reconciletest.Outcome{}
-			})
-			check := tr.d.OnStep
-			tr.d.OnStep = func(sr reconciletest.StepResult) {
-				check(sr)
-				if m := made.Load(); (m > int32(n) || (m == int32(n) && lost)) && !crashed.Load() {
-					crashed.Store(true)
-					tr.restart()
-				}
+				t.Run(fmt.Sprintf("call %d lost %v", n, lost), func(t *testing.T) {
+					tr := sc.run(t, 4)
+					crashed := tr.crashAfter(n, lost)
+					w := tr.run(120)
+					assert.True(t, crashed.Load(), "the controller crashed")
+					assert.Equal(t, want.Status.TerminalState, w.Status.TerminalState)
+					assert.Equal(t, want.Status.Restarts, w.Status.Restarts)
+					assert.Equal(t, totals(want), totals(w), "nothing counted twice, nothing lost")
+					assert.Equal(t, base.attempts, tr.attempts)
+				})
 			}
-			w := tr.run(120)
-			assert.True(t, crashed.Load(), "the controller crashed")
-			assert.Equal(t, want.Status.TerminalState, w.Status.TerminalState)
-			assert.Equal(t, want.Status.Restarts, w.Status.Restarts)
-			assert.Equal(t, totals(want), totals(w), "nothing counted twice, nothing lost")
-			assert.Equal(t, map[int]bool{0: true, 1: true}, tr.attempts)
 		})
 	}
+}
+
+// crashAfter makes the controller crash after its n-th call: the calls after it
+// fail without reaching the cluster (with lost, the n-th is made but fails too),
+// and at the end of that step a new process with empty stores replaces it. The
+// flag it returns says whether the crash happened.
+func (tr *trainRun) crashAfter(n int, lost bool) *atomic.Bool {
+	var made atomic.Int32
+	crashed := &atomic.Bool{}
+	tr.c.SetInterceptor(func(reconciletest.Call) reconciletest.Outcome {
+		switch m := made.Add(1); {
+		case crashed.Load() || m < int32(n):
+		case m == int32(n) && lost:
+			return reconciletest.Outcome{Err: errCrashed, AfterWrite: true}
+		case m > int32(n):
+			return reconciletest.Outcome{Err: errCrashed}
+		}
+		return reconciletest.Outcome{}
+	})
+	check := tr.d.OnStep
+	tr.d.OnStep = func(sr reconciletest.StepResult) {
+		check(sr)
+		if m := made.Load(); (m > int32(n) || (m == int32(n) && lost)) && !crashed.Load() {
+			crashed.Store(true)
+			tr.restart()
+		}
+	}
+	return crashed
 }
 
 // The owner is deleted while its pods run: the orphan cleanup removes every
@@ -124,33 +161,42 @@ func faultInterceptor(seed uint64) func(reconciletest.Call) reconciletest.Outcom
 }
 
 // With API faults over a few dozen seeds, half of them with a cache that lags
-// behind the writes, the group restart keeps its
-// invariants (one write per sync, totals never decrease, attempt 0 gone before
-// attempt 1) and ends as without faults, counting every pod once.
+// behind the writes, every scenario keeps its invariants (one write per sync,
+// totals never decrease, an attempt gone before the next starts, no pod counted
+// twice) and ends as without faults. The group restart also counts exactly as
+// without faults; a failed role counts the pods it stopped, which depends on how
+// many the faults let it create.
 func TestSyncRolesE2EFaults(t *testing.T) {
-	want := restartRun(t, 6).run(80)
-	failed := 0
-	for seed := range uint64(36) {
-		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-			tr := restartRun(t, 6)
-			tr.c.SetInterceptor(faultInterceptor(seed))
-			if seed%2 == 1 {
-				tr.c.SetEventLatency(time.Duration(seed%5) * 700 * time.Millisecond) // a cache that lags
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			base := sc.run(t, 6)
+			want := base.run(80)
+			failed := 0
+			for seed := range uint64(36) {
+				t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+					tr := sc.run(t, 6)
+					tr.c.SetInterceptor(faultInterceptor(seed))
+					if seed%2 == 1 {
+						tr.c.SetEventLatency(time.Duration(seed%5) * 700 * time.Millisecond) // a cache that lags
+					}
+					w := tr.run(300)
+					assert.Equal(t, want.Status.TerminalState, w.Status.TerminalState)
+					assert.Equal(t, want.Status.Restarts, w.Status.Restarts)
+					assert.Equal(t, base.attempts, tr.attempts)
+					if sc.name == "group restart" || sc.name == "completion" {
+						assert.Equal(t, totals(want), totals(w))
+					}
+					for _, c := range tr.c.Calls() {
+						if c.Err != nil {
+							failed++
+						}
+					}
+				})
 			}
-			w := tr.run(300)
-			assert.Equal(t, want.Status.TerminalState, w.Status.TerminalState)
-			assert.Equal(t, want.Status.Restarts, w.Status.Restarts)
-			assert.Equal(t, totals(want), totals(w))
-			assert.Equal(t, map[int]bool{0: true, 1: true}, tr.attempts)
-			for _, c := range tr.c.Calls() {
-				if c.Err != nil {
-					failed++
-				}
-			}
+			t.Logf("%d calls failed", failed)
+			assert.Greater(t, failed, 36, "the faults fired")
 		})
 	}
-	t.Logf("%d calls failed", failed)
-	assert.Greater(t, failed, 36, "the faults fired")
 }
 
 // BenchmarkSyncRolesRun: a whole run of 1 launcher and 64 workers through

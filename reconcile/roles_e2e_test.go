@@ -100,6 +100,7 @@ type trainRun struct {
 	// attempts of the pods ever created.
 	live     map[string]*corev1.Pod
 	attempts map[int]bool
+	created  map[string]int32
 	// violations collects what the write hook found (it may not fail the test
 	// under the Cluster's lock).
 	violations []string
@@ -115,7 +116,7 @@ func newTrainRun(t testing.TB, w *roles.Workload, opts reconciletest.Options) *t
 	tr := &trainRun{
 		t: t, c: c, owners: owners,
 		failures: map[podSlot][]int32{}, killed: map[string]int32{}, succeeded: map[string]int32{},
-		live: map[string]*corev1.Pod{}, attempts: map[int]bool{},
+		live: map[string]*corev1.Pod{}, attempts: map[int]bool{}, created: map[string]int32{},
 	}
 	tr.r = tr.newReconciler()
 	_, err := owners.Create(w)
@@ -203,6 +204,7 @@ func (tr *trainRun) observe(ev reconciletest.WatchEvent) {
 			}
 		}
 		tr.attempts[s.attempt] = true
+		tr.created[s.role]++
 		env := map[string]string{}
 		for _, e := range p.Spec.Containers[0].Env {
 			env[e.Name] = e.Value
@@ -241,7 +243,8 @@ func (tr *trainRun) check(sr reconciletest.StepResult) {
 	tr.violations = nil
 }
 
-// run drives the owner until it is done and no pod keeps the finalizer.
+// run drives the owner until it is done, and checks that no pod keeps the
+// finalizer and that no pod is counted twice.
 func (tr *trainRun) run(maxSteps int) *roles.Workload {
 	tr.t.Helper()
 	_, err := tr.d.Run(tr.t.Context(), ns, trainName, maxSteps)
@@ -249,7 +252,21 @@ func (tr *trainRun) run(maxSteps int) *roles.Workload {
 	w, err := tr.owners.Get(ns, trainName)
 	require.NoError(tr.t, err)
 	tr.assertNoFinalizer()
+	tr.assertCountedOnce(w)
 	return w
+}
+
+// assertCountedOnce checks the totals of w against the pods: every success the
+// kubelet made is counted, every failure it made too, and no role counts more
+// failures than it had pods (a failed role also counts the pods it stopped).
+func (tr *trainRun) assertCountedOnce(w *roles.Workload) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for _, rs := range w.Status.Roles {
+		assert.Equal(tr.t, tr.succeeded[rs.Name], rs.Succeeded, "%s succeeded", rs.Name)
+		assert.GreaterOrEqual(tr.t, rs.Failed, tr.killed[rs.Name], "%s failed", rs.Name)
+		assert.LessOrEqual(tr.t, rs.Failed+rs.Succeeded, tr.created[rs.Name], "%s: counted more pods than it had", rs.Name)
+	}
 }
 
 func (tr *trainRun) assertNoFinalizer() {
