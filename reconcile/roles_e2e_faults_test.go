@@ -116,30 +116,38 @@ func (tr *trainRun) crashAfter(n int, lost bool) *atomic.Bool {
 	return crashed
 }
 
-// The owner is deleted while its pods run: the orphan cleanup removes every
-// finalizer, and the garbage collector's deletions then remove the pods.
+// The owner is deleted at each step of a group restart: the orphan cleanup
+// removes every finalizer, and the garbage collector's deletions then remove the
+// pods.
 func TestSyncRolesE2EOwnerDeleted(t *testing.T) {
-	tr := newTrainRun(t, trainingJob(3, 2), reconciletest.Options{Seed: 5})
-	tr.launcherFrom = 99
-	ctx := t.Context()
-	for range 4 {
-		_, err := tr.d.Step(ctx, ns, trainName)
-		require.NoError(t, err)
+	base := restartRun(t, 5)
+	base.run(80)
+	for step := 1; step <= base.steps; step++ {
+		t.Run(fmt.Sprintf("step %d", step), func(t *testing.T) {
+			tr := restartRun(t, 5)
+			ctx := t.Context()
+			for range step {
+				_, err := tr.d.Step(ctx, ns, trainName)
+				require.NoError(t, err)
+			}
+			w, err := tr.owners.Get(ns, trainName)
+			require.NoError(t, err)
+			require.NoError(t, tr.owners.Delete(ns, trainName))
+			res := tr.r.ObserveOwnerEvent(reconcile.OwnerEvent{Old: &plan.Workload{Namespace: ns, Name: trainName, UID: w.UID}})
+			assert.True(t, res.Gone)
+			tr.c.CollectGarbage()
+			// A late sync finds nothing and forgets the owner.
+			synced, _, err := tr.d.Sync(ctx, ns, trainName)
+			require.NoError(t, err)
+			assert.False(t, synced)
+			tr.c.Cache().DeliverAll()
+			_, err = tr.d.CleanOrphans(ctx)
+			require.NoError(t, err)
+			tr.assertNoFinalizer()
+			require.NoError(t, tr.c.Kubelet().Step())
+			assert.Empty(t, tr.c.ListPods(ns), "the deleted pods are gone")
+		})
 	}
-	require.Len(t, tr.c.ListPods(ns), 4, "3 workers and the launcher run")
-	w, err := tr.owners.Get(ns, trainName)
-	require.NoError(t, err)
-	require.NoError(t, tr.owners.Delete(ns, trainName))
-	res := tr.r.ObserveOwnerEvent(reconcile.OwnerEvent{Old: &plan.Workload{Namespace: ns, Name: trainName, UID: w.UID}})
-	assert.True(t, res.Gone)
-	assert.Equal(t, 4, tr.c.CollectGarbage())
-	tr.c.Cache().DeliverAll()
-	removed, err := tr.d.CleanOrphans(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, 4, removed)
-	tr.assertNoFinalizer()
-	require.NoError(t, tr.c.Kubelet().Step())
-	assert.Empty(t, tr.c.ListPods(ns), "the deleted pods are gone")
 }
 
 // faultInterceptor fails about one call in seven: server errors, conflicts on the

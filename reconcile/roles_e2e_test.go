@@ -233,6 +233,13 @@ func (tr *trainRun) check(sr reconciletest.StepResult) {
 				assert.GreaterOrEqual(t, rs.Succeeded, prev.Roles[i].Succeeded, "step %d: %s succeeded", sr.Step, rs.Name)
 				assert.GreaterOrEqual(t, rs.Failed, prev.Roles[i].Failed, "step %d: %s failed", sr.Step, rs.Name)
 				assert.GreaterOrEqual(t, rs.Attempt, prev.Roles[i].Attempt, "step %d: %s attempt", sr.Step, rs.Name)
+				if rs.Attempt > prev.Roles[i].Attempt {
+					// The advance: nothing of the old attempt is counted in the new one.
+					assert.Zero(t, rs.Job.Succeeded+rs.Job.Failed+rs.Job.Active, "step %d: %s starts attempt %d afresh: %+v", sr.Step, rs.Name, rs.Attempt, rs.Job)
+					if u := rs.Job.UncountedTerminatedPods; u != nil {
+						assert.Empty(t, append(u.Succeeded, u.Failed...), "step %d: %s ledger at the advance", sr.Step, rs.Name)
+					}
+				}
 			}
 		}
 	}
