@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
@@ -29,22 +30,42 @@ func restartRun(t *testing.T, seed uint64) *trainRun {
 
 // scenarios are the runs the crash and fault tests repeat: each ends the same
 // with or without faults.
+// exact says that the totals do not depend on the faults: no role fails while
+// others of its pods run.
 var scenarios = []struct {
-	name string
-	run  func(t *testing.T, seed uint64) *trainRun
+	name  string
+	exact bool
+	// state and restarts are how the run ends.
+	state    string
+	restarts int32
+	run      func(t *testing.T, seed uint64) *trainRun
 }{
-	{name: "completion", run: func(t *testing.T, seed uint64) *trainRun {
+	{name: "completion", state: "Completed", restarts: 0, exact: true, run: func(t *testing.T, seed uint64) *trainRun {
 		return newTrainRun(t, trainingJob(3, 2), reconciletest.Options{Seed: seed})
 	}},
-	{name: "group restart", run: restartRun},
-	{name: "max restarts", run: func(t *testing.T, seed uint64) *trainRun {
+	{name: "group restart", state: "Completed", restarts: 1, exact: true, run: restartRun},
+	{name: "launcher fails", state: "Completed", restarts: 1, exact: true, run: func(t *testing.T, seed uint64) *trainRun {
+		tr := newTrainRun(t, trainingJob(3, 2), reconciletest.Options{Seed: seed})
+		tr.failures[podSlot{"launcher", 0, "0"}] = []int32{1}
+		return tr
+	}},
+	{name: "two blocking restarts", state: "Completed", restarts: 2, run: func(t *testing.T, seed uint64) *trainRun {
+		w := trainingJob(4, 3)
+		w.FailurePolicy.RestartStrategy = plaingroup.BlockingRecreate
+		tr := newTrainRun(t, w, reconciletest.Options{Seed: seed})
+		tr.failures[podSlot{"worker", 0, "3"}] = []int32{1, 1}
+		tr.failures[podSlot{"worker", 1, "0"}] = []int32{1, 1}
+		tr.launcherFrom = 2
+		return tr
+	}},
+	{name: "max restarts", state: "Failed", restarts: 1, run: func(t *testing.T, seed uint64) *trainRun {
 		tr := newTrainRun(t, trainingJob(3, 1), reconciletest.Options{Seed: seed})
 		tr.failures[podSlot{"worker", 0, "0"}] = []int32{1, 1}
 		tr.failures[podSlot{"worker", 1, "2"}] = []int32{1, 1}
 		tr.launcherFrom = 99
 		return tr
 	}},
-	{name: "fatal exit code", run: func(t *testing.T, seed uint64) *trainRun {
+	{name: "fatal exit code", state: "Failed", restarts: 0, run: func(t *testing.T, seed uint64) *trainRun {
 		tr := newTrainRun(t, trainingJob(3, 1), reconciletest.Options{Seed: seed})
 		tr.failures[podSlot{"worker", 0, "1"}] = []int32{fatalCode}
 		tr.launcherFrom = 99
@@ -66,6 +87,8 @@ func TestSyncRolesE2ECrash(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			base := sc.run(t, 4)
 			want := base.run(80)
+			require.Equal(t, sc.state, want.Status.TerminalState)
+			require.Equal(t, sc.restarts, want.Status.Restarts)
 			calls := len(base.c.Calls())
 			require.Positive(t, calls)
 			for i := range 2 * calls {
@@ -179,6 +202,8 @@ func TestSyncRolesE2EFaults(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			base := sc.run(t, 6)
 			want := base.run(80)
+			require.Equal(t, sc.state, want.Status.TerminalState)
+			require.Equal(t, sc.restarts, want.Status.Restarts)
 			failed := 0
 			for seed := range uint64(36) {
 				t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
@@ -191,7 +216,7 @@ func TestSyncRolesE2EFaults(t *testing.T) {
 					assert.Equal(t, want.Status.TerminalState, w.Status.TerminalState)
 					assert.Equal(t, want.Status.Restarts, w.Status.Restarts)
 					assert.Equal(t, base.attempts, tr.attempts)
-					if sc.name == "group restart" || sc.name == "completion" {
+					if sc.exact {
 						assert.Equal(t, totals(want), totals(w))
 					}
 					for _, c := range tr.c.Calls() {
