@@ -107,6 +107,9 @@ func TestSyncRolesE2ECrash(t *testing.T) {
 				}
 				t.Run(fmt.Sprintf("call %d lost %v", n, lost), func(t *testing.T) {
 					tr := sc.run(t, 4)
+					if n%2 == 0 {
+						tr.c.SetEventLatency(1500 * time.Millisecond) // and a cache that lags
+					}
 					crashed := tr.crashAfter(n, lost)
 					w := tr.run(120)
 					assert.True(t, crashed.Load(), "the controller crashed")
