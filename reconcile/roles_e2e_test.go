@@ -393,3 +393,43 @@ func TestSyncRolesE2EFailure(t *testing.T) {
 		})
 	}
 }
+
+// Suspending the owner while its pods run stops every pod, counts none and keeps
+// no finalizer, with the group's Suspended condition; resuming it starts over and
+// completes.
+func TestSyncRolesE2ESuspend(t *testing.T) {
+	tr := newTrainRun(t, trainingJob(3, 2), reconciletest.Options{Seed: 9})
+	tr.launcherFrom = 99
+	ctx := t.Context()
+	for range 4 {
+		_, err := tr.d.Step(ctx, ns, trainName)
+		require.NoError(t, err)
+	}
+	require.Len(t, tr.c.ListPods(ns), 4, "3 workers and the launcher run")
+	_, err := tr.owners.Update(ns, trainName, func(w *roles.Workload) { w.Suspend = true })
+	require.NoError(t, err)
+	for range 4 {
+		_, err := tr.d.Step(ctx, ns, trainName)
+		require.NoError(t, err)
+	}
+	assert.Empty(t, tr.c.ListPods(ns), "every pod stopped and gone")
+	w, err := tr.owners.Get(ns, trainName)
+	require.NoError(t, err)
+	var suspended bool
+	for _, c := range w.Status.Conditions {
+		suspended = suspended || (c.Type == plaingroup.ConditionSuspended && c.Status == "True")
+	}
+	assert.True(t, suspended, "Suspended condition: %+v", w.Status.Conditions)
+	assert.Equal(t, map[string][2]int32{"worker": {0, 0}, "launcher": {0, 0}}, totals(w), "stopped pods are not counted")
+	assert.Empty(t, w.Status.TerminalState)
+
+	tr.mu.Lock()
+	tr.launcherFrom = 0
+	tr.mu.Unlock()
+	_, err = tr.owners.Update(ns, trainName, func(w *roles.Workload) { w.Suspend = false })
+	require.NoError(t, err)
+	w = tr.run(50)
+	assert.Equal(t, "Completed", w.Status.TerminalState)
+	assert.Equal(t, map[string][2]int32{"worker": {0, 0}, "launcher": {1, 0}}, totals(w))
+	assert.Equal(t, int32(0), w.Status.Restarts)
+}

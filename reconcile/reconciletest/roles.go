@@ -98,6 +98,37 @@ func (s *RolesStore) Get(namespace, name string) (*roles.Workload, error) {
 	return copyRoles(o), nil
 }
 
+// Update changes the stored owner's spec as a user's update would: mutate gets
+// a copy, whose identity, status and deletion state are then kept as stored; the
+// update gives a new resourceVersion and generation. The roles' specs are shared
+// with the stored owner: replace a Role (or its Spec's pointers), do not modify
+// them in place. It is not a controller call, and it returns the owner as stored,
+// or a NotFound error.
+func (s *RolesStore) Update(namespace, name string, mutate func(*roles.Workload)) (*roles.Workload, error) {
+	s.mu.Lock()
+	cur, ok := s.objs[key(namespace, name)]
+	if !ok {
+		s.mu.Unlock()
+		return nil, apierrors.NewNotFound(s.resource(), name)
+	}
+	next := copyRoles(cur)
+	s.mu.Unlock()
+	mutate(next)
+	next.Namespace, next.Name, next.UID, next.Deleting = cur.Namespace, cur.Name, cur.UID, cur.Deleting
+	next.Status = copyRolesStatus(cur.Status)
+	s.c.mu.Lock()
+	rv := s.c.nextRV()
+	s.c.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.objs[key(namespace, name)] != cur {
+		return nil, apierrors.NewConflict(s.resource(), name, fmt.Errorf("the owner changed during the update"))
+	}
+	next.ResourceVersion, next.Generation = rv, cur.Generation+1
+	s.objs[key(namespace, name)] = s.withObject(next)
+	return copyRoles(next), nil
+}
+
 // Delete removes an owner at once. Its pods stay, with their owner reference and
 // finalizers, until CollectGarbage or the test removes them; tell the Reconciler
 // (ObserveOwnerEvent with Old), as the controller's owner event handler would. It
