@@ -22,7 +22,13 @@ import (
 // restartRun is the group restart of TestSyncRolesE2EGroupRestart: worker 1 of
 // attempt 0 fails twice, the launcher of attempt 1 succeeds.
 func restartRun(t *testing.T, seed uint64) *trainRun {
-	tr := newTrainRun(t, trainingJob(3, 2), reconciletest.Options{Seed: seed})
+	return restartRunWith(t, seed, plaingroup.Recreate)
+}
+
+func restartRunWith(t *testing.T, seed uint64, strategy plaingroup.RestartStrategy) *trainRun {
+	w := trainingJob(3, 2)
+	w.FailurePolicy.RestartStrategy = strategy
+	tr := newTrainRun(t, w, reconciletest.Options{Seed: seed})
 	tr.failures[podSlot{"worker", 0, "1"}] = []int32{1, 1}
 	tr.launcherFrom = 1
 	return tr
@@ -44,6 +50,9 @@ var scenarios = []struct {
 		return newTrainRun(t, trainingJob(3, 2), reconciletest.Options{Seed: seed})
 	}},
 	{name: "group restart", state: "Completed", restarts: 1, exact: true, run: restartRun},
+	{name: "blocking group restart", state: "Completed", restarts: 1, exact: true, run: func(t *testing.T, seed uint64) *trainRun {
+		return restartRunWith(t, seed, plaingroup.BlockingRecreate)
+	}},
 	{name: "launcher fails", state: "Completed", restarts: 1, exact: true, run: func(t *testing.T, seed uint64) *trainRun {
 		tr := newTrainRun(t, trainingJob(3, 2), reconciletest.Options{Seed: seed})
 		tr.failures[podSlot{"launcher", 0, "0"}] = []int32{1}
@@ -186,7 +195,7 @@ func TestSyncRolesE2EOwnerDeleted(t *testing.T) {
 }
 
 // faultInterceptor fails about one call in seven: server errors, conflicts on the
-// status write, timeouts on pod calls (half of them after the write).
+// status write, timeouts (half of them after the write: the answer is lost).
 func faultInterceptor(seed uint64) func(reconciletest.Call) reconciletest.Outcome {
 	rnd := rand.New(rand.NewPCG(seed, 7))
 	return func(c reconciletest.Call) reconciletest.Outcome {
@@ -196,14 +205,14 @@ func faultInterceptor(seed uint64) func(reconciletest.Call) reconciletest.Outcom
 		switch {
 		case c.Op == reconciletest.OpUpdateStatus && rnd.IntN(2) == 0:
 			return reconciletest.Outcome{Err: apierrors.NewConflict(schema.GroupResource{Group: trainKind.Group, Resource: "trainingjobs"}, c.Name, errors.New("stale"))}
-		case c.Op != reconciletest.OpUpdateStatus && rnd.IntN(2) == 0:
+		case rnd.IntN(2) == 0:
 			return reconciletest.Outcome{Err: reconciletest.TimeoutError(), AfterWrite: rnd.IntN(2) == 0}
 		}
 		return reconciletest.Outcome{Err: reconciletest.ServerError()}
 	}
 }
 
-// With API faults over a few dozen seeds of the group restart (a dozen for the
+// With API faults over a few dozen seeds of the group restarts (a dozen for the
 // other scenarios), half of them with a cache that lags
 // behind the writes, every scenario keeps its invariants (one write per sync,
 // totals never decrease, an attempt gone before the next starts, no pod counted
@@ -219,7 +228,7 @@ func TestSyncRolesE2EFaults(t *testing.T) {
 			require.Equal(t, sc.restarts, want.Status.Restarts)
 			failed := 0
 			seeds := uint64(12)
-			if sc.name == "group restart" {
+			if sc.name == "group restart" || sc.name == "blocking group restart" {
 				seeds = 36
 			}
 			if testing.Short() {

@@ -101,6 +101,10 @@ type trainRun struct {
 	live     map[string]*corev1.Pod
 	attempts map[int]bool
 	created  map[string]int32
+	// blocking is the BlockingRecreate strategy: no pod of an attempt is created
+	// while a pod of an earlier attempt of any role exists; with Recreate, of its
+	// own role.
+	blocking bool
 	// violations collects what the write hook found (it may not fail the test
 	// under the Cluster's lock).
 	violations []string
@@ -119,6 +123,7 @@ func newTrainRun(t testing.TB, w *roles.Workload, opts reconciletest.Options) *t
 		live: map[string]*corev1.Pod{}, attempts: map[int]bool{}, created: map[string]int32{},
 	}
 	tr.r = tr.newReconciler()
+	tr.blocking = w.FailurePolicy != nil && w.FailurePolicy.RestartStrategy == plaingroup.BlockingRecreate
 	_, err := owners.Create(w)
 	require.NoError(t, err)
 	c.OnWrite(tr.observe)
@@ -184,7 +189,8 @@ func (tr *trainRun) script(k *reconciletest.Kubelet, p *corev1.Pod) error {
 }
 
 // observe is the write hook: no pod of an attempt is created while a pod of an
-// earlier attempt exists, and every pod carries its attempt in label and env.
+// earlier attempt exists (of its role under Recreate, of any under
+// BlockingRecreate), and every pod carries its attempt in label and env.
 func (tr *trainRun) observe(ev reconciletest.WatchEvent) {
 	p := ev.Pod
 	if p == nil {
@@ -199,7 +205,7 @@ func (tr *trainRun) observe(ev reconciletest.WatchEvent) {
 	case watch.Added:
 		s := slotOf(p)
 		for _, o := range tr.live {
-			if os := slotOf(o); os.attempt < s.attempt {
+			if os := slotOf(o); os.attempt < s.attempt && (tr.blocking || os.role == s.role) {
 				tr.violations = append(tr.violations, fmt.Sprintf("pod %s of attempt %d created while pod %s of attempt %d exists", p.Name, s.attempt, o.Name, os.attempt))
 			}
 		}
