@@ -265,6 +265,7 @@ func (tr *trainRun) run(maxSteps int) *roles.Workload {
 	w, err := tr.owners.Get(ns, trainName)
 	require.NoError(tr.t, err)
 	tr.assertNoFinalizer()
+	tr.assertNothingRuns()
 	tr.assertCountedOnce(w)
 	return w
 }
@@ -285,6 +286,15 @@ func (tr *trainRun) assertCountedOnce(w *roles.Workload) {
 func (tr *trainRun) assertNoFinalizer() {
 	for _, p := range tr.c.ListPods(ns) {
 		assert.False(tr.t, trainKind.HasFinalizer(p), "pod %s keeps the finalizer", p.Name)
+	}
+}
+
+// assertNothingRuns checks that the owner left no pod running: each is finished
+// or being deleted.
+func (tr *trainRun) assertNothingRuns() {
+	for _, p := range tr.c.ListPods(ns) {
+		finished := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+		assert.True(tr.t, finished || p.DeletionTimestamp != nil, "pod %s left %s", p.Name, p.Status.Phase)
 	}
 }
 

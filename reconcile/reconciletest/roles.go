@@ -204,7 +204,9 @@ func (s *RolesStore) SyncFunc(r *reconcile.Reconciler) func(ctx context.Context,
 
 // DoneFunc returns a Driver.DoneFunc: an owner is done when its status has a
 // terminal state (or a true Completed or Failed condition) and none of its pods
-// carries the tracking finalizer of the Cluster's owner kind.
+// carries the tracking finalizer of the Cluster's owner kind or still runs (a pod
+// neither finished nor being deleted: one whose finalizer was removed but whose
+// deletion failed is deleted by a later sync).
 func (s *RolesStore) DoneFunc() func(namespace, name string) (done, exists bool) {
 	return func(namespace, name string) (bool, bool) {
 		w, err := s.Get(namespace, name)
@@ -215,7 +217,12 @@ func (s *RolesStore) DoneFunc() func(namespace, name string) (done, exists bool)
 			return false, true
 		}
 		for _, p := range s.c.ListPods(namespace) {
-			if ref := metav1.GetControllerOfNoCopy(p); ref != nil && ref.UID == w.UID && s.c.owner.HasFinalizer(p) {
+			ref := metav1.GetControllerOfNoCopy(p)
+			if ref == nil || ref.UID != w.UID {
+				continue
+			}
+			finished := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+			if s.c.owner.HasFinalizer(p) || (!finished && p.DeletionTimestamp == nil) {
 				return false, true
 			}
 		}

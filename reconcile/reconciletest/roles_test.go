@@ -140,7 +140,7 @@ func TestRolesStoreWriteStatus(t *testing.T) {
 	}
 }
 
-// A finished owner with no tracked pod left is done; the Options.Owners facts let
+// A finished owner with no tracked or running pod left is done; the Options.Owners facts let
 // CollectGarbage keep the pods of a stored owner and delete those of a deleted one.
 func TestRolesStoreDoneAndGarbage(t *testing.T) {
 	c, s, w := newRolesStore(t)
@@ -160,10 +160,14 @@ func TestRolesStoreDoneAndGarbage(t *testing.T) {
 	require.NoError(t, err)
 	d, _ = done("ns", "train")
 	assert.False(t, d, "finished, a pod still tracked")
+	require.NoError(t, c.Kubelet().Run("ns", "train-worker-0"))
 	_, err = c.PatchPodAs("ns", "train-worker-0", []byte(`{"metadata":{"$deleteFromPrimitiveList/finalizers":["`+rolesKind.Finalizer+`"]}}`))
 	require.NoError(t, err)
 	d, _ = done("ns", "train")
-	assert.True(t, d, "finished, nothing tracked")
+	assert.False(t, d, "finished, nothing tracked, a pod still runs (its deletion failed)")
+	require.NoError(t, c.Kubelet().Succeed("ns", "train-worker-0"))
+	d, _ = done("ns", "train")
+	assert.True(t, d, "finished, nothing tracked, nothing runs")
 
 	assert.Equal(t, 0, c.CollectGarbage(), "the owner is stored")
 	require.NoError(t, s.Delete("ns", "train"))
