@@ -55,6 +55,12 @@
 // restarting role can; with Recreate each advances on its own. Nothing of the
 // old attempt is counted after the advance: its pods are strays from then on.
 //
+// A role that fails on its own (its Job's Failed condition: a pod failure
+// policy's FailJob, a backoff limit, maxFailedIndexes) has already stopped its
+// other active pods as a failed Job does, and counts them failed (a failed Job
+// counts its terminating pods), in its Failed total too; the other roles the
+// group then stops are not counted.
+//
 // # The one-write protocol
 //
 // The status a Plan carries holds, for each role, the role plan's status after

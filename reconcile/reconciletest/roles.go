@@ -98,6 +98,37 @@ func (s *RolesStore) Get(namespace, name string) (*roles.Workload, error) {
 	return copyRoles(o), nil
 }
 
+// Update changes the stored owner's spec as a user's update would: mutate gets
+// a copy, whose identity, status and deletion state are then kept as stored; the
+// update gives a new resourceVersion and generation. The roles' specs are shared
+// with the stored owner: replace a Role (or its Spec's pointers), do not modify
+// them in place. It is not a controller call, and it returns the owner as stored,
+// or a NotFound error.
+func (s *RolesStore) Update(namespace, name string, mutate func(*roles.Workload)) (*roles.Workload, error) {
+	s.mu.Lock()
+	cur, ok := s.objs[key(namespace, name)]
+	if !ok {
+		s.mu.Unlock()
+		return nil, apierrors.NewNotFound(s.resource(), name)
+	}
+	next := copyRoles(cur)
+	s.mu.Unlock()
+	mutate(next)
+	next.Namespace, next.Name, next.UID, next.Deleting = cur.Namespace, cur.Name, cur.UID, cur.Deleting
+	next.Status = copyRolesStatus(cur.Status)
+	s.c.mu.Lock()
+	rv := s.c.nextRV()
+	s.c.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.objs[key(namespace, name)] != cur {
+		return nil, apierrors.NewConflict(s.resource(), name, fmt.Errorf("the owner changed during the update"))
+	}
+	next.ResourceVersion, next.Generation = rv, cur.Generation+1
+	s.objs[key(namespace, name)] = s.withObject(next)
+	return copyRoles(next), nil
+}
+
 // Delete removes an owner at once. Its pods stay, with their owner reference and
 // finalizers, until CollectGarbage or the test removes them; tell the Reconciler
 // (ObserveOwnerEvent with Old), as the controller's owner event handler would. It
@@ -173,7 +204,9 @@ func (s *RolesStore) SyncFunc(r *reconcile.Reconciler) func(ctx context.Context,
 
 // DoneFunc returns a Driver.DoneFunc: an owner is done when its status has a
 // terminal state (or a true Completed or Failed condition) and none of its pods
-// carries the tracking finalizer of the Cluster's owner kind.
+// carries the tracking finalizer of the Cluster's owner kind or still runs (a pod
+// neither finished nor being deleted: one whose finalizer was removed but whose
+// deletion failed is deleted by a later sync).
 func (s *RolesStore) DoneFunc() func(namespace, name string) (done, exists bool) {
 	return func(namespace, name string) (bool, bool) {
 		w, err := s.Get(namespace, name)
@@ -184,7 +217,12 @@ func (s *RolesStore) DoneFunc() func(namespace, name string) (done, exists bool)
 			return false, true
 		}
 		for _, p := range s.c.ListPods(namespace) {
-			if ref := metav1.GetControllerOfNoCopy(p); ref != nil && ref.UID == w.UID && s.c.owner.HasFinalizer(p) {
+			ref := metav1.GetControllerOfNoCopy(p)
+			if ref == nil || ref.UID != w.UID {
+				continue
+			}
+			finished := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+			if s.c.owner.HasFinalizer(p) || (!finished && p.DeletionTimestamp == nil) {
 				return false, true
 			}
 		}

@@ -63,6 +63,31 @@ func TestRolesStoreCreateGetDelete(t *testing.T) {
 	assert.True(t, apierrors.IsNotFound(s.Delete("ns", "train")))
 }
 
+// Update changes the spec, keeps identity and status, and bumps the
+// resourceVersion and generation; an owner not stored is NotFound.
+func TestRolesStoreUpdate(t *testing.T) {
+	_, s, w := newRolesStore(t)
+	out, err := s.Update("ns", "train", func(u *roles.Workload) {
+		u.Suspend = true
+		u.UID, u.Name = "other", "renamed"
+		u.Status.Restarts = 9
+	})
+	require.NoError(t, err)
+	assert.True(t, out.Suspend)
+	assert.Equal(t, w.UID, out.UID)
+	assert.Equal(t, "train", out.Name)
+	assert.Equal(t, w.Status, out.Status, "status is kept")
+	assert.Equal(t, int64(2), out.Generation)
+	assert.NotEqual(t, w.ResourceVersion, out.ResourceVersion)
+	stored, err := s.Get("ns", "train")
+	require.NoError(t, err)
+	assert.Equal(t, out, stored)
+	_, err = s.WriteStatus(t.Context(), w, w.Status)
+	assert.True(t, apierrors.IsConflict(err), "a status write with the old resourceVersion: %v", err)
+	_, err = s.Update("ns", "nope", func(*roles.Workload) {})
+	assert.True(t, apierrors.IsNotFound(err), "%v", err)
+}
+
 // WriteStatus is a status subresource: preconditions, the rules of such a status,
 // the call log, faults, and no new resourceVersion for a write that changes nothing.
 func TestRolesStoreWriteStatus(t *testing.T) {
@@ -115,7 +140,7 @@ func TestRolesStoreWriteStatus(t *testing.T) {
 	}
 }
 
-// A finished owner with no tracked pod left is done; the Options.Owners facts let
+// A finished owner with no tracked or running pod left is done; the Options.Owners facts let
 // CollectGarbage keep the pods of a stored owner and delete those of a deleted one.
 func TestRolesStoreDoneAndGarbage(t *testing.T) {
 	c, s, w := newRolesStore(t)
@@ -135,10 +160,14 @@ func TestRolesStoreDoneAndGarbage(t *testing.T) {
 	require.NoError(t, err)
 	d, _ = done("ns", "train")
 	assert.False(t, d, "finished, a pod still tracked")
+	require.NoError(t, c.Kubelet().Run("ns", "train-worker-0"))
 	_, err = c.PatchPodAs("ns", "train-worker-0", []byte(`{"metadata":{"$deleteFromPrimitiveList/finalizers":["`+rolesKind.Finalizer+`"]}}`))
 	require.NoError(t, err)
 	d, _ = done("ns", "train")
-	assert.True(t, d, "finished, nothing tracked")
+	assert.False(t, d, "finished, nothing tracked, a pod still runs (its deletion failed)")
+	require.NoError(t, c.Kubelet().Succeed("ns", "train-worker-0"))
+	d, _ = done("ns", "train")
+	assert.True(t, d, "finished, nothing tracked, nothing runs")
 
 	assert.Equal(t, 0, c.CollectGarbage(), "the owner is stored")
 	require.NoError(t, s.Delete("ns", "train"))
