@@ -147,7 +147,7 @@ func (e *env) checkLauncherDone(tj *v1alpha1.TrainingJob) {
 		finished := func(p *corev1.Pod) bool {
 			return p.DeletionTimestamp == nil && (p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed)
 		}
-		return count(pods, tracked) == 0 && count(pods, finished) == len(pods), describePods(pods)
+		return count(pods, tracked) == 0 && count(pods, finished) == len(pods), describePods(pods) + "\nsyncs:" + e.lastSyncs()
 	})
 	e.checkWrites()
 }
