@@ -62,9 +62,11 @@
 // as controller, their status written through the status subresource with the
 // resourceVersion precondition (a Conflict passed through as is); owner events,
 // the orphan cleanup, the metrics and Config.ReadOwner see them as one
-// plan.Workload (identity, UID, managedBy, and whether the group has finished,
-// its Completed or Failed condition as JobComplete or JobFailed), presented in
-// one place. examples/trainingjob runs one kind with both shapes.
+// plan.Workload (identity, UID, managedBy), presented in one place and never
+// finished: a group that has finished still has pods to stop and count, which
+// its own sync does (pod events keep syncing it; the orphan worker frees the
+// pods of a deleted or replaced one). examples/trainingjob runs one kind with
+// both shapes.
 //
 // # Adoption
 //

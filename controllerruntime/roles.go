@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/roles"
@@ -45,14 +42,19 @@ func (t *Type[T]) asWorkload(obj T) (*plan.Workload, error) {
 
 // groupAsWorkload is the one place a workload of roles is presented as a
 // plan.Workload, for the calls that take one (Reconciler.ObserveOwnerEvent,
-// CleanOrphan's facts, Config.ReadOwner, the metrics): its identity (namespace,
-// name, UID, generation, resourceVersion, object, deletion), spec.managedBy and
-// suspension, and as status only whether the group has finished: its Completed
-// (Failed) group condition, when True, as a JobComplete (JobFailed) condition True
-// with the same reason, message and time. It has no template, selector or counts:
-// it is never synced by Reconciler.Sync.
+// ObservePodEvent's owner lookup, CleanOrphan's facts, Config.ReadOwner, the
+// metrics): its identity (namespace, name, UID, generation, resourceVersion,
+// object, deletion), spec.managedBy and suspension. It has no template, selector
+// or status, and in particular it is never finished: a group that has finished
+// (its Completed or Failed condition) still has pods to stop and count, which
+// SyncRoles does until nothing runs or carries the tracking finalizer (then
+// roles.Compute skips it). Presented as finished, its pod events would sync it no
+// more and the orphan cleanup would strip the finalizers of the pods its sync is
+// stopping, racing with it: a running pod could be left with no finalizer and no
+// sync to delete it. A deleted or replaced roles owner is the orphan cleanup's,
+// as any owner. It is never synced by Reconciler.Sync.
 func groupAsWorkload(g *roles.Workload) *plan.Workload {
-	w := &plan.Workload{
+	return &plan.Workload{
 		Namespace:       g.Namespace,
 		Name:            g.Name,
 		UID:             g.UID,
@@ -62,25 +64,6 @@ func groupAsWorkload(g *roles.Workload) *plan.Workload {
 		Object:          g.Object,
 		Spec:            plan.Spec{ManagedBy: g.ManagedBy, Suspend: &g.Suspend},
 	}
-	for _, c := range g.Status.Conditions {
-		if c.Status != metav1.ConditionTrue {
-			continue
-		}
-		var typ batchv1.JobConditionType
-		switch c.Type {
-		case plaingroup.ConditionCompleted:
-			typ = batchv1.JobComplete
-		case plaingroup.ConditionFailed:
-			typ = batchv1.JobFailed
-		default:
-			continue
-		}
-		w.Status.Conditions = append(w.Status.Conditions, batchv1.JobCondition{
-			Type: typ, Status: corev1.ConditionTrue, Reason: c.Reason, Message: c.Message,
-			LastTransitionTime: c.LastTransitionTime,
-		})
-	}
-	return w
 }
 
 // syncRoles syncs a roles owner: Reconciler.SyncRoles over the cached pods that

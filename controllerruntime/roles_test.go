@@ -82,35 +82,26 @@ func newRolesOwner(t *testing.T, objs ...client.Object) (*ownerOf[*batchv1.Job],
 	return o, cl
 }
 
+// A roles owner is presented with its identity, managedBy and suspension, and
+// never as finished, whatever its group conditions.
 func TestGroupAsWorkload(t *testing.T) {
-	at := metav1.Now()
 	tests := []struct {
 		name       string
 		conditions []metav1.Condition
-		want       []batchv1.JobCondition
 	}{
 		{name: "running"},
-		{name: "completed",
-			conditions: []metav1.Condition{{Type: plaingroup.ConditionCompleted, Status: metav1.ConditionTrue, Reason: "AllJobsCompleted", Message: "m", LastTransitionTime: at}},
-			want:       []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: "AllJobsCompleted", Message: "m", LastTransitionTime: at}}},
-		{name: "failed",
-			conditions: []metav1.Condition{{Type: plaingroup.ConditionFailed, Status: metav1.ConditionTrue, Reason: "ReachedMaxRestarts", LastTransitionTime: at}},
-			want:       []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "ReachedMaxRestarts", LastTransitionTime: at}}},
-		{name: "completed False, restarting, suspended: not finished",
-			conditions: []metav1.Condition{
-				{Type: plaingroup.ConditionCompleted, Status: metav1.ConditionFalse},
-				{Type: plaingroup.ConditionRestarting, Status: metav1.ConditionTrue},
-				{Type: plaingroup.ConditionSuspended, Status: metav1.ConditionTrue},
-			}},
+		{name: "completed", conditions: []metav1.Condition{{Type: plaingroup.ConditionCompleted, Status: metav1.ConditionTrue, Reason: "AllJobsCompleted"}}},
+		{name: "failed", conditions: []metav1.Condition{{Type: plaingroup.ConditionFailed, Status: metav1.ConditionTrue, Reason: "ReachedMaxRestarts"}}},
+		{name: "restarting", conditions: []metav1.Condition{{Type: plaingroup.ConditionRestarting, Status: metav1.ConditionTrue}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			obj := &batchv1.Job{}
 			g := &roles.Workload{Namespace: "ns", Name: "g", UID: "u", Deleting: true, Generation: 3, ResourceVersion: "7",
-				Object: obj, ManagedBy: ptr.To("me"), Suspend: true, Status: roles.Status{Conditions: tt.conditions}}
+				Object: obj, ManagedBy: ptr.To("me"), Suspend: true, Status: roles.Status{Conditions: tt.conditions, TerminalState: "Completed"}}
 			got := groupAsWorkload(g)
 			want := &plan.Workload{Namespace: "ns", Name: "g", UID: "u", Deleting: true, Generation: 3, ResourceVersion: "7",
-				Object: obj, Spec: plan.Spec{ManagedBy: ptr.To("me"), Suspend: ptr.To(true)}, Status: batchv1.JobStatus{Conditions: tt.want}}
+				Object: obj, Spec: plan.Spec{ManagedBy: ptr.To("me"), Suspend: ptr.To(true)}}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("groupAsWorkload (-want +got):\n%s", diff)
 			}
@@ -168,21 +159,27 @@ func TestReconcileRoles(t *testing.T) {
 	}
 }
 
-// The orphan cleanup sees a roles owner as finished once its group condition
-// Completed or Failed is True.
+// The orphan cleanup and the pod events never see a roles owner as finished, even
+// once its group condition Completed or Failed is True: its own sync stops and
+// counts its pods; a pod event of it queues that sync.
 func TestRolesFacts(t *testing.T) {
-	for _, tt := range []struct {
-		cond     string
-		finished bool
-	}{{plaingroup.ConditionCompleted, true}, {plaingroup.ConditionFailed, true}, {plaingroup.ConditionRestarting, false}} {
-		t.Run(tt.cond, func(t *testing.T) {
-			o, _ := newRolesOwner(t)
+	for _, cond := range []string{plaingroup.ConditionCompleted, plaingroup.ConditionFailed, plaingroup.ConditionRestarting} {
+		t.Run(cond, func(t *testing.T) {
 			job := rolesJob()
-			if err := setRolesStatus(job, roles.Status{Conditions: []metav1.Condition{{Type: tt.cond, Status: metav1.ConditionTrue}}}); err != nil {
+			if err := setRolesStatus(job, roles.Status{Conditions: []metav1.Condition{{Type: cond, Status: metav1.ConditionTrue}}}); err != nil {
 				t.Fatal(err)
 			}
-			if got := o.facts(job); got.Finished != tt.finished || got.UID != "u1" || got.ManagedBy != name {
-				t.Errorf("facts = %+v, want finished %v, UID u1, managedBy %s", got, tt.finished, name)
+			o, _ := newRolesOwner(t, job)
+			if got := o.facts(job); got.Finished || got.UID != "u1" || got.ManagedBy != name {
+				t.Errorf("facts = %+v, want unfinished, UID u1, managedBy %s", got, name)
+			}
+			pod := testPod("p", job, customKind.Finalizer)
+			pod.OwnerReferences[0].APIVersion, pod.OwnerReferences[0].Kind = customKind.Group+"/"+customKind.Version, customKind.Kind
+			pod.Status.Phase = corev1.PodRunning
+			q := &recQueue{}
+			o.handlePod(t.Context(), reconcile.PodEvent{Type: reconcile.PodUpdated, Old: pod, New: pod}, q)
+			if len(q.added) != 1 {
+				t.Errorf("a pod event of the roles owner queued %v, want its sync", q.added)
 			}
 		})
 	}

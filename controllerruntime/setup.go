@@ -66,9 +66,9 @@ type Type[T client.Object] struct {
 	// workload, which Workload then converts. It must not modify obj. An error is
 	// treated as Workload's. Every other part of the controller (owner events, the
 	// orphan cleanup, the metrics, Config.ReadOwner) sees a roles owner as one
-	// plan.Workload: its identity, UID, managedBy, and whether it has finished, its
-	// group condition Completed or Failed presented as a JobComplete or JobFailed
-	// condition. Nil: every owner is one workload.
+	// plan.Workload: its identity, UID and managedBy, never finished (SyncRoles
+	// stops and counts the pods of a finished group itself, until roles.Compute
+	// skips it). Nil: every owner is one workload.
 	Roles func(obj T) (*roles.Workload, error)
 	// SetRolesStatus sets status as the status of obj, a roles owner: as
 	// SetStatus, for the owners Roles converts, whose status is then converted
