@@ -52,6 +52,22 @@
 //   - Cache reads use client.UnsafeDisableDeepCopy: the Reconciler never modifies
 //     its inputs, so a sync copies no pod.
 //
+// # Owners of several roles
+//
+// An owner type whose objects may be several roles under one owner (a launcher
+// and workers, package roles) goes through the same Setup: Type.Roles converts
+// such an object onto a roles.Workload (nil for an object that is one workload,
+// which Type.Workload converts), and Type.SetRolesStatus sets its status. Those
+// owners are synced by Reconciler.SyncRoles over the cached pods that name them
+// as controller, their status written through the status subresource with the
+// resourceVersion precondition (a Conflict passed through as is); owner events,
+// the orphan cleanup, the metrics and Config.ReadOwner see them as one
+// plan.Workload (identity, UID, managedBy), presented in one place and never
+// finished: a group that has finished still has pods to stop and count, which
+// its own sync does (pod events keep syncing it; the orphan worker frees the
+// pods of a deleted or replaced one). examples/trainingjob runs one kind with
+// both shapes.
+//
 // # Adoption
 //
 // An owner whose Workload has a selector (a batch/v1 Job) adopts the pods without

@@ -65,7 +65,7 @@ func addMetricsHandler[T client.Object](mgr manager.Manager, m *metrics.Metrics,
 			if !ok {
 				return nil, false
 			}
-			w, err := typ.Workload(t)
+			w, err := typ.asWorkload(t)
 			return w, err == nil
 		}))
 	}

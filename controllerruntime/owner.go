@@ -35,6 +35,7 @@ type ownerOf[T client.Object] struct {
 	// cache reads owners and pods without copies: the Reconciler never modifies
 	// its inputs.
 	cache   client.Reader
+	client  client.Client // writes the status of roles owners
 	scheme  *runtime.Scheme
 	typ     Type[T]
 	invalid string // the reason of the event on an owner Workload refuses
@@ -52,7 +53,7 @@ func (o *ownerOf[T]) manages(obj T) bool {
 		w := plan.Workload{Spec: plan.Spec{ManagedBy: o.typ.ManagedBy(obj)}}
 		return w.HandledBy(name, o.kind())
 	}
-	w, err := o.typ.Workload(obj)
+	w, err := o.typ.asWorkload(obj)
 	return err == nil && w.HandledBy(name, o.kind())
 }
 
@@ -60,7 +61,7 @@ func (o *ownerOf[T]) manages(obj T) bool {
 // owner that Workload refuses has no pods of this controller: it counts as
 // unfinished, managed as its managedBy says.
 func (o *ownerOf[T]) facts(obj T) *finalizers.OrphanOwner {
-	w, err := o.typ.Workload(obj)
+	w, err := o.typ.asWorkload(obj)
 	if err != nil {
 		w = &plan.Workload{}
 		if o.typ.ManagedBy != nil {
@@ -86,12 +87,17 @@ func (o *ownerOf[T]) reconcileKey(ctx context.Context, req crreconcile.Request) 
 	if !o.manages(obj) {
 		return crreconcile.Result{}, nil
 	}
-	w, err := o.typ.Workload(obj)
+	w, g, err := o.typ.convert(obj)
 	if err != nil {
 		o.rec.Config().Events.Eventf(obj, corev1.EventTypeWarning, o.invalid, "%v", err)
 		return crreconcile.Result{}, nil
 	}
-	res, err := o.rec.Sync(ctx, w, func(w *plan.Workload) ([]*corev1.Pod, error) { return o.listPods(ctx, w) })
+	var res reconcile.Result
+	if g != nil {
+		res, err = o.syncRoles(ctx, g)
+	} else {
+		res, err = o.rec.Sync(ctx, w, func(w *plan.Workload) ([]*corev1.Pod, error) { return o.listPods(ctx, w) })
+	}
 	if o.onSync != nil {
 		o.onSync(obj, res, err)
 	}
@@ -119,8 +125,8 @@ func (o *ownerOf[T]) ownerEvents() handler.TypedEventHandler[client.Object, crre
 			if !ok1 || !ok2 {
 				return
 			}
-			ow, err1 := o.typ.Workload(old)
-			cw, err2 := o.typ.Workload(cur)
+			ow, err1 := o.typ.asWorkload(old)
+			cw, err2 := o.typ.asWorkload(cur)
 			if err1 != nil || err2 != nil {
 				// Reconcile records why it cannot be synced.
 				q.Add(crreconcile.Request{NamespacedName: client.ObjectKeyFromObject(cur)})
@@ -130,7 +136,7 @@ func (o *ownerOf[T]) ownerEvents() handler.TypedEventHandler[client.Object, crre
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
 			if obj, ok := e.Object.(T); ok {
-				if w, err := o.typ.Workload(obj); err == nil {
+				if w, err := o.typ.asWorkload(obj); err == nil {
 					o.observe(ctx, reconcile.OwnerEvent{Old: w}, q)
 				}
 			}

@@ -24,6 +24,7 @@ import (
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
+	"github.com/jobkit/jobkit/roles"
 )
 
 // Defaults of Options.
@@ -59,6 +60,21 @@ type Type[T client.Object] struct {
 	// controller's for a kind other than batch/v1 Job). Nil reads it through
 	// Workload, and an owner that Workload refuses is then left alone silently.
 	ManagedBy func(obj T) *string
+	// Roles, when set, tells an owner of several roles (a launcher and workers)
+	// from a Job-shaped one: it converts obj onto the roles.Workload that
+	// Reconciler.SyncRoles takes, or returns nil (and no error) when obj is one
+	// workload, which Workload then converts. It must not modify obj. An error is
+	// treated as Workload's. Every other part of the controller (owner events, the
+	// orphan cleanup, the metrics, Config.ReadOwner) sees a roles owner as one
+	// plan.Workload: its identity, UID and managedBy, never finished (SyncRoles
+	// stops and counts the pods of a finished group itself, until roles.Compute
+	// skips it). Nil: every owner is one workload.
+	Roles func(obj T) (*roles.Workload, error)
+	// SetRolesStatus sets status as the status of obj, a roles owner: as
+	// SetStatus, for the owners Roles converts, whose status is then converted
+	// back with Roles. An error (a status obj cannot hold) fails the sync with no
+	// pod call made. Required with Roles, and only with it.
+	SetRolesStatus func(obj T, status roles.Status) error
 }
 
 // Options configure Setup. The zero value of every field but Type and Config.Name
@@ -163,7 +179,7 @@ func Setup[T client.Object](mgr manager.Manager, opts Options[T]) (*Controller[T
 		cfg.ReadOwner = reconcile.ObjectOwnerReader(func(ctx context.Context, namespace, name string) (T, error) {
 			obj := typ.New()
 			return obj, api.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, obj)
-		}, typ.Workload)
+		}, typ.asWorkload)
 	}
 	rec, err := reconcile.New(cfg, newAPIClient(mgr.GetClient(), mgr.GetAPIReader()), statusWriter[T]{c: mgr.GetClient(), typ: opts.Type})
 	if err != nil {
@@ -173,6 +189,7 @@ func Setup[T client.Object](mgr manager.Manager, opts Options[T]) (*Controller[T
 	c.o = ownerOf[T]{
 		rec:     rec,
 		cache:   mgr.GetCache(),
+		client:  mgr.GetClient(),
 		scheme:  mgr.GetScheme(),
 		typ:     opts.Type,
 		invalid: "Invalid" + cfg.Owner.Kind,
@@ -218,6 +235,10 @@ func (o *Options[T]) validate(mgr manager.Manager) error {
 	if o.Type.New == nil || o.Type.Workload == nil || o.Type.SetStatus == nil {
 		errs = append(errs, fmt.Errorf("Options.Type: New set %v, Workload set %v, SetStatus set %v: all three are required",
 			o.Type.New != nil, o.Type.Workload != nil, o.Type.SetStatus != nil))
+	}
+	if (o.Type.Roles == nil) != (o.Type.SetRolesStatus == nil) {
+		errs = append(errs, fmt.Errorf("Options.Type: Roles set %v, SetRolesStatus set %v: set both or neither",
+			o.Type.Roles != nil, o.Type.SetRolesStatus != nil))
 	}
 	if o.Config.Name == "" {
 		errs = append(errs, errors.New("Options.Config.Name is empty: name the controller (its spec.managedBy)"))

@@ -209,6 +209,8 @@ func TestOptionsValidate(t *testing.T) {
 		{name: "valid", mutate: func(*Options[*batchv1.Job]) {}},
 		{name: "no Type", mutate: func(o *Options[*batchv1.Job]) { o.Type = Type[*batchv1.Job]{} }, wantErr: "Options.Type"},
 		{name: "no SetStatus", mutate: func(o *Options[*batchv1.Job]) { o.Type.SetStatus = nil }, wantErr: "SetStatus set false"},
+		{name: "Roles without SetRolesStatus", mutate: func(o *Options[*batchv1.Job]) { o.Type.Roles = rolesOf }, wantErr: "Roles set true, SetRolesStatus set false"},
+		{name: "roles conversions", mutate: func(o *Options[*batchv1.Job]) { o.Type.Roles, o.Type.SetRolesStatus = rolesOf, setRolesStatus }},
 		{name: "no name", mutate: func(o *Options[*batchv1.Job]) { o.Config.Name = "" }, wantErr: "Options.Config.Name"},
 		{name: "negative workers", mutate: func(o *Options[*batchv1.Job]) { o.Workers = -1 }, wantErr: "Options.Workers -1"},
 		{name: "negative backoff", mutate: func(o *Options[*batchv1.Job]) { o.APIBackoff.Max = -time.Second }, wantErr: "Options.APIBackoff {Base 0s, Max -1s}"},

@@ -162,15 +162,18 @@ func (k *kubelet) finish(ctx context.Context, pod *corev1.Pod, o outcome) error 
 }
 
 // release ends a terminating pod: killed if it still runs, then deleted with grace
-// period 0 (it goes once its finalizers are gone).
+// period 0 (it goes once its finalizers are gone). As a real kubelet, it sends that
+// delete again for a pod already at grace 0 whose finalizers are gone: the API
+// server does not remove a pod of grace 0 when its last finalizer goes (a Failed
+// pod deleted while it still held one stays, terminating, until then).
 func (k *kubelet) release(ctx context.Context, pod *corev1.Pod) error {
 	if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
 		if err := k.finish(ctx, pod, failWith(exitKilled)); err != nil {
 			return err
 		}
 	}
-	if ptr.Deref(pod.DeletionGracePeriodSeconds, 1) == 0 {
-		return nil
+	if ptr.Deref(pod.DeletionGracePeriodSeconds, 1) == 0 && len(pod.Finalizers) > 0 {
+		return nil // the final delete comes once its finalizers are gone
 	}
 	err := k.cs.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
 		GracePeriodSeconds: ptr.To[int64](0),

@@ -9,12 +9,12 @@
 //   - RolesWorkload converts a TrainingJob with a launcher (spec.launcher) into a
 //     workload of two roles under one owner (package roles: the workers and the
 //     launcher, no child Jobs), with the group rules of such a run;
-//     RolesStatus and StatusFromRoles convert its status both ways. The
-//     controller does not run such a TrainingJob yet (Workload refuses it, so it
-//     gets the Warning event InvalidTrainingJob): its wiring onto
-//     reconcile.SyncRoles is the next step;
+//     RolesStatus and StatusFromRoles convert its status both ways; the
+//     controller syncs it with reconcile.SyncRoles (Workload refuses it: one
+//     shape, one conversion);
 //   - Type gives the controllerruntime module the TrainingJob's Go type: New,
-//     Workload, how to set the status, where managedBy is;
+//     Workload and Roles (one conversion per shape), how to set each status,
+//     where managedBy is;
 //   - Setup is the one call of that module (jkcr.Setup, the call the Job
 //     controller of examples/controllerruntime makes with jkcr.JobType): the pod
 //     index, the TrainingJob and pod watches with the Reconciler's owner and pod

@@ -98,6 +98,31 @@ func ExampleRolesWorkload() {
 	// invalid TrainingJob ml/mnist: spec.launcher: set: a run with a launcher is a workload of roles (RolesWorkload)
 }
 
+// Type gives the one Setup both shapes of a TrainingJob: Roles answers nil for a
+// run without a launcher (Workload converts it, and Reconciler.Sync syncs it) and
+// two roles for a run with one (Reconciler.SyncRoles syncs it).
+func ExampleType() {
+	pod := corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever,
+		Containers:    []corev1.Container{{Name: "trainer", Image: "trainer:1"}},
+	}}
+	tj := &v1alpha1.TrainingJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "mnist"},
+		Spec:       v1alpha1.TrainingJobSpec{Workers: 2, Template: pod},
+	}
+	g, err := controller.Type.Roles(tj)
+	fmt.Println(g == nil, err)
+	tj.Spec.Launcher = &v1alpha1.Launcher{Template: pod}
+	g, err = controller.Type.Roles(tj)
+	fmt.Println(len(g.Roles), g.Roles[0].Name, g.Roles[1].Name, err)
+	err = controller.Type.SetRolesStatus(tj, roles.Status{Restarts: 1, TerminalState: "Completed"})
+	fmt.Println(tj.Status.Restarts, tj.Status.TerminalState, err)
+	// Output:
+	// true <nil>
+	// 2 workers launcher <nil>
+	// 1 Completed <nil>
+}
+
 // Setup registers the controller with a manager whose scheme knows TrainingJobs.
 // It needs a cluster, so this example only compiles.
 func ExampleSetup() {

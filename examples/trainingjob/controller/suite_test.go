@@ -134,6 +134,7 @@ type env struct {
 	fallback scenarios.Outcome            // for the other pods
 	failedAt map[string]time.Time         // when the kubelet was told to fail a pod
 	created  map[types.UID]string         // every pod ADDED in the namespace: its index
+	syncs    []string                     // what the controller's syncs did, the last ones
 	stop     func()
 }
 
@@ -202,7 +203,7 @@ func (e *env) startController() {
 		Name:                e.managedBy,
 		PodEventBatchPeriod: 50 * time.Millisecond,
 		MinBackoffRequeue:   100 * time.Millisecond,
-	}, SkipNameValidation: true})
+	}, SkipNameValidation: true, OnSync: e.recordSync})
 	if err != nil {
 		e.t.Fatalf("Setup: %v", err)
 	}
@@ -220,6 +221,25 @@ func (e *env) startController() {
 			e.t.Errorf("manager: %v", err)
 		}
 	}
+}
+
+// recordSync keeps what the last syncs did, for the messages of failed tests.
+func (e *env) recordSync(tj *v1alpha1.TrainingJob, res reconcile.Result, err error) {
+	line := fmt.Sprintf("%s rv=%s skipped=%q retry=%q writes=%d removed=%d deleted=%d created=%d requeue=%v err=%v",
+		time.Now().Format("15:04:05.000"), tj.ResourceVersion, res.Skipped, res.Retry, res.StatusWrites, res.FinalizersRemoved, res.Deleted, res.Created, res.RequeueAfter, err)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.syncs = append(e.syncs, line)
+	if len(e.syncs) > 40 {
+		e.syncs = e.syncs[len(e.syncs)-40:]
+	}
+}
+
+// lastSyncs returns what the last syncs did, one a line.
+func (e *env) lastSyncs() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return "\n  " + strings.Join(e.syncs, "\n  ")
 }
 
 func (e *env) stopController() {

@@ -8,12 +8,14 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
+	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -148,8 +150,17 @@ func BackoffPolicy(b *v1alpha1.RetryBackoff) plainbackoff.Policy {
 	return p
 }
 
-// Finished reports whether tj has the condition Complete or Failed: its workers are
-// counted no more.
+// Finished reports whether tj has finished, its pods counted no more: the
+// condition Complete or Failed of a run without a launcher, the group condition
+// Completed or Failed (True) of a run with one.
 func Finished(tj *v1alpha1.TrainingJob) bool {
+	if tj.Spec.Launcher != nil {
+		for _, c := range tj.Status.GroupConditions {
+			if (c.Type == plaingroup.ConditionCompleted || c.Type == plaingroup.ConditionFailed) && c.Status == metav1.ConditionTrue {
+				return true
+			}
+		}
+		return false
+	}
 	return jobstatus.IsFinished(&batchv1.JobStatus{Conditions: tj.Status.Conditions})
 }
