@@ -110,7 +110,7 @@ func RunRoles(cfg RolesConfig) (*RolesResult, error) {
 		return nil, err
 	}
 	rw.model = newRolesModel(rw)
-	steps := 40 + rng.IntN(80)
+	steps := 30 + rng.IntN(50)
 	for range steps {
 		if rw.stopped {
 			break
