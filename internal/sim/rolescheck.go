@@ -118,12 +118,10 @@ func (m *rolesModel) checkStatus(old, st *roles.Status) {
 			rw.violate(InvBackwards, "role %s: attempt %d→%d, succeeded %d→%d, failed %d→%d", rs.Name, prev.Attempt, rs.Attempt, prev.Succeeded, rs.Succeeded, prev.Failed, rs.Failed)
 			return
 		}
-		base := prev.Job
-		if rs.Attempt != prev.Attempt {
-			if n := ledgerLen(&prev.Job); n > 0 {
-				rw.violate(InvOldAttemptCounted, "role %s advanced to attempt %d with %d pods of attempt %d uncounted", rs.Name, rs.Attempt, n, prev.Attempt)
-				return
-			}
+		// At an advance the attempt's status starts afresh: what leaves the old
+		// attempt's ledger in that write counts in the totals only.
+		base, advanced := prev.Job, rs.Attempt != prev.Attempt
+		if advanced {
 			base = batchv1.JobStatus{}
 		}
 		var grew [2]int32
@@ -162,8 +160,13 @@ func (m *rolesModel) checkStatus(old, st *roles.Status) {
 		t := m.total[rs.Name]
 		t[0], t[1] = t[0]+grew[0], t[1]+grew[1]
 		m.total[rs.Name] = t
-		if rs.Job.Succeeded-base.Succeeded != grew[0] || rs.Job.Failed-base.Failed != grew[1] ||
-			rs.Succeeded-prev.Succeeded != grew[0] || rs.Failed-prev.Failed != grew[1] {
+		attempt := [2]int32{rs.Job.Succeeded - base.Succeeded, rs.Job.Failed - base.Failed}
+		if advanced && (attempt != [2]int32{} || ledgerLen(&rs.Job) > 0) {
+			rw.violate(InvOldAttemptCounted, "role %s advanced to attempt %d with a status that is not fresh: succeeded %d, failed %d, %d uncounted",
+				rs.Name, rs.Attempt, rs.Job.Succeeded, rs.Job.Failed, ledgerLen(&rs.Job))
+			return
+		}
+		if !advanced && attempt != grew || rs.Succeeded-prev.Succeeded != grew[0] || rs.Failed-prev.Failed != grew[1] {
 			rw.violate(InvCount, "role %s attempt %d: %d succeeded and %d failed pods left the ledger, but the attempt's counters went %d→%d and %d→%d, the totals %d→%d and %d→%d",
 				rs.Name, rs.Attempt, grew[0], grew[1], base.Succeeded, rs.Job.Succeeded, base.Failed, rs.Job.Failed, prev.Succeeded, rs.Succeeded, prev.Failed, rs.Failed)
 			return

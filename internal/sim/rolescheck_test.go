@@ -47,8 +47,12 @@ func TestRolesCheckStatus(t *testing.T) {
 			worker(0, 0, []types.UID{"a"}, 0), worker(0, 1, nil, 1), worker(0, 1, []types.UID{"a"}, 1)}, want: InvCountedTwice},
 		{name: "a pod of the old attempt recorded", steps: []roles.Status{
 			worker(1, 0, nil, 2), worker(1, 0, []types.UID{"old"}, 2)}, want: InvOldAttemptCounted},
-		{name: "advanced with pods uncounted", steps: []roles.Status{
-			worker(0, 0, []types.UID{"a"}, 0), worker(1, 0, nil, 0)}, want: InvOldAttemptCounted},
+		{name: "advanced with a pod recorded and not counted", steps: []roles.Status{
+			worker(0, 0, []types.UID{"a"}, 0), worker(1, 0, nil, 0)}, want: InvCount},
+		{name: "advance counts the last entry in the totals", steps: []roles.Status{
+			worker(0, 0, []types.UID{"a"}, 0), worker(1, 0, nil, 1)}},
+		{name: "advanced with the old attempt's counters", steps: []roles.Status{
+			worker(0, 1, nil, 1), worker(1, 1, nil, 1)}, want: InvOldAttemptCounted},
 		{name: "advance keeps the totals", steps: []roles.Status{
 			worker(0, 0, []types.UID{"a"}, 0), worker(0, 1, nil, 1), worker(1, 0, nil, 1)}},
 		{name: "a total goes back", steps: []roles.Status{
