@@ -185,6 +185,35 @@
 //
 // A run stops at its first violation.
 //
+// # Owners of two roles
+//
+// RunRoles runs, from the seed on a stream of its own, an owner of several roles
+// (package roles) of kind RolesKind through Reconciler.SyncRoles, on
+// reconciletest's RolesStore and Driver: a launcher (1 pod, backoffLimit 0 to 2,
+// dependsOn the workers Ready) and Indexed workers (1 to 5, backoffLimitPerIndex 0
+// to 2), success Any over the launcher, a group restart on a failed role up to
+// maxRestarts 0 to 3 (Recreate or BlockingRecreate), and in half the seeds a
+// FailJobSet rule on a worker's exit code 42. Its chaotic phase has the call
+// faults (500, 429, 409, timeout), crashes, restarts, late, reordered and lost
+// delete events, and a kubelet that runs, readies, succeeds, fails and evicts;
+// its calm phase delivers everything and succeeds the launcher (the workers too
+// after 30 steps). Checked after every sync, from the ledger entries that leave
+// a role's uncountedTerminatedPods (or its completedIndexes): each pod counted at
+// most once, the attempt's counters and the role's totals grow by exactly the pods
+// counted (count, counted-twice), nothing decreases (backwards), only pods of the
+// role's current attempt enter its ledger and a role advances with nothing
+// uncounted (old-attempt-counted), a finished pod loses its finalizer only once
+// recorded (record-first), at most one status write per sync (status-writes), no
+// refused write (invalid-status), and after three clean syncs no index with two
+// live pods of one attempt (duplicate-index); at the end, a terminal state with
+// nothing uncounted, no finalizer and no pod running (not-finished,
+// uncounted-left, finalizer-left, running-after-finish), and totals equal to the
+// pods counted. TestSimulation runs the roles owner of each of its seeds after the
+// Jobs'; -sim.roleseed=N replays one. A violation that is RolesKnownBug (a role
+// stopped by a finished or restarting group keeps a failed worker's finalizer for
+// a replacement it never creates) sets RolesResult.Known: listed, not failed,
+// unless -sim.rolesstrict.
+//
 // # Limits
 //
 // The simulated kubelet ends a pod being deleted only as Failed (exit code 137): a

@@ -66,6 +66,9 @@ func replayCommand(seed uint64, faultRate float64) string {
 func TestSimulation(t *testing.T) {
 	ownerFor(t, 0) // checks -sim.owner here, on the test's goroutine
 	cfg := sim.Config{FaultRate: *flagFaults, MaxPods: *flagMaxPods}
+	if simulateRoleSeed(t, cfg.FaultRate) {
+		return
+	}
 	if *flagSeed >= 0 {
 		cfg.Seed = uint64(*flagSeed)
 		cfg.Owner = ownerFor(t, cfg.Seed)
@@ -97,6 +100,7 @@ func TestSimulation(t *testing.T) {
 	start := time.Now()
 	stats := runSeeds(t, *flagFirst, n, cfg)
 	elapsed := time.Since(start)
+	defer simulateRoles(t, *flagFirst, n, cfg.FaultRate, *flagReport)
 	perMinute := float64(n) / elapsed.Minutes()
 	summary := fmt.Sprintf("simulation: %d seeds from %d in %v (%.0f seeds/min, %d workers), fault rate %g\n"+
 		"  syncs %d, pods %d, jobs complete %d, failed %d; %d seeds with the custom owner %v\n"+

@@ -1,0 +1,79 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	plaingroup "github.com/jobkit/jobkit/plain/group"
+	"github.com/jobkit/jobkit/roles"
+)
+
+// worker is a status of the worker role: attempt, the attempt's failed counter
+// and failed ledger, the total failed.
+func worker(attempt, failed int32, ledger []types.UID, total int32) roles.Status {
+	return roles.Status{Restarts: attempt, Roles: []roles.RoleStatus{{
+		Name: "worker", Attempt: attempt, Failed: total,
+		Job: batchv1.JobStatus{Failed: failed, UncountedTerminatedPods: &batchv1.UncountedTerminatedPods{Failed: ledger}},
+	}}}
+}
+
+// The roles checker catches each way a count can go wrong, and accepts the
+// exact one: a status sequence is checked step by step, as after each sync.
+func TestRolesCheckStatus(t *testing.T) {
+	failedPod := func(uid types.UID, attempt string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "train-worker-0-" + string(uid), UID: uid, Labels: map[string]string{
+				plaingroup.LabelRoleName: "worker", plaingroup.LabelRestartAttempt: attempt}},
+			Status: corev1.PodStatus{Phase: corev1.PodFailed},
+		}
+	}
+	tests := []struct {
+		name  string
+		steps []roles.Status
+		want  Invariant // "" for none
+	}{
+		{name: "exact: recorded, then counted once", steps: []roles.Status{
+			worker(0, 0, nil, 0), worker(0, 0, []types.UID{"a"}, 0), worker(0, 1, nil, 1)}},
+		{name: "counted without the ledger", steps: []roles.Status{
+			worker(0, 0, nil, 0), worker(0, 1, nil, 1)}, want: InvCount},
+		{name: "total not grown with the attempt's counter", steps: []roles.Status{
+			worker(0, 0, []types.UID{"a"}, 0), worker(0, 1, nil, 0)}, want: InvCount},
+		{name: "recorded again after it was counted", steps: []roles.Status{
+			worker(0, 0, []types.UID{"a"}, 0), worker(0, 1, nil, 1), worker(0, 1, []types.UID{"a"}, 1)}, want: InvCountedTwice},
+		{name: "a pod of the old attempt recorded", steps: []roles.Status{
+			worker(1, 0, nil, 2), worker(1, 0, []types.UID{"old"}, 2)}, want: InvOldAttemptCounted},
+		{name: "advanced with a pod recorded and not counted", steps: []roles.Status{
+			worker(0, 0, []types.UID{"a"}, 0), worker(1, 0, nil, 0)}, want: InvCount},
+		{name: "advance counts the last entry in the totals", steps: []roles.Status{
+			worker(0, 0, []types.UID{"a"}, 0), worker(1, 0, nil, 1)}},
+		{name: "advanced with the old attempt's counters", steps: []roles.Status{
+			worker(0, 1, nil, 1), worker(1, 1, nil, 1)}, want: InvOldAttemptCounted},
+		{name: "advance keeps the totals", steps: []roles.Status{
+			worker(0, 0, []types.UID{"a"}, 0), worker(0, 1, nil, 1), worker(1, 0, nil, 1)}},
+		{name: "a total goes back", steps: []roles.Status{
+			worker(0, 1, nil, 1), worker(0, 1, nil, 0)}, want: InvBackwards},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rw := &rolesWorld{}
+			m := &rolesModel{rw: rw, counted: map[types.UID]string{}, total: map[string][2]int32{}, pods: map[types.UID]*corev1.Pod{
+				"a": failedPod("a", "0"), "old": failedPod("old", "0"),
+			}}
+			for i := 1; i < len(tc.steps) && !rw.stopped; i++ {
+				m.checkStatus(&tc.steps[i-1], &tc.steps[i])
+			}
+			if tc.want == "" {
+				assert.Empty(t, rw.violations)
+				return
+			}
+			if assert.Len(t, rw.violations, 1) {
+				assert.Equal(t, tc.want, rw.violations[0].Invariant, rw.violations[0].Message)
+			}
+		})
+	}
+}
