@@ -2,6 +2,7 @@ package roles
 
 import (
 	"fmt"
+	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -223,9 +224,15 @@ func (s *sync) planRole(i int) error {
 	if r.Backoff != (plainbackoff.Policy{}) {
 		opts.Backoff = r.Backoff
 	}
+	// A role that stops for good (the group finished, or its attempt is over) is
+	// planned as an owner being deleted: every finished pod is recorded and its
+	// finalizer removed at once (a failed pod of an Indexed role with
+	// backoffLimitPerIndex would otherwise keep it until a replacement that never
+	// comes), and stopAll stops the pods still running.
+	stopping := s.modes[i] == restarting || s.modes[i] == finishing
 	p, err := plan.Compute(plan.Input{
 		Workload: &plan.Workload{
-			Namespace: w.Namespace, Name: w.Name + "-" + r.Name, UID: w.UID, Deleting: w.Deleting,
+			Namespace: w.Namespace, Name: w.Name + "-" + r.Name, UID: w.UID, Deleting: w.Deleting || stopping,
 			Spec: spec, Status: old.Job,
 			Generation: w.Generation, ResourceVersion: w.ResourceVersion, Object: w.Object, Backoff: r.Backoff,
 		},
@@ -242,6 +249,9 @@ func (s *sync) planRole(i int) error {
 		return fmt.Errorf("roles: roles[%d] %q: %w", i, r.Name, err)
 	}
 	s.ownCreations(p)
+	if stopping && !w.Deleting {
+		stopAll(p, s.pods[i], s.in.ExpectationsSatisfied)
+	}
 	// Only the pods already without the finalizer are counted: the status is
 	// written before this sync's removals, and the pods they free are counted
 	// by the next sync.
@@ -340,4 +350,32 @@ func (s *sync) assemble() {
 
 func roleMessage(role, msg string) string {
 	return fmt.Sprintf("role %q: %s", role, msg)
+}
+
+// stopAll makes the plan of a stopping role (planned as being deleted, which
+// deletes nothing) delete its pods that still run, their finalizer removed first
+// so that they are not counted, as a suspension would; a pod the plan deletes
+// already (the role is failing on its own and counts them) is left to it. The
+// plan's uncounted finalizer removal of such a pod gives way to the deletion's,
+// so that each pod gets one patch. Nothing is deleted while expectations are
+// unsatisfied, as in plan.
+func stopAll(p *plan.Plan, pods []*corev1.Pod, satisfied bool) {
+	if !satisfied {
+		return
+	}
+	planned := make(map[*corev1.Pod]bool, len(p.Delete))
+	for _, d := range p.Delete {
+		planned[d.Pod] = true
+	}
+	stop := map[*corev1.Pod]bool{}
+	for _, pod := range pods {
+		if planned[pod] || pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		stop[pod] = true
+		p.Delete = append(p.Delete, plan.Deletion{Pod: pod, RemoveFinalizerFirst: true, Reason: "the role stops"})
+	}
+	if len(stop) > 0 {
+		p.RemoveFinalizers = slices.DeleteFunc(p.RemoveFinalizers, func(a plan.PodAction) bool { return stop[a.Pod] })
+	}
 }

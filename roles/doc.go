@@ -43,10 +43,12 @@
 //
 // A role stops when the group has finished (its remaining pods are stopped,
 // not counted as failures, as a Job's success policy stops the rest) or when
-// its attempt is below status.restarts. Stopping is planning it suspended:
-// plan deletes its active pods with the finalizer removed first and still
-// records and counts its pods that had finished, through the ledger, before
-// their finalizers go. Once a restarting role's finished pods are counted they
+// its attempt is below status.restarts. Stopping is planning it as an owner
+// being deleted, which records every finished pod through the ledger before its
+// finalizer goes (a failed pod of an Indexed role with backoffLimitPerIndex too,
+// which a running role keeps until its replacement exists: a stopped role never
+// creates one), and deleting its pods that still run with the finalizer removed
+// first (not counted). Once a restarting role's finished pods are counted they
 // are deleted too. When nothing of the old attempt is left (no pod of it listed,
 // nothing uncounted, no removal or deletion planned, expectations satisfied),
 // the role advances in this sync's status: Attempt = status.restarts and an

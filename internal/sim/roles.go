@@ -34,13 +34,6 @@ const (
 	InvRunningAfterFinish Invariant = "running-after-finish"
 )
 
-// RolesKnownBug describes the known bug a RolesResult.Known violation is: a role
-// stopped because its group finished is planned suspended for good, and plan
-// keeps a failed pod of an Indexed role with backoffLimitPerIndex with its
-// finalizer until its replacement exists, which a suspended role never creates:
-// the finalizer leaks and the owner never becomes done.
-const RolesKnownBug = "roles: a finishing role keeps a failed per-index pod's finalizer for a replacement it never creates"
-
 // rolesStream is the PCG stream of the roles simulation: a seed draws the same
 // owner and run whatever the Job simulation of that seed draws.
 const rolesStream = 0x726f6c6573
@@ -65,8 +58,6 @@ type RolesResult struct {
 	Owner     string
 	// Violations holds the first broken invariant, if any: the run stops there.
 	Violations []Violation
-	// Known says that the violation is a known bug (see RolesKnownBug).
-	Known bool
 	// Faults counts the faults injected, by kind.
 	Faults Counts
 	// Syncs counts the syncs, Pods the pods created.
@@ -119,7 +110,7 @@ func RunRoles(cfg RolesConfig) (*RolesResult, error) {
 	}
 	rw.complete()
 	return &RolesResult{
-		Seed: cfg.Seed, FaultRate: cfg.FaultRate, Owner: rw.describe, Violations: rw.violations, Known: rw.known,
+		Seed: cfg.Seed, FaultRate: cfg.FaultRate, Owner: rw.describe, Violations: rw.violations,
 		Faults: rw.faults, Syncs: rw.syncs, Pods: rw.model.created, Status: rw.model.last,
 	}, nil
 }

@@ -317,31 +317,11 @@ func (m *rolesModel) done() bool {
 	return true
 }
 
-// knownLeak says whether p is the finalizer leak of a known roles bug: a failed
-// worker of a finished group or a restarting role, kept with its finalizer (plan's per-index delay)
-// for a replacement that a stopped role never creates.
-func (m *rolesModel) knownLeak(p *corev1.Pod) bool {
-	stopped := m.last.TerminalState != "" || roleOf(&m.last, "worker").Attempt < m.last.Restarts
-	return stopped && p.Status.Phase == corev1.PodFailed && p.DeletionTimestamp == nil &&
-		RolesKind.HasFinalizer(p) && p.Labels[plaingroup.LabelRoleName] == "worker"
-}
-
 // checkEnd checks the end of a run: the owner finished with nothing uncounted,
 // no finalizer left, nothing running, and totals equal to the pods counted.
 func (m *rolesModel) checkEnd() {
 	rw := m.rw
 	st := &m.last
-	{
-		for _, p := range rw.ownerPods() {
-			if m.knownLeak(p) {
-				rw.known = true
-				rw.violate(InvFinalizerLeft, "known roles bug: pod %s (role worker, index %s, attempt %s) failed and keeps its finalizer (group state %q, restarts %d): "+
-					"a stopped role with backoffLimitPerIndex waits for a replacement it never creates", p.Name,
-					p.Annotations[batchv1.JobCompletionIndexAnnotation], p.Labels[plaingroup.LabelRestartAttempt], st.TerminalState, st.Restarts)
-				return
-			}
-		}
-	}
 	if !m.done() || st.TerminalState == "" {
 		rw.violate(InvNotFinished, "the owner did not finish: state %q, restarts %d, roles %+v", st.TerminalState, st.Restarts, st.Roles)
 		return

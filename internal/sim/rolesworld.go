@@ -34,7 +34,6 @@ type rolesWorld struct {
 	syncs      int
 	step       int
 	stopped    bool
-	known      bool // the violation is RolesKnownBug
 }
 
 // chaosStep is one step of the chaotic phase: the watch events (some late, one
