@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/internal/podutil"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
@@ -369,7 +370,7 @@ func stopAll(p *plan.Plan, pods []*corev1.Pod, satisfied bool) {
 	}
 	stop := map[*corev1.Pod]bool{}
 	for _, pod := range pods {
-		if planned[pod] || pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		if planned[pod] || pod.DeletionTimestamp != nil || podutil.IsTerminal(pod) {
 			continue
 		}
 		stop[pod] = true

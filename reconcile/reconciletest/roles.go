@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/jobkit/jobkit/internal/podutil"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/roles"
@@ -221,8 +222,7 @@ func (s *RolesStore) DoneFunc() func(namespace, name string) (done, exists bool)
 			if ref == nil || ref.UID != w.UID {
 				continue
 			}
-			finished := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-			if s.c.owner.HasFinalizer(p) || (!finished && p.DeletionTimestamp == nil) {
+			if s.c.owner.HasFinalizer(p) || (!podutil.IsTerminal(p) && p.DeletionTimestamp == nil) {
 				return false, true
 			}
 		}
