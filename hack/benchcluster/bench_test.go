@@ -152,17 +152,30 @@ func TestParseProc(t *testing.T) {
 func TestControllerArgs(t *testing.T) {
 	limits := qps{QPS: 500, Burst: 1000}
 	kcm := controller{Name: "kcm", ContentType: "application/json"}
-	got := strings.Join(kcm.args("/k", limits, 4321), " ")
+	got := strings.Join(kcm.args("/k", limits, 4321, 0), " ")
 	for _, want := range []string{"--controllers job", "--kube-api-qps 500", "--kube-api-burst 1000", "--bind-address 127.0.0.1", "--secure-port 4321", "--kube-api-content-type application/json", "--leader-elect=false"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("kcm args %q: no %q", got, want)
 		}
 	}
 	jobkit := controller{Name: "jobkit", ManagedBy: managedByJobkit, ContentType: "application/json"}
-	got = strings.Join(jobkit.args("/k", limits, 4321), " ")
+	got = strings.Join(jobkit.args("/k", limits, 4321, 0), " ")
 	for _, want := range []string{"--kube-api-qps 500", "--kube-api-burst 1000", "--metrics-bind-address 0", "--health-probe-bind-address 127.0.0.1:4321", "--workers 5", "--kube-api-content-type application/json"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("jobkit args %q: no %q", got, want)
+		}
+	}
+	if strings.Contains(got, "--profiling") {
+		t.Errorf("jobkit args without Profile %q: --profiling", got)
+	}
+	kcm.Profile, jobkit.Profile = true, true
+	if got := strings.Join(kcm.args("/k", limits, 4321, 0), " "); !strings.Contains(got, "--authorization-always-allow-paths /healthz,/readyz,/livez,/debug/pprof/*") {
+		t.Errorf("kcm args with Profile %q: /debug/pprof/ not allowed", got)
+	}
+	got = strings.Join(jobkit.args("/k", limits, 4321, 5432), " ")
+	for _, want := range []string{"--profiling", "--metrics-bind-address 127.0.0.1:5432"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("jobkit args with Profile %q: no %q", got, want)
 		}
 	}
 }

@@ -28,6 +28,10 @@ type controller struct {
 	// ContentType, when set, is the controller's --kube-api-content-type (both
 	// default to protobuf).
 	ContentType string
+	// Profile makes the controller serve Go's profiles (--profile): jobkit-clientgo
+	// with --profiling on a metrics address of its own, kube-controller-manager on
+	// its secure port with /debug/pprof/ allowed without authorization.
+	Profile bool
 }
 
 // qps is a client rate limit: requests per second and burst.
@@ -57,12 +61,15 @@ type running struct {
 	done chan error // receives the exit once; whoever takes it puts it back
 	log  string
 	port int // of its probes (kube-controller-manager: its secure port)
+	// profile is the base URL of its /debug/pprof/ (Profile), empty without.
+	profile string
 }
 
 // args is the controller's command line: the same client limits and 5 workers for
 // both (kube-controller-manager's --concurrent-job-syncs default, jobkit-clientgo's
 // --workers default), no leader election, no listener off loopback.
-func (c controller) args(kubeconfig string, limits qps, probePort int) []string {
+// With Profile, profilePort is jobkit-clientgo's metrics and profiles address.
+func (c controller) args(kubeconfig string, limits qps, probePort, profilePort int) []string {
 	q, b := strconv.FormatFloat(limits.QPS, 'f', -1, 64), strconv.Itoa(limits.Burst)
 	if c.ManagedBy == "" {
 		args := []string{"--kubeconfig", kubeconfig, "--controllers", "job", "--leader-elect=false",
@@ -71,10 +78,22 @@ func (c controller) args(kubeconfig string, limits qps, probePort int) []string 
 		if c.ContentType != "" {
 			args = append(args, "--kube-api-content-type", c.ContentType)
 		}
+		if c.Profile {
+			// --profiling is on by default; without an authorization kubeconfig every
+			// path but these is refused.
+			args = append(args, "--authorization-always-allow-paths", "/healthz,/readyz,/livez,/debug/pprof/*")
+		}
 		return args
 	}
+	metrics := "0"
+	if c.Profile {
+		metrics = "127.0.0.1:" + strconv.Itoa(profilePort)
+	}
 	args := []string{"--kubeconfig", kubeconfig, "--kube-api-qps", q, "--kube-api-burst", b, "--workers", "5",
-		"--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(probePort)}
+		"--metrics-bind-address", metrics, "--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(probePort)}
+	if c.Profile {
+		args = append(args, "--profiling")
+	}
 	if c.ContentType != "" {
 		args = append(args, "--kube-api-content-type", c.ContentType)
 	}
@@ -88,19 +107,31 @@ func (c controller) launch(kubeconfig, logDir, run string, limits qps) (*running
 	if err != nil {
 		return nil, err
 	}
+	profilePort := 0
+	if c.Profile && c.ManagedBy != "" {
+		if profilePort, err = freePort(); err != nil {
+			return nil, err
+		}
+	}
 	logPath := fmt.Sprintf("%s/%s-%s.log", logDir, c.Name, run)
 	out, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	defer out.Close()
-	cmd := exec.Command(c.Bin, c.args(kubeconfig, limits, port)...)
+	cmd := exec.Command(c.Bin, c.args(kubeconfig, limits, port, profilePort)...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", c.Name, err)
 	}
 	r := &running{cmd: cmd, done: make(chan error, 1), log: logPath, port: port}
+	switch {
+	case c.Profile && c.ManagedBy == "":
+		r.profile = "https://127.0.0.1:" + strconv.Itoa(port)
+	case c.Profile:
+		r.profile = "http://127.0.0.1:" + strconv.Itoa(profilePort)
+	}
 	go func() { r.done <- cmd.Wait() }()
 	return r, nil
 }

@@ -33,6 +33,8 @@ type options struct {
 	// jobkitContentType is jobkit-clientgo's --kube-api-content-type; empty: its
 	// default.
 	jobkitContentType string
+	// profileDir: --profile.
+	profileDir string
 }
 
 const (
@@ -58,6 +60,7 @@ func parseFlags(args []string, output io.Writer) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "longest wait for one run's Jobs to finish")
 	fs.StringVar(&o.contentType, "kcm-content-type", "", "kube-controller-manager's --kube-api-content-type (default its own, protobuf)")
 	fs.StringVar(&o.jobkitContentType, "jobkit-content-type", "", "jobkit-clientgo's --kube-api-content-type (default its own, protobuf)")
+	fs.StringVar(&o.profileDir, "profile", "", "directory for each run's Go CPU profiles (chunks of 5 s, merged by `go tool pprof` when given them all) and heap profile, of both controllers")
 	fs.BoolVar(&o.smoke, "smoke", false, "one Job of 20 pods under each controller at 20/30 (overrides --cases and --qps)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -187,7 +190,16 @@ func run(ctx context.Context, o options, out, log io.Writer) (ok bool, err error
 	if err := b.cleanup(ctx); err != nil {
 		return false, err
 	}
-	ctrls := []controller{{Name: "kcm", Bin: o.kcm, ContentType: o.contentType}, {Name: "jobkit", Bin: o.jobkit, ManagedBy: managedByJobkit, ContentType: o.jobkitContentType}}
+	if o.profileDir != "" {
+		if b.profileDir, err = filepath.Abs(o.profileDir); err != nil {
+			return false, err
+		}
+		if err := os.MkdirAll(b.profileDir, 0o755); err != nil {
+			return false, err
+		}
+	}
+	profile := o.profileDir != ""
+	ctrls := []controller{{Name: "kcm", Bin: o.kcm, ContentType: o.contentType, Profile: profile}, {Name: "jobkit", Bin: o.jobkit, ManagedBy: managedByJobkit, ContentType: o.jobkitContentType, Profile: profile}}
 	fmt.Fprintf(log, "logs in %s\n", b.logDir)
 	var results []result
 	seq := 0

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -31,6 +32,8 @@ type bench struct {
 	others  map[string]int // name -> pid
 	timeout time.Duration
 	log     io.Writer
+	// profileDir, when set (--profile), receives each run's CPU and heap profiles.
+	profileDir string
 }
 
 // result is what one run measured.
@@ -100,6 +103,10 @@ func (b *bench) run(ctx context.Context, ctrl controller, c jobCase, limits qps,
 		return res, err
 	}
 	defer w.Stop()
+	var prof *profiler
+	if proc.profile != "" {
+		prof = startProfiler(proc.profile, filepath.Join(b.profileDir, fmt.Sprintf("%03d-%s-%s", seq, c.Name, ctrl.Name)))
+	}
 	start := time.Now()
 	for i := range c.Jobs {
 		if _, err := jobs.Create(ctx, c.job(i, b.namespace, ctrl.ManagedBy, b.nodes[(seq+i)%len(b.nodes)]), metav1.CreateOptions{}); err != nil {
@@ -112,6 +119,13 @@ func (b *bench) run(ctx context.Context, ctrl controller, c jobCase, limits qps,
 	}
 	res.Duration = finished.Sub(start)
 	time.Sleep(time.Second) // the last writes after the condition (events) land
+	if prof != nil {
+		files, err := prof.finish()
+		if err != nil {
+			return res, err
+		}
+		fmt.Fprintf(b.log, "profiles of %s under %s: %s in %s\n", c.Name, ctrl.Name, files, b.profileDir)
+	}
 	rss, err := peakRSS(proc.pid())
 	if err != nil {
 		return res, err

@@ -18,8 +18,9 @@ func TestRateLimits(t *testing.T) {
 		want    clientflags.RateLimits
 		wantErr string
 	}{
-		{name: "defaults", want: clientflags.RateLimits{QPS: 20, Burst: 30}},
-		{name: "set", args: []string{"--kube-api-qps=50.5", "--kube-api-burst=100"}, want: clientflags.RateLimits{QPS: 50.5, Burst: 100}},
+		{name: "defaults", want: clientflags.RateLimits{QPS: 20, Burst: 30, MaxInFlight: 90}},
+		{name: "set", args: []string{"--kube-api-qps=50.5", "--kube-api-burst=100", "--kube-api-max-in-flight=0"}, want: clientflags.RateLimits{QPS: 50.5, Burst: 100}},
+		{name: "negative max in flight", args: []string{"--kube-api-max-in-flight=-1"}, wantErr: "--kube-api-max-in-flight=-1: must not be negative"},
 		{name: "zero qps", args: []string{"--kube-api-qps=0"}, wantErr: "--kube-api-qps=0: must be positive"},
 		{name: "negative qps", args: []string{"--kube-api-qps=-1"}, wantErr: "--kube-api-qps=-1"},
 		{name: "zero burst", args: []string{"--kube-api-burst=0"}, wantErr: "--kube-api-burst=0: must be at least 1"},
@@ -50,6 +51,9 @@ func TestRateLimits(t *testing.T) {
 			r.Apply(cfg)
 			if cfg.QPS != float32(tt.want.QPS) || cfg.Burst != tt.want.Burst {
 				t.Errorf("Apply: QPS %v burst %d, want %v and %d", cfg.QPS, cfg.Burst, tt.want.QPS, tt.want.Burst)
+			}
+			if wrapped := cfg.WrapTransport != nil; wrapped != (tt.want.MaxInFlight > 0) {
+				t.Errorf("Apply: transport wrapped %v, want %v (MaxInFlight %d)", wrapped, !wrapped, tt.want.MaxInFlight)
 			}
 		})
 	}

@@ -33,12 +33,12 @@ func TestParse(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", want: cmdflags.Flags{ManagedBy: "example.com/jobs", Workers: 5, MetricsAddr: ":8080", ProbeAddr: ":8081",
-			APIBackoff: plainbackoff.Policy{Base: time.Second, Max: time.Minute}, RateLimits: clientflags.RateLimits{QPS: 20, Burst: 30}, LogFormat: "text"}},
+			APIBackoff: plainbackoff.Policy{Base: time.Second, Max: time.Minute}, RateLimits: clientflags.RateLimits{QPS: 20, Burst: 30, MaxInFlight: 90}, LogFormat: "text"}},
 		{name: "all set", args: []string{"--kubeconfig=/k", "--managed-by=x/y", "--workers=2", "--leader-elect", "--leader-elect-namespace=ops",
 			"--metrics-bind-address=:8443", "--metrics-secure", "--health-probe-bind-address=:9", "--api-backoff-base=5ms", "--api-backoff-max=2s",
-			"--kube-api-qps=50", "--kube-api-burst=60", "-v=2", "--logging-format=json"},
+			"--kube-api-qps=50", "--kube-api-burst=60", "--kube-api-max-in-flight=40", "-v=2", "--logging-format=json"},
 			want: cmdflags.Flags{Kubeconfig: "/k", ManagedBy: "x/y", Workers: 2, LeaderElect: true, LeaseNamespace: "ops", MetricsAddr: ":8443", MetricsSecure: true,
-				ProbeAddr: ":9", APIBackoff: plainbackoff.Policy{Base: 5 * time.Millisecond, Max: 2 * time.Second}, RateLimits: clientflags.RateLimits{QPS: 50, Burst: 60},
+				ProbeAddr: ":9", APIBackoff: plainbackoff.Policy{Base: 5 * time.Millisecond, Max: 2 * time.Second}, RateLimits: clientflags.RateLimits{QPS: 50, Burst: 60, MaxInFlight: 40},
 				LogFormat: "json", Verbosity: 2}},
 		{name: "bad log format", args: []string{"--logging-format=yaml"}, wantErr: `invalid value "yaml" for flag -logging-format: "yaml": must be "text" or "json"`},
 		{name: "no backoff", args: []string{"--api-backoff-base=0s"}, wantErr: "--api-backoff-base=0s: must be positive"},
