@@ -92,7 +92,8 @@ func ExampleMapPodEvent() {
 // is gone goes to the orphan cleanup.
 func ExampleReconciler_ObservePodEvent() {
 	c := reconciletest.NewCluster(reconciletest.Options{})
-	r, _ := reconcile.New(reconcile.Config{Name: "example.com/job-controller"}, c, c)
+	cfg, _ := reconcile.Config{Name: "example.com/job-controller"}.WithDefaults()
+	r, _ := reconcile.New(cfg, c, c)
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pi", UID: "1234"}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
 		Namespace: "default", Name: "pi-x7k2p", UID: "abcd",
@@ -103,7 +104,7 @@ func ExampleReconciler_ObservePodEvent() {
 	res := r.ObservePodEvent(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, noJobs)
 	fmt.Println("sync:", res.Sync, "orphan cleanup:", res.OrphanCleanup)
 
-	d := finalizers.DecideOrphan(r.Config().Owner, pod, nil, r.Config().Name)
+	d := finalizers.DecideOrphan(cfg.Owner, pod, nil, cfg.Name)
 	fmt.Println(d.Remove, d.Reason)
 	// Output:
 	// sync: [] orphan cleanup: true
