@@ -42,7 +42,7 @@ const (
 var ErrInvalidConfig = errors.New("invalid reconcile config")
 
 // Config configures a Reconciler. The zero value means upstream's values, except
-// Name, which is required.
+// Name, which is required; WithDefaults fills them in.
 type Config struct {
 	// Name is the name this controller answers to in spec.managedBy. Required: a
 	// controller built on jobkit must name itself, so that it never takes a Job that
