@@ -32,6 +32,7 @@ type queue = workqueue.TypedRateLimitingInterface[crreconcile.Request]
 // the owner type's conversions.
 type ownerOf[T client.Object] struct {
 	rec *reconcile.Reconciler
+	cfg reconcile.Config // rec's, with the defaults filled in
 	// cache reads owners and pods without copies: the Reconciler never modifies
 	// its inputs.
 	cache   client.Reader
@@ -44,11 +45,11 @@ type ownerOf[T client.Object] struct {
 	log     logr.Logger
 }
 
-func (o *ownerOf[T]) kind() owner.Kind { return o.rec.Config().Owner }
+func (o *ownerOf[T]) kind() owner.Kind { return o.cfg.Owner }
 
 // manages reports whether this controller syncs obj.
 func (o *ownerOf[T]) manages(obj T) bool {
-	name := o.rec.Config().Name
+	name := o.cfg.Name
 	if o.typ.ManagedBy != nil {
 		w := plan.Workload{Spec: plan.Spec{ManagedBy: o.typ.ManagedBy(obj)}}
 		return w.HandledBy(name, o.kind())
@@ -89,7 +90,7 @@ func (o *ownerOf[T]) reconcileKey(ctx context.Context, req crreconcile.Request) 
 	}
 	w, g, err := o.typ.convert(obj)
 	if err != nil {
-		o.rec.Config().Events.Eventf(obj, corev1.EventTypeWarning, o.invalid, "%v", err)
+		o.cfg.Events.Eventf(obj, corev1.EventTypeWarning, o.invalid, "%v", err)
 		return crreconcile.Result{}, nil
 	}
 	var res reconcile.Result

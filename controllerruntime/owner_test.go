@@ -64,19 +64,30 @@ func newOwner(t testing.TB, read reconcile.OwnerReader, objs ...client.Object) (
 	t.Helper()
 	cl := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(objs...).
 		WithIndex(&corev1.Pod{}, OwnerUIDIndex, OwnerUID).WithStatusSubresource(&batchv1.Job{}).Build()
-	rec, err := reconcile.New(reconcile.Config{Name: name, ReadOwner: read}, newAPIClient(cl, cl), statusWriter[*batchv1.Job]{c: cl, typ: JobType})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &ownerOf[*batchv1.Job]{
-		rec:     rec,
+	o := &ownerOf[*batchv1.Job]{
 		cache:   cl,
 		scheme:  scheme.Scheme,
 		typ:     JobType,
 		invalid: "InvalidJob",
 		orphans: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]()),
 		log:     logr.Discard(),
-	}, cl
+	}
+	useConfig(t, o, cl, reconcile.Config{Name: name, ReadOwner: read})
+	return o, cl
+}
+
+// useConfig gives o a Reconciler over cl configured by cfg.
+func useConfig(t testing.TB, o *ownerOf[*batchv1.Job], cl client.Client, cfg reconcile.Config) {
+	t.Helper()
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := reconcile.New(cfg, newAPIClient(cl, cl), statusWriter[*batchv1.Job]{c: cl, typ: JobType})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.rec, o.cfg = rec, cfg
 }
 
 func TestOwnerEvents(t *testing.T) {
@@ -184,7 +195,7 @@ func TestReconcile(t *testing.T) {
 	if synced != 1 || len(pods.Items) != 1 {
 		t.Errorf("after Reconcile: %d syncs, %d pods, want 1 and 1", synced, len(pods.Items))
 	}
-	if !o.rec.Config().Expectations.Get("ns/j").Exists {
+	if !o.cfg.Expectations.Get("ns/j").Exists {
 		t.Fatal("no expectations after the sync that created a pod")
 	}
 	if err := cl.Delete(t.Context(), job); err != nil {
@@ -193,7 +204,7 @@ func TestReconcile(t *testing.T) {
 	if _, err := o.reconcileKey(t.Context(), req); err != nil {
 		t.Fatal(err)
 	}
-	if o.rec.Config().Expectations.Get("ns/j").Exists || synced != 1 {
+	if o.cfg.Expectations.Get("ns/j").Exists || synced != 1 {
 		t.Errorf("a Job missing from the cache: expectations kept or synced (%d syncs)", synced)
 	}
 }

@@ -75,7 +75,7 @@ func rolesJob() *batchv1.Job {
 func newRolesOwner(t *testing.T, objs ...client.Object) (*ownerOf[*batchv1.Job], client.Client) {
 	t.Helper()
 	o, cl := newOwner(t, nil, objs...)
-	o.rec = newRecOver(t, cl, reconcile.Config{Name: name, Owner: customKind, Events: &recorder{}})
+	useConfig(t, o, cl, reconcile.Config{Name: name, Owner: customKind, Events: &recorder{}})
 	o.client = cl
 	o.typ.Roles, o.typ.SetRolesStatus = rolesOf, setRolesStatus
 	o.typ.ManagedBy = func(j *batchv1.Job) *string { return j.Spec.ManagedBy }

@@ -121,8 +121,8 @@ type Controller[T client.Object] struct {
 
 var _ crreconcile.Reconciler = (*Controller[*batchv1.Job])(nil)
 
-// Reconciler returns the jobkit Reconciler the controller runs (its stores, its
-// configuration with the defaults filled in).
+// Reconciler returns the jobkit Reconciler the controller runs. Its stores are
+// those of Options.Config when set there (nil ones are created by New).
 func (c *Controller[T]) Reconciler() *reconcile.Reconciler { return c.o.rec }
 
 // Reconcile syncs one owner from the cache. An owner missing from the cache is
@@ -181,6 +181,10 @@ func Setup[T client.Object](mgr manager.Manager, opts Options[T]) (*Controller[T
 			return obj, api.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, obj)
 		}, typ.asWorkload)
 	}
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("controllerruntime.Setup: %w", err)
+	}
 	rec, err := reconcile.New(cfg, newAPIClient(mgr.GetClient(), mgr.GetAPIReader()), statusWriter[T]{c: mgr.GetClient(), typ: opts.Type})
 	if err != nil {
 		return nil, fmt.Errorf("controllerruntime.Setup: %w", err)
@@ -188,6 +192,7 @@ func Setup[T client.Object](mgr manager.Manager, opts Options[T]) (*Controller[T
 	backoff := opts.apiBackoff()
 	c.o = ownerOf[T]{
 		rec:     rec,
+		cfg:     cfg,
 		cache:   mgr.GetCache(),
 		client:  mgr.GetClient(),
 		scheme:  mgr.GetScheme(),

@@ -49,8 +49,8 @@ func TestFacts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o, _ := newOwner(t, nil)
-			o.rec = newRec(t, reconcile.Config{Name: name, Owner: tt.kind})
+			o, cl := newOwner(t, nil)
+			useConfig(t, o, cl, reconcile.Config{Name: name, Owner: tt.kind})
 			if tt.workload != nil {
 				o.typ.Workload = tt.workload
 			}
@@ -60,16 +60,6 @@ func TestFacts(t *testing.T) {
 			}
 		})
 	}
-}
-
-func newRec(t *testing.T, cfg reconcile.Config) *reconcile.Reconciler {
-	t.Helper()
-	o, cl := newOwner(t, nil)
-	rec, err := reconcile.New(cfg, newAPIClient(cl, cl), statusWriter[*batchv1.Job]{c: cl, typ: o.typ})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rec
 }
 
 func TestManages(t *testing.T) {
@@ -92,8 +82,8 @@ func TestManages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o, _ := newOwner(t, nil)
-			o.rec = newRec(t, reconcile.Config{Name: name, Owner: tt.kind})
+			o, cl := newOwner(t, nil)
+			useConfig(t, o, cl, reconcile.Config{Name: name, Owner: tt.kind})
 			if tt.noAccessor {
 				o.typ.ManagedBy = nil
 			}
@@ -121,7 +111,7 @@ func TestReconcileRefused(t *testing.T) {
 	job := testJob("u1")
 	o, cl := newOwner(t, nil, job)
 	ev := &recorder{}
-	o.rec = newRecOver(t, cl, reconcile.Config{Name: name, Owner: customKind, Events: ev})
+	useConfig(t, o, cl, reconcile.Config{Name: name, Owner: customKind, Events: ev})
 	o.typ.Workload = func(*batchv1.Job) (*plan.Workload, error) {
 		return nil, errors.New("spec.workers: 0: must be at least 1")
 	}
@@ -133,15 +123,6 @@ func TestReconcileRefused(t *testing.T) {
 	if diff := cmp.Diff([]string{"Warning InvalidTask"}, ev.got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-}
-
-func newRecOver(t *testing.T, cl client.Client, cfg reconcile.Config) *reconcile.Reconciler {
-	t.Helper()
-	rec, err := reconcile.New(cfg, newAPIClient(cl, cl), statusWriter[*batchv1.Job]{c: cl, typ: JobType})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rec
 }
 
 func TestAdopters(t *testing.T) {

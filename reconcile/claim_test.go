@@ -397,7 +397,7 @@ func TestSyncReplacesAReleasedIndexedPod(t *testing.T) {
 	_, err = e.c.PatchPodAs(ns, released, []byte(`{"metadata":{"labels":{"`+batchv1.ControllerUidLabel+`":"elsewhere"}}}`))
 	require.NoError(t, err)
 
-	timeout := e.r.Config().UncertainCreationTimeout
+	timeout := e.cfg.UncertainCreationTimeout
 	for range 6 {
 		e.c.Cache().DeliverAll()
 		_, err = e.sync(t, "idx")
@@ -553,7 +553,7 @@ func TestSyncReadOwnerBeforeAdoption(t *testing.T) {
 					assert.Nil(t, metav1.GetControllerOf(p), "pod %s stays an orphan", p.Name)
 				}
 			}
-			if e.r.Config().ReadOwner != nil {
+			if e.cfg.ReadOwner != nil {
 				assert.Equal(t, 1, reads, "one live read per sync that adopts")
 			}
 		})

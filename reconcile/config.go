@@ -42,7 +42,7 @@ const (
 var ErrInvalidConfig = errors.New("invalid reconcile config")
 
 // Config configures a Reconciler. The zero value means upstream's values, except
-// Name, which is required.
+// Name, which is required; WithDefaults fills them in.
 type Config struct {
 	// Name is the name this controller answers to in spec.managedBy. Required: a
 	// controller built on jobkit must name itself, so that it never takes a Job that
@@ -139,8 +139,16 @@ type Config struct {
 	BackoffStore      *backoff.Store[string]
 }
 
-// validate checks cfg and fills in defaults on a copy.
-func (cfg Config) withDefaults() (Config, error) {
+// WithDefaults returns a copy of cfg with every default filled in, as New uses it:
+// Owner owner.BatchJob, the durations and limits listed on their fields, a real
+// Clock, no Metrics and no Events (do-nothing implementations), and new
+// Expectations, FinalizerRemovals and BackoffStore when they are nil. It fails as
+// New does, with an error wrapping ErrInvalidConfig that names every bad field.
+//
+// A caller that needs a value in use, such as the Clock or the stores to inspect in
+// a test, calls it before New and keeps the result: New, given a Config filled in,
+// keeps its stores, so the caller and the Reconciler share them.
+func (cfg Config) WithDefaults() (Config, error) {
 	var errs []error
 	bad := func(field string, value any, why string) {
 		errs = append(errs, fmt.Errorf("%w: %s: %v: %s", ErrInvalidConfig, field, value, why))

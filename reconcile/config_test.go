@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -51,15 +53,19 @@ func TestNewConfig(t *testing.T) {
 	assert.True(t, errors.Is(err, reconcile.ErrInvalidArgument), "New(nil client) error = %v", err)
 }
 
-func TestConfigDefaults(t *testing.T) {
-	c := reconciletest.NewCluster(reconciletest.Options{})
-	r, err := reconcile.New(reconcile.Config{Name: "x"}, c, c)
+// WithDefaults fills in every default (Owner, durations, parallelism, clock,
+// metrics, events, stores) and leaves set values alone; filling in a filled-in
+// Config changes nothing, so New keeps the stores of the Config it is given.
+func TestConfigWithDefaults(t *testing.T) {
+	cfg, err := reconcile.Config{Name: "x"}.WithDefaults()
 	require.NoError(t, err)
-	cfg := r.Config()
 	assert.Equal(t, "x", cfg.Name)
+	assert.Equal(t, owner.BatchJob, cfg.Owner)
 	assert.Equal(t, time.Second, cfg.PodEventBatchPeriod)
 	assert.Equal(t, 500, cfg.FinalizerRemovalParallelism)
+	assert.Equal(t, 30*time.Second, cfg.UncertainCreationTimeout)
 	assert.Equal(t, 100*time.Millisecond, cfg.StaleCacheRequeue)
+	assert.Equal(t, 100*time.Millisecond, cfg.ConflictRequeue)
 	assert.Equal(t, 5*time.Minute, cfg.Expectations.TTL())
 	assert.NotNil(t, cfg.FinalizerRemovals)
 	assert.NotNil(t, cfg.BackoffStore)
@@ -67,21 +73,51 @@ func TestConfigDefaults(t *testing.T) {
 	assert.NotNil(t, cfg.Metrics)
 	assert.NotNil(t, cfg.Events)
 
-	r, err = reconcile.New(reconcile.Config{Name: "x", ExpectationsTTL: time.Second}, c, c)
+	again, err := cfg.WithDefaults()
 	require.NoError(t, err)
-	assert.Equal(t, time.Second, r.Config().Expectations.TTL())
+	assert.Equal(t, cfg, again, "filling in a filled-in Config")
+
+	set, err := reconcile.Config{Name: "x", ExpectationsTTL: time.Second, ConflictRequeue: time.Minute, FinalizerRemovalParallelism: 1}.WithDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, time.Second, set.Expectations.TTL())
+	assert.Equal(t, time.Minute, set.ConflictRequeue)
+	assert.Equal(t, 1, set.FinalizerRemovalParallelism)
+
+	_, err = reconcile.Config{Name: "x", MaxUncounted: -1}.WithDefaults()
+	assert.ErrorIs(t, err, reconcile.ErrInvalidConfig)
+	assert.Contains(t, err.Error(), "MaxUncounted: -1")
 }
 
-// Stores given in the Config are shared: a second reconciler sees the first one's
-// expectations.
+// Stores given in the Config are shared: a second reconciler over the first one's
+// stores waits for the creations the first one made, where one with stores of its
+// own creates the pods again.
 func TestConfigSharedStores(t *testing.T) {
-	e := newEnv(t)
-	e.create(t, job("shared", 2, 2))
-	_, err := e.sync(t, "shared")
-	require.NoError(t, err)
-	cfg := e.r.Config()
-	other, err := reconcile.New(reconcile.Config{Name: testName, Expectations: cfg.Expectations, FinalizerRemovals: cfg.FinalizerRemovals, BackoffStore: cfg.BackoffStore}, e.c, reconcile.JobStatusWriter(e.c))
-	require.NoError(t, err)
-	assert.Same(t, cfg.Expectations, other.Config().Expectations)
-	assert.False(t, other.Config().Expectations.Satisfied("ns/shared"))
+	tests := []struct {
+		name        string
+		shared      bool
+		wantCreated int
+	}{
+		{name: "shared stores", shared: true, wantCreated: 0},
+		{name: "stores of its own", shared: false, wantCreated: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.create(t, job("shared", 2, 2))
+			res, err := e.sync(t, "shared")
+			require.NoError(t, err)
+			require.Equal(t, 2, res.Created)
+			cfg := reconcile.Config{Name: testName, Clock: e.c.Clock()}
+			if tc.shared {
+				cfg.Expectations, cfg.FinalizerRemovals, cfg.BackoffStore = e.cfg.Expectations, e.cfg.FinalizerRemovals, e.cfg.BackoffStore
+			}
+			other, err := reconcile.New(cfg, e.c, reconcile.JobStatusWriter(e.c))
+			require.NoError(t, err)
+			// The Job as written by the first sync; no event is delivered, so the
+			// cache shows none of its pods yet.
+			res, err = other.Sync(t.Context(), plan.JobWorkload(e.apiJob(t, "shared")), e.c.Cache().PodsFor)
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantCreated, res.Created, "creations of the second reconciler: %+v", res.Report)
+		})
+	}
 }

@@ -17,7 +17,12 @@
 // says; this is the contract between jobkit and the caller's pod lister.
 //
 // One door serves every owner: New(cfg, pods, status) and Sync(ctx, w, list); an
-// owner of several roles has SyncRoles beside it (see "Several roles").
+// owner of several roles has SyncRoles beside it (see "Several roles"). The other
+// methods of a Reconciler are its event handlers (ObservePodEvent,
+// ObserveOwnerEvent), the orphan cleanup (CleanOrphan) and Forget. It has no getter
+// of its configuration: Config.WithDefaults returns the Config New uses, the
+// defaults stated there once, so a caller that reads a value in use (the Clock, the
+// stores a test inspects) fills it in first and gives the result to New.
 //
 //   - batch/v1 Jobs: New(cfg, client, JobStatusWriter(client)); each Job is
 //     converted by plan.JobWorkload, the one conversion of a Job.

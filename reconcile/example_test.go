@@ -54,6 +54,39 @@ func ExampleReconciler_Sync() {
 	// Complete True CompletionsReached
 }
 
+// A caller that reads a value in use fills the defaults in first and gives the
+// result to New: here a test inspects the expectations of a sync, through the store
+// it shares with the Reconciler.
+func ExampleConfig_WithDefaults() {
+	cluster := reconciletest.NewCluster(reconciletest.Options{})
+	cfg, err := reconcile.Config{Name: "example.com/job-controller", Clock: cluster.Clock()}.WithDefaults()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(cfg.Owner.Kind, cfg.PodEventBatchPeriod, cfg.UncertainCreationTimeout, cfg.Expectations.TTL())
+	r, err := reconcile.New(cfg, cluster, reconcile.JobStatusWriter(cluster))
+	if err != nil {
+		panic(err)
+	}
+	job := reconciletest.NewJob("default", "pi", 2, 2)
+	job.Spec.ManagedBy = ptr.To("example.com/job-controller")
+	if _, err := cluster.CreateJob(job); err != nil {
+		panic(err)
+	}
+	d := reconciletest.NewDriver(cluster, r)
+	cluster.Cache().DeliverAll()
+	if _, _, err := d.Sync(context.Background(), "default", "pi"); err != nil {
+		panic(err)
+	}
+	fmt.Println("creations expected:", cfg.Expectations.Get(reconcile.Key("default", "pi")).Creations)
+	cluster.Cache().DeliverAll()
+	fmt.Println("satisfied once the pods are seen:", cfg.Expectations.Satisfied(reconcile.Key("default", "pi")))
+	// Output:
+	// Job 1s 30s 5m0s
+	// creations expected: 2
+	// satisfied once the pods are seen: true
+}
+
 // The name is required: it is what the controller answers to in spec.managedBy.
 func ExampleNew() {
 	c := reconciletest.NewCluster(reconciletest.Options{})
@@ -92,7 +125,8 @@ func ExampleMapPodEvent() {
 // is gone goes to the orphan cleanup.
 func ExampleReconciler_ObservePodEvent() {
 	c := reconciletest.NewCluster(reconciletest.Options{})
-	r, _ := reconcile.New(reconcile.Config{Name: "example.com/job-controller"}, c, c)
+	cfg, _ := reconcile.Config{Name: "example.com/job-controller"}.WithDefaults()
+	r, _ := reconcile.New(cfg, c, c)
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "pi", UID: "1234"}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
 		Namespace: "default", Name: "pi-x7k2p", UID: "abcd",
@@ -103,7 +137,7 @@ func ExampleReconciler_ObservePodEvent() {
 	res := r.ObservePodEvent(reconcile.PodEvent{Type: reconcile.PodAdded, New: pod}, noJobs)
 	fmt.Println("sync:", res.Sync, "orphan cleanup:", res.OrphanCleanup)
 
-	d := finalizers.DecideOrphan(r.Config().Owner, pod, nil, r.Config().Name)
+	d := finalizers.DecideOrphan(cfg.Owner, pod, nil, cfg.Name)
 	fmt.Println(d.Remove, d.Reason)
 	// Output:
 	// sync: [] orphan cleanup: true

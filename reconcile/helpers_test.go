@@ -25,6 +25,7 @@ const (
 type env struct {
 	c       *reconciletest.Cluster
 	r       *reconcile.Reconciler
+	cfg     reconcile.Config // r's, with the defaults filled in (its stores)
 	d       *reconciletest.Driver
 	events  *reconciletest.Recorder
 	metrics *reconciletest.Recorder
@@ -45,9 +46,11 @@ func newEnv(t *testing.T, configure ...func(*reconcile.Config)) *env {
 	for _, f := range configure {
 		f(&cfg)
 	}
+	cfg, err := cfg.WithDefaults()
+	require.NoError(t, err)
 	r, err := reconcile.New(cfg, c, reconcile.JobStatusWriter(c))
 	require.NoError(t, err)
-	e.r = r
+	e.r, e.cfg = r, cfg
 	e.d = reconciletest.NewDriver(c, r)
 	return e
 }

@@ -163,7 +163,7 @@ func TestKeyStateForgotten(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := Config{Name: "test"}.withDefaults()
+			cfg, err := Config{Name: "test"}.WithDefaults()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -209,7 +209,7 @@ func TestObservePodEvent(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			_, _ = e.r.Sync(t.Context(), plan.JobWorkload(jobA), listOf(nil)) // remembers jobA's UID
-			exp := e.r.Config().Expectations
+			exp := e.cfg.Expectations
 			exp.Delete("ns/a")
 			require.NoError(t, exp.RaiseCreations("ns/a", 1))
 			got := e.r.ObservePodEvent(reconcile.PodEvent{Type: reconcile.PodAdded, New: tc.pod}, tc.lookup)
@@ -260,7 +260,7 @@ func TestObservePodEventOf(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, func(c *reconcile.Config) { c.Owner = kind })
-			exp := e.r.Config().Expectations
+			exp := e.cfg.Expectations
 			require.NoError(t, exp.RaiseCreations("ns/a", 1))
 			got := e.r.ObservePodEvent(reconcile.PodEvent{Type: reconcile.PodAdded, New: tc.pod}, tc.lookup)
 			assert.Equal(t, tc.wantSync, got.Sync, "Sync")
@@ -272,7 +272,7 @@ func TestObservePodEventOf(t *testing.T) {
 
 func TestObservePodEventClearsFinalizerAndDeletion(t *testing.T) {
 	e := newEnv(t)
-	fr, exp := e.r.Config().FinalizerRemovals, e.r.Config().Expectations
+	fr, exp := e.cfg.FinalizerRemovals, e.cfg.Expectations
 	require.NoError(t, fr.Expect("ns/a", "pod-uid"))
 	require.NoError(t, exp.RaiseDeletionsOf("ns/a", "pod-uid"))
 	e.r.ObservePodEvent(reconcile.PodEvent{Type: reconcile.PodUpdated,
@@ -326,7 +326,7 @@ func TestObserveOwnerEvent(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			exp := e.r.Config().Expectations
+			exp := e.cfg.Expectations
 			require.NoError(t, exp.RaiseCreations("ns/a", 2))
 			got := e.r.ObserveOwnerEvent(tc.ev)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -344,7 +344,7 @@ func TestObserveOwnerEventForgetsByUID(t *testing.T) {
 	cur := e.create(t, job("a", 1, 1))
 	_, err := e.sync(t, "a")
 	require.NoError(t, err)
-	exp := e.r.Config().Expectations
+	exp := e.cfg.Expectations
 	require.True(t, exp.Get("ns/a").Exists, "the sync raised the creations")
 	old := plan.JobWorkload(cur)
 	old.UID = "an-earlier-owner"

@@ -120,7 +120,7 @@ func TestSyncSlowStart(t *testing.T) {
 			assert.Equal(t, tc.wantCalls, e.count(create), "CreatePod calls")
 			assert.Equal(t, tc.wantCreated, res.Created, "Result.Created")
 			assert.Len(t, e.pods(), tc.wantCreated, "pods stored")
-			st := e.r.Config().Expectations.Get("ns/slow")
+			st := e.cfg.Expectations.Get("ns/slow")
 			assert.Equal(t, tc.wantCreated, st.Creations, "creations expected")
 			if tc.failNth == 0 {
 				require.NoError(t, err)
@@ -133,7 +133,7 @@ func TestSyncSlowStart(t *testing.T) {
 
 			// Once the cache has seen them, the next sync creates the rest.
 			e.c.Cache().DeliverAll()
-			require.True(t, e.r.Config().Expectations.Satisfied("ns/slow"))
+			require.True(t, e.cfg.Expectations.Satisfied("ns/slow"))
 			_, err = e.sync(t, "slow")
 			require.NoError(t, err)
 			assert.Len(t, e.pods(), 10, "pods after the retry")
@@ -151,7 +151,7 @@ func TestSyncExpectations(t *testing.T) {
 	_, err := e.sync(t, "exp")
 	require.NoError(t, err)
 	require.Equal(t, 3, e.count(create))
-	exp := e.r.Config().Expectations
+	exp := e.cfg.Expectations
 	assert.Equal(t, 3, exp.Get("ns/exp").Creations, "raised once per creation")
 
 	// The cache shows the Job's new status but not the pods yet.
@@ -240,7 +240,7 @@ func TestSyncNamespaceTerminating(t *testing.T) {
 	assert.Equal(t, 1, e.count(create), "the first refusal stops the creations")
 	assert.Zero(t, res.Created)
 	assert.Zero(t, e.events.Count(reconcile.ReasonFailedCreate), "no FailedCreate event")
-	assert.True(t, e.r.Config().Expectations.Satisfied("ns/nst"), "the expectation of the refused creation is lowered")
+	assert.True(t, e.cfg.Expectations.Satisfied("ns/nst"), "the expectation of the refused creation is lowered")
 }
 
 // A Job read from a cache older than the last status written is synced as written:
@@ -262,7 +262,7 @@ func TestSyncStaleCache(t *testing.T) {
 		i++
 	}
 	require.Equal(t, stale.ResourceVersion, e.c.Cache().Job(ns, "stale").ResourceVersion, "the cached Job is stale")
-	require.True(t, e.r.Config().Expectations.Satisfied("ns/stale"), "both creations observed")
+	require.True(t, e.cfg.Expectations.Satisfied("ns/stale"), "both creations observed")
 	e.c.ResetCalls()
 
 	res, err := e.r.Sync(t.Context(), plan.JobWorkload(stale), e.c.Cache().PodsFor)
@@ -285,7 +285,7 @@ func TestSyncJobRecreatedClearsExpectations(t *testing.T) {
 	e.create(t, job("again", 2, 2))
 	_, err := e.sync(t, "again")
 	require.NoError(t, err)
-	require.False(t, e.r.Config().Expectations.Satisfied("ns/again"), "creations pending")
+	require.False(t, e.cfg.Expectations.Satisfied("ns/again"), "creations pending")
 
 	require.NoError(t, e.c.DeleteJob(ns, "again"))
 	_, err = e.c.CreateJob(job("again", 1, 1))
@@ -297,7 +297,7 @@ func TestSyncJobRecreatedClearsExpectations(t *testing.T) {
 	assert.Equal(t, 1, res.Created, "the new Job gets its pod at once")
 
 	e.r.ObserveOwnerEvent(reconcile.OwnerEvent{Old: plan.JobWorkload(fresh)})
-	st := e.r.Config().Expectations.Get("ns/again")
+	st := e.cfg.Expectations.Get("ns/again")
 	assert.False(t, st.Exists, "JobDeleted forgets the expectations")
 }
 
@@ -315,14 +315,14 @@ func TestLateDeleteEventKeepsRecreatedJobState(t *testing.T) {
 	require.NotEqual(t, old.UID, fresh.UID)
 	_, err = e.r.Sync(t.Context(), plan.JobWorkload(fresh), listOf(nil))
 	require.NoError(t, err)
-	require.False(t, e.r.Config().Expectations.Satisfied("ns/again"), "creations of the new Job pending")
+	require.False(t, e.cfg.Expectations.Satisfied("ns/again"), "creations of the new Job pending")
 
 	e.r.ObserveOwnerEvent(reconcile.OwnerEvent{Old: plan.JobWorkload(old)})
 	e.r.ObserveOwnerEvent(reconcile.OwnerEvent{Old: plan.JobWorkload(old)})
-	assert.False(t, e.r.Config().Expectations.Satisfied("ns/again"), "the old Job's delete event kept the new Job's expectations")
+	assert.False(t, e.cfg.Expectations.Satisfied("ns/again"), "the old Job's delete event kept the new Job's expectations")
 
 	e.r.ObserveOwnerEvent(reconcile.OwnerEvent{Old: plan.JobWorkload(fresh)})
-	assert.False(t, e.r.Config().Expectations.Get("ns/again").Exists, "the new Job's own delete event forgets them")
+	assert.False(t, e.cfg.Expectations.Get("ns/again").Exists, "the new Job's own delete event forgets them")
 }
 
 func TestRunToCompletion(t *testing.T) {
@@ -433,7 +433,7 @@ func TestSyncFinalizerRemovalErrors(t *testing.T) {
 			if tc.wantSucceeded == 0 {
 				assert.Equal(t, []types.UID{pod.UID}, st.UncountedTerminatedPods.Succeeded, "stays uncounted until its finalizer goes")
 			}
-			assert.Equal(t, tc.wantPending, e.r.Config().FinalizerRemovals.Has("ns/fin", pod.UID), "finalizer removal pending")
+			assert.Equal(t, tc.wantPending, e.cfg.FinalizerRemovals.Has("ns/fin", pod.UID), "finalizer removal pending")
 		})
 	}
 }
@@ -456,7 +456,7 @@ func TestSyncDeleteErrors(t *testing.T) {
 	assert.Equal(t, 1, e.events.Count(reconcile.ReasonFailedDelete))
 	assert.Equal(t, 1, e.events.Count(reconcile.ReasonSuccessfulDelete))
 	assert.Equal(t, 1, e.events.Count("Suspended"))
-	st := e.r.Config().Expectations.Get("ns/del")
+	st := e.cfg.Expectations.Get("ns/del")
 	assert.Equal(t, 1, st.DeletionUIDs, "only the accepted deletion is awaited")
 }
 
@@ -521,7 +521,7 @@ func TestSyncCreateTimeout(t *testing.T) {
 				wantPods = 1
 			}
 			require.Len(t, e.pods(), wantPods, "pods in the API")
-			exp := e.r.Config().Expectations
+			exp := e.cfg.Expectations
 			assert.False(t, exp.Satisfied("ns/timeout"), "the creation is still expected")
 
 			deliverJobEvents(t, e) // the cache shows the new status, not the pod
@@ -557,13 +557,13 @@ func TestSyncCreateTimeoutIndexed(t *testing.T) {
 			e.create(t, indexedJob("named", 1, 1))
 			e.c.InjectFault(reconciletest.Fault{Op: create, Err: reconciletest.TimeoutError(), AfterWrite: written})
 			res, err := e.sync(t, "named")
-			exp := e.r.Config().Expectations
+			exp := e.cfg.Expectations
 			if written {
 				require.NoError(t, err, "the pod read back: the creation happened")
 				assert.Equal(t, 1, res.Created, "Result.Created")
 				assert.False(t, exp.Satisfied("ns/named"), "the pod's event is waited for")
 				assert.Positive(t, res.RequeueAfter, "Result.RequeueAfter: the wait is bounded")
-				assert.LessOrEqual(t, res.RequeueAfter, e.r.Config().UncertainCreationTimeout, "Result.RequeueAfter")
+				assert.LessOrEqual(t, res.RequeueAfter, e.cfg.UncertainCreationTimeout, "Result.RequeueAfter")
 			} else {
 				require.Error(t, err, "the timeout is reported")
 				assert.True(t, exp.Satisfied("ns/named"), "a named creation found not stored does not hold the Job")
@@ -677,7 +677,7 @@ func TestSyncScaleDownOfAPodThatFinished(t *testing.T) {
 	assert.NotEmpty(t, res.Retry, "requeue to look again")
 	assert.Zero(t, res.Deleted, "the changed pod is not deleted")
 	assert.Equal(t, []op{status, patch}, e.ops(), "the status (active, ready), one refused finalizer removal, no deletion")
-	assert.Empty(t, e.r.Config().FinalizerRemovals.Pending("ns/race"), "the refused removal is not pending")
+	assert.Empty(t, e.cfg.FinalizerRemovals.Pending("ns/race"), "the refused removal is not pending")
 
 	e.c.Cache().DeliverAll()
 	_, err = e.sync(t, "race")
@@ -742,7 +742,7 @@ func TestSyncLostDeleteEvent(t *testing.T) {
 	res, err := e.sync(t, "lost")
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Deleted, "scale-down to 1")
-	exp := e.r.Config().Expectations
+	exp := e.cfg.Expectations
 	require.Equal(t, 1, exp.Get("ns/lost").DeletionUIDs)
 
 	// The pod goes (the kubelet ends it; it has no finalizer left) and its delete
@@ -800,7 +800,7 @@ func TestSyncUncertainScaleDownPatch(t *testing.T) {
 				}
 			}
 			require.NotNil(t, victim)
-			fr := e.r.Config().FinalizerRemovals
+			fr := e.cfg.FinalizerRemovals
 			require.True(t, fr.Has("ns/unc", victim.UID), "the uncertain removal stays pending")
 			require.Equal(t, !applied, owner.BatchJob.HasFinalizer(victim), "the finalizer in the API")
 

@@ -95,9 +95,11 @@ var ErrInvalidArgument = errors.New("invalid argument")
 //
 //	reconcile.New(cfg, client, reconcile.JobStatusWriter(client))
 //
-// It fails, with an error wrapping ErrInvalidConfig that names every bad field,
-// when cfg.Name is empty or a value is out of range, and with ErrInvalidArgument
-// when pods or status is nil.
+// The defaults are filled in by Config.WithDefaults; a caller that reads a value in
+// use (the Clock, the stores) calls it first and passes its result. New fails, with
+// an error wrapping ErrInvalidConfig that names every bad field, when cfg.Name is
+// empty or a value is out of range, and with ErrInvalidArgument when pods or status
+// is nil.
 func New(cfg Config, pods PodClient, status StatusWriter) (*Reconciler, error) {
 	if pods == nil {
 		return nil, fmt.Errorf("%w: pod client is nil", ErrInvalidArgument)
@@ -105,7 +107,7 @@ func New(cfg Config, pods PodClient, status StatusWriter) (*Reconciler, error) {
 	if status == nil {
 		return nil, fmt.Errorf("%w: status writer is nil", ErrInvalidArgument)
 	}
-	c, err := cfg.withDefaults()
+	c, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -115,10 +117,6 @@ func New(cfg Config, pods PodClient, status StatusWriter) (*Reconciler, error) {
 // Key returns the key of the owner namespace/name in the Reconciler's stores and
 // work queues: "namespace/name".
 func Key(namespace, name string) string { return namespace + "/" + name }
-
-// Config returns the Reconciler's configuration with its defaults filled in (the
-// stores included).
-func (r *Reconciler) Config() Config { return r.cfg }
 
 // Sync syncs the owner w, as read from the caller's cache and converted
 // (plan.JobWorkload for a batch/v1 Job), listing its pods with list after checking

@@ -144,7 +144,7 @@ func TestSyncReplacesAReleasedLivePodAtOnce(t *testing.T) {
 	written, refused = f.creates()
 	assert.Empty(t, written, "pods created by the later syncs")
 	assert.Zero(t, refused, "creations refused in the later syncs")
-	assert.True(t, e.r.Config().Expectations.Satisfied("ns/rel"), "expectations")
+	assert.True(t, e.cfg.Expectations.Satisfied("ns/rel"), "expectations")
 	f.checkOnePodPerIndex(t)
 	assert.Equal(t, []int32{3, 2, 0}, f.status(t), "active, ready, terminating")
 }
@@ -167,7 +167,7 @@ func TestSyncReplacementOfAReleasedPodUnderAStaleCache(t *testing.T) {
 	res, err := e.sync(t, "rel")
 	require.NoError(t, err)
 	assert.Zero(t, res.Created, "Result.Created")
-	assert.False(t, e.r.Config().Expectations.Satisfied("ns/rel"), "the replacement, found by the read, is waited for")
+	assert.False(t, e.cfg.Expectations.Satisfied("ns/rel"), "the replacement, found by the read, is waited for")
 	assert.Positive(t, res.RequeueAfter, "Result.RequeueAfter: the wait is bounded")
 	got, refused := f.creates()
 	assert.Empty(t, got, "pods created from the stale cache")
@@ -213,8 +213,8 @@ func TestSyncReplacementOfAReleasedPodAfterATimeout(t *testing.T) {
 			} else {
 				// Without the expectation the replacement's read back keeps, the
 				// sync would decide on a cache without the replacement.
-				assert.False(t, e.r.Config().Expectations.Satisfied("ns/rel"), "the replacement's event is waited for")
-				e.c.Clock().Step(e.r.Config().UncertainCreationTimeout) // as if that event was lost
+				assert.False(t, e.cfg.Expectations.Satisfied("ns/rel"), "the replacement's event is waited for")
+				e.c.Clock().Step(e.cfg.UncertainCreationTimeout) // as if that event was lost
 			}
 			e.c.ResetCalls()
 
@@ -248,7 +248,7 @@ func TestSyncRefusedNameWhenTheReadFails(t *testing.T) {
 	f := newReleaseFixture(t)
 	e := f.e
 	failing := &failingGets{PodClient: e.c, fail: true}
-	r, err := reconcile.New(e.r.Config(), failing, reconcile.JobStatusWriter(e.c))
+	r, err := reconcile.New(e.cfg, failing, reconcile.JobStatusWriter(e.c))
 	require.NoError(t, err)
 	e.d.Reconciler = r
 	e.r = r
@@ -258,10 +258,10 @@ func TestSyncRefusedNameWhenTheReadFails(t *testing.T) {
 	written, refused := f.creates()
 	assert.Empty(t, written, "pods created without knowing who holds the name")
 	assert.Equal(t, 1, refused, "creations refused")
-	assert.True(t, e.r.Config().Expectations.Satisfied("ns/rel"), "expectations: the refused creation is not waited for")
+	assert.True(t, e.cfg.Expectations.Satisfied("ns/rel"), "expectations: the refused creation is not waited for")
 
 	failing.fail = false
-	timeout := e.r.Config().UncertainCreationTimeout
+	timeout := e.cfg.UncertainCreationTimeout
 	e.c.Clock().Step(timeout)
 	e.c.ResetCalls()
 	e.c.Cache().DeliverAll()
@@ -310,7 +310,7 @@ func restart(t *testing.T, e *env) {
 		Name:                        testName,
 		Clock:                       e.c.Clock(),
 		FinalizerRemovalParallelism: 1,
-		Backoff:                     e.r.Config().Backoff,
+		Backoff:                     e.cfg.Backoff,
 	}, e.c, reconcile.JobStatusWriter(e.c))
 	require.NoError(t, err)
 	e.r, e.d.Reconciler = r, r
@@ -341,7 +341,7 @@ func TestSyncSkipsNamesHeldByForeignPods(t *testing.T) {
 	written, refused := f.creates()
 	assert.Empty(t, written, "pods created by the first sync")
 	assert.Equal(t, 4, refused, "names tried by the first sync")
-	assert.True(t, e.r.Config().Expectations.Satisfied("ns/foreign"), "expectations: no refused creation is waited for")
+	assert.True(t, e.cfg.Expectations.Satisfied("ns/foreign"), "expectations: no refused creation is waited for")
 
 	e.c.ResetCalls()
 	e.c.Cache().DeliverAll()

@@ -130,6 +130,7 @@ func (s *groupStore) writes() int {
 type rolesEnv struct {
 	c       *reconciletest.Cluster
 	r       *reconcile.Reconciler
+	cfg     reconcile.Config // r's, with the defaults filled in (its stores)
 	store   *groupStore
 	events  *reconciletest.Recorder
 	metrics *reconciletest.Recorder
@@ -147,14 +148,16 @@ func newRolesEnv(t *testing.T, planner func(in roles.Input) (*roles.Plan, error)
 		metrics: &reconciletest.Recorder{},
 		planner: planner,
 	}
-	r, err := reconcile.New(reconcile.Config{
+	cfg, err := reconcile.Config{
 		Name: testName, Owner: groupKind, Clock: c.Clock(), Events: e.events, Metrics: e.metrics,
 		FinalizerRemovalParallelism: 1,
-	}, c, reconcile.StatusWriterFunc(func(context.Context, *plan.Workload, batchv1.JobStatus) (*plan.Workload, error) {
+	}.WithDefaults()
+	require.NoError(t, err)
+	r, err := reconcile.New(cfg, c, reconcile.StatusWriterFunc(func(context.Context, *plan.Workload, batchv1.JobStatus) (*plan.Workload, error) {
 		return nil, errors.New("no Job status is written in these tests")
 	}))
 	require.NoError(t, err)
-	e.r = r
+	e.r, e.cfg = r, cfg
 	t.Cleanup(reconcile.SetComputeRoles(func(in roles.Input) (*roles.Plan, error) {
 		e.inputs = append(e.inputs, in)
 		return e.planner(in)
@@ -376,7 +379,7 @@ func TestSyncRolesStatusStep(t *testing.T) {
 			assert.Equal(t, tc.wantRetry, res.Retry != "", "Report.Retry = %q", res.Retry)
 			if tc.wantRetry {
 				assert.Positive(t, res.RequeueAfter)
-				assert.LessOrEqual(t, res.RequeueAfter, e.r.Config().ConflictRequeue)
+				assert.LessOrEqual(t, res.RequeueAfter, e.cfg.ConflictRequeue)
 			}
 			if tc.wantSkipped == "" {
 				assert.Empty(t, res.Skipped)
@@ -390,8 +393,8 @@ func TestSyncRolesStatusStep(t *testing.T) {
 			}
 			assert.Equal(t, 1, e.metrics.Get(tc.wantSyncLabel), "metrics %v", e.metrics.All())
 			if tc.writeErr != nil {
-				assert.False(t, e.r.Config().FinalizerRemovals.Has(reconcile.Key(ns, "g"), done.UID), "no removal recorded")
-				assert.True(t, e.r.Config().Expectations.Get(reconcile.Key(ns, "g")).Satisfied, "nothing expected")
+				assert.False(t, e.cfg.FinalizerRemovals.Has(reconcile.Key(ns, "g"), done.UID), "no removal recorded")
+				assert.True(t, e.cfg.Expectations.Get(reconcile.Key(ns, "g")).Satisfied, "nothing expected")
 			}
 		})
 	}
@@ -450,7 +453,7 @@ func TestSyncRolesExpectedBeforeCalls(t *testing.T) {
 		}
 		return p, nil
 	}
-	cfg := e.r.Config()
+	cfg := e.cfg
 	var seen []string
 	e.c.SetInterceptor(func(c reconciletest.Call) reconciletest.Outcome {
 		switch c.Op {
@@ -518,11 +521,11 @@ func TestSyncRolesNamedPodAlreadyExists(t *testing.T) {
 				}
 			}
 			assert.Equal(t, []string{tc.wantName}, ours, "the group's pods")
-			exp := e.r.Config().Expectations.Get(reconcile.Key(ns, "g"))
+			exp := e.cfg.Expectations.Get(reconcile.Key(ns, "g"))
 			assert.Equal(t, 1, exp.Creations, "the group's pod stays expected until its event")
 			if tc.ours {
 				assert.Positive(t, res.RequeueAfter)
-				assert.LessOrEqual(t, res.RequeueAfter, e.r.Config().UncertainCreationTimeout)
+				assert.LessOrEqual(t, res.RequeueAfter, e.cfg.UncertainCreationTimeout)
 			}
 		})
 	}
@@ -567,7 +570,7 @@ func TestSyncRolesNewUID(t *testing.T) {
 	_, err := e.sync(t)
 	require.NoError(t, err)
 	key := reconcile.Key(ns, "g")
-	require.False(t, e.r.Config().Expectations.Get(key).Satisfied)
+	require.False(t, e.cfg.Expectations.Get(key).Satisfied)
 
 	// The group is deleted and created again, at a lower resourceVersion than the
 	// old one's write would allow for the same UID.
@@ -779,7 +782,7 @@ func TestSyncRolesPodCallErrors(t *testing.T) {
 	assert.Equal(t, 0, res.FinalizersRemoved)
 	assert.Equal(t, 1, res.Deleted)
 	assert.Equal(t, 1, res.Created)
-	assert.False(t, e.r.Config().FinalizerRemovals.Has(reconcile.Key(ns, "g"), done.UID), "a failed removal is not pending")
+	assert.False(t, e.cfg.FinalizerRemovals.Has(reconcile.Key(ns, "g"), done.UID), "a failed removal is not pending")
 	assert.Equal(t, 1, e.metrics.Get("job_syncs_total{Roles,error,pods_created}"))
 }
 

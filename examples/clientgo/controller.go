@@ -129,13 +129,18 @@ func New(cs kubernetes.Interface, factory informers.SharedInformerFactory, cfg r
 			return cs.BatchV1().Jobs(namespace).Get(ctx, name, metav1.GetOptions{})
 		})
 	}
+	// Filled in here, so that the controller reads the clock the Reconciler uses.
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
 	kc := NewClient(cs)
 	rec, err := reconcile.New(cfg, kc, reconcile.JobStatusWriter(kc))
 	if err != nil {
 		return nil, err
 	}
 	c.rec = rec
-	c.clock = rec.Config().Clock
+	c.clock = cfg.Clock
 
 	jobs := factory.Batch().V1().Jobs()
 	c.jobInformer, c.jobLister = jobs.Informer(), jobs.Lister()

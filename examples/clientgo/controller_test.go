@@ -91,8 +91,8 @@ func TestNew(t *testing.T) {
 			if err != nil {
 				t.Fatalf("New() error = %v", err)
 			}
-			if c.Name() != tt.wantName || c.Reconciler().Config().Name != tt.wantName {
-				t.Errorf("New().Name() = %q (reconciler %q), want %q", c.Name(), c.Reconciler().Config().Name, tt.wantName)
+			if c.Name() != tt.wantName {
+				t.Errorf("New().Name() = %q, want %q", c.Name(), tt.wantName)
 			}
 		})
 	}

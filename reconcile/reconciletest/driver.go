@@ -58,7 +58,8 @@ var ErrStepLimit = errors.New("reconciletest: limit reached before the owner fin
 type Driver struct {
 	Cluster *Cluster
 	// Reconciler syncs the owner and hears the Cache's events; it may be nil when
-	// SyncFunc is set.
+	// SyncFunc is set. It serves the Cluster's owner kind: its Config.Owner is the
+	// Cluster's Options.Owner (owner.BatchJob for Jobs).
 	Reconciler *reconcile.Reconciler
 	// StepDuration is how far each step moves the clock; zero means 1s.
 	StepDuration time.Duration
@@ -124,14 +125,9 @@ func NewDriver(c *Cluster, r *reconcile.Reconciler) *Driver {
 	return d
 }
 
-// kind returns the owner kind the Driver syncs: the Reconciler's, or the Cluster's
-// without a Reconciler.
-func (d *Driver) kind() owner.Kind {
-	if d.Reconciler == nil {
-		return d.Cluster.Owner()
-	}
-	return d.Reconciler.Config().Owner
-}
+// kind returns the owner kind the Driver syncs: the Cluster's (Options.Owner), which
+// the Reconciler serves (its Config.Owner).
+func (d *Driver) kind() owner.Kind { return d.Cluster.Owner() }
 
 // tasks reports whether the Driver syncs Tasks rather than Jobs: whether the
 // Cluster holds Tasks (Options.Owner without Options.Owners).
