@@ -26,8 +26,6 @@ import (
 	"github.com/jobkit/jobkit/roles"
 )
 
-var figTrace func(string, ...any)
-
 // figKind is the owner of several roles of the figures.
 var figKind = owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob",
 	Finalizer: "ml.example.com/tracking", KeyPrefix: "ml.example.com/trainingjob-"}
@@ -307,20 +305,10 @@ func runJobSetFigure(ctx context.Context, L, lag time.Duration) (figResult, erro
 			return 0, nil
 		}
 		out, err := r.Sync(ctx, plan.JobWorkload(job), cache.PodsFor)
-		if figTrace != nil {
-			figTrace("%.1fL sync %s: deleting=%v %+v err=%v", float64(time.Since(f.start))/float64(L), k, job.DeletionTimestamp != nil, out.Report, err)
-		}
 		return out.RequeueAfter, err
 	})
 	groups.add(groupKey, 0) // the group's Added event
 	res, err := f.result("child Jobs (group.Compute + Sync)", lag)
-	if figTrace != nil {
-		for _, call := range c.Calls() {
-			if call.Op == OpPatchPod || call.Err != nil {
-				figTrace("%v %.1fL %s", call, float64(call.Time.Sub(f.start))/float64(L), call.Patch)
-			}
-		}
-	}
 	res.jobs = f.m.snapshot()
 	g.mu.Lock()
 	res.owner, res.gc = g.writes, g.gc

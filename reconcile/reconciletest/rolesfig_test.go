@@ -17,6 +17,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -51,8 +52,9 @@ type figResult struct {
 	created map[string]int
 	// tracked lists the pods that still carry the tracking finalizer at the end.
 	tracked []string
-	// syncErrors counts the syncs that returned an error.
-	syncErrors int
+	// syncErrors counts the syncs that returned an error; conflicts the calls
+	// answered 409 Conflict (counted in the writes: each was sent).
+	syncErrors, conflicts int
 }
 
 func (c callCounts) total() int { return c.creates + c.patches + c.deletes + c.status }
@@ -192,6 +194,12 @@ func (f *figRun) result(path string, lag time.Duration) (figResult, error) {
 		return figResult{}, err
 	}
 	var tracked []string
+	conflicts := 0
+	for _, call := range f.c.Calls() {
+		if apierrors.IsConflict(call.Err) {
+			conflicts++
+		}
+	}
 	for _, p := range f.c.ListPods(figNamespace) {
 		if f.kind.HasFinalizer(p) {
 			tracked = append(tracked, p.Name)
@@ -199,7 +207,7 @@ func (f *figRun) result(path string, lag time.Duration) (figResult, error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	res := figResult{path: path, lag: lag, created: f.created, syncErrors: f.syncErrors, tracked: tracked}
+	res := figResult{path: path, lag: lag, created: f.created, syncErrors: f.syncErrors, conflicts: conflicts, tracked: tracked}
 	if f.completeAt.IsZero() {
 		return res, fmt.Errorf("%s: not Complete within %d L", path, figLimit)
 	}
