@@ -110,13 +110,14 @@ func runRolesFigure(ctx context.Context, L, lag time.Duration) (figResult, error
 			return res.RequeueAfter, err
 		})
 	q.add(reconcile.Key(figNamespace, figName), 0) // the owner's Added event
-	res, err := f.result("roles (SyncRoles)", lag)
+	res, err := f.result("one owner of roles (SyncRoles)", lag)
 	res.owner = f.m.snapshot()
 	return res, err
 }
 
 // figGroup is the test-side controller of the JobSet-compatible path: it holds
-// the group owner (its status in memory, each write one API call taking L),
+// the group owner (its status in memory, each write one API call taking L; with
+// one worker there is no concurrent write to refuse),
 // computes group.Plan from the cached child Jobs and executes it in the order
 // examples/jobset/controller does (status, deletions, suspensions, creations).
 // A deletion is foreground, as the plan asks: the Job gets its deletionTimestamp
@@ -159,10 +160,11 @@ func (g *figGroup) input() *group.Input {
 	}
 }
 
-func (g *figGroup) count(into *callCounts, field func(*callCounts) *int) {
+// add counts one call in n, a counter of g.writes or g.gc.
+func (g *figGroup) add(n *int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	*field(into)++
+	*n++
 }
 
 // sync is one sync of the group.
@@ -176,7 +178,7 @@ func (g *figGroup) sync(ctx context.Context, _ string) (time.Duration, error) {
 	}
 	c := g.f.c
 	if p.StatusChanged {
-		g.count(&g.writes, func(c *callCounts) *int { return &c.status })
+		g.add(&g.writes.status)
 		_ = g.f.call(func() error {
 			g.mu.Lock()
 			g.status = p.Status
@@ -189,7 +191,7 @@ func (g *figGroup) sync(ctx context.Context, _ string) (time.Duration, error) {
 	}
 	var errs []error
 	for _, d := range p.Delete {
-		g.count(&g.writes, func(c *callCounts) *int { return &c.deletes })
+		g.add(&g.writes.deletes)
 		err := g.f.call(func() error {
 			_, err := c.UpdateJob(d.Job.Namespace, d.Job.Name, func(j *batchv1.Job) {
 				if j.UID == d.Job.UID && j.DeletionTimestamp == nil {
@@ -210,7 +212,7 @@ func (g *figGroup) sync(ctx context.Context, _ string) (time.Duration, error) {
 		suspend bool
 	}{{p.Suspend, true}, {p.Resume, false}} {
 		for _, a := range set.jobs {
-			g.count(&g.writes, func(c *callCounts) *int { return &c.patches })
+			g.add(&g.writes.patches)
 			errs = append(errs, g.f.call(func() error {
 				_, err := c.UpdateJob(a.Job.Namespace, a.Job.Name, func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(set.suspend) })
 				return err
@@ -218,7 +220,7 @@ func (g *figGroup) sync(ctx context.Context, _ string) (time.Duration, error) {
 		}
 	}
 	for _, a := range p.Create {
-		g.count(&g.writes, func(c *callCounts) *int { return &c.creates })
+		g.add(&g.writes.creates)
 		err := g.f.call(func() error { _, err := c.CreateJob(a.Job); return err })
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			errs = append(errs, err)
@@ -244,7 +246,7 @@ func (g *figGroup) collect(job *batchv1.Job) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				g.count(&g.gc, func(c *callCounts) *int { return &c.deletes })
+				g.add(&g.gc.deletes)
 				_ = f.call(func() error { return f.c.RemovePod(p.Namespace, p.Name, nil) })
 			}()
 		}
@@ -308,7 +310,7 @@ func runJobSetFigure(ctx context.Context, L, lag time.Duration) (figResult, erro
 		return out.RequeueAfter, err
 	})
 	groups.add(groupKey, 0) // the group's Added event
-	res, err := f.result("child Jobs (group.Compute + Sync)", lag)
+	res, err := f.result("child Jobs (group.Compute, Job Sync)", lag)
 	res.jobs = f.m.snapshot()
 	g.mu.Lock()
 	res.owner, res.gc = g.writes, g.gc
