@@ -100,15 +100,16 @@ func runRolesFigure(ctx context.Context, L, lag time.Duration) (figResult, error
 	})
 	startInformer(ctx, c, &f.wg)
 	status, done := figRolesStatus{s: owners, f: f}, owners.DoneFunc()
-	f.worker(ctx, cancel, q, func() bool { d, _ := done(figNamespace, figName); return d },
-		func(ctx context.Context, _ string) (time.Duration, error) {
-			w, err := owners.Get(figNamespace, figName)
-			if err != nil {
-				return 0, err
-			}
-			res, err := r.SyncRoles(ctx, w, owners.pods, status)
-			return res.RequeueAfter, err
-		})
+	f.done = func() bool { d, _ := done(figNamespace, figName); return d }
+	f.cancel = cancel
+	f.worker(ctx, q, func(ctx context.Context, _ string) (time.Duration, error) {
+		w, err := owners.Get(figNamespace, figName)
+		if err != nil {
+			return 0, err
+		}
+		res, err := r.SyncRoles(ctx, w, owners.pods, status)
+		return res.RequeueAfter, err
+	})
 	q.add(reconcile.Key(figNamespace, figName), 0) // the owner's Added event
 	res, err := f.result("one owner of roles (SyncRoles)", lag)
 	res.owner = f.m.snapshot()
@@ -234,9 +235,11 @@ func (g *figGroup) sync(ctx context.Context, _ string) (time.Duration, error) {
 // concurrently.
 func (g *figGroup) collect(job *batchv1.Job) {
 	f := g.f
+	f.begin()
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
+		defer f.end()
 		time.Sleep(g.lag)
 		var wg sync.WaitGroup
 		for _, p := range f.c.ListPods(job.Namespace) {
@@ -285,7 +288,8 @@ func runJobSetFigure(ctx context.Context, L, lag time.Duration) (figResult, erro
 		groups.add(groupKey, 0) // the group controller watches the Jobs it owns
 	})
 	startInformer(ctx, c, &f.wg)
-	done := func() bool {
+	f.cancel = cancel
+	f.done = func() bool {
 		g.mu.Lock()
 		terminal := g.status.TerminalState
 		g.mu.Unlock()
@@ -299,8 +303,8 @@ func runJobSetFigure(ctx context.Context, L, lag time.Duration) (figResult, erro
 		}
 		return true
 	}
-	f.worker(ctx, cancel, groups, done, g.sync)
-	f.worker(ctx, cancel, jobs, done, func(ctx context.Context, k string) (time.Duration, error) {
+	f.worker(ctx, groups, g.sync)
+	f.worker(ctx, jobs, func(ctx context.Context, k string) (time.Duration, error) {
 		ns, name, _ := strings.Cut(k, "/")
 		job := cache.Job(ns, name)
 		if job == nil {

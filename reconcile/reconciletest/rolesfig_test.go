@@ -33,6 +33,8 @@ const (
 	figController = "jobkit.dev/figures"
 	// figLimit bounds a run's simulated time, in L.
 	figLimit = 10_000
+	// figQuiet is how far ahead, in L, no sync may be due for a run to end.
+	figQuiet = 10
 )
 
 // figResult is what one run of the figures measured.
@@ -78,7 +80,14 @@ type figRun struct {
 	sem chan struct{}
 	wg  sync.WaitGroup
 
+	// done says whether the owner is Complete with no tracking finalizer left;
+	// cancel ends the run.
+	done   func() bool
+	cancel context.CancelFunc
+
 	mu         sync.Mutex
+	busy       int
+	queues     []*latencyQueue
 	tracked    map[types.UID]string
 	freeAt     time.Time
 	created    map[string]int
@@ -146,23 +155,36 @@ func (f *figRun) call(write func() error) error {
 	return write()
 }
 
+// settle waits until every other goroutine of the bubble is blocked (the
+// informer has delivered what is due), one worker at a time.
+func (f *figRun) settle() {
+	f.sem <- struct{}{}
+	synctest.Wait()
+	<-f.sem
+}
+
 // worker starts a controller's worker on q, as RunLatency's loop: it waits for
-// the events due at its instant, syncs, requeues after RequeueAfter or after an
-// error (5ms doubling), and ends the run (cancel) once done says so.
-func (f *figRun) worker(ctx context.Context, cancel context.CancelFunc, q *latencyQueue, done func() bool,
-	sync func(ctx context.Context, key string) (time.Duration, error)) {
+// the events due at its instant, syncs, and requeues after RequeueAfter or after
+// an error (5ms doubling).
+func (f *figRun) worker(ctx context.Context, q *latencyQueue, sync func(ctx context.Context, key string) (time.Duration, error)) {
+	f.mu.Lock()
+	f.queues = append(f.queues, q)
+	f.mu.Unlock()
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
 		failures := 0
 		for {
+			// The events due now are delivered before the next key is taken, and
+			// those due when it is taken before it is synced, so that a run does
+			// not depend on which goroutine the scheduler wakes first.
+			f.settle()
 			k, ok := q.get(ctx)
 			if !ok {
 				return
 			}
-			f.sem <- struct{}{}
-			synctest.Wait()
-			<-f.sem
+			f.begin()
+			f.settle()
 			f.tick()
 			after, err := sync(ctx, k)
 			switch {
@@ -180,11 +202,54 @@ func (f *figRun) worker(ctx context.Context, cancel context.CancelFunc, q *laten
 				}
 			}
 			q.done(k)
-			if done() {
-				cancel()
-			}
+			f.end()
 		}
 	}()
+}
+
+// begin and end bracket the work of an actor (a sync, the garbage collector's
+// deletions). The run ends (cancel) at the end of one when the owner is done
+// (f.done: Complete, no tracking finalizer left) and every actor is idle with no
+// sync due within figQuiet L: the writes that follow the last finalizer removal
+// (a Job's count of its deleted pods) are in the figures, and no run depends on
+// which actor notices first.
+func (f *figRun) begin() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.busy++
+}
+
+func (f *figRun) end() {
+	f.mu.Lock()
+	f.busy--
+	f.mu.Unlock()
+	f.settle()
+	if f.done() && f.quiet() {
+		f.cancel()
+	}
+}
+
+// quiet reports whether no actor is at work and no queue holds a key due within
+// figQuiet L.
+func (f *figRun) quiet() bool {
+	f.mu.Lock()
+	busy, queues := f.busy, f.queues
+	f.mu.Unlock()
+	if busy > 0 {
+		return false
+	}
+	horizon := time.Now().Add(figQuiet * f.L)
+	for _, q := range queues {
+		q.mu.Lock()
+		for _, at := range q.due {
+			if at.Before(horizon) {
+				q.mu.Unlock()
+				return false
+			}
+		}
+		q.mu.Unlock()
+	}
+	return true
 }
 
 // result waits for every goroutine of the run and fills what is common.
