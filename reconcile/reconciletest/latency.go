@@ -152,34 +152,8 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 			q.add(m.Key, m.Delay)
 		}
 	})
-	wrote := make(chan struct{}, 1)
-	c.OnWrite(func(WatchEvent) {
-		select {
-		case wrote <- struct{}{}:
-		default:
-		}
-	})
-
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // the informer: delivers each watch event when it is due
-		defer wg.Done()
-		for {
-			clk.SetTime(time.Now())
-			cache.DeliverDue()
-			next, ok := cache.NextDue()
-			var timer <-chan time.Time
-			if ok {
-				timer = time.After(time.Until(next))
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-wrote:
-			case <-timer:
-			}
-		}
-	}()
+	startInformer(ctx, c, &wg)
 
 	var res LatencyResult
 	completeAt := time.Time{}

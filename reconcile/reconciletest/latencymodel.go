@@ -31,6 +31,11 @@ type latencyModel struct {
 	// err is the first error of the kubelet, which ends the run.
 	err error
 
+	// hold, when set, says which pods only run: they become Running and Ready when
+	// created and never finish on their own (the workers of the figures of several
+	// roles); the others move on as below.
+	hold func(*corev1.Pod) bool
+
 	// The release scenario (LatencyOptions.Release): pods run without succeeding
 	// until the pod of index releaseIndex, released once every index runs, has its
 	// replacement.
@@ -58,7 +63,9 @@ func newLatencyModel(c *Cluster, opts LatencyOptions) *latencyModel {
 }
 
 // intercept is the interceptor: every call takes L; a creation among the first
-// CreateTimeouts times out, stored unless TimeoutsNotStored.
+// CreateTimeouts times out, stored unless TimeoutsNotStored. The status writes
+// counted are a Job's and those of the Cluster's owner kind (a Task, a
+// RolesStore owner).
 func (m *latencyModel) intercept(call Call) Outcome {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -74,7 +81,7 @@ func (m *latencyModel) intercept(call Call) Outcome {
 		m.patches++
 	case OpDeletePod:
 		m.deletes++
-	case OpUpdateJobStatus:
+	case OpUpdateJobStatus, OpUpdateStatus:
 		m.status++
 	}
 	return out
@@ -100,10 +107,14 @@ func (m *latencyModel) run(pod *corev1.Pod) {
 // another actor would: the Job's controller then releases it.
 var releasePatch = []byte(`{"metadata":{"labels":{"` + labelControllerUID + `":"released"}}}`)
 
-// next moves the running pod on: it succeeds, or, in the release scenario, waits,
-// is released, or (the replacement) ends the wait of every pod.
+// next moves the running pod on: a held pod becomes Ready and stays; another
+// succeeds, or, in the release scenario, waits, is released, or (the replacement)
+// ends the wait of every pod.
 func (m *latencyModel) next(pod *corev1.Pod) error {
 	k := m.c.Kubelet()
+	if m.hold != nil && m.hold(pod) {
+		return k.SetReady(pod.Namespace, pod.Name, true)
+	}
 	if m.releaseIndex < 0 {
 		return k.Succeed(pod.Namespace, pod.Name)
 	}
@@ -207,6 +218,39 @@ func (m *latencyModel) fill(r *LatencyResult) {
 			r.Conflicts++
 		}
 	}
+}
+
+// startInformer starts the informer of a latency run: a goroutine, counted in wg,
+// that delivers each watch event of c's Cache when it is due (its clock set to the
+// bubble's time first), until ctx ends.
+func startInformer(ctx context.Context, c *Cluster, wg *sync.WaitGroup) {
+	wrote := make(chan struct{}, 1)
+	c.OnWrite(func(WatchEvent) {
+		select {
+		case wrote <- struct{}{}:
+		default:
+		}
+	})
+	clk, cache := c.Clock(), c.Cache()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			clk.SetTime(time.Now())
+			cache.DeliverDue()
+			next, ok := cache.NextDue()
+			var timer <-chan time.Time
+			if ok {
+				timer = time.After(time.Until(next))
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-wrote:
+			case <-timer:
+			}
+		}
+	}()
 }
 
 // latencyQueue is a one-worker work queue with delayed adds, with client-go's
