@@ -31,8 +31,9 @@ type Options struct {
 	// CRDs are the directories or files of CustomResourceDefinition manifests to
 	// install; one missing is an error.
 	CRDs []string
-	// AddToScheme adds the example's API types to the scheme, after client-go's.
-	AddToScheme []func(*runtime.Scheme) error
+	// AddToScheme, when not nil, adds the example's API types to the scheme,
+	// after client-go's (a runtime.SchemeBuilder's AddToScheme joins several).
+	AddToScheme func(*runtime.Scheme) error
 	// QPS and Burst, when not zero, replace the client-side rate limits of Config
 	// (and so of Client, Clientset and every user that UserWithRole adds).
 	QPS   float32
@@ -62,11 +63,12 @@ type Env struct {
 // and the clients. The caller stops it with Stop.
 func Start(opts Options) (*Env, error) {
 	scheme := runtime.NewScheme()
-	adds := append([]func(*runtime.Scheme) error{clientgoscheme.AddToScheme}, opts.AddToScheme...)
-	for _, add := range adds {
-		if err := add(scheme); err != nil {
-			return nil, fmt.Errorf("building the scheme: %w", err)
-		}
+	err := clientgoscheme.AddToScheme(scheme)
+	if err == nil && opts.AddToScheme != nil {
+		err = opts.AddToScheme(scheme)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("building the scheme: %w", err)
 	}
 	env, cfg, err := testenv.Start(opts.CRDs...)
 	if err != nil {

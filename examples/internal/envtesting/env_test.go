@@ -43,7 +43,7 @@ func TestStartBuildsTheClients(t *testing.T) {
 
 func TestStartRefusesABadScheme(t *testing.T) {
 	bad := func(*runtime.Scheme) error { return os.ErrInvalid }
-	_, err := envtesting.Start(envtesting.Options{AddToScheme: []func(*runtime.Scheme) error{bad}})
+	_, err := envtesting.Start(envtesting.Options{AddToScheme: bad})
 	require.ErrorIs(t, err, os.ErrInvalid)
 	assert.ErrorContains(t, err, "building the scheme")
 }

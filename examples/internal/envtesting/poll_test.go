@@ -150,8 +150,10 @@ func (r *recorder) Fatal(args ...any) {
 
 // onGoroutine runs f with a recorder on a goroutine of its own and returns what
 // it failed with ("" when it did not).
-func onGoroutine(f func(testing.TB)) string {
-	r := &recorder{}
+func onGoroutine(f func(testing.TB)) string { return onGoroutineWith(&recorder{}, f) }
+
+// onGoroutineWith is onGoroutine with the recorder r.
+func onGoroutineWith(r *recorder, f func(testing.TB)) string {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
