@@ -7,24 +7,17 @@ package config_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
-	"github.com/jobkit/jobkit/controllerruntime/testenv"
+	"github.com/jobkit/jobkit/examples/internal/envtesting"
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
 )
 
@@ -34,32 +27,12 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(runSuite(m))
-}
-
-func runSuite(m *testing.M) int {
-	env, cfg, err := testenv.Start("crd")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	scheme := runtime.NewScheme()
-	if err := errors.Join(clientgoscheme.AddToScheme(scheme), v1alpha2.AddToScheme(scheme)); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "jobset-"}}
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		fmt.Fprintln(os.Stderr, "creating namespace:", err)
-		return 1
-	}
-	namespace = ns.Name
-	return m.Run()
+	opts := envtesting.Options{CRDs: []string{"crd"}, AddToScheme: v1alpha2.AddToScheme}
+	os.Exit(envtesting.Main(m, opts, func(e *envtesting.Env) (err error) {
+		k8s = e.Client
+		namespace, err = envtesting.CreateNamespace(context.Background(), k8s, "jobset-")
+		return err
+	}))
 }
 
 // template is a small child Job template.
@@ -84,46 +57,12 @@ func valid(name string) *v1alpha2.JobSet {
 	}
 }
 
-func testName(t *testing.T) string {
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return '-'
-	}, strings.ToLower(t.Name()))
-	if len(name) > 40 {
-		name = name[len(name)-40:]
-	}
-	return strings.Trim(name, "-")
-}
-
-// requireInvalid checks that err is the API server's Invalid error with a cause
-// whose field and message contain field and msg.
-func requireInvalid(t *testing.T, err error, field, msg string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("accepted; want Invalid on %s (%q)", field, msg)
-	}
-	var status *apierrors.StatusError
-	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.ErrStatus.Details == nil {
-		t.Fatalf("error = %v, want Invalid on %s", err, field)
-	}
-	for _, c := range status.ErrStatus.Details.Causes {
-		if strings.Contains(c.Field, field) && strings.Contains(c.Message, msg) {
-			return
-		}
-	}
-	t.Fatalf("error = %v\nwant a cause on field %s containing %q; causes: %+v", err, field, msg, status.ErrStatus.Details.Causes)
-}
+func testName(t *testing.T) string { return envtesting.ObjectName(t.Name(), 40) }
 
 func TestSampleAndDefaults(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("samples", "jobset.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var js v1alpha2.JobSet
-	if err := yaml.UnmarshalStrict(data, &js); err != nil {
-		t.Fatalf("decoding the sample: %v", err)
+	if err := envtesting.ReadYAML(filepath.Join("samples", "jobset.yaml"), &js); err != nil {
+		t.Fatal(err)
 	}
 	js.Namespace = namespace
 	if err := k8s.Create(context.Background(), &js); err != nil {
@@ -196,7 +135,7 @@ func TestSpecRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			js := valid(testName(t))
 			tt.modify(js)
-			requireInvalid(t, k8s.Create(context.Background(), js), tt.field, tt.msg)
+			envtesting.RequireInvalidWithin(t, k8s.Create(context.Background(), js), tt.field, tt.msg)
 		})
 	}
 }
@@ -221,7 +160,7 @@ func TestImmutable(t *testing.T) {
 				t.Fatal(err)
 			}
 			tt.modify(js)
-			requireInvalid(t, k8s.Update(ctx, js), tt.field, tt.msg)
+			envtesting.RequireInvalidWithin(t, k8s.Update(ctx, js), tt.field, tt.msg)
 		})
 	}
 	// Suspend and the TTL may change.
@@ -263,7 +202,7 @@ func TestStatusRules(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			bad := js.DeepCopy()
 			tt.modify(&bad.Status)
-			requireInvalid(t, k8s.Status().Update(ctx, bad), tt.field, tt.msg)
+			envtesting.RequireInvalidWithin(t, k8s.Status().Update(ctx, bad), tt.field, tt.msg)
 		})
 	}
 	// A terminal state, once written, stays.
@@ -272,5 +211,5 @@ func TestStatusRules(t *testing.T) {
 		t.Fatalf("setting terminalState: %v", err)
 	}
 	js.Status.TerminalState = v1alpha2.Completed
-	requireInvalid(t, k8s.Status().Update(ctx, js), "status.terminalState", "terminalState may not change once set")
+	envtesting.RequireInvalidWithin(t, k8s.Status().Update(ctx, js), "status.terminalState", "terminalState may not change once set")
 }

@@ -24,6 +24,7 @@ import (
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	jkcr "github.com/jobkit/jobkit/controllerruntime"
+	"github.com/jobkit/jobkit/examples/internal/crd"
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
@@ -86,13 +87,27 @@ type Controller struct {
 	written map[types.NamespacedName]watermark // the last status written to each JobSet
 }
 
+// jobSets is the custom resource the controller needs.
+var jobSets = crd.Resource{
+	Kind:      v1alpha2.SchemeGroupVersion.WithKind("JobSet"),
+	CRD:       "jobsets." + v1alpha2.GroupName,
+	Manifests: "examples/jobset/config/crd/",
+}
+
 // Setup builds the controller and registers it with mgr, whose scheme must hold
 // v1alpha2 and the built-in types: the field index JobOwnerIndex on Jobs, and a
 // controller of the JobSets opts.ManagedBy names that owns their Jobs and
-// Services (an event of one queues its JobSet).
+// Services (an event of one queues its JobSet). It asks the API server whether it
+// serves JobSets: without the CRD it fails at once with an error that names it and
+// says how to install it (wrapping the RESTMapper's NoKindMatchError, which
+// meta.IsNoMatchError reports), where the manager would otherwise wait for its
+// caches and fail with a timeout.
 func Setup(mgr manager.Manager, opts Options) (*Controller, error) {
 	if mgr == nil {
 		return nil, errors.New("jobset: Setup: manager is nil")
+	}
+	if err := crd.Require(mgr.GetRESTMapper(), jobSets); err != nil {
+		return nil, fmt.Errorf("jobset: Setup: %w", err)
 	}
 	if opts.Workers < 0 {
 		return nil, fmt.Errorf("jobset: Setup: Workers %d: must not be negative", opts.Workers)

@@ -45,7 +45,7 @@ func TestLeaderAndWorkersComplete(t *testing.T) {
 			t.Errorf("Job %s of restart attempt %q, want 0", ev.name, ev.attempt)
 		}
 	}
-	e.consistently("no more writes once finished", func() (bool, string) { return true, "" })
+	poll.Consistently(e.t, "no more writes once finished", func() (bool, string) { return true, "" })
 	jsWrites, jsTotal := e.jobSetWrites.summary()
 	jobWrites, jobTotal := e.jobWrites.summary()
 	t.Logf("API writes of one run (a leader and 2 workers of 2 pods; 3 Jobs, 5 pods): JobSet controller %d (%s); Job controller %d (%s)",
@@ -135,7 +135,7 @@ func TestMaxRestartsFailsTheGroup(t *testing.T) {
 	if got.Status.TerminalState != v1alpha2.Failed || c == nil || c.Reason != "ReachedMaxRestarts" || got.Status.Restarts != 1 || got.Status.RestartsCountTowardsMax != 1 {
 		t.Fatalf("status = %+v, want Failed (ReachedMaxRestarts) after 1 restart", got.Status)
 	}
-	e.eventually("the running children deleted", func() (bool, string) {
+	poll.Eventually(e.t, "the running children deleted", func() (bool, string) {
 		a := e.attempts()
 		return len(a) <= 1, fmt.Sprint(a) // the failed child may stay
 	})
@@ -233,7 +233,7 @@ func TestSuccessAnyOnLeaderStopsTheRest(t *testing.T) {
 	if c := condition(got, plaingroup.ConditionCompleted); got.Status.TerminalState != v1alpha2.Completed || c == nil || c.Reason != "AllJobsCompleted" {
 		t.Fatalf("status = %+v, want Completed (AllJobsCompleted)", got.Status)
 	}
-	e.eventually("the workers deleted", func() (bool, string) {
+	poll.Eventually(e.t, "the workers deleted", func() (bool, string) {
 		a := e.attempts()
 		_, leader := a["run-leader-0"]
 		return len(a) == 1 && leader, fmt.Sprint(a)
@@ -250,16 +250,16 @@ func TestDependsOnReadyHoldsWorkers(t *testing.T) {
 	workers := role("workers", 2, 1)
 	workers.DependsOn = []v1alpha2.DependsOn{{Name: "leader", Status: v1alpha2.DependsOnReady}}
 	e.create(e.jobSet("run", role("leader", 1, 1), workers))
-	e.eventually("the leader's Job", func() (bool, string) {
+	poll.Eventually(e.t, "the leader's Job", func() (bool, string) {
 		_, ok := e.jobs()["run-leader-0"]
 		return ok, fmt.Sprint(e.attempts())
 	})
-	e.consistently("no worker before the leader is ready", func() (bool, string) {
+	poll.Consistently(e.t, "no worker before the leader is ready", func() (bool, string) {
 		a := e.attempts()
 		return len(a) == 1, fmt.Sprint(a)
 	})
 	e.startKubelet()
-	e.eventually("the workers' Jobs", func() (bool, string) {
+	poll.Eventually(e.t, "the workers' Jobs", func() (bool, string) {
 		a := e.attempts()
 		return len(a) == 3, fmt.Sprint(a)
 	})
@@ -287,7 +287,7 @@ func TestSuspendAndResume(t *testing.T) {
 	js := e.jobSet("run", role("leader", 1, 1), role("workers", 2, 1))
 	js.Spec.Suspend = ptr.To(true)
 	e.create(js)
-	e.eventually("suspended children", func() (bool, string) {
+	poll.Eventually(e.t, "suspended children", func() (bool, string) {
 		jobs := e.jobs()
 		n := 0
 		for _, j := range jobs {
@@ -298,7 +298,7 @@ func TestSuspendAndResume(t *testing.T) {
 		c := condition(e.get("run"), plaingroup.ConditionSuspended)
 		return n == 3 && c != nil && c.Status == metav1.ConditionTrue, fmt.Sprintf("%d suspended Jobs, condition %+v", n, c)
 	})
-	e.consistently("no pod while suspended", func() (bool, string) {
+	poll.Consistently(e.t, "no pod while suspended", func() (bool, string) {
 		var pods corev1.PodList
 		if err := k8s.List(t.Context(), &pods, client.InNamespace(e.ns)); err != nil {
 			return false, err.Error()
@@ -327,7 +327,7 @@ func TestTTLDeletesTheJobSet(t *testing.T) {
 	js.Spec.TTLSecondsAfterFinished = ptr.To[int32](1)
 	e.create(js)
 	e.waitFinished("run")
-	e.eventually("the JobSet and its children gone", func() (bool, string) {
+	poll.Eventually(e.t, "the JobSet and its children gone", func() (bool, string) {
 		err := k8s.Get(t.Context(), types.NamespacedName{Namespace: e.ns, Name: "run"}, &v1alpha2.JobSet{})
 		jobs := e.jobs()
 		return apierrors.IsNotFound(err) && len(jobs) == 0, fmt.Sprintf("get: %v, %d Jobs", err, len(jobs))
@@ -393,7 +393,7 @@ func TestInvalidJobSetFailsWithoutChildren(t *testing.T) {
 		!strings.Contains(c.Message, "failurePolicy.rules[0].targetReplicatedJobs[0]") || !strings.Contains(c.Message, "nope") {
 		t.Fatalf("status = %+v, want Failed (%s) naming the field and value", got.Status, controller.ReasonInvalid)
 	}
-	e.eventually("a Warning event", func() (bool, string) {
+	poll.Eventually(e.t, "a Warning event", func() (bool, string) {
 		var evs eventsv1.EventList
 		if err := k8s.List(t.Context(), &evs, client.InNamespace(e.ns)); err != nil {
 			return false, err.Error()
@@ -405,11 +405,11 @@ func TestInvalidJobSetFailsWithoutChildren(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%d events", len(evs.Items))
 	})
-	e.consistently("no child", func() (bool, string) {
+	poll.Consistently(e.t, "no child", func() (bool, string) {
 		jobs := e.jobs()
 		return len(jobs) == 0, fmt.Sprintf("%d Jobs", len(jobs))
 	})
-	e.eventually("the invalid JobSet deleted by its TTL", func() (bool, string) {
+	poll.Eventually(e.t, "the invalid JobSet deleted by its TTL", func() (bool, string) {
 		err := k8s.Get(t.Context(), types.NamespacedName{Namespace: e.ns, Name: "bad"}, &v1alpha2.JobSet{})
 		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
 	})
@@ -424,17 +424,17 @@ func TestInOrderStartup(t *testing.T) {
 	js := e.jobSet("run", role("leader", 1, 1), role("workers", 2, 1))
 	js.Spec.StartupPolicy = &v1alpha2.StartupPolicy{StartupPolicyOrder: v1alpha2.InOrder}
 	e.create(js)
-	e.eventually("the leader's Job and StartupPolicyInProgress", func() (bool, string) {
+	poll.Eventually(e.t, "the leader's Job and StartupPolicyInProgress", func() (bool, string) {
 		c := condition(e.get("run"), plaingroup.ConditionStartupPolicyInProgress)
 		a := e.attempts()
 		return len(a) == 1 && c != nil && c.Status == metav1.ConditionTrue, fmt.Sprintf("Jobs %v, condition %+v", a, c)
 	})
-	e.consistently("the workers wait for the leader", func() (bool, string) {
+	poll.Consistently(e.t, "the workers wait for the leader", func() (bool, string) {
 		a := e.attempts()
 		return len(a) == 1, fmt.Sprint(a)
 	})
 	e.startKubelet()
-	e.eventually("every role started", func() (bool, string) {
+	poll.Eventually(e.t, "every role started", func() (bool, string) {
 		got := e.get("run")
 		c := condition(got, plaingroup.ConditionStartupPolicyCompleted)
 		return len(e.attempts()) == 3 && c != nil && c.Status == metav1.ConditionTrue, fmt.Sprintf("conditions %+v", got.Status.Conditions)

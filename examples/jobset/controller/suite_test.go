@@ -27,26 +27,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/jobkit/jobkit/controllerruntime/testenv"
 	"github.com/jobkit/jobkit/examples/controllerruntime"
+	"github.com/jobkit/jobkit/examples/internal/envtesting"
 	"github.com/jobkit/jobkit/examples/internal/scenarios"
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
 	"github.com/jobkit/jobkit/examples/jobset/controller"
@@ -56,75 +51,29 @@ import (
 var (
 	adminConfig *rest.Config // the Job controller's and the tests'
 	userConfig  *rest.Config // the JobSet controller's: config/rbac/role.yaml only
-	scheme      = runtime.NewScheme()
+	scheme      *runtime.Scheme
 	k8s         client.Client
 	clientset   kubernetes.Interface
 )
 
-const (
-	waitTimeout = 60 * time.Second
-	quietPeriod = 1500 * time.Millisecond
-	pollEvery   = 25 * time.Millisecond
-)
+// waitTimeout bounds every wait for the controllers.
+const waitTimeout = 60 * time.Second
 
-func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
-
-func runSuite(m *testing.M) int {
-	ctrl.SetLogger(logr.Discard())
-	env, cfg, err := testenv.Start(filepath.Join("..", "config", "crd"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	if err := errors.Join(clientgoscheme.AddToScheme(scheme), v1alpha2.AddToScheme(scheme)); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	cfg.QPS, cfg.Burst = 1000, 2000
-	adminConfig = cfg
-	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err == nil {
-		clientset, err = kubernetes.NewForConfig(cfg)
-	}
-	if err == nil {
-		userConfig, err = userWithRole(env, cfg)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
-}
+// poll is how the tests wait for the controllers: up to waitTimeout, and for
+// the default quiet period where a state must hold.
+var poll = envtesting.Poll{Timeout: waitTimeout}
 
 const controllerUser = "jobset-controller"
 
-// userWithRole binds the ClusterRole of config/rbac/role.yaml to controllerUser
-// and returns a rest config that authenticates as that user.
-func userWithRole(env *envtest.Environment, admin *rest.Config) (*rest.Config, error) {
-	data, err := os.ReadFile(filepath.Join("..", "config", "rbac", "role.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	role := &rbacv1.ClusterRole{}
-	if err := yaml.UnmarshalStrict(data, role); err != nil {
-		return nil, fmt.Errorf("decoding the role: %w", err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: controllerUser}},
-	}
-	ctx := context.Background()
-	if err := errors.Join(k8s.Create(ctx, role), k8s.Create(ctx, binding)); err != nil {
-		return nil, fmt.Errorf("installing the role: %w", err)
-	}
-	user, err := env.AddUser(envtest.User{Name: controllerUser}, admin)
-	if err != nil {
-		return nil, fmt.Errorf("adding user %s: %w", controllerUser, err)
-	}
-	cfg := user.Config()
-	cfg.QPS, cfg.Burst = admin.QPS, admin.Burst
-	return cfg, nil
+func TestMain(m *testing.M) {
+	opts := envtesting.Options{CRDs: []string{filepath.Join("..", "config", "crd")}, AddToScheme: v1alpha2.AddToScheme, QPS: 1000, Burst: 2000}
+	os.Exit(envtesting.Main(m, opts, func(e *envtesting.Env) (err error) {
+		adminConfig, scheme, k8s, clientset = e.Config, e.Scheme, e.Client, e.Clientset
+		// The JobSet controller runs as controllerUser, bound to the ClusterRole of
+		// config/rbac/role.yaml only.
+		userConfig, err = e.UserWithRole(filepath.Join("..", "config", "rbac", "role.yaml"), controllerUser)
+		return err
+	}))
 }
 
 // env is one test's world: a namespace, a test kubelet, the suite's garbage
@@ -232,33 +181,18 @@ func (e *env) setPolicy(p func(*corev1.Pod) scenarios.Outcome) {
 // process) on a manager of its own, writing through writes.
 func (e *env) startJobSetController(writes *apiWrites) {
 	e.t.Helper()
-	mgr, err := ctrl.NewManager(wrapped(userConfig, writes), ctrl.Options{
-		Scheme:  scheme,
-		Logger:  logr.Discard(),
-		Metrics: metricsserver.Options{BindAddress: "0"},
-	})
-	if err != nil {
-		e.t.Fatalf("manager: %v", err)
-	}
-	if _, err := controller.Setup(mgr, controller.Options{
-		ManagedBy: e.jobSetManager, ChildManagedBy: e.jobManager, SkipNameValidation: true,
-	}); err != nil {
-		e.t.Fatalf("Setup: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	syncCtx, cancelSync := context.WithTimeout(ctx, waitTimeout)
-	defer cancelSync()
-	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
-		e.t.Fatal("the JobSet controller's caches did not sync")
-	}
-	e.stopJobSet = func() {
-		cancel()
-		if err := <-done; err != nil {
-			e.t.Errorf("the JobSet controller's manager: %v", err)
-		}
-	}
+	e.stopJobSet = envtesting.Manager{
+		Name:    "the JobSet controller",
+		Config:  wrapped(userConfig, writes),
+		Options: ctrl.Options{Scheme: scheme},
+		Setup: func(mgr manager.Manager) error {
+			_, err := controller.Setup(mgr, controller.Options{
+				ManagedBy: e.jobSetManager, ChildManagedBy: e.jobManager, SkipNameValidation: true,
+			})
+			return err
+		},
+		SyncTimeout: waitTimeout,
+	}.Start(e.t)
 }
 
 func (e *env) stopJobSetController() {
@@ -508,38 +442,11 @@ func (e *env) jobs() map[string]*batchv1.Job {
 func (e *env) waitFinished(name string) *v1alpha2.JobSet {
 	e.t.Helper()
 	var js *v1alpha2.JobSet
-	e.eventually("JobSet "+name+" finished", func() (bool, string) {
+	poll.Eventually(e.t, "JobSet "+name+" finished", func() (bool, string) {
 		js = e.get(name)
 		return js.Status.TerminalState != "", fmt.Sprintf("status %+v", js.Status)
 	})
 	return js
-}
-
-// eventually polls cond until it holds, failing the test after waitTimeout with
-// the last description cond gave.
-func (e *env) eventually(what string, cond func() (bool, string)) {
-	e.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		ok, desc := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s: %s", what, desc)
-		}
-		time.Sleep(pollEvery)
-	}
-}
-
-// consistently fails the test if cond stops holding within quietPeriod.
-func (e *env) consistently(what string, cond func() (bool, string)) {
-	e.t.Helper()
-	for deadline := time.Now().Add(quietPeriod); time.Now().Before(deadline); time.Sleep(pollEvery) {
-		if ok, desc := cond(); !ok {
-			e.t.Fatalf("%s: no longer true: %s", what, desc)
-		}
-	}
 }
 
 // condition returns the JobSet's condition of type t, or nil.

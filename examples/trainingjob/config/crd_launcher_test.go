@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/jobkit/jobkit/examples/internal/envtesting"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 )
 
@@ -53,7 +54,7 @@ func TestInvalidLauncherSpecRejected(t *testing.T) {
 				tj = validLauncher(testName(t))
 			}
 			tt.edit(&tj.Spec)
-			requireInvalid(t, k8s.Create(context.Background(), tj), tt.wantField, tt.wantMsg)
+			envtesting.RequireInvalid(t, k8s.Create(context.Background(), tj), tt.wantField, tt.wantMsg)
 		})
 	}
 }
@@ -65,7 +66,7 @@ func TestLauncherNeedsTemplate(t *testing.T) {
 	patch := []byte(`{"spec":{"launcher":{"backoffLimit":1}}}`)
 	create(t, tj)
 	err := k8s.Patch(context.Background(), tj, client.RawPatch(types.MergePatchType, patch))
-	requireInvalid(t, err, "spec.launcher.template", "Required value")
+	envtesting.RequireInvalid(t, err, "spec.launcher.template", "Required value")
 }
 
 // TestLauncherDefaults checks that a launcher without backoffLimit
@@ -127,7 +128,7 @@ func TestLauncherSpecUpdates(t *testing.T) {
 				}
 				return
 			}
-			requireInvalid(t, err, tt.wantField, tt.wantMsg)
+			envtesting.RequireInvalid(t, err, tt.wantField, tt.wantMsg)
 		})
 	}
 }
@@ -285,7 +286,7 @@ func TestLauncherStatusWrites(t *testing.T) {
 				}
 				return
 			}
-			requireInvalid(t, err, tt.wantField, tt.wantMsg)
+			envtesting.RequireInvalid(t, err, tt.wantField, tt.wantMsg)
 		})
 	}
 }
@@ -306,7 +307,7 @@ func TestLauncherStatusNeedsLauncher(t *testing.T) {
 			tj := valid(testName(t))
 			create(t, tj)
 			tj.Status = tt.status
-			requireInvalid(t, k8s.Status().Update(context.Background(), tj), "status", "a run without spec.launcher has no launcher")
+			envtesting.RequireInvalid(t, k8s.Status().Update(context.Background(), tj), "status", "a run without spec.launcher has no launcher")
 		})
 	}
 }

@@ -7,7 +7,6 @@ package config_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,17 +19,15 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/jobkit/jobkit/controllerruntime/testenv"
+	"github.com/jobkit/jobkit/examples/internal/envtesting"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 )
 
@@ -40,44 +37,20 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(runSuite(m))
-}
-
-func runSuite(m *testing.M) int {
-	env, cfg, err := testenv.Start("crd")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	scheme := runtime.NewScheme()
-	if err := errors.Join(clientgoscheme.AddToScheme(scheme), v1alpha1.AddToScheme(scheme)); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "trainingjob-"}}
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		fmt.Fprintln(os.Stderr, "creating namespace:", err)
-		return 1
-	}
-	namespace = ns.Name
-	return m.Run()
+	opts := envtesting.Options{CRDs: []string{"crd"}, AddToScheme: v1alpha1.AddToScheme}
+	os.Exit(envtesting.Main(m, opts, func(e *envtesting.Env) (err error) {
+		k8s = e.Client
+		namespace, err = envtesting.CreateNamespace(context.Background(), k8s, "trainingjob-")
+		return err
+	}))
 }
 
 // readSample decodes config/samples/<file>, refusing unknown fields.
 func readSample(t *testing.T, file string) *v1alpha1.TrainingJob {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("samples", file))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var tj v1alpha1.TrainingJob
-	if err := yaml.UnmarshalStrict(data, &tj); err != nil {
-		t.Fatalf("decoding the sample: %v", err)
+	if err := envtesting.ReadYAML(filepath.Join("samples", file), &tj); err != nil {
+		t.Fatal(err)
 	}
 	return &tj
 }
@@ -105,40 +78,8 @@ func create(t *testing.T, tj *v1alpha1.TrainingJob) {
 	}
 }
 
-// testName turns a test's name into an object name: lower case letters,
-// digits and dashes, at most 63 characters (the end of a long name, where the
-// subtests differ).
-func testName(t *testing.T) string {
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return '-'
-	}, strings.ToLower(t.Name()))
-	if len(name) > 63 {
-		name = name[len(name)-63:]
-	}
-	return strings.Trim(name, "-")
-}
-
-// requireInvalid checks that err is the API server's Invalid error with a cause
-// on field whose message contains msg.
-func requireInvalid(t *testing.T, err error, field, msg string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("accepted; want Invalid on %s (%q)", field, msg)
-	}
-	var status *apierrors.StatusError
-	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.ErrStatus.Details == nil {
-		t.Fatalf("error = %v, want Invalid on %s", err, field)
-	}
-	for _, c := range status.ErrStatus.Details.Causes {
-		if c.Field == field && strings.Contains(c.Message, msg) {
-			return
-		}
-	}
-	t.Fatalf("error = %v\nwant a cause on field %s containing %q; causes: %+v", err, field, msg, status.ErrStatus.Details.Causes)
-}
+// testName turns a test's name into an object name of at most 63 characters.
+func testName(t *testing.T) string { return envtesting.ObjectName(t.Name(), 63) }
 
 func TestSampleAccepted(t *testing.T) {
 	for _, file := range []string{"trainingjob.yaml", "trainingjob-launcher.yaml"} {
@@ -227,7 +168,7 @@ func TestInvalidSpecRejected(t *testing.T) {
 			t.Parallel()
 			tj := valid(testName(t))
 			tt.edit(&tj.Spec)
-			requireInvalid(t, k8s.Create(context.Background(), tj), tt.wantField, tt.wantMsg)
+			envtesting.RequireInvalid(t, k8s.Create(context.Background(), tj), tt.wantField, tt.wantMsg)
 		})
 	}
 }
@@ -272,7 +213,7 @@ func TestInvalidDurationRejected(t *testing.T) {
 			if err := unstructured.SetNestedMap(u.Object, tt.backoff, "spec", "backoff"); err != nil {
 				t.Fatal(err)
 			}
-			requireInvalid(t, k8s.Create(context.Background(), u), tt.wantField, "should match")
+			envtesting.RequireInvalid(t, k8s.Create(context.Background(), u), tt.wantField, "should match")
 		})
 	}
 }
@@ -311,7 +252,7 @@ func TestSpecUpdates(t *testing.T) {
 				}
 				return
 			}
-			requireInvalid(t, err, tt.wantField, tt.wantMsg)
+			envtesting.RequireInvalid(t, err, tt.wantField, tt.wantMsg)
 		})
 	}
 }
@@ -480,7 +421,7 @@ func TestStatusWrites(t *testing.T) {
 				}
 				return
 			}
-			requireInvalid(t, err, tt.wantField, tt.wantMsg)
+			envtesting.RequireInvalid(t, err, tt.wantField, tt.wantMsg)
 		})
 	}
 }

@@ -54,7 +54,7 @@ func TestRunToCompletion(t *testing.T) {
 	}
 	e.checkCreated(map[string]int{"0": 1, "1": 1, "2": 1})
 	e.checkDone(got)
-	e.eventually("events Completed and SuccessfulCreate recorded on the TrainingJob", func() (bool, string) {
+	poll.Eventually(e.t, "events Completed and SuccessfulCreate recorded on the TrainingJob", func() (bool, string) {
 		list, err := clientset.EventsV1().Events(e.ns).List(t.Context(), metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -109,7 +109,7 @@ func TestRetryWaitsItsBackoff(t *testing.T) {
 	first := e.waitRunning(1)[0]
 	e.finish(first, scenarios.FailWith(1))
 	var retry *corev1.Pod
-	e.eventually("a retry of index 0", func() (bool, string) {
+	poll.Eventually(e.t, "a retry of index 0", func() (bool, string) {
 		pods := e.pods()
 		for _, p := range pods {
 			if p.UID != first.UID {
@@ -168,7 +168,7 @@ func TestListedExitCodeFailsTheRun(t *testing.T) {
 		}
 	}
 	e.checkDone(got)
-	e.consistently("no replacement starts", func() (bool, string) {
+	poll.Consistently(e.t, "no replacement starts", func() (bool, string) {
 		n := e.createdPerIndex()
 		return n["0"] == 1 && n["1"] == 1 && n["2"] == 1 && len(n) == 3, fmt.Sprint(n)
 	})
@@ -187,7 +187,7 @@ func TestControllerRestartMidRun(t *testing.T) {
 	e.create(tj)
 	pods := e.waitRunning(2)
 	e.finish(pods[0], scenarios.Succeed())
-	e.eventually("succeeded=1", func() (bool, string) {
+	poll.Eventually(e.t, "succeeded=1", func() (bool, string) {
 		s := e.get("restart").Status
 		return s.Succeeded == 1, fmt.Sprintf("%+v", s)
 	})
@@ -196,13 +196,13 @@ func TestControllerRestartMidRun(t *testing.T) {
 	e.stopController()
 	e.finish(running[0], scenarios.Succeed())
 	e.finish(running[1], scenarios.FailWith(1))
-	e.eventually("both pods finished", func() (bool, string) {
+	poll.Eventually(e.t, "both pods finished", func() (bool, string) {
 		pods := e.pods()
 		return count(pods, func(p *corev1.Pod) bool {
 			return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 		}) == 3, describePods(pods)
 	})
-	e.consistently("nothing counted while stopped", func() (bool, string) {
+	poll.Consistently(e.t, "nothing counted while stopped", func() (bool, string) {
 		s := e.get("restart").Status
 		return s.Succeeded == 1 && s.Failed == 0 && len(e.pods()) == 3, fmt.Sprintf("%+v", s)
 	})
@@ -234,11 +234,11 @@ func TestDeletedWhileRunning(t *testing.T) {
 	if err := k8s.Delete(t.Context(), e.get("gone"), client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
 		t.Fatalf("deleting the TrainingJob: %v", err)
 	}
-	e.eventually("no pod keeps the tracking finalizer", func() (bool, string) {
+	poll.Eventually(e.t, "no pod keeps the tracking finalizer", func() (bool, string) {
 		pods := e.pods()
 		return count(pods, tracked) == 0 && count(pods, running) == 3, describePods(pods)
 	})
-	e.consistently("nothing created after the deletion", func() (bool, string) {
+	poll.Consistently(e.t, "nothing created after the deletion", func() (bool, string) {
 		n := e.createdPerIndex()
 		return len(e.pods()) == 3 && n["0"] == 1 && n["1"] == 1 && n["2"] == 1 && len(n) == 3, fmt.Sprint(n)
 	})

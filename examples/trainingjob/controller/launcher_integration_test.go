@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/jobkit/jobkit/examples/internal/envtesting"
 	"github.com/jobkit/jobkit/examples/internal/scenarios"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/trainingjob/controller"
@@ -58,7 +59,7 @@ func (e *env) watchRun(name string) func() map[string]string {
 		defer close(done)
 		var last [5]int32
 		for ctx.Err() == nil {
-			time.Sleep(pollEvery)
+			time.Sleep(envtesting.DefaultEvery)
 			tj := &v1alpha1.TrainingJob{}
 			if err := k8s.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: name}, tj); err != nil {
 				continue
@@ -142,7 +143,7 @@ func (e *env) checkLauncherDone(tj *v1alpha1.TrainingJob) {
 			e.t.Errorf("uncountedTerminatedPods = %+v after the run finished", *u)
 		}
 	}
-	e.eventually("no pod runs or keeps the tracking finalizer", func() (bool, string) {
+	poll.Eventually(e.t, "no pod runs or keeps the tracking finalizer", func() (bool, string) {
 		pods := e.pods()
 		finished := func(p *corev1.Pod) bool {
 			return p.DeletionTimestamp == nil && (p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed)
@@ -326,7 +327,7 @@ func TestLauncherControllerRestartMidRestart(t *testing.T) {
 	})
 	e.create(e.newLauncherTJ("crash", 2, 1))
 	seen := e.watchRun("crash")
-	e.eventually("the restart decided", func() (bool, string) {
+	poll.Eventually(e.t, "the restart decided", func() (bool, string) {
 		tj := e.get("crash")
 		return tj.Status.Restarts == 1, fmt.Sprintf("%+v", tj.Status)
 	})
@@ -338,7 +339,7 @@ func TestLauncherControllerRestartMidRestart(t *testing.T) {
 	release = true
 	mu.Unlock()
 	var got *v1alpha1.TrainingJob
-	e.eventually("crash finished", func() (bool, string) {
+	poll.Eventually(e.t, "crash finished", func() (bool, string) {
 		got = e.get("crash")
 		return controller.Finished(got), fmt.Sprintf("restarts %d, workers %s, launcher %s, pods:%s",
 			got.Status.Restarts, describeRole(got.Status.Workers), describeRole(got.Status.Launcher), describePods(e.pods()))
@@ -371,7 +372,7 @@ func TestLauncherDeletion(t *testing.T) {
 	if err := k8s.Delete(t.Context(), e.get("gone")); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually("no pod keeps the tracking finalizer", func() (bool, string) {
+	poll.Eventually(e.t, "no pod keeps the tracking finalizer", func() (bool, string) {
 		pods := e.pods()
 		return len(pods) == 3 && count(pods, tracked) == 0, describePods(pods)
 	})

@@ -7,7 +7,6 @@ package controller_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,27 +16,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	jkcr "github.com/jobkit/jobkit/controllerruntime"
-	"github.com/jobkit/jobkit/controllerruntime/testenv"
+	"github.com/jobkit/jobkit/examples/internal/envtesting"
 	"github.com/jobkit/jobkit/examples/internal/scenarios"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/trainingjob/controller"
@@ -46,77 +40,27 @@ import (
 
 var (
 	restConfig *rest.Config // the controllers': authenticated as controllerUser
-	scheme     = runtime.NewScheme()
+	scheme     *runtime.Scheme
 	k8s        client.Client        // the tests' own client, straight to the API server
 	clientset  kubernetes.Interface // for the kubelet and the pod watches
 )
 
-const (
-	waitTimeout = 30 * time.Second
-	quietPeriod = 1500 * time.Millisecond
-	pollEvery   = 25 * time.Millisecond
-)
-
-func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
-
-func runSuite(m *testing.M) int {
-	ctrl.SetLogger(logr.Discard())
-	env, cfg, err := testenv.Start(filepath.Join("..", "config", "crd"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	if err := errors.Join(clientgoscheme.AddToScheme(scheme), v1alpha1.AddToScheme(scheme)); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	cfg.QPS, cfg.Burst = 1000, 2000
-	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err == nil {
-		clientset, err = kubernetes.NewForConfig(cfg)
-	}
-	if err == nil {
-		restConfig, err = userWithRole(env, cfg)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
-}
+// poll is how the tests wait for the controller: up to 30 s, looking every
+// 25 ms, and for 1.5 s where a state must hold.
+var poll = envtesting.Poll{}
 
 // controllerUser is the user the controllers of the tests run as: it holds only
 // config/rbac/role.yaml, so every test also checks that the role covers what the
 // controller does.
 const controllerUser = "trainingjob-controller"
 
-// userWithRole binds the ClusterRole of config/rbac/role.yaml to controllerUser and
-// returns a rest config that authenticates as that user.
-func userWithRole(env *envtest.Environment, admin *rest.Config) (*rest.Config, error) {
-	data, err := os.ReadFile(filepath.Join("..", "config", "rbac", "role.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	role := &rbacv1.ClusterRole{}
-	if err := yaml.UnmarshalStrict(data, role); err != nil {
-		return nil, fmt.Errorf("decoding the role: %w", err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: controllerUser}},
-	}
-	ctx := context.Background()
-	if err := errors.Join(k8s.Create(ctx, role), k8s.Create(ctx, binding)); err != nil {
-		return nil, fmt.Errorf("installing the role: %w", err)
-	}
-	user, err := env.AddUser(envtest.User{Name: controllerUser}, admin)
-	if err != nil {
-		return nil, fmt.Errorf("adding user %s: %w", controllerUser, err)
-	}
-	cfg := user.Config()
-	cfg.QPS, cfg.Burst = admin.QPS, admin.Burst
-	return cfg, nil
+func TestMain(m *testing.M) {
+	opts := envtesting.Options{CRDs: []string{filepath.Join("..", "config", "crd")}, AddToScheme: v1alpha1.AddToScheme, QPS: 1000, Burst: 2000}
+	os.Exit(envtesting.Main(m, opts, func(e *envtesting.Env) (err error) {
+		scheme, k8s, clientset = e.Scheme, e.Client, e.Clientset
+		restConfig, err = e.UserWithRole(filepath.Join("..", "config", "rbac", "role.yaml"), controllerUser)
+		return err
+	}))
 }
 
 // env is one test's world: a namespace, a test kubelet, a log of the pods created
@@ -190,37 +134,23 @@ func (e *env) startController() {
 	e.t.Helper()
 	cfg := rest.CopyConfig(restConfig)
 	cfg.WrapTransport = e.writes.Wrap
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:     scheme,
-		Logger:     logr.Discard(),
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		e.t.Fatalf("manager: %v", err)
-	}
-	_, err = controller.Setup(mgr, jkcr.Options[*v1alpha1.TrainingJob]{Config: reconcile.Config{
-		Name:                e.managedBy,
-		PodEventBatchPeriod: 50 * time.Millisecond,
-		MinBackoffRequeue:   100 * time.Millisecond,
-	}, SkipNameValidation: true, OnSync: e.recordSync})
-	if err != nil {
-		e.t.Fatalf("Setup: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	syncCtx, cancelSync := context.WithTimeout(ctx, waitTimeout)
-	defer cancelSync()
-	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
-		e.t.Fatal("the controller's caches did not sync")
-	}
-	e.stop = func() {
-		cancel()
-		if err := <-done; err != nil {
-			e.t.Errorf("manager: %v", err)
-		}
-	}
+	e.stop = envtesting.Manager{
+		Name:   "the controller",
+		Config: cfg,
+		Options: ctrl.Options{
+			Scheme:     scheme,
+			Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		},
+		Setup: func(mgr manager.Manager) error {
+			_, err := controller.Setup(mgr, jkcr.Options[*v1alpha1.TrainingJob]{Config: reconcile.Config{
+				Name:                e.managedBy,
+				PodEventBatchPeriod: 50 * time.Millisecond,
+				MinBackoffRequeue:   100 * time.Millisecond,
+			}, SkipNameValidation: true, OnSync: e.recordSync})
+			return err
+		},
+		SyncTimeout: envtesting.DefaultTimeout,
+	}.Start(e.t)
 }
 
 // recordSync keeps what the last syncs did, for the messages of failed tests.
@@ -329,38 +259,11 @@ func podOf(pods []*corev1.Pod, i string) *corev1.Pod {
 	return nil
 }
 
-// eventually polls cond until it holds, failing the test after waitTimeout with
-// the last description cond gave.
-func (e *env) eventually(what string, cond func() (bool, string)) {
-	e.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		ok, desc := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s: %s", what, desc)
-		}
-		time.Sleep(pollEvery)
-	}
-}
-
-// consistently fails the test if cond stops holding within quietPeriod.
-func (e *env) consistently(what string, cond func() (bool, string)) {
-	e.t.Helper()
-	for deadline := time.Now().Add(quietPeriod); time.Now().Before(deadline); time.Sleep(pollEvery) {
-		if ok, desc := cond(); !ok {
-			e.t.Fatalf("%s: no longer true: %s", what, desc)
-		}
-	}
-}
-
 // waitRunning waits until n pods run and returns them.
 func (e *env) waitRunning(n int) []*corev1.Pod {
 	e.t.Helper()
 	var run []*corev1.Pod
-	e.eventually(fmt.Sprintf("%d running pods", n), func() (bool, string) {
+	poll.Eventually(e.t, fmt.Sprintf("%d running pods", n), func() (bool, string) {
 		pods := e.pods()
 		run = run[:0]
 		for _, p := range pods {
@@ -377,7 +280,7 @@ func (e *env) waitRunning(n int) []*corev1.Pod {
 func (e *env) waitFinished(name string) *v1alpha1.TrainingJob {
 	e.t.Helper()
 	var tj *v1alpha1.TrainingJob
-	e.eventually(name+" finished", func() (bool, string) {
+	poll.Eventually(e.t, name+" finished", func() (bool, string) {
 		tj = e.get(name)
 		return controller.Finished(tj), fmt.Sprintf("%+v", tj.Status)
 	})
@@ -425,7 +328,7 @@ func (e *env) checkDone(tj *v1alpha1.TrainingJob) {
 	if tj.Status.Active != 0 {
 		e.t.Errorf("active = %d after the run finished", tj.Status.Active)
 	}
-	e.eventually("no pod keeps the tracking finalizer", func() (bool, string) {
+	poll.Eventually(e.t, "no pod keeps the tracking finalizer", func() (bool, string) {
 		pods := e.pods()
 		return count(pods, tracked) == 0, describePods(pods)
 	})

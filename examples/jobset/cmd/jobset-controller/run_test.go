@@ -2,25 +2,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
-	"github.com/jobkit/jobkit/controllerruntime/testenv"
 	"github.com/jobkit/jobkit/examples/controllerruntime"
 	"github.com/jobkit/jobkit/examples/internal/cmdtest"
+	"github.com/jobkit/jobkit/examples/internal/envtesting"
 	"github.com/jobkit/jobkit/examples/internal/scenarios"
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
 )
@@ -31,32 +24,17 @@ import (
 // sample (a leader, and three workers that wait for it) completes; /readyz
 // answers 200.
 func TestRunCompletesTheSample(t *testing.T) {
-	env, cfg, err := testenv.Start(filepath.Join("..", "..", "config", "crd"))
+	e := envtesting.StartT(t, envtesting.Options{CRDs: []string{filepath.Join("..", "..", "config", "crd")}, AddToScheme: v1alpha2.AddToScheme})
+	ns, err := envtesting.CreateNamespace(t.Context(), e.Client, "sample-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Stop() })
-	scheme := runtime.NewScheme()
-	if err := errors.Join(clientgoscheme.AddToScheme(scheme), v1alpha2.AddToScheme(scheme)); err != nil {
-		t.Fatal(err)
-	}
-	k8s, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "sample"}}
-	if err := k8s.Create(t.Context(), ns); err != nil {
-		t.Fatal(err)
-	}
-	kubelet := scenarios.NewKubelet(kubernetes.NewForConfigOrDie(cfg), ns.Name)
+	kubelet := scenarios.NewKubelet(e.Clientset, ns)
 	kubelet.SetPolicy(func(*corev1.Pod) scenarios.Outcome { return scenarios.Succeed() })
-	kctx, stopKubelet := context.WithCancel(context.Background())
-	kdone := make(chan struct{})
-	go func() { kubelet.Run(kctx); close(kdone) }()
-	t.Cleanup(func() { stopKubelet(); <-kdone })
+	envtesting.Go(t, "the kubelet", func(ctx context.Context) error { kubelet.Run(ctx); return nil })
 
 	const jobController = "tests.jobkit.dev/sample"
-	jobs, err := controllerruntime.Start(t.Context(), cfg, controllerruntime.ManagerOptions{SkipNameValidation: true},
+	jobs, err := controllerruntime.Start(t.Context(), e.Config, controllerruntime.ManagerOptions{SkipNameValidation: true},
 		scenarios.ReconcileConfig(jobController), controllerruntime.Options{SkipNameValidation: true})
 	if err != nil {
 		t.Fatal(err)
@@ -64,54 +42,27 @@ func TestRunCompletesTheSample(t *testing.T) {
 	t.Cleanup(func() { _ = jobs.Stop() })
 
 	probeAddr := cmdtest.FreeAddr(t)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"--kubeconfig=" + cmdtest.WriteKubeconfig(t, cfg), "--health-probe-bind-address=" + probeAddr,
-			"--child-managed-by=" + jobController})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run() = %v after cancellation, want nil", err)
-		}
-	})
+	args := []string{"--kubeconfig=" + cmdtest.WriteKubeconfig(t, e.Config), "--health-probe-bind-address=" + probeAddr,
+		"--child-managed-by=" + jobController}
+	envtesting.Go(t, "run()", func(ctx context.Context) error { return run(ctx, args) })
 
-	data, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "jobset.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	js := &v1alpha2.JobSet{}
-	if err := yaml.UnmarshalStrict(data, js); err != nil {
+	if err := envtesting.ReadYAML(filepath.Join("..", "..", "config", "samples", "jobset.yaml"), js); err != nil {
 		t.Fatal(err)
 	}
-	js.Namespace = ns.Name
-	if err := k8s.Create(t.Context(), js); err != nil {
+	js.Namespace = ns
+	if err := e.Client.Create(t.Context(), js); err != nil {
 		t.Fatalf("creating the sample: %v", err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		got := &v1alpha2.JobSet{}
-		if err := k8s.Get(t.Context(), client.ObjectKeyFromObject(js), got); err != nil {
+	got := &v1alpha2.JobSet{}
+	envtesting.Poll{Timeout: 60 * time.Second, Every: 50 * time.Millisecond}.Eventually(t, "the sample to finish", func() (bool, string) {
+		if err := e.Client.Get(t.Context(), client.ObjectKeyFromObject(js), got); err != nil {
 			t.Fatal(err)
 		}
-		if got.Status.TerminalState != "" {
-			if got.Status.TerminalState != v1alpha2.Completed || got.Status.Restarts != 0 {
-				t.Errorf("final status = %+v, want Completed with no restart", got.Status)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the sample did not finish: %+v", got.Status)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return got.Status.TerminalState != "", fmt.Sprintf("%+v", got.Status)
+	})
+	if got.Status.TerminalState != v1alpha2.Completed || got.Status.Restarts != 0 {
+		t.Errorf("final status = %+v, want Completed with no restart", got.Status)
 	}
-	resp, err := http.Get(fmt.Sprintf("http://%s/readyz", probeAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("/readyz = %d, want 200", resp.StatusCode)
-	}
+	envtesting.RequireHTTPStatus(t, "http://"+probeAddr+"/readyz", http.StatusOK)
 }

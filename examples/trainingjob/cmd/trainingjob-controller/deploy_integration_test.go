@@ -2,19 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
-	"github.com/jobkit/jobkit/controllerruntime/testenv"
 	"github.com/jobkit/jobkit/examples/internal/deploytest"
+	"github.com/jobkit/jobkit/examples/internal/envtesting"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/trainingjob/controller"
 )
@@ -30,20 +25,8 @@ func TestDeployedRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, cfg, err := testenv.Start(filepath.Join("..", "..", "config", "crd"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	scheme := runtime.NewScheme()
-	if err := errors.Join(clientgoscheme.AddToScheme(scheme), v1alpha1.AddToScheme(scheme)); err != nil {
-		t.Fatal(err)
-	}
-	k8s, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	deploytest.CheckRBAC(t, cfg, k8s, deploytest.Controller{
+	e := envtesting.StartT(t, envtesting.Options{CRDs: []string{filepath.Join("..", "..", "config", "crd")}, AddToScheme: v1alpha1.AddToScheme})
+	deploytest.CheckRBAC(t, e.Config, e.Client, deploytest.Controller{
 		Base:   base,
 		Helper: "TestDeployedCommand",
 		Create: createSample,
@@ -58,12 +41,8 @@ func TestDeployedRBAC(t *testing.T) {
 // createSample creates config/samples/trainingjob.yaml in ns, handed to
 // managedBy; it is done when the run has finished Complete.
 func createSample(ctx context.Context, k8s client.Client, ns, managedBy string) (func(context.Context) (bool, string, error), error) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "trainingjob.yaml"))
-	if err != nil {
-		return nil, err
-	}
 	tj := &v1alpha1.TrainingJob{}
-	if err := yaml.UnmarshalStrict(data, tj); err != nil {
+	if err := envtesting.ReadYAML(filepath.Join("..", "..", "config", "samples", "trainingjob.yaml"), tj); err != nil {
 		return nil, err
 	}
 	tj.Namespace, tj.Spec.ManagedBy = ns, &managedBy
