@@ -62,7 +62,10 @@
 //     again if the patch fails; NotFound, and Invalid on metadata.uid (the pod's UID
 //     precondition: a new pod took the name), count as removed. A pod not in phase
 //     Succeeded or Failed (one being deleted) gets its cached resourceVersion as a
-//     second precondition, so that it is counted by the state the plan saw; a
+//     second precondition, so that it is counted by the state the plan saw (a
+//     Conflict on it, the pod having changed since, does not fail the sync: the
+//     finalizer stays, Report.Retry asks for another sync soon, and that one decides
+//     from the changed pod; upstream sends no such precondition); a
 //     finished pod needs none (it stays finished, and a late write to it, a
 //     kubelet's last status update, would only turn the removal into a Conflict);
 //  7. plan.Settle with the accepted removals gives the status to write (counters,

@@ -51,7 +51,15 @@ func (ex *execution) removeFinalizers() sets.Set[types.UID] {
 	ex.parallel(len(actions), func(i int) {
 		pod := actions[i].Pod
 		out, err := ex.removeFinalizer(pod, false)
-		if err != nil {
+		switch {
+		case out == podChanged:
+			// A pod being deleted changed since the cache showed it (the garbage
+			// collector or a kubelet wrote it): the cache will show the new version,
+			// and the next sync counts the pod by it. Not a failure of the sync.
+			ex.log.V(2).Info("Pod changed since the plan; its finalizer stays for the next sync", "pod", pod.Name)
+			ex.retry("a pod changed since the plan before its finalizer removal")
+			return
+		case err != nil:
 			ex.fail(fmt.Errorf("remove tracking finalizer of pod %s/%s: %w", pod.Namespace, pod.Name, err))
 			return
 		}
@@ -71,6 +79,10 @@ type removalOutcome int
 const (
 	finalizerRemoved removalOutcome = iota // the API server accepted the patch
 	podGone                                // the pod is gone (or replaced)
+	// podChanged: refused with a Conflict on the resourceVersion precondition: the
+	// pod changed since the cache showed it, or an earlier removal is not in the
+	// cache yet. Nothing changed; a sync from a fresher cache decides again.
+	podChanged
 	removalFailed
 )
 
@@ -116,13 +128,14 @@ func (ex *execution) removeFinalizer(pod *corev1.Pod, keepUncertain bool) (remov
 	case keepUncertain && apierrors.IsConflict(err) && ex.r.isUncertain(ex.key, pod.UID):
 		// Sent again from a cache that still shows the version of the uncertain
 		// patch: the pod has changed since, perhaps by that patch. Still unknown.
-		return removalFailed, err
-	case accepted:
-		return removalFailed, err
-	default:
+		return podChanged, err
+	case !accepted:
 		fr.Observed(ex.key, pod.UID)
-		return removalFailed, err
 	}
+	if version != "" && apierrors.IsConflict(err) {
+		return podChanged, err
+	}
+	return removalFailed, err
 }
 
 // deletePods deletes the pods of the plan, removing the tracking finalizer first
@@ -146,7 +159,7 @@ func (ex *execution) deletePod(d plan.Deletion) bool {
 	if d.RemoveFinalizerFirst && r.cfg.Owner.HasFinalizer(pod) {
 		out, err := ex.removeFinalizer(pod, true)
 		switch {
-		case out == removalFailed && apierrors.IsConflict(err) && ex.writeVersion(pod) != "":
+		case out == podChanged:
 			// The pod changed since the cache showed it active: it may have
 			// finished, and must then be counted, not stripped. Look again.
 			ex.log.V(2).Info("Pod changed since the plan; not deleting it in this sync", "pod", pod.Name)

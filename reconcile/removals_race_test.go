@@ -107,3 +107,48 @@ func TestSyncRemovesTheFinalizerOfAFinishedPodThatChangedSince(t *testing.T) {
 		})
 	}
 }
+
+// A pod being deleted has not finished: its finalizer removal carries the cached
+// resourceVersion, so that it is counted by the state the plan saw. When the pod has
+// changed since (the garbage collector, a kubelet), the API server refuses the removal
+// with a Conflict: the sync is not failed for it (no error, no error backoff), it
+// asks to look again soon, and the next sync, from a cache that shows the change,
+// removes the finalizer and counts the pod once.
+func TestSyncRetriesTheRemovalOfADeletingPodThatChangedSince(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, job("deleting", 2, 2))
+	_, err := e.sync(t, "deleting")
+	require.NoError(t, err)
+	e.c.Cache().DeliverAll()
+	e.runPods(t)
+	e.c.Cache().DeliverAll()
+	victim := e.pods()[0]
+	require.NoError(t, e.c.DeletePod(t.Context(), ns, victim.Name, victim.UID))
+	e.c.Cache().DeliverAll()
+	// Changed again after the cache showed it being deleted.
+	_, err = e.c.PatchPod(t.Context(), ns, victim.Name, types.StrategicMergePatchType, []byte(`{"metadata":{"labels":{"late":"write"}}}`))
+	require.NoError(t, err)
+	e.c.ResetCalls()
+
+	res, err := e.sync(t, "deleting")
+	require.NoError(t, err, "a Conflict on the resourceVersion precondition does not fail the sync")
+	assert.NotEmpty(t, res.Retry, "it asks to be synced again")
+	assert.Positive(t, res.RequeueAfter)
+	assert.Zero(t, res.FinalizersRemoved)
+	assert.Equal(t, 1, e.count(reconciletest.OpPatchPod), "one removal sent, and refused")
+	st := e.apiJob(t, "deleting").Status
+	require.NotNil(t, st.UncountedTerminatedPods)
+	assert.Equal(t, []types.UID{victim.UID}, st.UncountedTerminatedPods.Failed, "recorded, not yet counted")
+	assert.Zero(t, st.Failed)
+
+	e.c.Cache().DeliverAll()
+	res, err = e.sync(t, "deleting")
+	require.NoError(t, err)
+	assert.Empty(t, res.Retry)
+	assert.Equal(t, 1, res.FinalizersRemoved)
+	st = e.apiJob(t, "deleting").Status
+	assert.Equal(t, int32(1), st.Failed, "counted once")
+	if st.UncountedTerminatedPods != nil {
+		assert.Empty(t, st.UncountedTerminatedPods.Failed)
+	}
+}
