@@ -47,6 +47,7 @@ type result struct {
 	PeakRSS    int64    // bytes
 	OtherCPU   map[string]float64
 	Problems   []string // failed checks
+	Timeline   timeline // when the pods were created, finished and released
 }
 
 // snapshot is the state of the counters at one moment.
@@ -146,7 +147,12 @@ func (b *bench) run(ctx context.Context, ctrl controller, c jobCase, limits qps,
 			res.Requests[k] = v
 		}
 	}
-	res.Problems, err = b.check(ctx, c)
+	pods, err := b.cs.CoreV1().Pods(b.namespace).List(ctx, metav1.ListOptions{LabelSelector: "jobkit.dev/bench=" + c.Name})
+	if err != nil {
+		return res, err
+	}
+	res.Timeline = podTimeline(pods.Items, start)
+	res.Problems, err = b.check(ctx, c, pods.Items)
 	return res, err
 }
 
@@ -183,8 +189,8 @@ func (b *bench) waitFinished(ctx context.Context, w watch.Interface, n int) (tim
 func isFinished(j *batchv1.Job) bool { return jobstatus.IsFinished(&j.Status) }
 
 // check compares the finished Jobs with what the case expects and looks for pods
-// still holding the tracking finalizer.
-func (b *bench) check(ctx context.Context, c jobCase) ([]string, error) {
+// (the case's, listed after the run) still holding the tracking finalizer.
+func (b *bench) check(ctx context.Context, c jobCase, pods []corev1.Pod) ([]string, error) {
 	var problems []string
 	list, err := b.cs.BatchV1().Jobs(b.namespace).List(ctx, metav1.ListOptions{LabelSelector: "jobkit.dev/bench=" + c.Name})
 	if err != nil {
@@ -212,13 +218,9 @@ func (b *bench) check(ctx context.Context, c jobCase) ([]string, error) {
 			problems = append(problems, fmt.Sprintf("%s: no condition %s with reason %s: %v", j.Name, w.Condition, w.Reason, conditionSummary(st.Conditions)))
 		}
 	}
-	pods, err := b.cs.CoreV1().Pods(b.namespace).List(ctx, metav1.ListOptions{LabelSelector: "jobkit.dev/bench=" + c.Name})
-	if err != nil {
-		return nil, err
-	}
 	held := 0
 	succeeded := map[types.UID]int32{}
-	for _, p := range pods.Items {
+	for _, p := range pods {
 		if owner.BatchJob.HasFinalizer(&p) {
 			held++
 		}
