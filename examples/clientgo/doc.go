@@ -3,7 +3,7 @@
 // "jobkit.dev/job-controller", unless configured), so it runs beside the built-in Job
 // controller of any cluster, which leaves such Jobs alone.
 //
-//	cs := kubernetes.NewForConfigOrDie(cfg)
+//	cs, err := clientgo.NewClientset(cfg) // or kubernetes.NewForConfig(cfg)
 //	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(clientgo.StripManagedFields))
 //	ctrl, err := clientgo.New(cs, factory, reconcile.Config{Name: "example.com/jobs"}, clientgo.Options{})
 //	...
@@ -18,6 +18,11 @@
 //     pod creation, deletion with a UID precondition (metav1.Preconditions), patch,
 //     read, and the Job status subresource. It passes reconciletest.RunClientConformance
 //     against a real kube-apiserver.
+//   - NewClientset: a clientset whose core group decodes pods in protobuf without
+//     metadata.managedFields (PodsWithoutManagedFields), skipped in the wire bytes:
+//     half the CPU and memory of decoding a pod a kubelet has written, for the pod
+//     watch and the answers to pod writes; every group shares one HTTP client and
+//     one rate limiter.
 //   - Shared informers for Jobs and pods, with the pod index PodControllerUIDIndex
 //     (pods by controller UID, orphans by namespace), so that listing a Job's pods
 //     costs the Job's pods plus its namespace's orphans, not the cluster's pods.

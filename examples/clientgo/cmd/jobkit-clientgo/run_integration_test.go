@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -163,7 +164,9 @@ func TestRunSecureMetrics(t *testing.T) {
 	go func() { done <- run(ctx, o) }()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
+		// The metrics may be served before the caches have synced (a loaded
+		// machine): run then ends with the context's cause, which is no failure here.
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 			t.Errorf("run() = %v after cancellation, want nil", err)
 		}
 	})
