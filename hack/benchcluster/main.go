@@ -219,7 +219,7 @@ func run(ctx context.Context, o options, out, log io.Writer) (ok bool, err error
 						return false, fmt.Errorf("%s under %s at %v: %w", c.Name, ctrl.Name, limits, err)
 					}
 					fmt.Fprintln(log, res.line())
-					fmt.Fprintf(log, "  timeline: %v\n", res.Timeline)
+					fmt.Fprintf(log, "  timeline: %v; idle control plane after %v\n", res.Timeline, res.Settled.Round(time.Second))
 					for _, p := range res.Problems {
 						fmt.Fprintf(log, "  CHECK FAILED: %s\n", p)
 						ok = false

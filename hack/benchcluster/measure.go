@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // requestKey is one series of apiserver_request_total, reduced to what the table
@@ -185,4 +187,56 @@ func parseStatusHWM(status string) (int64, error) {
 		return kb << 10, nil
 	}
 	return 0, fmt.Errorf("/proc status: no VmHWM line")
+}
+
+// Settling: before each run the control plane must be idle, or the run pays for the
+// previous one (kube-apiserver and kwok still handling the deletion of its pods).
+const (
+	settleIdle    = 0.2 // CPU seconds per second of etcd, kube-apiserver and kwok together
+	settleSamples = 3   // consecutive idle seconds
+	settleMax     = 2 * time.Minute
+)
+
+// settle waits until the processes of b.others together use less than settleIdle
+// CPU seconds per second for settleSamples seconds in a row, at most settleMax, and
+// returns how long it waited and whether they settled.
+func (b *bench) settle(ctx context.Context) (time.Duration, bool, error) {
+	start := time.Now()
+	total := func() (float64, error) {
+		sum := 0.0
+		for name, pid := range b.others {
+			v, err := cpuSeconds(pid)
+			if err != nil {
+				return 0, fmt.Errorf("%s: %w", name, err)
+			}
+			sum += v
+		}
+		return sum, nil
+	}
+	last, err := total()
+	if err != nil {
+		return 0, false, err
+	}
+	idle := 0
+	for time.Since(start) < settleMax {
+		select {
+		case <-ctx.Done():
+			return time.Since(start), false, ctx.Err()
+		case <-time.After(time.Second):
+		}
+		cur, err := total()
+		if err != nil {
+			return time.Since(start), false, err
+		}
+		if cur-last < settleIdle {
+			idle++
+		} else {
+			idle = 0
+		}
+		last = cur
+		if idle >= settleSamples {
+			return time.Since(start), true, nil
+		}
+	}
+	return time.Since(start), false, nil
 }

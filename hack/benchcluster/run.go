@@ -47,7 +47,9 @@ type result struct {
 	PeakRSS    int64    // bytes
 	OtherCPU   map[string]float64
 	Problems   []string // failed checks
-	Timeline   timeline // when the pods were created, finished and released
+	Timeline   timeline // when the pods were created and finished
+	// Settled is how long the run waited for the control plane to be idle first.
+	Settled time.Duration
 }
 
 // snapshot is the state of the counters at one moment.
@@ -82,6 +84,16 @@ func (b *bench) snapshot(ctx context.Context, pid int) (snapshot, error) {
 // run runs case c under controller ctrl with limits and measures it.
 func (b *bench) run(ctx context.Context, ctrl controller, c jobCase, limits qps, seq int) (result, error) {
 	res := result{Case: c, Controller: ctrl.Name, Limits: limits}
+	if len(b.others) > 0 {
+		waited, settled, err := b.settle(ctx)
+		if err != nil {
+			return res, err
+		}
+		if !settled {
+			fmt.Fprintf(b.log, "the control plane was still busy after %v; running anyway\n", waited.Round(time.Second))
+		}
+		res.Settled = waited
+	}
 	proc, err := ctrl.start(ctx, b.kubeconfig, b.logDir, fmt.Sprintf("%03d-%s", seq, c.Name), limits)
 	if err != nil {
 		return res, err

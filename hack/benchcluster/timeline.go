@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,14 +10,14 @@ import (
 
 // timeline is when a run's pods reached each step, read after the run from the
 // pods themselves (the API server's clock, to the second): created
-// (metadata.creationTimestamp), finished (the container's finishedAt, which kwok
-// writes), and last written by the controller (the time of its managedFields entry
-// of the main resource: for a pod that ran to the end, the finalizer removal). Each
-// step gives the seconds from the run's first create call until half and until all
-// of the pods had reached it. It says where one controller spends the time another
-// does not: creating, waiting for kwok, or removing finalizers.
+// (metadata.creationTimestamp) and finished (the container's finishedAt, which kwok
+// writes). Each step gives the seconds from the run's first create call until half
+// and until all of the pods had reached it. With the run's time to the finished
+// condition it says where one controller spends the time another does not:
+// creating, waiting for kwok, or after the last pod finished (finalizers and
+// counting).
 type timeline struct {
-	created, finished, released steps
+	created, finished steps
 }
 
 // steps are the seconds until half and until all of the pods reached a step; n is
@@ -36,13 +35,12 @@ func (s steps) String() string {
 }
 
 func (t timeline) String() string {
-	return fmt.Sprintf("created %v s, finished %v s, released %v s (half/all)", t.created, t.finished, t.released)
+	return fmt.Sprintf("created %v s, finished %v s (half/all)", t.created, t.finished)
 }
 
-// podTimeline reads the timeline of pods relative to start. kwok's own entries
-// (manager kwok) and the status subresource's are not the controller's writes.
+// podTimeline reads the timeline of pods relative to start.
 func podTimeline(pods []corev1.Pod, start time.Time) timeline {
-	var created, finished, released []float64
+	var created, finished []float64
 	since := func(t time.Time) float64 { return t.Sub(start).Seconds() }
 	for i := range pods {
 		p := &pods[i]
@@ -53,17 +51,8 @@ func podTimeline(pods []corev1.Pod, start time.Time) timeline {
 				break
 			}
 		}
-		var last time.Time
-		for _, m := range p.ManagedFields {
-			if m.Subresource == "" && m.Time != nil && !strings.HasPrefix(m.Manager, "kwok") && m.Time.After(last) {
-				last = m.Time.Time
-			}
-		}
-		if !last.IsZero() {
-			released = append(released, since(last))
-		}
 	}
-	return timeline{created: quantiles(created), finished: quantiles(finished), released: quantiles(released)}
+	return timeline{created: quantiles(created), finished: quantiles(finished)}
 }
 
 func quantiles(v []float64) steps {
