@@ -178,6 +178,10 @@ func TestControllerArgs(t *testing.T) {
 			t.Errorf("jobkit args with Profile %q: no %q", got, want)
 		}
 	}
+	jobkit.Extra = []string{"--kube-api-max-in-flight=200"}
+	if args := jobkit.args("/k", limits, 4321, 0); args[len(args)-1] != "--kube-api-max-in-flight=200" {
+		t.Errorf("jobkit args with Extra %q: not last", args)
+	}
 }
 
 func TestSummarize(t *testing.T) {

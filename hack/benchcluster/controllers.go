@@ -32,6 +32,8 @@ type controller struct {
 	// with --profiling on a metrics address of its own, kube-controller-manager on
 	// its secure port with /debug/pprof/ allowed without authorization.
 	Profile bool
+	// Extra are more flags, appended as they are (--jobkit-args).
+	Extra []string
 }
 
 // qps is a client rate limit: requests per second and burst.
@@ -97,7 +99,7 @@ func (c controller) args(kubeconfig string, limits qps, probePort, profilePort i
 	if c.ContentType != "" {
 		args = append(args, "--kube-api-content-type", c.ContentType)
 	}
-	return args
+	return append(args, c.Extra...)
 }
 
 // launch starts the controller with its output in logDir/NAME-RUN.log, without

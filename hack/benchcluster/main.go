@@ -35,6 +35,8 @@ type options struct {
 	jobkitContentType string
 	// profileDir: --profile.
 	profileDir string
+	// jobkitArgs are more flags for jobkit-clientgo (--jobkit-args).
+	jobkitArgs []string
 }
 
 const (
@@ -60,6 +62,10 @@ func parseFlags(args []string, output io.Writer) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "longest wait for one run's Jobs to finish")
 	fs.StringVar(&o.contentType, "kcm-content-type", "", "kube-controller-manager's --kube-api-content-type (default its own, protobuf)")
 	fs.StringVar(&o.jobkitContentType, "jobkit-content-type", "", "jobkit-clientgo's --kube-api-content-type (default its own, protobuf)")
+	fs.Func("jobkit-args", "more flags for jobkit-clientgo, separated by spaces (e.g. \"--kube-api-max-in-flight=200\")", func(v string) error {
+		o.jobkitArgs = append(o.jobkitArgs, strings.Fields(v)...)
+		return nil
+	})
 	fs.StringVar(&o.profileDir, "profile", "", "directory for each run's Go CPU profiles (chunks of 5 s, merged by `go tool pprof` when given them all) and heap profile, of both controllers")
 	fs.BoolVar(&o.smoke, "smoke", false, "one Job of 20 pods under each controller at 20/30 (overrides --cases and --qps)")
 	if err := fs.Parse(args); err != nil {
@@ -199,7 +205,7 @@ func run(ctx context.Context, o options, out, log io.Writer) (ok bool, err error
 		}
 	}
 	profile := o.profileDir != ""
-	ctrls := []controller{{Name: "kcm", Bin: o.kcm, ContentType: o.contentType, Profile: profile}, {Name: "jobkit", Bin: o.jobkit, ManagedBy: managedByJobkit, ContentType: o.jobkitContentType, Profile: profile}}
+	ctrls := []controller{{Name: "kcm", Bin: o.kcm, ContentType: o.contentType, Profile: profile}, {Name: "jobkit", Bin: o.jobkit, ManagedBy: managedByJobkit, ContentType: o.jobkitContentType, Profile: profile, Extra: o.jobkitArgs}}
 	fmt.Fprintf(log, "logs in %s\n", b.logDir)
 	var results []result
 	seq := 0
