@@ -130,27 +130,30 @@ func TestLatencyTable(t *testing.T) {
 	for _, indexed := range []bool{false, true} {
 		for _, n := range sizes {
 			for _, lag := range []time.Duration{0, 3 * L} {
-				synctest.Test(t, func(t *testing.T) {
-					res, err := reconciletest.RunLatency(context.Background(), reconciletest.LatencyOptions{Pods: n, Indexed: indexed, Latency: L, EventLag: lag, Config: latencyConfig()})
-					if err != nil {
-						t.Fatal(err)
-					}
-					mode := "NonIndexed"
-					if indexed {
-						mode = "Indexed"
-					}
-					if *latencyTable {
-						fmt.Printf("| %s | %d | %d L | %.1f L | %d | %d | %.3f | %d |\n", mode, n, lag/L, res.InL, res.Syncs, res.Writes, res.WritesPerPod, maxWrites(n))
-					}
-					if *latencyParallelism != 0 {
-						return // a bound below the default is slower by design
-					}
-					if target := latencyTargets[n]; lag == 0 && res.InL > target {
-						t.Errorf("%s N=%d: %.1f L to Complete, target %.0f L", mode, n, res.InL, target)
-					}
-					if res.Writes > maxWrites(n) {
-						t.Errorf("%s N=%d lag=%v: %d API writes, upstream's count is %d", mode, n, lag, res.Writes, maxWrites(n))
-					}
+				mode := "NonIndexed"
+				if indexed {
+					mode = "Indexed"
+				}
+				// A subtest each: a failing size does not hide the others.
+				t.Run(fmt.Sprintf("%s/N=%d/lag=%dL", mode, n, lag/L), func(t *testing.T) {
+					synctest.Test(t, func(t *testing.T) {
+						res, err := reconciletest.RunLatency(context.Background(), reconciletest.LatencyOptions{Pods: n, Indexed: indexed, Latency: L, EventLag: lag, Config: latencyConfig()})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if *latencyTable {
+							fmt.Printf("| %s | %d | %d L | %.1f L | %d | %d | %.3f | %d |\n", mode, n, lag/L, res.InL, res.Syncs, res.Writes, res.WritesPerPod, maxWrites(n))
+						}
+						if *latencyParallelism != 0 {
+							return // a bound below the default is slower by design
+						}
+						if target := latencyTargets[n]; lag == 0 && res.InL > target {
+							t.Errorf("%s N=%d: %.1f L to Complete, target %.0f L", mode, n, res.InL, target)
+						}
+						if res.Writes > maxWrites(n) {
+							t.Errorf("%s N=%d lag=%v: %d API writes, upstream's count is %d", mode, n, lag, res.Writes, maxWrites(n))
+						}
+					})
 				})
 			}
 		}
@@ -176,17 +179,19 @@ func TestLatencyReleaseTable(t *testing.T) {
 	}
 	for _, n := range sizes {
 		for _, lag := range []time.Duration{0, 3 * L} {
-			synctest.Test(t, func(t *testing.T) {
-				res, err := reconciletest.RunLatency(context.Background(), reconciletest.LatencyOptions{Pods: n, Indexed: true, Latency: L, EventLag: lag, Release: true, Config: latencyConfig()})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if *latencyTable {
-					fmt.Printf("| Indexed, release of a running pod | %d | %d L | %.1f L | %.1f L | %d |\n", n, lag/L, res.ReplacementInL, res.InL, res.Creates)
-				}
-				if limit := 6 + 2*float64(lag/L); res.ReplacementInL > limit {
-					t.Errorf("N=%d lag=%v: release to replacement %.1f L, want at most %.0f L", n, lag, res.ReplacementInL, limit)
-				}
+			t.Run(fmt.Sprintf("N=%d/lag=%dL", n, lag/L), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					res, err := reconciletest.RunLatency(context.Background(), reconciletest.LatencyOptions{Pods: n, Indexed: true, Latency: L, EventLag: lag, Release: true, Config: latencyConfig()})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if *latencyTable {
+						fmt.Printf("| Indexed, release of a running pod | %d | %d L | %.1f L | %.1f L | %d |\n", n, lag/L, res.ReplacementInL, res.InL, res.Creates)
+					}
+					if limit := 6 + 2*float64(lag/L); res.ReplacementInL > limit {
+						t.Errorf("N=%d lag=%v: release to replacement %.1f L, want at most %.0f L", n, lag, res.ReplacementInL, limit)
+					}
+				})
 			})
 		}
 	}
