@@ -31,7 +31,11 @@ func writtenPod(name string) *corev1.Pod {
 		for i := 1; len(b) < n; i++ {
 			b = fmt.Appendf(b, `,"f:l%d":{}`, i)
 		}
-		return &metav1.FieldsV1{Raw: append(b, "}}}"...)}
+		f := &metav1.FieldsV1{}
+		if err := f.UnmarshalJSON(append(b, "}}}"...)); err != nil {
+			panic(err)
+		}
+		return f
 	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
