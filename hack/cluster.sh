@@ -212,13 +212,15 @@ start_apiserver() {
 	local i log=$dir/logs/kube-apiserver.log
 	# ServiceAccount admission is off: no token controller runs, and the benchmarks'
 	# pods need no credentials. The Job controllers authenticate as the admin.
+	# --profiling (the default) serves /debug/pprof/ to the admin only:
+	# benchcluster --profile takes kube-apiserver's profiles beside the controller's.
 	start kube-apiserver "$1/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
 		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" \
 		--tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
 		--client-ca-file "$pki/ca.crt" --authorization-mode RBAC \
 		--service-account-issuer "$server" --service-account-key-file "$pki/sa.pub" \
 		--service-account-signing-key-file "$pki/sa.key" --service-cluster-ip-range 10.96.0.0/24 \
-		--disable-admission-plugins ServiceAccount --endpoint-reconciler-type none --profiling=false
+		--disable-admission-plugins ServiceAccount --endpoint-reconciler-type none --profiling
 	for i in $(seq 120); do
 		api GET /readyz >/dev/null 2>&1 && return
 		alive kube-apiserver || die "kube-apiserver exited" "$log"

@@ -110,6 +110,39 @@ apiserver_request_duration_seconds_bucket{le="0.1",resource="pods",verb="POST"} 
 	}
 }
 
+func TestParseCounter(t *testing.T) {
+	const text = `# HELP job_controller_job_syncs_total [STABLE] The number of job syncs
+# TYPE job_controller_job_syncs_total counter
+job_controller_job_syncs_total{action="pods_created",completion_mode="Indexed",result="success"} 12
+job_controller_job_syncs_total{action="tracking",completion_mode="Indexed",result="error"} 3
+job_controller_job_syncs_total_other 100
+job_controller_job_syncs_totalx{a="b"} 100
+plain_counter 7
+`
+	for _, tc := range []struct {
+		name, metric string
+		want         float64
+		found        bool
+	}{
+		{"labelled series summed", "job_controller_job_syncs_total", 15, true},
+		{"a series without labels", "plain_counter", 7, true},
+		{"absent", "job_controller_jobs_finished_total", 0, false},
+		{"a prefix of another name is not it", "plain", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, found, err := parseCounter(strings.NewReader(text), tc.metric)
+			if err != nil || got != tc.want || found != tc.found {
+				t.Errorf("parseCounter(%s) = %v, %v, %v; want %v, %v, nil", tc.metric, got, found, err, tc.want, tc.found)
+			}
+		})
+	}
+	for _, bad := range []string{"x{a=\"b\" 1\n", "x{a=\"b\"}\n", "x{a=\"b\"} one\n"} {
+		if _, _, err := parseCounter(strings.NewReader(bad), "x"); err == nil {
+			t.Errorf("parseCounter(%q): no error", bad)
+		}
+	}
+}
+
 func TestNotController(t *testing.T) {
 	tests := []struct {
 		key  requestKey
@@ -160,7 +193,7 @@ func TestControllerArgs(t *testing.T) {
 	}
 	jobkit := controller{Name: "jobkit", ManagedBy: managedByJobkit, ContentType: "application/json"}
 	got = strings.Join(jobkit.args("/k", limits, 4321, 0), " ")
-	for _, want := range []string{"--kube-api-qps 500", "--kube-api-burst 1000", "--metrics-bind-address 0", "--health-probe-bind-address 127.0.0.1:4321", "--workers 5", "--kube-api-content-type application/json"} {
+	for _, want := range []string{"--kube-api-qps 500", "--kube-api-burst 1000", "--metrics-bind-address 127.0.0.1:0", "--health-probe-bind-address 127.0.0.1:4321", "--workers 5", "--kube-api-content-type application/json"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("jobkit args %q: no %q", got, want)
 		}
@@ -168,8 +201,11 @@ func TestControllerArgs(t *testing.T) {
 	if strings.Contains(got, "--profiling") {
 		t.Errorf("jobkit args without Profile %q: --profiling", got)
 	}
+	if got := strings.Join(kcm.args("/k", limits, 4321, 0), " "); !strings.Contains(got, "--authorization-always-allow-paths /healthz,/readyz,/livez,/metrics") || strings.Contains(got, "pprof") {
+		t.Errorf("kcm args without Profile %q: want /metrics allowed, /debug/pprof/ not", got)
+	}
 	kcm.Profile, jobkit.Profile = true, true
-	if got := strings.Join(kcm.args("/k", limits, 4321, 0), " "); !strings.Contains(got, "--authorization-always-allow-paths /healthz,/readyz,/livez,/debug/pprof/*") {
+	if got := strings.Join(kcm.args("/k", limits, 4321, 0), " "); !strings.Contains(got, "--authorization-always-allow-paths /healthz,/readyz,/livez,/metrics,/debug/pprof/*") {
 		t.Errorf("kcm args with Profile %q: /debug/pprof/ not allowed", got)
 	}
 	got = strings.Join(jobkit.args("/k", limits, 4321, 5432), " ")
@@ -202,5 +238,30 @@ func TestSummarize(t *testing.T) {
 	}
 	if got := median(nil); got != 0 {
 		t.Errorf("median(nil) = %v, want 0", got)
+	}
+}
+
+func TestResultLine(t *testing.T) {
+	c, _ := parseCase("indexed-10")
+	r := result{Case: c, Controller: "jobkit", Limits: qps{QPS: 500, Burst: 1000}, Duration: 2e9, CPU: 1.5, Syncs: 7,
+		Requests:      requests{{Verb: "POST", Resource: "pods"}: 10},
+		OtherRequests: requests{{Verb: "PATCH", Resource: "pods", Subresource: "status"}: 20, {Verb: "GET", Resource: "nodes"}: 3},
+		OtherCPU:      map[string]float64{"kube-apiserver": 4}}
+	got := r.line()
+	for _, want := range []string{"indexed-10", "jobkit", "2.0s", "cpu=1.5s", "syncs=7", "apiserver=4.0s", "POST pods=10", "\n  writes of others: PATCH pods/status=20"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("line() = %q: no %q", got, want)
+		}
+	}
+	if strings.Contains(got, "GET nodes") {
+		t.Errorf("line() = %q: lists another's read", got)
+	}
+	r.OtherRequests = nil
+	if got := r.line(); strings.Contains(got, "others") || strings.Contains(got, "CPU in the profile") {
+		t.Errorf("line() without others' writes or a profile = %q", got)
+	}
+	r.CPUParts = map[string]float64{"syncs": 0.5}
+	if got := r.line(); !strings.Contains(got, "\n  CPU in the profile 0.50s: syncs 0.50s") {
+		t.Errorf("line() of a profiled run = %q: no CPU by part", got)
 	}
 }

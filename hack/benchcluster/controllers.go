@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -65,13 +66,16 @@ type running struct {
 	port int // of its probes (kube-controller-manager: its secure port)
 	// profile is the base URL of its /debug/pprof/ (Profile), empty without.
 	profile string
+	// metrics is the URL of its /metrics (both serve job_controller_job_syncs_total).
+	metrics string
 }
 
 // args is the controller's command line: the same client limits and 5 workers for
 // both (kube-controller-manager's --concurrent-job-syncs default, jobkit-clientgo's
 // --workers default), no leader election, no listener off loopback.
-// With Profile, profilePort is jobkit-clientgo's metrics and profiles address.
-func (c controller) args(kubeconfig string, limits qps, probePort, profilePort int) []string {
+// metricsPort is jobkit-clientgo's metrics (and with Profile, profiles) address;
+// kube-controller-manager serves both on its secure port.
+func (c controller) args(kubeconfig string, limits qps, probePort, metricsPort int) []string {
 	q, b := strconv.FormatFloat(limits.QPS, 'f', -1, 64), strconv.Itoa(limits.Burst)
 	if c.ManagedBy == "" {
 		args := []string{"--kubeconfig", kubeconfig, "--controllers", "job", "--leader-elect=false",
@@ -80,19 +84,17 @@ func (c controller) args(kubeconfig string, limits qps, probePort, profilePort i
 		if c.ContentType != "" {
 			args = append(args, "--kube-api-content-type", c.ContentType)
 		}
+		// Without an authorization kubeconfig every path but these is refused;
+		// --profiling is on by default.
+		allow := "/healthz,/readyz,/livez,/metrics"
 		if c.Profile {
-			// --profiling is on by default; without an authorization kubeconfig every
-			// path but these is refused.
-			args = append(args, "--authorization-always-allow-paths", "/healthz,/readyz,/livez,/debug/pprof/*")
+			allow += ",/debug/pprof/*"
 		}
-		return args
-	}
-	metrics := "0"
-	if c.Profile {
-		metrics = "127.0.0.1:" + strconv.Itoa(profilePort)
+		return append(args, "--authorization-always-allow-paths", allow)
 	}
 	args := []string{"--kubeconfig", kubeconfig, "--kube-api-qps", q, "--kube-api-burst", b, "--workers", "5",
-		"--metrics-bind-address", metrics, "--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(probePort)}
+		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(metricsPort),
+		"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(probePort)}
 	if c.Profile {
 		args = append(args, "--profiling")
 	}
@@ -109,9 +111,9 @@ func (c controller) launch(kubeconfig, logDir, run string, limits qps) (*running
 	if err != nil {
 		return nil, err
 	}
-	profilePort := 0
-	if c.Profile && c.ManagedBy != "" {
-		if profilePort, err = freePort(); err != nil {
+	metricsPort := 0
+	if c.ManagedBy != "" {
+		if metricsPort, err = freePort(); err != nil {
 			return nil, err
 		}
 	}
@@ -121,18 +123,20 @@ func (c controller) launch(kubeconfig, logDir, run string, limits qps) (*running
 		return nil, err
 	}
 	defer out.Close()
-	cmd := exec.Command(c.Bin, c.args(kubeconfig, limits, port, profilePort)...)
+	cmd := exec.Command(c.Bin, c.args(kubeconfig, limits, port, metricsPort)...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", c.Name, err)
 	}
 	r := &running{cmd: cmd, done: make(chan error, 1), log: logPath, port: port}
-	switch {
-	case c.Profile && c.ManagedBy == "":
-		r.profile = "https://127.0.0.1:" + strconv.Itoa(port)
-	case c.Profile:
-		r.profile = "http://127.0.0.1:" + strconv.Itoa(profilePort)
+	base := "http://127.0.0.1:" + strconv.Itoa(metricsPort)
+	if c.ManagedBy == "" {
+		base = "https://127.0.0.1:" + strconv.Itoa(port)
+	}
+	r.metrics = base + "/metrics"
+	if c.Profile {
+		r.profile = base
 	}
 	go func() { r.done <- cmd.Wait() }()
 	return r, nil
@@ -196,6 +200,37 @@ func (c controller) ready(port int, logPath string) (bool, error) {
 	}
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK, fmt.Errorf("/readyz: %s", resp.Status)
+}
+
+// syncMetric is the counter of Job syncs both controllers export (the Kubernetes Job
+// controller's name, which jobkit-clientgo keeps).
+const syncMetric = "job_controller_job_syncs_total"
+
+// syncs scrapes the controller's /metrics and returns its Job syncs so far, over all
+// completion modes, results and actions.
+func (r *running) syncs(ctx context.Context) (float64, error) {
+	client := &http.Client{
+		Timeout: 10 * time.Second,
+		// kube-controller-manager serves its own self-signed certificate on loopback.
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.metrics, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("scrape %s: %w", r.metrics, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("scrape %s: %s", r.metrics, resp.Status)
+	}
+	n, found, err := parseCounter(resp.Body, syncMetric)
+	if err == nil && !found {
+		err = fmt.Errorf("scrape %s: no %s", r.metrics, syncMetric)
+	}
+	return n, err
 }
 
 // pid is the process id of the running controller.

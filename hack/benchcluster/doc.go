@@ -6,8 +6,8 @@
 //
 //	benchcluster --kcm BIN --jobkit BIN [--kubeconfig FILE] [--cluster-dir DIR]
 //	             [--cases nonindexed-100,indexed-100,...] [--qps 20/30,500/1000]
-//	             [--rounds 1] [--timeout 20m] [--smoke]
-//	             [--kcm-content-type T] [--jobkit-content-type T]
+//	             [--rounds 1] [--timeout 20m] [--smoke] [--profile DIR]
+//	             [--kcm-content-type T] [--jobkit-content-type T] [--jobkit-args=...]
 //
 // Each run starts the controller under test as a child process, waits until its caches
 // have synced, then takes the first snapshot, creates the Jobs, waits for their
@@ -21,9 +21,18 @@
 //   - controller CPU: user plus system seconds between the snapshots, from
 //     /proc/PID/stat; peak RSS: VmHWM from /proc/PID/status (the child process lives
 //     for one run only, so the peak is the run's). kube-apiserver's and kwok's CPU
-//     seconds over the same interval say what else the machine was doing.
+//     seconds over the same interval say what else the machine was doing;
+//   - syncs: the controller's job_controller_job_syncs_total at the end (both export
+//     it; kube-controller-manager serves /metrics on its secure port, which the
+//     benchmark allows without authorization).
 //
 // With several --rounds, the table shows the median of each figure over the rounds.
+// --profile DIR keeps Go CPU profiles (5 s chunks) and a heap profile of the
+// controller and of kube-apiserver for every run, and prints the controller's CPU by
+// part: the samples sorted by the frames on their stacks into API requests, watch
+// decode, HTTP/2 and TLS reads, events, syncs, informers, garbage collection and the
+// Go scheduler (cpuParts, first match wins), with the parts any client-go controller
+// spends on the same watch events summed as the floor.
 // Both controllers talk protobuf to the API server unless --kcm-content-type or
 // --jobkit-content-type says application/json.
 //

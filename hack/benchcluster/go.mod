@@ -30,6 +30,7 @@ require (
 	github.com/go-openapi/swag/typeutils v0.27.1 // indirect
 	github.com/go-openapi/swag/yamlutils v0.27.1 // indirect
 	github.com/google/gnostic-models v0.7.0 // indirect
+	github.com/google/pprof v0.0.0-20260402051712-545e8a4df936
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/jobkit/jobkit v0.1.0
 	github.com/json-iterator/go v1.1.12 // indirect

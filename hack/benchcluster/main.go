@@ -16,6 +16,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -66,7 +67,7 @@ func parseFlags(args []string, output io.Writer) (options, error) {
 		o.jobkitArgs = append(o.jobkitArgs, strings.Fields(v)...)
 		return nil
 	})
-	fs.StringVar(&o.profileDir, "profile", "", "directory for each run's Go CPU profiles (chunks of 5 s, merged by `go tool pprof` when given them all) and heap profile, of both controllers")
+	fs.StringVar(&o.profileDir, "profile", "", "directory for each run's Go CPU profiles (chunks of 5 s, merged by `go tool pprof` when given them all) and heap profile, of both controllers and of kube-apiserver (RUN-CONTROLLER-apiserver-*)")
 	fs.BoolVar(&o.smoke, "smoke", false, "one Job of 20 pods under each controller at 20/30 (overrides --cases and --qps)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -203,6 +204,11 @@ func run(ctx context.Context, o options, out, log io.Writer) (ok bool, err error
 		if err := os.MkdirAll(b.profileDir, 0o755); err != nil {
 			return false, err
 		}
+		// kube-apiserver profiles itself (--profiling is on by default) for the admin.
+		if b.apiserverClient, err = rest.HTTPClientFor(cfg); err != nil {
+			return false, err
+		}
+		b.apiserver = strings.TrimSuffix(cfg.Host, "/")
 	}
 	profile := o.profileDir != ""
 	ctrls := []controller{{Name: "kcm", Bin: o.kcm, ContentType: o.contentType, Profile: profile}, {Name: "jobkit", Bin: o.jobkit, ManagedBy: managedByJobkit, ContentType: o.jobkitContentType, Profile: profile, Extra: o.jobkitArgs}}

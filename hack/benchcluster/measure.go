@@ -61,6 +61,37 @@ func parseRequests(r io.Reader) (requests, error) {
 	return out, sc.Err()
 }
 
+// parseCounter reads a Prometheus text exposition and sums the series of the metric
+// name over all their labels; found is false when no series of it is there.
+func parseCounter(r io.Reader, name string) (sum float64, found bool, err error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || rest == "" || (rest[0] != '{' && rest[0] != ' ') {
+			continue // another metric, or one whose name only starts with name
+		}
+		if rest[0] == '{' {
+			end := strings.LastIndexByte(rest, '}')
+			if end < 0 {
+				return 0, false, fmt.Errorf("%s: no closing brace in %q", name, line)
+			}
+			rest = rest[end+1:]
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			return 0, false, fmt.Errorf("%s: no value in %q", name, line)
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			return 0, false, fmt.Errorf("%s: value %q: %w", name, fields[0], err)
+		}
+		sum, found = sum+v, true
+	}
+	return sum, found, sc.Err()
+}
+
 // parseLabels reads `a="x",b="y"` with the escapes of the text format (\\, \", \n).
 func parseLabels(s string) (map[string]string, error) {
 	labels := map[string]string{}

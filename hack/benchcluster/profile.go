@@ -32,13 +32,15 @@ type profiler struct {
 }
 
 // startProfiler begins taking CPU profiles of the controller at base into files
-// named prefix-cpu-NNN.pb.gz.
-func startProfiler(base, prefix string) *profiler {
+// named prefix-cpu-NNN.pb.gz. client is nil for a controller's endpoint (any
+// certificate is taken: kube-controller-manager serves its own self-signed one on
+// loopback), or kube-apiserver's authenticated client for its own profiles.
+func startProfiler(base, prefix string, client *http.Client) *profiler {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &profiler{base: base, prefix: prefix, stop: cancel, client: &http.Client{
-		// kube-controller-manager serves its own self-signed certificate on loopback.
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
-	}}
+	if client == nil {
+		client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	}
+	p := &profiler{base: base, prefix: prefix, stop: cancel, client: client}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()

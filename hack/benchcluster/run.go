@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
@@ -32,8 +33,12 @@ type bench struct {
 	others  map[string]int // name -> pid
 	timeout time.Duration
 	log     io.Writer
-	// profileDir, when set (--profile), receives each run's CPU and heap profiles.
-	profileDir string
+	// profileDir, when set (--profile), receives each run's CPU and heap profiles,
+	// of the controller and of kube-apiserver (through apiserver, its URL, and
+	// apiserverClient, the benchmark's authenticated client).
+	profileDir      string
+	apiserver       string
+	apiserverClient *http.Client
 }
 
 // result is what one run measured.
@@ -43,13 +48,22 @@ type result struct {
 	Limits     qps
 	Duration   time.Duration
 	Requests   requests // the controller's, see notController
-	CPU        float64  // controller CPU seconds
-	PeakRSS    int64    // bytes
-	OtherCPU   map[string]float64
-	Problems   []string // failed checks
-	Timeline   timeline // when the pods were created and finished
+	// OtherRequests are the rest over the run: kwok's, kube-apiserver's own and the
+	// benchmark's (notController).
+	OtherRequests requests
+	CPU           float64 // controller CPU seconds
+	PeakRSS       int64   // bytes
+	OtherCPU      map[string]float64
+	Problems      []string // failed checks
+	Timeline      timeline // when the pods were created and finished
 	// Settled is how long the run waited for the control plane to be idle first.
 	Settled time.Duration
+	// Syncs is the controller's job_controller_job_syncs_total at the end (it starts
+	// fresh for every run).
+	Syncs float64
+	// CPUParts is the controller's CPU profile by part (cpuParts), in seconds; nil
+	// without --profile.
+	CPUParts map[string]float64
 }
 
 // snapshot is the state of the counters at one moment.
@@ -116,9 +130,14 @@ func (b *bench) run(ctx context.Context, ctrl controller, c jobCase, limits qps,
 		return res, err
 	}
 	defer w.Stop()
-	var prof *profiler
+	var prof, apiProf *profiler
+	var prefix string
 	if proc.profile != "" {
-		prof = startProfiler(proc.profile, filepath.Join(b.profileDir, fmt.Sprintf("%03d-%s-%s", seq, c.Name, ctrl.Name)))
+		prefix = filepath.Join(b.profileDir, fmt.Sprintf("%03d-%s-%s", seq, c.Name, ctrl.Name))
+		prof = startProfiler(proc.profile, prefix, nil)
+		if b.apiserverClient != nil {
+			apiProf = startProfiler(b.apiserver, prefix+"-apiserver", b.apiserverClient)
+		}
 	}
 	start := time.Now()
 	for i := range c.Jobs {
@@ -138,9 +157,22 @@ func (b *bench) run(ctx context.Context, ctrl controller, c jobCase, limits qps,
 			return res, err
 		}
 		fmt.Fprintf(b.log, "profiles of %s under %s: %s in %s\n", c.Name, ctrl.Name, files, b.profileDir)
+		if res.CPUParts, err = readCPUParts(prefix + "-cpu-*.pb.gz"); err != nil {
+			return res, err
+		}
+	}
+	if apiProf != nil {
+		files, err := apiProf.finish()
+		if err != nil {
+			return res, fmt.Errorf("kube-apiserver: %w", err)
+		}
+		fmt.Fprintf(b.log, "kube-apiserver profiles of %s under %s: %s\n", c.Name, ctrl.Name, files)
 	}
 	rss, err := peakRSS(proc.pid())
 	if err != nil {
+		return res, err
+	}
+	if res.Syncs, err = proc.syncs(ctx); err != nil {
 		return res, err
 	}
 	after, err := b.snapshot(ctx, proc.pid())
@@ -153,9 +185,11 @@ func (b *bench) run(ctx context.Context, ctrl controller, c jobCase, limits qps,
 	for name, v := range after.others {
 		res.OtherCPU[name] = v - before.others[name]
 	}
-	res.Requests = requests{}
+	res.Requests, res.OtherRequests = requests{}, requests{}
 	for k, v := range after.requests.sub(before.requests) {
-		if !notController(k) {
+		if notController(k) {
+			res.OtherRequests[k] = v
+		} else {
 			res.Requests[k] = v
 		}
 	}

@@ -30,16 +30,31 @@ func (r result) reads() float64 {
 	return n
 }
 
-// line is the one-line progress report of a run.
+// line is the one-line progress report of a run, then on lines of their own the
+// writes that were not the controller's (kwok's pod status updates among them) and,
+// when it was profiled, the controller's CPU by part.
 func (r result) line() string {
-	var keys []string
+	var keys, others []string
 	for k, v := range r.Requests {
 		keys = append(keys, fmt.Sprintf("%s=%.0f", k, v))
 	}
 	sort.Strings(keys)
-	return fmt.Sprintf("%-16s %-9s %-7s %7.1fs cpu=%.1fs rss=%.0fMiB apiserver=%.1fs kwok=%.1fs etcd=%.1fs %s",
-		r.Case.Name, r.Limits, r.Controller, r.Duration.Seconds(), r.CPU, mib(r.PeakRSS),
+	for k, v := range r.OtherRequests {
+		if isWrite(k.Verb) {
+			others = append(others, fmt.Sprintf("%s=%.0f", k, v))
+		}
+	}
+	sort.Strings(others)
+	s := fmt.Sprintf("%-16s %-9s %-7s %7.1fs cpu=%.1fs rss=%.0fMiB syncs=%.0f apiserver=%.1fs kwok=%.1fs etcd=%.1fs %s",
+		r.Case.Name, r.Limits, r.Controller, r.Duration.Seconds(), r.CPU, mib(r.PeakRSS), r.Syncs,
 		r.OtherCPU["kube-apiserver"], r.OtherCPU["kwok"], r.OtherCPU["etcd"], strings.Join(keys, " "))
+	if len(others) > 0 {
+		s += "\n  writes of others: " + strings.Join(others, " ")
+	}
+	if r.CPUParts != nil {
+		s += "\n" + partsLine(r.CPUParts)
+	}
+	return s
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
@@ -54,9 +69,12 @@ func ratio(a, b float64) string {
 // summary is the median of each figure over the rounds of one case, limit and
 // controller.
 type summary struct {
-	Rounds                                 int
-	Duration, Writes, Reads, CPU, RSS, API float64
-	Requests                               requests
+	Rounds                                        int
+	Duration, Writes, Reads, CPU, RSS, API, Syncs float64
+	Requests                                      requests
+	// CPUParts is the median of each part over the rounds that were profiled;
+	// nil when none was.
+	CPUParts map[string]float64
 }
 
 // median is the middle value of xs (the mean of the two middle ones for an even
@@ -88,6 +106,7 @@ func summarize(rs []result) summary {
 	s.CPU = pick(func(r result) float64 { return r.CPU })
 	s.RSS = pick(func(r result) float64 { return mib(r.PeakRSS) })
 	s.API = pick(func(r result) float64 { return r.OtherCPU["kube-apiserver"] })
+	s.Syncs = pick(func(r result) float64 { return r.Syncs })
 	keys := map[requestKey]bool{}
 	for _, r := range rs {
 		for k := range r.Requests {
@@ -96,6 +115,22 @@ func summarize(rs []result) summary {
 	}
 	for k := range keys {
 		s.Requests[k] = pick(func(r result) float64 { return r.Requests[k] })
+	}
+	var profiled []result
+	for _, r := range rs {
+		if r.CPUParts != nil {
+			profiled = append(profiled, r)
+		}
+	}
+	if len(profiled) > 0 {
+		s.CPUParts = map[string]float64{}
+		for _, name := range partNames() {
+			var xs []float64
+			for _, r := range profiled {
+				xs = append(xs, r.CPUParts[name])
+			}
+			s.CPUParts[name] = median(xs)
+		}
 	}
 	return s
 }
@@ -124,13 +159,13 @@ func writeTables(w io.Writer, results []result) {
 			sums[k][name] = summarize(rs)
 		}
 	}
-	fmt.Fprintln(w, "| case | pods | QPS/burst | rounds | time s kcm / jobkit | ratio | writes kcm / jobkit | reads kcm / jobkit | controller CPU s kcm / jobkit | ratio | peak RSS MiB kcm / jobkit | kube-apiserver CPU s kcm / jobkit |")
-	fmt.Fprintln(w, "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintln(w, "| case | pods | QPS/burst | rounds | time s kcm / jobkit | ratio | writes kcm / jobkit | reads kcm / jobkit | syncs kcm / jobkit | controller CPU s kcm / jobkit | ratio | peak RSS MiB kcm / jobkit | kube-apiserver CPU s kcm / jobkit |")
+	fmt.Fprintln(w, "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, k := range order {
 		a, b := sums[k]["kcm"], sums[k]["jobkit"]
-		fmt.Fprintf(w, "| %s | %d | %s | %d | %.1f / %.1f | %s | %.0f / %.0f | %.0f / %.0f | %.1f / %.1f | %s | %.0f / %.0f | %.1f / %.1f |\n",
+		fmt.Fprintf(w, "| %s | %d | %s | %d | %.1f / %.1f | %s | %.0f / %.0f | %.0f / %.0f | %.0f / %.0f | %.1f / %.1f | %s | %.0f / %.0f | %.1f / %.1f |\n",
 			k.cs, pods[k], k.q, max(a.Rounds, b.Rounds), a.Duration, b.Duration, ratio(b.Duration, a.Duration),
-			a.Writes, b.Writes, a.Reads, b.Reads, a.CPU, b.CPU, ratio(b.CPU, a.CPU),
+			a.Writes, b.Writes, a.Reads, b.Reads, a.Syncs, b.Syncs, a.CPU, b.CPU, ratio(b.CPU, a.CPU),
 			a.RSS, b.RSS, a.API, b.API)
 	}
 	// The requests by verb and resource: one column per series seen in any run.
@@ -174,4 +209,33 @@ func writeTables(w io.Writer, results []result) {
 			fmt.Fprintln(w)
 		}
 	}
+	for _, k := range order {
+		writeParts(w, k.cs, k.q, sums[k]["kcm"].CPUParts, sums[k]["jobkit"].CPUParts)
+	}
+}
+
+// writeParts prints the controllers' CPU profiles of one case and limit by part
+// (medians over the profiled rounds), the floor parts (cpuPart.Floor) summed, and
+// the total; nothing when neither was profiled.
+func writeParts(w io.Writer, cs, q string, kcm, jobkit map[string]float64) {
+	if kcm == nil && jobkit == nil {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "CPU profile of %s at %s by part (median seconds; * the floor: work any client-go controller does for the same watch events)\n\n", cs, q)
+	fmt.Fprintln(w, "| part | kcm | jobkit | jobkit / kcm |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: |")
+	var floorA, floorB, totalA, totalB float64
+	for _, name := range partNames() {
+		a, b := kcm[name], jobkit[name]
+		totalA, totalB = totalA+a, totalB+b
+		label := name
+		if isFloor(name) {
+			floorA, floorB = floorA+a, floorB+b
+			label += " *"
+		}
+		fmt.Fprintf(w, "| %s | %.2f | %.2f | %s |\n", label, a, b, ratio(b, a))
+	}
+	fmt.Fprintf(w, "| floor (*) | %.2f | %.2f | %s |\n", floorA, floorB, ratio(floorB, floorA))
+	fmt.Fprintf(w, "| total | %.2f | %.2f | %s |\n", totalA, totalB, ratio(totalB, totalA))
 }
