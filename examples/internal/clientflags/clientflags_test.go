@@ -18,7 +18,7 @@ func TestRateLimits(t *testing.T) {
 		want    clientflags.RateLimits
 		wantErr string
 	}{
-		{name: "defaults", want: clientflags.RateLimits{QPS: 20, Burst: 30, MaxInFlight: 90}},
+		{name: "defaults", want: clientflags.RateLimits{QPS: 20, Burst: 30, MaxInFlight: 250}},
 		{name: "set", args: []string{"--kube-api-qps=50.5", "--kube-api-burst=100", "--kube-api-max-in-flight=0"}, want: clientflags.RateLimits{QPS: 50.5, Burst: 100}},
 		{name: "negative max in flight", args: []string{"--kube-api-max-in-flight=-1"}, wantErr: "--kube-api-max-in-flight=-1: must not be negative"},
 		{name: "zero qps", args: []string{"--kube-api-qps=0"}, wantErr: "--kube-api-qps=0: must be positive"},

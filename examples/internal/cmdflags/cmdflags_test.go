@@ -33,7 +33,7 @@ func TestParse(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", want: cmdflags.Flags{ManagedBy: "example.com/jobs", Workers: 5, MetricsAddr: ":8080", ProbeAddr: ":8081",
-			APIBackoff: plainbackoff.Policy{Base: time.Second, Max: time.Minute}, RateLimits: clientflags.RateLimits{QPS: 20, Burst: 30, MaxInFlight: 90}, LogFormat: "text"}},
+			APIBackoff: plainbackoff.Policy{Base: time.Second, Max: time.Minute}, RateLimits: clientflags.RateLimits{QPS: 20, Burst: 30, MaxInFlight: 250}, LogFormat: "text"}},
 		{name: "all set", args: []string{"--kubeconfig=/k", "--managed-by=x/y", "--workers=2", "--leader-elect", "--leader-elect-namespace=ops",
 			"--metrics-bind-address=:8443", "--metrics-secure", "--health-probe-bind-address=:9", "--api-backoff-base=5ms", "--api-backoff-max=2s",
 			"--kube-api-qps=50", "--kube-api-burst=60", "--kube-api-max-in-flight=40", "-v=2", "--logging-format=json"},

@@ -19,13 +19,13 @@ func TestParseFlags(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "defaults", args: nil, want: options{Flags: cmdflags.Flags{Workers: 5, ManagedBy: clientgo.DefaultName, LeaseNamespace: "kube-system", MetricsAddr: ":8080", ProbeAddr: ":8081",
-			RateLimits: clientflags.RateLimits{QPS: 20, Burst: 30, MaxInFlight: 90}, LogFormat: "text", APIBackoff: plainbackoff.Policy{Base: time.Second, Max: time.Minute}}, leaseName: "jobkit-job-controller",
+			RateLimits: clientflags.RateLimits{QPS: 20, Burst: 30, MaxInFlight: 250}, LogFormat: "text", APIBackoff: plainbackoff.Policy{Base: time.Second, Max: time.Minute}}, leaseName: "jobkit-job-controller",
 			leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second, contentType: "application/vnd.kubernetes.protobuf"}},
 		{name: "all set", args: []string{"--kubeconfig=/k", "--workers=2", "--managed-by=example.com/jobs", "--leader-elect", "--leader-elect-namespace=ops", "--leader-elect-name=jobs", "-v=2",
 			"--metrics-bind-address=127.0.0.1:9090", "--health-probe-bind-address=0", "--kube-api-qps=100", "--kube-api-burst=200", "--kube-api-content-type=application/json",
 			"--api-backoff-base=5ms", "--api-backoff-max=2s"},
 			want: options{Flags: cmdflags.Flags{Kubeconfig: "/k", Workers: 2, ManagedBy: "example.com/jobs", LeaderElect: true, LeaseNamespace: "ops",
-				MetricsAddr: "127.0.0.1:9090", ProbeAddr: "0", RateLimits: clientflags.RateLimits{QPS: 100, Burst: 200, MaxInFlight: 90}, LogFormat: "text", Verbosity: 2,
+				MetricsAddr: "127.0.0.1:9090", ProbeAddr: "0", RateLimits: clientflags.RateLimits{QPS: 100, Burst: 200, MaxInFlight: 250}, LogFormat: "text", Verbosity: 2,
 				APIBackoff: plainbackoff.Policy{Base: 5 * time.Millisecond, Max: 2 * time.Second}}, leaseName: "jobs",
 				leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second, contentType: "application/json"}},
 		{name: "no workers", args: []string{"--workers=0"}, wantErr: true},
