@@ -56,7 +56,7 @@
 //
 // An owner type whose objects may be several roles under one owner (a launcher
 // and workers, package roles) goes through the same Setup: Type.Roles converts
-// such an object onto a roles.Workload (nil for an object that is one workload,
+// such an object onto a ownedpods.Workload (nil for an object that is one workload,
 // which Type.Workload converts), and Type.SetRolesStatus sets its status. Those
 // owners are synced by Reconciler.SyncRoles over the cached pods that name them
 // as controller, their status written through the status subresource with the

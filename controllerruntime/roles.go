@@ -7,15 +7,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
-	"github.com/jobkit/jobkit/roles"
 )
 
 // convert returns obj in the shape it has: a workload of roles (Type.Roles set and
 // answering one), else the one workload of Type.Workload. Exactly one of the two
 // results is set when the error is nil.
-func (t *Type[T]) convert(obj T) (*plan.Workload, *roles.Workload, error) {
+func (t *Type[T]) convert(obj T) (*plan.Workload, *ownedpods.Workload, error) {
 	if t.Roles != nil {
 		g, err := t.Roles(obj)
 		if err != nil {
@@ -31,52 +31,26 @@ func (t *Type[T]) convert(obj T) (*plan.Workload, *roles.Workload, error) {
 
 // asWorkload returns obj as the plan.Workload that the owner events, the orphan
 // cleanup, the metrics and Config.ReadOwner read, whatever its shape: a Job-shaped
-// owner's Workload, or a roles owner presented by groupAsWorkload.
+// owner's Workload, or a roles owner presented by ownedpods.Workload.AsWorkload (never finished).
 func (t *Type[T]) asWorkload(obj T) (*plan.Workload, error) {
 	w, g, err := t.convert(obj)
 	if err != nil || w != nil {
 		return w, err
 	}
-	return groupAsWorkload(g), nil
-}
-
-// groupAsWorkload is the one place a workload of roles is presented as a
-// plan.Workload, for the calls that take one (Reconciler.ObserveOwnerEvent,
-// ObservePodEvent's owner lookup, CleanOrphan's facts, Config.ReadOwner, the
-// metrics): its identity (namespace, name, UID, generation, resourceVersion,
-// object, deletion), spec.managedBy and suspension. It has no template, selector
-// or status, and in particular it is never finished: a group that has finished
-// (its Completed or Failed condition) still has pods to stop and count, which
-// SyncRoles does until nothing runs or carries the tracking finalizer (then
-// roles.Compute skips it). Presented as finished, its pod events would sync it no
-// more and the orphan cleanup would strip the finalizers of the pods its sync is
-// stopping, racing with it: a running pod could be left with no finalizer and no
-// sync to delete it. A deleted or replaced roles owner is the orphan cleanup's,
-// as any owner. It is never synced by Reconciler.Sync.
-func groupAsWorkload(g *roles.Workload) *plan.Workload {
-	return &plan.Workload{
-		Namespace:       g.Namespace,
-		Name:            g.Name,
-		UID:             g.UID,
-		Deleting:        g.Deleting,
-		Generation:      g.Generation,
-		ResourceVersion: g.ResourceVersion,
-		Object:          g.Object,
-		Spec:            plan.Spec{ManagedBy: g.ManagedBy, Suspend: &g.Suspend},
-	}
+	return g.AsWorkload(), nil
 }
 
 // syncRoles syncs a roles owner: Reconciler.SyncRoles over the cached pods that
 // name its UID as controller (a roles owner adopts nothing) and the status writer
 // of Type.SetRolesStatus.
-func (o *ownerOf[T]) syncRoles(ctx context.Context, g *roles.Workload) (reconcile.Result, error) {
-	list := func(g *roles.Workload) ([]*corev1.Pod, error) {
+func (o *ownerOf[T]) syncRoles(ctx context.Context, g *ownedpods.Workload) (reconcile.Result, error) {
+	list := func(g *ownedpods.Workload) ([]*corev1.Pod, error) {
 		return listOwned(ctx, o.cache, &plan.Workload{Namespace: g.Namespace, UID: g.UID})
 	}
 	return o.rec.SyncRoles(ctx, g, list, rolesStatusWriter[T]{c: o.client, typ: o.typ})
 }
 
-// rolesStatusWriter is the roles.StatusWriter of owners T: it writes a copy of the
+// rolesStatusWriter is the ownedpods.StatusWriter of owners T: it writes a copy of the
 // owner in Workload.Object with the new status (Type.SetRolesStatus) through the
 // status subresource, with Workload.ResourceVersion as the precondition (a stale
 // one gets the API server's Conflict, returned as is), and converts the owner as
@@ -86,10 +60,10 @@ type rolesStatusWriter[T client.Object] struct {
 	typ Type[T]
 }
 
-func (s rolesStatusWriter[T]) WriteStatus(ctx context.Context, g *roles.Workload, status roles.Status) (*roles.Workload, error) {
+func (s rolesStatusWriter[T]) WriteStatus(ctx context.Context, g *ownedpods.Workload, status ownedpods.Status) (*ownedpods.Workload, error) {
 	obj, ok := g.Object.(T)
 	if !ok {
-		return nil, fmt.Errorf("%w: roles.Workload.Object is a %T, not a %T", reconcile.ErrInvalidArgument, g.Object, s.typ.New())
+		return nil, fmt.Errorf("%w: ownedpods.Workload.Object is a %T, not a %T", reconcile.ErrInvalidArgument, g.Object, s.typ.New())
 	}
 	out, ok := obj.DeepCopyObject().(T)
 	if !ok {

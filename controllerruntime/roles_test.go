@@ -15,14 +15,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
-	"github.com/jobkit/jobkit/roles"
 )
 
 // The roles owners of these tests are batch/v1 Job objects of kind customKind
-// annotated rolesAnnotation: one role "main" of one pod, their roles.Status kept
+// annotated rolesAnnotation: one role "main" of one pod, their ownedpods.Status kept
 // as JSON in the message of a condition of type rolesCondition (a test double; a
 // real owner has fields of its own).
 const (
@@ -30,14 +30,14 @@ const (
 	rolesCondition  = "test.jobkit.dev/RolesStatus"
 )
 
-func rolesOf(job *batchv1.Job) (*roles.Workload, error) {
+func rolesOf(job *batchv1.Job) (*ownedpods.Workload, error) {
 	if job.Annotations[rolesAnnotation] == "" {
 		return nil, nil
 	}
-	g := &roles.Workload{
+	g := &ownedpods.Workload{
 		Namespace: job.Namespace, Name: job.Name, UID: job.UID, Deleting: job.DeletionTimestamp != nil,
 		Generation: job.Generation, ResourceVersion: job.ResourceVersion, Object: job, ManagedBy: job.Spec.ManagedBy,
-		Roles: []roles.Role{{Name: "main", Spec: plan.Spec{
+		Roles: []ownedpods.Role{{Name: "main", Spec: plan.Spec{
 			Completions: ptr.To[int32](1), Parallelism: ptr.To[int32](1), CompletionMode: ptr.To(batchv1.IndexedCompletion),
 			BackoffLimit: ptr.To[int32](0),
 			Template: &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
@@ -54,7 +54,7 @@ func rolesOf(job *batchv1.Job) (*roles.Workload, error) {
 	return g, nil
 }
 
-func setRolesStatus(job *batchv1.Job, s roles.Status) error {
+func setRolesStatus(job *batchv1.Job, s ownedpods.Status) error {
 	data, err := json.Marshal(s)
 	if err != nil {
 		return err
@@ -82,47 +82,20 @@ func newRolesOwner(t *testing.T, objs ...client.Object) (*ownerOf[*batchv1.Job],
 	return o, cl
 }
 
-// A roles owner is presented with its identity, managedBy and suspension, and
-// never as finished, whatever its group conditions.
-func TestGroupAsWorkload(t *testing.T) {
-	tests := []struct {
-		name       string
-		conditions []metav1.Condition
-	}{
-		{name: "running"},
-		{name: "completed", conditions: []metav1.Condition{{Type: plaingroup.ConditionCompleted, Status: metav1.ConditionTrue, Reason: "AllJobsCompleted"}}},
-		{name: "failed", conditions: []metav1.Condition{{Type: plaingroup.ConditionFailed, Status: metav1.ConditionTrue, Reason: "ReachedMaxRestarts"}}},
-		{name: "restarting", conditions: []metav1.Condition{{Type: plaingroup.ConditionRestarting, Status: metav1.ConditionTrue}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			obj := &batchv1.Job{}
-			g := &roles.Workload{Namespace: "ns", Name: "g", UID: "u", Deleting: true, Generation: 3, ResourceVersion: "7",
-				Object: obj, ManagedBy: ptr.To("me"), Suspend: true, Status: roles.Status{Conditions: tt.conditions, TerminalState: "Completed"}}
-			got := groupAsWorkload(g)
-			want := &plan.Workload{Namespace: "ns", Name: "g", UID: "u", Deleting: true, Generation: 3, ResourceVersion: "7",
-				Object: obj, Spec: plan.Spec{ManagedBy: ptr.To("me"), Suspend: ptr.To(true)}}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("groupAsWorkload (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 func TestConvert(t *testing.T) {
 	one := &plan.Workload{Name: "one"}
-	group := &roles.Workload{Name: "group"}
+	group := &ownedpods.Workload{Name: "group"}
 	tests := []struct {
 		name      string
-		roles     func(*batchv1.Job) (*roles.Workload, error)
+		roles     func(*batchv1.Job) (*ownedpods.Workload, error)
 		wantOne   bool
 		wantGroup bool
 		wantErr   bool
 	}{
 		{name: "no Roles: one workload", wantOne: true},
-		{name: "Roles answers nil: one workload", roles: func(*batchv1.Job) (*roles.Workload, error) { return nil, nil }, wantOne: true},
-		{name: "Roles answers a group", roles: func(*batchv1.Job) (*roles.Workload, error) { return group, nil }, wantGroup: true},
-		{name: "Roles refuses", roles: func(*batchv1.Job) (*roles.Workload, error) { return nil, errors.New("spec.roles: bad") }, wantErr: true},
+		{name: "Roles answers nil: one workload", roles: func(*batchv1.Job) (*ownedpods.Workload, error) { return nil, nil }, wantOne: true},
+		{name: "Roles answers a group", roles: func(*batchv1.Job) (*ownedpods.Workload, error) { return group, nil }, wantGroup: true},
+		{name: "Roles refuses", roles: func(*batchv1.Job) (*ownedpods.Workload, error) { return nil, errors.New("spec.roles: bad") }, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,7 +139,7 @@ func TestRolesFacts(t *testing.T) {
 	for _, cond := range []string{plaingroup.ConditionCompleted, plaingroup.ConditionFailed, plaingroup.ConditionRestarting} {
 		t.Run(cond, func(t *testing.T) {
 			job := rolesJob()
-			if err := setRolesStatus(job, roles.Status{Conditions: []metav1.Condition{{Type: cond, Status: metav1.ConditionTrue}}}); err != nil {
+			if err := setRolesStatus(job, ownedpods.Status{Conditions: []metav1.Condition{{Type: cond, Status: metav1.ConditionTrue}}}); err != nil {
 				t.Fatal(err)
 			}
 			o, _ := newRolesOwner(t, job)
@@ -197,7 +170,7 @@ func TestRolesStatusWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := stored.DeepCopy()
-	got, err := sw.WriteStatus(t.Context(), g, roles.Status{Restarts: 2})
+	got, err := sw.WriteStatus(t.Context(), g, ownedpods.Status{Restarts: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,16 +180,16 @@ func TestRolesStatusWriter(t *testing.T) {
 	if diff := cmp.Diff(before, stored); diff != "" {
 		t.Errorf("WriteStatus modified its input (-before +after):\n%s", diff)
 	}
-	if _, err := sw.WriteStatus(t.Context(), g, roles.Status{Restarts: 3}); !apierrors.IsConflict(err) {
+	if _, err := sw.WriteStatus(t.Context(), g, ownedpods.Status{Restarts: 3}); !apierrors.IsConflict(err) {
 		t.Errorf("WriteStatus at a stale resourceVersion = %v, want a Conflict", err)
 	}
 	refuse := sw
-	refuse.typ.SetRolesStatus = func(*batchv1.Job, roles.Status) error { return errors.New("roles[0].name: \"x\": unknown") }
-	if _, err := refuse.WriteStatus(t.Context(), got, roles.Status{}); !errors.Is(err, reconcile.ErrInvalidArgument) {
+	refuse.typ.SetRolesStatus = func(*batchv1.Job, ownedpods.Status) error { return errors.New("roles[0].name: \"x\": unknown") }
+	if _, err := refuse.WriteStatus(t.Context(), got, ownedpods.Status{}); !errors.Is(err, reconcile.ErrInvalidArgument) {
 		t.Errorf("WriteStatus of a status SetRolesStatus refuses = %v, want ErrInvalidArgument", err)
 	}
 	got.Object = &corev1.Pod{}
-	if _, err := sw.WriteStatus(t.Context(), got, roles.Status{}); !errors.Is(err, reconcile.ErrInvalidArgument) {
+	if _, err := sw.WriteStatus(t.Context(), got, ownedpods.Status{}); !errors.Is(err, reconcile.ErrInvalidArgument) {
 		t.Errorf("WriteStatus of a pod = %v, want ErrInvalidArgument", err)
 	}
 }

@@ -20,11 +20,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
-	"github.com/jobkit/jobkit/roles"
 )
 
 // Defaults of Options.
@@ -61,20 +61,20 @@ type Type[T client.Object] struct {
 	// Workload, and an owner that Workload refuses is then left alone silently.
 	ManagedBy func(obj T) *string
 	// Roles, when set, tells an owner of several roles (a launcher and workers)
-	// from a Job-shaped one: it converts obj onto the roles.Workload that
+	// from a Job-shaped one: it converts obj onto the ownedpods.Workload that
 	// Reconciler.SyncRoles takes, or returns nil (and no error) when obj is one
 	// workload, which Workload then converts. It must not modify obj. An error is
 	// treated as Workload's. Every other part of the controller (owner events, the
 	// orphan cleanup, the metrics, Config.ReadOwner) sees a roles owner as one
 	// plan.Workload: its identity, UID and managedBy, never finished (SyncRoles
-	// stops and counts the pods of a finished group itself, until roles.Compute
+	// stops and counts the pods of a finished group itself, until ownedpods.Compute
 	// skips it). Nil: every owner is one workload.
-	Roles func(obj T) (*roles.Workload, error)
+	Roles func(obj T) (*ownedpods.Workload, error)
 	// SetRolesStatus sets status as the status of obj, a roles owner: as
 	// SetStatus, for the owners Roles converts, whose status is then converted
 	// back with Roles. An error (a status obj cannot hold) fails the sync with no
 	// pod call made. Required with Roles, and only with it.
-	SetRolesStatus func(obj T, status roles.Status) error
+	SetRolesStatus func(obj T, status ownedpods.Status) error
 }
 
 // Options configure Setup. The zero value of every field but Type and Config.Name

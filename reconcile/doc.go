@@ -112,10 +112,10 @@
 // no child Jobs; package roles) has one door too: Reconciler.SyncRoles(ctx, w,
 // list, status), on the same Reconciler as Sync (Config.Owner is its kind; the
 // stores, the key Key(namespace, name) and Forget are shared), with a
-// roles.StatusWriter that writes its status. Its steps mirror Sync's: a new UID
+// ownedpods.StatusWriter that writes its status. Its steps mirror Sync's: a new UID
 // forgets the key; a cached owner older than the last status written is replaced by
 // the owner that write returned; the expectations are checked, then the pods of
-// every role listed, then roles.Compute decides. The roles.Plan is executed in its
+// every role listed, then ownedpods.Compute decides. The ownedpods.Plan is executed in its
 // order, with at most one status write a sync (Report.StatusWrites <= 1):
 //
 //  1. the status, when it changed: a conflict ends the sync with Report.Retry and

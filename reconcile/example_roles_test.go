@@ -8,12 +8,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/owner"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
-	"github.com/jobkit/jobkit/roles"
 )
 
 // A training job of two workers and a launcher that waits for them to be ready,
@@ -38,9 +38,9 @@ func ExampleReconciler_SyncRoles() {
 			}},
 		}
 	}
-	_, err = owners.Create(&roles.Workload{
+	_, err = owners.Create(&ownedpods.Workload{
 		Namespace: "default", Name: "train", ManagedBy: ptr.To(name),
-		Roles: []roles.Role{
+		Roles: []ownedpods.Role{
 			{Name: "worker", Spec: role(2)},
 			{Name: "launcher", Spec: role(1), DependsOn: []plaingroup.Dependency{{Name: "worker", Status: plaingroup.DependsOnReady}}},
 		},

@@ -14,7 +14,7 @@ import (
 	"github.com/jobkit/jobkit/plan"
 )
 
-// execution is the state of one sync: of a Job's plan (Sync) or of a roles.Plan
+// execution is the state of one sync: of a Job's plan (Sync) or of a ownedpods.Plan
 // (SyncRoles, through rolesExecution). The pod calls read only owner and calls,
 // which both fill in; orig, cur, plan and adopted are Sync's.
 type execution struct {

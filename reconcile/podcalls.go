@@ -27,7 +27,7 @@ type podOwner struct {
 	object runtime.Object
 	// base returns the name that the pod names of c's index derive from
 	// (indexes.PodName's jobName): the owner's for a Job, "<owner>-<role>" for a
-	// role of a roles.Workload.
+	// role of a ownedpods.Workload.
 	base func(c plan.Creation) string
 	// reason returns the reason label of c in job_pods_creation_total.
 	reason func(c plan.Creation) string

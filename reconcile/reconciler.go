@@ -23,7 +23,7 @@ import (
 // Reconciler runs the sync of one owner (a Job, or any Workload) at a time against a
 // pod client and a status writer: it checks the expectations, computes a plan.Plan
 // and executes it in the crash-safe order. SyncRoles does the same for an owner of
-// several roles (a roles.Plan, its status through a roles.StatusWriter). It keeps per-owner state keyed by
+// several roles (a ownedpods.Plan, its status through a ownedpods.StatusWriter). It keeps per-owner state keyed by
 // "namespace/name": the stores of Config (expectations, finalizer removals in
 // flight, backoff records) and one record of its own per key (the UID, the last
 // status version it wrote, writes of unknown outcome, the slow-start batch size).

@@ -11,39 +11,32 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/jobkit/jobkit/groups"
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
-	"github.com/jobkit/jobkit/roles"
 )
 
-// computeRoles decides a sync of an owner of several roles: roles.Compute, which
+// computeRoles decides a sync of an owner of several roles: ownedpods.Compute, which
 // the tests replace with hand-built plans.
-var computeRoles = roles.Compute
-
-// The terminal conditions of a roles.Workload (JobSet's condition types).
-const (
-	conditionCompleted = "Completed"
-	conditionFailed    = "Failed"
-)
+var computeRoles = ownedpods.Compute
 
 // SyncRoles syncs w, an owner of several roles as read from the caller's cache and
 // converted, whose pods it owns directly (no child Jobs): the one door for such
 // owners, on the same Reconciler as Sync (the owner kind is Config.Owner, the key
 // Key(w.Namespace, w.Name), the stores those of Config). It lists the pods of
 // every role and attempt with list after checking the expectations, decides with
-// roles.Compute, records events on w.Object and writes the status through status.
+// ownedpods.Compute, records events on w.Object and writes the status through status.
 // SyncRoles:
 //
 //  1. forgets the owner's state when w has a new UID under a known key;
 //  2. syncs from the owner its last status write returned when w is older than it
 //     (the cache has not caught up), or skips the sync (RequeueAfter
 //     StaleCacheRequeue) when that owner is not known;
-//  3. checks the expectations, lists the pods and computes the roles.Plan;
-//  4. executes it in the order documented on roles.Plan: the status in one write
+//  3. checks the expectations, lists the pods and computes the ownedpods.Plan;
+//  4. executes it in the order documented on ownedpods.Plan: the status in one write
 //     when it changed, then the finalizer removals, then deletions and creations,
 //     each call made as Sync makes it (expectations raised before the call,
 //     removals recorded as pending, slow-start batches, named pods read back).
@@ -52,10 +45,10 @@ const (
 // the status write ends the sync with Report.Retry, RequeueAfter at most
 // Config.ConflictRequeue and no error, with no pod call made; any other failure of
 // that write is returned, with no pod call made either. Failed pod calls do not stop
-// the others; their errors are returned together. An owner roles.Compute refuses
+// the others; their errors are returned together. An owner ownedpods.Compute refuses
 // (plan.ErrInvalidJob) gets a Warning event InvalidJob and Report.Skipped, without
 // error.
-func (r *Reconciler) SyncRoles(ctx context.Context, w *roles.Workload, list func(*roles.Workload) ([]*corev1.Pod, error), status roles.StatusWriter) (Result, error) {
+func (r *Reconciler) SyncRoles(ctx context.Context, w *ownedpods.Workload, list func(*ownedpods.Workload) ([]*corev1.Pod, error), status ownedpods.StatusWriter) (Result, error) {
 	switch {
 	case w == nil:
 		return Result{}, fmt.Errorf("%w: SyncRoles: workload is nil", ErrInvalidArgument)
@@ -94,17 +87,17 @@ func (r *Reconciler) SyncRoles(ctx context.Context, w *roles.Workload, list func
 // with Sync, and the owner and plan of several roles.
 type rolesExecution struct {
 	*execution
-	orig   *roles.Workload // the owner as read from the cache
-	cur    *roles.Workload // orig, then what the status write returned
-	plan   *roles.Plan
-	status roles.StatusWriter
+	orig   *ownedpods.Workload // the owner as read from the cache
+	cur    *ownedpods.Workload // orig, then what the status write returned
+	plan   *ownedpods.Plan
+	status ownedpods.StatusWriter
 }
 
-func (rx *rolesExecution) sync(list func(*roles.Workload) ([]*corev1.Pod, error), now time.Time) (res Result, err error) {
+func (rx *rolesExecution) sync(list func(*ownedpods.Workload) ([]*corev1.Pod, error), now time.Time) (res Result, err error) {
 	r, key, w := rx.r, rx.key, rx.orig
 	r.noteUID(key, w.UID)
 	if stale, last := r.stale(key, w.ResourceVersion); stale {
-		written, _ := last.(*roles.Workload)
+		written, _ := last.(*ownedpods.Workload)
 		if written == nil || written.UID != w.UID {
 			r.cfg.Metrics.StaleSyncSkipped()
 			rx.log.V(2).Info("Cached owner is older than the last status write; waiting for the cache", "resourceVersion", w.ResourceVersion)
@@ -121,7 +114,7 @@ func (rx *rolesExecution) sync(list func(*roles.Workload) ([]*corev1.Pod, error)
 	if err != nil {
 		return Result{}, fmt.Errorf("list pods of %s %s: %w", r.logKey, key, err)
 	}
-	p, err := computeRoles(roles.Input{
+	p, err := computeRoles(ownedpods.Input{
 		Workload:                 w,
 		Pods:                     in.pods,
 		ControllerName:           r.cfg.Name,
@@ -141,7 +134,7 @@ func (rx *rolesExecution) sync(list func(*roles.Workload) ([]*corev1.Pod, error)
 		return Result{}, fmt.Errorf("plan %s %s: %w", r.logKey, key, err)
 	}
 	if p == nil {
-		return Result{}, fmt.Errorf("plan %s %s: roles.Compute returned no plan", r.logKey, key)
+		return Result{}, fmt.Errorf("plan %s %s: ownedpods.Compute returned no plan", r.logKey, key)
 	}
 	for _, warning := range p.Warnings {
 		rx.log.Info("Bad input worked around", "warning", warning)
@@ -163,7 +156,7 @@ func (rx *rolesExecution) sync(list func(*roles.Workload) ([]*corev1.Pod, error)
 	return rx.execute()
 }
 
-// execute runs the plan in the order documented on roles.Plan: the status in one
+// execute runs the plan in the order documented on ownedpods.Plan: the status in one
 // write, then the pod calls Sync makes.
 func (rx *rolesExecution) execute() (Result, error) {
 	p := rx.plan
@@ -199,7 +192,7 @@ func (rx *rolesExecution) execute() (Result, error) {
 // writeStatus writes st as the owner's status. It returns ok false when the write
 // failed: with a nil error and a retry noted on a conflict, with the error
 // otherwise.
-func (rx *rolesExecution) writeStatus(st roles.Status) (ok bool, err error) {
+func (rx *rolesExecution) writeStatus(st ownedpods.Status) (ok bool, err error) {
 	out, err := rx.status.WriteStatus(rx.ctx, rx.cur, st)
 	if err != nil {
 		if apierrors.IsConflict(err) {
@@ -247,12 +240,12 @@ func (rx *rolesExecution) afterStatus() {
 	if failed > 0 {
 		r.cfg.Metrics.PodsFinished(labelRoles, labelFailed, int(failed))
 	}
-	if rx.res.StatusWrites == 0 || terminal(&rx.orig.Status) != nil {
+	if rx.res.StatusWrites == 0 || groups.Finished(rx.orig.Status.Conditions) != nil {
 		return
 	}
-	if c := terminal(&rx.cur.Status); c != nil {
+	if c := groups.Finished(rx.cur.Status.Conditions); c != nil {
 		result := labelSucceeded
-		if c.Type == conditionFailed {
+		if c.Type == plaingroup.ConditionFailed {
 			result = labelFailed
 		}
 		r.cfg.Metrics.JobFinished(labelRoles, result, c.Reason)
@@ -260,22 +253,11 @@ func (rx *rolesExecution) afterStatus() {
 	}
 }
 
-// terminal returns the terminal condition of st (Completed or Failed, true), or
-// nil.
-func terminal(st *roles.Status) *metav1.Condition {
-	for _, t := range []string{conditionCompleted, conditionFailed} {
-		if c := meta.FindStatusCondition(st.Conditions, t); c != nil && c.Status == metav1.ConditionTrue {
-			return c
-		}
-	}
-	return nil
-}
-
 // roleOf returns the role of w that the pod of c belongs to (its role label), and
 // its status, or nil.
-func roleOf(w *roles.Workload, c plan.Creation) (*roles.Role, *roles.RoleStatus) {
+func roleOf(w *ownedpods.Workload, c plan.Creation) (*ownedpods.Role, *ownedpods.RoleStatus) {
 	name := c.Pod.Labels[plaingroup.LabelRoleName]
-	var role *roles.Role
+	var role *ownedpods.Role
 	for i := range w.Roles {
 		if w.Roles[i].Name == name {
 			role = &w.Roles[i]
@@ -290,8 +272,8 @@ func roleOf(w *roles.Workload, c plan.Creation) (*roles.Role, *roles.RoleStatus)
 }
 
 // roleBase is the name that the pod names of a role's indexes derive from:
-// "<owner>-<role>", the name of the role's virtual Job in roles.Compute.
-func roleBase(w *roles.Workload, c plan.Creation) string {
+// "<owner>-<role>", the name of the role's virtual Job in ownedpods.Compute.
+func roleBase(w *ownedpods.Workload, c plan.Creation) string {
 	if role, _ := roleOf(w, c); role != nil {
 		return w.Name + "-" + role.Name
 	}
@@ -300,7 +282,7 @@ func roleBase(w *roles.Workload, c plan.Creation) string {
 
 // roleCreationReason is the reason label in job_pods_creation_total of a creation
 // for a role: new pods, or replacements by the role's pod replacement policy.
-func roleCreationReason(w *roles.Workload, c plan.Creation) string {
+func roleCreationReason(w *ownedpods.Workload, c plan.Creation) string {
 	role, st := roleOf(w, c)
 	if role == nil || st == nil {
 		return labelCreationNew

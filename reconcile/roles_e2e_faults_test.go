@@ -262,7 +262,7 @@ func TestSyncRolesE2EFaults(t *testing.T) {
 }
 
 // BenchmarkSyncRolesRun: a whole run of 1 launcher and 64 workers through
-// SyncRoles and roles.Compute on the in-memory cluster, from creation to
+// SyncRoles and ownedpods.Compute on the in-memory cluster, from creation to
 // Completed with no finalizer left; API writes and status writes per run are
 // reported as metrics.
 func BenchmarkSyncRolesRun(b *testing.B) {

@@ -13,15 +13,15 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/owner"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
-	"github.com/jobkit/jobkit/roles"
 )
 
-// The end-to-end tests of SyncRoles run the real roles.Compute on reconciletest's
+// The end-to-end tests of SyncRoles run the real ownedpods.Compute on reconciletest's
 // RolesStore and Driver: a training job of workers (Indexed, a retry per index)
 // and a launcher that waits for them to be Ready, succeeding when the launcher
 // does, restarting the group on a worker's failure, failing at once on a worker
@@ -38,14 +38,14 @@ const (
 // trainingJob is n workers and a launcher that depends on them, success Any over
 // the launcher, RestartJobSet up to maxRestarts, and FailJobSet on a role failed
 // by its pod failure policy (a worker exiting with fatalCode).
-func trainingJob(n, maxRestarts int32) *roles.Workload {
+func trainingJob(n, maxRestarts int32) *ownedpods.Workload {
 	tmpl := func() *corev1.PodTemplateSpec {
 		return &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
 			Containers:    []corev1.Container{{Name: "main", Image: "trainer"}},
 		}}
 	}
-	worker := roles.Role{Name: "worker", Spec: plan.Spec{
+	worker := ownedpods.Role{Name: "worker", Spec: plan.Spec{
 		Template: tmpl(), Completions: ptr.To(n), Parallelism: ptr.To(n),
 		CompletionMode: ptr.To(batchv1.IndexedCompletion), BackoffLimitPerIndex: ptr.To[int32](1),
 		MaxFailedIndexes: ptr.To[int32](0),
@@ -56,13 +56,13 @@ func trainingJob(n, maxRestarts int32) *roles.Workload {
 			},
 		}}},
 	}}
-	launcher := roles.Role{Name: "launcher", Spec: plan.Spec{
+	launcher := ownedpods.Role{Name: "launcher", Spec: plan.Spec{
 		Template: tmpl(), Completions: ptr.To[int32](1), Parallelism: ptr.To[int32](1),
 		CompletionMode: ptr.To(batchv1.IndexedCompletion), BackoffLimit: ptr.To[int32](0),
 	}, DependsOn: []plaingroup.Dependency{{Name: "worker", Status: plaingroup.DependsOnReady}}}
-	return &roles.Workload{
+	return &ownedpods.Workload{
 		Namespace: ns, Name: trainName, ManagedBy: ptr.To(testName),
-		Roles:         []roles.Role{worker, launcher},
+		Roles:         []ownedpods.Role{worker, launcher},
 		SuccessPolicy: &plaingroup.SuccessPolicy{Operator: plaingroup.Any, TargetReplicatedJobs: []string{"launcher"}},
 		FailurePolicy: &plaingroup.FailurePolicy{MaxRestarts: maxRestarts, Rules: []plaingroup.Rule{{
 			Name: "fatal", Action: plaingroup.FailJobSet, OnJobFailureReasons: []string{"PodFailurePolicy"},
@@ -109,11 +109,11 @@ type trainRun struct {
 	// under the Cluster's lock).
 	violations []string
 
-	last  *roles.Status
+	last  *ownedpods.Status
 	steps int
 }
 
-func newTrainRun(t testing.TB, w *roles.Workload, opts reconciletest.Options) *trainRun {
+func newTrainRun(t testing.TB, w *ownedpods.Workload, opts reconciletest.Options) *trainRun {
 	t.Helper()
 	opts.Owner = trainKind
 	c, owners := reconciletest.NewRolesCluster(opts)
@@ -258,7 +258,7 @@ func (tr *trainRun) check(sr reconciletest.StepResult) {
 
 // run drives the owner until it is done, and checks that no pod keeps the
 // finalizer and that no pod is counted twice.
-func (tr *trainRun) run(maxSteps int) *roles.Workload {
+func (tr *trainRun) run(maxSteps int) *ownedpods.Workload {
 	tr.t.Helper()
 	_, err := tr.d.Run(tr.t.Context(), ns, trainName, maxSteps)
 	require.NoError(tr.t, err)
@@ -273,7 +273,7 @@ func (tr *trainRun) run(maxSteps int) *roles.Workload {
 // assertCountedOnce checks the totals of w against the pods: every success the
 // kubelet made is counted, every failure it made too, and no role counts more
 // failures than it had pods (a failed role also counts the pods it stopped).
-func (tr *trainRun) assertCountedOnce(w *roles.Workload) {
+func (tr *trainRun) assertCountedOnce(w *ownedpods.Workload) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	for _, rs := range w.Status.Roles {
@@ -299,7 +299,7 @@ func (tr *trainRun) assertNothingRuns() {
 }
 
 // totals are the role totals of w, by role name.
-func totals(w *roles.Workload) map[string][2]int32 {
+func totals(w *ownedpods.Workload) map[string][2]int32 {
 	out := map[string][2]int32{}
 	for _, rs := range w.Status.Roles {
 		out[rs.Name] = [2]int32{rs.Succeeded, rs.Failed}
@@ -422,7 +422,7 @@ func TestSyncRolesE2ESuspend(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Len(t, tr.c.ListPods(ns), 4, "3 workers and the launcher run")
-	_, err := tr.owners.Update(ns, trainName, func(w *roles.Workload) { w.Suspend = true })
+	_, err := tr.owners.Update(ns, trainName, func(w *ownedpods.Workload) { w.Suspend = true })
 	require.NoError(t, err)
 	for range 4 {
 		_, err := tr.d.Step(ctx, ns, trainName)
@@ -442,7 +442,7 @@ func TestSyncRolesE2ESuspend(t *testing.T) {
 	tr.mu.Lock()
 	tr.launcherFrom = 0
 	tr.mu.Unlock()
-	_, err = tr.owners.Update(ns, trainName, func(w *roles.Workload) { w.Suspend = false })
+	_, err = tr.owners.Update(ns, trainName, func(w *ownedpods.Workload) { w.Suspend = false })
 	require.NoError(t, err)
 	w = tr.run(50)
 	assert.Equal(t, "Completed", w.Status.TerminalState)

@@ -12,9 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
-	"github.com/jobkit/jobkit/roles"
 )
 
 // noPods is a PodClient that must not be called.
@@ -51,18 +51,18 @@ func TestSyncRolesStaleOfAnotherKind(t *testing.T) {
 	require.NoError(t, err)
 	saved := computeRoles
 	t.Cleanup(func() { computeRoles = saved })
-	computeRoles = func(roles.Input) (*roles.Plan, error) {
+	computeRoles = func(ownedpods.Input) (*ownedpods.Plan, error) {
 		t.Fatal("planned from a stale cache")
 		return nil, nil
 	}
 	key := Key("ns", "g")
 	r.noteUID(key, "u")
 	r.recordWrite(key, "3", "5", &plan.Workload{Namespace: "ns", Name: "g", UID: "u", ResourceVersion: "5"})
-	w := &roles.Workload{Namespace: "ns", Name: "g", UID: "u", ResourceVersion: "4", Object: &metav1.PartialObjectMetadata{}}
-	res, err := r.SyncRoles(t.Context(), w, func(*roles.Workload) ([]*corev1.Pod, error) {
+	w := &ownedpods.Workload{Namespace: "ns", Name: "g", UID: "u", ResourceVersion: "4", Object: &metav1.PartialObjectMetadata{}}
+	res, err := r.SyncRoles(t.Context(), w, func(*ownedpods.Workload) ([]*corev1.Pod, error) {
 		t.Fatal("pods listed")
 		return nil, nil
-	}, rolesWriterFunc(func(context.Context, *roles.Workload, roles.Status) (*roles.Workload, error) {
+	}, rolesWriterFunc(func(context.Context, *ownedpods.Workload, ownedpods.Status) (*ownedpods.Workload, error) {
 		t.Fatal("status written")
 		return nil, nil
 	}))
@@ -71,22 +71,22 @@ func TestSyncRolesStaleOfAnotherKind(t *testing.T) {
 	assert.Equal(t, r.cfg.StaleCacheRequeue, res.RequeueAfter)
 }
 
-type rolesWriterFunc func(context.Context, *roles.Workload, roles.Status) (*roles.Workload, error)
+type rolesWriterFunc func(context.Context, *ownedpods.Workload, ownedpods.Status) (*ownedpods.Workload, error)
 
-func (f rolesWriterFunc) WriteStatus(ctx context.Context, w *roles.Workload, st roles.Status) (*roles.Workload, error) {
+func (f rolesWriterFunc) WriteStatus(ctx context.Context, w *ownedpods.Workload, st ownedpods.Status) (*ownedpods.Workload, error) {
 	return f(ctx, w, st)
 }
 
 // The pod names of a role's index derive from "<owner>-<role>", and its creations
 // are labelled by the role's own failures and pod replacement policy.
 func TestRoleBaseAndCreationReason(t *testing.T) {
-	w := &roles.Workload{
+	w := &ownedpods.Workload{
 		Name: "train",
-		Roles: []roles.Role{
+		Roles: []ownedpods.Role{
 			{Name: "launcher"},
 			{Name: "worker", Spec: plan.Spec{PodReplacementPolicy: ptr.To(batchv1.Failed)}},
 		},
-		Status: roles.Status{Roles: []roles.RoleStatus{
+		Status: ownedpods.Status{Roles: []ownedpods.RoleStatus{
 			{Name: "launcher", Job: batchv1.JobStatus{Failed: 2}},
 			{Name: "worker", Job: batchv1.JobStatus{Failed: 1}},
 		}},
@@ -115,6 +115,6 @@ func TestRoleBaseAndCreationReason(t *testing.T) {
 		})
 	}
 	fresh := *w
-	fresh.Status = roles.Status{}
+	fresh.Status = ownedpods.Status{}
 	assert.Equal(t, labelCreationNew, roleCreationReason(&fresh, creation("worker")), "a role without a status entry")
 }

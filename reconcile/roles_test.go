@@ -20,18 +20,18 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/owner"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
-	"github.com/jobkit/jobkit/roles"
 )
 
-// The tests of SyncRoles execute hand-built roles.Plans (reconcile.SetComputeRoles)
+// The tests of SyncRoles execute hand-built ownedpods.Plans (reconcile.SetComputeRoles)
 // against a reconciletest Cluster for the pods and a store of their own for the
-// owner, a custom resource with a roles.Status.
+// owner, a custom resource with a ownedpods.Status.
 
 var groupKind = owner.Kind{Group: "groups.example.com", Version: "v1", Kind: "Group", Finalizer: "groups.example.com/tracking"}
 
@@ -39,7 +39,7 @@ var groupKind = owner.Kind{Group: "groups.example.com", Version: "v1", Kind: "Gr
 type group struct {
 	metav1.TypeMeta
 	metav1.ObjectMeta
-	Status roles.Status
+	Status ownedpods.Status
 }
 
 func (g *group) DeepCopyObject() runtime.Object {
@@ -49,7 +49,7 @@ func (g *group) DeepCopyObject() runtime.Object {
 	return &out
 }
 
-func copyStatus(st roles.Status) roles.Status {
+func copyStatus(st ownedpods.Status) ownedpods.Status {
 	out := st
 	out.Conditions = nil
 	for _, c := range st.Conditions {
@@ -64,16 +64,16 @@ func copyStatus(st roles.Status) roles.Status {
 }
 
 // workload is what the group's controller gives SyncRoles.
-func (g *group) workload() *roles.Workload {
+func (g *group) workload() *ownedpods.Workload {
 	spec := func(n int32) plan.Spec {
 		return plan.Spec{Completions: ptr.To(n), Parallelism: ptr.To(n), CompletionMode: ptr.To(batchv1.IndexedCompletion)}
 	}
 	c := g.DeepCopyObject().(*group)
-	return &roles.Workload{
+	return &ownedpods.Workload{
 		Namespace: c.Namespace, Name: c.Name, UID: c.UID,
 		Generation: c.Generation, ResourceVersion: c.ResourceVersion, Object: c,
 		ManagedBy: ptr.To(testName),
-		Roles:     []roles.Role{{Name: "launcher", Spec: spec(1)}, {Name: "worker", Spec: spec(2)}},
+		Roles:     []ownedpods.Role{{Name: "launcher", Spec: spec(1)}, {Name: "worker", Spec: spec(2)}},
 		Status:    c.Status,
 	}
 }
@@ -90,9 +90,9 @@ type groupStore struct {
 	fail []error
 }
 
-var _ roles.StatusWriter = (*groupStore)(nil)
+var _ ownedpods.StatusWriter = (*groupStore)(nil)
 
-func (s *groupStore) WriteStatus(_ context.Context, w *roles.Workload, st roles.Status) (*roles.Workload, error) {
+func (s *groupStore) WriteStatus(_ context.Context, w *ownedpods.Workload, st ownedpods.Status) (*ownedpods.Workload, error) {
 	calls := len(s.c.Calls())
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -113,7 +113,7 @@ func (s *groupStore) WriteStatus(_ context.Context, w *roles.Workload, st roles.
 	return next.workload(), nil
 }
 
-func (s *groupStore) workload() *roles.Workload {
+func (s *groupStore) workload() *ownedpods.Workload {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.stored.workload()
@@ -126,7 +126,7 @@ func (s *groupStore) writes() int {
 }
 
 // rolesEnv wires a Cluster, a group store, a Reconciler of groups and the planner
-// that stands in for roles.Compute.
+// that stands in for ownedpods.Compute.
 type rolesEnv struct {
 	c       *reconciletest.Cluster
 	r       *reconcile.Reconciler
@@ -134,11 +134,11 @@ type rolesEnv struct {
 	store   *groupStore
 	events  *reconciletest.Recorder
 	metrics *reconciletest.Recorder
-	planner func(in roles.Input) (*roles.Plan, error)
-	inputs  []roles.Input
+	planner func(in ownedpods.Input) (*ownedpods.Plan, error)
+	inputs  []ownedpods.Input
 }
 
-func newRolesEnv(t *testing.T, planner func(in roles.Input) (*roles.Plan, error)) *rolesEnv {
+func newRolesEnv(t *testing.T, planner func(in ownedpods.Input) (*ownedpods.Plan, error)) *rolesEnv {
 	t.Helper()
 	c := reconciletest.NewCluster(reconciletest.Options{Seed: 5})
 	e := &rolesEnv{
@@ -158,7 +158,7 @@ func newRolesEnv(t *testing.T, planner func(in roles.Input) (*roles.Plan, error)
 	}))
 	require.NoError(t, err)
 	e.r, e.cfg = r, cfg
-	t.Cleanup(reconcile.SetComputeRoles(func(in roles.Input) (*roles.Plan, error) {
+	t.Cleanup(reconcile.SetComputeRoles(func(in ownedpods.Input) (*ownedpods.Plan, error) {
 		e.inputs = append(e.inputs, in)
 		return e.planner(in)
 	}))
@@ -173,7 +173,7 @@ func newGroup(uid types.UID) *group {
 }
 
 // list lists the group's pods from the Cluster itself: a cache that has caught up.
-func (e *rolesEnv) list(w *roles.Workload) ([]*corev1.Pod, error) {
+func (e *rolesEnv) list(w *ownedpods.Workload) ([]*corev1.Pod, error) {
 	var out []*corev1.Pod
 	for _, p := range e.c.ListPods(w.Namespace) {
 		if groupKind.IsControlledBy(p, string(w.UID)) {
@@ -196,7 +196,7 @@ func (e *rolesEnv) ops() []reconciletest.Op {
 	return out
 }
 
-// rolePod is a pod of the group's role as roles.Compute would create it.
+// rolePod is a pod of the group's role as ownedpods.Compute would create it.
 func rolePod(g *group, role, name string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -218,10 +218,10 @@ func (e *rolesEnv) addPod(t *testing.T, role, name string) *corev1.Pod {
 }
 
 // statusWith returns st with the worker role's totals moved on by n succeeded pods.
-func statusWith(st roles.Status, n int32) roles.Status {
+func statusWith(st ownedpods.Status, n int32) ownedpods.Status {
 	out := copyStatus(st)
 	if len(out.Roles) == 0 {
-		out.Roles = []roles.RoleStatus{{Name: "launcher"}, {Name: "worker"}}
+		out.Roles = []ownedpods.RoleStatus{{Name: "launcher"}, {Name: "worker"}}
 	}
 	out.Roles[1].Succeeded += n
 	out.Roles[1].Job.Succeeded += n
@@ -229,7 +229,7 @@ func statusWith(st roles.Status, n int32) roles.Status {
 }
 
 // A plan with a status write, a removal, a deletion and creations is executed in
-// roles.Plan's order: the status first, in one write before any pod call, then the
+// ownedpods.Plan's order: the status first, in one write before any pod call, then the
 // removal, then the deletion, then the creations.
 func TestSyncRolesOrder(t *testing.T) {
 	e := newRolesEnv(t, nil)
@@ -240,8 +240,8 @@ func TestSyncRolesOrder(t *testing.T) {
 	require.NoError(t, err)
 	extra := e.addPod(t, "worker", "g-worker-2-aaaaa")
 	g := e.store.stored
-	e.planner = func(in roles.Input) (*roles.Plan, error) {
-		return &roles.Plan{
+	e.planner = func(in ownedpods.Input) (*ownedpods.Plan, error) {
+		return &ownedpods.Plan{
 			Status:           statusWith(in.Workload.Status, 0),
 			StatusChanged:    true,
 			RemoveFinalizers: []plan.PodAction{{Pod: done, Reason: "finished"}},
@@ -349,14 +349,14 @@ func TestSyncRolesStatusStep(t *testing.T) {
 			done := e.addPod(t, "worker", "g-worker-0-aaaaa")
 			extra := e.addPod(t, "worker", "g-worker-2-aaaaa")
 			g := e.store.stored
-			e.planner = func(in roles.Input) (*roles.Plan, error) {
+			e.planner = func(in ownedpods.Input) (*ownedpods.Plan, error) {
 				if tc.planErr != nil {
 					return nil, tc.planErr
 				}
 				if tc.skip != "" {
-					return &roles.Plan{Skip: tc.skip}, nil
+					return &ownedpods.Plan{Skip: tc.skip}, nil
 				}
-				return &roles.Plan{
+				return &ownedpods.Plan{
 					Status:           statusWith(in.Workload.Status, 1),
 					StatusChanged:    !tc.unchanged,
 					RemoveFinalizers: []plan.PodAction{{Pod: done}},
@@ -407,8 +407,8 @@ func TestSyncRolesOneWritePerSync(t *testing.T) {
 	e := newRolesEnv(t, nil)
 	g := e.store.stored
 	sync := 0
-	e.planner = func(in roles.Input) (*roles.Plan, error) {
-		p := &roles.Plan{
+	e.planner = func(in ownedpods.Input) (*ownedpods.Plan, error) {
+		p := &ownedpods.Plan{
 			Status:        statusWith(in.Workload.Status, 1),
 			StatusChanged: sync%3 != 2,
 			Create:        []plan.Creation{{Pod: rolePod(g, "worker", fmt.Sprintf("g-worker-%d-ccccc", sync)), Index: sync}},
@@ -443,8 +443,8 @@ func TestSyncRolesExpectedBeforeCalls(t *testing.T) {
 	done := e.addPod(t, "worker", "g-worker-0-aaaaa")
 	extra := e.addPod(t, "worker", "g-worker-9-aaaaa")
 	g := e.store.stored
-	e.planner = func(in roles.Input) (*roles.Plan, error) {
-		p := &roles.Plan{
+	e.planner = func(in ownedpods.Input) (*ownedpods.Plan, error) {
+		p := &ownedpods.Plan{
 			RemoveFinalizers: []plan.PodAction{{Pod: done}},
 			Delete:           []plan.Deletion{{Pod: extra}},
 		}
@@ -476,7 +476,7 @@ func TestSyncRolesExpectedBeforeCalls(t *testing.T) {
 		"create g-worker-3-ddddd expected 3",
 	}, seen)
 	assert.Equal(t, 3, res.Created)
-	e.planner = func(roles.Input) (*roles.Plan, error) { return &roles.Plan{}, nil }
+	e.planner = func(ownedpods.Input) (*ownedpods.Plan, error) { return &ownedpods.Plan{}, nil }
 	_, err = e.sync(t)
 	require.NoError(t, err)
 	assert.False(t, e.inputs[1].ExpectationsSatisfied, "the creations are expected until their events")
@@ -508,8 +508,8 @@ func TestSyncRolesNamedPodAlreadyExists(t *testing.T) {
 			}
 			_, err := e.c.AddPod(holder)
 			require.NoError(t, err)
-			e.planner = func(in roles.Input) (*roles.Plan, error) {
-				return &roles.Plan{Create: []plan.Creation{{Pod: rolePod(g, "worker", name), Index: 1}}}, nil
+			e.planner = func(in ownedpods.Input) (*ownedpods.Plan, error) {
+				return &ownedpods.Plan{Create: []plan.Creation{{Pod: rolePod(g, "worker", name), Index: 1}}}, nil
 			}
 			res, err := e.sync(t)
 			require.NoError(t, err)
@@ -534,8 +534,8 @@ func TestSyncRolesNamedPodAlreadyExists(t *testing.T) {
 // A cached owner older than the last status write is synced as written; once the
 // cache shows the write, the cached owner is used again.
 func TestSyncRolesStaleCache(t *testing.T) {
-	e := newRolesEnv(t, func(in roles.Input) (*roles.Plan, error) {
-		return &roles.Plan{Status: statusWith(in.Workload.Status, 1), StatusChanged: true}, nil
+	e := newRolesEnv(t, func(in ownedpods.Input) (*ownedpods.Plan, error) {
+		return &ownedpods.Plan{Status: statusWith(in.Workload.Status, 1), StatusChanged: true}, nil
 	})
 	cached := e.store.workload()
 	_, err := e.sync(t)
@@ -543,7 +543,7 @@ func TestSyncRolesStaleCache(t *testing.T) {
 	written := e.store.workload()
 	require.NotEqual(t, cached.ResourceVersion, written.ResourceVersion)
 
-	e.planner = func(roles.Input) (*roles.Plan, error) { return &roles.Plan{}, nil }
+	e.planner = func(ownedpods.Input) (*ownedpods.Plan, error) { return &ownedpods.Plan{}, nil }
 	res, err := e.r.SyncRoles(t.Context(), cached, e.list, e.store)
 	require.NoError(t, err)
 	assert.Empty(t, res.Skipped)
@@ -561,8 +561,8 @@ func TestSyncRolesStaleCache(t *testing.T) {
 func TestSyncRolesNewUID(t *testing.T) {
 	e := newRolesEnv(t, nil)
 	g := e.store.stored
-	e.planner = func(in roles.Input) (*roles.Plan, error) {
-		return &roles.Plan{
+	e.planner = func(in ownedpods.Input) (*ownedpods.Plan, error) {
+		return &ownedpods.Plan{
 			Status: statusWith(in.Workload.Status, 1), StatusChanged: true,
 			Create: []plan.Creation{{Pod: rolePod(g, "worker", "g-worker-0-fffff"), Index: 0}},
 		}, nil
@@ -577,7 +577,7 @@ func TestSyncRolesNewUID(t *testing.T) {
 	e.store.mu.Lock()
 	e.store.stored = newGroup("g-2")
 	e.store.mu.Unlock()
-	e.planner = func(roles.Input) (*roles.Plan, error) { return &roles.Plan{}, nil }
+	e.planner = func(ownedpods.Input) (*ownedpods.Plan, error) { return &ownedpods.Plan{}, nil }
 	res, err := e.sync(t)
 	require.NoError(t, err)
 	assert.Empty(t, res.Skipped, "not taken for a stale cache")
@@ -590,13 +590,13 @@ func TestSyncRolesNewUID(t *testing.T) {
 // finished once, when its terminal condition is written.
 func TestSyncRolesMetrics(t *testing.T) {
 	e := newRolesEnv(t, nil)
-	e.planner = func(in roles.Input) (*roles.Plan, error) {
+	e.planner = func(in ownedpods.Input) (*ownedpods.Plan, error) {
 		st := copyStatus(in.Workload.Status)
-		st.Roles = []roles.RoleStatus{{Name: "launcher", Succeeded: 1}, {Name: "worker", Succeeded: 2, Failed: 1}}
+		st.Roles = []ownedpods.RoleStatus{{Name: "launcher", Succeeded: 1}, {Name: "worker", Succeeded: 2, Failed: 1}}
 		st.TerminalState = "Completed"
 		st.Conditions = []metav1.Condition{{Type: "Completed", Status: metav1.ConditionTrue, Reason: "AllJobsCompleted", Message: "done"}}
 		changed := len(in.Workload.Status.Conditions) == 0
-		return &roles.Plan{Status: st, StatusChanged: changed}, nil
+		return &ownedpods.Plan{Status: st, StatusChanged: changed}, nil
 	}
 	for range 3 {
 		_, err := e.sync(t)
@@ -613,14 +613,14 @@ func TestSyncRolesMetrics(t *testing.T) {
 
 // Bad arguments are refused with ErrInvalidArgument, naming what is missing.
 func TestSyncRolesInvalidArguments(t *testing.T) {
-	e := newRolesEnv(t, func(roles.Input) (*roles.Plan, error) { return &roles.Plan{}, nil })
+	e := newRolesEnv(t, func(ownedpods.Input) (*ownedpods.Plan, error) { return &ownedpods.Plan{}, nil })
 	noObject := e.store.workload()
 	noObject.Object = nil
 	tests := []struct {
 		name   string
-		w      *roles.Workload
-		list   func(*roles.Workload) ([]*corev1.Pod, error)
-		status roles.StatusWriter
+		w      *ownedpods.Workload
+		list   func(*ownedpods.Workload) ([]*corev1.Pod, error)
+		status ownedpods.StatusWriter
 		want   string
 	}{
 		{name: "nil workload", list: e.list, status: e.store, want: "workload is nil"},
@@ -638,19 +638,19 @@ func TestSyncRolesInvalidArguments(t *testing.T) {
 	assert.Empty(t, e.inputs, "nothing planned")
 }
 
-// protocolPlanner stands in for roles.Compute with the one-write protocol for a
+// protocolPlanner stands in for ownedpods.Compute with the one-write protocol for a
 // single role "worker" of n pods: a finished pod is recorded in the role's ledger,
 // its finalizer removed by the next sync, and it is counted by the write after its
 // removal; the owner completes once n pods are counted.
-func protocolPlanner(n int) func(in roles.Input) (*roles.Plan, error) {
-	return func(in roles.Input) (*roles.Plan, error) {
+func protocolPlanner(n int) func(in ownedpods.Input) (*ownedpods.Plan, error) {
+	return func(in ownedpods.Input) (*ownedpods.Plan, error) {
 		w := in.Workload
 		st := copyStatus(w.Status)
 		if len(st.Roles) == 0 {
-			st.Roles = []roles.RoleStatus{{Name: "worker"}}
+			st.Roles = []ownedpods.RoleStatus{{Name: "worker"}}
 		}
 		role := &st.Roles[0]
-		p := &roles.Plan{}
+		p := &ownedpods.Plan{}
 		uncounted := map[types.UID]bool{}
 		if u := role.Job.UncountedTerminatedPods; u != nil {
 			for _, uid := range u.Succeeded {
@@ -718,7 +718,7 @@ func TestSyncRolesDriverRun(t *testing.T) {
 	r, err := reconcile.New(reconcile.Config{Name: testName, Owner: groupKind, Clock: c.Clock(), Metrics: metrics, Events: events, FinalizerRemovalParallelism: 1}, c, c)
 	require.NoError(t, err)
 	t.Cleanup(reconcile.SetComputeRoles(protocolPlanner(3)))
-	_, err = owners.Create(&roles.Workload{Namespace: ns, Name: "train", ManagedBy: ptr.To(testName), Roles: []roles.Role{{Name: "worker"}}})
+	_, err = owners.Create(&ownedpods.Workload{Namespace: ns, Name: "train", ManagedBy: ptr.To(testName), Roles: []ownedpods.Role{{Name: "worker"}}})
 	require.NoError(t, err)
 	c.Kubelet().SetScript(reconciletest.SucceedPods())
 	d := reconciletest.NewDriver(c, r)
@@ -763,8 +763,8 @@ func TestSyncRolesPodCallErrors(t *testing.T) {
 	done := e.addPod(t, "worker", "g-worker-0-aaaaa")
 	extra := e.addPod(t, "worker", "g-worker-2-aaaaa")
 	g := e.store.stored
-	e.planner = func(in roles.Input) (*roles.Plan, error) {
-		return &roles.Plan{
+	e.planner = func(in ownedpods.Input) (*ownedpods.Plan, error) {
+		return &ownedpods.Plan{
 			Status: statusWith(in.Workload.Status, 1), StatusChanged: true,
 			RemoveFinalizers: []plan.PodAction{{Pod: done}},
 			Delete:           []plan.Deletion{{Pod: extra}},
@@ -788,7 +788,7 @@ func TestSyncRolesPodCallErrors(t *testing.T) {
 
 // BenchmarkSyncRolesSteady: one SyncRoles of an owner of 1 launcher and n-1
 // workers, all running, listed from the cache, with a plan that has nothing to do
-// (a stand-in for roles.Compute): the cost of the door itself, its stores and the
+// (a stand-in for ownedpods.Compute): the cost of the door itself, its stores and the
 // list, without the decision.
 func BenchmarkSyncRolesSteady(b *testing.B) {
 	for _, n := range []int{65, 1001} {
@@ -796,13 +796,13 @@ func BenchmarkSyncRolesSteady(b *testing.B) {
 			c, owners := reconciletest.NewRolesCluster(reconciletest.Options{Owner: groupKind})
 			r, err := reconcile.New(reconcile.Config{Name: testName, Owner: groupKind, Clock: c.Clock()}, c, c)
 			require.NoError(b, err)
-			b.Cleanup(reconcile.SetComputeRoles(func(in roles.Input) (*roles.Plan, error) {
+			b.Cleanup(reconcile.SetComputeRoles(func(in ownedpods.Input) (*ownedpods.Plan, error) {
 				if len(in.Pods) != n {
 					return nil, fmt.Errorf("listed %d pods, want %d", len(in.Pods), n)
 				}
-				return &roles.Plan{}, nil
+				return &ownedpods.Plan{}, nil
 			}))
-			w, err := owners.Create(&roles.Workload{Namespace: ns, Name: "train", ManagedBy: ptr.To(testName), Roles: []roles.Role{{Name: "launcher"}, {Name: "worker"}}})
+			w, err := owners.Create(&ownedpods.Workload{Namespace: ns, Name: "train", ManagedBy: ptr.To(testName), Roles: []ownedpods.Role{{Name: "launcher"}, {Name: "worker"}}})
 			require.NoError(b, err)
 			g := &group{ObjectMeta: metav1.ObjectMeta{Name: w.Name, UID: w.UID}}
 			for i := range n {

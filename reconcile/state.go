@@ -41,7 +41,7 @@ type lastWrite struct {
 	version string   // resourceVersion returned by the write
 	older   []string // versions seen before it, for non-numeric comparisons
 	// owner is the owner the write returned, a *plan.Workload (Sync) or a
-	// *roles.Workload (SyncRoles): what a sync uses while the cache has not caught
+	// *ownedpods.Workload (SyncRoles): what a sync uses while the cache has not caught
 	// up with it. A sync that finds the other kind waits for the cache.
 	owner any
 }
@@ -134,7 +134,7 @@ func caughtUp(w lastWrite, version string) bool {
 }
 
 // recordWrite remembers a status write that moved the owner from version before to
-// after, returning written (a *plan.Workload or a *roles.Workload).
+// after, returning written (a *plan.Workload or a *ownedpods.Workload).
 func (r *Reconciler) recordWrite(key, before, after string, written any) {
 	if before == after {
 		return // the server changed nothing: there is nothing for the cache to show

@@ -11,13 +11,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
-	"github.com/jobkit/jobkit/roles"
 )
 
 // RolesKind is the owner kind of the simulated owners of two roles.
@@ -63,7 +63,7 @@ type RolesResult struct {
 	// Syncs counts the syncs, Pods the pods created.
 	Syncs, Pods int
 	// Status is the owner's final status.
-	Status roles.Status
+	Status ownedpods.Status
 }
 
 // OK reports whether no invariant was broken.
@@ -119,7 +119,7 @@ func RunRoles(cfg RolesConfig) (*RolesResult, error) {
 // ready, Indexed workers with a per-index backoff, success when the launcher
 // succeeds, a restart of the group on a failed role up to maxRestarts, and
 // sometimes a FailJobSet rule on a worker's exit code.
-func (rw *rolesWorld) drawWorkload() *roles.Workload {
+func (rw *rolesWorld) drawWorkload() *ownedpods.Workload {
 	r := rw.rng
 	workers := int32(1 + r.IntN(5))
 	perIndex := int32(r.IntN(3))
@@ -144,9 +144,9 @@ func (rw *rolesWorld) drawWorkload() *roles.Workload {
 	}
 	rw.describe = fmt.Sprintf("roles launcher(backoffLimit=%d)+worker(Indexed %d, backoffLimitPerIndex=%d) maxRestarts=%d %s failJobSet=%v",
 		launcherBackoff, workers, perIndex, fp.MaxRestarts, fp.RestartStrategy, rw.failGroup)
-	return &roles.Workload{
+	return &ownedpods.Workload{
 		Namespace: rw.ns, Name: rw.name, ManagedBy: ptr.To(ControllerName),
-		Roles: []roles.Role{
+		Roles: []ownedpods.Role{
 			{Name: "worker", Spec: workerSpec},
 			{Name: "launcher", Spec: plan.Spec{Completions: ptr.To[int32](1), Parallelism: ptr.To[int32](1), BackoffLimit: ptr.To(launcherBackoff), Template: rolesTemplate()},
 				DependsOn: []plaingroup.Dependency{{Name: "worker", Status: plaingroup.DependsOnReady}}},
@@ -164,7 +164,7 @@ func rolesTemplate() *corev1.PodTemplateSpec {
 }
 
 // setUp makes the cluster, the store, the owner and the controller.
-func (rw *rolesWorld) setUp(w *roles.Workload) error {
+func (rw *rolesWorld) setUp(w *ownedpods.Workload) error {
 	rw.cluster, rw.owners = reconciletest.NewRolesCluster(reconciletest.Options{Owner: RolesKind, Seed: rw.rng.Uint64()})
 	rw.cluster.SetInterceptor(rw.intercept)
 	stored, err := rw.owners.Create(w)

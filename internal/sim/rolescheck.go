@@ -8,10 +8,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
-	"github.com/jobkit/jobkit/roles"
 )
 
 // rolesModel is the reference of a roles run: every pod as last written, which
@@ -25,7 +25,7 @@ type rolesModel struct {
 	cached  map[types.UID]bool   // pods the cache showed finished at the sync's start
 	counted map[types.UID]string // pod → "succeeded" or "failed"
 	total   map[string][2]int32  // role → pods counted succeeded, failed
-	last    roles.Status
+	last    ownedpods.Status
 	created int
 	clean   int // syncs since the last fault that may hide the controller's writes
 }
@@ -104,7 +104,7 @@ func (m *rolesModel) afterSync(calls []reconciletest.Call, clean bool) {
 // checkStatus checks the step from old to st: nothing decreases, and per role
 // the counters grow by exactly the pods that left its ledger, each once, while
 // only pods of the role's current attempt enter it.
-func (m *rolesModel) checkStatus(old, st *roles.Status) {
+func (m *rolesModel) checkStatus(old, st *ownedpods.Status) {
 	rw := m.rw
 	if st.Restarts < old.Restarts || st.RestartsCountTowardsMax < old.RestartsCountTowardsMax {
 		rw.violate(InvBackwards, "restarts %d→%d, towards max %d→%d", old.Restarts, st.Restarts, old.RestartsCountTowardsMax, st.RestartsCountTowardsMax)
@@ -176,7 +176,7 @@ func (m *rolesModel) checkStatus(old, st *roles.Status) {
 
 // succeededNow says whether the pod uid of role rs succeeded and is recorded so
 // in this write: its index newly completed, or the succeeded ledger.
-func (m *rolesModel) succeededNow(rs roles.RoleStatus, base *batchv1.JobStatus, uid types.UID) bool {
+func (m *rolesModel) succeededNow(rs ownedpods.RoleStatus, base *batchv1.JobStatus, uid types.UID) bool {
 	p := m.pods[uid]
 	if p == nil || p.Status.Phase != corev1.PodSucceeded {
 		return false
@@ -195,7 +195,7 @@ func (m *rolesModel) succeededNow(rs roles.RoleStatus, base *batchv1.JobStatus, 
 
 // newIndexes returns how many indexes role rs completed since base, each with a
 // succeeded pod of the role's attempt; none may go.
-func (m *rolesModel) newIndexes(rs roles.RoleStatus, base *batchv1.JobStatus) (int32, bool) {
+func (m *rolesModel) newIndexes(rs ownedpods.RoleStatus, base *batchv1.JobStatus) (int32, bool) {
 	was, err1 := indexes.Parse(base.CompletedIndexes, indexLimit)
 	now, err2 := indexes.Parse(rs.Job.CompletedIndexes, indexLimit)
 	if err1 != nil || err2 != nil {
@@ -229,7 +229,7 @@ const indexLimit = 1 << 20
 
 // entered checks a pod that entered role rs's ledger: not counted before, of the
 // role and its current attempt, finished (succeeded when succeeded says so).
-func (m *rolesModel) entered(rs roles.RoleStatus, uid types.UID, succeeded bool) bool {
+func (m *rolesModel) entered(rs ownedpods.RoleStatus, uid types.UID, succeeded bool) bool {
 	rw := m.rw
 	if k, ok := m.counted[uid]; ok {
 		rw.violate(InvCountedTwice, "role %s: pod %s entered the ledger after it was counted as %s", rs.Name, uid, k)
@@ -255,7 +255,7 @@ func (m *rolesModel) entered(rs roles.RoleStatus, uid types.UID, succeeded bool)
 // checkRecordFirst: a pod of a role's current attempt that the controller saw
 // finished and whose finalizer it removed in this sync is in the ledger or
 // counted: its finalizer never goes before it is recorded.
-func (m *rolesModel) checkRecordFirst(st *roles.Status) {
+func (m *rolesModel) checkRecordFirst(st *ownedpods.Status) {
 	for _, uid := range m.dropped {
 		p := m.pods[uid]
 		if p == nil || !m.cached[uid] {
@@ -297,7 +297,7 @@ func (m *rolesModel) checkIndexes() {
 
 // done reports whether the run has nothing left to do: the owner finished
 // (RolesStore.DoneFunc: a terminal state, no pod with the finalizer), nothing is
-// uncounted and no pod runs. DoneFunc alone stops a sync early: roles.Compute
+// uncounted and no pod runs. DoneFunc alone stops a sync early: ownedpods.Compute
 // still counts a ledger entry or stops a pod that runs after its finalizer went.
 func (m *rolesModel) done() bool {
 	rw := m.rw

@@ -9,14 +9,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
-	"github.com/jobkit/jobkit/roles"
 )
 
 // worker is a status of the worker role: attempt, the attempt's failed counter
 // and failed ledger, the total failed.
-func worker(attempt, failed int32, ledger []types.UID, total int32) roles.Status {
-	return roles.Status{Restarts: attempt, Roles: []roles.RoleStatus{{
+func worker(attempt, failed int32, ledger []types.UID, total int32) ownedpods.Status {
+	return ownedpods.Status{Restarts: attempt, Roles: []ownedpods.RoleStatus{{
 		Name: "worker", Attempt: attempt, Failed: total,
 		Job: batchv1.JobStatus{Failed: failed, UncountedTerminatedPods: &batchv1.UncountedTerminatedPods{Failed: ledger}},
 	}}}
@@ -34,28 +34,28 @@ func TestRolesCheckStatus(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		steps []roles.Status
+		steps []ownedpods.Status
 		want  Invariant // "" for none
 	}{
-		{name: "exact: recorded, then counted once", steps: []roles.Status{
+		{name: "exact: recorded, then counted once", steps: []ownedpods.Status{
 			worker(0, 0, nil, 0), worker(0, 0, []types.UID{"a"}, 0), worker(0, 1, nil, 1)}},
-		{name: "counted without the ledger", steps: []roles.Status{
+		{name: "counted without the ledger", steps: []ownedpods.Status{
 			worker(0, 0, nil, 0), worker(0, 1, nil, 1)}, want: InvCount},
-		{name: "total not grown with the attempt's counter", steps: []roles.Status{
+		{name: "total not grown with the attempt's counter", steps: []ownedpods.Status{
 			worker(0, 0, []types.UID{"a"}, 0), worker(0, 1, nil, 0)}, want: InvCount},
-		{name: "recorded again after it was counted", steps: []roles.Status{
+		{name: "recorded again after it was counted", steps: []ownedpods.Status{
 			worker(0, 0, []types.UID{"a"}, 0), worker(0, 1, nil, 1), worker(0, 1, []types.UID{"a"}, 1)}, want: InvCountedTwice},
-		{name: "a pod of the old attempt recorded", steps: []roles.Status{
+		{name: "a pod of the old attempt recorded", steps: []ownedpods.Status{
 			worker(1, 0, nil, 2), worker(1, 0, []types.UID{"old"}, 2)}, want: InvOldAttemptCounted},
-		{name: "advanced with a pod recorded and not counted", steps: []roles.Status{
+		{name: "advanced with a pod recorded and not counted", steps: []ownedpods.Status{
 			worker(0, 0, []types.UID{"a"}, 0), worker(1, 0, nil, 0)}, want: InvCount},
-		{name: "advance counts the last entry in the totals", steps: []roles.Status{
+		{name: "advance counts the last entry in the totals", steps: []ownedpods.Status{
 			worker(0, 0, []types.UID{"a"}, 0), worker(1, 0, nil, 1)}},
-		{name: "advanced with the old attempt's counters", steps: []roles.Status{
+		{name: "advanced with the old attempt's counters", steps: []ownedpods.Status{
 			worker(0, 1, nil, 1), worker(1, 1, nil, 1)}, want: InvOldAttemptCounted},
-		{name: "advance keeps the totals", steps: []roles.Status{
+		{name: "advance keeps the totals", steps: []ownedpods.Status{
 			worker(0, 0, []types.UID{"a"}, 0), worker(0, 1, nil, 1), worker(1, 0, nil, 1)}},
-		{name: "a total goes back", steps: []roles.Status{
+		{name: "a total goes back", steps: []ownedpods.Status{
 			worker(0, 1, nil, 1), worker(0, 1, nil, 0)}, want: InvBackwards},
 	}
 	for _, tc := range tests {

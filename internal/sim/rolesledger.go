@@ -4,17 +4,17 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/jobkit/jobkit/roles"
+	"github.com/jobkit/jobkit/groups/ownedpods"
 )
 
 // roleOf returns the status entry of role name in st, or a zero one.
-func roleOf(st *roles.Status, name string) roles.RoleStatus {
+func roleOf(st *ownedpods.Status, name string) ownedpods.RoleStatus {
 	for _, rs := range st.Roles {
 		if rs.Name == name {
 			return rs
 		}
 	}
-	return roles.RoleStatus{}
+	return ownedpods.RoleStatus{}
 }
 
 // ledgerSets returns the UIDs of st's succeeded and failed ledgers.

@@ -58,7 +58,7 @@
 // An owner of several roles (package roles, synced by Reconciler.SyncRoles) lives
 // in a RolesStore, which NewRolesCluster returns with its Cluster as that
 // Cluster's Options.Owners: its status subresource (RolesStore.WriteStatus, a
-// roles.StatusWriter) is in the call log and takes faults; the Driver syncs it
+// ownedpods.StatusWriter) is in the call log and takes faults; the Driver syncs it
 // through RolesStore.SyncFunc and stops at RolesStore.DoneFunc.
 //
 // The Kubelet, event latency, reordering, lost events and faults work unchanged. A

@@ -5,20 +5,19 @@ import (
 	"fmt"
 	"sync"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/jobkit/jobkit/groups"
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/internal/podutil"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
-	"github.com/jobkit/jobkit/roles"
 )
 
 // RolesStore holds owners of several roles (package roles) of a Cluster's owner
@@ -30,12 +29,12 @@ import (
 //
 //	c, owners := reconciletest.NewRolesCluster(reconciletest.Options{Owner: kind})
 //	r, _ := reconcile.New(reconcile.Config{Name: name, Owner: kind, Clock: c.Clock()}, c, c)
-//	w, _ := owners.Create(&roles.Workload{Namespace: "default", Name: "train", ManagedBy: &name, Roles: ...})
+//	w, _ := owners.Create(&ownedpods.Workload{Namespace: "default", Name: "train", ManagedBy: &name, Roles: ...})
 //	d := reconciletest.NewDriver(c, r)
 //	d.SyncFunc, d.DoneFunc = owners.SyncFunc(r), owners.DoneFunc()
 //	rr, err := d.Run(ctx, "default", "train", 0) // then owners.Get("default", "train")
 //
-// An owner is stored as a *roles.Workload whose Object is a
+// An owner is stored as a *ownedpods.Workload whose Object is a
 // *metav1.PartialObjectMetadata of the kind (events are recorded on it). The store
 // has no watch and no cache lag: a sync reads what is stored. The roles' specs are
 // shared between the stored owner and the copies handed out: do not modify them.
@@ -45,10 +44,10 @@ import (
 type RolesStore struct {
 	c    *Cluster
 	mu   sync.Mutex
-	objs map[types.NamespacedName]*roles.Workload
+	objs map[types.NamespacedName]*ownedpods.Workload
 }
 
-var _ roles.StatusWriter = (*RolesStore)(nil)
+var _ ownedpods.StatusWriter = (*RolesStore)(nil)
 
 // NewRolesCluster returns a Cluster (NewCluster(opts)) whose owners of kind
 // opts.Owner are held by the returned RolesStore; opts.Owners is set to the store.
@@ -57,7 +56,7 @@ func NewRolesCluster(opts Options) (*Cluster, *RolesStore) {
 	if opts.Owners != nil {
 		panic("reconciletest: NewRolesCluster sets Options.Owners itself")
 	}
-	s := &RolesStore{objs: map[types.NamespacedName]*roles.Workload{}}
+	s := &RolesStore{objs: map[types.NamespacedName]*ownedpods.Workload{}}
 	opts.Owners = s.facts
 	s.c = NewCluster(opts)
 	return s.c, s
@@ -67,7 +66,7 @@ func NewRolesCluster(opts Options) (*Cluster, *RolesStore) {
 // resourceVersion, generation 1 and an Object of the Cluster's kind; Name is
 // required, Status is kept as given. It is not a controller call: no fault
 // applies and the call log does not record it.
-func (s *RolesStore) Create(w *roles.Workload) (*roles.Workload, error) {
+func (s *RolesStore) Create(w *ownedpods.Workload) (*ownedpods.Workload, error) {
 	if w == nil {
 		return nil, apierrors.NewBadRequest("workload is nil")
 	}
@@ -89,7 +88,7 @@ func (s *RolesStore) Create(w *roles.Workload) (*roles.Workload, error) {
 }
 
 // Get returns a copy of the stored owner, or a NotFound error.
-func (s *RolesStore) Get(namespace, name string) (*roles.Workload, error) {
+func (s *RolesStore) Get(namespace, name string) (*ownedpods.Workload, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o, ok := s.objs[key(namespace, name)]
@@ -105,7 +104,7 @@ func (s *RolesStore) Get(namespace, name string) (*roles.Workload, error) {
 // with the stored owner: replace a Role (or its Spec's pointers), do not modify
 // them in place. It is not a controller call, and it returns the owner as stored,
 // or a NotFound error.
-func (s *RolesStore) Update(namespace, name string, mutate func(*roles.Workload)) (*roles.Workload, error) {
+func (s *RolesStore) Update(namespace, name string, mutate func(*ownedpods.Workload)) (*ownedpods.Workload, error) {
 	s.mu.Lock()
 	cur, ok := s.objs[key(namespace, name)]
 	if !ok {
@@ -153,7 +152,7 @@ func (s *RolesStore) Delete(namespace, name string) error {
 // succeeded and failed never decrease, and a terminal state never changes. It
 // returns the owner as stored; a write that changes nothing keeps its
 // resourceVersion.
-func (s *RolesStore) WriteStatus(ctx context.Context, w *roles.Workload, status roles.Status) (*roles.Workload, error) {
+func (s *RolesStore) WriteStatus(ctx context.Context, w *ownedpods.Workload, status ownedpods.Status) (*ownedpods.Workload, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -164,7 +163,7 @@ func (s *RolesStore) WriteStatus(ctx context.Context, w *roles.Workload, status 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	call := Call{Op: OpUpdateStatus, Namespace: w.Namespace, Name: w.Name}
-	return statusCallLocked(c, call, func() (*roles.Workload, error) {
+	return statusCallLocked(c, call, func() (*ownedpods.Workload, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		cur, ok := s.objs[key(w.Namespace, w.Name)]
@@ -214,7 +213,7 @@ func (s *RolesStore) DoneFunc() func(namespace, name string) (done, exists bool)
 		if err != nil {
 			return false, false
 		}
-		if rolesTerminal(&w.Status) == "" {
+		if w.Status.TerminalState == "" && groups.Finished(w.Status.Conditions) == nil {
 			return false, true
 		}
 		for _, p := range s.c.ListPods(namespace) {
@@ -232,34 +231,24 @@ func (s *RolesStore) DoneFunc() func(namespace, name string) (done, exists bool)
 
 // pods lists the owner's pods from the Cluster's Cache (controller reference with
 // its UID).
-func (s *RolesStore) pods(w *roles.Workload) ([]*corev1.Pod, error) {
+func (s *RolesStore) pods(w *ownedpods.Workload) ([]*corev1.Pod, error) {
 	return s.c.Cache().PodsFor(&plan.Workload{Namespace: w.Namespace, UID: w.UID})
 }
 
-// facts is Options.Owners: the stored owner's identity, managedBy and, when it
-// has finished, a Complete or Failed condition, which is what CollectGarbage and
-// the Driver read of an owner.
+// facts is Options.Owners: the stored owner as production presents it
+// (ownedpods.Workload.AsWorkload: its identity and managedBy, never finished, so
+// that CollectGarbage and the Driver's orphan cleanup leave the pods of a
+// finished group to SyncRoles, which stops and counts them).
 func (s *RolesStore) facts(namespace, name string) *plan.Workload {
 	w, err := s.Get(namespace, name)
 	if err != nil {
 		return nil
 	}
-	pw := &plan.Workload{
-		Namespace: w.Namespace, Name: w.Name, UID: w.UID, Deleting: w.Deleting,
-		Generation: w.Generation, ResourceVersion: w.ResourceVersion, Object: w.Object,
-		Spec: plan.Spec{ManagedBy: w.ManagedBy},
-	}
-	switch rolesTerminal(&w.Status) {
-	case "Completed":
-		pw.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
-	case "Failed":
-		pw.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}
-	}
-	return pw
+	return w.AsWorkload()
 }
 
 // withObject sets w.Object to the object events are recorded on, and returns w.
-func (s *RolesStore) withObject(w *roles.Workload) *roles.Workload {
+func (s *RolesStore) withObject(w *ownedpods.Workload) *ownedpods.Workload {
 	gvk := s.c.owner.GroupVersionKind()
 	w.Object = &metav1.PartialObjectMetadata{
 		TypeMeta: metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind},
@@ -275,23 +264,9 @@ func (s *RolesStore) resource() schema.GroupResource { return s.c.taskResource()
 
 func (s *RolesStore) groupKind() schema.GroupKind { return s.c.taskGroupKind() }
 
-// rolesTerminal is the terminal state of st: TerminalState, else the type of a
-// true Completed or Failed condition, else "".
-func rolesTerminal(st *roles.Status) string {
-	if st.TerminalState != "" {
-		return st.TerminalState
-	}
-	for _, t := range []string{"Completed", "Failed"} {
-		if meta.IsStatusConditionTrue(st.Conditions, t) {
-			return t
-		}
-	}
-	return ""
-}
-
 // validateRolesStatus checks the update of old to st against the rules a CRD of
 // an owner of several roles states.
-func validateRolesStatus(old, st *roles.Status) field.ErrorList {
+func validateRolesStatus(old, st *ownedpods.Status) field.ErrorList {
 	var errs field.ErrorList
 	p := field.NewPath("status")
 	never := "must not decrease"
@@ -329,14 +304,14 @@ func validateRolesStatus(old, st *roles.Status) field.ErrorList {
 
 // copyRoles returns a copy of w whose status and role list are its own; the roles'
 // specs and the policies are shared.
-func copyRoles(w *roles.Workload) *roles.Workload {
+func copyRoles(w *ownedpods.Workload) *ownedpods.Workload {
 	out := *w
-	out.Roles = append([]roles.Role(nil), w.Roles...)
+	out.Roles = append([]ownedpods.Role(nil), w.Roles...)
 	out.Status = copyRolesStatus(w.Status)
 	return &out
 }
 
-func copyRolesStatus(st roles.Status) roles.Status {
+func copyRolesStatus(st ownedpods.Status) ownedpods.Status {
 	out := st
 	out.Conditions = nil
 	for _, c := range st.Conditions {

@@ -12,20 +12,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
-	"github.com/jobkit/jobkit/roles"
 )
 
 var rolesKind = owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/tracking"}
 
-func newRolesStore(t *testing.T) (*reconciletest.Cluster, *reconciletest.RolesStore, *roles.Workload) {
+func newRolesStore(t *testing.T) (*reconciletest.Cluster, *reconciletest.RolesStore, *ownedpods.Workload) {
 	t.Helper()
 	c, s := reconciletest.NewRolesCluster(reconciletest.Options{Owner: rolesKind})
-	w, err := s.Create(&roles.Workload{
+	w, err := s.Create(&ownedpods.Workload{
 		Namespace: "ns", Name: "train", ManagedBy: ptr.To("test"),
-		Roles:  []roles.Role{{Name: "launcher"}, {Name: "worker"}},
-		Status: roles.Status{Roles: []roles.RoleStatus{{Name: "launcher"}, {Name: "worker", Succeeded: 2, Failed: 1, Attempt: 1}}, Restarts: 1},
+		Roles:  []ownedpods.Role{{Name: "launcher"}, {Name: "worker"}},
+		Status: ownedpods.Status{Roles: []ownedpods.RoleStatus{{Name: "launcher"}, {Name: "worker", Succeeded: 2, Failed: 1, Attempt: 1}}, Restarts: 1},
 	})
 	require.NoError(t, err)
 	return c, s, w
@@ -52,9 +52,9 @@ func TestRolesStoreCreateGetDelete(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int32(2), again.Status.Roles[1].Succeeded, "Get hands out copies")
 
-	_, err = s.Create(&roles.Workload{Namespace: "ns", Name: "train"})
+	_, err = s.Create(&ownedpods.Workload{Namespace: "ns", Name: "train"})
 	assert.True(t, apierrors.IsAlreadyExists(err), "second create: %v", err)
-	_, err = s.Create(&roles.Workload{Namespace: "ns"})
+	_, err = s.Create(&ownedpods.Workload{Namespace: "ns"})
 	assert.True(t, apierrors.IsInvalid(err), "no name: %v", err)
 
 	require.NoError(t, s.Delete("ns", "train"))
@@ -67,7 +67,7 @@ func TestRolesStoreCreateGetDelete(t *testing.T) {
 // resourceVersion and generation; an owner not stored is NotFound.
 func TestRolesStoreUpdate(t *testing.T) {
 	_, s, w := newRolesStore(t)
-	out, err := s.Update("ns", "train", func(u *roles.Workload) {
+	out, err := s.Update("ns", "train", func(u *ownedpods.Workload) {
 		u.Suspend = true
 		u.UID, u.Name = "other", "renamed"
 		u.Status.Restarts = 9
@@ -84,7 +84,7 @@ func TestRolesStoreUpdate(t *testing.T) {
 	assert.Equal(t, out, stored)
 	_, err = s.WriteStatus(t.Context(), w, w.Status)
 	assert.True(t, apierrors.IsConflict(err), "a status write with the old resourceVersion: %v", err)
-	_, err = s.Update("ns", "nope", func(*roles.Workload) {})
+	_, err = s.Update("ns", "nope", func(*ownedpods.Workload) {})
 	assert.True(t, apierrors.IsNotFound(err), "%v", err)
 }
 
@@ -93,21 +93,21 @@ func TestRolesStoreUpdate(t *testing.T) {
 func TestRolesStoreWriteStatus(t *testing.T) {
 	tests := []struct {
 		name      string
-		mutate    func(w *roles.Workload, st *roles.Status)
+		mutate    func(w *ownedpods.Workload, st *ownedpods.Status)
 		fault     bool
 		wantErr   func(error) bool
 		wantField string
 		wantNewRV bool
 	}{
-		{name: "accepted", mutate: func(_ *roles.Workload, st *roles.Status) { st.Roles[1].Succeeded = 3 }, wantNewRV: true},
-		{name: "unchanged", mutate: func(*roles.Workload, *roles.Status) {}},
-		{name: "stale resourceVersion", mutate: func(w *roles.Workload, _ *roles.Status) { w.ResourceVersion = "0" }, wantErr: apierrors.IsConflict},
-		{name: "another UID", mutate: func(w *roles.Workload, _ *roles.Status) { w.UID = "other" }, wantErr: apierrors.IsConflict},
-		{name: "restarts decrease", mutate: func(_ *roles.Workload, st *roles.Status) { st.Restarts = 0 }, wantErr: apierrors.IsInvalid, wantField: "status.restarts"},
-		{name: "towards max exceeds restarts", mutate: func(_ *roles.Workload, st *roles.Status) { st.RestartsCountTowardsMax = 2 }, wantErr: apierrors.IsInvalid, wantField: "status.restartsCountTowardsMax"},
-		{name: "role total decreases", mutate: func(_ *roles.Workload, st *roles.Status) { st.Roles[1].Failed = 0 }, wantErr: apierrors.IsInvalid, wantField: "status.roles[1].failed"},
-		{name: "attempt decreases", mutate: func(_ *roles.Workload, st *roles.Status) { st.Roles[1].Attempt = 0 }, wantErr: apierrors.IsInvalid, wantField: "status.roles[1].attempt"},
-		{name: "fault", mutate: func(_ *roles.Workload, st *roles.Status) { st.Roles[1].Succeeded = 3 }, fault: true, wantErr: apierrors.IsInternalError},
+		{name: "accepted", mutate: func(_ *ownedpods.Workload, st *ownedpods.Status) { st.Roles[1].Succeeded = 3 }, wantNewRV: true},
+		{name: "unchanged", mutate: func(*ownedpods.Workload, *ownedpods.Status) {}},
+		{name: "stale resourceVersion", mutate: func(w *ownedpods.Workload, _ *ownedpods.Status) { w.ResourceVersion = "0" }, wantErr: apierrors.IsConflict},
+		{name: "another UID", mutate: func(w *ownedpods.Workload, _ *ownedpods.Status) { w.UID = "other" }, wantErr: apierrors.IsConflict},
+		{name: "restarts decrease", mutate: func(_ *ownedpods.Workload, st *ownedpods.Status) { st.Restarts = 0 }, wantErr: apierrors.IsInvalid, wantField: "status.restarts"},
+		{name: "towards max exceeds restarts", mutate: func(_ *ownedpods.Workload, st *ownedpods.Status) { st.RestartsCountTowardsMax = 2 }, wantErr: apierrors.IsInvalid, wantField: "status.restartsCountTowardsMax"},
+		{name: "role total decreases", mutate: func(_ *ownedpods.Workload, st *ownedpods.Status) { st.Roles[1].Failed = 0 }, wantErr: apierrors.IsInvalid, wantField: "status.roles[1].failed"},
+		{name: "attempt decreases", mutate: func(_ *ownedpods.Workload, st *ownedpods.Status) { st.Roles[1].Attempt = 0 }, wantErr: apierrors.IsInvalid, wantField: "status.roles[1].attempt"},
+		{name: "fault", mutate: func(_ *ownedpods.Workload, st *ownedpods.Status) { st.Roles[1].Succeeded = 3 }, fault: true, wantErr: apierrors.IsInternalError},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,7 +116,7 @@ func TestRolesStoreWriteStatus(t *testing.T) {
 				c.InjectFault(reconciletest.Fault{Op: reconciletest.OpUpdateStatus, Err: reconciletest.ServerError()})
 			}
 			st := w.Status
-			st.Roles = append([]roles.RoleStatus(nil), st.Roles...)
+			st.Roles = append([]ownedpods.RoleStatus(nil), st.Roles...)
 			in := *w
 			tc.mutate(&in, &st)
 			out, err := s.WriteStatus(t.Context(), &in, st)
@@ -182,9 +182,9 @@ func ExampleNewRolesCluster() {
 	ctx := context.Background()
 	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/tracking"}
 	c, owners := reconciletest.NewRolesCluster(reconciletest.Options{Owner: kind})
-	w, _ := owners.Create(&roles.Workload{Namespace: "default", Name: "train", Roles: []roles.Role{{Name: "launcher"}, {Name: "worker"}}})
+	w, _ := owners.Create(&ownedpods.Workload{Namespace: "default", Name: "train", Roles: []ownedpods.Role{{Name: "launcher"}, {Name: "worker"}}})
 
-	st := roles.Status{Roles: []roles.RoleStatus{{Name: "launcher"}, {Name: "worker", Succeeded: 1}}}
+	st := ownedpods.Status{Roles: []ownedpods.RoleStatus{{Name: "launcher"}, {Name: "worker", Succeeded: 1}}}
 	out, err := owners.WriteStatus(ctx, w, st)
 	fmt.Println("written:", err == nil, out.ResourceVersion != w.ResourceVersion)
 	_, err = owners.WriteStatus(ctx, w, st) // w is stale now

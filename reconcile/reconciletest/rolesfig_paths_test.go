@@ -18,12 +18,12 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
-	"github.com/jobkit/jobkit/group"
+	"github.com/jobkit/jobkit/groups/childjobs"
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/owner"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
-	"github.com/jobkit/jobkit/roles"
 )
 
 // figKind is the owner of several roles of the figures.
@@ -58,7 +58,7 @@ type figRolesStatus struct {
 	f *figRun
 }
 
-func (w figRolesStatus) WriteStatus(ctx context.Context, wl *roles.Workload, st roles.Status) (*roles.Workload, error) {
+func (w figRolesStatus) WriteStatus(ctx context.Context, wl *ownedpods.Workload, st ownedpods.Status) (*ownedpods.Workload, error) {
 	out, err := w.s.WriteStatus(ctx, wl, st)
 	if err == nil && out.Status.TerminalState == plaingroup.ConditionCompleted {
 		w.f.completed()
@@ -77,12 +77,12 @@ func runRolesFigure(ctx context.Context, L, lag time.Duration) (figResult, error
 		return figResult{}, err
 	}
 	tmpl := figPodTemplate()
-	worker := roles.Role{Name: "worker", Spec: plan.Spec{Template: &tmpl, Completions: ptr.To[int32](figWorkers),
+	worker := ownedpods.Role{Name: "worker", Spec: plan.Spec{Template: &tmpl, Completions: ptr.To[int32](figWorkers),
 		Parallelism: ptr.To[int32](figWorkers), CompletionMode: ptr.To(batchv1.IndexedCompletion)}}
-	launcher := roles.Role{Name: "launcher", Spec: plan.Spec{Template: &tmpl, Completions: ptr.To[int32](1),
+	launcher := ownedpods.Role{Name: "launcher", Spec: plan.Spec{Template: &tmpl, Completions: ptr.To[int32](1),
 		Parallelism: ptr.To[int32](1), CompletionMode: ptr.To(batchv1.IndexedCompletion)}, DependsOn: figDependsOn()}
-	if _, err := owners.Create(&roles.Workload{Namespace: figNamespace, Name: figName, ManagedBy: ptr.To(figController),
-		Roles: []roles.Role{worker, launcher}, SuccessPolicy: figSuccess()}); err != nil {
+	if _, err := owners.Create(&ownedpods.Workload{Namespace: figNamespace, Name: figName, ManagedBy: ptr.To(figController),
+		Roles: []ownedpods.Role{worker, launcher}, SuccessPolicy: figSuccess()}); err != nil {
 		return figResult{}, err
 	}
 
@@ -119,7 +119,7 @@ func runRolesFigure(ctx context.Context, L, lag time.Duration) (figResult, error
 // figGroup is the test-side controller of the JobSet-compatible path: it holds
 // the group owner (its status in memory, each write one API call taking L; with
 // one worker there is no concurrent write to refuse),
-// computes group.Plan from the cached child Jobs and executes it in the order
+// computes childjobs.Plan from the cached child Jobs and executes it in the order
 // examples/jobset/controller does (status, deletions, suspensions, creations).
 // A deletion is foreground, as the plan asks: the Job gets its deletionTimestamp
 // and the garbage collector deletes its pods, one call each.
@@ -129,13 +129,13 @@ type figGroup struct {
 	uid types.UID
 
 	mu     sync.Mutex
-	status group.Status
+	status childjobs.Status
 	writes callCounts // creates and deletes of child Jobs, patches of spec.suspend, status
 	gc     callCounts
 }
 
-// input is the group.Input of one sync: the stored group, the cached Jobs.
-func (g *figGroup) input() *group.Input {
+// input is the childjobs.Input of one sync: the stored group, the cached Jobs.
+func (g *figGroup) input() *childjobs.Input {
 	worker := batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Completions: ptr.To[int32](figWorkers), Parallelism: ptr.To[int32](figWorkers),
 		CompletionMode: ptr.To(batchv1.IndexedCompletion), Template: figPodTemplate()}}
 	launcher := batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Completions: ptr.To[int32](1), Parallelism: ptr.To[int32](1),
@@ -143,7 +143,7 @@ func (g *figGroup) input() *group.Input {
 	g.mu.Lock()
 	st := g.status
 	g.mu.Unlock()
-	return &group.Input{
+	return &childjobs.Input{
 		Name: figName, Namespace: figNamespace, UID: g.uid, Generation: 1, Owner: figJobSet,
 		Spec: plaingroup.Spec{
 			Roles: []plaingroup.Role{
@@ -170,7 +170,7 @@ func (g *figGroup) add(n *int) {
 
 // sync is one sync of the group.
 func (g *figGroup) sync(ctx context.Context, _ string) (time.Duration, error) {
-	p, err := group.Compute(g.input())
+	p, err := childjobs.Compute(g.input())
 	if err != nil || p.Skip != "" {
 		return 0, err
 	}
@@ -209,7 +209,7 @@ func (g *figGroup) sync(ctx context.Context, _ string) (time.Duration, error) {
 		g.collect(d.Job)
 	}
 	for _, set := range []struct {
-		jobs    []group.JobAction
+		jobs    []childjobs.JobAction
 		suspend bool
 	}{{p.Suspend, true}, {p.Resume, false}} {
 		for _, a := range set.jobs {
@@ -314,7 +314,7 @@ func runJobSetFigure(ctx context.Context, L, lag time.Duration) (figResult, erro
 		return out.RequeueAfter, err
 	})
 	groups.add(groupKey, 0) // the group's Added event
-	res, err := f.result("child Jobs (group.Compute, Job Sync)", lag)
+	res, err := f.result("child Jobs (childjobs.Compute, Job Sync)", lag)
 	res.jobs = f.m.snapshot()
 	g.mu.Lock()
 	res.owner, res.gc = g.writes, g.gc

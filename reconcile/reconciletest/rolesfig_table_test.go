@@ -26,7 +26,7 @@ type figWant struct {
 }
 
 // TestRolesVsChildJobs runs 1 launcher and 64 workers through an owner of
-// several roles (SyncRoles) and through the JobSet-compatible path (group.Compute
+// several roles (SyncRoles) and through the JobSet-compatible path (childjobs.Compute
 // and one Job Reconciler per child Job), every API call taking L, with event lags
 // of 0 and 3 L, and checks each run's pod creations, finalizers, writes by kind
 // and by controller, and time to Complete; with -latency.table (make latency) it

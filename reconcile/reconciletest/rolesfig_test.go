@@ -2,7 +2,7 @@ package reconciletest
 
 // The figures of issue 22: one launcher and 64 workers run through an owner of
 // several roles (Reconciler.SyncRoles) and through the JobSet-compatible path
-// (group.Compute executed by a test-side group controller, each child Job run by
+// (childjobs.Compute executed by a test-side group controller, each child Job run by
 // jobkit's Job Reconciler.Sync), on a Cluster whose every call takes L. The
 // model is RunLatency's (latencyModel: the interceptor, the kubelet, the queue,
 // the informer); this file adds what the two paths need around it: several

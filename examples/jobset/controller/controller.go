@@ -74,7 +74,7 @@ type Options struct {
 }
 
 // Controller syncs the JobSets it manages: each sync reads the JobSet, its
-// child Jobs and its Service from the manager's cache, computes a group.Plan
+// child Jobs and its Service from the manager's cache, computes a childjobs.Plan
 // and executes it (execute.go). It implements controller-runtime's
 // reconcile.Reconciler; Setup builds and registers it.
 type Controller struct {

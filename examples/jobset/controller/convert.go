@@ -8,13 +8,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
-	"github.com/jobkit/jobkit/group"
+	"github.com/jobkit/jobkit/groups/childjobs"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
 
 // Spec converts a JobSet's spec onto plain/group's: the roles (name, group name,
 // replicas, dependsOn), the policies, the coordinator, the subdomain, the TTL and
-// managedBy. Parallelism and completions are left to group.Compute, which reads
+// managedBy. Parallelism and completions are left to childjobs.Compute, which reads
 // them from the templates. js is not modified; no slice of it is shared.
 func Spec(js *v1alpha2.JobSet) plaingroup.Spec {
 	s := &js.Spec
@@ -60,13 +60,13 @@ func Spec(js *v1alpha2.JobSet) plaingroup.Spec {
 	return out
 }
 
-// Input converts a JobSet and its child Jobs onto group.Input for one sync at
+// Input converts a JobSet and its child Jobs onto childjobs.Input for one sync at
 // now. serviceExists says whether the headless Service is in the cache;
 // controllerName and childManagedBy are Options.ManagedBy and
 // Options.ChildManagedBy. The Input shares the JobSet's templates and the
-// children, which group.Compute never modifies.
-func Input(js *v1alpha2.JobSet, children []*batchv1.Job, serviceExists bool, controllerName, childManagedBy string, now time.Time) *group.Input {
-	in := &group.Input{
+// children, which childjobs.Compute never modifies.
+func Input(js *v1alpha2.JobSet, children []*batchv1.Job, serviceExists bool, controllerName, childManagedBy string, now time.Time) *childjobs.Input {
+	in := &childjobs.Input{
 		Name:           js.Name,
 		Namespace:      js.Namespace,
 		UID:            js.UID,
@@ -92,10 +92,10 @@ func Input(js *v1alpha2.JobSet, children []*batchv1.Job, serviceExists bool, con
 	return in
 }
 
-// Status converts a JobSet's status onto group.Status. The conditions and the
-// per-index counters are shared, not copied: group.Compute never modifies them.
-func Status(s *v1alpha2.JobSetStatus) group.Status {
-	out := group.Status{
+// Status converts a JobSet's status onto childjobs.Status. The conditions and the
+// per-index counters are shared, not copied: childjobs.Compute never modifies them.
+func Status(s *v1alpha2.JobSetStatus) childjobs.Status {
+	out := childjobs.Status{
 		Restarts:                s.Restarts,
 		RestartsCountTowardsMax: s.RestartsCountTowardsMax,
 		TerminalState:           string(s.TerminalState),
@@ -113,9 +113,9 @@ func Status(s *v1alpha2.JobSetStatus) group.Status {
 	return out
 }
 
-// APIStatus converts a group.Status (a Plan's) back onto a JobSet's status.
+// APIStatus converts a childjobs.Status (a Plan's) back onto a JobSet's status.
 // Slices are shared with s.
-func APIStatus(s *group.Status) v1alpha2.JobSetStatus {
+func APIStatus(s *childjobs.Status) v1alpha2.JobSetStatus {
 	out := v1alpha2.JobSetStatus{
 		Conditions:              s.Conditions,
 		Restarts:                s.Restarts,

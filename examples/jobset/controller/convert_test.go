@@ -12,7 +12,7 @@ import (
 
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
 	"github.com/jobkit/jobkit/examples/jobset/controller"
-	"github.com/jobkit/jobkit/group"
+	"github.com/jobkit/jobkit/groups/childjobs"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
 
@@ -78,7 +78,7 @@ func TestSpec(t *testing.T) {
 	}
 }
 
-// A status converted onto group.Status and back is the same status.
+// A status converted onto childjobs.Status and back is the same status.
 func TestStatusRoundTrip(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -119,12 +119,12 @@ func TestInput(t *testing.T) {
 	}
 	child := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "js-a-0"}}
 	in := controller.Input(js, []*batchv1.Job{child}, true, "example.com/js", "example.com/jobs", now)
-	want := &group.Input{
+	want := &childjobs.Input{
 		Name: "js", Namespace: "ml", UID: "u", Generation: 4, Owner: controller.Kind, Deleting: true,
 		Spec:      plaingroup.Spec{Name: "js", Roles: []plaingroup.Role{{Name: "a", Replicas: 1}}},
 		Templates: []batchv1.JobTemplateSpec{js.Spec.ReplicatedJobs[0].Template},
 		Suspend:   true, EnableDNSHostnames: ptr.To(false), PublishNotReadyAddresses: ptr.To(false),
-		Status:   group.Status{Restarts: 2},
+		Status:   childjobs.Status{Restarts: 2},
 		Children: []*batchv1.Job{child}, ServiceExists: true,
 		ControllerName: "example.com/js", ChildManagedBy: "example.com/jobs", Now: now,
 	}

@@ -6,8 +6,8 @@
 //
 // Each sync reads the JobSet, its child Jobs (the field index JobOwnerIndex on
 // their controller's UID) and its headless Service from the manager's cache,
-// converts them onto a group.Input (convert.go: the only conversion of the
-// types), computes a group.Plan and executes it in the order the Plan
+// converts them onto a childjobs.Input (convert.go: the only conversion of the
+// types), computes a childjobs.Plan and executes it in the order the Plan
 // documents: the status first (an update with the resourceVersion read), then
 // the deletions (foreground, with a UID precondition), the Service, the
 // suspend and resume patches (with the child's UID), the creations, the events

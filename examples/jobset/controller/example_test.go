@@ -13,10 +13,10 @@ import (
 
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
 	"github.com/jobkit/jobkit/examples/jobset/controller"
-	"github.com/jobkit/jobkit/group"
+	"github.com/jobkit/jobkit/groups/childjobs"
 )
 
-// The sample JobSet converted onto group.Input and planned at its first sync:
+// The sample JobSet converted onto childjobs.Input and planned at its first sync:
 // the leader is created (the workers wait for it to be ready), with the
 // headless Service of the pods' names.
 func ExampleInput() {
@@ -33,7 +33,7 @@ func ExampleInput() {
 	js.Namespace, js.UID = "ml", "uid-1"
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	in := controller.Input(js, nil, false, "", "jobkit.dev/job-controller", now)
-	p, err := group.Compute(in)
+	p, err := childjobs.Compute(in)
 	if err != nil {
 		fmt.Println(err)
 		return

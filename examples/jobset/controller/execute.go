@@ -16,7 +16,7 @@ import (
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
-	"github.com/jobkit/jobkit/group"
+	"github.com/jobkit/jobkit/groups/childjobs"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
 
@@ -84,10 +84,10 @@ func (c *Controller) expire(ctx context.Context, js *v1alpha2.JobSet, cond *meta
 }
 
 // sync lists the JobSet's children and Service, computes its plan and executes
-// it in the order group.Plan documents.
+// it in the order childjobs.Plan documents.
 func (c *Controller) sync(ctx context.Context, js *v1alpha2.JobSet) (crreconcile.Result, error) {
 	var jobs batchv1.JobList
-	// No deep copy: group.Compute modifies none of its inputs.
+	// No deep copy: childjobs.Compute modifies none of its inputs.
 	if err := c.cache.List(ctx, &jobs, client.InNamespace(js.Namespace), client.MatchingFields{JobOwnerIndex: string(js.UID)}, client.UnsafeDisableDeepCopy); err != nil {
 		return crreconcile.Result{}, fmt.Errorf("listing the Jobs of %s/%s: %w", js.Namespace, js.Name, err)
 	}
@@ -104,7 +104,7 @@ func (c *Controller) sync(ctx context.Context, js *v1alpha2.JobSet) (crreconcile
 		return crreconcile.Result{}, fmt.Errorf("reading the Service of %s/%s: %w", js.Namespace, js.Name, err)
 	}
 	in := Input(js, children, err == nil, c.opts.ManagedBy, c.opts.ChildManagedBy, c.opts.Clock.Now())
-	p, err := group.Compute(in)
+	p, err := childjobs.Compute(in)
 	if err != nil {
 		return crreconcile.Result{}, fmt.Errorf("planning %s/%s: %w", js.Namespace, js.Name, err)
 	}
@@ -139,7 +139,7 @@ func (c *Controller) sync(ctx context.Context, js *v1alpha2.JobSet) (crreconcile
 // act executes the rest of a plan after its status: deletions, the Service,
 // suspensions, creations, events, the requeue. It goes on after a failed call
 // and returns every error.
-func (c *Controller) act(ctx context.Context, js *v1alpha2.JobSet, p *group.Plan) (crreconcile.Result, error) {
+func (c *Controller) act(ctx context.Context, js *v1alpha2.JobSet, p *childjobs.Plan) (crreconcile.Result, error) {
 	var errs []error
 	for _, d := range p.Delete {
 		uid := d.Job.UID

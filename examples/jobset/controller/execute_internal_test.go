@@ -29,7 +29,7 @@ import (
 
 	jkcr "github.com/jobkit/jobkit/controllerruntime"
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
-	"github.com/jobkit/jobkit/group"
+	"github.com/jobkit/jobkit/groups/childjobs"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
@@ -62,7 +62,7 @@ func testJobSet() *v1alpha2.JobSet {
 // children returns the children a first sync of js creates, with UIDs.
 func children(t *testing.T, js *v1alpha2.JobSet) []*batchv1.Job {
 	t.Helper()
-	p, err := group.Compute(Input(js, nil, false, "", "", now))
+	p, err := childjobs.Compute(Input(js, nil, false, "", "", now))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,25 +10,25 @@ import (
 	jkcr "github.com/jobkit/jobkit/controllerruntime"
 	"github.com/jobkit/jobkit/examples/internal/crd"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
-	"github.com/jobkit/jobkit/roles"
+	"github.com/jobkit/jobkit/groups/ownedpods"
 )
 
 // Type is the TrainingJob's wiring for jkcr.Setup, one conversion per shape: a run
 // without a launcher is one workload (Workload; its status is the Job status the
 // Reconciler computes, converted), a run with a launcher a workload of two roles
-// (RolesWorkload; its status is the roles.Status, converted by StatusFromRoles).
+// (RolesWorkload; its status is the ownedpods.Status, converted by StatusFromRoles).
 var Type = jkcr.Type[*v1alpha1.TrainingJob]{
 	New:       func() *v1alpha1.TrainingJob { return &v1alpha1.TrainingJob{} },
 	Workload:  Workload,
 	SetStatus: func(tj *v1alpha1.TrainingJob, s batchv1.JobStatus) { tj.Status = v1alpha1.StatusFromJob(s) },
 	ManagedBy: func(tj *v1alpha1.TrainingJob) *string { return tj.Spec.ManagedBy },
-	Roles: func(tj *v1alpha1.TrainingJob) (*roles.Workload, error) {
+	Roles: func(tj *v1alpha1.TrainingJob) (*ownedpods.Workload, error) {
 		if tj == nil || tj.Spec.Launcher == nil {
 			return nil, nil // one workload: Workload's
 		}
 		return RolesWorkload(tj)
 	},
-	SetRolesStatus: func(tj *v1alpha1.TrainingJob, s roles.Status) error {
+	SetRolesStatus: func(tj *v1alpha1.TrainingJob, s ownedpods.Status) error {
 		st, err := StatusFromRoles(s)
 		if err == nil {
 			tj.Status = st

@@ -14,8 +14,8 @@ import (
 	jkcr "github.com/jobkit/jobkit/controllerruntime"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/trainingjob/controller"
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/reconcile"
-	"github.com/jobkit/jobkit/roles"
 )
 
 // A TrainingJob of eight workers, four at a time, as jobkit syncs it: an Indexed
@@ -83,7 +83,7 @@ func ExampleRolesWorkload() {
 	fmt.Println("restarts:", w.FailurePolicy.MaxRestarts, w.FailurePolicy.Rules[0].Action, w.FailurePolicy.Rules[0].OnJobFailureReasons)
 
 	w.Status.Restarts = 1
-	w.Status.Roles = []roles.RoleStatus{{Name: controller.RoleWorkers, Attempt: 1, Succeeded: 3}}
+	w.Status.Roles = []ownedpods.RoleStatus{{Name: controller.RoleWorkers, Attempt: 1, Succeeded: 3}}
 	st, err := controller.StatusFromRoles(w.Status)
 	fmt.Println(st.Restarts, st.Workers.Attempt, st.Workers.Succeeded, st.Launcher == nil, err)
 
@@ -115,7 +115,7 @@ func ExampleType() {
 	tj.Spec.Launcher = &v1alpha1.Launcher{Template: pod}
 	g, err = controller.Type.Roles(tj)
 	fmt.Println(len(g.Roles), g.Roles[0].Name, g.Roles[1].Name, err)
-	err = controller.Type.SetRolesStatus(tj, roles.Status{Restarts: 1, TerminalState: "Completed"})
+	err = controller.Type.SetRolesStatus(tj, ownedpods.Status{Restarts: 1, TerminalState: "Completed"})
 	fmt.Println(tj.Status.Restarts, tj.Status.TerminalState, err)
 	// Output:
 	// true <nil>

@@ -10,13 +10,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
-	"github.com/jobkit/jobkit/roles"
 )
 
-// The roles of a run with a launcher, in their order in roles.Workload.Roles and
-// roles.Status.Roles: the workers first (the launcher depends on them), then the
+// The roles of a run with a launcher, in their order in ownedpods.Workload.Roles and
+// ownedpods.Status.Roles: the workers first (the launcher depends on them), then the
 // launcher. A pod carries its role's name in the role label.
 const (
 	RoleWorkers  = "workers"
@@ -57,7 +57,7 @@ const FailRunRule = "FailRun"
 // without a launcher (Workload converts it) and what Workload refuses, for both
 // templates. The Workload points into tj (the templates): do not modify tj while
 // it is in use.
-func RolesWorkload(tj *v1alpha1.TrainingJob) (*roles.Workload, error) {
+func RolesWorkload(tj *v1alpha1.TrainingJob) (*ownedpods.Workload, error) {
 	if tj == nil {
 		return nil, fmt.Errorf("%w: the TrainingJob is nil", ErrInvalid)
 	}
@@ -83,7 +83,7 @@ func RolesWorkload(tj *v1alpha1.TrainingJob) (*roles.Workload, error) {
 		Template:              &s.Launcher.Template,
 		ManagedBy:             s.ManagedBy,
 	}
-	return &roles.Workload{
+	return &ownedpods.Workload{
 		Namespace:       tj.Namespace,
 		Name:            tj.Name,
 		UID:             tj.UID,
@@ -93,7 +93,7 @@ func RolesWorkload(tj *v1alpha1.TrainingJob) (*roles.Workload, error) {
 		Object:          tj,
 		ManagedBy:       s.ManagedBy,
 		Suspend:         ptr.Deref(s.Suspend, false),
-		Roles: []roles.Role{
+		Roles: []ownedpods.Role{
 			{Name: RoleWorkers, Spec: workers, Backoff: backoff},
 			{Name: RoleLauncher, Spec: launcher, Backoff: backoff,
 				DependsOn: []plaingroup.Dependency{{Name: RoleWorkers, Status: plaingroup.DependsOnReady}}},
@@ -113,13 +113,13 @@ func RolesWorkload(tj *v1alpha1.TrainingJob) (*roles.Workload, error) {
 	}, nil
 }
 
-// RolesStatus returns the status of a run with a launcher as a roles.Status: the
+// RolesStatus returns the status of a run with a launcher as a ownedpods.Status: the
 // group's fields, the groupConditions, and one entry per role present in st, in
 // the order RoleWorkers, RoleLauncher (none for a run that has not started). The
 // Job-shaped fields of st (those of a run without a launcher) are not read. The
 // result shares nothing with st.
-func RolesStatus(st *v1alpha1.TrainingJobStatus) roles.Status {
-	out := roles.Status{
+func RolesStatus(st *v1alpha1.TrainingJobStatus) ownedpods.Status {
+	out := ownedpods.Status{
 		Restarts:                st.Restarts,
 		RestartsCountTowardsMax: st.RestartsCountTowardsMax,
 		Conditions:              slices.Clone(st.GroupConditions),
@@ -132,7 +132,7 @@ func RolesStatus(st *v1alpha1.TrainingJobStatus) roles.Status {
 		if r.st == nil {
 			continue
 		}
-		out.Roles = append(out.Roles, roles.RoleStatus{
+		out.Roles = append(out.Roles, ownedpods.RoleStatus{
 			Name:      r.name,
 			Attempt:   r.st.Attempt,
 			Job:       r.st.Current.JobStatus(),
@@ -148,7 +148,7 @@ func RolesStatus(st *v1alpha1.TrainingJobStatus) roles.Status {
 // field. It refuses, wrapping ErrInvalid and naming the field and value, roles
 // it cannot hold: a name other than RoleWorkers and RoleLauncher, a role listed
 // twice, or the launcher before the workers. The result shares nothing with rs.
-func StatusFromRoles(rs roles.Status) (v1alpha1.TrainingJobStatus, error) {
+func StatusFromRoles(rs ownedpods.Status) (v1alpha1.TrainingJobStatus, error) {
 	out := v1alpha1.TrainingJobStatus{
 		Restarts:                rs.Restarts,
 		RestartsCountTowardsMax: rs.RestartsCountTowardsMax,

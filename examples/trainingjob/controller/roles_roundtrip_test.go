@@ -15,19 +15,19 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/roles"
+	"github.com/jobkit/jobkit/groups/ownedpods"
 )
 
-// checkRolesStatusRoundTrip reports the fields of roles.Status that do not
-// survive convert (a status conversion both ways: roles.Status to an owner's
+// checkRolesStatusRoundTrip reports the fields of ownedpods.Status that do not
+// survive convert (a status conversion both ways: ownedpods.Status to an owner's
 // status and back), as plan.CheckStatusRoundTrip does for a Job's status. It runs
-// convert over samples that together set every field of roles.Status, of each
-// roles.RoleStatus and of its Job status (TestRolesStatusSamplesSetEveryField
+// convert over samples that together set every field of ownedpods.Status, of each
+// ownedpods.RoleStatus and of its Job status (TestRolesStatusSamplesSetEveryField
 // checks that they do), and names each field that came back different, with both
 // values. Everything is compared exactly (times as instants, to the
 // nanosecond; the samples hold whole seconds, as JSON does), but a nil and an
 // empty list are one.
-func checkRolesStatusRoundTrip(convert func(roles.Status) roles.Status) error {
+func checkRolesStatusRoundTrip(convert func(ownedpods.Status) ownedpods.Status) error {
 	var errs []error
 	for _, s := range rolesStatusSamples() {
 		want := s.st
@@ -39,7 +39,7 @@ func checkRolesStatusRoundTrip(convert func(roles.Status) roles.Status) error {
 
 type rolesStatusSample struct {
 	name string
-	st   roles.Status
+	st   ownedpods.Status
 }
 
 func rolesStatusSamples() []rolesStatusSample {
@@ -52,15 +52,15 @@ func rolesStatusSamples() []rolesStatusSample {
 		return batchv1.JobCondition{Type: typ, Status: corev1.ConditionTrue, Reason: reason, Message: reason + " message", LastProbeTime: *mt(min), LastTransitionTime: *mt(min)}
 	}
 	return []rolesStatusSample{
-		{"not started", roles.Status{}},
-		{"workers starting, no launcher yet", roles.Status{Roles: []roles.RoleStatus{{
+		{"not started", ownedpods.Status{}},
+		{"workers starting, no launcher yet", ownedpods.Status{Roles: []ownedpods.RoleStatus{{
 			Name: "workers",
 			Job:  batchv1.JobStatus{StartTime: mt(1), Active: 4, Ready: ptr.To[int32](0), Terminating: ptr.To[int32](0), UncountedTerminatedPods: &batchv1.UncountedTerminatedPods{}},
 		}}}},
-		{"restarting after a worker failed", roles.Status{
+		{"restarting after a worker failed", ownedpods.Status{
 			Restarts: 2, RestartsCountTowardsMax: 1,
 			Conditions: []metav1.Condition{group("RestartingJobSet", metav1.ConditionTrue, "DefaultFailurePolicy", "restarting", 5)},
-			Roles: []roles.RoleStatus{
+			Roles: []ownedpods.RoleStatus{
 				{Name: "workers", Attempt: 1, Succeeded: 3, Failed: 4, Job: batchv1.JobStatus{
 					StartTime: mt(2), Active: 1, Ready: ptr.To[int32](1), Terminating: ptr.To[int32](2),
 					Succeeded: 1, Failed: 2, CompletedIndexes: "0", FailedIndexes: ptr.To("1,3-4"),
@@ -70,13 +70,13 @@ func rolesStatusSamples() []rolesStatusSample {
 				{Name: "launcher", Attempt: 2, Failed: 1, Job: batchv1.JobStatus{Ready: ptr.To[int32](0), Terminating: ptr.To[int32](0)}},
 			},
 		}},
-		{"completed", roles.Status{
+		{"completed", ownedpods.Status{
 			Restarts: 1, RestartsCountTowardsMax: 1, TerminalState: "Completed",
 			Conditions: []metav1.Condition{
 				group("RestartingJobSet", metav1.ConditionFalse, "JobSetCompleted", "jobset completed", 9),
 				group("Completed", metav1.ConditionTrue, "AllJobsCompleted", "jobset completed successfully", 9),
 			},
-			Roles: []roles.RoleStatus{
+			Roles: []ownedpods.RoleStatus{
 				{Name: "workers", Attempt: 1, Succeeded: 8, Failed: 1, Job: batchv1.JobStatus{StartTime: mt(3), Succeeded: 4, CompletedIndexes: "0-3", FailedIndexes: ptr.To("")}},
 				{Name: "launcher", Attempt: 1, Succeeded: 1, Failed: 1, Job: batchv1.JobStatus{
 					StartTime: mt(4), CompletionTime: mt(9), Succeeded: 1, CompletedIndexes: "0", FailedIndexes: ptr.To(""),
@@ -85,10 +85,10 @@ func rolesStatusSamples() []rolesStatusSample {
 				}},
 			},
 		}},
-		{"failed at once by a FailJob rule", roles.Status{
+		{"failed at once by a FailJob rule", ownedpods.Status{
 			TerminalState: "Failed",
 			Conditions:    []metav1.Condition{group("Failed", metav1.ConditionTrue, "FailJobSetFailurePolicyAction", "applying FailJobSet failure policy action", 6)},
-			Roles: []roles.RoleStatus{
+			Roles: []ownedpods.RoleStatus{
 				{Name: "workers", Failed: 1, Job: batchv1.JobStatus{StartTime: mt(1), Failed: 1, FailedIndexes: ptr.To(""),
 					Conditions: []batchv1.JobCondition{job(batchv1.JobFailureTarget, "PodFailurePolicy", 5), job(batchv1.JobFailed, "PodFailurePolicy", 6)}}},
 				{Name: "launcher"},
@@ -99,7 +99,7 @@ func rolesStatusSamples() []rolesStatusSample {
 
 // deepCopyRolesStatus returns a copy of s that shares nothing with it, so that
 // convert cannot change the sample it is compared with.
-func deepCopyRolesStatus(s *roles.Status) *roles.Status {
+func deepCopyRolesStatus(s *ownedpods.Status) *ownedpods.Status {
 	out := *s
 	out.Conditions = append([]metav1.Condition(nil), s.Conditions...)
 	out.Roles = nil
@@ -111,7 +111,7 @@ func deepCopyRolesStatus(s *roles.Status) *roles.Status {
 }
 
 // diffRolesStatus names the fields of want that got does not hold.
-func diffRolesStatus(sample string, want, got *roles.Status) []error {
+func diffRolesStatus(sample string, want, got *ownedpods.Status) []error {
 	var errs []error
 	check := func(field string, w, g any) {
 		if !equality.Semantic.DeepEqual(w, g) {
@@ -146,7 +146,7 @@ func jsonName(f reflect.StructField) string {
 }
 
 // TestRolesStatusSamplesSetEveryField checks that the samples of
-// checkRolesStatusRoundTrip set every field of roles.Status, roles.RoleStatus,
+// checkRolesStatusRoundTrip set every field of ownedpods.Status, ownedpods.RoleStatus,
 // batchv1.JobStatus and of their conditions somewhere, so that a field added to
 // any of them is noticed here until a sample sets it (and the conversion keeps
 // it).
@@ -176,7 +176,7 @@ func TestRolesStatusSamplesSetEveryField(t *testing.T) {
 		}
 	}
 	types := []reflect.Type{
-		reflect.TypeFor[roles.Status](), reflect.TypeFor[roles.RoleStatus](), reflect.TypeFor[batchv1.JobStatus](),
+		reflect.TypeFor[ownedpods.Status](), reflect.TypeFor[ownedpods.RoleStatus](), reflect.TypeFor[batchv1.JobStatus](),
 		reflect.TypeFor[metav1.Condition](), reflect.TypeFor[batchv1.JobCondition](), reflect.TypeFor[batchv1.UncountedTerminatedPods](),
 	}
 	for _, typ := range types {
@@ -197,55 +197,55 @@ func TestRolesStatusSamplesSetEveryField(t *testing.T) {
 // TestCheckRolesStatusRoundTrip checks the checker: the identity passes, and a
 // conversion that loses one field is reported, naming it.
 func TestCheckRolesStatusRoundTrip(t *testing.T) {
-	if err := checkRolesStatusRoundTrip(func(s roles.Status) roles.Status { return s }); err != nil {
+	if err := checkRolesStatusRoundTrip(func(s ownedpods.Status) ownedpods.Status { return s }); err != nil {
 		t.Fatalf("the identity: %v", err)
 	}
 	tests := []struct {
 		name      string
-		lose      func(s *roles.Status)
+		lose      func(s *ownedpods.Status)
 		wantField string
 	}{
-		{"restarts", func(s *roles.Status) { s.Restarts = 0 }, "restarts lost"},
-		{"restarts counted", func(s *roles.Status) { s.RestartsCountTowardsMax = 0 }, "restartsCountTowardsMax lost"},
-		{"observed generation", func(s *roles.Status) {
+		{"restarts", func(s *ownedpods.Status) { s.Restarts = 0 }, "restarts lost"},
+		{"restarts counted", func(s *ownedpods.Status) { s.RestartsCountTowardsMax = 0 }, "restartsCountTowardsMax lost"},
+		{"observed generation", func(s *ownedpods.Status) {
 			for i := range s.Conditions {
 				s.Conditions[i].ObservedGeneration = 0
 			}
 		}, "conditions lost"},
-		{"terminal state", func(s *roles.Status) { s.TerminalState = "" }, "terminalState lost"},
-		{"a role", func(s *roles.Status) {
+		{"terminal state", func(s *ownedpods.Status) { s.TerminalState = "" }, "terminalState lost"},
+		{"a role", func(s *ownedpods.Status) {
 			if len(s.Roles) > 1 {
 				s.Roles = s.Roles[:1]
 			}
 		}, "roles lost: wrote 2, read back 1"},
-		{"the role order", func(s *roles.Status) {
+		{"the role order", func(s *ownedpods.Status) {
 			if len(s.Roles) == 2 {
 				s.Roles[0], s.Roles[1] = s.Roles[1], s.Roles[0]
 			}
 		}, "roles[0].name lost"},
-		{"attempt", func(s *roles.Status) {
+		{"attempt", func(s *ownedpods.Status) {
 			for i := range s.Roles {
 				s.Roles[i].Attempt = 0
 			}
 		}, "roles[0].attempt lost"},
-		{"the role's total", func(s *roles.Status) {
+		{"the role's total", func(s *ownedpods.Status) {
 			for i := range s.Roles {
 				s.Roles[i].Failed = 0
 			}
 		}, "roles[0].failed lost"},
-		{"ready", func(s *roles.Status) {
+		{"ready", func(s *ownedpods.Status) {
 			for i := range s.Roles {
 				s.Roles[i].Job.Ready = nil
 			}
 		}, "roles[0].job.ready lost"},
-		{"lastProbeTime", func(s *roles.Status) {
+		{"lastProbeTime", func(s *ownedpods.Status) {
 			for i := range s.Roles {
 				for j := range s.Roles[i].Job.Conditions {
 					s.Roles[i].Job.Conditions[j].LastProbeTime = metav1.Time{}
 				}
 			}
 		}, "job.conditions lost"},
-		{"uncounted", func(s *roles.Status) {
+		{"uncounted", func(s *ownedpods.Status) {
 			for i := range s.Roles {
 				s.Roles[i].Job.UncountedTerminatedPods = nil
 			}
@@ -253,7 +253,7 @@ func TestCheckRolesStatusRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkRolesStatusRoundTrip(func(s roles.Status) roles.Status {
+			err := checkRolesStatusRoundTrip(func(s ownedpods.Status) ownedpods.Status {
 				tt.lose(&s)
 				return s
 			})
@@ -263,7 +263,7 @@ func TestCheckRolesStatusRoundTrip(t *testing.T) {
 		})
 	}
 	// The conversion receives a copy: changing what it was given is a loss too.
-	err := checkRolesStatusRoundTrip(func(s roles.Status) roles.Status {
+	err := checkRolesStatusRoundTrip(func(s ownedpods.Status) ownedpods.Status {
 		for i := range s.Roles {
 			if s.Roles[i].Job.Ready != nil {
 				*s.Roles[i].Job.Ready = 42

@@ -15,10 +15,10 @@ import (
 
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/trainingjob/controller"
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
-	"github.com/jobkit/jobkit/roles"
 )
 
 // launcherTJ returns a TrainingJob with a launcher that RolesWorkload accepts;
@@ -123,11 +123,11 @@ func TestRolesWorkload(t *testing.T) {
 			}
 			alone.Spec.Template = &tt.tj.Spec.Template
 			alone.Spec.MaxFailedIndexes = ptr.To(tt.wantMaxFailedIndexes)
-			want := &roles.Workload{
+			want := &ownedpods.Workload{
 				Namespace: "ml", Name: "resnet", UID: "uid-1", Generation: 3, ResourceVersion: "7",
 				Deleting: tt.tj.DeletionTimestamp != nil, Object: tt.tj,
 				ManagedBy: tt.tj.Spec.ManagedBy, Suspend: tt.wantSuspend,
-				Roles: []roles.Role{
+				Roles: []ownedpods.Role{
 					{Name: "workers", Spec: alone.Spec, Backoff: tt.wantBackoff},
 					{Name: "launcher", Spec: tt.wantLauncher(tt.tj), Backoff: tt.wantBackoff,
 						DependsOn: []plaingroup.Dependency{{Name: "workers", Status: plaingroup.DependsOnReady}}},
@@ -135,7 +135,7 @@ func TestRolesWorkload(t *testing.T) {
 				FailurePolicy: &plaingroup.FailurePolicy{MaxRestarts: tt.wantMaxRestarts, RestartStrategy: plaingroup.BlockingRecreate, Rules: []plaingroup.Rule{failRun}},
 				SuccessPolicy: &plaingroup.SuccessPolicy{Operator: plaingroup.Any, TargetReplicatedJobs: []string{"launcher"}},
 				StartupOrder:  plaingroup.AnyOrder,
-				Status: roles.Status{Restarts: 1, Roles: []roles.RoleStatus{{
+				Status: ownedpods.Status{Restarts: 1, Roles: []ownedpods.RoleStatus{{
 					Name: "workers", Attempt: 1, Succeeded: 2, Job: batchv1.JobStatus{},
 				}}},
 			}
@@ -156,7 +156,7 @@ func TestRolesWorkload(t *testing.T) {
 }
 
 // groupRoles returns the roles of w as plain/group sees them, for Validate.
-func groupRoles(w *roles.Workload) []plaingroup.Role {
+func groupRoles(w *ownedpods.Workload) []plaingroup.Role {
 	out := make([]plaingroup.Role, len(w.Roles))
 	for i, r := range w.Roles {
 		out[i] = plaingroup.Role{Name: r.Name, Replicas: 1, Parallelism: *r.Spec.Parallelism, Completions: r.Spec.Completions, DependsOn: r.DependsOn}
@@ -201,20 +201,20 @@ func TestRolesWorkloadRefuses(t *testing.T) {
 }
 
 func TestStatusFromRolesRefuses(t *testing.T) {
-	role := func(name string) roles.RoleStatus { return roles.RoleStatus{Name: name} }
+	role := func(name string) ownedpods.RoleStatus { return ownedpods.RoleStatus{Name: name} }
 	tests := []struct {
 		name      string
-		roles     []roles.RoleStatus
+		roles     []ownedpods.RoleStatus
 		wantField string
 	}{
-		{"unknown role", []roles.RoleStatus{role("workers"), role("head")}, `roles[1].name: "head"`},
-		{"launcher first", []roles.RoleStatus{role("launcher"), role("workers")}, `roles[1].name: "workers": the workers come before the launcher`},
-		{"workers twice", []roles.RoleStatus{role("workers"), role("workers")}, `roles[1].name: "workers": listed twice`},
-		{"launcher twice", []roles.RoleStatus{role("workers"), role("launcher"), role("launcher")}, `roles[2].name: "launcher": listed twice`},
+		{"unknown role", []ownedpods.RoleStatus{role("workers"), role("head")}, `roles[1].name: "head"`},
+		{"launcher first", []ownedpods.RoleStatus{role("launcher"), role("workers")}, `roles[1].name: "workers": the workers come before the launcher`},
+		{"workers twice", []ownedpods.RoleStatus{role("workers"), role("workers")}, `roles[1].name: "workers": listed twice`},
+		{"launcher twice", []ownedpods.RoleStatus{role("workers"), role("launcher"), role("launcher")}, `roles[2].name: "launcher": listed twice`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := controller.StatusFromRoles(roles.Status{Restarts: 1, Roles: tt.roles})
+			got, err := controller.StatusFromRoles(ownedpods.Status{Restarts: 1, Roles: tt.roles})
 			if !errors.Is(err, controller.ErrInvalid) || !strings.Contains(err.Error(), tt.wantField) {
 				t.Fatalf("StatusFromRoles() error = %v, want ErrInvalid naming %s", err, tt.wantField)
 			}
@@ -227,7 +227,7 @@ func TestStatusFromRolesRefuses(t *testing.T) {
 
 // TestRolesStatusRoundTrip converts every sample of checkRolesStatusRoundTrip to
 // a TrainingJobStatus and back, in Go and through the JSON the API server
-// stores: nothing of roles.Status is lost, and nothing is shared.
+// stores: nothing of ownedpods.Status is lost, and nothing is shared.
 func TestRolesStatusRoundTrip(t *testing.T) {
 	fail := func(err error) {
 		t.Helper()
@@ -235,12 +235,12 @@ func TestRolesStatusRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	inGo := func(rs roles.Status) roles.Status {
+	inGo := func(rs ownedpods.Status) ownedpods.Status {
 		st, err := controller.StatusFromRoles(rs)
 		fail(err)
 		return controller.RolesStatus(&st)
 	}
-	throughJSON := func(rs roles.Status) roles.Status {
+	throughJSON := func(rs ownedpods.Status) ownedpods.Status {
 		st, err := controller.StatusFromRoles(rs)
 		fail(err)
 		data, err := json.Marshal(st)
@@ -277,7 +277,7 @@ func TestRolesStatusIgnoresJobFields(t *testing.T) {
 	st := v1alpha1.StatusFromJob(batchv1.JobStatus{Active: 2, Succeeded: 1, CompletedIndexes: "0"})
 	st.Restarts = 1
 	got := controller.RolesStatus(&st)
-	if diff := cmp.Diff(roles.Status{Restarts: 1}, got); diff != "" {
+	if diff := cmp.Diff(ownedpods.Status{Restarts: 1}, got); diff != "" {
 		t.Errorf("RolesStatus() (-want +got):\n%s", diff)
 	}
 	back, err := controller.StatusFromRoles(got)

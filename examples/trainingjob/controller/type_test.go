@@ -8,8 +8,8 @@ import (
 
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/trainingjob/controller"
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
-	"github.com/jobkit/jobkit/roles"
 )
 
 // Type answers each shape with its one conversion: a run without a launcher is no
@@ -31,12 +31,12 @@ func TestTypeShapes(t *testing.T) {
 	if _, err := controller.Type.Workload(tj); err == nil {
 		t.Error("Type.Workload of a run with a launcher succeeded, want it refused")
 	}
-	st := roles.Status{Restarts: 1, Roles: []roles.RoleStatus{{Name: controller.RoleWorkers, Attempt: 1, Failed: 2}}}
+	st := ownedpods.Status{Restarts: 1, Roles: []ownedpods.RoleStatus{{Name: controller.RoleWorkers, Attempt: 1, Failed: 2}}}
 	if err := controller.Type.SetRolesStatus(tj, st); err != nil || tj.Status.Restarts != 1 || tj.Status.Workers == nil || tj.Status.Workers.Failed != 2 {
 		t.Errorf("SetRolesStatus: %v, status %+v", err, tj.Status)
 	}
 	before := tj.Status
-	if err := controller.Type.SetRolesStatus(tj, roles.Status{Roles: []roles.RoleStatus{{Name: "head"}}}); err == nil || tj.Status.Restarts != before.Restarts {
+	if err := controller.Type.SetRolesStatus(tj, ownedpods.Status{Roles: []ownedpods.RoleStatus{{Name: "head"}}}); err == nil || tj.Status.Restarts != before.Restarts {
 		t.Errorf("SetRolesStatus of role head = %v (status %+v), want an error and the status kept", err, tj.Status)
 	}
 }

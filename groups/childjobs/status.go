@@ -1,9 +1,7 @@
-package group
+package childjobs
 
 import (
 	"slices"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
@@ -25,42 +23,6 @@ func countersOf(st *Status) plaingroup.Counters {
 		c.Jobs[rs.Name] = plaingroup.RoleRestarts{Restarts: rs.JobRestarts, CountTowardsMax: rs.JobRestartsCountTowardsMax}
 	}
 	return c
-}
-
-// plainConditions converts the status's conditions for the plain rules.
-func plainConditions(conds []metav1.Condition) []plaingroup.Condition {
-	out := make([]plaingroup.Condition, len(conds))
-	for i, c := range conds {
-		out[i] = plaingroup.Condition{
-			Type: c.Type, Status: plaingroup.ConditionStatus(c.Status), Reason: c.Reason,
-			Message: c.Message, LastTransitionTime: c.LastTransitionTime.Time,
-		}
-	}
-	return out
-}
-
-// metaConditions converts the plain conditions back, keeping each condition of
-// old that did not change as it was (its observedGeneration with it); a changed
-// one gets generation.
-func metaConditions(old []metav1.Condition, conds []plaingroup.Condition, generation int64) []metav1.Condition {
-	if len(conds) == 0 {
-		return old
-	}
-	out := make([]metav1.Condition, len(conds))
-	for i, c := range conds {
-		if j := slices.IndexFunc(old, func(o metav1.Condition) bool { return o.Type == c.Type }); j >= 0 {
-			o := &old[j]
-			if string(o.Status) == string(c.Status) && o.Reason == c.Reason && o.Message == c.Message && o.LastTransitionTime.Time.Equal(c.LastTransitionTime) {
-				out[i] = *o
-				continue
-			}
-		}
-		out[i] = metav1.Condition{
-			Type: c.Type, Status: metav1.ConditionStatus(c.Status), ObservedGeneration: generation,
-			LastTransitionTime: metav1.NewTime(c.LastTransitionTime), Reason: c.Reason, Message: c.Message,
-		}
-	}
-	return out
 }
 
 // equalStatus reports whether two statuses hold the same values.

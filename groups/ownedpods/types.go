@@ -1,4 +1,4 @@
-package roles
+package ownedpods
 
 import (
 	"time"
@@ -165,4 +165,30 @@ type Plan struct {
 	// removal), and their Backoff records need not be kept (plan rebuilds them
 	// from the pods).
 	Roles []*plan.Plan
+}
+
+// AsWorkload returns w as the one plan.Workload that the calls taking one read
+// of an owner see (reconcile.Reconciler.ObserveOwnerEvent, the pod-event
+// mapping, CleanOrphan's facts, Config.ReadOwner, the metrics, and the test
+// rig's owner store): its identity (namespace, name, UID, generation,
+// resourceVersion, object, deletion), spec.managedBy and suspension. It has no
+// template, selector or status, and in particular it is never finished: a group
+// that has finished (its Completed or Failed condition) still has pods to stop
+// and count, which SyncRoles does until nothing runs or carries the tracking
+// finalizer (then Compute skips it). Presented as finished, its pod events
+// would sync it no more and an orphan cleanup would strip the finalizers of the
+// pods its sync is stopping, racing with it: a running pod could be left with
+// no finalizer and no sync to delete it. A deleted or replaced owner is the
+// orphan cleanup's, as any owner's. It shares ManagedBy with w.
+func (w *Workload) AsWorkload() *plan.Workload {
+	return &plan.Workload{
+		Namespace:       w.Namespace,
+		Name:            w.Name,
+		UID:             w.UID,
+		Deleting:        w.Deleting,
+		Generation:      w.Generation,
+		ResourceVersion: w.ResourceVersion,
+		Object:          w.Object,
+		Spec:            plan.Spec{ManagedBy: w.ManagedBy, Suspend: &w.Suspend},
+	}
 }

@@ -1,4 +1,4 @@
-package roles_test
+package ownedpods_test
 
 import (
 	"errors"
@@ -15,11 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
-	"github.com/jobkit/jobkit/roles"
 )
 
 func envOf(c corev1.Container, name string) (string, bool) {
@@ -104,7 +104,7 @@ func TestComputeLauncherWaitsForReadyWorkers(t *testing.T) {
 }
 
 // started runs a training job up to a running launcher.
-func started(t *testing.T, w *roles.Workload) *cluster {
+func started(t *testing.T, w *ownedpods.Workload) *cluster {
 	c := newCluster(t, w)
 	c.syncUntil(5)
 	c.runAll("worker")
@@ -153,7 +153,7 @@ func TestComputeRestartsTheGroup(t *testing.T) {
 	assert.True(t, slices.ContainsFunc(p.Events, func(e plan.Event) bool {
 		return e.Reason == "MaxFailedIndexesExceeded" && strings.HasPrefix(e.Message, `role "worker": `)
 	}), "the role's failure, named after the role: %v", p.Events)
-	var totals []roles.RoleStatus
+	var totals []ownedpods.RoleStatus
 	for range 10 {
 		p = c.sync()
 		totals = append(totals, c.w.Status.Roles...)
@@ -351,24 +351,24 @@ func TestComputeInOrderStartup(t *testing.T) {
 func TestComputeSkips(t *testing.T) {
 	w := trainingJob(1, 1)
 	w.ManagedBy = ptr.To("someone-else")
-	p, err := roles.Compute(roles.Input{Workload: w, ControllerName: controller, Owner: kind, Now: t0})
+	p, err := ownedpods.Compute(ownedpods.Input{Workload: w, ControllerName: controller, Owner: kind, Now: t0})
 	require.NoError(t, err)
 	assert.Equal(t, `spec.managedBy is "someone-else", not "`+controller+`"`, p.Skip)
 	assert.Empty(t, p.Create)
 
 	w.ManagedBy = ptr.To(controller)
-	p, err = roles.Compute(roles.Input{Workload: w, ControllerName: controller, Owner: kind, Now: t0, ExpectationsSatisfied: true})
+	p, err = ownedpods.Compute(ownedpods.Input{Workload: w, ControllerName: controller, Owner: kind, Now: t0, ExpectationsSatisfied: true})
 	require.NoError(t, err)
 	assert.Empty(t, p.Skip)
 	assert.NotEmpty(t, p.Create)
 
 	w.Status.TerminalState = "Completed"
-	p, err = roles.Compute(roles.Input{Workload: w, ControllerName: controller, Owner: kind, Now: t0, ExpectationsSatisfied: true})
+	p, err = ownedpods.Compute(ownedpods.Input{Workload: w, ControllerName: controller, Owner: kind, Now: t0, ExpectationsSatisfied: true})
 	require.NoError(t, err)
 	assert.NotEmpty(t, p.Skip)
 	// ...unless something is still to be counted.
-	w.Status.Roles = []roles.RoleStatus{{Name: "launcher", Job: batchv1.JobStatus{UncountedTerminatedPods: &batchv1.UncountedTerminatedPods{Succeeded: []types.UID{"a"}}}}}
-	p, err = roles.Compute(roles.Input{Workload: w, ControllerName: controller, Owner: kind, Now: t0, ExpectationsSatisfied: true})
+	w.Status.Roles = []ownedpods.RoleStatus{{Name: "launcher", Job: batchv1.JobStatus{UncountedTerminatedPods: &batchv1.UncountedTerminatedPods{Succeeded: []types.UID{"a"}}}}}
+	p, err = ownedpods.Compute(ownedpods.Input{Workload: w, ControllerName: controller, Owner: kind, Now: t0, ExpectationsSatisfied: true})
 	require.NoError(t, err)
 	assert.Empty(t, p.Skip)
 	assert.Equal(t, int32(1), p.Status.Roles[1].Succeeded, "the last recorded pod is counted")
@@ -377,14 +377,14 @@ func TestComputeSkips(t *testing.T) {
 
 func TestComputeStatusEntries(t *testing.T) {
 	w := trainingJob(1, 1)
-	w.Status.Roles = []roles.RoleStatus{
+	w.Status.Roles = []ownedpods.RoleStatus{
 		{Name: "gone", Succeeded: 4},
 		{Name: "launcher", Succeeded: 2, Failed: 1},
 	}
-	p, err := roles.Compute(roles.Input{Workload: w, ControllerName: controller, Owner: kind, Now: t0, ExpectationsSatisfied: true})
+	p, err := ownedpods.Compute(ownedpods.Input{Workload: w, ControllerName: controller, Owner: kind, Now: t0, ExpectationsSatisfied: true})
 	require.NoError(t, err)
 	require.Len(t, p.Status.Roles, 2)
-	assert.Equal(t, roles.RoleStatus{Name: "worker"}, roles.RoleStatus{Name: p.Status.Roles[0].Name, Succeeded: p.Status.Roles[0].Succeeded})
+	assert.Equal(t, ownedpods.RoleStatus{Name: "worker"}, ownedpods.RoleStatus{Name: p.Status.Roles[0].Name, Succeeded: p.Status.Roles[0].Succeeded})
 	assert.Equal(t, int32(2), p.Status.Roles[1].Succeeded)
 	assert.Equal(t, int32(1), p.Status.Roles[1].Failed)
 	assert.True(t, slices.ContainsFunc(p.Warnings, func(s string) bool { return strings.Contains(s, `"gone"`) }), "%q", p.Warnings)
@@ -394,42 +394,42 @@ func TestComputeInvalid(t *testing.T) {
 	long := strings.Repeat("a", 55)
 	tests := []struct {
 		name   string
-		change func(*roles.Input)
+		change func(*ownedpods.Input)
 		want   []string // in the message: the field and the value
 	}{
-		{"nil workload", func(in *roles.Input) { in.Workload = nil }, []string{"Input.Workload"}},
-		{"no controller name", func(in *roles.Input) { in.ControllerName = "" }, []string{"Input.ControllerName"}},
-		{"no roles", func(in *roles.Input) { in.Workload.Roles = nil }, []string{"roles"}},
-		{"no owner kind", func(in *roles.Input) { in.Owner = owner.Kind{} }, []string{"Input.Owner", "Required"}},
-		{"a Job as the owner", func(in *roles.Input) { in.Owner = owner.BatchJob }, []string{"Input.Owner", "batch"}},
-		{"bad owner kind", func(in *roles.Input) { in.Owner.Version = "" }, []string{"Input.Owner", "TrainingJob"}},
-		{"role name not a DNS label", func(in *roles.Input) { in.Workload.Roles[0].Name = "Work_er" }, []string{"roles[0].name", `"Work_er"`}},
-		{"repeated role", func(in *roles.Input) { in.Workload.Roles[1].Name = "worker"; in.Workload.Roles[1].DependsOn = nil }, []string{"roles[1].name", `"worker"`}},
-		{"hostname too long", func(in *roles.Input) { in.Workload.Name = long }, []string{"roles[0].name", long + "-worker-2"}},
-		{"bad role spec", func(in *roles.Input) { in.Workload.Roles[0].Spec.Completions = nil }, []string{"roles[0]", `"worker"`}},
-		{"bad pattern", func(in *roles.Input) {
+		{"nil workload", func(in *ownedpods.Input) { in.Workload = nil }, []string{"Input.Workload"}},
+		{"no controller name", func(in *ownedpods.Input) { in.ControllerName = "" }, []string{"Input.ControllerName"}},
+		{"no roles", func(in *ownedpods.Input) { in.Workload.Roles = nil }, []string{"roles"}},
+		{"no owner kind", func(in *ownedpods.Input) { in.Owner = owner.Kind{} }, []string{"Input.Owner", "Required"}},
+		{"a Job as the owner", func(in *ownedpods.Input) { in.Owner = owner.BatchJob }, []string{"Input.Owner", "batch"}},
+		{"bad owner kind", func(in *ownedpods.Input) { in.Owner.Version = "" }, []string{"Input.Owner", "TrainingJob"}},
+		{"role name not a DNS label", func(in *ownedpods.Input) { in.Workload.Roles[0].Name = "Work_er" }, []string{"roles[0].name", `"Work_er"`}},
+		{"repeated role", func(in *ownedpods.Input) { in.Workload.Roles[1].Name = "worker"; in.Workload.Roles[1].DependsOn = nil }, []string{"roles[1].name", `"worker"`}},
+		{"hostname too long", func(in *ownedpods.Input) { in.Workload.Name = long }, []string{"roles[0].name", long + "-worker-2"}},
+		{"bad role spec", func(in *ownedpods.Input) { in.Workload.Roles[0].Spec.Completions = nil }, []string{"roles[0]", `"worker"`}},
+		{"bad pattern", func(in *ownedpods.Input) {
 			in.Workload.FailurePolicy.Rules = []plaingroup.Rule{{Name: "r", Action: plaingroup.FailJobSet, OnJobFailureMessagePatterns: []string{"("}}}
 		}, []string{"failurePolicy.rules[0].onJobFailureMessagePatterns[0]", `"("`}},
-		{"restart job ignoring max", func(in *roles.Input) {
+		{"restart job ignoring max", func(in *ownedpods.Input) {
 			in.Workload.FailurePolicy.Rules = []plaingroup.Rule{{Name: "r", Action: plaingroup.RestartJobAndIgnoreMaxRestarts}}
 		}, []string{"failurePolicy.rules[0].action", "RestartJobAndIgnoreMaxRestarts"}},
-		{"restart job", func(in *roles.Input) {
+		{"restart job", func(in *ownedpods.Input) {
 			in.Workload.FailurePolicy.Rules = []plaingroup.Rule{{Name: "r", Action: plaingroup.RestartJob}}
 		}, []string{"failurePolicy.rules[0].action", "RestartJob", "not supported"}},
-		{"success target unknown", func(in *roles.Input) { in.Workload.SuccessPolicy.TargetReplicatedJobs = []string{"ps"} }, []string{"successPolicy.targetReplicatedJobs[0]", `"ps"`}},
-		{"depends on later role", func(in *roles.Input) {
+		{"success target unknown", func(in *ownedpods.Input) { in.Workload.SuccessPolicy.TargetReplicatedJobs = []string{"ps"} }, []string{"successPolicy.targetReplicatedJobs[0]", `"ps"`}},
+		{"depends on later role", func(in *ownedpods.Input) {
 			in.Workload.Roles[1].DependsOn = nil
 			in.Workload.Roles[0].DependsOn = []plaingroup.Dependency{{Name: "launcher", Status: plaingroup.DependsOnReady}}
 		}, []string{"roles[0].dependsOn", "launcher"}},
-		{"depends on unknown role", func(in *roles.Input) {
+		{"depends on unknown role", func(in *ownedpods.Input) {
 			in.Workload.Roles[1].DependsOn = []plaingroup.Dependency{{Name: "ps", Status: plaingroup.DependsOnReady}}
 		}, []string{"roles[1].dependsOn[0].name", `"ps"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := roles.Input{Workload: trainingJob(3, 1), ControllerName: controller, Owner: kind, Now: t0, ExpectationsSatisfied: true}
+			in := ownedpods.Input{Workload: trainingJob(3, 1), ControllerName: controller, Owner: kind, Now: t0, ExpectationsSatisfied: true}
 			tt.change(&in)
-			p, err := roles.Compute(in)
+			p, err := ownedpods.Compute(in)
 			require.Error(t, err)
 			assert.Nil(t, p)
 			assert.True(t, errors.Is(err, plan.ErrInvalidJob), "%v does not wrap ErrInvalidJob", err)

@@ -1,15 +1,15 @@
-package roles_test
+package ownedpods_test
 
 import (
 	"fmt"
 	"testing"
 
-	"github.com/jobkit/jobkit/roles"
+	"github.com/jobkit/jobkit/groups/ownedpods"
 )
 
 // running is a training job of n workers and a launcher, every pod running and
 // the status written: the steady state of most syncs.
-func running(b *testing.B, workers int32) roles.Input {
+func running(b *testing.B, workers int32) ownedpods.Input {
 	c := newCluster(b, trainingJob(workers, 3))
 	for range 3 {
 		c.sync()
@@ -29,7 +29,7 @@ func BenchmarkCompute(b *testing.B) {
 			in := running(b, workers)
 			b.ReportAllocs()
 			for b.Loop() {
-				p, err := roles.Compute(in)
+				p, err := ownedpods.Compute(in)
 				if err != nil || p.StatusChanged {
 					b.Fatalf("steady state: err %v, changed %v", err, p.StatusChanged)
 				}

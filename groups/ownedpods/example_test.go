@@ -1,4 +1,4 @@
-package roles_test
+package ownedpods_test
 
 import (
 	"fmt"
@@ -8,10 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/owner"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
-	"github.com/jobkit/jobkit/roles"
 )
 
 // A TrainingJob of two workers and a launcher that waits for them to be ready
@@ -22,9 +22,9 @@ func ExampleCompute() {
 		RestartPolicy: corev1.RestartPolicyNever,
 		Containers:    []corev1.Container{{Name: "main", Image: "trainer:v1"}},
 	}}
-	w := &roles.Workload{
+	w := &ownedpods.Workload{
 		Namespace: "ml", Name: "mnist", UID: "7c9e6679",
-		Roles: []roles.Role{
+		Roles: []ownedpods.Role{
 			{Name: "worker", Spec: plan.Spec{
 				Template: tmpl, Completions: ptr.To[int32](2), Parallelism: ptr.To[int32](2),
 				CompletionMode: ptr.To(batchv1.IndexedCompletion),
@@ -35,7 +35,7 @@ func ExampleCompute() {
 		SuccessPolicy: &plaingroup.SuccessPolicy{Operator: plaingroup.Any, TargetReplicatedJobs: []string{"launcher"}},
 		FailurePolicy: &plaingroup.FailurePolicy{MaxRestarts: 3},
 	}
-	p, err := roles.Compute(roles.Input{
+	p, err := ownedpods.Compute(ownedpods.Input{
 		Workload:              w,
 		ControllerName:        "ml.example.com/trainingjob-controller",
 		ExpectationsSatisfied: true,
@@ -71,18 +71,18 @@ func ExampleCompute_restart() {
 		RestartPolicy: corev1.RestartPolicyNever,
 		Containers:    []corev1.Container{{Name: "main", Image: "trainer:v1"}},
 	}}
-	w := &roles.Workload{
+	w := &ownedpods.Workload{
 		Namespace: "ml", Name: "mnist", UID: "7c9e6679",
-		Roles: []roles.Role{{Name: "worker", Spec: plan.Spec{
+		Roles: []ownedpods.Role{{Name: "worker", Spec: plan.Spec{
 			Template: tmpl, Completions: ptr.To[int32](2), Parallelism: ptr.To[int32](2),
 			CompletionMode: ptr.To(batchv1.IndexedCompletion),
 		}}},
 		FailurePolicy: &plaingroup.FailurePolicy{MaxRestarts: 3},
-		Status: roles.Status{Restarts: 1, RestartsCountTowardsMax: 1, Roles: []roles.RoleStatus{
+		Status: ownedpods.Status{Restarts: 1, RestartsCountTowardsMax: 1, Roles: []ownedpods.RoleStatus{
 			{Name: "worker", Attempt: 0, Failed: 2, Job: batchv1.JobStatus{Failed: 2}},
 		}},
 	}
-	in := roles.Input{
+	in := ownedpods.Input{
 		Workload:              w,
 		ControllerName:        "ml.example.com/trainingjob-controller",
 		ExpectationsSatisfied: true,
@@ -91,7 +91,7 @@ func ExampleCompute_restart() {
 			Finalizer: "ml.example.com/tracking", KeyPrefix: "ml.example.com/"},
 	}
 	for sync := 1; sync <= 2; sync++ {
-		p, err := roles.Compute(in)
+		p, err := ownedpods.Compute(in)
 		if err != nil {
 			fmt.Println(err)
 			return

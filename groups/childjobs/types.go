@@ -1,4 +1,4 @@
-package group
+package childjobs
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	plaingroup "github.com/jobkit/jobkit/plain/group"
+	"github.com/jobkit/jobkit/plan"
 )
 
 // Input is everything one sync of a group reads: the group's identity, spec and
@@ -130,7 +131,7 @@ type Plan struct {
 	Create []JobAction
 
 	// Events are the events of this sync's decisions.
-	Events []Event
+	Events []plan.Event
 	// RequeueAfter, when positive, asks for another sync after that delay;
 	// RequeueReason says why.
 	RequeueAfter  time.Duration
@@ -153,14 +154,6 @@ type Deletion struct {
 	Job         *batchv1.Job
 	Propagation metav1.DeletionPropagation
 	Reason      string
-}
-
-// Event is an event to record on the group.
-type Event struct {
-	// Type is corev1.EventTypeNormal or corev1.EventTypeWarning.
-	Type    string
-	Reason  string
-	Message string
 }
 
 // IsEmpty reports whether the plan asks for nothing: no API call and no requeue.

@@ -1,4 +1,4 @@
-package group_test
+package childjobs_test
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/group"
+	"github.com/jobkit/jobkit/groups/childjobs"
 	"github.com/jobkit/jobkit/plain/fielderr"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
@@ -62,7 +62,7 @@ func TestReadChildOutcome(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := group.ReadChild(childJob(goodLabels(), tc.conds...))
+			got, err := childjobs.ReadChild(childJob(goodLabels(), tc.conds...))
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantOutcome, got.Outcome)
 			assert.Equal(t, tc.wantReason, got.Reason)
@@ -81,7 +81,7 @@ func TestReadChildFacts(t *testing.T) {
 	j.Spec.Suspend = ptr.To(true)
 	j.DeletionTimestamp = &metav1.Time{Time: t0}
 	j.Status.Ready, j.Status.Active, j.Status.Succeeded, j.Status.Failed = ptr.To[int32](2), 3, 4, 5
-	got, err := group.ReadChild(j)
+	got, err := childjobs.ReadChild(j)
 	require.NoError(t, err)
 	want := plaingroup.Child{
 		Name: "js-workers-1", Role: "workers", Index: 1, Attempt: 2, JobAttempt: 3,
@@ -127,7 +127,7 @@ func TestReadChildLabels(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			j := childJob(goodLabels())
 			tc.edit(j)
-			got, err := group.ReadChild(j)
+			got, err := childjobs.ReadChild(j)
 			if tc.wantField == "" {
 				require.NoError(t, err)
 				if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -146,7 +146,7 @@ func TestReadChildLabels(t *testing.T) {
 }
 
 func TestReadChildNil(t *testing.T) {
-	_, err := group.ReadChild(nil)
+	_, err := childjobs.ReadChild(nil)
 	var fe *fielderr.Error
 	require.True(t, errors.As(err, &fe))
 	assert.Equal(t, "job", fe.Field)

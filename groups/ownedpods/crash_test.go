@@ -1,4 +1,4 @@
-package roles_test
+package ownedpods_test
 
 import (
 	"fmt"
@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
-	"github.com/jobkit/jobkit/roles"
 )
 
 // crashRun drives one owner through random syncs that crash: a status write
@@ -51,13 +51,13 @@ func ledger(j *batchv1.JobStatus) (succeeded, failed sets.Set[types.UID]) {
 }
 
 // checkWrite checks a status write against the status it replaces.
-func (cr *crashRun) checkWrite(prev, next *roles.Status, w *roles.Workload) {
+func (cr *crashRun) checkWrite(prev, next *ownedpods.Status, w *ownedpods.Workload) {
 	cr.t.Helper()
 	if next.Restarts < prev.Restarts || next.RestartsCountTowardsMax < prev.RestartsCountTowardsMax {
 		cr.fail("restarts went back: %d/%d -> %d/%d", prev.Restarts, prev.RestartsCountTowardsMax, next.Restarts, next.RestartsCountTowardsMax)
 	}
 	for i, n := range next.Roles {
-		var p roles.RoleStatus
+		var p ownedpods.RoleStatus
 		if i < len(prev.Roles) {
 			p = prev.Roles[i]
 		}
@@ -123,7 +123,7 @@ func (cr *crashRun) byUID(uid types.UID) *corev1.Pod {
 	return nil
 }
 
-func isIndexed(w *roles.Workload, role string) bool {
+func isIndexed(w *ownedpods.Workload, role string) bool {
 	for _, r := range w.Roles {
 		if r.Name == role {
 			return r.Spec.CompletionMode != nil && *r.Spec.CompletionMode == batchv1.IndexedCompletion
@@ -243,7 +243,7 @@ func (cr *crashRun) checkPods() {
 }
 
 // step runs one sync that may crash, then the kubelet.
-func (cr *crashRun) step(crashes bool, kubelet func(*corev1.Pod)) *roles.Plan {
+func (cr *crashRun) step(crashes bool, kubelet func(*corev1.Pod)) *ownedpods.Plan {
 	cr.t.Helper()
 	in := cr.input()
 	in.ExpectationsSatisfied = !crashes || cr.r.IntN(10) > 0
@@ -264,7 +264,7 @@ func (cr *crashRun) step(crashes bool, kubelet func(*corev1.Pod)) *roles.Plan {
 		}
 		clear(cr.stale)
 	}
-	p, err := roles.Compute(in)
+	p, err := ownedpods.Compute(in)
 	if err != nil {
 		cr.fail("Compute: %v", err)
 	}
@@ -397,7 +397,7 @@ func TestComputeCrashSafety(t *testing.T) {
 		cr.w.Suspend = false
 		deleting := r.IntN(5) == 0
 		cr.w.Deleting = deleting
-		var p *roles.Plan
+		var p *ownedpods.Plan
 		quiet := 0
 		for range 200 {
 			p = cr.step(false, cr.finalKubelet)

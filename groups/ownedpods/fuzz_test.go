@@ -1,4 +1,4 @@
-package roles_test
+package ownedpods_test
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
-	"github.com/jobkit/jobkit/roles"
 )
 
 // bytesReader hands out small numbers from fuzz data, zero once it runs out.
@@ -29,7 +29,7 @@ func (b *bytesReader) next(n int) int {
 
 // fuzzInput builds an owner of a launcher and workers at some restart, with
 // pods of any role, attempt, phase and finalizer, from data.
-func fuzzInput(data []byte) roles.Input {
+func fuzzInput(data []byte) ownedpods.Input {
 	b := bytesReader(data)
 	w := trainingJob(int32(1+b.next(4)), int32(b.next(3)))
 	if b.next(2) == 0 {
@@ -47,7 +47,7 @@ func fuzzInput(data []byte) roles.Input {
 	}
 	names := []string{"worker", "launcher", "ps", ""}
 	for i := range b.next(4) {
-		rs := roles.RoleStatus{Name: names[b.next(len(names))], Attempt: int32(b.next(4)),
+		rs := ownedpods.RoleStatus{Name: names[b.next(len(names))], Attempt: int32(b.next(4)),
 			Succeeded: int32(b.next(5)), Failed: int32(b.next(5))}
 		rs.Job.Succeeded, rs.Job.Failed = int32(b.next(3)), int32(b.next(3))
 		if b.next(2) == 0 {
@@ -87,7 +87,7 @@ func fuzzInput(data []byte) roles.Input {
 		p.Status.Phase = phases[b.next(len(phases))]
 		pods = append(pods, p)
 	}
-	return roles.Input{Workload: w, Pods: pods, ControllerName: controller, ExpectationsSatisfied: b.next(4) > 0, Now: t0, Owner: kind}
+	return ownedpods.Input{Workload: w, Pods: pods, ControllerName: controller, ExpectationsSatisfied: b.next(4) > 0, Now: t0, Owner: kind}
 }
 
 func FuzzCompute(f *testing.F) {
@@ -102,7 +102,7 @@ func FuzzCompute(f *testing.F) {
 			podsBefore[i] = p.DeepCopy()
 		}
 		rolesBefore := fmt.Sprintf("%+v", in.Workload.Roles[0].Spec.Template)
-		p, err := roles.Compute(in)
+		p, err := ownedpods.Compute(in)
 		if err != nil {
 			t.Fatalf("Compute of a valid owner: %v", err)
 		}
@@ -162,6 +162,6 @@ func FuzzCompute(f *testing.F) {
 	})
 }
 
-func equalStatus(a, b *roles.Status) bool {
+func equalStatus(a, b *ownedpods.Status) bool {
 	return fmt.Sprintf("%+v", *a) == fmt.Sprintf("%+v", *b)
 }

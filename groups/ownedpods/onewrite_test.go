@@ -1,4 +1,4 @@
-package roles_test
+package ownedpods_test
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/jobkit/jobkit/roles"
+	"github.com/jobkit/jobkit/groups/ownedpods"
 )
 
 func jobCondition(j *batchv1.JobStatus, t batchv1.JobConditionType) bool {
@@ -74,5 +74,5 @@ func TestComputeOneStatusWrite(t *testing.T) {
 	c.applyStatus(p3)
 	p4 := c.compute()
 	assert.Equal(t, int32(1), p4.Status.Roles[1].Succeeded, "never counted twice")
-	var _ roles.Status = p4.Status
+	var _ ownedpods.Status = p4.Status
 }

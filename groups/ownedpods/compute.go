@@ -1,4 +1,4 @@
-package roles
+package ownedpods
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/groups"
 	"github.com/jobkit/jobkit/internal/podutil"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
@@ -41,9 +42,9 @@ type sync struct {
 	spec    plaingroup.Spec // one child per role, JobSet's defaults applied
 	matcher *plaingroup.Matcher
 
-	counters plaingroup.Counters
-	conds    []plaingroup.Condition
-	terminal string
+	// State is the group's state: counters, conditions, terminal state and
+	// the events of the group's decisions.
+	*groups.State
 	// status holds each role's entry as read (zero when missing), in the order
 	// of the roles.
 	status []RoleStatus
@@ -108,9 +109,11 @@ func Compute(in Input) (*Plan, error) {
 	}
 	children := s.children(s.jobs)
 	if !s.finished() && !w.Deleting {
-		s.decide(children)
+		if err := s.Decide(s.matcher, s.spec.SuccessPolicy, s.spec.Roles, children); err != nil {
+			s.warn("%v", err)
+		}
 	}
-	statuses := plaingroup.Statuses(s.spec.Roles, children, s.counters)
+	statuses := plaingroup.Statuses(s.spec.Roles, children, s.Counters)
 	allowed := s.mayStart(children, s.jobs, true)
 	for i, md := range s.decideModes(allowed) {
 		if (md == running) != (s.modes[i] == running) {
@@ -121,8 +124,8 @@ func Compute(in Input) (*Plan, error) {
 		}
 		s.modes[i] = md
 	}
-	if c := plaingroup.RestartEnded(s.conds, s.spec.Roles, statuses, w.Suspend); c != nil {
-		s.set(*c)
+	if c := plaingroup.RestartEnded(s.Conds, s.spec.Roles, statuses, w.Suspend); c != nil {
+		s.Set(*c)
 	}
 	s.restart()
 	s.assemble()
@@ -131,7 +134,7 @@ func Compute(in Input) (*Plan, error) {
 
 // finished reports whether the group has finished (Completed or Failed).
 func (s *sync) finished() bool {
-	return s.terminal != "" || plaingroup.Finished(s.conds) != nil
+	return s.TerminalState != "" || s.State.Finished() != nil
 }
 
 // tracking reports whether anything is left to count or stop: a pod of the
@@ -169,7 +172,7 @@ func (s *sync) mayStart(children []plaingroup.Child, jobs []batchv1.JobStatus, d
 	if s.finished() {
 		return nil
 	}
-	st := plaingroup.MayStart(s.spec.StartupOrder, s.spec.Roles, plaingroup.Statuses(s.spec.Roles, children, s.counters))
+	st := plaingroup.MayStart(s.spec.StartupOrder, s.spec.Roles, plaingroup.Statuses(s.spec.Roles, children, s.Counters))
 	for i := range st.Allowed {
 		j := &jobs[i]
 		if len(s.pods[i]) > 0 || j.StartTime != nil {
@@ -178,11 +181,11 @@ func (s *sync) mayStart(children []plaingroup.Child, jobs []batchv1.JobStatus, d
 	}
 	if decided {
 		for _, c := range st.Conditions {
-			s.set(c)
+			s.Set(c)
 		}
-		r := plaingroup.Suspend(s.in.Workload.Suspend, s.spec.Roles, children, s.counters, st.Allowed)
-		if s.set(r.Condition) {
-			s.event(corev1.EventTypeNormal, r.Condition.Reason, r.Condition.Message)
+		r := plaingroup.Suspend(s.in.Workload.Suspend, s.spec.Roles, children, s.Counters, st.Allowed)
+		if s.Set(r.Condition) {
+			s.Event(corev1.EventTypeNormal, r.Condition.Reason, r.Condition.Message)
 		}
 	}
 	return st.Allowed
@@ -196,7 +199,7 @@ func (s *sync) decideModes(allowed []bool) []mode {
 		switch {
 		case s.finished():
 			out[i] = finishing
-		case s.status[i].Attempt < s.counters.Restarts:
+		case s.status[i].Attempt < s.Counters.Restarts:
 			out[i] = restarting
 		case s.in.Workload.Suspend:
 			out[i] = suspended
@@ -267,43 +270,6 @@ func (s *sync) planRole(i int) error {
 	return nil
 }
 
-// decide applies the failure policy, then the success policy, to the roles.
-func (s *sync) decide(children []plaingroup.Child) {
-	d, err := s.matcher.Decide(children, s.counters)
-	if err != nil {
-		s.warn("failure policy: %v", err)
-	}
-	s.counters = d.Counters
-	if d.Condition != nil {
-		s.set(*d.Condition)
-	}
-	switch d.Effect {
-	case plaingroup.Fail:
-		s.terminal = d.TerminalState
-		s.event(corev1.EventTypeWarning, d.EventReason, d.EventMessage)
-		return
-	case plaingroup.RestartGroup, plaingroup.RestartChild:
-		s.event(corev1.EventTypeWarning, d.EventReason, d.EventMessage)
-		return
-	}
-	if r := plaingroup.Succeed(s.spec.SuccessPolicy, s.spec.Roles, children, s.counters); r.Completed {
-		s.set(*r.Condition)
-		s.terminal = r.TerminalState
-		s.event(corev1.EventTypeNormal, r.Condition.Reason, r.Condition.Message)
-	}
-}
-
-// set upserts a group condition and reports whether it changed.
-func (s *sync) set(c plaingroup.Condition) bool {
-	var changed bool
-	s.conds, changed = plaingroup.SetCondition(s.conds, c, s.in.Now)
-	return changed
-}
-
-func (s *sync) event(typ, reason, message string) {
-	s.out.Events = append(s.out.Events, plan.Event{Type: typ, Reason: reason, Message: message})
-}
-
 func (s *sync) warn(format string, args ...any) {
 	s.out.Warnings = append(s.out.Warnings, fmt.Sprintf(format, args...))
 }
@@ -312,10 +278,10 @@ func (s *sync) warn(format string, args ...any) {
 func (s *sync) assemble() {
 	w := s.in.Workload
 	st := Status{
-		Restarts:                s.counters.Restarts,
-		RestartsCountTowardsMax: s.counters.RestartsCountTowardsMax,
-		Conditions:              metaConditions(w.Status.Conditions, s.conds, w.Generation),
-		TerminalState:           s.terminal,
+		Restarts:                s.Counters.Restarts,
+		RestartsCountTowardsMax: s.Counters.RestartsCountTowardsMax,
+		Conditions:              s.Conditions(w.Status.Conditions, w.Generation),
+		TerminalState:           s.TerminalState,
 		Roles:                   make([]RoleStatus, len(s.status)),
 	}
 	for i := range s.status {
@@ -333,11 +299,11 @@ func (s *sync) assemble() {
 			if e.Reason == "Suspended" || e.Reason == "Resumed" {
 				continue // the machinery of waiting and stopping: the group's condition says it
 			}
-			s.event(e.Type, e.Reason, roleMessage(name, e.Message))
+			s.Event(e.Type, e.Reason, roleMessage(name, e.Message))
 		}
 		if p.Skip == "" {
 			for _, e := range p.Settle(nil).Events {
-				s.event(e.Type, e.Reason, roleMessage(name, e.Message))
+				s.Event(e.Type, e.Reason, roleMessage(name, e.Message))
 			}
 		}
 		if p.RequeueAfter > 0 && (s.out.RequeueAfter == 0 || p.RequeueAfter < s.out.RequeueAfter) {
@@ -347,6 +313,7 @@ func (s *sync) assemble() {
 			s.out.Warnings = append(s.out.Warnings, roleMessage(name, wn))
 		}
 	}
+	s.out.Events = s.Events
 }
 
 func roleMessage(role, msg string) string {

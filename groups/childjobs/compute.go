@@ -1,4 +1,4 @@
-package group
+package childjobs
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/groups"
 	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plain/fielderr"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
@@ -32,10 +33,10 @@ type sync struct {
 	jobs    []*batchv1.Job
 	foreign map[string]bool
 
-	counters plaingroup.Counters
-	conds    []plaingroup.Condition
-	terminal string
-	plan     Plan
+	// State is the group's state: counters, conditions, terminal state and
+	// the events of this sync's decisions.
+	*groups.State
+	plan Plan
 }
 
 // Compute decides one sync of a group, in JobSet's order: read the children;
@@ -70,14 +71,16 @@ func Compute(in *Input) (Plan, error) {
 		return Plan{}, err
 	}
 	s.read()
-	wasFinished := plaingroup.Finished(s.conds) != nil
+	wasFinished := plaingroup.Finished(s.Conds) != nil
 	if !wasFinished {
-		s.decide()
+		if err := s.Decide(s.matcher, s.spec.SuccessPolicy, s.spec.Roles, s.facts); err != nil {
+			s.warn("%v", err)
+		}
 	}
 	s.deleteObsolete()
 	roles := s.spec.Roles
-	statuses := plaingroup.Statuses(roles, s.facts, s.counters)
-	if plaingroup.Finished(s.conds) != nil {
+	statuses := plaingroup.Statuses(roles, s.facts, s.Counters)
+	if plaingroup.Finished(s.Conds) != nil {
 		s.finish(wasFinished)
 		if s.plan.DeleteGroup != "" {
 			return Plan{DeleteGroup: s.plan.DeleteGroup, Warnings: s.plan.Warnings}, nil
@@ -85,23 +88,24 @@ func Compute(in *Input) (Plan, error) {
 	} else {
 		startup := plaingroup.MayStart(s.spec.StartupOrder, roles, statuses)
 		for _, c := range startup.Conditions {
-			s.set(c)
+			s.Set(c)
 		}
 		s.suspension(startup.Allowed)
 		s.service()
 		s.create(startup.Allowed)
 	}
-	if c := plaingroup.RestartEnded(s.conds, roles, statuses, s.in.Suspend); c != nil {
-		s.set(*c)
+	if c := plaingroup.RestartEnded(s.Conds, roles, statuses, s.in.Suspend); c != nil {
+		s.Set(*c)
 	}
 	s.plan.Status = Status{
-		Restarts:                s.counters.Restarts,
-		RestartsCountTowardsMax: s.counters.RestartsCountTowardsMax,
-		TerminalState:           s.terminal,
-		Conditions:              metaConditions(in.Status.Conditions, s.conds, in.Generation),
+		Restarts:                s.Counters.Restarts,
+		RestartsCountTowardsMax: s.Counters.RestartsCountTowardsMax,
+		TerminalState:           s.TerminalState,
+		Conditions:              s.Conditions(in.Status.Conditions, in.Generation),
 		ReplicatedJobs:          statuses,
 	}
 	s.plan.StatusChanged = !equalStatus(&in.Status, &s.plan.Status)
+	s.plan.Events = s.Events
 	return s.plan, nil
 }
 
@@ -137,11 +141,9 @@ func start(in *Input) (*sync, error) {
 	kind := owner.Kind{Group: in.Owner.Group, Version: in.Owner.Version, Kind: in.Owner.Kind}
 	s := &sync{
 		in: in, spec: spec, matcher: m,
-		kind:     kind,
-		dns:      ptr.Deref(in.EnableDNSHostnames, true),
-		counters: countersOf(&in.Status),
-		conds:    plainConditions(in.Status.Conditions),
-		terminal: in.Status.TerminalState,
+		kind:  kind,
+		dns:   ptr.Deref(in.EnableDNSHostnames, true),
+		State: groups.Read(countersOf(&in.Status), in.Status.Conditions, in.Status.TerminalState, in.Now),
 	}
 	if c := spec.Coordinator; c != nil {
 		s.coordinator = c.Value(in.Name, spec.Subdomain)
@@ -185,54 +187,17 @@ func (s *sync) warn(format string, args ...any) {
 	s.plan.Warnings = append(s.plan.Warnings, fmt.Sprintf(format, args...))
 }
 
-// set upserts a condition.
-func (s *sync) set(c plaingroup.Condition) bool {
-	var changed bool
-	s.conds, changed = plaingroup.SetCondition(s.conds, c, s.in.Now)
-	return changed
-}
-
-func (s *sync) event(typ, reason, message string) {
-	s.plan.Events = append(s.plan.Events, Event{Type: typ, Reason: reason, Message: message})
-}
-
-// decide applies the failure policy, then the success policy.
-func (s *sync) decide() {
-	d, err := s.matcher.Decide(s.facts, s.counters)
-	if err != nil {
-		s.warn("failure policy: %v", err)
-	}
-	s.counters = d.Counters
-	if d.Condition != nil {
-		s.set(*d.Condition)
-	}
-	switch d.Effect {
-	case plaingroup.Fail:
-		s.terminal = d.TerminalState
-		s.event(corev1.EventTypeWarning, d.EventReason, d.EventMessage)
-		return
-	case plaingroup.RestartGroup, plaingroup.RestartChild:
-		s.event(corev1.EventTypeWarning, d.EventReason, d.EventMessage)
-		return
-	}
-	if r := plaingroup.Succeed(s.spec.SuccessPolicy, s.spec.Roles, s.facts, s.counters); r.Completed {
-		s.set(*r.Condition)
-		s.terminal = r.TerminalState
-		s.event(corev1.EventTypeNormal, r.Condition.Reason, r.Condition.Message)
-	}
-}
-
 // deleteObsolete deletes the children of old attempts not yet being deleted.
 func (s *sync) deleteObsolete() {
-	for _, i := range plaingroup.Obsolete(s.facts, s.counters) {
+	for _, i := range plaingroup.Obsolete(s.facts, s.Counters) {
 		ch := &s.facts[i]
 		if ch.Deleting {
 			continue
 		}
-		reason := fmt.Sprintf("obsolete: restart attempt %d, the group is at %d", ch.Attempt, s.counters.Restarts)
-		if ch.Attempt >= s.counters.Restarts {
+		reason := fmt.Sprintf("obsolete: restart attempt %d, the group is at %d", ch.Attempt, s.Counters.Restarts)
+		if ch.Attempt >= s.Counters.Restarts {
 			reason = fmt.Sprintf("obsolete: job restart attempt %d, index %d of %q is at %d",
-				ch.JobAttempt, ch.Index, ch.Role, s.counters.JobRestarts(ch.Role, ch.Index))
+				ch.JobAttempt, ch.Index, ch.Role, s.Counters.JobRestarts(ch.Role, ch.Index))
 		}
 		s.delete(i, reason)
 	}
@@ -246,10 +211,10 @@ func (s *sync) delete(i int, reason string) {
 // expired decides only when the group had finished before this sync, so the
 // terminal status is written before the group goes.
 func (s *sync) finish(wasFinished bool) {
-	f := plaingroup.Finished(s.conds)
+	f := plaingroup.Finished(s.Conds)
 	for i := range s.facts {
 		ch := &s.facts[i]
-		if ch.Deleting || ch.Outcome != plaingroup.Running || !s.counters.Current(ch) {
+		if ch.Deleting || ch.Outcome != plaingroup.Running || !s.Counters.Current(ch) {
 			continue
 		}
 		if f.Type == plaingroup.ConditionCompleted {
@@ -258,7 +223,7 @@ func (s *sync) finish(wasFinished bool) {
 			s.delete(i, "the group failed ("+f.Reason+")")
 		}
 	}
-	e, err := plaingroup.TTL(s.spec.TTLSecondsAfterFinished, s.conds, s.in.Deleting, s.in.Now)
+	e, err := plaingroup.TTL(s.spec.TTLSecondsAfterFinished, s.Conds, s.in.Deleting, s.in.Now)
 	switch {
 	case err != nil:
 		s.warn("%v", err)
@@ -274,7 +239,7 @@ func (s *sync) finish(wasFinished bool) {
 // suspension suspends the running children of a suspended group, or resumes
 // those of the roles that may start.
 func (s *sync) suspension(allowed []bool) {
-	r := plaingroup.Suspend(s.in.Suspend, s.spec.Roles, s.facts, s.counters, allowed)
+	r := plaingroup.Suspend(s.in.Suspend, s.spec.Roles, s.facts, s.Counters, allowed)
 	for _, i := range r.Suspend {
 		if !s.facts[i].Deleting {
 			s.plan.Suspend = append(s.plan.Suspend, JobAction{Job: s.jobs[i], Reason: "the group is suspended"})
@@ -285,8 +250,8 @@ func (s *sync) suspension(allowed []bool) {
 			s.plan.Resume = append(s.plan.Resume, JobAction{Job: s.jobs[i], Reason: "the group runs and role " + s.facts[i].Role + " may start"})
 		}
 	}
-	if s.set(r.Condition) {
-		s.event(corev1.EventTypeNormal, r.Condition.Reason, r.Condition.Message)
+	if s.Set(r.Condition) {
+		s.Event(corev1.EventTypeNormal, r.Condition.Reason, r.Condition.Message)
 	}
 }
 
@@ -305,8 +270,8 @@ func (s *sync) create(allowed []bool) {
 	if p := s.spec.FailurePolicy; p != nil {
 		strategy = p.RestartStrategy
 	}
-	slots := plaingroup.Creations(s.spec.Roles, s.facts, s.counters, strategy, allowed)
-	ids := plaingroup.Identities(s.in.Name, s.spec.Roles, s.counters, slots)
+	slots := plaingroup.Creations(s.spec.Roles, s.facts, s.Counters, strategy, allowed)
+	ids := plaingroup.Identities(s.in.Name, s.spec.Roles, s.Counters, slots)
 	for k := range ids {
 		id := &ids[k]
 		if s.foreign[id.Name] {

@@ -1,4 +1,4 @@
-package roles_test
+package ownedpods_test
 
 import (
 	"fmt"
@@ -15,10 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/owner"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
-	"github.com/jobkit/jobkit/roles"
 )
 
 var (
@@ -42,13 +42,13 @@ func template() *corev1.PodTemplateSpec {
 }
 
 // launcherRole is one launcher pod.
-func launcherRole() roles.Role {
-	return roles.Role{Name: "launcher", Spec: plan.Spec{Template: template(), BackoffLimit: ptr.To[int32](0)}}
+func launcherRole() ownedpods.Role {
+	return ownedpods.Role{Name: "launcher", Spec: plan.Spec{Template: template(), BackoffLimit: ptr.To[int32](0)}}
 }
 
 // workerRole is n Indexed workers, each failing its index on its first failure.
-func workerRole(n int32) roles.Role {
-	return roles.Role{Name: "worker", Spec: plan.Spec{
+func workerRole(n int32) ownedpods.Role {
+	return ownedpods.Role{Name: "worker", Spec: plan.Spec{
 		Template: template(), Completions: ptr.To(n), Parallelism: ptr.To(n),
 		CompletionMode: ptr.To(batchv1.IndexedCompletion), BackoffLimitPerIndex: ptr.To[int32](0), MaxFailedIndexes: ptr.To[int32](0),
 	}}
@@ -56,12 +56,12 @@ func workerRole(n int32) roles.Role {
 
 // trainingJob is workers then a launcher that waits for them to be ready; the
 // group succeeds when the launcher does and restarts up to maxRestarts times.
-func trainingJob(workers, maxRestarts int32) *roles.Workload {
+func trainingJob(workers, maxRestarts int32) *ownedpods.Workload {
 	l := launcherRole()
 	l.DependsOn = []plaingroup.Dependency{{Name: "worker", Status: plaingroup.DependsOnReady}}
-	return &roles.Workload{
+	return &ownedpods.Workload{
 		Namespace: ns, Name: ownerName, UID: ownerUID,
-		Roles:         []roles.Role{workerRole(workers), l},
+		Roles:         []ownedpods.Role{workerRole(workers), l},
 		SuccessPolicy: &plaingroup.SuccessPolicy{Operator: plaingroup.Any, TargetReplicatedJobs: []string{"launcher"}},
 		FailurePolicy: &plaingroup.FailurePolicy{MaxRestarts: maxRestarts},
 	}
@@ -71,23 +71,23 @@ func trainingJob(workers, maxRestarts int32) *roles.Workload {
 // test drives by hand and an executor of plans.
 type cluster struct {
 	t    testing.TB
-	w    *roles.Workload
+	w    *ownedpods.Workload
 	pods map[string]*corev1.Pod
 	uid  int
 	now  time.Time
 	// counted is every pod UID a role status counted, per role and attempt.
 	syncs int
-	last  *roles.Plan
+	last  *ownedpods.Plan
 	// linger keeps deleted pods running until the kubelet stops them
 	// (terminate), as a real node does.
 	linger bool
 }
 
-func newCluster(t testing.TB, w *roles.Workload) *cluster {
+func newCluster(t testing.TB, w *ownedpods.Workload) *cluster {
 	return &cluster{t: t, w: w, pods: map[string]*corev1.Pod{}, now: t0}
 }
 
-func (c *cluster) input() roles.Input {
+func (c *cluster) input() ownedpods.Input {
 	names := make([]string, 0, len(c.pods))
 	for n := range c.pods {
 		names = append(names, n)
@@ -97,13 +97,13 @@ func (c *cluster) input() roles.Input {
 	for i, n := range names {
 		pods[i] = c.pods[n].DeepCopy()
 	}
-	return roles.Input{Workload: c.w, Pods: pods, ControllerName: controller, ExpectationsSatisfied: true, Now: c.now, Owner: kind}
+	return ownedpods.Input{Workload: c.w, Pods: pods, ControllerName: controller, ExpectationsSatisfied: true, Now: c.now, Owner: kind}
 }
 
 // compute runs one Compute over what the store holds.
-func (c *cluster) compute() *roles.Plan {
+func (c *cluster) compute() *ownedpods.Plan {
 	c.t.Helper()
-	p, err := roles.Compute(c.input())
+	p, err := ownedpods.Compute(c.input())
 	if err != nil {
 		c.t.Fatalf("Compute: %v", err)
 	}
@@ -113,7 +113,7 @@ func (c *cluster) compute() *roles.Plan {
 }
 
 // sync computes and executes a whole plan.
-func (c *cluster) sync() *roles.Plan {
+func (c *cluster) sync() *ownedpods.Plan {
 	c.t.Helper()
 	p := c.compute()
 	c.applyStatus(p)
@@ -132,9 +132,9 @@ func (c *cluster) sync() *roles.Plan {
 
 // syncUntil syncs until the plan asks for nothing and the status is written,
 // at most n times.
-func (c *cluster) syncUntil(n int) *roles.Plan {
+func (c *cluster) syncUntil(n int) *ownedpods.Plan {
 	c.t.Helper()
-	var p *roles.Plan
+	var p *ownedpods.Plan
 	for range n {
 		p = c.sync()
 		if p.Skip != "" || !p.StatusChanged && len(p.RemoveFinalizers)+len(p.Delete)+len(p.Create) == 0 {
@@ -145,7 +145,7 @@ func (c *cluster) syncUntil(n int) *roles.Plan {
 	return p
 }
 
-func summary(p *roles.Plan) string {
+func summary(p *ownedpods.Plan) string {
 	if p == nil {
 		return "nil"
 	}
@@ -153,13 +153,13 @@ func summary(p *roles.Plan) string {
 		len(p.RemoveFinalizers), len(p.Delete), len(p.Create), p.Warnings)
 }
 
-func (c *cluster) applyStatus(p *roles.Plan) {
+func (c *cluster) applyStatus(p *ownedpods.Plan) {
 	if p.Skip == "" && p.StatusChanged {
 		c.w.Status = *deepCopyStatus(&p.Status)
 	}
 }
 
-func deepCopyStatus(s *roles.Status) *roles.Status {
+func deepCopyStatus(s *ownedpods.Status) *ownedpods.Status {
 	out := *s
 	out.Conditions = nil
 	for _, c := range s.Conditions {
@@ -271,14 +271,14 @@ func (c *cluster) runAll(role string) {
 	}
 }
 
-func (c *cluster) roleStatus(name string) roles.RoleStatus {
+func (c *cluster) roleStatus(name string) ownedpods.RoleStatus {
 	for _, r := range c.w.Status.Roles {
 		if r.Name == name {
 			return r
 		}
 	}
 	c.t.Fatalf("no status entry for role %q: %+v", name, c.w.Status.Roles)
-	return roles.RoleStatus{}
+	return ownedpods.RoleStatus{}
 }
 
 func condition(conds []metav1.Condition, t string) *metav1.Condition {

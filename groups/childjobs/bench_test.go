@@ -1,4 +1,4 @@
-package group_test
+package childjobs_test
 
 import (
 	"strconv"
@@ -10,14 +10,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/group"
+	"github.com/jobkit/jobkit/groups/childjobs"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
 
 // benchInput is a group of a leader and n-1 workers (8 pods each) with a failure
 // policy of three rules; with children, every child exists and runs, its pods
 // ready.
-func benchInput(b *testing.B, n int, children bool) *group.Input {
+func benchInput(b *testing.B, n int, children bool) *childjobs.Input {
 	in := leaderWorkers(int32(n - 1))
 	in.Templates[1] = template(8)
 	in.Spec.FailurePolicy = &plaingroup.FailurePolicy{MaxRestarts: 10, Rules: []plaingroup.Rule{
@@ -28,7 +28,7 @@ func benchInput(b *testing.B, n int, children bool) *group.Input {
 	if !children {
 		return in
 	}
-	first, err := group.Compute(in)
+	first, err := childjobs.Compute(in)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func benchInput(b *testing.B, n int, children bool) *group.Input {
 		j.Status.Active, j.Status.Ready = *j.Spec.Parallelism, ptr.To(*j.Spec.Parallelism)
 		in.Children = append(in.Children, j)
 	}
-	steady, err := group.Compute(in)
+	steady, err := childjobs.Compute(in)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func BenchmarkCompute(b *testing.B) {
 			in := benchInput(b, n, false)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := group.Compute(in); err != nil {
+				if _, err := childjobs.Compute(in); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -66,7 +66,7 @@ func BenchmarkCompute(b *testing.B) {
 			in := benchInput(b, n, true)
 			b.ReportAllocs()
 			for b.Loop() {
-				if p, err := group.Compute(in); err != nil || !p.IsEmpty() {
+				if p, err := childjobs.Compute(in); err != nil || !p.IsEmpty() {
 					b.Fatal(err, p.String())
 				}
 			}
@@ -80,7 +80,7 @@ func BenchmarkCompute(b *testing.B) {
 			}}
 			b.ReportAllocs()
 			for b.Loop() {
-				if p, err := group.Compute(in); err != nil || len(p.Delete) != n {
+				if p, err := childjobs.Compute(in); err != nil || len(p.Delete) != n {
 					b.Fatal(err, p.String())
 				}
 			}
@@ -93,7 +93,7 @@ func BenchmarkReadChild(b *testing.B) {
 	j := childJob(goodLabels(), cond(batchv1.JobFailed, corev1.ConditionTrue, "BackoffLimitExceeded", t0))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := group.ReadChild(j); err != nil {
+		if _, err := childjobs.ReadChild(j); err != nil {
 			b.Fatal(err)
 		}
 	}

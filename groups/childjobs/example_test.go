@@ -1,4 +1,4 @@
-package group_test
+package childjobs_test
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/group"
+	"github.com/jobkit/jobkit/groups/childjobs"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
 
@@ -20,7 +20,7 @@ func ExampleCompute() {
 	pods := func(n int32) batchv1.JobTemplateSpec {
 		return batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Parallelism: ptr.To(n), Completions: ptr.To(n)}}
 	}
-	in := &group.Input{
+	in := &childjobs.Input{
 		Name: "train", Namespace: "ml", UID: "uid-1",
 		Owner: schema.GroupVersionKind{Group: "jobset.x-k8s.io", Version: "v1alpha2", Kind: "JobSet"},
 		Spec: plaingroup.Spec{Roles: []plaingroup.Role{
@@ -31,7 +31,7 @@ func ExampleCompute() {
 		ChildManagedBy: "example.com/job-controller",
 		Now:            time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
 	}
-	p, err := group.Compute(in)
+	p, err := childjobs.Compute(in)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -51,7 +51,7 @@ func ExampleCompute() {
 // created once the old are gone.
 func ExampleCompute_restart() {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	in := &group.Input{
+	in := &childjobs.Input{
 		Name: "train", Namespace: "ml", UID: "uid-1",
 		Owner: schema.GroupVersionKind{Group: "jobset.x-k8s.io", Version: "v1alpha2", Kind: "JobSet"},
 		Spec: plaingroup.Spec{
@@ -62,7 +62,7 @@ func ExampleCompute_restart() {
 		ServiceExists: true,
 		Now:           t0,
 	}
-	first, _ := group.Compute(in)
+	first, _ := childjobs.Compute(in)
 	in.Status = first.Status
 	for _, c := range first.Create {
 		in.Children = append(in.Children, c.Job)
@@ -72,7 +72,7 @@ func ExampleCompute_restart() {
 		Message: "Job has reached the specified backoff limit", LastTransitionTime: metav1.NewTime(t0),
 	}}
 	in.Now = t0.Add(time.Minute)
-	p, _ := group.Compute(in)
+	p, _ := childjobs.Compute(in)
 	fmt.Println(p.String())
 	// Output:
 	// status: restarts=1 countTowardsMax=1 terminal="" (changed)
@@ -93,11 +93,11 @@ func ExampleReadChild() {
 			Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "PodFailurePolicy",
 		}}},
 	}
-	ch, err := group.ReadChild(job)
+	ch, err := childjobs.ReadChild(job)
 	fmt.Println(ch.Role, ch.Index, ch.Attempt, ch.Outcome, ch.Reason, ch.Failed, err)
 
 	job.Labels[plaingroup.LabelJobIndex] = "three"
-	_, err = group.ReadChild(job)
+	_, err = childjobs.ReadChild(job)
 	fmt.Println(err)
 	// Output:
 	// workers 3 1 Failed PodFailurePolicy 2 <nil>

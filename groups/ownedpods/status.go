@@ -1,15 +1,15 @@
-package roles
+package ownedpods
 
 import (
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/groups"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
 )
@@ -19,13 +19,8 @@ import (
 func (s *sync) readStatus() {
 	w := s.in.Workload
 	st := &w.Status
-	s.counters = plaingroup.Counters{Restarts: st.Restarts, RestartsCountTowardsMax: st.RestartsCountTowardsMax}
-	s.terminal = st.TerminalState
-	s.conds = make([]plaingroup.Condition, len(st.Conditions))
-	for i, c := range st.Conditions {
-		s.conds[i] = plaingroup.Condition{Type: c.Type, Status: plaingroup.ConditionStatus(c.Status),
-			Reason: c.Reason, Message: c.Message, LastTransitionTime: c.LastTransitionTime.Time}
-	}
+	s.State = groups.Read(plaingroup.Counters{Restarts: st.Restarts, RestartsCountTowardsMax: st.RestartsCountTowardsMax},
+		st.Conditions, st.TerminalState, s.in.Now)
 	s.status = make([]RoleStatus, len(w.Roles))
 	at := make(map[string]int, len(w.Roles))
 	for i := range w.Roles {
@@ -146,7 +141,7 @@ func (s *sync) clearFinished(i int) {
 		}
 		s.out.Delete = append(s.out.Delete, plan.Deletion{Pod: pod, Reason: fmt.Sprintf(
 			"role %q restarts: attempt %d is over (the group is at %d), and this pod is counted", s.in.Workload.Roles[i].Name,
-			s.status[i].Attempt, s.counters.Restarts)})
+			s.status[i].Attempt, s.Counters.Restarts)})
 	}
 }
 
@@ -171,33 +166,8 @@ func (s *sync) roleStatus(i int) RoleStatus {
 		Failed:    old.Failed + max(0, job.Failed-old.Job.Failed),
 	}
 	if s.modes[i] == advancing {
-		rs.Attempt = s.counters.Restarts
+		rs.Attempt = s.Counters.Restarts
 		rs.Job = batchv1.JobStatus{}
 	}
 	return rs
-}
-
-// metaConditions converts the group's conditions back; a condition of old that
-// did not change is kept as it was (its observedGeneration with it), a changed
-// one gets generation.
-func metaConditions(old []metav1.Condition, conds []plaingroup.Condition, generation int64) []metav1.Condition {
-	if len(conds) == 0 {
-		return old
-	}
-	out := make([]metav1.Condition, len(conds))
-	for i, c := range conds {
-		out[i] = metav1.Condition{
-			Type: c.Type, Status: metav1.ConditionStatus(c.Status), ObservedGeneration: generation,
-			LastTransitionTime: metav1.NewTime(c.LastTransitionTime), Reason: c.Reason, Message: c.Message,
-		}
-		for k := range old {
-			o := &old[k]
-			if o.Type == c.Type && o.Status == out[i].Status && o.Reason == c.Reason && o.Message == c.Message &&
-				o.LastTransitionTime.Time.Equal(c.LastTransitionTime) {
-				out[i] = *o
-				break
-			}
-		}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package group_test
+package childjobs_test
 
 import (
 	"strconv"
@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/group"
+	"github.com/jobkit/jobkit/groups/childjobs"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
 
@@ -89,7 +89,7 @@ func FuzzCompute(f *testing.F) {
 			in.Children = append(in.Children, nil)
 		}
 		in.Now = t0.Add(time.Hour)
-		p, err := group.Compute(in)
+		p, err := childjobs.Compute(in)
 		if err != nil {
 			t.Fatalf("Compute: %v", err)
 		}
@@ -117,7 +117,7 @@ func FuzzCompute(f *testing.F) {
 				t.Fatalf("bad deletion %+v", d)
 			}
 		}
-		for _, a := range append(append([]group.JobAction(nil), p.Suspend...), p.Resume...) {
+		for _, a := range append(append([]childjobs.JobAction(nil), p.Suspend...), p.Resume...) {
 			if !existing[a.Job] || a.Reason == "" {
 				t.Fatalf("bad suspension %+v", a)
 			}

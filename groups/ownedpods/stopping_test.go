@@ -1,4 +1,4 @@
-package roles_test
+package ownedpods_test
 
 import (
 	"testing"

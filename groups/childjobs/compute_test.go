@@ -1,4 +1,4 @@
-package group_test
+package childjobs_test
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/group"
+	"github.com/jobkit/jobkit/groups/childjobs"
 	"github.com/jobkit/jobkit/plain/fielderr"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
@@ -23,7 +23,7 @@ func TestFirstSyncCreatesEveryChild(t *testing.T) {
 	in := leaderWorkers(2)
 	in.ChildManagedBy = "jobkit.io/job-controller"
 	in.Spec.Coordinator = &plaingroup.Coordinator{ReplicatedJob: "leader"}
-	p, err := group.Compute(in)
+	p, err := childjobs.Compute(in)
 	require.NoError(t, err)
 
 	assert.Equal(t, []string{"js-leader-0", "js-workers-0", "js-workers-1"}, names(jobsOf(p.Create)))
@@ -105,7 +105,7 @@ func TestFirstSyncCreatesEveryChild(t *testing.T) {
 	}
 
 	assert.True(t, p.StatusChanged)
-	wantStatus := group.Status{ReplicatedJobs: []plaingroup.RoleStatus{{Name: "leader"}, {Name: "workers"}}}
+	wantStatus := childjobs.Status{ReplicatedJobs: []plaingroup.RoleStatus{{Name: "leader"}, {Name: "workers"}}}
 	if diff := cmp.Diff(wantStatus, p.Status); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
@@ -114,7 +114,7 @@ func TestFirstSyncCreatesEveryChild(t *testing.T) {
 func TestNetworkOff(t *testing.T) {
 	in := leaderWorkers(1)
 	in.EnableDNSHostnames = ptr.To(false)
-	p, err := group.Compute(in)
+	p, err := childjobs.Compute(in)
 	require.NoError(t, err)
 	assert.Nil(t, p.Service)
 	assert.Empty(t, p.Create[0].Job.Spec.Template.Spec.Subdomain)
@@ -122,14 +122,14 @@ func TestNetworkOff(t *testing.T) {
 
 	in = leaderWorkers(1)
 	in.Spec.Subdomain, in.PublishNotReadyAddresses, in.ServiceExists = "net", ptr.To(false), false
-	p, err = group.Compute(in)
+	p, err = childjobs.Compute(in)
 	require.NoError(t, err)
 	assert.Equal(t, "net", p.Service.Name)
 	assert.False(t, p.Service.Spec.PublishNotReadyAddresses)
 	assert.Equal(t, "net", p.Create[0].Job.Spec.Template.Spec.Subdomain)
 
 	in.ServiceExists = true
-	p, err = group.Compute(in)
+	p, err = childjobs.Compute(in)
 	require.NoError(t, err)
 	assert.Nil(t, p.Service, "an existing Service is not created again")
 }
@@ -143,7 +143,7 @@ func TestSteadySyncIsEmpty(t *testing.T) {
 
 // restartGroup runs a group with a failure policy of maxRestarts 1 until a worker
 // fails and returns the world after the restart's sync.
-func restartGroup(t *testing.T, strategy plaingroup.RestartStrategy) (*world, group.Plan) {
+func restartGroup(t *testing.T, strategy plaingroup.RestartStrategy) (*world, childjobs.Plan) {
 	w := &world{t: t, in: leaderWorkers(2)}
 	w.in.Spec.FailurePolicy = &plaingroup.FailurePolicy{MaxRestarts: 1, RestartStrategy: strategy}
 	w.sync(t0)
@@ -436,9 +436,9 @@ func TestTTLZeroWritesTheStatusFirst(t *testing.T) {
 func TestDeletingGroupIsSkipped(t *testing.T) {
 	in := leaderWorkers(1)
 	in.Deleting = true
-	p, err := group.Compute(in)
+	p, err := childjobs.Compute(in)
 	require.NoError(t, err)
-	assert.Equal(t, group.Plan{Skip: "the group is being deleted"}, p)
+	assert.Equal(t, childjobs.Plan{Skip: "the group is being deleted"}, p)
 }
 
 func TestManagedBy(t *testing.T) {
@@ -456,7 +456,7 @@ func TestManagedBy(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := leaderWorkers(1)
 			in.ControllerName, in.Spec.ManagedBy = tc.controller, tc.managedBy
-			p, err := group.Compute(in)
+			p, err := childjobs.Compute(in)
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantSkip, p.Skip != "", "Skip = %q", p.Skip)
 			assert.Equal(t, tc.wantSkip, len(p.Create) == 0)
@@ -489,14 +489,14 @@ func TestForeignAndBadChildren(t *testing.T) {
 func TestComputeErrors(t *testing.T) {
 	tests := []struct {
 		name      string
-		edit      func(in *group.Input)
+		edit      func(in *childjobs.Input)
 		wantField string
 	}{
-		{name: "no name", edit: func(in *group.Input) { in.Name = "" }, wantField: "Input.Name"},
-		{name: "no owner kind", edit: func(in *group.Input) { in.Owner.Kind = "" }, wantField: "Input.Owner"},
-		{name: "another spec name", edit: func(in *group.Input) { in.Spec.Name = "other" }, wantField: "Input.Spec.Name"},
-		{name: "templates short", edit: func(in *group.Input) { in.Templates = in.Templates[:1] }, wantField: "Input.Templates"},
-		{name: "bad pattern", edit: func(in *group.Input) {
+		{name: "no name", edit: func(in *childjobs.Input) { in.Name = "" }, wantField: "Input.Name"},
+		{name: "no owner kind", edit: func(in *childjobs.Input) { in.Owner.Kind = "" }, wantField: "Input.Owner"},
+		{name: "another spec name", edit: func(in *childjobs.Input) { in.Spec.Name = "other" }, wantField: "Input.Spec.Name"},
+		{name: "templates short", edit: func(in *childjobs.Input) { in.Templates = in.Templates[:1] }, wantField: "Input.Templates"},
+		{name: "bad pattern", edit: func(in *childjobs.Input) {
 			in.Spec.FailurePolicy = &plaingroup.FailurePolicy{Rules: []plaingroup.Rule{{Action: plaingroup.FailJobSet, OnJobFailureMessagePatterns: []string{"("}}}}
 		}, wantField: "failurePolicy.rules[0].onJobFailureMessagePatterns[0]"},
 	}
@@ -504,7 +504,7 @@ func TestComputeErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := leaderWorkers(1)
 			tc.edit(in)
-			p, err := group.Compute(in)
+			p, err := childjobs.Compute(in)
 			var fe *fielderr.Error
 			require.True(t, errors.As(err, &fe), "Compute error = %v, want a *fielderr.Error", err)
 			assert.Equal(t, tc.wantField, fe.Field)
@@ -539,7 +539,7 @@ func TestComputeDoesNotModifyItsInput(t *testing.T) {
 	}
 	spec := w.in.Spec
 	spec.Roles = slices.Clone(spec.Roles)
-	p, err := group.Compute(w.in)
+	p, err := childjobs.Compute(w.in)
 	require.NoError(t, err)
 	require.Equal(t, []int32{0, 1}, p.Status.ReplicatedJobs[1].JobRestarts, "the restart is in the plan")
 	assert.Equal(t, before, w.in.Status)
@@ -600,7 +600,7 @@ func TestUnchangedConditionsKeepTheirGeneration(t *testing.T) {
 }
 
 func TestNoCoordinatorNoLabel(t *testing.T) {
-	p, err := group.Compute(leaderWorkers(1))
+	p, err := childjobs.Compute(leaderWorkers(1))
 	require.NoError(t, err)
 	_, has := p.Create[0].Job.Labels["jobset.sigs.k8s.io/coordinator"]
 	assert.False(t, has)

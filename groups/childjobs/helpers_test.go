@@ -1,4 +1,4 @@
-package group_test
+package childjobs_test
 
 import (
 	"slices"
@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/group"
+	"github.com/jobkit/jobkit/groups/childjobs"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
 
@@ -34,8 +34,8 @@ func template(pods int32) batchv1.JobTemplateSpec {
 
 // leaderWorkers is a group "js" of a leader (one child of one pod) and workers
 // (n children of two pods each).
-func leaderWorkers(n int32) *group.Input {
-	return &group.Input{
+func leaderWorkers(n int32) *childjobs.Input {
+	return &childjobs.Input{
 		Name: "js", Namespace: "ns", UID: "js-uid", Generation: 1, Owner: jobSetGV,
 		Spec: plaingroup.Spec{Roles: []plaingroup.Role{
 			{Name: "leader", Replicas: 1},
@@ -50,15 +50,15 @@ func leaderWorkers(n int32) *group.Input {
 // controller and the Job controller would.
 type world struct {
 	t  *testing.T
-	in *group.Input
+	in *childjobs.Input
 }
 
 // sync computes a plan at now and applies it: status written, deleted Jobs
 // marked as being deleted, suspensions set, children created, the Service made.
-func (w *world) sync(now time.Time) group.Plan {
+func (w *world) sync(now time.Time) childjobs.Plan {
 	w.t.Helper()
 	w.in.Now = now
-	p, err := group.Compute(w.in)
+	p, err := childjobs.Compute(w.in)
 	require.NoError(w.t, err)
 	if p.StatusChanged {
 		w.in.Status = p.Status
@@ -116,7 +116,7 @@ func (w *world) finish(name string, t batchv1.JobConditionType, reason, msg stri
 	})
 }
 
-func jobsOf(as []group.JobAction) []*batchv1.Job {
+func jobsOf(as []childjobs.JobAction) []*batchv1.Job {
 	out := make([]*batchv1.Job, len(as))
 	for i, a := range as {
 		out[i] = a.Job
@@ -132,7 +132,7 @@ func names(jobs []*batchv1.Job) []string {
 	return out
 }
 
-func deleted(p group.Plan) []string {
+func deleted(p childjobs.Plan) []string {
 	out := make([]string, len(p.Delete))
 	for i, d := range p.Delete {
 		out[i] = d.Job.Name
@@ -140,7 +140,7 @@ func deleted(p group.Plan) []string {
 	return out
 }
 
-func condition(st group.Status, t string) *metav1.Condition {
+func condition(st childjobs.Status, t string) *metav1.Condition {
 	for i := range st.Conditions {
 		if st.Conditions[i].Type == t {
 			return &st.Conditions[i]
@@ -149,7 +149,7 @@ func condition(st group.Status, t string) *metav1.Condition {
 	return nil
 }
 
-func eventReasons(p group.Plan) []string {
+func eventReasons(p childjobs.Plan) []string {
 	var out []string
 	for _, e := range p.Events {
 		out = append(out, e.Type+"/"+e.Reason)
