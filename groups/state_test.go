@@ -51,7 +51,7 @@ func TestDecide(t *testing.T) {
 		{name: "a failure with restarts left restarts it", policy: &plaingroup.FailurePolicy{MaxRestarts: 2},
 			children: []plaingroup.Child{failed("leader"), running("worker")}, wantRestarts: 1, wantEvents: 1},
 		{name: "failure is decided before success", success: &plaingroup.SuccessPolicy{Operator: plaingroup.Any, TargetReplicatedJobs: []string{"worker"}},
-			children: []plaingroup.Child{failed("leader"), succeeded("worker")},
+			children:     []plaingroup.Child{failed("leader"), succeeded("worker")},
 			wantTerminal: plaingroup.ConditionFailed, wantCond: plaingroup.ConditionFailed, wantEvents: 1},
 	}
 	for _, tc := range tests {
