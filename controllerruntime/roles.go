@@ -25,6 +25,10 @@ func (t *Type[T]) convert(obj T) (*plan.Workload, *ownedpods.Workload, error) {
 			return nil, g, nil
 		}
 	}
+	if t.Workload == nil {
+		return nil, nil, fmt.Errorf("%w: Type.Roles answered no roles owner for %s/%s, and Type.Workload is not set (a kind of roles owners only)",
+			reconcile.ErrInvalidArgument, obj.GetNamespace(), obj.GetName())
+	}
 	w, err := t.Workload(obj)
 	return w, nil, err
 }

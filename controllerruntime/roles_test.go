@@ -90,9 +90,12 @@ func TestConvert(t *testing.T) {
 		roles     func(*batchv1.Job) (*ownedpods.Workload, error)
 		wantOne   bool
 		wantGroup bool
+		noJobs    bool // a kind of roles owners only: Type.Workload not set
 		wantErr   bool
 	}{
 		{name: "no Roles: one workload", wantOne: true},
+		{name: "roles owners only: Roles answers a group", noJobs: true, roles: func(*batchv1.Job) (*ownedpods.Workload, error) { return group, nil }, wantGroup: true},
+		{name: "roles owners only: Roles answers nil", noJobs: true, roles: func(*batchv1.Job) (*ownedpods.Workload, error) { return nil, nil }, wantErr: true},
 		{name: "Roles answers nil: one workload", roles: func(*batchv1.Job) (*ownedpods.Workload, error) { return nil, nil }, wantOne: true},
 		{name: "Roles answers a group", roles: func(*batchv1.Job) (*ownedpods.Workload, error) { return group, nil }, wantGroup: true},
 		{name: "Roles refuses", roles: func(*batchv1.Job) (*ownedpods.Workload, error) { return nil, errors.New("spec.roles: bad") }, wantErr: true},
@@ -100,6 +103,9 @@ func TestConvert(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			typ := Type[*batchv1.Job]{Workload: func(*batchv1.Job) (*plan.Workload, error) { return one, nil }, Roles: tt.roles}
+			if tt.noJobs {
+				typ.Workload = nil
+			}
 			w, g, err := typ.convert(&batchv1.Job{})
 			if (w == one) != tt.wantOne || (g == group) != tt.wantGroup || (err != nil) != tt.wantErr {
 				t.Errorf("convert = %v, %v, %v; want one %v, group %v, error %v", w, g, err, tt.wantOne, tt.wantGroup, tt.wantErr)

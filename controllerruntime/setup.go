@@ -45,15 +45,17 @@ const (
 type Type[T client.Object] struct {
 	// New returns an empty T to read into. Required.
 	New func() T
-	// Workload converts an owner onto the workload a sync takes; it must not modify
-	// it (it comes from the cache). An error means the owner cannot be synced: it
-	// gets a Warning event of reason "Invalid" + Config.Owner.Kind and no retry.
-	// Required.
+	// Workload converts a Job-shaped owner onto the workload a sync takes; it must
+	// not modify it (it comes from the cache). An error means the owner cannot be
+	// synced: it gets a Warning event of reason "Invalid" + Config.Owner.Kind and
+	// no retry. Required unless Roles is set; with Roles set and Workload nil, the
+	// kind holds only owners of roles (an owner Roles answers nil for is refused
+	// as Workload's error would be).
 	Workload func(obj T) (*plan.Workload, error)
 	// SetStatus sets status as obj's status. obj is a copy Setup owns; the
 	// controller then writes it through the status subresource with the Workload's
 	// resourceVersion as precondition, and converts what the API server stored with
-	// Workload. Required.
+	// Workload. Required with Workload, and only with it.
 	SetStatus func(obj T, status batchv1.JobStatus)
 	// ManagedBy returns obj's spec.managedBy, nil when unset: the controller syncs
 	// the owners plan.Workload.HandledBy its Config.Name (an unset managedBy is any
@@ -108,6 +110,12 @@ type Options[T client.Object] struct {
 	// SkipNameValidation lets several managers in one process register a
 	// controller of the same name (tests that restart it).
 	SkipNameValidation bool
+	// Owns lists further types of objects the owner controls besides its pods (a
+	// headless Service for its pods' hostnames, a ConfigMap): an event of one
+	// queues the owner its controller reference names, as controller-runtime's
+	// builder Owns does. The caller's code creates them (in OnSync, or a
+	// controller of its own); the owner's syncs do not read them.
+	Owns []client.Object
 	// OnSync, when set, is called after each sync with what it returned. It runs on
 	// the worker and must be quick.
 	OnSync func(obj T, res reconcile.Result, err error)
@@ -211,16 +219,19 @@ func Setup[T client.Object](mgr manager.Manager, opts Options[T]) (*Controller[T
 		t, ok := obj.(T)
 		return ok && c.o.manages(t)
 	})
-	err = builder.ControllerManagedBy(mgr).
+	b := builder.ControllerManagedBy(mgr).
 		Named(name).
 		For(opts.Type.New(), builder.WithPredicates(managed, noUpdates)).
 		Watches(opts.Type.New(), c.o.ownerEvents(), builder.WithPredicates(managed)).
-		Watches(&corev1.Pod{}, podEventHandler(c.o.handlePod)).
-		WithOptions(controller.Options{
-			MaxConcurrentReconciles: cmp.Or(opts.Workers, DefaultWorkers),
-			SkipNameValidation:      ptr.To(opts.SkipNameValidation),
-			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[crreconcile.Request](backoff.Base, backoff.Max),
-		}).
+		Watches(&corev1.Pod{}, podEventHandler(c.o.handlePod))
+	for _, obj := range opts.Owns {
+		b = b.Owns(obj)
+	}
+	err = b.WithOptions(controller.Options{
+		MaxConcurrentReconciles: cmp.Or(opts.Workers, DefaultWorkers),
+		SkipNameValidation:      ptr.To(opts.SkipNameValidation),
+		RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[crreconcile.Request](backoff.Base, backoff.Max),
+	}).
 		Complete(c)
 	if err != nil {
 		return nil, fmt.Errorf("controllerruntime.Setup: build controller %s: %w", name, err)
@@ -237,9 +248,20 @@ func (o *Options[T]) validate(mgr manager.Manager) error {
 	if mgr == nil {
 		errs = append(errs, errors.New("manager is nil"))
 	}
-	if o.Type.New == nil || o.Type.Workload == nil || o.Type.SetStatus == nil {
-		errs = append(errs, fmt.Errorf("Options.Type: New set %v, Workload set %v, SetStatus set %v: all three are required",
-			o.Type.New != nil, o.Type.Workload != nil, o.Type.SetStatus != nil))
+	if o.Type.New == nil {
+		errs = append(errs, errors.New("Options.Type.New is not set: it is required"))
+	}
+	if (o.Type.Workload == nil) != (o.Type.SetStatus == nil) {
+		errs = append(errs, fmt.Errorf("Options.Type: Workload set %v, SetStatus set %v: set both or neither",
+			o.Type.Workload != nil, o.Type.SetStatus != nil))
+	}
+	if o.Type.Workload == nil && o.Type.Roles == nil {
+		errs = append(errs, errors.New("Options.Type: neither Workload nor Roles is set: set Workload and SetStatus for Job-shaped owners, Roles and SetRolesStatus for owners of several roles, or both"))
+	}
+	for i, obj := range o.Owns {
+		if obj == nil {
+			errs = append(errs, fmt.Errorf("Options.Owns[%d] is nil", i))
+		}
 	}
 	if (o.Type.Roles == nil) != (o.Type.SetRolesStatus == nil) {
 		errs = append(errs, fmt.Errorf("Options.Type: Roles set %v, SetRolesStatus set %v: set both or neither",

@@ -192,6 +192,14 @@ func TestOptionsValidate(t *testing.T) {
 		{name: "no SetStatus", mutate: func(o *Options[*batchv1.Job]) { o.Type.SetStatus = nil }, wantErr: "SetStatus set false"},
 		{name: "Roles without SetRolesStatus", mutate: func(o *Options[*batchv1.Job]) { o.Type.Roles = rolesOf }, wantErr: "Roles set true, SetRolesStatus set false"},
 		{name: "roles conversions", mutate: func(o *Options[*batchv1.Job]) { o.Type.Roles, o.Type.SetRolesStatus = rolesOf, setRolesStatus }},
+		{name: "a kind of roles owners only: no Workload, no SetStatus", mutate: func(o *Options[*batchv1.Job]) {
+			o.Type.Workload, o.Type.SetStatus = nil, nil
+			o.Type.Roles, o.Type.SetRolesStatus = rolesOf, setRolesStatus
+		}},
+		{name: "no shape at all", mutate: func(o *Options[*batchv1.Job]) { o.Type.Workload, o.Type.SetStatus = nil, nil }, wantErr: "neither Workload nor Roles"},
+		{name: "no New", mutate: func(o *Options[*batchv1.Job]) { o.Type.New = nil }, wantErr: "Options.Type.New"},
+		{name: "an owned Service", mutate: func(o *Options[*batchv1.Job]) { o.Owns = []client.Object{&corev1.Service{}} }},
+		{name: "a nil owned type", mutate: func(o *Options[*batchv1.Job]) { o.Owns = []client.Object{nil} }, wantErr: "Options.Owns[0] is nil"},
 		{name: "no name", mutate: func(o *Options[*batchv1.Job]) { o.Config.Name = "" }, wantErr: "Options.Config.Name"},
 		{name: "negative workers", mutate: func(o *Options[*batchv1.Job]) { o.Workers = -1 }, wantErr: "Options.Workers -1"},
 		{name: "negative backoff", mutate: func(o *Options[*batchv1.Job]) { o.APIBackoff.Max = -time.Second }, wantErr: "Options.APIBackoff {Base 0s, Max -1s}"},
