@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -18,7 +17,6 @@ import (
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/jobkit/jobkit/finalizers"
-	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
@@ -69,10 +67,8 @@ func (o *ownerOf[T]) facts(obj T) *finalizers.OrphanOwner {
 			w.Spec.ManagedBy = o.typ.ManagedBy(obj)
 		}
 	}
-	f := &finalizers.OrphanOwner{UID: obj.GetUID(), ManagedBy: ptr.Deref(w.Spec.ManagedBy, ""), Finished: err == nil && jobstatus.IsFinished(&w.Status)}
-	if o.kind() == owner.BatchJob {
-		f.ManagedBy = w.Controller() // a Job's unset managedBy is the built-in controller's
-	}
+	f := w.OrphanOwner(o.kind())
+	f.UID = obj.GetUID()
 	return f
 }
 

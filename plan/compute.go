@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/internal/podutil"
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
@@ -132,6 +133,21 @@ func (w *Workload) Controller() string {
 		return batchv1.JobControllerName
 	}
 	return *w.Spec.ManagedBy
+}
+
+// OrphanOwner returns what the orphan decision (finalizers.OrphanDecision) reads
+// of w as a live owner of kind: its UID, the controller that manages it (an
+// unset managedBy is the batch/v1 Job controller's for a Job, any controller's
+// of the kind otherwise, written "") and whether it has finished.
+func (w *Workload) OrphanOwner(kind owner.Kind) *finalizers.OrphanOwner {
+	managedBy := ""
+	switch {
+	case kind == owner.BatchJob:
+		managedBy = w.Controller()
+	case w.Spec.ManagedBy != nil:
+		managedBy = *w.Spec.ManagedBy
+	}
+	return &finalizers.OrphanOwner{UID: w.UID, ManagedBy: managedBy, Finished: jobstatus.IsFinished(&w.Status)}
 }
 
 // env is what every phase reads and none changes.

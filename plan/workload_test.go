@@ -267,3 +267,33 @@ func TestCustomKindKeys(t *testing.T) {
 	require.NotNil(t, p.Status.FailedIndexes)
 	assert.Equal(t, "0", *p.Status.FailedIndexes, "plan:\n%s", p)
 }
+
+// An owner's orphan facts: an unset managedBy is the built-in controller's for a
+// batch/v1 Job and any controller's ("") for another kind; finished by its
+// conditions.
+func TestWorkloadOrphanOwner(t *testing.T) {
+	custom := owner.Kind{Group: "example.com", Version: "v1", Kind: "Run", Finalizer: "example.com/tracking"}
+	done := batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}}
+	tests := []struct {
+		name          string
+		kind          owner.Kind
+		managedBy     *string
+		status        batchv1.JobStatus
+		wantManagedBy string
+		wantFinished  bool
+	}{
+		{name: "a Job, unset", kind: owner.BatchJob, wantManagedBy: batchv1.JobControllerName},
+		{name: "a Job, set", kind: owner.BatchJob, managedBy: ptr.To("me"), wantManagedBy: "me"},
+		{name: "another kind, unset", kind: custom, wantManagedBy: ""},
+		{name: "another kind, set, finished", kind: custom, managedBy: ptr.To("me"), status: done, wantManagedBy: "me", wantFinished: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &plan.Workload{UID: "u", Spec: plan.Spec{ManagedBy: tc.managedBy}, Status: tc.status}
+			got := w.OrphanOwner(tc.kind)
+			if got.UID != "u" || got.ManagedBy != tc.wantManagedBy || got.Finished != tc.wantFinished || got.Gone {
+				t.Errorf("OrphanOwner(%v) = %+v, want managedBy %q finished %v", tc.kind, got, tc.wantManagedBy, tc.wantFinished)
+			}
+		})
+	}
+}

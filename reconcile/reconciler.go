@@ -16,7 +16,6 @@ import (
 
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/jobstatus"
-	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -338,18 +337,9 @@ func (r *Reconciler) CleanOrphan(ctx context.Context, pod *corev1.Pod, own *fina
 	return d, nil
 }
 
-// orphanOwner is what the orphan decision reads of a live owner: its UID, the
-// controller that manages it (an unset managedBy is the batch/v1 Job controller's
-// for a Job, any controller's of the kind otherwise) and whether it has finished.
+// orphanOwner is what the orphan decision reads of a live owner.
 func (r *Reconciler) orphanOwner(w *plan.Workload) *finalizers.OrphanOwner {
-	managedBy := ""
-	if r.cfg.Owner == owner.BatchJob {
-		managedBy = batchv1.JobControllerName
-	}
-	if w.Spec.ManagedBy != nil {
-		managedBy = *w.Spec.ManagedBy
-	}
-	return &finalizers.OrphanOwner{UID: w.UID, ManagedBy: managedBy, Finished: jobstatus.IsFinished(&w.Status)}
+	return w.OrphanOwner(r.cfg.Owner)
 }
 
 // removalAccepted says whether the owner's sync had the finalizer removal of pod

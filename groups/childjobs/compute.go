@@ -1,6 +1,7 @@
 package childjobs
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -57,14 +58,8 @@ func Compute(in *Input) (Plan, error) {
 	if in.Deleting {
 		return Plan{Skip: "the group is being deleted"}, nil
 	}
-	if in.ControllerName != "" {
-		managedBy := in.Spec.ManagedBy
-		if managedBy == "" {
-			managedBy = plaingroup.ControllerName
-		}
-		if managedBy != in.ControllerName {
-			return Plan{Skip: "managedBy " + managedBy + " is another controller"}, nil
-		}
+	if in.ControllerName != "" && !in.Spec.HandledBy(in.ControllerName) {
+		return Plan{Skip: "managedBy " + cmp.Or(in.Spec.ManagedBy, plaingroup.ControllerName) + " is another controller"}, nil
 	}
 	s, err := start(in)
 	if err != nil {

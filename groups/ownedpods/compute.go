@@ -79,7 +79,7 @@ func Compute(in Input) (*Plan, error) {
 		return nil, err
 	}
 	w := in.Workload
-	if w.ManagedBy != nil && *w.ManagedBy != in.ControllerName {
+	if !w.AsWorkload().HandledBy(in.ControllerName, in.Owner) {
 		return &Plan{Skip: fmt.Sprintf("spec.managedBy is %q, not %q", *w.ManagedBy, in.ControllerName)}, nil
 	}
 	s := &sync{in: &in, spec: spec, matcher: m}

@@ -34,6 +34,17 @@ type Spec struct {
 // ControllerName is the managedBy value reserved for JobSet's own controller.
 const ControllerName = "jobset.sigs.k8s.io/jobset-controller"
 
+// HandledBy reports whether the controller named controller handles the group:
+// its spec.managedBy names that controller, or is unset and controller is
+// JobSet's own (ControllerName), as JobSet decides. The one rule of "this group
+// is ours" for groups with JobSet's managedBy.
+func (s *Spec) HandledBy(controller string) bool {
+	if s.ManagedBy == "" {
+		return controller == ControllerName
+	}
+	return s.ManagedBy == controller
+}
+
 // Limits JobSet's API enforces.
 const (
 	// maxDependsOn is the largest number of items in a role's dependsOn.

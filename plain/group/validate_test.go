@@ -238,3 +238,21 @@ func TestValidateUpdate(t *testing.T) {
 		})
 	}
 }
+
+func TestSpecHandledBy(t *testing.T) {
+	tests := []struct {
+		managedBy, controller string
+		want                  bool
+	}{
+		{managedBy: "", controller: group.ControllerName, want: true},
+		{managedBy: "", controller: "example.com/mine", want: false},
+		{managedBy: "example.com/mine", controller: "example.com/mine", want: true},
+		{managedBy: "example.com/mine", controller: group.ControllerName, want: false},
+	}
+	for _, tc := range tests {
+		s := group.Spec{ManagedBy: tc.managedBy}
+		if got := s.HandledBy(tc.controller); got != tc.want {
+			t.Errorf("Spec{ManagedBy: %q}.HandledBy(%q) = %v, want %v", tc.managedBy, tc.controller, got, tc.want)
+		}
+	}
+}

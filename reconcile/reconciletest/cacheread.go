@@ -47,7 +47,7 @@ func (ca *Cache) Tasks() []*Task {
 // TaskOwner returns the orphan facts of the cached Task namespace/name, or nil: it
 // has the signature of reconcile.OwnerLookup.
 func (ca *Cache) TaskOwner(namespace, name string) *finalizers.OrphanOwner {
-	return taskOwner(ca.Task(namespace, name))
+	return taskOwner(ca.Task(namespace, name), ca.c.owner)
 }
 
 // JobOwner returns the orphan facts of the cached Job namespace/name

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/jobstatus"
@@ -139,7 +138,7 @@ func (d *Driver) lookup() reconcile.OwnerLookup {
 	switch {
 	case d.Cluster.owners != nil:
 		return func(namespace, name string) *finalizers.OrphanOwner {
-			return workloadOwner(d.Cluster.owners(namespace, name))
+			return workloadOwner(d.Cluster.owners(namespace, name), d.kind())
 		}
 	case d.tasks():
 		return d.Cluster.Cache().TaskOwner
@@ -147,13 +146,13 @@ func (d *Driver) lookup() reconcile.OwnerLookup {
 	return d.Cluster.Cache().JobOwner
 }
 
-// workloadOwner returns the orphan facts of w, nil for a nil w. An unset managedBy
-// stays empty: the kind's own controller, which a custom kind's is.
-func workloadOwner(w *plan.Workload) *finalizers.OrphanOwner {
+// workloadOwner returns the orphan facts of w, an owner of kind
+// (plan.Workload.OrphanOwner), nil for a nil w.
+func workloadOwner(w *plan.Workload, kind owner.Kind) *finalizers.OrphanOwner {
 	if w == nil {
 		return nil
 	}
-	return &finalizers.OrphanOwner{UID: w.UID, ManagedBy: ptr.Deref(w.Spec.ManagedBy, ""), Finished: jobstatus.IsFinished(&w.Status)}
+	return w.OrphanOwner(kind)
 }
 
 // Restart models a restart of the controller under test; the cluster keeps its

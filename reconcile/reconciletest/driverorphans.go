@@ -51,14 +51,14 @@ func (d *Driver) CleanOrphans(ctx context.Context) (int, error) {
 func (d *Driver) ownerFacts(ctx context.Context, namespace, name string) *finalizers.OrphanOwner {
 	cache := d.Cluster.Cache()
 	if d.Cluster.owners != nil {
-		return workloadOwner(d.Cluster.owners(namespace, name))
+		return workloadOwner(d.Cluster.owners(namespace, name), d.kind())
 	}
 	if d.tasks() {
 		if t := cache.Task(namespace, name); t != nil {
-			return taskOwner(t)
+			return taskOwner(t, d.kind())
 		}
 		t, _ := d.Cluster.GetTask(ctx, namespace, name)
-		return taskOwner(t)
+		return taskOwner(t, d.kind())
 	}
 	if j := cache.Job(namespace, name); j != nil {
 		return finalizers.JobOwner(j)

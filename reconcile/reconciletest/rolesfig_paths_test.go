@@ -90,7 +90,7 @@ func runRolesFigure(ctx context.Context, L, lag time.Duration) (figResult, error
 	defer cancel()
 	q := newLatencyQueue()
 	lookup := func(namespace, name string) *finalizers.OrphanOwner {
-		return workloadOwner(owners.facts(namespace, name))
+		return workloadOwner(owners.facts(namespace, name), c.Owner())
 	}
 	c.Cache().OnPodEvent(func(ev reconcile.PodEvent) {
 		res := r.ObservePodEvent(ev, lookup)

@@ -80,13 +80,13 @@ func (t *Task) Workload() *plan.Workload {
 }
 
 // taskOwner returns what the orphan decision and Reconciler.ObservePodEvent need of
-// t (finalizers.OrphanOwner), or nil for a nil t. An unset spec.managedBy names
-// batchv1.JobControllerName, as plan reads it.
-func taskOwner(t *Task) *finalizers.OrphanOwner {
+// t, an owner of kind, as production reads it (plan.Workload.OrphanOwner: an
+// unset managedBy is any controller's of the kind), or nil for a nil t.
+func taskOwner(t *Task, kind owner.Kind) *finalizers.OrphanOwner {
 	if t == nil {
 		return nil
 	}
-	return finalizers.JobOwner(taskAsJob(t))
+	return t.Workload().OrphanOwner(kind)
 }
 
 // taskAsJob presents t as a Job sharing its spec and status, for the rules written

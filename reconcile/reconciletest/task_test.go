@@ -529,3 +529,40 @@ func TestDriverTaskStepLimit(t *testing.T) {
 	_, err = d.Run(t.Context(), ns, "missing", 5)
 	assert.ErrorContains(t, err, "Task.test.jobkit.dev ns/missing no longer exists")
 }
+
+// A Task with no managedBy is any controller's of its kind, in the Cache's facts
+// as in production (plan.Workload.OrphanOwner); one with managedBy names it.
+func TestTaskOwnerManagedBy(t *testing.T) {
+	kind := owner.Kind{Group: "test.jobkit.dev", Version: "v1", Kind: "Task", Finalizer: "test.jobkit.dev/tracking"}
+	tests := []struct {
+		name      string
+		managedBy *string
+		want      string
+	}{
+		{name: "unset: any controller of the kind", want: ""},
+		{name: "set", managedBy: ptr.To("example.com/mine"), want: "example.com/mine"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := reconciletest.NewCluster(reconciletest.Options{Owner: kind})
+			job := reconciletest.NewJob("ns", "t", 1, 1)
+			task := &reconciletest.Task{ObjectMeta: job.ObjectMeta, Spec: job.Spec}
+			task.Spec.ManagedBy = tc.managedBy
+			if _, err := c.CreateTask(task); err != nil {
+				t.Fatal(err)
+			}
+			c.Cache().DeliverAll()
+			got := c.Cache().TaskOwner("ns", "t")
+			if got == nil || got.ManagedBy != tc.want {
+				t.Fatalf("TaskOwner = %+v, want ManagedBy %q", got, tc.want)
+			}
+			stored, err := c.GetTask(context.Background(), "ns", "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := stored.Workload().OrphanOwner(kind); got.ManagedBy != want.ManagedBy || got.UID != want.UID || got.Finished != want.Finished {
+				t.Errorf("TaskOwner = %+v, production's facts %+v", got, want)
+			}
+		})
+	}
+}

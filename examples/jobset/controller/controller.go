@@ -154,7 +154,7 @@ func Setup(mgr manager.Manager, opts Options) (*Controller, error) {
 // Manages reports whether the controller syncs js: its spec.managedBy is
 // Options.ManagedBy, or unset while Options.ManagedBy is JobSet's reserved name.
 func (c *Controller) Manages(js *v1alpha2.JobSet) bool {
-	return cmp.Or(ptr.Deref(js.Spec.ManagedBy, ""), plaingroup.ControllerName) == c.opts.ManagedBy
+	return (&plaingroup.Spec{ManagedBy: ptr.Deref(js.Spec.ManagedBy, "")}).HandledBy(c.opts.ManagedBy)
 }
 
 // Reconcile syncs one JobSet. One missing from the cache is forgotten. One whose
