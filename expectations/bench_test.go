@@ -58,15 +58,15 @@ func BenchmarkCreateCycle(b *testing.B) {
 	}
 }
 
-// BenchmarkExpectDeletionsOf replaces a record with n UIDs to delete.
-func BenchmarkExpectDeletionsOf(b *testing.B) {
+// BenchmarkExpectDeletions replaces a record with n UIDs to delete.
+func BenchmarkExpectDeletions(b *testing.B) {
 	for _, n := range sizes {
 		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
 			e, _ := newFake(b, 0)
 			us := uids(n)
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = e.ExpectDeletionsOf(key, us...)
+				_ = e.ExpectDeletions(key, us...)
 			}
 		})
 	}
@@ -81,10 +81,10 @@ func BenchmarkDeleteAndObserveByUID(b *testing.B) {
 			us := uids(n)
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = e.RaiseDeletionsOf(key, us...)
+				_ = e.RaiseDeletions(key, us...)
 				for _, u := range us {
-					e.DeletionObservedUID(key, u)
-					e.DeletionObservedUID(key, u)
+					e.DeletionObserved(key, u)
+					e.DeletionObserved(key, u)
 				}
 			}
 		})

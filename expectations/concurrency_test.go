@@ -35,7 +35,7 @@ func TestConcurrentUse(t *testing.T) {
 		wg.Go(func() {
 			for i := range perKey {
 				require.NoError(t, e.RaiseCreations(keyOf(k), 1))
-				require.NoError(t, e.RaiseDeletionsOf(keyOf(k), uidOf(k, i)))
+				require.NoError(t, e.RaiseDeletions(keyOf(k), uidOf(k, i)))
 				require.NoError(t, f.Expect(keyOf(k), uidOf(k, i)))
 			}
 		})
@@ -52,7 +52,7 @@ func TestConcurrentUse(t *testing.T) {
 			wg.Go(func() {
 				for i := range perKey {
 					e.CreationObserved(keyOf(k)) // extra ones must clamp at zero
-					if e.DeletionObservedUID(keyOf(k), uidOf(k, i)) {
+					if e.DeletionObserved(keyOf(k), uidOf(k, i)) {
 						lowered.Add(1)
 					}
 					if f.Observed(keyOf(k), uidOf(k, i)) {

@@ -37,7 +37,7 @@ func ExampleExpectations_RaiseCreations() {
 // ExpectCreations replaces whatever the key was waiting for.
 func ExampleExpectations_ExpectCreations() {
 	e, _ := expectations.New[string](expectations.Config{})
-	_ = e.ExpectDeletions("default/pi", 4)
+	_ = e.ExpectDeletions("default/pi", "uid-a", "uid-b")
 	_ = e.ExpectCreations("default/pi", 2)
 	st := e.Get("default/pi")
 	fmt.Println("creations:", st.Creations, "deletions:", st.Deletions)
@@ -54,16 +54,16 @@ func ExampleExpectations_ExpectCreations() {
 
 // A pod's deletion is seen twice: first as an update with a
 // deletionTimestamp, then as the delete event. Tracked by UID, it counts once.
-func ExampleExpectations_DeletionObservedUID() {
+func ExampleExpectations_DeletionObserved() {
 	e, _ := expectations.New[types.NamespacedName](expectations.Config{})
 	job := types.NamespacedName{Namespace: "default", Name: "pi"}
-	_ = e.ExpectDeletionsOf(job, "uid-a", "uid-b")
+	_ = e.ExpectDeletions(job, "uid-a", "uid-b")
 
-	fmt.Println(e.DeletionObservedUID(job, "uid-a")) // deletionTimestamp update
-	fmt.Println(e.DeletionObservedUID(job, "uid-a")) // delete event
-	fmt.Println(e.DeletionObservedUID(job, "uid-z")) // not ours
+	fmt.Println(e.DeletionObserved(job, "uid-a")) // deletionTimestamp update
+	fmt.Println(e.DeletionObserved(job, "uid-a")) // delete event
+	fmt.Println(e.DeletionObserved(job, "uid-z")) // not ours
 	fmt.Println("satisfied:", e.Satisfied(job))
-	fmt.Println(e.DeletionObservedUID(job, "uid-b"))
+	fmt.Println(e.DeletionObserved(job, "uid-b"))
 	fmt.Println("satisfied:", e.Satisfied(job))
 	// Output:
 	// true
@@ -94,17 +94,17 @@ func ExampleExpectations_Get() {
 	clk := testingclock.NewFakePassiveClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	e, _ := expectations.New[string](expectations.Config{Clock: clk})
 	_ = e.ExpectCreations("default/pi", 3)
-	_ = e.RaiseDeletionsOf("default/pi", "uid-a")
+	_ = e.RaiseDeletions("default/pi", "uid-a")
 	e.CreationObserved("default/pi")
 
 	st := e.Get("default/pi")
-	fmt.Printf("exists=%v creations=%d deletions=%d uids=%d set=%s satisfied=%v\n",
-		st.Exists, st.Creations, st.Deletions, st.DeletionUIDs, st.SetAt.Format(time.RFC3339), st.Satisfied)
+	fmt.Printf("exists=%v creations=%d deletions=%d set=%s satisfied=%v\n",
+		st.Exists, st.Creations, st.Deletions, st.SetAt.Format(time.RFC3339), st.Satisfied)
 
 	e.Delete("default/pi")
 	fmt.Printf("after Delete: exists=%v satisfied=%v\n", e.Get("default/pi").Exists, e.Satisfied("default/pi"))
 	// Output:
-	// exists=true creations=2 deletions=0 uids=1 set=2026-01-01T12:00:00Z satisfied=false
+	// exists=true creations=2 deletions=1 set=2026-01-01T12:00:00Z satisfied=false
 	// after Delete: exists=false satisfied=true
 }
 

@@ -1,7 +1,6 @@
 package expectations
 
 import (
-	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -30,9 +29,9 @@ type Config struct {
 }
 
 // Expectations records, per key (typically a Job's "namespace/name" or
-// types.NamespacedName), how many pod creations and deletions that this
-// process asked for have not been seen in the informer yet. Deletions may be
-// counted or tracked by pod UID. A key is satisfied when nothing is
+// types.NamespacedName), how many pod creations and which pod deletions (by
+// UID) that this process asked for have not been seen in the informer yet. A
+// key is satisfied when nothing is
 // outstanding, when it has no record, or when its record is older than the TTL.
 //
 // The zero value is usable and behaves as New(Config{}). An Expectations must
@@ -44,15 +43,14 @@ type Expectations[K comparable] struct {
 	records map[K]*record
 }
 
-// record is the state of one key. Counts never go below zero.
+// record is the state of one key. The count never goes below zero.
 type record struct {
 	adds  int
-	dels  int
-	uids  map[types.UID]struct{} // UID-tracked deletions still outstanding; nil when none
+	uids  map[types.UID]struct{} // deletions still outstanding; nil when none
 	setAt time.Time
 }
 
-func (r *record) fulfilled() bool { return r.adds == 0 && r.dels == 0 && len(r.uids) == 0 }
+func (r *record) fulfilled() bool { return r.adds == 0 && len(r.uids) == 0 }
 
 // New returns an empty Expectations configured by cfg. It fails with an
 // *InputError only when cfg.TTL is negative.
@@ -106,29 +104,17 @@ func (e *Expectations[K]) ExpectCreations(key K, n int) error {
 	if n < 0 {
 		return negativeCount("ExpectCreations", n)
 	}
-	e.replace(key, n, 0, nil)
+	e.replace(key, n, nil)
 	return nil
 }
 
-// ExpectDeletions replaces the record of key with one that waits for n counted
-// deletions and no creations, and sets its time to now. Observe them with
-// DeletionObserved. A negative n is rejected with an *InputError and the
-// record is left unchanged.
-func (e *Expectations[K]) ExpectDeletions(key K, n int) error {
-	if n < 0 {
-		return negativeCount("ExpectDeletions", n)
-	}
-	e.replace(key, 0, n, nil)
-	return nil
-}
-
-// ExpectDeletionsOf replaces the record of key with one that waits for the
-// deletion of each distinct pod UID in uids, and sets its time to now.
-// Observe them with DeletionObservedUID. Empty UIDs are skipped and reported
-// with an *InputError naming the first of them; the record is still replaced
-// with the valid UIDs. The set is built before the lock is taken, so a large
+// ExpectDeletions replaces the record of key with one that waits for the
+// deletion of each distinct pod UID in uids and no creations, and sets its
+// time to now. Observe them with DeletionObserved. Empty UIDs are skipped and
+// reported with an *InputError naming the first of them; the record is still
+// replaced with the valid UIDs. The set is built before the lock is taken, so a large
 // uids slice does not block other keys.
-func (e *Expectations[K]) ExpectDeletionsOf(key K, uids ...types.UID) error {
+func (e *Expectations[K]) ExpectDeletions(key K, uids ...types.UID) error {
 	var set map[types.UID]struct{}
 	var err error
 	if len(uids) > 0 {
@@ -136,7 +122,7 @@ func (e *Expectations[K]) ExpectDeletionsOf(key K, uids ...types.UID) error {
 		for i, uid := range uids {
 			if uid == "" {
 				if err == nil {
-					err = emptyUID("ExpectDeletionsOf", i)
+					err = emptyUID("ExpectDeletions", i)
 				}
 				continue
 			}
@@ -146,15 +132,15 @@ func (e *Expectations[K]) ExpectDeletionsOf(key K, uids ...types.UID) error {
 			set = nil
 		}
 	}
-	e.replace(key, 0, 0, set)
+	e.replace(key, 0, set)
 	return err
 }
 
-func (e *Expectations[K]) replace(key K, adds, dels int, uids map[types.UID]struct{}) {
+func (e *Expectations[K]) replace(key K, adds int, uids map[types.UID]struct{}) {
 	now := e.now()
 	e.mu.Lock()
 	r := e.recordLocked(key)
-	r.adds, r.dels, r.uids, r.setAt = adds, dels, uids, now
+	r.adds, r.uids, r.setAt = adds, uids, now
 	e.mu.Unlock()
 }
 
@@ -170,54 +156,42 @@ func (e *Expectations[K]) RaiseCreations(key K, n int) error {
 		return negativeCount("RaiseCreations", n)
 	}
 	if n > 0 {
-		e.raise(key, n, 0, nil)
+		e.raise(key, n, nil)
 	}
 	return nil
 }
 
-// RaiseDeletions adds n to the counted deletions that key waits for, with the
-// same rules as RaiseCreations.
-func (e *Expectations[K]) RaiseDeletions(key K, n int) error {
-	if n < 0 {
-		return negativeCount("RaiseDeletions", n)
-	}
-	if n > 0 {
-		e.raise(key, 0, n, nil)
-	}
-	return nil
-}
-
-// RaiseDeletionsOf adds the pod UIDs in uids to the UID-tracked deletions that
-// key waits for, with the same rules as RaiseCreations. A UID already
+// RaiseDeletions adds the pod UIDs in uids to the deletions that key waits
+// for, with the same rules as RaiseCreations: call it before each delete
+// request; if the request surely fails, call DeletionObserved. A UID already
 // outstanding is not counted twice. Empty UIDs are skipped and reported with
 // an *InputError naming the first of them; the valid ones are still added. If
 // no UID is valid, nothing changes.
-func (e *Expectations[K]) RaiseDeletionsOf(key K, uids ...types.UID) error {
+func (e *Expectations[K]) RaiseDeletions(key K, uids ...types.UID) error {
 	valid := 0
 	var err error
 	for i, uid := range uids {
 		if uid != "" {
 			valid++
 		} else if err == nil {
-			err = emptyUID("RaiseDeletionsOf", i)
+			err = emptyUID("RaiseDeletions", i)
 		}
 	}
 	if valid > 0 {
-		e.raise(key, 0, 0, uids)
+		e.raise(key, 0, uids)
 	}
 	return err
 }
 
-func (e *Expectations[K]) raise(key K, adds, dels int, uids []types.UID) {
+func (e *Expectations[K]) raise(key K, adds int, uids []types.UID) {
 	now := e.now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r := e.recordLocked(key)
 	if e.expired(r.setAt, now) { // a new record is empty either way
-		r.adds, r.dels, r.uids = 0, 0, nil
+		r.adds, r.uids = 0, nil
 	}
 	r.adds = addSat(r.adds, adds)
-	r.dels = addSat(r.dels, dels)
 	for _, uid := range uids {
 		if uid == "" {
 			continue
@@ -242,46 +216,38 @@ func addSat(a, b int) int {
 // when the informer shows a pod this process created, or when a create
 // request surely failed (OutcomeUnknown(err) is false) or was never sent. A
 // create that timed out may have stored the pod: giving it back lets a sync on a
-// cache that does not show the pod yet create a second one. Counts stop at zero. It does nothing if
-// key has no record, and it does not change the record's time.
-func (e *Expectations[K]) CreationObserved(key K) { e.lower(key, 1, 0) }
+// cache that does not show the pod yet create a second one. The count stops at
+// zero. It does nothing if key has no record, and it does not change the
+// record's time.
+func (e *Expectations[K]) CreationObserved(key K) { e.lower(key, 1) }
 
-// DeletionObserved lowers the counted deletions that key waits for by one,
-// with the same rules as CreationObserved. It does not touch UID-tracked
-// deletions: a key whose deletions were expected by UID must be observed with
-// DeletionObservedUID.
-func (e *Expectations[K]) DeletionObserved(key K) { e.lower(key, 0, 1) }
-
-// Lower lowers the creations and counted deletions that key waits for by adds
-// and dels, with the same rules as CreationObserved: for example, when the
-// rest of a batch of creates is dropped after an error. Negative arguments
-// are rejected with an *InputError and nothing changes.
-func (e *Expectations[K]) Lower(key K, adds, dels int) error {
-	if adds < 0 {
-		return &InputError{Op: "Lower", Field: "adds", Value: fmt.Sprint(adds), Reason: "must not be negative"}
+// Lower lowers the creations that key waits for by n, with the same rules as
+// CreationObserved: for example, when the rest of a batch of creates is
+// dropped after an error. A negative n is rejected with an *InputError and
+// nothing changes.
+func (e *Expectations[K]) Lower(key K, n int) error {
+	if n < 0 {
+		return negativeCount("Lower", n)
 	}
-	if dels < 0 {
-		return &InputError{Op: "Lower", Field: "dels", Value: fmt.Sprint(dels), Reason: "must not be negative"}
-	}
-	e.lower(key, adds, dels)
+	e.lower(key, n)
 	return nil
 }
 
-func (e *Expectations[K]) lower(key K, adds, dels int) {
+func (e *Expectations[K]) lower(key K, n int) {
 	e.mu.Lock()
 	if r, ok := e.records[key]; ok {
-		r.adds = max(r.adds-adds, 0)
-		r.dels = max(r.dels-dels, 0)
+		r.adds = max(r.adds-n, 0)
 	}
 	e.mu.Unlock()
 }
 
-// DeletionObservedUID removes uid from the UID-tracked deletions that key
-// waits for, and reports whether it was there. Observing the same UID again
+// DeletionObserved removes uid from the deletions that key waits for, and
+// reports whether it was there: call it when the informer shows the pod being
+// deleted or gone, or when a delete request surely failed. Observing the same UID again
 // (the final delete event after the deletionTimestamp update, or a failed
 // delete request followed by the event) or a UID that was never expected
 // does nothing and returns false. It does not change the record's time.
-func (e *Expectations[K]) DeletionObservedUID(key K, uid types.UID) bool {
+func (e *Expectations[K]) DeletionObserved(key K, uid types.UID) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r, ok := e.records[key]
@@ -299,7 +265,7 @@ func (e *Expectations[K]) DeletionObservedUID(key K, uid types.UID) bool {
 }
 
 // PendingDeletionUIDs returns a copy of the UIDs whose deletion key still waits
-// for (UID-tracked deletions), which the caller may change; it is empty, not nil,
+// for, which the caller may change; it is empty, not nil,
 // when there is none. A caller that lists the pods can observe those no longer
 // listed: their delete event was lost, and a relist found them gone. It costs O(n)
 // in the outstanding UIDs; Get tells their number without a copy.
@@ -355,10 +321,8 @@ type State struct {
 	Exists bool
 	// Creations is the number of creations not observed yet.
 	Creations int
-	// Deletions is the number of counted deletions not observed yet.
+	// Deletions is the number of pod deletions (UIDs) not observed yet.
 	Deletions int
-	// DeletionUIDs is the number of UID-tracked deletions not observed yet.
-	DeletionUIDs int
 	// SetAt is when the record was last replaced or raised.
 	SetAt time.Time
 	// Expired is true when SetAt is more than TTL before the time of Get.
@@ -375,7 +339,7 @@ func (e *Expectations[K]) Get(key K) State {
 		e.mu.Unlock()
 		return State{Satisfied: true}
 	}
-	s := State{Exists: true, Creations: r.adds, Deletions: r.dels, DeletionUIDs: len(r.uids), SetAt: r.setAt}
+	s := State{Exists: true, Creations: r.adds, Deletions: len(r.uids), SetAt: r.setAt}
 	fulfilled := r.fulfilled()
 	e.mu.Unlock()
 	s.Expired = e.expired(s.SetAt, e.now())

@@ -80,16 +80,6 @@ func TestExpectationsRules(t *testing.T) {
 			wantState:     expectations.State{Exists: true, SetAt: t0, Satisfied: true},
 		},
 		{
-			name: "all counted deletions observed",
-			run: func(v env) {
-				must(v.t, v.e.ExpectDeletions(key, 2))
-				v.e.DeletionObserved(key)
-				v.e.DeletionObserved(key)
-			},
-			wantSatisfied: true,
-			wantState:     expectations.State{Exists: true, SetAt: t0, Satisfied: true},
-		},
-		{
 			name:          "zero creations expected leaves a satisfied record",
 			run:           func(v env) { must(v.t, v.e.ExpectCreations(key, 0)) },
 			wantSatisfied: true,
@@ -99,7 +89,7 @@ func TestExpectationsRules(t *testing.T) {
 			name: "creations done but deletions outstanding",
 			run: func(v env) {
 				must(v.t, v.e.ExpectCreations(key, 1))
-				must(v.t, v.e.RaiseDeletions(key, 1))
+				must(v.t, v.e.RaiseDeletions(key, "a"))
 				v.e.CreationObserved(key)
 			},
 			wantState: expectations.State{Exists: true, Deletions: 1, SetAt: t0},
@@ -110,7 +100,7 @@ func TestExpectationsRules(t *testing.T) {
 				must(v.t, v.e.ExpectCreations(key, 1))
 				v.e.CreationObserved(key)
 				v.e.CreationObserved(key)
-				v.e.DeletionObserved(key)
+				v.e.DeletionObserved(key, "a")
 			},
 			wantSatisfied: true,
 			wantState:     expectations.State{Exists: true, SetAt: t0, Satisfied: true},
@@ -146,7 +136,7 @@ func TestExpectationsRules(t *testing.T) {
 			name: "custom TTL",
 			ttl:  time.Minute,
 			run: func(v env) {
-				must(v.t, v.e.ExpectDeletions(key, 1))
+				must(v.t, v.e.ExpectDeletions(key, "a"))
 				advance(v.clk, time.Minute+time.Second)
 			},
 			wantSatisfied: true,
@@ -168,14 +158,14 @@ func TestExpectationsRules(t *testing.T) {
 			run: func(v env) {
 				must(v.t, v.e.ExpectCreations(key, 3))
 				v.e.CreationObserved(key)
-				must(v.t, v.e.ExpectDeletions(key, 2))
+				must(v.t, v.e.ExpectDeletions(key, "a", "b"))
 			},
 			wantState: expectations.State{Exists: true, Deletions: 2, SetAt: t0},
 		},
 		{
 			name: "expect replaces UIDs",
 			run: func(v env) {
-				must(v.t, v.e.ExpectDeletionsOf(key, "a", "b"))
+				must(v.t, v.e.ExpectDeletions(key, "a", "b"))
 				must(v.t, v.e.ExpectCreations(key, 1))
 			},
 			wantState: expectations.State{Exists: true, Creations: 1, SetAt: t0},
@@ -195,7 +185,7 @@ func TestExpectationsRules(t *testing.T) {
 			run: func(v env) {
 				must(v.t, v.e.ExpectCreations(key, 2))
 				must(v.t, v.e.RaiseCreations(key, 3))
-				must(v.t, v.e.RaiseDeletions(key, 4))
+				must(v.t, v.e.RaiseDeletions(key, "a", "b", "c", "d"))
 			},
 			wantState: expectations.State{Exists: true, Creations: 5, Deletions: 4, SetAt: t0},
 		},
@@ -218,8 +208,7 @@ func TestExpectationsRules(t *testing.T) {
 			name: "raise by zero neither creates a record",
 			run: func(v env) {
 				must(v.t, v.e.RaiseCreations(key, 0))
-				must(v.t, v.e.RaiseDeletions(key, 0))
-				must(v.t, v.e.RaiseDeletionsOf(key))
+				must(v.t, v.e.RaiseDeletions(key))
 			},
 			wantSatisfied: true,
 			wantState:     expectations.State{Satisfied: true},
@@ -239,9 +228,9 @@ func TestExpectationsRules(t *testing.T) {
 			name: "raise of an expired record starts from zero",
 			run: func(v env) {
 				must(v.t, v.e.ExpectCreations(key, 3))
-				must(v.t, v.e.RaiseDeletionsOf(key, "lost"))
+				must(v.t, v.e.RaiseDeletions(key, "lost"))
 				advance(v.clk, 6*time.Minute)
-				must(v.t, v.e.RaiseDeletions(key, 1))
+				must(v.t, v.e.RaiseDeletions(key, "new"))
 			},
 			wantState: expectations.State{Exists: true, Deletions: 1, SetAt: t0.Add(6 * time.Minute)},
 		},
@@ -249,18 +238,17 @@ func TestExpectationsRules(t *testing.T) {
 			name: "lower several at once",
 			run: func(v env) {
 				must(v.t, v.e.ExpectCreations(key, 5))
-				must(v.t, v.e.RaiseDeletions(key, 2))
-				must(v.t, v.e.Lower(key, 3, 1))
+				must(v.t, v.e.RaiseDeletions(key, "a", "b"))
+				must(v.t, v.e.Lower(key, 3))
 			},
-			wantState: expectations.State{Exists: true, Creations: 2, Deletions: 1, SetAt: t0},
+			wantState: expectations.State{Exists: true, Creations: 2, Deletions: 2, SetAt: t0},
 		},
 		{
 			name: "observations on a missing key create no record",
 			run: func(v env) {
 				v.e.CreationObserved(key)
-				v.e.DeletionObserved(key)
-				v.e.DeletionObservedUID(key, "a")
-				must(v.t, v.e.Lower(key, 1, 1))
+				v.e.DeletionObserved(key, "a")
+				must(v.t, v.e.Lower(key, 1))
 			},
 			wantSatisfied: true,
 			wantState:     expectations.State{Satisfied: true},
@@ -268,74 +256,58 @@ func TestExpectationsRules(t *testing.T) {
 		{
 			name: "UID deletions partially observed",
 			run: func(v env) {
-				must(v.t, v.e.ExpectDeletionsOf(key, "a", "b", "c"))
-				v.e.DeletionObservedUID(key, "a")
+				must(v.t, v.e.ExpectDeletions(key, "a", "b", "c"))
+				v.e.DeletionObserved(key, "a")
 			},
-			wantState: expectations.State{Exists: true, DeletionUIDs: 2, SetAt: t0},
+			wantState: expectations.State{Exists: true, Deletions: 2, SetAt: t0},
 		},
 		{
 			name: "UID observed twice lowers once",
 			run: func(v env) {
-				must(v.t, v.e.ExpectDeletionsOf(key, "a", "b"))
-				v.e.DeletionObservedUID(key, "a") // deletionTimestamp set
-				v.e.DeletionObservedUID(key, "a") // final delete event
+				must(v.t, v.e.ExpectDeletions(key, "a", "b"))
+				v.e.DeletionObserved(key, "a") // deletionTimestamp set
+				v.e.DeletionObserved(key, "a") // final delete event
 			},
-			wantState: expectations.State{Exists: true, DeletionUIDs: 1, SetAt: t0},
+			wantState: expectations.State{Exists: true, Deletions: 1, SetAt: t0},
 		},
 		{
 			name: "unknown UID does nothing",
 			run: func(v env) {
-				must(v.t, v.e.ExpectDeletionsOf(key, "a"))
-				v.e.DeletionObservedUID(key, "z")
+				must(v.t, v.e.ExpectDeletions(key, "a"))
+				v.e.DeletionObserved(key, "z")
 			},
-			wantState: expectations.State{Exists: true, DeletionUIDs: 1, SetAt: t0},
+			wantState: expectations.State{Exists: true, Deletions: 1, SetAt: t0},
 		},
 		{
 			name: "all UIDs observed",
 			run: func(v env) {
-				must(v.t, v.e.ExpectDeletionsOf(key, "a", "b"))
-				v.e.DeletionObservedUID(key, "b")
-				v.e.DeletionObservedUID(key, "a")
+				must(v.t, v.e.ExpectDeletions(key, "a", "b"))
+				v.e.DeletionObserved(key, "b")
+				v.e.DeletionObserved(key, "a")
 			},
 			wantSatisfied: true,
 			wantState:     expectations.State{Exists: true, SetAt: t0, Satisfied: true},
 		},
 		{
 			name:      "duplicate UIDs count once",
-			run:       func(v env) { must(v.t, v.e.ExpectDeletionsOf(key, "a", "a", "b")) },
-			wantState: expectations.State{Exists: true, DeletionUIDs: 2, SetAt: t0},
+			run:       func(v env) { must(v.t, v.e.ExpectDeletions(key, "a", "a", "b")) },
+			wantState: expectations.State{Exists: true, Deletions: 2, SetAt: t0},
 		},
 		{
 			name: "raise by UID adds new UIDs only",
 			run: func(v env) {
-				must(v.t, v.e.ExpectDeletionsOf(key, "a"))
-				must(v.t, v.e.RaiseDeletionsOf(key, "a", "b"))
-				must(v.t, v.e.RaiseDeletionsOf(key, "c"))
+				must(v.t, v.e.ExpectDeletions(key, "a"))
+				must(v.t, v.e.RaiseDeletions(key, "a", "b"))
+				must(v.t, v.e.RaiseDeletions(key, "c"))
 			},
-			wantState: expectations.State{Exists: true, DeletionUIDs: 3, SetAt: t0},
+			wantState: expectations.State{Exists: true, Deletions: 3, SetAt: t0},
 		},
 		{
 			name: "a UID observed then raised again is outstanding again",
 			run: func(v env) {
-				must(v.t, v.e.ExpectDeletionsOf(key, "a"))
-				v.e.DeletionObservedUID(key, "a")
-				must(v.t, v.e.RaiseDeletionsOf(key, "a"))
-			},
-			wantState: expectations.State{Exists: true, DeletionUIDs: 1, SetAt: t0},
-		},
-		{
-			name: "counted observation does not lower UID deletions",
-			run: func(v env) {
-				must(v.t, v.e.ExpectDeletionsOf(key, "a"))
-				v.e.DeletionObserved(key)
-			},
-			wantState: expectations.State{Exists: true, DeletionUIDs: 1, SetAt: t0},
-		},
-		{
-			name: "UID observation does not lower counted deletions",
-			run: func(v env) {
-				must(v.t, v.e.ExpectDeletions(key, 1))
-				v.e.DeletionObservedUID(key, "a")
+				must(v.t, v.e.ExpectDeletions(key, "a"))
+				v.e.DeletionObserved(key, "a")
+				must(v.t, v.e.RaiseDeletions(key, "a"))
 			},
 			wantState: expectations.State{Exists: true, Deletions: 1, SetAt: t0},
 		},
@@ -371,7 +343,7 @@ func TestExpectationsRules(t *testing.T) {
 	}
 }
 
-func TestDeletionObservedUIDResult(t *testing.T) {
+func TestDeletionObservedResult(t *testing.T) {
 	tests := []struct {
 		name    string
 		expect  []types.UID
@@ -388,14 +360,14 @@ func TestDeletionObservedUIDResult(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e, _ := newFake(t, 0)
 			if tc.expect != nil {
-				must(t, e.ExpectDeletionsOf(key, tc.expect...))
+				must(t, e.ExpectDeletions(key, tc.expect...))
 			}
 			var got []bool
 			for _, uid := range tc.observe {
-				got = append(got, e.DeletionObservedUID(key, uid))
+				got = append(got, e.DeletionObserved(key, uid))
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("DeletionObservedUID results mismatch (-want +got):\n%s", diff)
+				t.Errorf("DeletionObserved results mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -415,57 +387,39 @@ func TestBadInput(t *testing.T) {
 			wantState: expectations.State{Exists: true, Creations: 2, SetAt: t0},
 		},
 		{
-			name:      "ExpectDeletions negative",
-			call:      func(e *expectations.Expectations[string]) error { return e.ExpectDeletions(key, -5) },
-			wantErr:   expectations.InputError{Op: "ExpectDeletions", Field: "count", Value: "-5"},
-			wantState: expectations.State{Exists: true, Creations: 2, SetAt: t0},
-		},
-		{
 			name:      "RaiseCreations negative",
 			call:      func(e *expectations.Expectations[string]) error { return e.RaiseCreations(key, -1) },
 			wantErr:   expectations.InputError{Op: "RaiseCreations", Field: "count", Value: "-1"},
 			wantState: expectations.State{Exists: true, Creations: 2, SetAt: t0},
 		},
 		{
-			name:      "RaiseDeletions negative",
-			call:      func(e *expectations.Expectations[string]) error { return e.RaiseDeletions(key, -1) },
-			wantErr:   expectations.InputError{Op: "RaiseDeletions", Field: "count", Value: "-1"},
-			wantState: expectations.State{Exists: true, Creations: 2, SetAt: t0},
-		},
-		{
 			name:      "Lower negative adds",
-			call:      func(e *expectations.Expectations[string]) error { return e.Lower(key, -1, 1) },
-			wantErr:   expectations.InputError{Op: "Lower", Field: "adds", Value: "-1"},
+			call:      func(e *expectations.Expectations[string]) error { return e.Lower(key, -1) },
+			wantErr:   expectations.InputError{Op: "Lower", Field: "count", Value: "-1"},
 			wantState: expectations.State{Exists: true, Creations: 2, SetAt: t0},
 		},
 		{
-			name:      "Lower negative dels",
-			call:      func(e *expectations.Expectations[string]) error { return e.Lower(key, 1, -2) },
-			wantErr:   expectations.InputError{Op: "Lower", Field: "dels", Value: "-2"},
-			wantState: expectations.State{Exists: true, Creations: 2, SetAt: t0},
+			name:      "ExpectDeletions keeps the valid UIDs",
+			call:      func(e *expectations.Expectations[string]) error { return e.ExpectDeletions(key, "a", "", "b", "") },
+			wantErr:   expectations.InputError{Op: "ExpectDeletions", Field: "uids[1]", Value: `""`},
+			wantState: expectations.State{Exists: true, Deletions: 2, SetAt: t0},
 		},
 		{
-			name:      "ExpectDeletionsOf keeps the valid UIDs",
-			call:      func(e *expectations.Expectations[string]) error { return e.ExpectDeletionsOf(key, "a", "", "b", "") },
-			wantErr:   expectations.InputError{Op: "ExpectDeletionsOf", Field: "uids[1]", Value: `""`},
-			wantState: expectations.State{Exists: true, DeletionUIDs: 2, SetAt: t0},
-		},
-		{
-			name:      "ExpectDeletionsOf with only empty UIDs still replaces",
-			call:      func(e *expectations.Expectations[string]) error { return e.ExpectDeletionsOf(key, "") },
-			wantErr:   expectations.InputError{Op: "ExpectDeletionsOf", Field: "uids[0]", Value: `""`},
+			name:      "ExpectDeletions with only empty UIDs still replaces",
+			call:      func(e *expectations.Expectations[string]) error { return e.ExpectDeletions(key, "") },
+			wantErr:   expectations.InputError{Op: "ExpectDeletions", Field: "uids[0]", Value: `""`},
 			wantState: expectations.State{Exists: true, SetAt: t0, Satisfied: true},
 		},
 		{
-			name:      "RaiseDeletionsOf keeps the valid UIDs",
-			call:      func(e *expectations.Expectations[string]) error { return e.RaiseDeletionsOf(key, "", "b") },
-			wantErr:   expectations.InputError{Op: "RaiseDeletionsOf", Field: "uids[0]", Value: `""`},
-			wantState: expectations.State{Exists: true, Creations: 2, DeletionUIDs: 1, SetAt: t0},
+			name:      "RaiseDeletions keeps the valid UIDs",
+			call:      func(e *expectations.Expectations[string]) error { return e.RaiseDeletions(key, "", "b") },
+			wantErr:   expectations.InputError{Op: "RaiseDeletions", Field: "uids[0]", Value: `""`},
+			wantState: expectations.State{Exists: true, Creations: 2, Deletions: 1, SetAt: t0},
 		},
 		{
-			name:      "RaiseDeletionsOf with only empty UIDs changes nothing",
-			call:      func(e *expectations.Expectations[string]) error { return e.RaiseDeletionsOf(key, "") },
-			wantErr:   expectations.InputError{Op: "RaiseDeletionsOf", Field: "uids[0]", Value: `""`},
+			name:      "RaiseDeletions with only empty UIDs changes nothing",
+			call:      func(e *expectations.Expectations[string]) error { return e.RaiseDeletions(key, "") },
+			wantErr:   expectations.InputError{Op: "RaiseDeletions", Field: "uids[0]", Value: `""`},
 			wantState: expectations.State{Exists: true, Creations: 2, SetAt: t0},
 		},
 	}
@@ -544,10 +498,10 @@ func TestNamespacedNameKey(t *testing.T) {
 	e, err := expectations.New[types.NamespacedName](expectations.Config{})
 	require.NoError(t, err)
 	k := types.NamespacedName{Namespace: "ns", Name: "job"}
-	must(t, e.ExpectDeletionsOf(k, "uid-1"))
+	must(t, e.ExpectDeletions(k, "uid-1"))
 	assert.False(t, e.Satisfied(k))
 	assert.True(t, e.Satisfied(types.NamespacedName{Namespace: "other", Name: "job"}))
-	assert.True(t, e.DeletionObservedUID(k, "uid-1"))
+	assert.True(t, e.DeletionObserved(k, "uid-1"))
 	assert.True(t, e.Satisfied(k))
 }
 
@@ -562,7 +516,7 @@ func TestSaturation(t *testing.T) {
 func TestNoAllocs(t *testing.T) {
 	e, _ := newFake(t, 0)
 	must(t, e.ExpectCreations(key, 1))
-	must(t, e.RaiseDeletionsOf(key, "a", "b"))
+	must(t, e.RaiseDeletions(key, "a", "b"))
 	must(t, e.ExpectCreations("ns/other", 1))
 	tests := []struct {
 		name string
@@ -572,7 +526,7 @@ func TestNoAllocs(t *testing.T) {
 		{"Satisfied missing", func() { e.Satisfied("missing") }},
 		{"Get", func() { e.Get(key) }},
 		{"CreationObserved", func() { e.CreationObserved(key) }},
-		{"DeletionObservedUID unknown", func() { e.DeletionObservedUID(key, "zzz") }},
+		{"DeletionObserved unknown", func() { e.DeletionObserved(key, "zzz") }},
 		{"RaiseCreations existing", func() { _ = e.RaiseCreations(key, 1) }},
 		{"ExpectCreations existing", func() { _ = e.ExpectCreations("ns/other", 1) }},
 	}
@@ -602,22 +556,22 @@ func TestPendingDeletionUIDs(t *testing.T) {
 	}{
 		{name: "no record", setup: func(*expectations.Expectations[string]) {}},
 		{
-			name:  "counted deletions only",
-			setup: func(e *expectations.Expectations[string]) { _ = e.ExpectDeletions(key, 2) },
+			name:  "creations only",
+			setup: func(e *expectations.Expectations[string]) { _ = e.ExpectCreations(key, 2) },
 		},
 		{
 			name: "raised UIDs, one observed",
 			setup: func(e *expectations.Expectations[string]) {
-				_ = e.RaiseDeletionsOf(key, "a", "b")
-				_ = e.RaiseDeletionsOf(key, "c")
-				e.DeletionObservedUID(key, "b")
+				_ = e.RaiseDeletions(key, "a", "b")
+				_ = e.RaiseDeletions(key, "c")
+				e.DeletionObserved(key, "b")
 			},
 			want: []types.UID{"a", "c"},
 		},
 		{
 			name: "another key",
 			setup: func(e *expectations.Expectations[string]) {
-				_ = e.RaiseDeletionsOf("ns/other", "x")
+				_ = e.RaiseDeletions("ns/other", "x")
 			},
 		},
 	}
@@ -631,7 +585,7 @@ func TestPendingDeletionUIDs(t *testing.T) {
 				t.Errorf("PendingDeletionUIDs(%q) (-want +got):\n%s", key, diff)
 			}
 			got.Insert("z") // a copy: the record does not change
-			assert.False(t, e.DeletionObservedUID(key, "z"), "the copy leaked into the record")
+			assert.False(t, e.DeletionObserved(key, "z"), "the copy leaked into the record")
 		})
 	}
 }

@@ -21,8 +21,8 @@ import (
 //
 // The rule for a controller that counts its own requests: raise the expectation
 // before the request; when the request fails and OutcomeUnknown(err) is false, give
-// the expectation back (CreationObserved, DeletionObserved, DeletionObservedUID); when
-// it is true, keep it. The object may exist, and its informer event will lower the
+// the expectation back (CreationObserved, DeletionObserved); when it is true, keep
+// it. The object may exist, and its informer event will lower the
 // expectation; when it does not exist, the TTL frees the key, later (a controller can
 // resolve the doubt sooner by looking, or, for a create, by naming the object itself
 // and sending the same create again, which the API server answers AlreadyExists when

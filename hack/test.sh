@@ -40,7 +40,7 @@ if [ -f examples/go.mod ] && [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
 fi
 echo "== plain layer: standard library only"
 step "plain layer imports" hack/plain-deps.sh
-echo "== public surface of the core (issue 19: at most 500 names, no pairs, no mirrors)"
+echo "== public surface of every importable module (issues 19, 33: budgets per module, no pairs, no mirrors)"
 step "surface count" go run ./hack/surface -strict
 echo "== one home per fact"
 step "facts check" go run ./hack/facts -strict

@@ -160,3 +160,15 @@ func ExamplePlan_String() {
 	// delete 1: b (job finishing: BackoffLimitExceeded)
 	// condition FailureTarget=True BackoffLimitExceeded: Job has reached the specified backoff limit
 }
+
+// The number of pods a Job of 10 completions and parallelism 4 wants running after 8
+// successes, and that of a Job whose spec passed through no API defaulting.
+func ExampleSpec_WantActive() {
+	s := plan.Spec{Completions: ptr.To[int32](10), Parallelism: ptr.To[int32](4)}
+	fmt.Println(s.WantActive(8, 4))
+	var undefaulted plan.Spec
+	fmt.Println(undefaulted.WantActive(0, 0))
+	// Output:
+	// 2
+	// 1
+}

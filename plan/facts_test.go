@@ -58,3 +58,29 @@ func TestSpecEffectivePodReplacementPolicy(t *testing.T) {
 		})
 	}
 }
+
+func TestSpecWantActive(t *testing.T) {
+	tests := []struct {
+		name              string
+		spec              plan.Spec
+		succeeded, active int32
+		want              int32
+	}{
+		{name: "undefaulted: one completion, parallelism 1", want: 1},
+		{name: "undefaulted, done", succeeded: 1, want: 0},
+		{name: "completions left below parallelism", spec: plan.Spec{Completions: ptr.To[int32](5), Parallelism: ptr.To[int32](10)}, succeeded: 2, want: 3},
+		{name: "parallelism caps", spec: plan.Spec{Completions: ptr.To[int32](100), Parallelism: ptr.To[int32](4)}, succeeded: 2, want: 4},
+		{name: "nil parallelism means 1", spec: plan.Spec{Completions: ptr.To[int32](5)}, want: 1},
+		{name: "work queue before a success", spec: plan.Spec{Parallelism: ptr.To[int32](3)}, active: 1, want: 3},
+		{name: "work queue after a success keeps the running pods", spec: plan.Spec{Parallelism: ptr.To[int32](3)}, succeeded: 1, active: 2, want: 2},
+		{name: "suspended", spec: plan.Spec{Completions: ptr.To[int32](5), Parallelism: ptr.To[int32](5), Suspend: ptr.To(true)}, active: 5, want: 0},
+		{name: "more succeeded than completions", spec: plan.Spec{Completions: ptr.To[int32](3), Parallelism: ptr.To[int32](4)}, succeeded: 5, want: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.spec.WantActive(tc.succeeded, tc.active); got != tc.want {
+				t.Errorf("WantActive(%d, %d) = %d, want %d", tc.succeeded, tc.active, got, tc.want)
+			}
+		})
+	}
+}

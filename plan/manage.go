@@ -9,7 +9,6 @@ import (
 
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/owner"
-	plainactive "github.com/jobkit/jobkit/plain/active"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/podorder"
@@ -112,17 +111,7 @@ func (c *manager) manage() {
 
 // wantActive is the number of active pods the Job should have (plain/active).
 func (c *manager) wantActive() int32 {
-	completions := plainactive.NoCompletions
-	if c.spec.completions != nil {
-		completions = int(*c.spec.completions)
-	}
-	return int32(plainactive.Want(plainactive.Job{
-		Completions: completions,
-		Parallelism: int(c.spec.parallelism),
-		Succeeded:   int(c.in.succeeded),
-		Active:      int(c.in.counts.active),
-		Suspended:   c.spec.suspended,
-	}))
+	return wantActive(c.spec.completions, c.spec.parallelism, c.spec.suspended, c.in.succeeded, c.in.counts.active)
 }
 
 type removal struct {

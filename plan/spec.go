@@ -7,6 +7,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+
+	plainactive "github.com/jobkit/jobkit/plain/active"
 )
 
 // spec is the owner's Spec with the API's defaults applied.
@@ -25,6 +27,43 @@ type spec struct {
 	onFailure        bool
 }
 
+// sizes returns spec.completions and spec.parallelism with the API's defaults:
+// parallelism 1 when nil, and then completions 1 when nil too (a nil completions
+// with a parallelism set is a work queue).
+func (s *Spec) sizes() (completions *int32, parallelism int32) {
+	if s.Parallelism != nil {
+		return s.Completions, *s.Parallelism
+	}
+	if s.Completions == nil {
+		return ptr.To[int32](1), 1
+	}
+	return s.Completions, 1
+}
+
+// WantActive is the number of active pods an owner of this spec wants with
+// succeeded completions done and active pods running: plain/active.Want of the
+// spec with the API's defaults (see Spec). A suspended owner wants none.
+func (s *Spec) WantActive(succeeded, active int32) int32 {
+	completions, parallelism := s.sizes()
+	return wantActive(completions, parallelism, ptr.Deref(s.Suspend, false), succeeded, active)
+}
+
+// wantActive is plain/active.Want of the sizes of a spec: the one conversion
+// onto it.
+func wantActive(completions *int32, parallelism int32, suspended bool, succeeded, active int32) int32 {
+	c := plainactive.NoCompletions
+	if completions != nil {
+		c = int(*completions)
+	}
+	return int32(plainactive.Want(plainactive.Job{
+		Completions: c,
+		Parallelism: int(parallelism),
+		Succeeded:   int(succeeded),
+		Active:      int(active),
+		Suspended:   suspended,
+	}))
+}
+
 func readSpec(s *Spec) (spec, error) {
 	var out spec
 	if s.Template == nil {
@@ -37,13 +76,7 @@ func readSpec(s *Spec) (spec, error) {
 	default:
 		return out, fmt.Errorf("%w: spec.completionMode: unknown value %q", ErrInvalidJob, mode)
 	}
-	out.completions = s.Completions
-	out.parallelism = 1
-	if s.Parallelism != nil {
-		out.parallelism = *s.Parallelism
-	} else if s.Completions == nil {
-		out.completions = ptr.To[int32](1)
-	}
+	out.completions, out.parallelism = s.sizes()
 	if out.parallelism < 0 {
 		return out, fmt.Errorf("%w: spec.parallelism: must not be negative, got %d", ErrInvalidJob, out.parallelism)
 	}

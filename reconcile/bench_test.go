@@ -43,7 +43,7 @@ func steadyJob(b *testing.B, n int) (*reconciletest.Cluster, *reconcile.Reconcil
 	c.Cache().DeliverAll()
 	// Two syncs: the first writes the status, the second confirms nothing is left.
 	for range 2 {
-		_, err = r.Sync(b.Context(), plan.JobWorkload(c.Cache().Job(ns, "big")), c.Cache().PodsFor)
+		_, err = r.Sync(b.Context(), plan.JobWorkload(c.Cache().Job(ns, "big")), c.Cache().OwnerPods)
 		require.NoError(b, err)
 		c.Cache().DeliverAll()
 	}
@@ -62,7 +62,7 @@ func BenchmarkSyncSteady(b *testing.B) {
 			c, r, j := steadyJob(b, n)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := r.Sync(b.Context(), plan.JobWorkload(j), c.Cache().PodsFor); err != nil {
+				if _, err := r.Sync(b.Context(), plan.JobWorkload(j), c.Cache().OwnerPods); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -82,7 +82,7 @@ func BenchmarkSyncSteadyListed(b *testing.B) {
 				b.Skip("large setup")
 			}
 			c, r, j := steadyJob(b, n)
-			pods, err := c.Cache().PodsForJob(j)
+			pods, err := c.Cache().OwnerPods(plan.JobWorkload(j))
 			require.NoError(b, err)
 			b.ReportAllocs()
 			for b.Loop() {
@@ -110,7 +110,7 @@ func BenchmarkSyncFinish(b *testing.B) {
 				c.Cache().DeliverAll()
 				j := c.Cache().Job(ns, "big")
 				b.StartTimer()
-				if _, err := r.Sync(b.Context(), plan.JobWorkload(j), c.Cache().PodsFor); err != nil {
+				if _, err := r.Sync(b.Context(), plan.JobWorkload(j), c.Cache().OwnerPods); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -115,7 +115,7 @@ func TestConfigSharedStores(t *testing.T) {
 			require.NoError(t, err)
 			// The Job as written by the first sync; no event is delivered, so the
 			// cache shows none of its pods yet.
-			res, err = other.Sync(t.Context(), plan.JobWorkload(e.apiJob(t, "shared")), e.c.Cache().PodsFor)
+			res, err = other.Sync(t.Context(), plan.JobWorkload(e.apiJob(t, "shared")), e.c.Cache().OwnerPods)
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantCreated, res.Created, "creations of the second reconciler: %+v", res.Report)
 		})

@@ -16,6 +16,7 @@ import (
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 // slowStartInitialBatchSize is the size of the first batch of creations; each next
@@ -108,12 +109,12 @@ func (ex *execution) createPod(c plan.Creation) error {
 	for attempt := 1; ; attempt++ {
 		_ = ex.r.cfg.Expectations.RaiseCreations(ex.key, 1)
 		out, err := ex.r.pods.CreatePod(ex.ctx, pod)
-		if err != nil && pod.Name != "" && expectations.OutcomeUnknown(err) && !apierrors.IsAlreadyExists(err) {
+		if err != nil && pod.Name != "" && expectations.OutcomeUnknown(err) {
 			if stored := ex.readBack(pod); stored != nil {
 				return ex.created(c, pod, stored, nil)
 			}
 		}
-		if err == nil || pod.Name == "" || !apierrors.IsAlreadyExists(err) {
+		if runplan.ClassifyCreateError(err, runplan.CreateErrorsJobkit, naming(pod)).Class != runplan.CreateErrorExists {
 			return ex.created(c, pod, out, err)
 		}
 		next, err := ex.resolveTaken(c, pod.Name)
@@ -128,6 +129,14 @@ func (ex *execution) createPod(c plan.Creation) error {
 		pod = pod.DeepCopy()
 		pod.Name = next
 	}
+}
+
+// naming is how pod is named: by the plan (an index's pod) or by the API server.
+func naming(pod *corev1.Pod) runplan.PodNaming {
+	if pod.Name == "" {
+		return runplan.GeneratedName
+	}
+	return runplan.FixedName
 }
 
 // created reports the outcome of the request that created pod for c (or failed to).

@@ -215,9 +215,9 @@
 //
 // WaitForCacheSync waits, bounded and on an injectable clock, until a cache shows a
 // resourceVersion at least as new as one just written (read-your-writes after a
-// state transition). ClassifyCreateError tells, for controllers of single-pod jobs,
-// whether a pod-create error is terminal (a 4xx other than 404, 409 and 429: the pod
-// can never be created) or worth retrying; batch Jobs never fail on create errors.
+// state transition). What a pod-create error means (terminal, retry, or a pod of
+// its own name to adopt) is runplan.ClassifyCreateError's, which the Reconciler
+// also asks about AlreadyExists; batch Jobs never fail on create errors.
 //
 // # Cost
 //

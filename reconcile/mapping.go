@@ -62,7 +62,7 @@ type JobTarget struct {
 	// CreationObserved: a pod of the Job appeared (expectations.CreationObserved).
 	CreationObserved bool
 	// DeletionObserved: the pod is being deleted or is gone
-	// (expectations.DeletionObservedUID).
+	// (expectations.DeletionObserved).
 	DeletionObserved bool
 	// FinalizerRemovalObserved: the pod no longer carries the tracking finalizer, or
 	// is gone (FinalizerRemovals.Observed).
@@ -286,7 +286,7 @@ func (r *Reconciler) observe(t JobTarget) {
 		r.cfg.Expectations.CreationObserved(t.Key)
 	}
 	if t.DeletionObserved {
-		r.cfg.Expectations.DeletionObservedUID(t.Key, t.PodUID)
+		r.cfg.Expectations.DeletionObserved(t.Key, t.PodUID)
 	}
 	if t.FinalizerRemovalObserved {
 		r.cfg.FinalizerRemovals.Observed(t.Key, t.PodUID)

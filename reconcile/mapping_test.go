@@ -274,7 +274,7 @@ func TestObservePodEventClearsFinalizerAndDeletion(t *testing.T) {
 	e := newEnv(t)
 	fr, exp := e.cfg.FinalizerRemovals, e.cfg.Expectations
 	require.NoError(t, fr.Expect("ns/a", "pod-uid"))
-	require.NoError(t, exp.RaiseDeletionsOf("ns/a", "pod-uid"))
+	require.NoError(t, exp.RaiseDeletions("ns/a", "pod-uid"))
 	e.r.ObservePodEvent(reconcile.PodEvent{Type: reconcile.PodUpdated,
 		Old: podOf("1", ownedBy(jobA), withFinalizer, succeeded), New: podOf("2", ownedBy(jobA), succeeded)}, nil)
 	assert.False(t, fr.Has("ns/a", "pod-uid"), "finalizer removal observed")

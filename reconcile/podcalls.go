@@ -178,12 +178,12 @@ func (ex *execution) deletePod(d plan.Deletion) bool {
 		ex.mu.Unlock()
 	}
 	exp := r.cfg.Expectations
-	if err := exp.RaiseDeletionsOf(ex.key, pod.UID); err != nil {
+	if err := exp.RaiseDeletions(ex.key, pod.UID); err != nil {
 		ex.log.Info("Cannot track the deletion", "pod", pod.Name, "err", err.Error())
 	}
 	err := r.pods.DeletePod(ex.ctx, pod.Namespace, pod.Name, pod.UID)
 	if err != nil {
-		exp.DeletionObservedUID(ex.key, pod.UID)
+		exp.DeletionObserved(ex.key, pod.UID)
 		if isDeleteGone(err) {
 			ex.log.V(2).Info("Pod already gone", "pod", pod.Name)
 			return false

@@ -265,7 +265,7 @@ func TestSyncStaleCache(t *testing.T) {
 	require.True(t, e.cfg.Expectations.Satisfied("ns/stale"), "both creations observed")
 	e.c.ResetCalls()
 
-	res, err := e.r.Sync(t.Context(), plan.JobWorkload(stale), e.c.Cache().PodsFor)
+	res, err := e.r.Sync(t.Context(), plan.JobWorkload(stale), e.c.Cache().OwnerPods)
 	require.NoError(t, err)
 	assert.Empty(t, res.Skipped, "a stale cached Job is synced as written, not skipped")
 	assert.Zero(t, res.RequeueAfter)
@@ -457,7 +457,7 @@ func TestSyncDeleteErrors(t *testing.T) {
 	assert.Equal(t, 1, e.events.Count(reconcile.ReasonSuccessfulDelete))
 	assert.Equal(t, 1, e.events.Count("Suspended"))
 	st := e.cfg.Expectations.Get("ns/del")
-	assert.Equal(t, 1, st.DeletionUIDs, "only the accepted deletion is awaited")
+	assert.Equal(t, 1, st.Deletions, "only the accepted deletion is awaited")
 }
 
 func TestSyncAdoptAndRelease(t *testing.T) {
@@ -743,7 +743,7 @@ func TestSyncLostDeleteEvent(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Deleted, "scale-down to 1")
 	exp := e.cfg.Expectations
-	require.Equal(t, 1, exp.Get("ns/lost").DeletionUIDs)
+	require.Equal(t, 1, exp.Get("ns/lost").Deletions)
 
 	// The pod goes (the kubelet ends it; it has no finalizer left) and its delete
 	// event is lost; the cache forgets it silently.
@@ -766,7 +766,7 @@ func TestSyncLostDeleteEvent(t *testing.T) {
 	res, err = e.sync(t, "lost")
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.Created, "the replacement is created at once, not after the 5-minute TTL")
-	assert.Zero(t, exp.Get("ns/lost").DeletionUIDs, "the deletion counts as observed")
+	assert.Zero(t, exp.Get("ns/lost").Deletions, "the deletion counts as observed")
 }
 
 // A scale-down finalizer patch whose answer is lost leaves unknown whether the pod

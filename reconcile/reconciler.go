@@ -265,10 +265,10 @@ func (r *Reconciler) readInputs(key string, list func() ([]*corev1.Pod, error), 
 	if err != nil {
 		return syncInputs{}, err
 	}
-	if exp.DeletionUIDs > 0 && r.pruneDeletions(key, pods) && !satisfied {
+	if exp.Deletions > 0 && r.pruneDeletions(key, pods) && !satisfied {
 		// Nothing else was outstanding when the expectations were checked, before
 		// the list: every pod created earlier is in it.
-		satisfied = exp.Creations == 0 && exp.Deletions == 0
+		satisfied = exp.Creations == 0
 	}
 	return syncInputs{
 		pods:      pods,

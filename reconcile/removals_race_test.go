@@ -41,7 +41,7 @@ func TestSyncEventDuringListDoesNotCountTwice(t *testing.T) {
 	// the removal's event is handled right after that list.
 	job := e.c.Cache().Job(ns, "twice")
 	require.NotNil(t, job)
-	stale := e.c.Cache().PodsFor
+	stale := e.c.Cache().OwnerPods
 	list := func(w *plan.Workload) ([]*corev1.Pod, error) {
 		pods, err := stale(w)
 		e.c.Cache().DeliverAll()

@@ -164,7 +164,7 @@ func (w *lastWrite) record(before, after string, written any) {
 	w.owner = written
 }
 
-// pruneDeletions observes the UID-tracked deletions of key whose pods are no longer
+// pruneDeletions observes the deletions of key whose pods are no longer
 // listed, or are listed with a deletionTimestamp: their event was lost (a relist
 // found the pod gone), and waiting for it would hold the Job until the
 // expectations expire. It reports whether no deletion is outstanding any more.
@@ -183,7 +183,7 @@ func (r *Reconciler) pruneDeletions(key string, pods []*corev1.Pod) bool {
 	left := 0
 	for uid := range uids {
 		if d, listed := deleting[uid]; !listed || d {
-			exp.DeletionObservedUID(key, uid)
+			exp.DeletionObserved(key, uid)
 		} else {
 			left++
 		}

@@ -191,12 +191,7 @@ func runAs(ctx context.Context, program string, args []string, stdout, stderr io
 		fmt.Fprintf(stderr, "%s explain: %v\n", self, err)
 		return exitError
 	}
-	var report *explain.Report
-	if in.job != nil {
-		report, err = explain.Explain(in.job, in.pods, opts)
-	} else {
-		report, err = explain.ExplainWorkload(in.workload, in.pods, opts)
-	}
+	report, err := explain.Explain(in.owner, in.pods, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s explain: %v\n", self, err)
 		return exitError
@@ -207,11 +202,7 @@ func runAs(ctx context.Context, program string, args []string, stdout, stderr io
 			fmt.Fprintf(stderr, "%s explain: %v\n", self, err)
 			return exitUsage
 		}
-		if in.job != nil {
-			report.Steps, err = explain.Steps(ctx, in.job, in.pods, opts, so)
-		} else {
-			report.Steps, err = explain.StepsWorkload(ctx, in.workload, in.pods, opts, so)
-		}
+		report.Steps, err = explain.Steps(ctx, in.owner, in.pods, opts, so)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s explain: --steps: %v\n", self, err)
 			return exitError
@@ -277,9 +268,9 @@ func (f *cliFlags) stepOptions() (explain.StepOptions, error) {
 // input is what load read: a batch/v1 Job, or the workload of an owner of
 // another kind, and the pods.
 type input struct {
-	job      *batchv1.Job
-	workload plan.Workload
-	pods     []*corev1.Pod
+	// owner is the owner to explain: plan.JobWorkload of a batch/v1 Job.
+	owner *plan.Workload
+	pods  []*corev1.Pod
 	// ignored says which kinds of the files were read and ignored (Objects.IgnoredHint).
 	ignored string
 }
@@ -297,10 +288,13 @@ func (f *cliFlags) load(ctx context.Context, name string, kind owner.Kind) (inpu
 		}
 		if kind != (owner.Kind{}) {
 			w, pods, err := loadLiveOwner(ctx, f.kubeconfig, f.kubeContext, f.namespace, name, kind, f.mapping)
-			return input{workload: w, pods: pods}, err
+			return input{owner: &w, pods: pods}, err
 		}
 		job, pods, err := loadLive(ctx, f.kubeconfig, f.kubeContext, f.namespace, name)
-		return input{job: job, pods: pods}, err
+		if err != nil {
+			return input{}, err
+		}
+		return input{owner: plan.JobWorkload(job), pods: pods}, nil
 	}
 	objs := explain.Objects{Owner: kind}
 	for _, path := range f.files {
@@ -313,14 +307,14 @@ func (f *cliFlags) load(ctx context.Context, name string, kind owner.Kind) (inpu
 		if err != nil {
 			return input{}, err
 		}
-		w, err := explain.WorkloadOfMapping(obj, f.mapping)
-		return input{workload: w, pods: objs.Pods, ignored: objs.IgnoredHint()}, err
+		w, err := explain.WorkloadOf(obj, f.mapping)
+		return input{owner: &w, pods: objs.Pods, ignored: objs.IgnoredHint()}, err
 	}
 	job, err := objs.Pick(f.namespace, name)
 	if err != nil {
 		return input{}, err
 	}
-	return input{job: job, pods: objs.Pods, ignored: objs.IgnoredHint()}, nil
+	return input{owner: plan.JobWorkload(job), pods: objs.Pods, ignored: objs.IgnoredHint()}, nil
 }
 
 func readFile(path string, objs *explain.Objects) error {

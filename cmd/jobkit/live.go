@@ -65,7 +65,7 @@ func clientConfig(kubeconfigPath, kubeContext, namespace string) (*rest.Config, 
 
 // readLiveOwner reads the owner namespace/name of kind through the dynamic client
 // (its resource found by discovery of kind's group and version) as
-// explain.WorkloadOfMapping does with m, and the pods of its namespace that concern it: those
+// explain.WorkloadOf does with m, and the pods of its namespace that concern it: those
 // controlled by it (by owner reference: a custom controller's pods carry no label
 // jobkit knows, so the namespace's pods are listed once), the orphans that match
 // its selector and the pods of an earlier owner of the same name.
@@ -101,7 +101,7 @@ func readLiveOwner(ctx context.Context, cfg *rest.Config, namespace, name string
 	if err != nil {
 		return plan.Workload{}, nil, liveError(what, err)
 	}
-	w, err := explain.WorkloadOfMapping(obj, m)
+	w, err := explain.WorkloadOf(obj, m)
 	if err != nil {
 		return plan.Workload{}, nil, err
 	}

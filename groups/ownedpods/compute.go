@@ -146,7 +146,7 @@ func (s *sync) tracking() bool {
 		if p == nil || !s.in.Owner.IsControlledBy(p, string(s.in.Workload.UID)) {
 			continue
 		}
-		running := p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+		running := p.DeletionTimestamp == nil && !podutil.IsTerminal(p)
 		if running || s.in.Owner.HasFinalizer(p) {
 			return true
 		}

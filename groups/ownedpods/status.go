@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/groups"
+	"github.com/jobkit/jobkit/internal/podutil"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
 )
@@ -134,7 +135,7 @@ func (s *sync) clearFinished(i int) {
 		ledger = sets.New(u.Succeeded...).Insert(u.Failed...)
 	}
 	for _, pod := range s.pods[i] {
-		if pod.DeletionTimestamp != nil || (pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed) ||
+		if pod.DeletionTimestamp != nil || !podutil.IsTerminal(pod) ||
 			planned.Has(pod.UID) || ledger.Has(pod.UID) ||
 			s.in.Owner.HasFinalizer(pod) && !s.in.PendingFinalizerRemovals.Has(pod.UID) {
 			continue

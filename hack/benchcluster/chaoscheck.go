@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/internal/podutil"
 	"github.com/jobkit/jobkit/jobstatus"
 )
 
@@ -182,7 +183,7 @@ func (c *chaos) check(ctx context.Context) ([]string, error) {
 		if hasTrackingFinalizer(&p) {
 			problems = append(problems, fmt.Sprintf("pod %s holds %s", p.Name, batchv1.JobTrackingFinalizer))
 		}
-		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+		if !podutil.IsTerminal(&p) {
 			problems = append(problems, fmt.Sprintf("pod %s left %s", p.Name, p.Status.Phase))
 		}
 	}

@@ -56,7 +56,7 @@ func TestCacheDeliverDuringList(t *testing.T) {
 			c.Cache().Pods(ns) // the test's own look does not spend the arm
 			w := plan.JobWorkload(c.Cache().Job(ns, "j"))
 			listing = true
-			pods, err := c.Cache().PodsFor(w)
+			pods, err := c.Cache().OwnerPods(w)
 			listing = false
 			require.NoError(t, err)
 			assert.Equal(t, tc.heard, heard)
@@ -65,7 +65,7 @@ func TestCacheDeliverDuringList(t *testing.T) {
 
 			// The arm held for one list.
 			listing = true
-			_, err = c.Cache().PodsForJob(c.Cache().Job(ns, "j"))
+			_, err = c.Cache().OwnerPods(plan.JobWorkload(c.Cache().Job(ns, "j")))
 			listing = false
 			require.NoError(t, err)
 			assert.Equal(t, tc.heard, heard, "the next list delivers nothing")
@@ -80,7 +80,7 @@ func TestCacheResetDisarmsDuringList(t *testing.T) {
 	require.NoError(t, err)
 	c.Cache().DeliverDuringList(-1)
 	c.Cache().Reset()
-	_, err = c.Cache().PodsForJob(job)
+	_, err = c.Cache().OwnerPods(plan.JobWorkload(job))
 	require.NoError(t, err)
 	assert.Len(t, c.Cache().Pending(), 1, "the Job's Added event still waits")
 }

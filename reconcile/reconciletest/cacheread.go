@@ -99,18 +99,11 @@ func (ca *Cache) podsLocked(namespace string, keep func(*corev1.Pod) bool) []*co
 	return out
 }
 
-// PodsForJob returns what a Job controller lists for job: the cached pods of its
-// namespace controlled by it (controller reference with its UID) and the orphans
-// matching its selector, in creation order: PodsFor of the Job as a workload.
-func (ca *Cache) PodsForJob(job *batchv1.Job) ([]*corev1.Pod, error) {
-	return ca.podsOf(job.Namespace, job.UID, job.Spec.Selector), nil
-}
-
-// PodsFor is PodsForJob for an owner of any kind, converted to a Workload: the
-// cached pods of its namespace whose controller reference has its UID, and the
-// orphans matching its spec's selector (none without one), in creation order. It is
-// a reconcile.PodLister.
-func (ca *Cache) PodsFor(w *plan.Workload) ([]*corev1.Pod, error) {
+// OwnerPods returns what a controller lists for the owner w (plan.JobWorkload
+// converts a Job): the cached pods of its namespace whose controller reference
+// has its UID, and the orphans matching its spec's selector (none without one),
+// in creation order. It is a reconcile.PodLister.
+func (ca *Cache) OwnerPods(w *plan.Workload) ([]*corev1.Pod, error) {
 	return ca.podsOf(w.Namespace, w.UID, w.Spec.Selector), nil
 }
 
@@ -142,7 +135,7 @@ func (ca *Cache) podsOf(namespace string, uid types.UID, selector *metav1.LabelS
 	return pods
 }
 
-// DeliverDuringList arms the next pod list of the cache (PodsFor or PodsForJob; not
+// DeliverDuringList arms the next pod list of the cache (OwnerPods; not
 // Pods, the test's own look): once that list has taken its snapshot, and before it
 // returns it, up to n queued events are delivered, oldest first, due or not, with
 // their handlers; the snapshot shows none of them. n < 0 delivers every queued event

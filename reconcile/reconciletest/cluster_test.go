@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -486,7 +487,7 @@ func TestCacheResetAndJobs(t *testing.T) {
 	c.Cache().DeliverAll()
 	assert.Equal(t, []string{"added " + ns, "added a-first", "deleted a-first"}, jobEvents)
 
-	pods, err := c.Cache().PodsForJob(c.Cache().Job(ns, "j"))
+	pods, err := c.Cache().OwnerPods(plan.JobWorkload(c.Cache().Job(ns, "j")))
 	require.NoError(t, err)
 	require.Len(t, pods, 1, "the orphan matching the selector")
 	assert.Equal(t, "orphan", pods[0].Name)

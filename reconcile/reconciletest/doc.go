@@ -37,7 +37,7 @@
 //
 // The Cluster is the Reconciler's pod client and StatusWriter (WriteStatus takes a
 // Workload whose Object is a *Task or a *batchv1.Job); Task.Workload converts a Task,
-// Cache.PodsFor lists its pods and Cache.TaskOwner gives its facts to
+// Cache.OwnerPods lists its pods and Cache.TaskOwner gives its facts to
 // Reconciler.ObservePodEvent and CleanOrphan:
 //
 //	c := reconciletest.NewCluster(reconciletest.Options{Owner: kind})

@@ -186,7 +186,7 @@ func (d *Driver) Sync(ctx context.Context, namespace, name string) (synced bool,
 			d.Reconciler.Forget(reconcile.Key(namespace, name))
 			return false, reconcile.Result{}, nil
 		}
-		res, err = d.Reconciler.Sync(ctx, w, d.Cluster.Cache().PodsFor)
+		res, err = d.Reconciler.Sync(ctx, w, d.Cluster.Cache().OwnerPods)
 		return true, res, err
 	}
 	if d.tasks() {
@@ -195,7 +195,7 @@ func (d *Driver) Sync(ctx context.Context, namespace, name string) (synced bool,
 			d.Reconciler.Forget(reconcile.Key(namespace, name))
 			return false, reconcile.Result{}, nil
 		}
-		res, err = d.Reconciler.Sync(ctx, t.Workload(), d.Cluster.Cache().PodsFor)
+		res, err = d.Reconciler.Sync(ctx, t.Workload(), d.Cluster.Cache().OwnerPods)
 		return true, res, err
 	}
 	job := d.Cluster.Cache().Job(namespace, name)
@@ -203,7 +203,7 @@ func (d *Driver) Sync(ctx context.Context, namespace, name string) (synced bool,
 		d.Reconciler.Forget(reconcile.Key(namespace, name))
 		return false, reconcile.Result{}, nil
 	}
-	res, err = d.Reconciler.Sync(ctx, plan.JobWorkload(job), d.Cluster.Cache().PodsFor)
+	res, err = d.Reconciler.Sync(ctx, plan.JobWorkload(job), d.Cluster.Cache().OwnerPods)
 	return true, res, err
 }
 

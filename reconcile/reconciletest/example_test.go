@@ -14,6 +14,7 @@ import (
 
 	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
+	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
@@ -199,7 +200,7 @@ func ExampleCache_DeliverDuringList() {
 	_ = c.Kubelet().Run("default", "p")
 
 	c.Cache().DeliverDuringList(1)
-	pods, _ := c.Cache().PodsForJob(c.Cache().Job("default", "j"))
+	pods, _ := c.Cache().OwnerPods(plan.JobWorkload(c.Cache().Job("default", "j")))
 	fmt.Println("listed:", pods[0].Status.Phase)
 	fmt.Println("cached now:", c.Cache().Pod("default", "p").Status.Phase)
 	// Output:

@@ -177,7 +177,7 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 		}
 		before := m.snapshot()
 		syncStart := time.Now()
-		out, err := r.Sync(ctx, plan.JobWorkload(cached), cache.PodsFor)
+		out, err := r.Sync(ctx, plan.JobWorkload(cached), cache.OwnerPods)
 		if opts.Trace != nil {
 			after := m.snapshot()
 			fmt.Fprintf(opts.Trace, "%7.1f L sync (%.1f L): creates %d, patches %d, deletes %d, status %d; requeue %v after %.1f L; err %v\n",

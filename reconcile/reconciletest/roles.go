@@ -232,7 +232,7 @@ func (s *RolesStore) DoneFunc() func(namespace, name string) (done, exists bool)
 // pods lists the owner's pods from the Cluster's Cache (controller reference with
 // its UID).
 func (s *RolesStore) pods(w *ownedpods.Workload) ([]*corev1.Pod, error) {
-	return s.c.Cache().PodsFor(&plan.Workload{Namespace: w.Namespace, UID: w.UID})
+	return s.c.Cache().OwnerPods(&plan.Workload{Namespace: w.Namespace, UID: w.UID})
 }
 
 // facts is Options.Owners: the stored owner as production presents it

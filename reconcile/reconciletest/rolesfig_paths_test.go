@@ -310,7 +310,7 @@ func runJobSetFigure(ctx context.Context, L, lag time.Duration) (figResult, erro
 		if job == nil {
 			return 0, nil
 		}
-		out, err := r.Sync(ctx, plan.JobWorkload(job), cache.PodsFor)
+		out, err := r.Sync(ctx, plan.JobWorkload(job), cache.OwnerPods)
 		return out.RequeueAfter, err
 	})
 	groups.add(groupKey, 0) // the group's Added event

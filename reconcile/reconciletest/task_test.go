@@ -422,7 +422,7 @@ func TestDriverSyncFuncAndDoneFunc(t *testing.T) {
 		if task == nil {
 			return false, reconcile.Result{}, nil
 		}
-		res, err := r.Sync(ctx, task.Workload(), c.Cache().PodsFor)
+		res, err := r.Sync(ctx, task.Workload(), c.Cache().OwnerPods)
 		return true, res, err
 	}
 	d.DoneFunc = func(namespace, name string) (bool, bool) {
@@ -460,7 +460,7 @@ func TestCachePodsFor(t *testing.T) {
 	add("other", map[string]string{"app": "t"}, otherKind.NewControllerRef(&metav1.ObjectMeta{Name: "o", UID: types.UID("o")}))
 	c.Cache().DeliverAll()
 	names := func(w *plan.Workload) []string {
-		pods, err := c.Cache().PodsFor(w)
+		pods, err := c.Cache().OwnerPods(w)
 		require.NoError(t, err)
 		var out []string
 		for _, p := range pods {

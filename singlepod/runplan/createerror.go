@@ -22,6 +22,24 @@ const (
 	CreateErrorsPlank CreateErrorPolicy = "Plank"
 )
 
+// PodNaming says how the pod of a failed create was named, which decides what a
+// 409 AlreadyExists means.
+type PodNaming int
+
+// The namings.
+const (
+	// FixedName (the zero value): the create asked for a name of its own
+	// (metadata.name: a run's pod, an Indexed Job's pod of an index). A 409
+	// AlreadyExists means a pod holds that name: most likely the caller's own,
+	// stored by an earlier create whose answer was lost.
+	FixedName PodNaming = iota
+	// GeneratedName: the API server picks the name (metadata.generateName, a
+	// NonIndexed Job's pods). A 409 AlreadyExists means the generated name was
+	// taken: no pod of the caller's holds it, and the next create generates
+	// another.
+	GeneratedName
+)
+
 // CreateErrorClass is what a pod-create error means for the run.
 type CreateErrorClass string
 
@@ -52,9 +70,13 @@ type CreateErrorVerdict struct {
 	Why string
 }
 
-// ClassifyCreateError says what a failed pod create means for a single-pod
-// run under policy. err may be wrapped (errors.As finds the API status). With
-// CreateErrorsJobkit, by status code:
+// ClassifyCreateError says what a failed pod create means under policy, for a
+// pod named as naming says: the one classification of create errors, for a
+// single-pod run (FixedName: Plan.CreateFailed) as for a reconcile.Reconciler's
+// pods (FixedName for an index's, GeneratedName for the others; a Job never fails
+// on a create error, but a pod of its own under the name is adopted). err may be
+// wrapped (errors.As finds the API status). With CreateErrorsJobkit, by status
+// code:
 //
 //	nil                       None
 //	no API status             Retry     a network error, a timeout, a cancelled context:
@@ -65,8 +87,10 @@ type CreateErrorVerdict struct {
 //	403 Forbidden             Terminal  admission, pod security, an exceeded quota, a namespace being
 //	                                    deleted: the run never waits forever for room that may not come
 //	404 NotFound              Retry     the namespace or a referenced object may not be visible yet
-//	409 AlreadyExists         Exists    a pod with the run's name exists: an earlier create whose answer
-//	                                    was lost; adopting it is what the run wants (plank: Terminal)
+//	409 AlreadyExists         Exists    FixedName: a pod with the name exists: an earlier create whose
+//	                                    answer was lost; adopting it is what the run wants (plank: Terminal)
+//	                          Retry     GeneratedName: the generated name was taken; the next create
+//	                                    generates another
 //	409 Conflict (other)      Retry     optimistic concurrency: the next try sees the newer object
 //	410, 405, 406, 413, 415   Terminal  the request cannot succeed as it is
 //	422 Invalid               Terminal  the pod spec is invalid
@@ -78,7 +102,7 @@ type CreateErrorVerdict struct {
 // A status without a code is judged by its reason, with the code the API
 // server sends with that reason. ClassifyCreateError is O(depth of the error
 // chain) and safe for concurrent use.
-func ClassifyCreateError(err error, policy CreateErrorPolicy) CreateErrorVerdict {
+func ClassifyCreateError(err error, policy CreateErrorPolicy, naming PodNaming) CreateErrorVerdict {
 	if err == nil {
 		return CreateErrorVerdict{Class: CreateErrorNone, Why: "the pod was created"}
 	}
@@ -102,6 +126,8 @@ func ClassifyCreateError(err error, policy CreateErrorPolicy) CreateErrorVerdict
 		return v
 	}
 	switch {
+	case code == http.StatusConflict && st.Reason == metav1.StatusReasonAlreadyExists && naming == GeneratedName:
+		v.Class, v.Why = CreateErrorRetry, "a generated name was taken: the next create generates another"
 	case code == http.StatusConflict && st.Reason == metav1.StatusReasonAlreadyExists:
 		v.Class, v.Why = CreateErrorExists, "the pod exists already: adopt it"
 	case code == http.StatusConflict:
@@ -125,7 +151,7 @@ func ClassifyCreateError(err error, policy CreateErrorPolicy) CreateErrorVerdict
 // The result has no StartTime and no Supersede: steps 1 and 2 of p are done
 // by the time its create fails. A nil err returns p.
 func (p Plan) CreateFailed(err error) Plan {
-	v := ClassifyCreateError(err, p.CreateErrors)
+	v := ClassifyCreateError(err, p.CreateErrors, FixedName)
 	next := Plan{CreateErrors: p.CreateErrors}
 	switch v.Class {
 	case CreateErrorNone:

@@ -65,10 +65,43 @@ func TestClassifyCreateError(t *testing.T) {
 				policy runplan.CreateErrorPolicy
 				want   runplan.CreateErrorClass
 			}{{runplan.CreateErrorsJobkit, tt.wantJobkit}, {runplan.CreateErrorsPlank, tt.wantPlank}} {
-				got := runplan.ClassifyCreateError(tt.err, c.policy)
+				got := runplan.ClassifyCreateError(tt.err, c.policy, runplan.FixedName)
 				if got.Class != c.want || got.Code != tt.wantCode || got.Why == "" {
 					t.Errorf("ClassifyCreateError(%v, %q) = %+v, want class %s, code %d and a why", tt.err, c.policy, got, c.want, tt.wantCode)
 				}
+			}
+		})
+	}
+}
+
+// The naming decides only what a 409 AlreadyExists means, and only under
+// CreateErrorsJobkit: the pod of a fixed name is adopted, a generated name that was
+// taken is retried (a reconcile.Reconciler's NonIndexed pods; before issue 33,
+// reconcile's own classification answered Retry for both namings).
+func TestClassifyCreateErrorNaming(t *testing.T) {
+	exists := apierrors.NewAlreadyExists(pods, "run-1")
+	tests := []struct {
+		name   string
+		err    error
+		policy runplan.CreateErrorPolicy
+		naming runplan.PodNaming
+		want   runplan.CreateErrorClass
+	}{
+		{name: "jobkit, fixed name: adopt", err: exists, naming: runplan.FixedName, want: runplan.CreateErrorExists},
+		{name: "jobkit, generated name: retry", err: exists, naming: runplan.GeneratedName, want: runplan.CreateErrorRetry},
+		{name: "jobkit, generated name, wrapped: retry", err: fmt.Errorf("create: %w", exists), naming: runplan.GeneratedName, want: runplan.CreateErrorRetry},
+		{name: "jobkit, generated name, no code: retry", err: &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Reason: metav1.StatusReasonAlreadyExists}}, naming: runplan.GeneratedName, want: runplan.CreateErrorRetry},
+		{name: "plank, fixed name: terminal", err: exists, policy: runplan.CreateErrorsPlank, naming: runplan.FixedName, want: runplan.CreateErrorTerminal},
+		{name: "plank, generated name: terminal", err: exists, policy: runplan.CreateErrorsPlank, naming: runplan.GeneratedName, want: runplan.CreateErrorTerminal},
+		{name: "jobkit, generated name, 409 conflict: retry", err: apierrors.NewConflict(pods, "run-1", errors.New("modified")), naming: runplan.GeneratedName, want: runplan.CreateErrorRetry},
+		{name: "jobkit, generated name, 422: terminal", err: apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "run-1", nil), naming: runplan.GeneratedName, want: runplan.CreateErrorTerminal},
+		{name: "jobkit, generated name, nil", err: nil, naming: runplan.GeneratedName, want: runplan.CreateErrorNone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runplan.ClassifyCreateError(tt.err, tt.policy, tt.naming)
+			if got.Class != tt.want || got.Why == "" {
+				t.Errorf("ClassifyCreateError(%v, %q, %d) = %+v, want class %s and a why", tt.err, tt.policy, tt.naming, got, tt.want)
 			}
 		})
 	}

@@ -79,12 +79,15 @@ func ExampleCompute_dedupe() {
 func ExampleClassifyCreateError() {
 	exists := apierrors.NewAlreadyExists(schema.GroupResource{Resource: "pods"}, "unit-7")
 	for _, policy := range []runplan.CreateErrorPolicy{runplan.CreateErrorsJobkit, runplan.CreateErrorsPlank} {
-		v := runplan.ClassifyCreateError(exists, policy)
+		v := runplan.ClassifyCreateError(exists, policy, runplan.FixedName)
 		fmt.Printf("%q: %d %s (%s)\n", policy, v.Code, v.Class, v.Why)
 	}
+	v := runplan.ClassifyCreateError(exists, runplan.CreateErrorsJobkit, runplan.GeneratedName)
+	fmt.Printf("generated name: %d %s (%s)\n", v.Code, v.Class, v.Why)
 	// Output:
 	// "": 409 Exists (the pod exists already: adopt it)
 	// "Plank": 409 Terminal (a 4xx answer (plank's rule))
+	// generated name: 409 Retry (a generated name was taken: the next create generates another)
 }
 
 func ExamplePlan_CreateFailed() {

@@ -12,23 +12,6 @@ import (
 	"github.com/jobkit/jobkit/plan"
 )
 
-// wantActive is the number of active pods the spec asks for, with the succeeded
-// count of the planned status.
-func wantActive(w *workload, st *batchv1.JobStatus) int32 {
-	parallelism := ptr.Deref(w.Spec.Parallelism, 1)
-	completions := w.Spec.Completions
-	if w.Spec.Parallelism == nil && completions == nil {
-		completions = ptr.To[int32](1)
-	}
-	if completions == nil {
-		if st.Succeeded > 0 {
-			return st.Active
-		}
-		return parallelism
-	}
-	return max(0, min(*completions-st.Succeeded, parallelism))
-}
-
 // blockers says what keeps the Job from progressing when the plan creates and
 // deletes nothing.
 func blockers(w *workload, c *classification, p *plan.Plan, r *Report, opts Options) []string {
@@ -86,7 +69,7 @@ func blockers(w *workload, c *classification, p *plan.Plan, r *Report, opts Opti
 	if r.Requeue != nil && strings.HasPrefix(r.Requeue.Reason, "pod failure backoff") {
 		out = append(out, fmt.Sprintf("waiting for the %s: %s left", r.Requeue.Reason, r.Requeue.After))
 	}
-	want := wantActive(w, &p.Status)
+	want := w.Spec.WantActive(p.Status.Succeeded, p.Status.Active)
 	// An index waiting for its backoff is what blocks only while a slot of
 	// parallelism is free; else the active pods are.
 	if p.Status.Active < want {

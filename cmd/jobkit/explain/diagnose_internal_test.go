@@ -22,7 +22,7 @@ func TestDiagnoseRefusedWrite(t *testing.T) {
 		Spec:       batchv1.JobSpec{Completions: ptr.To[int32](3), Parallelism: ptr.To[int32](1)},
 		Status:     batchv1.JobStatus{Succeeded: 2, Failed: 1, StartTime: &metav1.Time{}},
 	}
-	w := newWorkload(*plan.JobWorkload(job), job, owner.Kind{})
+	w := newWorkload(*plan.JobWorkload(job), owner.Kind{})
 	p := &plan.Plan{StatusChanged: true, Status: batchv1.JobStatus{Succeeded: 1, Failed: 1, StartTime: &metav1.Time{}}}
 	got := diagnose(w, nil, &classification{}, p, batchv1.JobControllerName, true)
 	var found bool

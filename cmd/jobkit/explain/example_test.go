@@ -54,7 +54,7 @@ func ExampleExplain() {
 		fmt.Println(err)
 		return
 	}
-	r, err := explain.Explain(job, objs.Pods, explain.Options{Now: time.Date(2026, 3, 1, 10, 1, 0, 0, time.UTC)})
+	r, err := explain.Explain(plan.JobWorkload(job), objs.Pods, explain.Options{Now: time.Date(2026, 3, 1, 10, 1, 0, 0, time.UTC)})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -94,7 +94,7 @@ func ExampleSteps() {
 		return
 	}
 	job, _ := objs.Pick("", "hello")
-	steps, err := explain.Steps(context.Background(), job, objs.Pods,
+	steps, err := explain.Steps(context.Background(), plan.JobWorkload(job), objs.Pods,
 		explain.Options{Now: time.Date(2026, 3, 1, 10, 1, 0, 0, time.UTC)},
 		explain.StepOptions{Steps: 10, Kubelet: explain.KubeletSucceed})
 	if err != nil {
@@ -133,7 +133,7 @@ func ExampleControllerFor() {
 // A custom resource whose spec names its fields otherwise than a Job (Workers for
 // completions) is explained through its controller's own conversion onto a
 // plan.Workload, with its kind and tracking finalizer as Options.Owner.
-func ExampleExplainWorkload() {
+func ExampleExplain_ownerOfAnotherKind() {
 	type trainingSpec struct{ Workers int32 }
 	type trainingJob struct {
 		metav1.ObjectMeta
@@ -164,7 +164,8 @@ func ExampleExplainWorkload() {
 		Finalizers:      []string{kind.Finalizer},
 	}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 
-	r, err := explain.ExplainWorkload(toWorkload(run), []*corev1.Pod{worker},
+	w := toWorkload(run)
+	r, err := explain.Explain(&w, []*corev1.Pod{worker},
 		explain.Options{Owner: kind, Now: time.Date(2026, 3, 1, 10, 1, 0, 0, time.UTC)})
 	if err != nil {
 		fmt.Println(err)
@@ -192,7 +193,7 @@ func ExampleExplainWorkload() {
 // An owner of another kind is stepped as an object of that kind on the in-memory
 // cluster: the pods it creates carry the kind's controller reference and
 // finalizer, and its status writes name the kind.
-func ExampleStepsWorkload() {
+func ExampleSteps_ownerOfAnotherKind() {
 	kind := owner.Kind{Group: "ml.example.com", Version: "v1alpha1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
 	w := plan.Workload{
 		Namespace: "ml", Name: "resnet", UID: "7",
@@ -206,7 +207,7 @@ func ExampleStepsWorkload() {
 		},
 		Status: batchv1.JobStatus{Ready: ptr.To[int32](0), Terminating: ptr.To[int32](0)},
 	}
-	steps, err := explain.StepsWorkload(context.Background(), w, nil,
+	steps, err := explain.Steps(context.Background(), &w, nil,
 		explain.Options{Owner: kind, Now: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)},
 		explain.StepOptions{Steps: 10})
 	if err != nil {
@@ -240,10 +241,10 @@ func ExampleWorkloadOf() {
 		"metadata": map[string]any{"namespace": "ml", "name": "resnet"},
 		"spec":     map[string]any{"completions": int64(4), "parallelism": int64(2), "framework": "pytorch"},
 	}}
-	w, err := explain.WorkloadOf(obj)
+	w, err := explain.WorkloadOf(obj, nil)
 	fmt.Println(w.Name, *w.Spec.Completions, *w.Spec.Parallelism, err)
 	obj.Object["spec"] = map[string]any{"completions": "four"}
-	_, err = explain.WorkloadOf(obj)
+	_, err = explain.WorkloadOf(obj, nil)
 	fmt.Println(err)
 	// Output:
 	// resnet 4 2 <nil>
@@ -253,13 +254,13 @@ func ExampleWorkloadOf() {
 // A custom resource that calls completions workers, read through a mapping: its
 // workers become completions, its mode is always Indexed, and its own retry delay
 // becomes the owner's backoff.
-func ExampleWorkloadOfMapping() {
+func ExampleWorkloadOf_mapping() {
 	run := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "ml.example.com/v1", "kind": "Run",
 		"metadata": map[string]any{"name": "resnet", "namespace": "default"},
 		"spec":     map[string]any{"workers": int64(8), "retryDelay": "30s"},
 	}}
-	w, err := explain.WorkloadOfMapping(run, explain.Mapping{
+	w, err := explain.WorkloadOf(run, explain.Mapping{
 		"spec.completions":    "spec.workers",
 		"spec.parallelism":    "spec.parallelism|spec.workers",
 		"spec.completionMode": "=Indexed",
@@ -271,7 +272,7 @@ func ExampleWorkloadOfMapping() {
 	}
 	fmt.Println(*w.Spec.Completions, *w.Spec.Parallelism, *w.Spec.CompletionMode, w.Backoff.Base)
 
-	_, err = explain.WorkloadOfMapping(run, explain.Mapping{"spec.completions": "spec.retryDelay"})
+	_, err = explain.WorkloadOf(run, explain.Mapping{"spec.completions": "spec.retryDelay"})
 	fmt.Println(err)
 	// Output:
 	// 8 8 Indexed 30s

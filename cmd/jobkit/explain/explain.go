@@ -26,27 +26,22 @@ func ControllerFor(job *batchv1.Job) string {
 	return plan.JobWorkload(job).Controller()
 }
 
-// Explain computes the plan of the next sync of job with pods (the Job's pods and
-// any others: pods that are not the Job's are listed as ignored) and explains it.
-// It is ExplainWorkload of plan.JobWorkload(job), with the Job itself checked by
-// the API's validation. It does not modify job or pods.
-func Explain(job *batchv1.Job, pods []*corev1.Pod, opts Options) (*Report, error) {
-	if job == nil {
-		return nil, fmt.Errorf("%w: job is nil", ErrNoJob)
+// Explain computes the plan of the next sync of the owner w with pods (the owner's
+// pods and any others: pods that are not the owner's are listed as ignored) and
+// explains it. w is the plan.Workload the owner's controller builds: for a batch/v1
+// Job, plan.JobWorkload(job), whose Job (w.Object) is then checked by the API's
+// validation as it is; for an owner of any other kind, its spec in Job terms and its
+// status as a batchv1.JobStatus, converted by the caller's own function (the one its
+// controller uses) or by WorkloadOf, with its spec and status validated as a
+// batch/v1 Job's would be. Options.Owner says which kind of controller reference
+// makes a pod the owner's and which tracking finalizer counts it; the zero value is
+// owner.BatchJob. A nil w is an error wrapping ErrNoJob. It does not modify w (or
+// what it points to) or pods.
+func Explain(w *plan.Workload, pods []*corev1.Pod, opts Options) (*Report, error) {
+	if w == nil {
+		return nil, fmt.Errorf("%w: workload is nil", ErrNoJob)
 	}
-	return explain(newWorkload(*plan.JobWorkload(job), job, opts.Owner), pods, opts)
-}
-
-// ExplainWorkload is Explain for an owner of any kind, given as the plan.Workload
-// its controller would build (its spec in Job terms, its status as a
-// batchv1.JobStatus): this is the door for a custom resource whose fields are not
-// named as a Job's, converted by the caller's own function (the one its controller
-// uses). Options.Owner says which kind of controller reference makes a pod the
-// owner's and which tracking finalizer counts it; the zero value is owner.BatchJob.
-// The spec and status are validated as a batch/v1 Job's would be. It does not
-// modify w (or what it points to) or pods.
-func ExplainWorkload(w plan.Workload, pods []*corev1.Pod, opts Options) (*Report, error) {
-	return explain(newWorkload(w, nil, opts.Owner), pods, opts)
+	return explain(newWorkload(*w, opts.Owner), pods, opts)
 }
 
 // workload is the owner being explained: the Workload plan reads, its kind, and
@@ -61,10 +56,13 @@ type workload struct {
 	job *batchv1.Job
 }
 
-func newWorkload(w plan.Workload, job *batchv1.Job, kind owner.Kind) *workload {
+// newWorkload reads w as an owner of kind: its Job is w.Object when that is a
+// *batchv1.Job (plan.JobWorkload's), else one built from w's spec and status.
+func newWorkload(w plan.Workload, kind owner.Kind) *workload {
 	if kind == (owner.Kind{}) {
 		kind = owner.BatchJob
 	}
+	job, _ := w.Object.(*batchv1.Job)
 	if job == nil {
 		job = &batchv1.Job{
 			ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name, UID: w.UID},

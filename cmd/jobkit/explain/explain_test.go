@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/cmd/jobkit/explain"
+	"github.com/jobkit/jobkit/plan"
 )
 
 func classesOf(r *explain.Report) map[string][]explain.Class {
@@ -157,7 +158,7 @@ func TestExplainClasses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			job := tt.job()
-			r, err := explain.Explain(job, tt.pods(job), explain.Options{Now: t0.Add(time.Minute)})
+			r, err := explain.Explain(plan.JobWorkload(job), tt.pods(job), explain.Options{Now: t0.Add(time.Minute)})
 			require.NoError(t, err)
 			if diff := cmp.Diff(tt.want, classesOf(r)); diff != "" {
 				t.Errorf("classes (-want +got):\n%s", diff)
@@ -290,7 +291,7 @@ func TestExplainDecisionsAndBlockers(t *testing.T) {
 			job := tt.job()
 			opts := tt.opts
 			opts.Now = now
-			r, err := explain.Explain(job, tt.pods(job), opts)
+			r, err := explain.Explain(plan.JobWorkload(job), tt.pods(job), opts)
 			require.NoError(t, err)
 			var actions []string
 			for _, d := range r.Decisions {
@@ -418,7 +419,7 @@ func TestExplainDiagnostics(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			job := tt.job()
 			pods := tt.pods(job)
-			r, err := explain.Explain(job, pods, explain.Options{Now: t0.Add(time.Minute)})
+			r, err := explain.Explain(plan.JobWorkload(job), pods, explain.Options{Now: t0.Add(time.Minute)})
 			require.NoError(t, err)
 			if diff := cmp.Diff(tt.want, kinds(r.Diagnostics)); diff != "" {
 				t.Errorf("diagnostic kinds (-want +got):\n%s\nall: %+v", diff, r.Diagnostics)
@@ -438,7 +439,7 @@ func TestExplainDoesNotModifyInput(t *testing.T) {
 	}
 	a, err := explain.ParseAssumption("index=1:fail:exit=42")
 	require.NoError(t, err)
-	_, err = explain.Explain(job, pods, explain.Options{Now: t0, Assume: []explain.Assumption{a}})
+	_, err = explain.Explain(plan.JobWorkload(job), pods, explain.Options{Now: t0, Assume: []explain.Assumption{a}})
 	require.NoError(t, err)
 	if diff := cmp.Diff(jobCopy, job); diff != "" {
 		t.Errorf("job modified (-before +after):\n%s", diff)
@@ -456,7 +457,7 @@ func TestExplainErrors(t *testing.T) {
 		wantErr string
 		wantIs  error
 	}{
-		{name: "nil job", wantErr: "no job: job is nil", wantIs: explain.ErrNoJob},
+		{name: "nil job", wantErr: "no job: workload is nil", wantIs: explain.ErrNoJob},
 		{
 			name: "unplannable job",
 			job: func() *batchv1.Job {
@@ -476,7 +477,7 @@ func TestExplainErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := explain.Explain(tt.job, nil, tt.opts)
+			_, err := explain.Explain(workloadOf(tt.job), nil, tt.opts)
 			require.EqualError(t, err, tt.wantErr)
 			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
 				t.Errorf("Explain error %v is not %v", err, tt.wantIs)
@@ -487,7 +488,7 @@ func TestExplainErrors(t *testing.T) {
 
 func TestStatusChanges(t *testing.T) {
 	job := newJob(2, 2, false)
-	r, err := explain.Explain(job, []*corev1.Pod{newPod(job, 0, corev1.PodSucceeded), newPod(job, 1, corev1.PodSucceeded)}, explain.Options{Now: t0.Add(time.Minute)})
+	r, err := explain.Explain(plan.JobWorkload(job), []*corev1.Pod{newPod(job, 0, corev1.PodSucceeded), newPod(job, 1, corev1.PodSucceeded)}, explain.Options{Now: t0.Add(time.Minute)})
 	require.NoError(t, err)
 	want := []explain.FieldChange{
 		{Field: "status.completionTime", From: "", To: "2026-03-01T10:01:00Z"},
@@ -573,7 +574,7 @@ func TestAssumptionsApply(t *testing.T) {
 				require.NoError(t, err)
 				opts.Assume = append(opts.Assume, a)
 			}
-			r, err := explain.Explain(job, pods, opts)
+			r, err := explain.Explain(plan.JobWorkload(job), pods, opts)
 			require.NoError(t, err)
 			if diff := cmp.Diff(tt.want, classesOf(r)); diff != "" {
 				t.Errorf("classes (-want +got):\n%s", diff)
@@ -680,7 +681,7 @@ func BenchmarkExplain(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := explain.Explain(job, pods, explain.Options{Now: t0}); err != nil {
+				if _, err := explain.Explain(plan.JobWorkload(job), pods, explain.Options{Now: t0}); err != nil {
 					b.Fatal(err)
 				}
 			}

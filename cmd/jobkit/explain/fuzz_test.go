@@ -10,6 +10,7 @@ import (
 
 	"github.com/jobkit/jobkit/cmd/jobkit/explain"
 	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
 )
 
 // FuzzParseAssumption checks that any --assume value either parses into an
@@ -55,7 +56,7 @@ func FuzzExplain(f *testing.F) {
 		if err != nil {
 			return
 		}
-		r, err := explain.Explain(job, objs.Pods, explain.Options{Now: t0})
+		r, err := explain.Explain(plan.JobWorkload(job), objs.Pods, explain.Options{Now: t0})
 		if err != nil {
 			return
 		}
@@ -89,14 +90,14 @@ func FuzzExplainOwner(f *testing.F) {
 		if err != nil {
 			return
 		}
-		w, err := explain.WorkloadOf(obj)
+		w, err := explain.WorkloadOf(obj, nil)
 		if err != nil {
 			if !errors.Is(err, explain.ErrBadOwner) {
 				t.Fatalf("WorkloadOf error %v is not ErrBadOwner", err)
 			}
 			return
 		}
-		r, err := explain.ExplainWorkload(w, objs.Pods, explain.Options{Now: t0, Owner: kind})
+		r, err := explain.Explain(&w, objs.Pods, explain.Options{Now: t0, Owner: kind})
 		if err != nil {
 			return
 		}

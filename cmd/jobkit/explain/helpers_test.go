@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/plan"
 )
 
 var t0 = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
@@ -61,4 +62,12 @@ func newPod(job *batchv1.Job, i int, phase corev1.PodPhase) *corev1.Pod {
 		pod.Annotations = map[string]string{batchv1.JobCompletionIndexAnnotation: strconv.Itoa(i)}
 	}
 	return pod
+}
+
+// workloadOf is plan.JobWorkload(job), or nil for a nil job.
+func workloadOf(job *batchv1.Job) *plan.Workload {
+	if job == nil {
+		return nil
+	}
+	return plan.JobWorkload(job)
 }

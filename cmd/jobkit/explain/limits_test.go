@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/cmd/jobkit/explain"
+	"github.com/jobkit/jobkit/plan"
 )
 
 func TestExplainLimits(t *testing.T) {
@@ -83,7 +84,7 @@ func TestExplainLimits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			job := tt.job()
-			r, err := explain.Explain(job, tt.pods(job), explain.Options{Now: t0.Add(time.Minute)})
+			r, err := explain.Explain(plan.JobWorkload(job), tt.pods(job), explain.Options{Now: t0.Add(time.Minute)})
 			require.NoError(t, err)
 			if diff := cmp.Diff(tt.want, r.Limits); diff != "" {
 				t.Errorf("Limits (-want +got):\n%s", diff)

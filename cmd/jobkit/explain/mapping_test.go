@@ -55,7 +55,7 @@ func trainingMapping(t *testing.T) explain.Mapping {
 	return f.Fields
 }
 
-func TestWorkloadOfMapping(t *testing.T) {
+func TestWorkloadOfWithAMapping(t *testing.T) {
 	tj := trainingMapping(t)
 	tests := []struct {
 		name        string
@@ -121,22 +121,22 @@ spec: {size: 3, completions: 9, state: {job: {succeeded: 2}}}
 		t.Run(tt.name, func(t *testing.T) {
 			obj := object(t, tt.doc)
 			before := obj.DeepCopy()
-			w, err := explain.WorkloadOfMapping(obj, tt.mapping)
+			w, err := explain.WorkloadOf(obj, tt.mapping)
 			require.NoError(t, err)
 			w.Spec.Template = nil
 			if diff := cmp.Diff(tt.wantSpec, w.Spec); diff != "" {
-				t.Errorf("WorkloadOfMapping spec (-want +got):\n%s", diff)
+				t.Errorf("WorkloadOf spec (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.wantStatus, w.Status); diff != "" {
-				t.Errorf("WorkloadOfMapping status (-want +got):\n%s", diff)
+				t.Errorf("WorkloadOf status (-want +got):\n%s", diff)
 			}
 			require.Equal(t, tt.wantBackoff, w.Backoff)
-			require.Equal(t, before, obj, "WorkloadOfMapping modified the object")
+			require.Equal(t, before, obj, "WorkloadOf modified the object")
 		})
 	}
 }
 
-func TestWorkloadOfMappingErrors(t *testing.T) {
+func TestWorkloadOfWithAMappingErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		doc     string
@@ -182,7 +182,7 @@ func TestWorkloadOfMappingErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := explain.WorkloadOfMapping(object(t, tt.doc), tt.mapping)
+			_, err := explain.WorkloadOf(object(t, tt.doc), tt.mapping)
 			require.Error(t, err)
 			require.True(t, errors.Is(err, tt.wantErr), "error %v does not wrap %v", err, tt.wantErr)
 			require.Contains(t, err.Error(), tt.want)

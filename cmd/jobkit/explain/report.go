@@ -231,7 +231,7 @@ type Options struct {
 	// Owner is the kind of the owner being explained and the tracking finalizer of
 	// its pods: a pod is the owner's when its controller reference is of this kind
 	// (any version of its group) with the owner's UID, and it is counted through
-	// this finalizer. The zero value is owner.BatchJob. Steps and StepsWorkload
-	// run an owner of another kind as an object of that kind.
+	// this finalizer. The zero value is owner.BatchJob. Steps runs an owner of
+	// another kind as an object of that kind.
 	Owner owner.Kind
 }

@@ -61,42 +61,35 @@ type Step struct {
 }
 
 // Steps runs syncs of a reconcile.Reconciler named as Options.Controller (or the
-// Job's own controller) on reconcile/reconciletest's in-memory cluster, loaded with
-// the Job and its pods after Options.Assume, and reports each step. The cluster
-// starts at Options.Now; the kubelet acts after each sync as StepOptions.Kubelet
-// says. It stops early once the Job has finished and no pod keeps the tracking
-// finalizer.
+// owner's own controller) on reconcile/reconciletest's in-memory cluster, loaded
+// with the owner w (read as Explain reads it) and its pods after Options.Assume,
+// and reports each step. The cluster starts at Options.Now; the kubelet acts after
+// each sync as StepOptions.Kubelet says. It stops early once the owner has finished
+// and no pod keeps the tracking finalizer.
 //
 // The state is rebuilt through the cluster's API, so objects get new UIDs and
 // resourceVersions, and each pod is brought to its phase by the simulated kubelet
 // at the time it finished (its FinishTime); container details beyond the exit code
 // are not kept. See reconciletest for what the cluster does not simulate.
 //
-// With an Options.Owner of another kind, job is read as an owner of that kind, as
-// Explain reads it: Steps is then StepsWorkload of plan.JobWorkload(job), with the
-// Job's metadata.
-func Steps(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod, opts Options, so StepOptions) ([]Step, error) {
-	if job == nil {
-		return nil, fmt.Errorf("%w: job is nil", ErrNoJob)
+// For a batch/v1 Job (the zero Options.Owner) the cluster holds the Job: w.Object
+// with its metadata when w is plan.JobWorkload's, else one built from w. With an
+// Options.Owner of another kind, the cluster holds the owner as a
+// reconciletest.Task of that kind (Options.Owner of reconciletest.Cluster): the
+// workload's spec in Job terms, with the API's defaults of a Job's spec fields and
+// no generated selector, and its status; the Reconciler is reconcile.New that
+// kind, so the pods it creates carry the kind's controller reference and
+// finalizer. Pods are the owner's by their controller reference, rewritten to the
+// owner's new UID; their labels, the selector and the template are kept as given
+// (nothing generates them for a custom resource). The calls name the kind
+// ("UpdateStatus TrainingJob NAME"), the rest of each Step reads as for a Job. A nil
+// w is an error wrapping ErrNoJob. It does not modify w (or what it points to) or
+// pods.
+func Steps(ctx context.Context, w *plan.Workload, pods []*corev1.Pod, opts Options, so StepOptions) ([]Step, error) {
+	if w == nil {
+		return nil, fmt.Errorf("%w: workload is nil", ErrNoJob)
 	}
-	return steps(ctx, newWorkload(*plan.JobWorkload(job), job, opts.Owner), pods, opts, so)
-}
-
-// StepsWorkload is Steps for an owner of any kind, given as the plan.Workload its
-// controller builds (see ExplainWorkload), with Options.Owner naming its kind and
-// tracking finalizer. The in-memory cluster holds it as a reconciletest.Task of
-// that kind (Options.Owner of reconciletest.Cluster): the workload's spec in Job
-// terms, with the API's defaults of a Job's spec fields and no generated selector,
-// and its status; the Reconciler is reconcile.New that kind, so the pods it
-// creates carry the kind's controller reference and finalizer. Pods are the
-// owner's by their controller reference, rewritten to the owner's new UID; their
-// labels, the selector and the template are kept as given (nothing generates
-// them for a custom resource). The calls name the kind ("UpdateStatus TrainingJob
-// NAME"), the rest of each Step reads as for a Job. For a batch/v1 Job (the zero
-// Options.Owner) it is Steps of the Job the Workload describes, without the Job's
-// metadata. It does not modify w (or what it points to) or pods.
-func StepsWorkload(ctx context.Context, w plan.Workload, pods []*corev1.Pod, opts Options, so StepOptions) ([]Step, error) {
-	return steps(ctx, newWorkload(w, nil, opts.Owner), pods, opts, so)
+	return steps(ctx, newWorkload(*w, opts.Owner), pods, opts, so)
 }
 
 func steps(ctx context.Context, w *workload, pods []*corev1.Pod, opts Options, so StepOptions) ([]Step, error) {

@@ -39,7 +39,7 @@ func TestStepRunOfAnotherKind(t *testing.T) {
 		Spec:   corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "worker"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning},
 	}
-	run, err := startRun(newWorkload(w, nil, kind), []*corev1.Pod{worker}, Options{Now: now}, StepOptions{Steps: 10})
+	run, err := startRun(newWorkload(w, kind), []*corev1.Pod{worker}, Options{Now: now}, StepOptions{Steps: 10})
 	require.NoError(t, err)
 	ctx := context.Background()
 	task, err := run.cluster.GetTask(ctx, "ml", "resnet")

@@ -111,7 +111,7 @@ func TestSteps(t *testing.T) {
 			job := tt.job()
 			opts := tt.opts
 			opts.Now = now
-			steps, err := explain.Steps(context.Background(), job, tt.pods(job), opts, tt.so)
+			steps, err := explain.Steps(context.Background(), plan.JobWorkload(job), tt.pods(job), opts, tt.so)
 			require.NoError(t, err)
 			require.Len(t, steps, tt.wantSteps, "steps: %+v", steps)
 			last := steps[len(steps)-1]
@@ -132,7 +132,7 @@ func TestStepsErrors(t *testing.T) {
 		so      explain.StepOptions
 		wantErr string
 	}{
-		{name: "nil job", so: explain.StepOptions{Steps: 1}, wantErr: "no job: job is nil"},
+		{name: "nil job", so: explain.StepOptions{Steps: 1}, wantErr: "no job: workload is nil"},
 		{name: "no steps", job: newJob(1, 1, false), wantErr: "steps: must be positive, got 0"},
 		{name: "unknown kubelet", job: newJob(1, 1, false), so: explain.StepOptions{Steps: 1, Kubelet: "nap"}, wantErr: `kubelet: unknown behaviour "nap" (want succeed, fail or idle)`},
 		{name: "invalid owner kind", job: newJob(1, 1, false), owner: owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob"}, so: explain.StepOptions{Steps: 1},
@@ -140,7 +140,7 @@ func TestStepsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := explain.Steps(context.Background(), tt.job, nil, explain.Options{Now: t0, Owner: tt.owner}, tt.so)
+			_, err := explain.Steps(context.Background(), workloadOf(tt.job), nil, explain.Options{Now: t0, Owner: tt.owner}, tt.so)
 			require.EqualError(t, err, tt.wantErr)
 		})
 	}
@@ -165,7 +165,7 @@ func callCounts(steps []explain.Step) map[string]int {
 
 // An owner of another kind is stepped as a Task of that kind: its status writes
 // name the kind, and it runs to its end as a Job would.
-func TestStepsWorkload(t *testing.T) {
+func TestStepsOwnerOfAnotherKind(t *testing.T) {
 	now := t0.Add(time.Minute)
 	tests := []struct {
 		name         string
@@ -262,7 +262,7 @@ func TestStepsWorkload(t *testing.T) {
 			w := *plan.JobWorkload(job)
 			w.Deleting = tt.deleting
 			before := w.Status.DeepCopy()
-			steps, err := explain.StepsWorkload(context.Background(), w, pods, explain.Options{Now: now, Owner: trainingKind}, tt.so)
+			steps, err := explain.Steps(context.Background(), &w, pods, explain.Options{Now: now, Owner: trainingKind}, tt.so)
 			require.NoError(t, err)
 			require.Len(t, steps, tt.wantSteps, "steps: %+v", steps)
 			if diff := cmp.Diff(tt.wantCalls, callCounts(steps)); diff != "" {
@@ -279,8 +279,8 @@ func TestStepsWorkload(t *testing.T) {
 }
 
 // The same spec, status and pods make the same calls and statuses whether the
-// owner is a batch/v1 Job or of another kind: Steps of the Job, StepsWorkload of
-// its Workload with the pods of the kind, and Steps of the Job read as the kind.
+// owner is a batch/v1 Job or of another kind: Steps of the Job, Steps of
+// its Workload without the Job object with the pods of the kind, and Steps of the Job read as the kind.
 func TestStepsSameCallsForAJobAndAnotherKind(t *testing.T) {
 	now := t0.Add(time.Minute)
 	tests := []struct {
@@ -350,7 +350,7 @@ func TestStepsSameCallsForAJobAndAnotherKind(t *testing.T) {
 			opts := tt.opts
 			opts.Now = now
 			job := tt.job()
-			want, err := explain.Steps(context.Background(), job, tt.pods(job), opts, tt.so)
+			want, err := explain.Steps(context.Background(), plan.JobWorkload(job), tt.pods(job), opts, tt.so)
 			require.NoError(t, err)
 			require.NotEmpty(t, want)
 
@@ -363,12 +363,14 @@ func TestStepsSameCallsForAJobAndAnotherKind(t *testing.T) {
 				pods = append(pods, p)
 			}
 			opts.Owner = trainingKind
-			got, err := explain.StepsWorkload(context.Background(), *plan.JobWorkload(job), pods, opts, tt.so)
+			w := plan.JobWorkload(job)
+			w.Object = nil
+			got, err := explain.Steps(context.Background(), w, pods, opts, tt.so)
 			require.NoError(t, err)
 			if diff := cmp.Diff(want, asJob(got)); diff != "" {
-				t.Errorf("StepsWorkload as a TrainingJob differs from Steps of the Job (-job +trainingjob):\n%s", diff)
+				t.Errorf("Steps of a Workload as a TrainingJob differs from Steps of the Job (-job +trainingjob):\n%s", diff)
 			}
-			got, err = explain.Steps(context.Background(), job, pods, opts, tt.so)
+			got, err = explain.Steps(context.Background(), plan.JobWorkload(job), pods, opts, tt.so)
 			require.NoError(t, err)
 			if diff := cmp.Diff(want, asJob(got)); diff != "" {
 				t.Errorf("Steps of the Job read as a TrainingJob differs from Steps of the Job (-job +trainingjob):\n%s", diff)

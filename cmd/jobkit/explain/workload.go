@@ -38,29 +38,23 @@ type jobShapedSpec struct {
 	ManagedBy             *string                       `json:"managedBy"`
 }
 
-// WorkloadOf reads an object of any kind as a plan.Workload by the field names of
-// a batch/v1 Job: it is WorkloadOfMapping with the default Mapping.
-func WorkloadOf(obj *unstructured.Unstructured) (plan.Workload, error) {
-	return WorkloadOfMapping(obj, nil)
-}
-
-// WorkloadOfMapping reads an object of any kind as a plan.Workload: its metadata
+// WorkloadOf reads an object of any kind as a plan.Workload: its metadata
 // (namespace, name, uid, deletionTimestamp), the fields of its spec that plan reads
 // (completions, parallelism, completionMode, backoffLimit, backoffLimitPerIndex,
 // maxFailedIndexes, podFailurePolicy, successPolicy, podReplacementPolicy, suspend,
 // activeDeadlineSeconds, selector, template and managedBy) and its status as a
-// batchv1.JobStatus, each where m says (by default under the batch/v1 name), and
-// the owner's own backoff (Workload.Backoff) when m maps backoff.base or
-// backoff.max. Other fields are ignored; a value that does not decode as the Job
+// batchv1.JobStatus, each where m says (by default, and with a nil m, under the
+// batch/v1 name), and the owner's own backoff (Workload.Backoff) when m maps
+// backoff.base or backoff.max. Other fields are ignored; a value that does not decode as the Job
 // field it is read as is an error wrapping ErrBadOwner that names the object's
 // field, the Job field and the value; a bad m is an error wrapping ErrBadMapping.
 //
 // This is the conversion `jobkit explain --owner-kind` uses, with --map and
 // --mapping. A resource whose fields cannot be mapped one by one is converted by
-// its own function (the one its controller uses), then given to ExplainWorkload.
+// its own function (the one its controller uses), then given to Explain.
 //
 // The Workload points into nothing of obj: obj is not modified.
-func WorkloadOfMapping(obj *unstructured.Unstructured, m Mapping) (plan.Workload, error) {
+func WorkloadOf(obj *unstructured.Unstructured, m Mapping) (plan.Workload, error) {
 	what := obj.GetKind() + " " + qualified(obj.GetNamespace(), obj.GetName())
 	if err := m.Validate(); err != nil {
 		return plan.Workload{}, err

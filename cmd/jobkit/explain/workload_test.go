@@ -32,7 +32,7 @@ func trainingPod(job *batchv1.Job, i int, phase corev1.PodPhase) *corev1.Pod {
 	return pod
 }
 
-func TestExplainWorkload(t *testing.T) {
+func TestExplainOwnerOfAnotherKind(t *testing.T) {
 	job := newJob(3, 3, true)
 	job.Status.Active, job.Status.Failed = 1, 1
 	w := *plan.JobWorkload(job)
@@ -57,7 +57,7 @@ func TestExplainWorkload(t *testing.T) {
 	earlierJob.OwnerReferences[0].UID = "earlier-job-uid"
 	pods := []*corev1.Pod{running, succeeded, otherFinalizer, batchPod, earlier, earlierJob}
 
-	r, err := explain.ExplainWorkload(w, pods, explain.Options{Now: t0.Add(time.Minute), Owner: trainingKind})
+	r, err := explain.Explain(&w, pods, explain.Options{Now: t0.Add(time.Minute), Owner: trainingKind})
 	require.NoError(t, err)
 
 	wantInfo := explain.JobInfo{APIVersion: "ml.example.com/v1alpha1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking",
@@ -107,8 +107,9 @@ func TestExplainWorkload(t *testing.T) {
 	}
 }
 
-// A batch/v1 Job explained through its Workload reads as through Explain.
-func TestExplainWorkloadOfAJob(t *testing.T) {
+// A batch/v1 Job explained through a Workload without the Job object reads as
+// through plan.JobWorkload's (with the Job).
+func TestExplainJobWorkloadWithoutTheJob(t *testing.T) {
 	job := newJob(4, 2, true)
 	job.Spec.BackoffLimitPerIndex = ptr.To[int32](1)
 	job.Status.Active = 1
@@ -118,18 +119,20 @@ func TestExplainWorkloadOfAJob(t *testing.T) {
 	pods := []*corev1.Pod{newPod(job, 0, corev1.PodRunning), failed, newPod(job, 2, corev1.PodSucceeded)}
 	for _, kind := range []owner.Kind{{}, owner.BatchJob} {
 		opts := explain.Options{Now: t0.Add(time.Minute), Owner: kind}
-		want, err := explain.Explain(job, pods, opts)
+		want, err := explain.Explain(plan.JobWorkload(job), pods, opts)
 		require.NoError(t, err)
-		got, err := explain.ExplainWorkload(*plan.JobWorkload(job), pods, opts)
+		w := plan.JobWorkload(job)
+		w.Object = nil
+		got, err := explain.Explain(w, pods, opts)
 		require.NoError(t, err)
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("ExplainWorkload differs from Explain with Owner %+v (-Explain +ExplainWorkload):\n%s", kind, diff)
+			t.Errorf("Explain of the Workload without the Job differs from with it, Owner %+v (-with +without):\n%s", kind, diff)
 		}
 		require.Empty(t, got.Job.Kind, "a batch/v1 Job's report names no kind")
 	}
 }
 
-func TestExplainWorkloadErrors(t *testing.T) {
+func TestExplainOwnerOfAnotherKindErrors(t *testing.T) {
 	job := newJob(1, 1, false)
 	tests := []struct {
 		name    string
@@ -165,7 +168,8 @@ func TestExplainWorkloadErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := explain.ExplainWorkload(tt.w(), nil, tt.opts)
+			w := tt.w()
+			_, err := explain.Explain(&w, nil, tt.opts)
 			require.ErrorContains(t, err, tt.wantErr)
 			if tt.wantIs != nil {
 				require.ErrorIs(t, err, tt.wantIs)
@@ -243,7 +247,7 @@ func TestWorkloadOf(t *testing.T) {
 			u := &unstructured.Unstructured{}
 			require.NoError(t, u.UnmarshalJSON([]byte(tt.in)))
 			before := u.DeepCopy()
-			got, err := explain.WorkloadOf(u)
+			got, err := explain.WorkloadOf(u, nil)
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				require.ErrorIs(t, err, explain.ErrBadOwner)
@@ -349,7 +353,7 @@ func TestWorkloadOfAJob(t *testing.T) {
 	job.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Failed: []types.UID{"p"}}
 	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(job)
 	require.NoError(t, err)
-	got, err := explain.WorkloadOf(&unstructured.Unstructured{Object: raw})
+	got, err := explain.WorkloadOf(&unstructured.Unstructured{Object: raw}, nil)
 	require.NoError(t, err)
 	want := *plan.JobWorkload(job)
 	want.Object = nil // WorkloadOf reads the fields plan reads; the object stays the caller's

@@ -167,7 +167,7 @@ func (k *kubelet) finish(ctx context.Context, pod *corev1.Pod, o outcome) error 
 // server does not remove a pod of grace 0 when its last finalizer goes (a Failed
 // pod deleted while it still held one stays, terminating, until then).
 func (k *kubelet) release(ctx context.Context, pod *corev1.Pod) error {
-	if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+	if !podutil.IsTerminal(pod) {
 		if err := k.finish(ctx, pod, failWith(exitKilled)); err != nil {
 			return err
 		}

@@ -21,7 +21,7 @@ import (
 	"github.com/jobkit/jobkit/examples/plank/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/plank/controller"
 	plaindl "github.com/jobkit/jobkit/plain/deadlines"
-	"github.com/jobkit/jobkit/reconcile"
+	"github.com/jobkit/jobkit/singlepod/runplan"
 )
 
 func TestSuccess(t *testing.T) {
@@ -283,8 +283,8 @@ func TestUncreatablePod(t *testing.T) {
 	ns := newNamespace(t)
 	newRun(t, ns, "bad", func(s *v1alpha1.RunJobSpec) { s.PodSpec.Containers[0].Name = "Not_A_DNS_Label" })
 	rj := waitState(t, ns, "bad", v1alpha1.StateError)
-	if !strings.HasPrefix(rj.Status.Description, reconcile.CreateErrorMessagePrefix+": ") || !strings.Contains(rj.Status.Description, "Invalid value") {
-		t.Errorf("description = %q, want %q with the API server's 422", rj.Status.Description, reconcile.CreateErrorMessagePrefix)
+	if !strings.HasPrefix(rj.Status.Description, runplan.MessageCreateRefused+": ") || !strings.Contains(rj.Status.Description, "Invalid value") {
+		t.Errorf("description = %q, want %q with the API server's 422", rj.Status.Description, runplan.MessageCreateRefused)
 	}
 	if podExists(t, ns, "bad") {
 		t.Error("a pod exists for a run whose pod cannot be created")

@@ -8,14 +8,13 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
+	"github.com/jobkit/jobkit/groups"
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
-	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -155,12 +154,7 @@ func BackoffPolicy(b *v1alpha1.RetryBackoff) plainbackoff.Policy {
 // Completed or Failed (True) of a run with one.
 func Finished(tj *v1alpha1.TrainingJob) bool {
 	if tj.Spec.Launcher != nil {
-		for _, c := range tj.Status.GroupConditions {
-			if (c.Type == plaingroup.ConditionCompleted || c.Type == plaingroup.ConditionFailed) && c.Status == metav1.ConditionTrue {
-				return true
-			}
-		}
-		return false
+		return groups.Finished(tj.Status.GroupConditions) != nil
 	}
 	return jobstatus.IsFinished(&batchv1.JobStatus{Conditions: tj.Status.Conditions})
 }
