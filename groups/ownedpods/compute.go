@@ -84,10 +84,10 @@ func Compute(in Input) (*Plan, error) {
 	}
 	s := &sync{in: &in, spec: spec, matcher: m}
 	s.readStatus()
-	if s.finished() && !s.tracking() {
+	s.sortPods()
+	if s.finished() && !s.tracking() && s.shown() {
 		return &Plan{Skip: "the group has finished, no pod runs or carries the tracking finalizer " + in.Owner.Finalizer}, nil
 	}
-	s.sortPods()
 	n := len(w.Roles)
 	s.templates = make([]*corev1.PodTemplateSpec, n)
 	s.plans = make([]*plan.Plan, n)
@@ -157,6 +157,27 @@ func (s *sync) tracking() bool {
 		}
 	}
 	return false
+}
+
+// shown reports whether every role's stored status shows what is left of its
+// pods once none runs (tracking is false): none active or ready, and as many
+// terminating as are being deleted. A finished group stops its roles in the
+// write that finishes it, and their pods go after it: until a write shows them
+// gone, the group is synced, or its status would say they run forever.
+func (s *sync) shown() bool {
+	for i := range s.status {
+		j := &s.status[i].Job
+		var terminating int32
+		for _, p := range s.pods[i] {
+			if p.DeletionTimestamp != nil && !podutil.IsTerminal(p) {
+				terminating++
+			}
+		}
+		if j.Active != 0 || ptr.Deref(j.Ready, 0) != 0 || ptr.Deref(j.Terminating, 0) != terminating {
+			return false
+		}
+	}
+	return true
 }
 
 func uncounted(st *batchv1.JobStatus) bool {
@@ -253,8 +274,9 @@ func (s *sync) planRole(i int) error {
 		return fmt.Errorf("roles: roles[%d] %q: %w", i, r.Name, err)
 	}
 	s.ownCreations(p)
+	var stopped stops
 	if stopping && !w.Deleting {
-		stopAll(p, s.pods[i], s.in.ExpectationsSatisfied)
+		stopped = stopAll(p, s.pods[i], s.in.ExpectationsSatisfied)
 	}
 	// Only the pods already without the finalizer are counted: the status is
 	// written before this sync's removals, and the pods they free are counted
@@ -265,6 +287,14 @@ func (s *sync) planRole(i int) error {
 		// Nothing to persist, or only pod counts while the cache lags. A copy:
 		// the Plan shares nothing with the owner as read.
 		job = *old.Job.DeepCopy()
+	}
+	if p.Skip == "" && stopped.pods > 0 {
+		// As plan counts its own deletions: the pods stopped here are no
+		// longer active or ready but terminating, in the write that stops
+		// them (the one that finishes the group, often the last but one).
+		job.Active = max(0, job.Active-stopped.pods)
+		job.Ready = ptr.To(max(0, ptr.Deref(job.Ready, 0)-stopped.ready))
+		job.Terminating = ptr.To(ptr.Deref(job.Terminating, 0) + stopped.pods)
 	}
 	s.plans[i], s.jobs[i] = p, job
 	return nil
@@ -320,16 +350,20 @@ func roleMessage(role, msg string) string {
 	return fmt.Sprintf("role %q: %s", role, msg)
 }
 
+// stops counts the pods stopAll stops, and the ready ones among them.
+type stops struct{ pods, ready int32 }
+
 // stopAll makes the plan of a stopping role (planned as being deleted, which
 // deletes nothing) delete its pods that still run, their finalizer removed first
 // so that they are not counted, as a suspension would; a pod the plan deletes
 // already (the role is failing on its own and counts them) is left to it. The
 // plan's uncounted finalizer removal of such a pod gives way to the deletion's,
 // so that each pod gets one patch. Nothing is deleted while expectations are
-// unsatisfied, as in plan.
-func stopAll(p *plan.Plan, pods []*corev1.Pod, satisfied bool) {
+// unsatisfied, as in plan. It MUTATES p and returns what it stopped.
+func stopAll(p *plan.Plan, pods []*corev1.Pod, satisfied bool) stops {
+	var out stops
 	if !satisfied {
-		return
+		return out
 	}
 	planned := make(map[*corev1.Pod]bool, len(p.Delete))
 	for _, d := range p.Delete {
@@ -342,8 +376,13 @@ func stopAll(p *plan.Plan, pods []*corev1.Pod, satisfied bool) {
 		}
 		stop[pod] = true
 		p.Delete = append(p.Delete, plan.Deletion{Pod: pod, RemoveFinalizerFirst: true, Reason: "the role stops"})
+		out.pods++
+		if podutil.IsReady(pod) {
+			out.ready++
+		}
 	}
 	if len(stop) > 0 {
 		p.RemoveFinalizers = slices.DeleteFunc(p.RemoveFinalizers, func(a plan.PodAction) bool { return stop[a.Pod] })
 	}
+	return out
 }

@@ -138,8 +138,9 @@ type Input struct {
 //  3. delete the pods of Delete (removing the finalizer first when asked), then
 //     create the pods of Create.
 type Plan struct {
-	// Skip says why the owner is not acted on (another controller manages it, it
-	// has finished and no pod carries the finalizer); every other field is empty.
+	// Skip says why the owner is not acted on (another controller manages it, or
+	// it has finished, no pod runs or carries the finalizer and its status shows
+	// so); every other field is empty.
 	Skip string
 	// Status is the owner's status to write; StatusChanged says whether it
 	// differs from Workload.Status.
