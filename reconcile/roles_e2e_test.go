@@ -271,14 +271,16 @@ func (tr *trainRun) run(maxSteps int) *ownedpods.Workload {
 }
 
 // assertCountedOnce checks the totals of w against the pods: every success the
-// kubelet made is counted, every failure it made too, and no role counts more
-// failures than it had pods (a failed role also counts the pods it stopped).
+// kubelet made is counted, every failure it made too (exactly, in
+// FailedOnTheirOwn), and no role counts more failures than it had pods (a
+// failed role also counts the pods it stopped).
 func (tr *trainRun) assertCountedOnce(w *ownedpods.Workload) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	for _, rs := range w.Status.Roles {
 		assert.Equal(tr.t, tr.succeeded[rs.Name], rs.Succeeded, "%s succeeded", rs.Name)
 		assert.GreaterOrEqual(tr.t, rs.Failed, tr.killed[rs.Name], "%s failed", rs.Name)
+		assert.Equal(tr.t, tr.killed[rs.Name], rs.FailedOnTheirOwn, "%s: the pods that failed on their own are those the kubelet failed", rs.Name)
 		assert.LessOrEqual(tr.t, rs.Failed+rs.Succeeded, tr.created[rs.Name], "%s: counted more pods than it had", rs.Name)
 	}
 }

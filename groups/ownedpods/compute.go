@@ -7,6 +7,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/groups"
@@ -56,6 +58,9 @@ type sync struct {
 	plans     []*plan.Plan
 	// jobs holds the status each role's plan writes: safe before its removals.
 	jobs []batchv1.JobStatus
+	// ownFailures counts, per role, the pods that jobs records as failed for
+	// the first time and that failed by themselves.
+	ownFailures []int32
 
 	out Plan
 }
@@ -92,6 +97,7 @@ func Compute(in Input) (*Plan, error) {
 	s.templates = make([]*corev1.PodTemplateSpec, n)
 	s.plans = make([]*plan.Plan, n)
 	s.jobs = make([]batchv1.JobStatus, n)
+	s.ownFailures = make([]int32, n)
 
 	// First the roles as the stored status has them; then the group rules over
 	// the statuses those plans write, so that a role's failure or success and the
@@ -178,6 +184,34 @@ func (s *sync) shown() bool {
 		}
 	}
 	return true
+}
+
+// ownFailures counts the pods that base records as failed and old did not,
+// that failed by themselves: in phase Failed and not being deleted. base is the
+// status with this sync's pods recorded, before any is counted, so a pod
+// recorded and counted in one write is seen; a pod enters the ledger once.
+func ownFailures(old, base *batchv1.JobStatus, pods []*corev1.Pod) int32 {
+	if base.UncountedTerminatedPods == nil || len(base.UncountedTerminatedPods.Failed) == 0 {
+		return 0
+	}
+	var was sets.Set[types.UID]
+	if u := old.UncountedTerminatedPods; u != nil {
+		was = sets.New(u.Failed...)
+	}
+	recorded := sets.New[types.UID]()
+	for _, uid := range base.UncountedTerminatedPods.Failed {
+		if !was.Has(uid) {
+			recorded.Insert(uid)
+		}
+	}
+	var n int32
+	for _, p := range pods {
+		if recorded.Has(p.UID) && p.Status.Phase == corev1.PodFailed && p.DeletionTimestamp == nil {
+			recorded.Delete(p.UID) // a pod listed twice counts once
+			n++
+		}
+	}
+	return n
 }
 
 func uncounted(st *batchv1.JobStatus) bool {
@@ -283,10 +317,13 @@ func (s *sync) planRole(i int) error {
 	// by the next sync.
 	settled := p.Settle(nil)
 	job := settled.Status
+	s.ownFailures[i] = 0
 	if p.Skip != "" || p.RecordStatus == nil && !settled.Changed {
 		// Nothing to persist, or only pod counts while the cache lags. A copy:
 		// the Plan shares nothing with the owner as read.
 		job = *old.Job.DeepCopy()
+	} else {
+		s.ownFailures[i] = ownFailures(&old.Job, &p.Settlement.Base, s.pods[i])
 	}
 	if p.Skip == "" && stopped.pods > 0 {
 		// As plan counts its own deletions: the pods stopped here are no

@@ -89,7 +89,11 @@
 // missing entry starts at zero, an entry of no role is dropped with a warning.
 // RoleStatus.Succeeded and Failed are the totals over attempts: the old total
 // plus what the role's Job counters grew by, so they never decrease and do not
-// change when an attempt starts afresh.
+// change when an attempt starts afresh. RoleStatus.FailedOnTheirOwn is the
+// total of the pods that failed by themselves (in phase Failed, not being
+// deleted) as they enter the role's ledger of failures: a pod enters it once,
+// so it is counted once, and the pods a failing role stops (which Failed
+// counts, as a Job's) are not among them.
 //
 // # Skipped owners
 //

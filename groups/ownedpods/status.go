@@ -164,6 +164,8 @@ func (s *sync) roleStatus(i int) RoleStatus {
 		Job:       job,
 		Succeeded: old.Succeeded + max(0, job.Succeeded-old.Job.Succeeded),
 		Failed:    old.Failed + max(0, job.Failed-old.Job.Failed),
+		// The pods recorded anew this write: once each, whatever the attempt.
+		FailedOnTheirOwn: old.FailedOnTheirOwn + s.ownFailures[i],
 	}
 	if s.modes[i] == advancing {
 		rs.Attempt = s.Counters.Restarts

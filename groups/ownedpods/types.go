@@ -101,8 +101,18 @@ type RoleStatus struct {
 	// pod of the old one is gone and counted.
 	Job batchv1.JobStatus
 	// Succeeded and Failed count the role's pods over every attempt, the current
-	// one included: they never decrease.
+	// one included: they never decrease. Failed has a Job's meaning: it counts
+	// the pods that failed and those a failing role stopped (deleted while they
+	// ran).
 	Succeeded, Failed int32
+	// FailedOnTheirOwn counts, over every attempt, the role's pods that failed
+	// by themselves: in phase Failed and not being deleted when the role
+	// recorded them as failed (a container's exit, a kubelet's eviction), not
+	// those the role or the group stopped. It never decreases. It grows in the
+	// write that records such a pod in the role's uncountedTerminatedPods, so
+	// it may run ahead of Failed by the pods not yet counted; once nothing is
+	// uncounted it is at most Failed.
+	FailedOnTheirOwn int32
 }
 
 // Input is everything one sync of a Workload needs. Compute never modifies it.

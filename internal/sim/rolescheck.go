@@ -116,8 +116,9 @@ func (m *rolesModel) checkStatus(old, st *ownedpods.Status) {
 	}
 	for _, rs := range st.Roles {
 		prev := roleOf(old, rs.Name)
-		if rs.Attempt < prev.Attempt || rs.Succeeded < prev.Succeeded || rs.Failed < prev.Failed {
-			rw.violate(InvBackwards, "role %s: attempt %d→%d, succeeded %d→%d, failed %d→%d", rs.Name, prev.Attempt, rs.Attempt, prev.Succeeded, rs.Succeeded, prev.Failed, rs.Failed)
+		if rs.Attempt < prev.Attempt || rs.Succeeded < prev.Succeeded || rs.Failed < prev.Failed || rs.FailedOnTheirOwn < prev.FailedOnTheirOwn {
+			rw.violate(InvBackwards, "role %s: attempt %d→%d, succeeded %d→%d, failed %d→%d, failed on their own %d→%d", rs.Name, prev.Attempt, rs.Attempt,
+				prev.Succeeded, rs.Succeeded, prev.Failed, rs.Failed, prev.FailedOnTheirOwn, rs.FailedOnTheirOwn)
 			return
 		}
 		// At an advance the attempt's status starts afresh: what leaves the old
@@ -341,6 +342,9 @@ func (m *rolesModel) checkEnd() {
 		}
 		if t := m.total[rs.Name]; rs.Succeeded != t[0] || rs.Failed != t[1] {
 			rw.violate(InvCount, "role %s totals succeeded %d failed %d, pods counted %d and %d", rs.Name, rs.Succeeded, rs.Failed, t[0], t[1])
+		}
+		if rs.FailedOnTheirOwn > rs.Failed {
+			rw.violate(InvCount, "role %s: %d pods failed on their own, more than the %d failed, with nothing uncounted", rs.Name, rs.FailedOnTheirOwn, rs.Failed)
 		}
 	}
 	for _, p := range rw.ownerPods() {

@@ -152,7 +152,7 @@ func (s *RolesStore) Delete(namespace, name string) error {
 // when w's UID and resourceVersion are current (or empty), else a Conflict, and
 // when the update keeps the rules of such a status, else Invalid naming the field:
 // restarts, restartsCountTowardsMax (at most restarts), and each role's attempt,
-// succeeded and failed never decrease, and a terminal state never changes. It
+// succeeded, failed and failedOnTheirOwn never decrease, and a terminal state never changes. It
 // returns the owner as stored; a write that changes nothing keeps its
 // resourceVersion.
 func (s *RolesStore) WriteStatus(ctx context.Context, w *ownedpods.Workload, status ownedpods.Status) (*ownedpods.Workload, error) {
@@ -313,6 +313,9 @@ func validateRolesStatus(old, st *ownedpods.Status) field.ErrorList {
 			}
 			if r.Failed < o.Failed {
 				errs = append(errs, field.Invalid(rp.Child("failed"), r.Failed, never))
+			}
+			if r.FailedOnTheirOwn < o.FailedOnTheirOwn {
+				errs = append(errs, field.Invalid(rp.Child("failedOnTheirOwn"), r.FailedOnTheirOwn, never))
 			}
 		}
 	}
