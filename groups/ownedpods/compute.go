@@ -130,7 +130,7 @@ func Compute(in Input) (*Plan, error) {
 		}
 		s.modes[i] = md
 	}
-	if c := plaingroup.RestartEnded(s.Conds, s.spec.Roles, statuses, w.Suspend); c != nil {
+	if c := s.Terms.RestartEnded(s.Conds, s.spec.Roles, statuses, w.Suspend); c != nil {
 		s.Set(*c)
 	}
 	s.restart()
@@ -238,7 +238,7 @@ func (s *sync) mayStart(children []plaingroup.Child, jobs []batchv1.JobStatus, d
 		for _, c := range st.Conditions {
 			s.Set(c)
 		}
-		r := plaingroup.Suspend(s.in.Workload.Suspend, s.spec.Roles, children, s.Counters, st.Allowed)
+		r := s.Terms.Suspend(s.in.Workload.Suspend, s.spec.Roles, children, s.Counters, st.Allowed)
 		if s.Set(r.Condition) {
 			s.Event(corev1.EventTypeNormal, r.Condition.Reason, r.Condition.Message)
 		}

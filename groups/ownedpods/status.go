@@ -21,6 +21,7 @@ func (s *sync) readStatus() {
 	st := &w.Status
 	s.State = groups.Read(plaingroup.Counters{Restarts: st.Restarts, RestartsCountTowardsMax: st.RestartsCountTowardsMax},
 		st.Conditions, st.TerminalState, s.in.Now)
+	s.Terms = Terms(s.in.Owner)
 	s.status = make([]RoleStatus, len(w.Roles))
 	at := make(map[string]int, len(w.Roles))
 	for i := range w.Roles {

@@ -81,7 +81,8 @@ type Status struct {
 	// attempt is Restarts: every pod carries its attempt in a label.
 	Restarts, RestartsCountTowardsMax int32
 	// Conditions are the group's conditions, with JobSet's types and reasons
-	// (Completed, Failed, Suspended, StartupPolicyCompleted...).
+	// (Completed, Failed, Suspended, StartupPolicyCompleted...) and messages in
+	// the owner's terms (see Terms).
 	Conditions []metav1.Condition
 	// TerminalState is "", "Completed" or "Failed".
 	TerminalState string
@@ -202,4 +203,13 @@ func (w *Workload) AsWorkload() *plan.Workload {
 		Object:          w.Object,
 		Spec:            plan.Spec{ManagedBy: w.ManagedBy, Suspend: &w.Suspend},
 	}
+}
+
+// Terms returns the words of the messages of the conditions and events of an
+// owner of kind k: the group is named by its kind (JobSet's "jobset" when the
+// kind has none) and a child is a role, named by the role ("TrainingJob
+// completed successfully", "TrainingJob failed due to one or more role
+// failures (first failed role: worker)"). The reasons are JobSet's.
+func Terms(k owner.Kind) plaingroup.Terms {
+	return plaingroup.Terms{Group: k.Kind, Child: "role", Children: "roles", ByRole: true}
 }
