@@ -28,6 +28,9 @@ type State struct {
 	Now time.Time
 	// Events are the events of the decisions taken so far.
 	Events []plan.Event
+	// Terms word the messages of the group's conditions and events; the zero
+	// value is JobSet's words (a group of child Jobs).
+	Terms plaingroup.Terms
 }
 
 // Read returns the State of a group whose status holds counters, conditions
@@ -62,11 +65,14 @@ func (s *State) Finished() *plaingroup.Condition { return plaingroup.Finished(s.
 
 // Decide applies the failure policy m to the children, then, when no failure
 // rule acted, the success policy: the counters, the condition, the terminal
-// state and the event of the decision go into s. A failure rule that acted
+// state and the event of the decision go into s, worded by s.Terms. A failure rule that acted
 // ends the decision (failure is decided before success, as JobSet does). The
 // error, when not nil, is a failure-policy problem worked around (a pattern
 // that matched nothing it could read); the decision stands.
 func (s *State) Decide(m *plaingroup.Matcher, success *plaingroup.SuccessPolicy, roles []plaingroup.Role, children []plaingroup.Child) error {
+	if s.Terms != (plaingroup.Terms{}) {
+		m = m.WithTerms(s.Terms)
+	}
 	d, err := m.Decide(children, s.Counters)
 	if err != nil {
 		err = fmt.Errorf("failure policy: %w", err)
@@ -84,7 +90,7 @@ func (s *State) Decide(m *plaingroup.Matcher, success *plaingroup.SuccessPolicy,
 		s.Event(corev1.EventTypeWarning, d.EventReason, d.EventMessage)
 		return err
 	}
-	if r := plaingroup.Succeed(success, roles, children, s.Counters); r.Completed {
+	if r := s.Terms.Succeed(success, roles, children, s.Counters); r.Completed {
 		s.Set(*r.Condition)
 		s.TerminalState = r.TerminalState
 		s.Event(corev1.EventTypeNormal, r.Condition.Reason, r.Condition.Message)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/indexes"
+	"github.com/jobkit/jobkit/internal/podutil"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/podfailurepolicy"
@@ -108,7 +109,7 @@ func classify(e *env, list []*corev1.Pod, st *batchv1.JobStatus) classified {
 		terminal := isTerminal(pod)
 		pi.active = !terminal && pod.DeletionTimestamp == nil
 		pi.terminating = !terminal && pod.DeletionTimestamp != nil
-		pi.ready = pi.active && isReady(pod)
+		pi.ready = pi.active && podutil.IsReady(pod)
 		pi.failed = pod.Status.Phase == corev1.PodFailed ||
 			(!e.spec.onlyFailed && pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded)
 		if pi.active {
@@ -185,15 +186,6 @@ func rebuildBackoff(e *env, cl classified, prev plainbackoff.Record) plainbackof
 		}
 	}
 	return plainbackoff.Merge(backoff.AdvancePods(prev, cl.newSucceeded, cl.newFailed), backoff.FromPodsFunc(rebuildFrom, isFailed))
-}
-
-func isReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func sat(v int64) int32 {

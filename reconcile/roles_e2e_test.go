@@ -271,14 +271,16 @@ func (tr *trainRun) run(maxSteps int) *ownedpods.Workload {
 }
 
 // assertCountedOnce checks the totals of w against the pods: every success the
-// kubelet made is counted, every failure it made too, and no role counts more
-// failures than it had pods (a failed role also counts the pods it stopped).
+// kubelet made is counted, every failure it made too (exactly, in
+// FailedOnTheirOwn), and no role counts more failures than it had pods (a
+// failed role also counts the pods it stopped).
 func (tr *trainRun) assertCountedOnce(w *ownedpods.Workload) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	for _, rs := range w.Status.Roles {
 		assert.Equal(tr.t, tr.succeeded[rs.Name], rs.Succeeded, "%s succeeded", rs.Name)
 		assert.GreaterOrEqual(tr.t, rs.Failed, tr.killed[rs.Name], "%s failed", rs.Name)
+		assert.Equal(tr.t, tr.killed[rs.Name], rs.FailedOnTheirOwn, "%s: the pods that failed on their own are those the kubelet failed", rs.Name)
 		assert.LessOrEqual(tr.t, rs.Failed+rs.Succeeded, tr.created[rs.Name], "%s: counted more pods than it had", rs.Name)
 	}
 }
@@ -342,6 +344,60 @@ func TestSyncRolesE2ECompletion(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[int]bool{0: true}, tr.attempts)
+}
+
+// The launcher succeeds while the workers run (the success policy targets the
+// launcher only): the write that completes the group stops the workers, and the
+// owner's last write shows them stopped, not active and ready forever (issue
+// 33). With the grace period honoured, the workers terminate for a while after
+// the group completed: the status says so, then shows them gone.
+func TestSyncRolesE2EFinalStatusShowsStoppedWorkers(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		grace bool
+	}{
+		{name: "workers go at once"},
+		{name: "workers terminate for their grace period", grace: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTrainRun(t, trainingJob(3, 1), reconciletest.Options{Seed: 4})
+			tr.c.Kubelet().HonourGracePeriod(tc.grace)
+			w := tr.run(80)
+			require.Equal(t, "Completed", w.Status.TerminalState)
+			if tc.grace {
+				var left int32
+				for _, p := range tr.c.ListPods(ns) {
+					if slotOf(p).role == "worker" {
+						left++
+					}
+				}
+				require.Equal(t, int32(3), left, "the workers are still terminating")
+				assert.Equal(t, int32(3), ptr.Deref(roleJob(w, "worker").Terminating, 0), "the status counts them terminating")
+				assert.Zero(t, roleJob(w, "worker").Active, "and not active")
+				tr.c.Kubelet().HonourGracePeriod(false)
+				w = tr.run(80)
+			}
+			for _, p := range tr.c.ListPods(ns) {
+				assert.NotEqual(t, "worker", slotOf(p).role, "worker %s is left", p.Name)
+			}
+			for _, rs := range w.Status.Roles {
+				assert.Zero(t, rs.Job.Active, "%s: active", rs.Name)
+				assert.Zero(t, ptr.Deref(rs.Job.Ready, 0), "%s: ready", rs.Name)
+				assert.Zero(t, ptr.Deref(rs.Job.Terminating, 0), "%s: terminating", rs.Name)
+			}
+			assert.Equal(t, map[string][2]int32{"worker": {0, 0}, "launcher": {1, 0}}, totals(w))
+		})
+	}
+}
+
+// roleJob is the Job status of w's role name.
+func roleJob(w *ownedpods.Workload, name string) batchv1.JobStatus {
+	for _, rs := range w.Status.Roles {
+		if rs.Name == name {
+			return rs.Job
+		}
+	}
+	return batchv1.JobStatus{}
 }
 
 // A worker failing beyond its retries restarts the group: attempt 0 is gone

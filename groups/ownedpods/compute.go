@@ -2,7 +2,6 @@ package ownedpods
 
 import (
 	"fmt"
-	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -10,7 +9,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/groups"
-	"github.com/jobkit/jobkit/internal/podutil"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
@@ -56,6 +54,9 @@ type sync struct {
 	plans     []*plan.Plan
 	// jobs holds the status each role's plan writes: safe before its removals.
 	jobs []batchv1.JobStatus
+	// ownFailures counts, per role, the pods that jobs records as failed for
+	// the first time and that failed by themselves.
+	ownFailures []int32
 
 	out Plan
 }
@@ -84,14 +85,15 @@ func Compute(in Input) (*Plan, error) {
 	}
 	s := &sync{in: &in, spec: spec, matcher: m}
 	s.readStatus()
-	if s.finished() && !s.tracking() {
+	s.sortPods()
+	if s.finished() && !s.tracking() && s.shown() {
 		return &Plan{Skip: "the group has finished, no pod runs or carries the tracking finalizer " + in.Owner.Finalizer}, nil
 	}
-	s.sortPods()
 	n := len(w.Roles)
 	s.templates = make([]*corev1.PodTemplateSpec, n)
 	s.plans = make([]*plan.Plan, n)
 	s.jobs = make([]batchv1.JobStatus, n)
+	s.ownFailures = make([]int32, n)
 
 	// First the roles as the stored status has them; then the group rules over
 	// the statuses those plans write, so that a role's failure or success and the
@@ -124,44 +126,12 @@ func Compute(in Input) (*Plan, error) {
 		}
 		s.modes[i] = md
 	}
-	if c := plaingroup.RestartEnded(s.Conds, s.spec.Roles, statuses, w.Suspend); c != nil {
+	if c := s.Terms.RestartEnded(s.Conds, s.spec.Roles, statuses, w.Suspend); c != nil {
 		s.Set(*c)
 	}
 	s.restart()
 	s.assemble()
 	return &s.out, nil
-}
-
-// finished reports whether the group has finished (Completed or Failed).
-func (s *sync) finished() bool {
-	return s.TerminalState != "" || s.State.Finished() != nil
-}
-
-// tracking reports whether anything is left to count or stop: a pod of the
-// owner with the tracking finalizer, one still running (its finalizer removed
-// by a stop whose deletion did not happen), or a role status with uncounted
-// pods.
-func (s *sync) tracking() bool {
-	for _, p := range s.in.Pods {
-		if p == nil || !s.in.Owner.IsControlledBy(p, string(s.in.Workload.UID)) {
-			continue
-		}
-		running := p.DeletionTimestamp == nil && !podutil.IsTerminal(p)
-		if running || s.in.Owner.HasFinalizer(p) {
-			return true
-		}
-	}
-	for i := range s.status {
-		if uncounted(&s.status[i].Job) {
-			return true
-		}
-	}
-	return false
-}
-
-func uncounted(st *batchv1.JobStatus) bool {
-	u := st.UncountedTerminatedPods
-	return u != nil && len(u.Succeeded)+len(u.Failed) > 0
 }
 
 // mayStart says which roles may run: those the startup order and dependsOn
@@ -183,7 +153,7 @@ func (s *sync) mayStart(children []plaingroup.Child, jobs []batchv1.JobStatus, d
 		for _, c := range st.Conditions {
 			s.Set(c)
 		}
-		r := plaingroup.Suspend(s.in.Workload.Suspend, s.spec.Roles, children, s.Counters, st.Allowed)
+		r := s.Terms.Suspend(s.in.Workload.Suspend, s.spec.Roles, children, s.Counters, st.Allowed)
 		if s.Set(r.Condition) {
 			s.Event(corev1.EventTypeNormal, r.Condition.Reason, r.Condition.Message)
 		}
@@ -253,18 +223,30 @@ func (s *sync) planRole(i int) error {
 		return fmt.Errorf("roles: roles[%d] %q: %w", i, r.Name, err)
 	}
 	s.ownCreations(p)
+	var stopped stops
 	if stopping && !w.Deleting {
-		stopAll(p, s.pods[i], s.in.ExpectationsSatisfied)
+		stopped = stopAll(p, s.pods[i], s.in.ExpectationsSatisfied)
 	}
 	// Only the pods already without the finalizer are counted: the status is
 	// written before this sync's removals, and the pods they free are counted
 	// by the next sync.
 	settled := p.Settle(nil)
 	job := settled.Status
+	s.ownFailures[i] = 0
 	if p.Skip != "" || p.RecordStatus == nil && !settled.Changed {
 		// Nothing to persist, or only pod counts while the cache lags. A copy:
 		// the Plan shares nothing with the owner as read.
 		job = *old.Job.DeepCopy()
+	} else {
+		s.ownFailures[i] = ownFailures(&old.Job, &p.Settlement.Base, s.pods[i])
+	}
+	if p.Skip == "" && stopped.pods > 0 {
+		// As plan counts its own deletions: the pods stopped here are no
+		// longer active or ready but terminating, in the write that stops
+		// them (the one that finishes the group, often the last but one).
+		job.Active = max(0, job.Active-stopped.pods)
+		job.Ready = ptr.To(max(0, ptr.Deref(job.Ready, 0)-stopped.ready))
+		job.Terminating = ptr.To(ptr.Deref(job.Terminating, 0) + stopped.pods)
 	}
 	s.plans[i], s.jobs[i] = p, job
 	return nil
@@ -318,32 +300,4 @@ func (s *sync) assemble() {
 
 func roleMessage(role, msg string) string {
 	return fmt.Sprintf("role %q: %s", role, msg)
-}
-
-// stopAll makes the plan of a stopping role (planned as being deleted, which
-// deletes nothing) delete its pods that still run, their finalizer removed first
-// so that they are not counted, as a suspension would; a pod the plan deletes
-// already (the role is failing on its own and counts them) is left to it. The
-// plan's uncounted finalizer removal of such a pod gives way to the deletion's,
-// so that each pod gets one patch. Nothing is deleted while expectations are
-// unsatisfied, as in plan.
-func stopAll(p *plan.Plan, pods []*corev1.Pod, satisfied bool) {
-	if !satisfied {
-		return
-	}
-	planned := make(map[*corev1.Pod]bool, len(p.Delete))
-	for _, d := range p.Delete {
-		planned[d.Pod] = true
-	}
-	stop := map[*corev1.Pod]bool{}
-	for _, pod := range pods {
-		if planned[pod] || pod.DeletionTimestamp != nil || podutil.IsTerminal(pod) {
-			continue
-		}
-		stop[pod] = true
-		p.Delete = append(p.Delete, plan.Deletion{Pod: pod, RemoveFinalizerFirst: true, Reason: "the role stops"})
-	}
-	if len(stop) > 0 {
-		p.RemoveFinalizers = slices.DeleteFunc(p.RemoveFinalizers, func(a plan.PodAction) bool { return stop[a.Pod] })
-	}
 }

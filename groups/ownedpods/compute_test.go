@@ -322,6 +322,10 @@ func TestComputeStopsAPodLeftRunningAfterTheGroupFinished(t *testing.T) {
 	require.Empty(t, plan.Skip)
 	require.Len(t, plan.Delete, 1, summary(plan))
 	assert.Equal(t, p.Name, plan.Delete[0].Pod.Name)
+	assert.Equal(t, int32(1), ptr.Deref(c.roleStatus("worker").Job.Terminating, 0), "the stopped pod is terminating")
+	plan = c.sync()
+	require.Empty(t, plan.Skip, "the write that shows the pod gone")
+	assert.Zero(t, ptr.Deref(c.roleStatus("worker").Job.Terminating, 0))
 	assert.NotEmpty(t, c.compute().Skip)
 }
 

@@ -48,7 +48,9 @@
 // finalizer goes (a failed pod of an Indexed role with backoffLimitPerIndex too,
 // which a running role keeps until its replacement exists: a stopped role never
 // creates one), and deleting its pods that still run with the finalizer removed
-// first (not counted). Once a restarting role's finished pods are counted they
+// first (not counted): the status that stops them counts them terminating, no
+// longer active or ready, as plan counts its own deletions. Once a restarting
+// role's finished pods are counted they
 // are deleted too. When nothing of the old attempt is left (no pod of it listed,
 // nothing uncounted, no removal or deletion planned, expectations satisfied),
 // the role advances in this sync's status: Attempt = status.restarts and an
@@ -87,13 +89,21 @@
 // missing entry starts at zero, an entry of no role is dropped with a warning.
 // RoleStatus.Succeeded and Failed are the totals over attempts: the old total
 // plus what the role's Job counters grew by, so they never decrease and do not
-// change when an attempt starts afresh.
+// change when an attempt starts afresh. RoleStatus.FailedOnTheirOwn is the
+// total of the pods that failed by themselves (in phase Failed, not being
+// deleted) as they enter the role's ledger of failures: a pod enters it once,
+// so it is counted once, and the pods a failing role stops (which Failed
+// counts, as a Job's) are not among them.
 //
 // # Skipped owners
 //
 // Compute skips an owner whose ManagedBy names another controller, and one that
-// has finished when no pod runs or carries the tracking finalizer and no role
-// status holds an uncounted pod.
+// has finished when no pod runs or carries the tracking finalizer, no role
+// status holds an uncounted pod, and every role status shows what is left of
+// its pods (none active or ready, as many terminating as are being deleted).
+// The write that finishes the group stops the roles still running and their
+// pods go after it: one more write shows them gone, or a finished owner's
+// status would say they run forever.
 //
 // # Differences from JobSet
 //

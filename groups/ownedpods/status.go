@@ -22,6 +22,7 @@ func (s *sync) readStatus() {
 	st := &w.Status
 	s.State = groups.Read(plaingroup.Counters{Restarts: st.Restarts, RestartsCountTowardsMax: st.RestartsCountTowardsMax},
 		st.Conditions, st.TerminalState, s.in.Now)
+	s.Terms = Terms(s.in.Owner)
 	s.status = make([]RoleStatus, len(w.Roles))
 	at := make(map[string]int, len(w.Roles))
 	for i := range w.Roles {
@@ -165,6 +166,8 @@ func (s *sync) roleStatus(i int) RoleStatus {
 		Job:       job,
 		Succeeded: old.Succeeded + max(0, job.Succeeded-old.Job.Succeeded),
 		Failed:    old.Failed + max(0, job.Failed-old.Job.Failed),
+		// The pods recorded anew this write: once each, whatever the attempt.
+		FailedOnTheirOwn: old.FailedOnTheirOwn + s.ownFailures[i],
 	}
 	if s.modes[i] == advancing {
 		rs.Attempt = s.Counters.Restarts

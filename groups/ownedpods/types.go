@@ -81,7 +81,8 @@ type Status struct {
 	// attempt is Restarts: every pod carries its attempt in a label.
 	Restarts, RestartsCountTowardsMax int32
 	// Conditions are the group's conditions, with JobSet's types and reasons
-	// (Completed, Failed, Suspended, StartupPolicyCompleted...).
+	// (Completed, Failed, Suspended, StartupPolicyCompleted...) and messages in
+	// the owner's terms (see Terms).
 	Conditions []metav1.Condition
 	// TerminalState is "", "Completed" or "Failed".
 	TerminalState string
@@ -101,8 +102,18 @@ type RoleStatus struct {
 	// pod of the old one is gone and counted.
 	Job batchv1.JobStatus
 	// Succeeded and Failed count the role's pods over every attempt, the current
-	// one included: they never decrease.
+	// one included: they never decrease. Failed has a Job's meaning: it counts
+	// the pods that failed and those a failing role stopped (deleted while they
+	// ran).
 	Succeeded, Failed int32
+	// FailedOnTheirOwn counts, over every attempt, the role's pods that failed
+	// by themselves: in phase Failed and not being deleted when the role
+	// recorded them as failed (a container's exit, a kubelet's eviction), not
+	// those the role or the group stopped. It never decreases. It grows in the
+	// write that records such a pod in the role's uncountedTerminatedPods, so
+	// it may run ahead of Failed by the pods not yet counted; once nothing is
+	// uncounted it is at most Failed.
+	FailedOnTheirOwn int32
 }
 
 // Input is everything one sync of a Workload needs. Compute never modifies it.
@@ -138,8 +149,9 @@ type Input struct {
 //  3. delete the pods of Delete (removing the finalizer first when asked), then
 //     create the pods of Create.
 type Plan struct {
-	// Skip says why the owner is not acted on (another controller manages it, it
-	// has finished and no pod carries the finalizer); every other field is empty.
+	// Skip says why the owner is not acted on (another controller manages it, or
+	// it has finished, no pod runs or carries the finalizer and its status shows
+	// so); every other field is empty.
 	Skip string
 	// Status is the owner's status to write; StatusChanged says whether it
 	// differs from Workload.Status.
@@ -191,4 +203,13 @@ func (w *Workload) AsWorkload() *plan.Workload {
 		Object:          w.Object,
 		Spec:            plan.Spec{ManagedBy: w.ManagedBy, Suspend: &w.Suspend},
 	}
+}
+
+// Terms returns the words of the messages of the conditions and events of an
+// owner of kind k: the group is named by its kind (JobSet's "jobset" when the
+// kind has none) and a child is a role, named by the role ("TrainingJob
+// completed successfully", "TrainingJob failed due to one or more role
+// failures (first failed role: worker)"). The reasons are JobSet's.
+func Terms(k owner.Kind) plaingroup.Terms {
+	return plaingroup.Terms{Group: k.Kind, Child: "role", Children: "roles", ByRole: true}
 }

@@ -32,3 +32,18 @@ func IsSidecarStatus(pod *corev1.Pod, i int, name string) bool {
 func IsTerminal(pod *corev1.Pod) bool {
 	return pod != nil && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed)
 }
+
+// IsReady reports whether pod has the Ready condition with status True, as the
+// Job controller counts status.ready (of the pods that are also active). A nil
+// pod is not ready.
+func IsReady(pod *corev1.Pod) bool {
+	if pod == nil {
+		return false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

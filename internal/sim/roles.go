@@ -32,6 +32,10 @@ const (
 	InvStatusWrites Invariant = "status-writes"
 	// InvRunningAfterFinish: a finished owner still had a pod running at the end.
 	InvRunningAfterFinish Invariant = "running-after-finish"
+	// InvStaleStatus: a finished owner whose pods no longer run ended with a
+	// role status that does not show it: active or ready above zero, or a
+	// terminating count other than its pods being deleted.
+	InvStaleStatus Invariant = "stale-status"
 )
 
 // rolesStream is the PCG stream of the roles simulation: a seed draws the same

@@ -1,12 +1,14 @@
 package sim
 
 import (
+	"fmt"
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/groups/ownedpods"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
@@ -114,8 +116,9 @@ func (m *rolesModel) checkStatus(old, st *ownedpods.Status) {
 	}
 	for _, rs := range st.Roles {
 		prev := roleOf(old, rs.Name)
-		if rs.Attempt < prev.Attempt || rs.Succeeded < prev.Succeeded || rs.Failed < prev.Failed {
-			rw.violate(InvBackwards, "role %s: attempt %d→%d, succeeded %d→%d, failed %d→%d", rs.Name, prev.Attempt, rs.Attempt, prev.Succeeded, rs.Succeeded, prev.Failed, rs.Failed)
+		if rs.Attempt < prev.Attempt || rs.Succeeded < prev.Succeeded || rs.Failed < prev.Failed || rs.FailedOnTheirOwn < prev.FailedOnTheirOwn {
+			rw.violate(InvBackwards, "role %s: attempt %d→%d, succeeded %d→%d, failed %d→%d, failed on their own %d→%d", rs.Name, prev.Attempt, rs.Attempt,
+				prev.Succeeded, rs.Succeeded, prev.Failed, rs.Failed, prev.FailedOnTheirOwn, rs.FailedOnTheirOwn)
 			return
 		}
 		// At an advance the attempt's status starts afresh: what leaves the old
@@ -322,6 +325,10 @@ func (m *rolesModel) done() bool {
 func (m *rolesModel) checkEnd() {
 	rw := m.rw
 	st := &m.last
+	if msg := staleStatus(st, rw.ownerPods()); msg != "" {
+		rw.violate(InvStaleStatus, "%s", msg)
+		return
+	}
 	if !m.done() || st.TerminalState == "" {
 		rw.violate(InvNotFinished, "the owner did not finish: state %q, restarts %d, roles %+v", st.TerminalState, st.Restarts, st.Roles)
 		return
@@ -336,6 +343,9 @@ func (m *rolesModel) checkEnd() {
 		if t := m.total[rs.Name]; rs.Succeeded != t[0] || rs.Failed != t[1] {
 			rw.violate(InvCount, "role %s totals succeeded %d failed %d, pods counted %d and %d", rs.Name, rs.Succeeded, rs.Failed, t[0], t[1])
 		}
+		if rs.FailedOnTheirOwn > rs.Failed {
+			rw.violate(InvCount, "role %s: %d pods failed on their own, more than the %d failed, with nothing uncounted", rs.Name, rs.FailedOnTheirOwn, rs.Failed)
+		}
 	}
 	for _, p := range rw.ownerPods() {
 		if RolesKind.HasFinalizer(p) {
@@ -345,4 +355,33 @@ func (m *rolesModel) checkEnd() {
 			rw.violate(InvRunningAfterFinish, "pod %s is %s after the owner finished %s", p.Name, p.Status.Phase, st.TerminalState)
 		}
 	}
+}
+
+// staleStatus checks the status of an owner that has finished and settled (no
+// pod of it runs or carries the finalizer) against its pods: each role shows
+// none active or ready and as many terminating as its pods of the attempt
+// being deleted. It returns what differs, or "" (also while the owner has not
+// finished or settled: its status may lag its pods until a sync sees them).
+func staleStatus(st *ownedpods.Status, pods []*corev1.Pod) string {
+	if st.TerminalState == "" {
+		return ""
+	}
+	terminating := map[string]int32{}
+	for _, p := range pods {
+		if RolesKind.HasFinalizer(p) || !isTerminal(p) && p.DeletionTimestamp == nil {
+			return ""
+		}
+		if !isTerminal(p) {
+			terminating[p.Labels[plaingroup.LabelRoleName]+"/"+p.Labels[plaingroup.LabelRestartAttempt]]++
+		}
+	}
+	for _, rs := range st.Roles {
+		j := &rs.Job
+		want := terminating[rs.Name+"/"+strconv.Itoa(int(rs.Attempt))]
+		if j.Active != 0 || ptr.Deref(j.Ready, 0) != 0 || ptr.Deref(j.Terminating, 0) != want {
+			return fmt.Sprintf("the owner finished %s and no pod of it runs, but role %s shows active %d, ready %d, terminating %d (%d pods being deleted)",
+				st.TerminalState, rs.Name, j.Active, ptr.Deref(j.Ready, 0), ptr.Deref(j.Terminating, 0), want)
+		}
+	}
+	return ""
 }

@@ -77,3 +77,54 @@ func TestRolesCheckStatus(t *testing.T) {
 		})
 	}
 }
+
+// A finished owner whose pods no longer run must show it in every role's
+// status; while a pod runs or keeps the finalizer, or before the owner
+// finished, the status may still lag.
+func TestRolesCheckStaleStatus(t *testing.T) {
+	pod := func(phase corev1.PodPhase, deleting, finalizer bool) *corev1.Pod {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "train-worker-0", Labels: map[string]string{
+				plaingroup.LabelRoleName: "worker", plaingroup.LabelRestartAttempt: "0"}},
+			Status: corev1.PodStatus{Phase: phase},
+		}
+		if deleting {
+			p.DeletionTimestamp = &metav1.Time{}
+		}
+		if finalizer {
+			p.Finalizers = []string{RolesKind.Finalizer}
+		}
+		return p
+	}
+	status := func(state string, active, ready, terminating int32) *ownedpods.Status {
+		return &ownedpods.Status{TerminalState: state, Roles: []ownedpods.RoleStatus{{
+			Name: "worker", Job: batchv1.JobStatus{Active: active, Ready: &ready, Terminating: &terminating}}}}
+	}
+	tests := []struct {
+		name      string
+		status    *ownedpods.Status
+		pods      []*corev1.Pod
+		wantStale bool
+	}{
+		{name: "finished, workers gone, shown gone", status: status("Completed", 0, 0, 0)},
+		{name: "finished, workers gone, shown active (issue 33)", status: status("Completed", 2, 2, 0), wantStale: true},
+		{name: "finished, workers gone, shown terminating", status: status("Completed", 0, 0, 2), wantStale: true},
+		{name: "finished, a worker terminating, shown so", status: status("Completed", 0, 0, 1),
+			pods: []*corev1.Pod{pod(corev1.PodRunning, true, false)}},
+		{name: "finished, a worker terminating, shown active", status: status("Failed", 1, 1, 0),
+			pods: []*corev1.Pod{pod(corev1.PodRunning, true, false)}, wantStale: true},
+		{name: "finished, a failed worker left, shown gone", status: status("Failed", 0, 0, 0),
+			pods: []*corev1.Pod{pod(corev1.PodFailed, false, false)}},
+		{name: "not settled: a worker runs", status: status("Completed", 0, 0, 0),
+			pods: []*corev1.Pod{pod(corev1.PodRunning, false, false)}},
+		{name: "not settled: a worker keeps the finalizer", status: status("Completed", 1, 0, 0),
+			pods: []*corev1.Pod{pod(corev1.PodFailed, false, true)}},
+		{name: "not finished", status: status("", 2, 2, 0)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := staleStatus(tc.status, tc.pods)
+			assert.Equal(t, tc.wantStale, got != "", "staleStatus = %q", got)
+		})
+	}
+}

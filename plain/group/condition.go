@@ -24,19 +24,15 @@ const (
 	ConditionStartupPolicyCompleted  = "StartupPolicyCompleted"
 )
 
-// The condition reasons and messages of a group, in JobSet's words. They reach a
-// user only inside the conditions and events this package returns (the package
-// doc lists the reasons), so they are not exported: a caller tells outcomes apart
-// by Decision.Effect and Decision.Action, not by a reason string.
+// The condition reasons and messages of a group, in JobSet's words (the
+// messages that name the group or its children are worded by [Terms]). They
+// reach a user only inside the conditions and events this package returns (the
+// package doc lists the reasons), so they are not exported: a caller tells
+// outcomes apart by Decision.Effect and Decision.Action, not by a reason string.
 const (
-	reasonAllJobsCompleted  = "AllJobsCompleted"
-	messageAllJobsCompleted = "jobset completed successfully"
-
-	reasonFailedJobs  = "FailedJobs"
-	messageFailedJobs = "jobset failed due to one or more job failures"
-
-	reasonReachedMaxRestarts  = "ReachedMaxRestarts"
-	messageReachedMaxRestarts = "jobset failed due to reaching max number of restarts"
+	reasonAllJobsCompleted   = "AllJobsCompleted"
+	reasonFailedJobs         = "FailedJobs"
+	reasonReachedMaxRestarts = "ReachedMaxRestarts"
 
 	reasonFailJobSet  = "FailJobSetFailurePolicyAction"
 	messageFailJobSet = "applying FailJobSet failure policy action"
@@ -48,10 +44,8 @@ const (
 	// reason.
 	reasonFailurePolicyPrefix = "FailurePolicy_"
 
-	reasonSuspended  = "SuspendedJobs"
-	messageSuspended = "jobset is suspended"
-	reasonResumed    = "ResumeJobs"
-	messageResumed   = "jobset is resumed"
+	reasonSuspended = "SuspendedJobs"
+	reasonResumed   = "ResumeJobs"
 
 	reasonStartupInProgress  = "InOrderStartupPolicyInProgress"
 	messageStartupInProgress = "in order startup policy is in progress"
@@ -143,24 +137,25 @@ func Finished(conds []Condition) *Condition {
 	return nil
 }
 
-// The reasons and messages that end a restart (RestartingJobSet=False).
+// The reasons that end a restart (RestartingJobSet=False).
 const (
-	reasonRestartJobsReady  = "JobsReady"
-	messageRestartJobsReady = "all jobs are ready"
-	reasonRestartFailed     = "JobSetFailed"
-	messageRestartFailed    = "jobset failed"
-	reasonRestartCompleted  = "JobSetCompleted"
-	messageRestartCompleted = "jobset completed"
-	reasonRestartSuspended  = "JobSetSuspended"
-	messageRestartSuspended = "jobset is suspended"
+	reasonRestartJobsReady = "JobsReady"
+	reasonRestartFailed    = "JobSetFailed"
+	reasonRestartCompleted = "JobSetCompleted"
+	reasonRestartSuspended = "JobSetSuspended"
 )
+
+// RestartEnded is [Terms.RestartEnded] in JobSet's words.
+func RestartEnded(conds []Condition, roles []Role, statuses []RoleStatus, suspended bool) *Condition {
+	return Terms{}.RestartEnded(conds, roles, statuses, suspended)
+}
 
 // RestartEnded returns the RestartingJobSet=False condition that ends a restart
 // in progress, or nil while it goes on (or when none is in progress): the group
 // failed, completed or was suspended (in that order), or every role has started
 // again (each status Started for its replicas, statuses in the order of roles as
-// [Statuses] returns them).
-func RestartEnded(conds []Condition, roles []Role, statuses []RoleStatus, suspended bool) *Condition {
+// [Statuses] returns them). Its messages are worded by t.
+func (t Terms) RestartEnded(conds []Condition, roles []Role, statuses []RoleStatus, suspended bool) *Condition {
 	if !isTrue(conds, ConditionRestarting) {
 		return nil
 	}
@@ -169,11 +164,11 @@ func RestartEnded(conds []Condition, roles []Role, statuses []RoleStatus, suspen
 	}
 	switch {
 	case isTrue(conds, ConditionFailed):
-		return end(reasonRestartFailed, messageRestartFailed)
+		return end(reasonRestartFailed, t.restartFailed())
 	case isTrue(conds, ConditionCompleted):
-		return end(reasonRestartCompleted, messageRestartCompleted)
+		return end(reasonRestartCompleted, t.restartCompleted())
 	case suspended:
-		return end(reasonRestartSuspended, messageRestartSuspended)
+		return end(reasonRestartSuspended, t.suspended())
 	}
 	if len(statuses) != len(roles) {
 		return nil
@@ -183,5 +178,5 @@ func RestartEnded(conds []Condition, roles []Role, statuses []RoleStatus, suspen
 			return nil
 		}
 	}
-	return end(reasonRestartJobsReady, messageRestartJobsReady)
+	return end(reasonRestartJobsReady, t.childrenReady())
 }

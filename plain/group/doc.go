@@ -48,7 +48,12 @@
 //
 // # Reasons
 //
-// The conditions and events carry JobSet's reasons and messages. Failed=True:
+// The conditions and events carry JobSet's reasons and messages; the messages
+// that name the group or a child ("jobset completed successfully", "first
+// failed job: x") are worded by a [Terms] value, whose zero value is JobSet's
+// words (the package functions use it), so that another shape of group words
+// them its own way (an owner that runs its roles' pods itself: "TrainingJob
+// completed successfully", "first failed role: worker"). Failed=True:
 // FailedJobs (no failure policy), FailJobSetFailurePolicyAction (a FailJobSet
 // rule), ReachedMaxRestarts (the restart budget is spent). RestartingJobSet=True:
 // DefaultFailurePolicy (no rule matched) or FailurePolicy_<rule name>; it ends

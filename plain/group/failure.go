@@ -75,6 +75,17 @@ type FailurePolicy struct {
 type Matcher struct {
 	policy   *FailurePolicy
 	patterns [][]*regexp.Regexp
+	terms    Terms
+}
+
+// WithTerms returns a copy of m whose decisions word their messages by t (the
+// compiled patterns are shared). A nil m gives a Matcher of no policy.
+func (m *Matcher) WithTerms(t Terms) *Matcher {
+	out := &Matcher{terms: t}
+	if m != nil {
+		out.policy, out.patterns = m.policy, m.patterns
+	}
+	return out
 }
 
 // Compile reads a failure policy for [Matcher.Decide]. It returns an [Errors]
@@ -168,7 +179,11 @@ func (m *Matcher) Decide(children []Child, c Counters) (Decision, error) {
 		return none, nil
 	}
 	if m == nil || m.policy == nil {
-		return failed(none, first, children, reasonFailedJobs, messageFailedJobs), nil
+		var t Terms
+		if m != nil {
+			t = m.terms
+		}
+		return t.failed(none, first, children, reasonFailedJobs, t.failedChildren()), nil
 	}
 	d := none
 	d.Action, d.Child = RestartJobSet, first
@@ -219,11 +234,9 @@ func (m *Matcher) matches(i int, ch *Child) bool {
 	return false
 }
 
-func withChild(msg, name string) string { return msg + " (first failed job: " + name + ")" }
-
-func failed(d Decision, k int, children []Child, reason, msg string) Decision {
+func (t Terms) failed(d Decision, k int, children []Child, reason, msg string) Decision {
 	d.Effect, d.Child, d.TerminalState = Fail, k, terminalFailed
-	msg = withChild(msg, children[k].Name)
+	msg = t.withChild(msg, &children[k])
 	d.Condition = &Condition{Type: ConditionFailed, Status: True, Reason: reason, Message: msg}
 	d.EventReason, d.EventMessage = reason, msg
 	return d
@@ -234,10 +247,10 @@ func (m *Matcher) apply(d Decision, children []Child) (Decision, error) {
 	exhausted := d.Counters.CountedTowardsMax() >= int64(m.policy.MaxRestarts)
 	switch d.Action {
 	case FailJobSet:
-		return failed(d, d.Child, children, reasonFailJobSet, messageFailJobSet), nil
+		return m.terms.failed(d, d.Child, children, reasonFailJobSet, messageFailJobSet), nil
 	case RestartJobSet, RestartJob:
 		if exhausted {
-			return failed(d, d.Child, children, reasonReachedMaxRestarts, messageReachedMaxRestarts), nil
+			return m.terms.failed(d, d.Child, children, reasonReachedMaxRestarts, m.terms.reachedMaxRestarts()), nil
 		}
 	case RestartJobSetAndIgnoreMaxRestarts, RestartJobAndIgnoreMaxRestarts:
 	default:
@@ -245,11 +258,11 @@ func (m *Matcher) apply(d Decision, children []Child) (Decision, error) {
 		// the default rather than ignored, so a failure is never lost.
 		d.Action = RestartJobSet
 		if exhausted {
-			return failed(d, d.Child, children, reasonReachedMaxRestarts, messageReachedMaxRestarts), nil
+			return m.terms.failed(d, d.Child, children, reasonReachedMaxRestarts, m.terms.reachedMaxRestarts()), nil
 		}
 	}
 	d.EventReason = string(d.Action) + "FailurePolicyAction"
-	d.EventMessage = withChild("applying "+string(d.Action)+" failure policy action", ch.Name)
+	d.EventMessage = m.terms.withChild("applying "+string(d.Action)+" failure policy action", ch)
 	counted := d.Action == RestartJobSet || d.Action == RestartJob
 	switch d.Action {
 	case RestartJob, RestartJobAndIgnoreMaxRestarts:

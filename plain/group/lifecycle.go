@@ -48,18 +48,23 @@ type Suspension struct {
 	Condition Condition
 }
 
+// Suspend is [Terms.Suspend] in JobSet's words.
+func Suspend(suspend bool, roles []Role, children []Child, c Counters, allowed []bool) Suspension {
+	return Terms{}.Suspend(suspend, roles, children, c, allowed)
+}
+
 // Suspend decides the suspension of the running children of the current attempt:
 // with suspend set, every one not yet suspended is suspended; otherwise every
 // suspended one is resumed, for the roles that may start (allowed from
 // [MayStart]; nil allows every role), so InOrder resumes role after role.
 // Finished children and children of old attempts are left alone. O(roles +
-// children); allocates the result.
-func Suspend(suspend bool, roles []Role, children []Child, c Counters, allowed []bool) Suspension {
+// children); allocates the result. Its condition's message is worded by t.
+func (t Terms) Suspend(suspend bool, roles []Role, children []Child, c Counters, allowed []bool) Suspension {
 	var s Suspension
 	if suspend {
-		s.Condition = Condition{Type: ConditionSuspended, Status: True, Reason: reasonSuspended, Message: messageSuspended}
+		s.Condition = Condition{Type: ConditionSuspended, Status: True, Reason: reasonSuspended, Message: t.suspended()}
 	} else {
-		s.Condition = Condition{Type: ConditionSuspended, Status: False, Reason: reasonResumed, Message: messageResumed}
+		s.Condition = Condition{Type: ConditionSuspended, Status: False, Reason: reasonResumed, Message: t.resumed()}
 	}
 	pos := roleIndex(roles)
 	for i := range children {

@@ -57,13 +57,18 @@ type Success struct {
 	TerminalState string
 }
 
+// Succeed is [Terms.Succeed] in JobSet's words.
+func Succeed(p *SuccessPolicy, roles []Role, children []Child, c Counters) Success {
+	return Terms{}.Succeed(p, roles, children, c)
+}
+
 // Succeed applies a success policy (nil means the default) to the children of a
-// group. Only children of the current attempt count, and nothing succeeds while
+// group, its condition's message worded by t. Only children of the current attempt count, and nothing succeeds while
 // one of them has failed: failure is handled first ([Matcher.Decide]). The group
 // completes when the succeeded children of the targeted roles number at least
 // [SuccessPolicy.Needed]. Succeed modifies nothing; it is O(children) and
 // allocates only the condition.
-func Succeed(p *SuccessPolicy, roles []Role, children []Child, c Counters) Success {
+func (t Terms) Succeed(p *SuccessPolicy, roles []Role, children []Child, c Counters) Success {
 	if p == nil {
 		p = &SuccessPolicy{}
 	}
@@ -85,7 +90,7 @@ func Succeed(p *SuccessPolicy, roles []Role, children []Child, c Counters) Succe
 	}
 	if s.Succeeded >= s.Needed {
 		s.Completed, s.TerminalState = true, terminalCompleted
-		s.Condition = &Condition{Type: ConditionCompleted, Status: True, Reason: reasonAllJobsCompleted, Message: messageAllJobsCompleted}
+		s.Condition = &Condition{Type: ConditionCompleted, Status: True, Reason: reasonAllJobsCompleted, Message: t.completed()}
 	}
 	return s
 }

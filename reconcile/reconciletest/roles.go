@@ -3,6 +3,7 @@ package reconciletest
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,10 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/groups"
 	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/internal/podutil"
+	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
@@ -149,7 +152,7 @@ func (s *RolesStore) Delete(namespace, name string) error {
 // when w's UID and resourceVersion are current (or empty), else a Conflict, and
 // when the update keeps the rules of such a status, else Invalid naming the field:
 // restarts, restartsCountTowardsMax (at most restarts), and each role's attempt,
-// succeeded and failed never decrease, and a terminal state never changes. It
+// succeeded, failed and failedOnTheirOwn never decrease, and a terminal state never changes. It
 // returns the owner as stored; a write that changes nothing keeps its
 // resourceVersion.
 func (s *RolesStore) WriteStatus(ctx context.Context, w *ownedpods.Workload, status ownedpods.Status) (*ownedpods.Workload, error) {
@@ -203,10 +206,13 @@ func (s *RolesStore) SyncFunc(r *reconcile.Reconciler) func(ctx context.Context,
 }
 
 // DoneFunc returns a Driver.DoneFunc: an owner is done when its status has a
-// terminal state (or a true Completed or Failed condition) and none of its pods
+// terminal state (or a true Completed or Failed condition), none of its pods
 // carries the tracking finalizer of the Cluster's owner kind or still runs (a pod
 // neither finished nor being deleted: one whose finalizer was removed but whose
-// deletion failed is deleted by a later sync).
+// deletion failed is deleted by a later sync), and its status shows what is
+// left of each role's pods: none active or ready, as many terminating as are
+// being deleted (the group stops its roles in the write that finishes it; a
+// later write shows them stopped).
 func (s *RolesStore) DoneFunc() func(namespace, name string) (done, exists bool) {
 	return func(namespace, name string) (bool, bool) {
 		w, err := s.Get(namespace, name)
@@ -216,12 +222,23 @@ func (s *RolesStore) DoneFunc() func(namespace, name string) (done, exists bool)
 		if w.Status.TerminalState == "" && groups.Finished(w.Status.Conditions) == nil {
 			return false, true
 		}
+		terminating := map[string]int32{}
 		for _, p := range s.c.ListPods(namespace) {
 			ref := metav1.GetControllerOfNoCopy(p)
 			if ref == nil || ref.UID != w.UID {
 				continue
 			}
 			if s.c.owner.HasFinalizer(p) || (!podutil.IsTerminal(p) && p.DeletionTimestamp == nil) {
+				return false, true
+			}
+			if !podutil.IsTerminal(p) {
+				terminating[p.Labels[plaingroup.LabelRoleName]+"/"+p.Labels[plaingroup.LabelRestartAttempt]]++
+			}
+		}
+		for _, rs := range w.Status.Roles {
+			j := &rs.Job
+			if j.Active != 0 || ptr.Deref(j.Ready, 0) != 0 ||
+				ptr.Deref(j.Terminating, 0) != terminating[rs.Name+"/"+strconv.Itoa(int(rs.Attempt))] {
 				return false, true
 			}
 		}
@@ -296,6 +313,9 @@ func validateRolesStatus(old, st *ownedpods.Status) field.ErrorList {
 			}
 			if r.Failed < o.Failed {
 				errs = append(errs, field.Invalid(rp.Child("failed"), r.Failed, never))
+			}
+			if r.FailedOnTheirOwn < o.FailedOnTheirOwn {
+				errs = append(errs, field.Invalid(rp.Child("failedOnTheirOwn"), r.FailedOnTheirOwn, never))
 			}
 		}
 	}

@@ -133,11 +133,12 @@ func RolesStatus(st *v1alpha1.TrainingJobStatus) ownedpods.Status {
 			continue
 		}
 		out.Roles = append(out.Roles, ownedpods.RoleStatus{
-			Name:      r.name,
-			Attempt:   r.st.Attempt,
-			Job:       r.st.Current.JobStatus(),
-			Succeeded: r.st.Succeeded,
-			Failed:    r.st.Failed,
+			Name:             r.name,
+			Attempt:          r.st.Attempt,
+			Job:              r.st.Current.JobStatus(),
+			Succeeded:        r.st.Succeeded,
+			Failed:           r.st.Failed,
+			FailedOnTheirOwn: r.st.FailedOnTheirOwn,
 		})
 	}
 	return out
@@ -178,10 +179,11 @@ func StatusFromRoles(rs ownedpods.Status) (v1alpha1.TrainingJobStatus, error) {
 			continue
 		}
 		*slot = &v1alpha1.RoleStatus{
-			Attempt:   r.Attempt,
-			Succeeded: r.Succeeded,
-			Failed:    r.Failed,
-			Current:   v1alpha1.AttemptStatusFromJob(r.Job),
+			Attempt:          r.Attempt,
+			Succeeded:        r.Succeeded,
+			Failed:           r.Failed,
+			FailedOnTheirOwn: r.FailedOnTheirOwn,
+			Current:          v1alpha1.AttemptStatusFromJob(r.Job),
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

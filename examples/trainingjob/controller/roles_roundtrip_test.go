@@ -61,7 +61,7 @@ func rolesStatusSamples() []rolesStatusSample {
 			Restarts: 2, RestartsCountTowardsMax: 1,
 			Conditions: []metav1.Condition{group("RestartingJobSet", metav1.ConditionTrue, "DefaultFailurePolicy", "restarting", 5)},
 			Roles: []ownedpods.RoleStatus{
-				{Name: "workers", Attempt: 1, Succeeded: 3, Failed: 4, Job: batchv1.JobStatus{
+				{Name: "workers", Attempt: 1, Succeeded: 3, Failed: 4, FailedOnTheirOwn: 2, Job: batchv1.JobStatus{
 					StartTime: mt(2), Active: 1, Ready: ptr.To[int32](1), Terminating: ptr.To[int32](2),
 					Succeeded: 1, Failed: 2, CompletedIndexes: "0", FailedIndexes: ptr.To("1,3-4"),
 					UncountedTerminatedPods: &batchv1.UncountedTerminatedPods{Succeeded: []types.UID{"s1"}, Failed: []types.UID{"f1", "f2"}},
@@ -78,7 +78,7 @@ func rolesStatusSamples() []rolesStatusSample {
 			},
 			Roles: []ownedpods.RoleStatus{
 				{Name: "workers", Attempt: 1, Succeeded: 8, Failed: 1, Job: batchv1.JobStatus{StartTime: mt(3), Succeeded: 4, CompletedIndexes: "0-3", FailedIndexes: ptr.To("")}},
-				{Name: "launcher", Attempt: 1, Succeeded: 1, Failed: 1, Job: batchv1.JobStatus{
+				{Name: "launcher", Attempt: 1, Succeeded: 1, Failed: 1, FailedOnTheirOwn: 1, Job: batchv1.JobStatus{
 					StartTime: mt(4), CompletionTime: mt(9), Succeeded: 1, CompletedIndexes: "0", FailedIndexes: ptr.To(""),
 					UncountedTerminatedPods: &batchv1.UncountedTerminatedPods{},
 					Conditions:              []batchv1.JobCondition{job(batchv1.JobSuccessCriteriaMet, "CompletionsReached", 8), job(batchv1.JobComplete, "CompletionsReached", 9)},
@@ -89,7 +89,7 @@ func rolesStatusSamples() []rolesStatusSample {
 			TerminalState: "Failed",
 			Conditions:    []metav1.Condition{group("Failed", metav1.ConditionTrue, "FailJobSetFailurePolicyAction", "applying FailJobSet failure policy action", 6)},
 			Roles: []ownedpods.RoleStatus{
-				{Name: "workers", Failed: 1, Job: batchv1.JobStatus{StartTime: mt(1), Failed: 1, FailedIndexes: ptr.To(""),
+				{Name: "workers", Failed: 1, FailedOnTheirOwn: 1, Job: batchv1.JobStatus{StartTime: mt(1), Failed: 1, FailedIndexes: ptr.To(""),
 					Conditions: []batchv1.JobCondition{job(batchv1.JobFailureTarget, "PodFailurePolicy", 5), job(batchv1.JobFailed, "PodFailurePolicy", 6)}}},
 				{Name: "launcher"},
 			},
@@ -132,6 +132,7 @@ func diffRolesStatus(sample string, want, got *ownedpods.Status) []error {
 		check(p+"attempt", w.Attempt, g.Attempt)
 		check(p+"succeeded", w.Succeeded, g.Succeeded)
 		check(p+"failed", w.Failed, g.Failed)
+		check(p+"failedOnTheirOwn", w.FailedOnTheirOwn, g.FailedOnTheirOwn)
 		wj, gj := reflect.ValueOf(w.Job), reflect.ValueOf(g.Job)
 		for j := range wj.NumField() {
 			check(p+"job."+jsonName(wj.Type().Field(j)), wj.Field(j).Interface(), gj.Field(j).Interface())
@@ -233,6 +234,11 @@ func TestCheckRolesStatusRoundTrip(t *testing.T) {
 				s.Roles[i].Failed = 0
 			}
 		}, "roles[0].failed lost"},
+		{"the role's own failures", func(s *ownedpods.Status) {
+			for i := range s.Roles {
+				s.Roles[i].FailedOnTheirOwn = 0
+			}
+		}, "roles[0].failedOnTheirOwn lost"},
 		{"ready", func(s *ownedpods.Status) {
 			for i := range s.Roles {
 				s.Roles[i].Job.Ready = nil

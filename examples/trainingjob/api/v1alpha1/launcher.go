@@ -35,6 +35,7 @@ type Launcher struct {
 // +kubebuilder:validation:XValidation:rule="self.attempt >= oldSelf.attempt",fieldPath=".attempt",message="attempt may not decrease"
 // +kubebuilder:validation:XValidation:rule="(has(self.succeeded) ? self.succeeded : 0) >= (has(oldSelf.succeeded) ? oldSelf.succeeded : 0)",fieldPath=".succeeded",message="succeeded may not decrease"
 // +kubebuilder:validation:XValidation:rule="(has(self.failed) ? self.failed : 0) >= (has(oldSelf.failed) ? oldSelf.failed : 0)",fieldPath=".failed",message="failed may not decrease"
+// +kubebuilder:validation:XValidation:rule="(has(self.failedOnTheirOwn) ? self.failedOnTheirOwn : 0) >= (has(oldSelf.failedOnTheirOwn) ? oldSelf.failedOnTheirOwn : 0)",fieldPath=".failedOnTheirOwn",message="failedOnTheirOwn may not decrease"
 // +kubebuilder:validation:XValidation:rule="(has(self.succeeded) ? self.succeeded : 0) >= (has(self.current.succeeded) ? self.current.succeeded : 0)",fieldPath=".succeeded",message="succeeded counts every attempt, the current one included"
 // +kubebuilder:validation:XValidation:rule="(has(self.failed) ? self.failed : 0) >= (has(self.current.failed) ? self.current.failed : 0)",fieldPath=".failed",message="failed counts every attempt, the current one included"
 // +kubebuilder:validation:XValidation:rule="self.attempt != oldSelf.attempt || (has(self.current.succeeded) ? self.current.succeeded : 0) >= (has(oldSelf.current.succeeded) ? oldSelf.current.succeeded : 0)",fieldPath=".current.succeeded",message="succeeded may not decrease within an attempt"
@@ -56,6 +57,15 @@ type RoleStatus struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	Failed int32 `json:"failed,omitempty"`
+	// FailedOnTheirOwn counts, over every attempt, the role's pods that failed
+	// by themselves (a container's exit, a kubelet's eviction), not those the
+	// role or the group stopped, which Failed counts as a Job does (or, when
+	// the group stops them, not at all); it never decreases. It grows when such
+	// a pod is recorded in current.uncountedTerminatedPods, so it may run ahead
+	// of Failed by the pods not yet counted.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	FailedOnTheirOwn int32 `json:"failedOnTheirOwn,omitempty"`
 
 	// Current is the tracking status of the role's pods of Attempt, as a Job's;
 	// it starts afresh with each attempt.
