@@ -1,5 +1,7 @@
 package group
 
+import "cmp"
+
 // Terms are the words the messages of a group's conditions and events use for
 // the group and its children. The zero value is JobSet's ("jobset", "job",
 // "jobs", a child named by its Job's name), so that a group of child Jobs keeps
@@ -17,16 +19,9 @@ type Terms struct {
 	ByRole bool
 }
 
-func (t Terms) group() string    { return or(t.Group, "jobset") }
-func (t Terms) child() string    { return or(t.Child, "job") }
-func (t Terms) children() string { return or(t.Children, "jobs") }
-
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
+func (t Terms) group() string    { return cmp.Or(t.Group, "jobset") }
+func (t Terms) child() string    { return cmp.Or(t.Child, "job") }
+func (t Terms) children() string { return cmp.Or(t.Children, "jobs") }
 
 // The messages, from the patterns of JobSet's words (condition.go).
 func (t Terms) completed() string { return t.group() + " completed successfully" }
