@@ -55,7 +55,7 @@
 // # Owners of several roles
 //
 // An owner type whose objects may be several roles under one owner (a launcher
-// and workers, package roles) goes through the same Setup: Type.Roles converts
+// and workers, package groups/ownedpods) goes through the same Setup: Type.Roles converts
 // such an object onto a ownedpods.Workload (nil for an object that is one workload,
 // which Type.Workload converts), and Type.SetRolesStatus sets its status. Those
 // owners are synced by Reconciler.SyncRoles over the cached pods that name them

@@ -109,7 +109,7 @@
 // # Several roles
 //
 // An owner of several roles whose pods it owns directly (a launcher and workers,
-// no child Jobs; package roles) has one door too: Reconciler.SyncRoles(ctx, w,
+// no child Jobs; package groups/ownedpods) has one door too: Reconciler.SyncRoles(ctx, w,
 // list, status), on the same Reconciler as Sync (Config.Owner is its kind; the
 // stores, the key Key(namespace, name) and Forget are shared), with a
 // ownedpods.StatusWriter that writes its status. Its steps mirror Sync's: a new UID

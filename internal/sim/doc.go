@@ -188,7 +188,7 @@
 // # Owners of two roles
 //
 // RunRoles runs, from the seed on a stream of its own, an owner of several roles
-// (package roles) of kind RolesKind through Reconciler.SyncRoles, on
+// (package groups/ownedpods) of kind RolesKind through Reconciler.SyncRoles, on
 // reconciletest's RolesStore and Driver: a launcher (1 pod, backoffLimit 0 to 2,
 // dependsOn the workers Ready) and Indexed workers (1 to 5, backoffLimitPerIndex 0
 // to 2), success Any over the launcher, a group restart on a failed role up to

@@ -55,7 +55,7 @@
 // them, and CollectGarbage asks the store before it deletes a pod of that kind.
 // The Reconciler's StatusWriter is then the store's.
 //
-// An owner of several roles (package roles, synced by Reconciler.SyncRoles) lives
+// An owner of several roles (package groups/ownedpods, synced by Reconciler.SyncRoles) lives
 // in a RolesStore, which NewRolesCluster returns with its Cluster as that
 // Cluster's Options.Owners: its status subresource (RolesStore.WriteStatus, a
 // ownedpods.StatusWriter) is in the call log and takes faults; the Driver syncs it

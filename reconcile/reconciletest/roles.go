@@ -23,7 +23,7 @@ import (
 	"github.com/jobkit/jobkit/reconcile"
 )
 
-// RolesStore holds owners of several roles (package roles) of a Cluster's owner
+// RolesStore holds owners of several roles (package groups/ownedpods) of a Cluster's owner
 // kind, for tests of Reconciler.SyncRoles: the Cluster's Options.Owners, so that
 // CollectGarbage, the Driver's pod events, its orphan cleanup and its "done" test
 // see them, with a status subresource of the Cluster's (WriteStatus: call log

@@ -7,7 +7,7 @@
 //     terms, its status as a batchv1.JobStatus, its own retry backoff), refusing,
 //     with an error naming the field, what the CRD schema cannot check;
 //   - RolesWorkload converts a TrainingJob with a launcher (spec.launcher) into a
-//     workload of two roles under one owner (package roles: the workers and the
+//     workload of two roles under one owner (package groups/ownedpods: the workers and the
 //     launcher, no child Jobs), with the group rules of such a run;
 //     RolesStatus and StatusFromRoles convert its status both ways; the
 //     controller syncs it with reconcile.SyncRoles (Workload refuses it: one
