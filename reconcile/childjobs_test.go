@@ -355,3 +355,216 @@ func TestSyncChildJobs(t *testing.T) {
 		})
 	}
 }
+
+// A cache that does not show the children a sync created, or still shows those
+// it deleted, is not acted on until it does, or until UncertainCreationTimeout
+// has passed (a lost event does not hold the group).
+func TestSyncChildJobsWaitsForTheCache(t *testing.T) {
+	tests := []struct {
+		name      string
+		prepare   func(t *testing.T, e *groupEnv) *childjobs.Input // the stale cache
+		advance   time.Duration
+		wantCalls string
+		wantSkip  bool
+	}{
+		{
+			name: "created children not listed yet",
+			prepare: func(t *testing.T, e *groupEnv) *childjobs.Input {
+				e.sync(t, e.api.cache())
+				in := e.api.cache()
+				in.Children = nil
+				return in
+			},
+			wantSkip: true,
+		},
+		{
+			name: "created children listed",
+			prepare: func(t *testing.T, e *groupEnv) *childjobs.Input {
+				e.sync(t, e.api.cache())
+				return e.api.cache()
+			},
+		},
+		{
+			name: "created children not listed after the timeout: acted on again",
+			prepare: func(t *testing.T, e *groupEnv) *childjobs.Input {
+				e.sync(t, e.api.cache())
+				in := e.api.cache()
+				in.Children = nil
+				return in
+			},
+			advance:   reconcile.DefaultUncertainCreationTimeout,
+			wantCalls: "create g-w-0; create g-w-1",
+		},
+		{
+			name: "deleted children still listed without deletionTimestamp",
+			prepare: func(t *testing.T, e *groupEnv) *childjobs.Input {
+				e.settle(t)
+				e.api.failChild("g-w-1")
+				stale := e.api.cache()
+				e.sync(t, stale)
+				in := e.api.cache()
+				in.Children = stale.Children
+				return in
+			},
+			wantSkip: true,
+		},
+		{
+			name: "deleted children listed with deletionTimestamp",
+			prepare: func(t *testing.T, e *groupEnv) *childjobs.Input {
+				e.settle(t)
+				e.api.failChild("g-w-1")
+				stale := e.api.cache()
+				e.sync(t, stale)
+				in := e.api.cache()
+				in.Children = stale.Children
+				for _, j := range in.Children {
+					j.DeletionTimestamp = ptr.To(metav1.NewTime(e.clock.Now()))
+				}
+				return in
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newGroupEnv(t)
+			in := tc.prepare(t, e)
+			e.api.takeCalls()
+			e.clock.Step(tc.advance)
+			res := e.sync(t, in)
+			assert.Equal(t, tc.wantCalls, e.api.takeCalls(), "calls")
+			if tc.wantSkip {
+				assert.Contains(t, res.Skipped, "waiting for the cache")
+				assert.Positive(t, res.RequeueAfter)
+				assert.LessOrEqual(t, res.RequeueAfter, reconcile.DefaultUncertainCreationTimeout)
+			} else {
+				assert.Empty(t, res.Skipped)
+			}
+		})
+	}
+}
+
+// Read-your-writes: a sync from a cached group older than the last status write
+// plans from the group as written, and counts no restart twice.
+func TestSyncChildJobsStaleGroup(t *testing.T) {
+	e := newGroupEnv(t)
+	e.settle(t)
+	e.api.failChild("g-w-1")
+	stale := e.api.cache()
+	e.sync(t, stale)
+	require.Equal(t, "status; delete g-w-0; delete g-w-1", e.api.takeCalls())
+	// The cache shows neither the status write nor the deletions (foreground:
+	// listed with a deletionTimestamp).
+	for _, j := range stale.Children {
+		j.DeletionTimestamp = ptr.To(metav1.NewTime(e.clock.Now()))
+	}
+	res := e.sync(t, stale)
+	assert.Empty(t, res.Skipped)
+	assert.Empty(t, e.api.takeCalls(), "no second status write, no creation over the names still held")
+	assert.Equal(t, int32(1), e.api.cache().Status.Restarts)
+
+	// Without the write remembered (a restarted controller), the status write's
+	// resourceVersion precondition refuses the stale plan, and nothing else is done.
+	e.r.Forget(reconcile.Key("ns", "g"))
+	res = e.sync(t, stale)
+	assert.NotEmpty(t, res.Retry)
+	assert.Equal(t, "status", e.api.takeCalls())
+	assert.Equal(t, int32(1), e.api.cache().Status.Restarts)
+}
+
+// A controller that stops between the status write and the deletions of a
+// restart loses no restart and counts none twice: the next one (a new
+// Reconciler) finds the children of the old attempt obsolete and deletes them.
+func TestSyncChildJobsCrashBetweenStatusAndDeletions(t *testing.T) {
+	e := newGroupEnv(t)
+	e.settle(t)
+	e.api.failChild("g-w-1")
+	down := apierrors.NewServiceUnavailable("the controller stopped")
+	e.api.fail = map[string]error{"delete g-w-0": down, "delete g-w-1": down}
+	_, err := e.r.SyncChildJobs(t.Context(), e.api.cache(), e.api, e.api)
+	require.Error(t, err)
+	assert.Equal(t, int32(1), e.api.cache().Status.Restarts)
+	e.api.fail = nil
+	e.api.takeCalls()
+
+	restarted, err := reconcile.New(e.cfg, nil, nil)
+	require.NoError(t, err)
+	e.r = restarted
+	e.sync(t, e.api.cache())
+	assert.Equal(t, "delete g-w-0; delete g-w-1", e.api.takeCalls(), "the old attempt's children, with no status write")
+	e.settle(t)
+	in := e.api.cache()
+	assert.Equal(t, int32(1), in.Status.Restarts)
+	assert.Len(t, in.Children, 2)
+}
+
+// The events of a decision are recorded once: not by a sync whose status write
+// failed, once by the one that wrote it, never by the next.
+func TestSyncChildJobsEventsOnce(t *testing.T) {
+	e := newGroupEnv(t)
+	e.settle(t)
+	e.events.take()
+	e.api.failChild("g-w-1")
+	e.api.fail = map[string]error{"status": apierrors.NewConflict(schema.GroupResource{Resource: "groups"}, "g", errors.New("modified"))}
+	res := e.sync(t, e.api.cache())
+	assert.NotEmpty(t, res.Retry)
+	assert.Empty(t, e.events.take(), "events of a sync whose status failed")
+	e.api.fail = nil
+	e.sync(t, e.api.cache())
+	assert.Equal(t, []string{"Warning RestartJobSetFailurePolicyAction"}, e.events.take())
+	e.settle(t)
+	assert.Empty(t, e.events.take(), "events after the status was in")
+}
+
+// Suspending the group suspends its children, with their UIDs: a child
+// replaced under its name is gone, and no error.
+func TestSyncChildJobsSuspend(t *testing.T) {
+	e := newGroupEnv(t)
+	e.settle(t)
+	e.api.group.Suspend = true
+	in := e.api.cache()
+	in.Children[1].UID = "an-older-job"
+	res, err := e.r.SyncChildJobs(t.Context(), in, e.api, e.api)
+	require.NoError(t, err)
+	assert.Equal(t, "status; suspend=true g-w-0; suspend=true g-w-1", e.api.takeCalls())
+	assert.Equal(t, 1, res.StatusWrites)
+}
+
+// The group is deleted once its TTL after finishing has expired; NotFound is done.
+func TestSyncChildJobsTTL(t *testing.T) {
+	e := newGroupEnv(t)
+	e.api.group.Spec.TTLSecondsAfterFinished = ptr.To[int32](0)
+	e.settle(t)
+	e.api.failChild("g-w-0")
+	e.api.group.Spec.FailurePolicy.MaxRestarts = 0
+	e.sync(t, e.api.cache())
+	assert.Equal(t, "status; delete g-w-1", e.api.takeCalls(), "the group failed: the rest stopped")
+	e.api.fail = map[string]error{"delete group": apierrors.NewNotFound(schema.GroupResource{Resource: "groups"}, "g")}
+	_, err := e.r.SyncChildJobs(t.Context(), e.api.cache(), e.api, e.api)
+	require.NoError(t, err)
+	assert.Equal(t, "delete group", e.api.takeCalls())
+}
+
+func TestSyncChildJobsInvalidArguments(t *testing.T) {
+	e := newGroupEnv(t)
+	noObject := e.api.cache()
+	noObject.Object = nil
+	tests := []struct {
+		name   string
+		in     *childjobs.Input
+		jobs   reconcile.ChildJobClient
+		status childjobs.StatusWriter
+		want   string
+	}{
+		{name: "nil input", jobs: e.api, status: e.api, want: "input is nil"},
+		{name: "nil object", in: noObject, jobs: e.api, status: e.api, want: "Input.Object is nil"},
+		{name: "nil job client", in: e.api.cache(), status: e.api, want: "job client is nil"},
+		{name: "nil status writer", in: e.api.cache(), jobs: e.api, want: "status writer is nil"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.r.SyncChildJobs(t.Context(), tc.in, tc.jobs, tc.status)
+			require.ErrorIs(t, err, reconcile.ErrInvalidArgument)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
