@@ -124,9 +124,9 @@ func (gx *groupExecution) sync(in *childjobs.Input, now time.Time) (Result, erro
 			return Result{RequeueAfter: r.cfg.StaleCacheRequeue, Report: Report{Skipped: "cache older than the last status write"}}, nil
 		}
 		// The group as written is newer than the cached one, spec included; its
-		// children are the cache's.
+		// children, and the caller's settings of the sync, are in's.
 		cur := *w
-		cur.Children, cur.ServiceExists = in.Children, in.ServiceExists
+		cur.Children, cur.ServiceExists, cur.ChildManagedBy = in.Children, in.ServiceExists, in.ChildManagedBy
 		in = &cur
 	}
 	if wait := r.childWritesPending(key, in.Children, now); wait > 0 {

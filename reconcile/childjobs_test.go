@@ -29,6 +29,10 @@ import (
 	"github.com/jobkit/jobkit/reconcile"
 )
 
+// childManagedBy is the spec.managedBy of the children, set by the caller of
+// each sync (the status writer's answer does not carry it).
+const childManagedBy = "example.com/job-controller"
+
 var childGroupKind = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Group"}
 
 // groupAPI is an in-memory API server of one group, its child Jobs and its
@@ -92,6 +96,7 @@ func (a *groupAPI) cache() *childjobs.Input {
 		in.Children = append(in.Children, a.jobs[name].DeepCopy())
 	}
 	in.ServiceExists = a.service
+	in.ChildManagedBy = childManagedBy
 	return &in
 }
 
@@ -567,4 +572,23 @@ func TestSyncChildJobsInvalidArguments(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// A sync from a cached group older than the last status write, whose cache no
+// longer lists the children it deleted, creates the new attempt's children
+// with the caller's settings (spec.managedBy), not those of the group as written.
+func TestSyncChildJobsStaleGroupCreates(t *testing.T) {
+	e := newGroupEnv(t)
+	e.settle(t)
+	e.api.failChild("g-w-1")
+	stale := e.api.cache()
+	e.sync(t, stale)
+	require.Equal(t, "status; delete g-w-0; delete g-w-1", e.api.takeCalls())
+	stale.Children = nil
+	e.sync(t, stale)
+	assert.Equal(t, "create g-w-0; create g-w-1", e.api.takeCalls())
+	for _, j := range e.api.cache().Children {
+		assert.Equal(t, childManagedBy, ptr.Deref(j.Spec.ManagedBy, ""), "spec.managedBy of %s", j.Name)
+	}
+	assert.Equal(t, int32(1), e.api.cache().Status.Restarts)
 }

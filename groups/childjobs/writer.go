@@ -11,7 +11,8 @@ type StatusWriter interface {
 	// subresource, with in.ResourceVersion as the optimistic-concurrency
 	// precondition, and returns the group as stored (its new resourceVersion
 	// above all), converted back onto an Input; of it the executor reads the
-	// group's fields only, never Children or ServiceExists. A stale
+	// group's fields only (identity, Object, spec and status), never Children,
+	// ServiceExists, ControllerName, ChildManagedBy or Now. A stale
 	// resourceVersion must yield the API server's Conflict error
 	// (apierrors.IsConflict), which ends the sync with reconcile.Report.Retry and
 	// nothing else done.
