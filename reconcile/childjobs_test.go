@@ -59,12 +59,15 @@ var (
 
 // newGroupAPI stores a group of one role "w" of two one-pod children, with
 // DNS hostnames off (no Service) and at most three restarts.
-func newGroupAPI() *groupAPI {
+func newGroupAPI() *groupAPI { return newGroupAPIOf(2) }
+
+// newGroupAPIOf is newGroupAPI with n children.
+func newGroupAPIOf(n int32) *groupAPI {
 	a := &groupAPI{rv: 7, jobs: map[string]*batchv1.Job{}, fail: map[string]error{}}
 	a.group = childjobs.Input{
 		Name: "g", Namespace: "ns", UID: "g-uid", ResourceVersion: "7", Owner: childGroupKind,
 		Spec: plaingroup.Spec{
-			Roles:         []plaingroup.Role{{Name: "w", Replicas: 2}},
+			Roles:         []plaingroup.Role{{Name: "w", Replicas: n}},
 			FailurePolicy: &plaingroup.FailurePolicy{MaxRestarts: 3},
 		},
 		Templates: []batchv1.JobTemplateSpec{{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{

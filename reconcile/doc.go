@@ -162,7 +162,9 @@
 // resume, the creations, the events. Metrics use completion_mode "ChildJobs"
 // (JobSync, and JobFinished when the written status finishes the group). The
 // calls go one at a time, in plan order: a group has tens of children, not
-// thousands of pods.
+// thousands of pods. A steady sync costs childjobs.Compute's and nothing more
+// (BenchmarkSyncChildJobsSteady, a shared two-core machine: 10 children 5 µs,
+// 3 KB, 18 allocations; 1,000 children 0.3 ms, 142 KB, 18 allocations).
 //
 // # Invariants
 //
