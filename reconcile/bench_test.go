@@ -13,6 +13,7 @@ import (
 
 	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/owner"
+	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
@@ -168,4 +169,34 @@ func TestMapPodEventAllocs(t *testing.T) {
 		t.Errorf("MapPodEvent(add) allocates %v times, want at most 2 (the key and the slice)", n)
 	}
 	_ = ptr.To[int]
+}
+
+// BenchmarkSyncChildJobsSteady is one sync of a settled group of 10, 100 and
+// 1,000 children: the plan, no call.
+func BenchmarkSyncChildJobsSteady(b *testing.B) {
+	for _, n := range []int32{10, 100, 1000} {
+		b.Run(fmt.Sprintf("children=%d", n), func(b *testing.B) {
+			api := newGroupAPIOf(n)
+			r, err := reconcile.New(reconcile.Config{Name: plaingroup.ControllerName}, nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for range 3 {
+				if _, err := r.SyncChildJobs(b.Context(), api.cache(), api, api); err != nil {
+					b.Fatal(err)
+				}
+			}
+			api.takeCalls()
+			in := api.cache()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := r.SyncChildJobs(b.Context(), in, api, api); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if calls := api.takeCalls(); calls != "" {
+				b.Fatalf("calls %q in a steady sync", calls)
+			}
+		})
+	}
 }

@@ -89,7 +89,8 @@ type Config struct {
 	// not stored, sent again at once; when it was, its event is waited for at most
 	// this long (it may have come before the creation was expected). A name refused
 	// with AlreadyExists whose pod could not be read back (PodClient.GetPod failed)
-	// is given up after this long.
+	// is given up after this long. It also bounds how long SyncChildJobs waits for
+	// the cache to show a child Job it created or deleted.
 	UncertainCreationTimeout time.Duration
 	// FinalizerRemovalParallelism bounds the API calls one sync runs at once: the
 	// finalizer removals, the deletions and each slow-start batch of creations. Zero

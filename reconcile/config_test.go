@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
@@ -49,8 +51,11 @@ func TestNewConfig(t *testing.T) {
 			}
 		})
 	}
-	_, err := reconcile.New(reconcile.Config{Name: "x"}, nil, nil)
-	assert.True(t, errors.Is(err, reconcile.ErrInvalidArgument), "New(nil client) error = %v", err)
+	// Without clients, for SyncChildJobs: New succeeds, Sync refuses.
+	r, err := reconcile.New(reconcile.Config{Name: "x"}, nil, nil)
+	require.NoError(t, err)
+	_, err = r.Sync(t.Context(), plan.JobWorkload(&batchv1.Job{}), func(*plan.Workload) ([]*corev1.Pod, error) { return nil, nil })
+	assert.True(t, errors.Is(err, reconcile.ErrInvalidArgument), "Sync() of a Reconciler without clients: error = %v", err)
 }
 
 // WithDefaults fills in every default (Owner, durations, parallelism, clock,

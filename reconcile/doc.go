@@ -17,7 +17,8 @@
 // says; this is the contract between jobkit and the caller's pod lister.
 //
 // One door serves every owner: New(cfg, pods, status) and Sync(ctx, w, list); an
-// owner of several roles has SyncRoles beside it (see "Several roles"). The other
+// owner of several roles has SyncRoles beside it (see "Several roles"), a group of
+// child Jobs SyncChildJobs (see "Child Jobs"). The other
 // methods of a Reconciler are its event handlers (ObservePodEvent,
 // ObserveOwnerEvent), the orphan cleanup (CleanOrphan) and Forget. It has no getter
 // of its configuration: Config.WithDefaults returns the Config New uses, the
@@ -143,6 +144,27 @@
 // increase of the roles' totals (RoleStatus.Succeeded and Failed) in the write,
 // jobs_finished_total once when the group's Completed or Failed condition is
 // written. Report.Plan stays nil (it is a Job's plan).
+//
+// # Child Jobs
+//
+// A group whose roles run as child batch/v1 Jobs (JobSet's shape; package
+// groups/childjobs) has its door beside SyncRoles: Reconciler.SyncChildJobs(ctx,
+// in, jobs, status), with a ChildJobClient for the Jobs, the Service and the
+// group's deletion and a childjobs.StatusWriter for the status (New may then be
+// given a nil pod client and status writer). Its steps: a new UID forgets the key;
+// a cached group older than the last status written is replaced by the group that
+// write returned (with the cache's children); a sync whose cache does not show the
+// children the key's syncs created (a name not listed) or deleted (a UID listed
+// without deletionTimestamp) is skipped, for at most UncertainCreationTimeout after
+// each call; then childjobs.Compute decides and the childjobs.Plan is executed in
+// its order: the status (a conflict ends the sync with Report.Retry and no other
+// call), the deletions (foreground, UID precondition), the Service, suspend and
+// resume, the creations, the events. Metrics use completion_mode "ChildJobs"
+// (JobSync, and JobFinished when the written status finishes the group). The
+// calls go one at a time, in plan order: a group has tens of children, not
+// thousands of pods. A steady sync costs childjobs.Compute's and nothing more
+// (BenchmarkSyncChildJobsSteady, a shared two-core machine: 10 children 5 µs,
+// 3 KB, 18 allocations; 1,000 children 0.3 ms, 142 KB, 18 allocations).
 //
 // # Invariants
 //

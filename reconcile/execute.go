@@ -139,7 +139,7 @@ func (ex *execution) writeStatus(st batchv1.JobStatus, what string) (ok bool, er
 	if out == nil || out.Object == nil {
 		return false, fmt.Errorf("write status (%s): the status writer returned no owner object", what)
 	}
-	ex.r.recordWrite(ex.key, ex.cur.ResourceVersion, out.ResourceVersion, out)
+	ex.r.recordWrite(ex.key, ex.cur.ResourceVersion, out.ResourceVersion, written{job: out})
 	ex.cur = out
 	ex.res.StatusWrites++
 	ex.persist()

@@ -46,23 +46,23 @@ func TestRecordWrite(t *testing.T) {
 	}
 	r := &Reconciler{keys: map[string]*keyState{}}
 	b, c, y := jobAt("b"), jobAt("c"), jobAt("y")
-	r.recordWrite("k", "a", b.ResourceVersion, b)
-	r.recordWrite("k", "b", c.ResourceVersion, c) // a second write in the same sync
-	assert.Equal(t, &lastWrite{version: "c", older: []string{"a", "b"}, owner: c}, writeOf(r, "k"))
+	r.recordWrite("k", "a", b.ResourceVersion, written{job: b})
+	r.recordWrite("k", "b", c.ResourceVersion, written{job: c}) // a second write in the same sync
+	assert.Equal(t, &lastWrite{version: "c", older: []string{"a", "b"}, owner: written{job: c}}, writeOf(r, "k"))
 	for _, v := range []string{"a", "b"} {
-		isStale, written := r.stale("k", v)
+		isStale, last := r.stale("k", v)
 		assert.True(t, isStale, "stale(k, %q)", v)
-		assert.Same(t, c, written, "the Job of the last write, for a sync from a stale cache")
+		assert.Same(t, c, last.job, "the Job of the last write, for a sync from a stale cache")
 	}
-	isStale, written := r.stale("k", "c")
+	isStale, last := r.stale("k", "c")
 	assert.False(t, isStale)
-	assert.Nil(t, written)
+	assert.Equal(t, written{}, last)
 	assert.Nil(t, writeOf(r, "k"), "forgotten once caught up")
-	r.recordWrite("k", "x", y.ResourceVersion, y) // a new sequence
-	assert.Equal(t, &lastWrite{version: "y", older: []string{"x"}, owner: y}, writeOf(r, "k"))
-	r.recordWrite("k", "y", y.ResourceVersion, y) // a write that changed nothing
-	assert.Equal(t, &lastWrite{version: "y", older: []string{"x"}, owner: y}, writeOf(r, "k"))
-	r.recordWrite("j", "y", y.ResourceVersion, y)
+	r.recordWrite("k", "x", y.ResourceVersion, written{job: y}) // a new sequence
+	assert.Equal(t, &lastWrite{version: "y", older: []string{"x"}, owner: written{job: y}}, writeOf(r, "k"))
+	r.recordWrite("k", "y", y.ResourceVersion, written{job: y}) // a write that changed nothing
+	assert.Equal(t, &lastWrite{version: "y", older: []string{"x"}, owner: written{job: y}}, writeOf(r, "k"))
+	r.recordWrite("j", "y", y.ResourceVersion, written{job: y})
 	assert.Nil(t, writeOf(r, "j"), "nothing to wait for")
 }
 
@@ -139,11 +139,11 @@ func TestOnlyClaimChanged(t *testing.T) {
 func TestKeyStateForgotten(t *testing.T) {
 	const key = "ns/j"
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	written := plan.JobWorkload(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "2"}})
+	wrote := plan.JobWorkload(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "2"}})
 	full := &keyState{
 		uid:              "a",
 		hasUID:           true,
-		write:            &lastWrite{version: "2", older: []string{"1"}, owner: written},
+		write:            &lastWrite{version: "2", older: []string{"1"}, owner: written{job: wrote}},
 		uncertain:        map[types.UID]uncertainRemoval{"p": {version: "7", cached: "6", at: at}},
 		batch:            4,
 		uncertainCreates: []time.Time{at},
@@ -169,7 +169,7 @@ func TestKeyStateForgotten(t *testing.T) {
 			}
 			r := &Reconciler{cfg: cfg, keys: map[string]*keyState{}}
 			r.noteUID(key, "a")
-			r.recordWrite(key, "1", written.ResourceVersion, written)
+			r.recordWrite(key, "1", wrote.ResourceVersion, written{job: wrote})
 			r.noteUncertain(key, "p", uncertainRemoval{version: "7", cached: "6", at: at})
 			r.noteUncertainCreate(key, at)
 			r.setBatchSize(key, 4)

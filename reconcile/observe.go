@@ -45,6 +45,9 @@ const (
 	// labelRoles is the completion_mode of the syncs of an owner of several roles
 	// (SyncRoles): its roles' modes differ, and its series stay apart from Jobs'.
 	labelRoles = "Roles"
+	// labelChildJobs is the completion_mode of the syncs of a group whose roles
+	// run as child Jobs (SyncChildJobs).
+	labelChildJobs = "ChildJobs"
 	// result of job_syncs_total and job_sync_duration_seconds
 	labelSuccess = "success"
 	labelError   = "error"
@@ -53,6 +56,8 @@ const (
 	labelTracking    = "tracking"
 	labelPodsCreated = "pods_created"
 	labelPodsDeleted = "pods_deleted"
+	labelJobsCreated = "jobs_created"
+	labelJobsDeleted = "jobs_deleted"
 	// result of jobs_finished_total and job_pods_finished_total, status of
 	// job_pods_creation_total
 	labelSucceeded = "succeeded"
@@ -74,10 +79,12 @@ const (
 type Metrics interface {
 	// JobSync observes one sync: job_sync_duration_seconds and job_syncs_total
 	// {completion_mode, result, action}. completionMode is "NonIndexed" or
-	// "Indexed" (in every method), or "Roles" for an owner of several roles
-	// (Reconciler.SyncRoles), result "success" or "error", action
-	// "reconciling" (nothing to do), "tracking" (only status and finalizer work),
-	// "pods_created" or "pods_deleted".
+	// "Indexed" (in every method), "Roles" for an owner of several roles
+	// (Reconciler.SyncRoles), or "ChildJobs" for a group of child Jobs
+	// (Reconciler.SyncChildJobs: JobSync and JobFinished only), result "success"
+	// or "error", action "reconciling" (nothing to do), "tracking" (only status
+	// and finalizer work), "pods_created" or "pods_deleted" ("jobs_created" or
+	// "jobs_deleted" for child Jobs).
 	JobSync(completionMode, result, action string, duration time.Duration)
 	// JobFinished counts a Job that got its terminal condition:
 	// jobs_finished_total{completion_mode, result, reason}; result is "succeeded"

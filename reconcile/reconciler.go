@@ -97,15 +97,12 @@ var ErrInvalidArgument = errors.New("invalid argument")
 // The defaults are filled in by Config.WithDefaults; a caller that reads a value in
 // use (the Clock, the stores) calls it first and passes its result. New fails, with
 // an error wrapping ErrInvalidConfig that names every bad field, when cfg.Name is
-// empty or a value is out of range, and with ErrInvalidArgument when pods or status
-// is nil.
+// empty or a value is out of range.
+//
+// pods and status may be nil for a Reconciler that serves only SyncChildJobs,
+// whose calls go through the clients it is given: Sync then fails with
+// ErrInvalidArgument without either, and SyncRoles without pods.
 func New(cfg Config, pods PodClient, status StatusWriter) (*Reconciler, error) {
-	if pods == nil {
-		return nil, fmt.Errorf("%w: pod client is nil", ErrInvalidArgument)
-	}
-	if status == nil {
-		return nil, fmt.Errorf("%w: status writer is nil", ErrInvalidArgument)
-	}
 	c, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, err
@@ -147,6 +144,9 @@ func (r *Reconciler) Sync(ctx context.Context, w *plan.Workload, list PodLister)
 	if list == nil {
 		return Result{}, fmt.Errorf("%w: Sync: list is nil", ErrInvalidArgument)
 	}
+	if r.pods == nil || r.status == nil {
+		return Result{}, fmt.Errorf("%w: Sync: the Reconciler has no pod client or status writer (New was given nil)", ErrInvalidArgument)
+	}
 	if w.Backoff.Base < 0 || w.Backoff.Max < 0 {
 		return Result{}, fmt.Errorf("%w: Sync: Workload.Backoff: %+v: durations must not be negative (zero means the default)", ErrInvalidArgument, w.Backoff)
 	}
@@ -175,7 +175,7 @@ func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error)
 	r, key, job := ex.r, ex.key, ex.orig
 	r.noteUID(key, job.UID)
 	if stale, last := r.stale(key, job.ResourceVersion); stale {
-		written, _ := last.(*plan.Workload)
+		written := last.job
 		if written == nil || written.UID != job.UID {
 			r.cfg.Metrics.StaleSyncSkipped()
 			ex.log.V(2).Info("Cached owner is older than the last status write; waiting for the cache", "resourceVersion", job.ResourceVersion)

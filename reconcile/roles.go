@@ -58,6 +58,8 @@ func (r *Reconciler) SyncRoles(ctx context.Context, w *ownedpods.Workload, list 
 		return Result{}, fmt.Errorf("%w: SyncRoles: list is nil", ErrInvalidArgument)
 	case status == nil:
 		return Result{}, fmt.Errorf("%w: SyncRoles: status writer is nil", ErrInvalidArgument)
+	case r.pods == nil:
+		return Result{}, fmt.Errorf("%w: SyncRoles: the Reconciler has no pod client (New was given nil)", ErrInvalidArgument)
 	}
 	start := r.cfg.Clock.Now()
 	key := Key(w.Namespace, w.Name)
@@ -97,7 +99,7 @@ func (rx *rolesExecution) sync(list func(*ownedpods.Workload) ([]*corev1.Pod, er
 	r, key, w := rx.r, rx.key, rx.orig
 	r.noteUID(key, w.UID)
 	if stale, last := r.stale(key, w.ResourceVersion); stale {
-		written, _ := last.(*ownedpods.Workload)
+		written := last.roles
 		if written == nil || written.UID != w.UID {
 			r.cfg.Metrics.StaleSyncSkipped()
 			rx.log.V(2).Info("Cached owner is older than the last status write; waiting for the cache", "resourceVersion", w.ResourceVersion)
@@ -205,7 +207,7 @@ func (rx *rolesExecution) writeStatus(st ownedpods.Status) (ok bool, err error) 
 	if out == nil || out.Object == nil {
 		return false, errors.New("write status: the status writer returned no owner object")
 	}
-	rx.r.recordWrite(rx.key, rx.cur.ResourceVersion, out.ResourceVersion, out)
+	rx.r.recordWrite(rx.key, rx.cur.ResourceVersion, out.ResourceVersion, written{roles: out})
 	rx.cur = out
 	rx.res.StatusWrites++
 	return true, nil

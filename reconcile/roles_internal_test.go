@@ -57,7 +57,7 @@ func TestSyncRolesStaleOfAnotherKind(t *testing.T) {
 	}
 	key := Key("ns", "g")
 	r.noteUID(key, "u")
-	r.recordWrite(key, "3", "5", &plan.Workload{Namespace: "ns", Name: "g", UID: "u", ResourceVersion: "5"})
+	r.recordWrite(key, "3", "5", written{job: &plan.Workload{Namespace: "ns", Name: "g", UID: "u", ResourceVersion: "5"}})
 	w := &ownedpods.Workload{Namespace: "ns", Name: "g", UID: "u", ResourceVersion: "4", Object: &metav1.PartialObjectMetadata{}}
 	res, err := r.SyncRoles(t.Context(), w, func(*ownedpods.Workload) ([]*corev1.Pod, error) {
 		t.Fatal("pods listed")

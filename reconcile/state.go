@@ -6,6 +6,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/jobkit/jobkit/groups/childjobs"
+	"github.com/jobkit/jobkit/groups/ownedpods"
+	"github.com/jobkit/jobkit/plan"
 )
 
 // keyState is what the Reconciler itself remembers about one owner key between
@@ -33,6 +37,9 @@ type keyState struct {
 	// AlreadyExists and that are not the owner's pods (see refusal), until a
 	// listed pod has the name.
 	refused map[string]refusal
+	// children holds the child Jobs a SyncChildJobs created or deleted that the
+	// cache has not shown yet, or nil.
+	children *childWrites
 }
 
 // lastWrite remembers the last status this reconciler wrote for an owner, to detect
@@ -40,10 +47,18 @@ type keyState struct {
 type lastWrite struct {
 	version string   // resourceVersion returned by the write
 	older   []string // versions seen before it, for non-numeric comparisons
-	// owner is the owner the write returned, a *plan.Workload (Sync) or a
-	// *ownedpods.Workload (SyncRoles): what a sync uses while the cache has not caught
-	// up with it. A sync that finds the other kind waits for the cache.
-	owner any
+	// owner is the owner the write returned: what a sync uses while the cache has
+	// not caught up with it.
+	owner written
+}
+
+// written is the owner a status write returned, as the sync that wrote it
+// converted it: one field is set, the one of the sync's shape. A sync that finds
+// another shape's field set waits for the cache.
+type written struct {
+	job   *plan.Workload      // Sync
+	roles *ownedpods.Workload // SyncRoles
+	group *childjobs.Input    // SyncChildJobs
 }
 
 // stateLocked returns the record of key, creating it. r.mu must be held.
@@ -109,16 +124,16 @@ func (r *Reconciler) knownUID(key string) (types.UID, bool) {
 // stale reports whether version is older than the last status this reconciler wrote
 // under key, with the owner that write returned (nil when unknown), and forgets the
 // write once the cache has caught up.
-func (r *Reconciler) stale(key, version string) (bool, any) {
+func (r *Reconciler) stale(key, version string) (bool, written) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.keys[key]
 	if s == nil || s.write == nil {
-		return false, nil
+		return false, written{}
 	}
 	if caughtUp(*s.write, version) {
 		s.write = nil
-		return false, nil
+		return false, written{}
 	}
 	return true, s.write.owner
 }
@@ -134,8 +149,8 @@ func caughtUp(w lastWrite, version string) bool {
 }
 
 // recordWrite remembers a status write that moved the owner from version before to
-// after, returning written (a *plan.Workload or a *ownedpods.Workload).
-func (r *Reconciler) recordWrite(key, before, after string, written any) {
+// after, returning out.
+func (r *Reconciler) recordWrite(key, before, after string, out written) {
 	if before == after {
 		return // the server changed nothing: there is nothing for the cache to show
 	}
@@ -145,12 +160,12 @@ func (r *Reconciler) recordWrite(key, before, after string, written any) {
 	if s.write == nil {
 		s.write = &lastWrite{}
 	}
-	s.write.record(before, after, written)
+	s.write.record(before, after, out)
 }
 
 // record moves w on to the write that took the owner from version before to after,
-// returning written.
-func (w *lastWrite) record(before, after string, written any) {
+// returning out.
+func (w *lastWrite) record(before, after string, out written) {
 	if w.version != before { // a new sequence of writes
 		w.older = w.older[:0]
 	}
@@ -161,7 +176,7 @@ func (w *lastWrite) record(before, after string, written any) {
 		w.older = w.older[len(w.older)-8:]
 	}
 	w.version = after
-	w.owner = written
+	w.owner = out
 }
 
 // pruneDeletions observes the deletions of key whose pods are no longer

@@ -236,8 +236,18 @@ func TestSyncWorkloadBadInput(t *testing.T) {
 		call func() error
 		want string
 	}{
-		{"New without pods", func() error { _, err := reconcile.New(cfg, nil, store); return err }, "pod client is nil"},
-		{"New without status writer", func() error { _, err := reconcile.New(cfg, c, nil); return err }, "status writer is nil"},
+		{"Sync without pods", func() error {
+			r, err := reconcile.New(cfg, nil, store)
+			require.NoError(t, err, "New without pods, for SyncChildJobs")
+			_, err = r.Sync(t.Context(), store.get().workload(), list)
+			return err
+		}, "no pod client or status writer"},
+		{"Sync without status writer", func() error {
+			r, err := reconcile.New(cfg, c, nil)
+			require.NoError(t, err, "New without status writer, for SyncChildJobs")
+			_, err = r.Sync(t.Context(), store.get().workload(), list)
+			return err
+		}, "no pod client or status writer"},
 		{"nil workload", func() error { _, err := r.Sync(t.Context(), nil, list); return err }, "workload is nil"},
 		{"nil object", func() error { _, err := r.Sync(t.Context(), noObject, list); return err }, "Workload.Object is nil"},
 		{"negative backoff", func() error {

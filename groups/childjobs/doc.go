@@ -14,7 +14,8 @@
 // children to delete (foreground) and why, those to suspend or resume, the
 // Service to create, the new status, the events, when to look again, and
 // whether the group's TTL has expired. The Plan type documents the order in
-// which a caller executes it. Every rule is plaingroup's (failure policy,
+// which a caller executes it; reconcile.Reconciler.SyncChildJobs is the library's
+// executor, through a [StatusWriter] for the group's status. Every rule is plaingroup's (failure policy,
 // success policy, startup order and dependsOn, restarts, role statuses,
 // conditions, TTL, suspension); this package converts and assembles, and
 // decides nothing plaingroup already decides.

@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -24,6 +25,13 @@ type Input struct {
 	Name, Namespace string
 	UID             types.UID
 	Generation      int64
+	// ResourceVersion is the group's metadata.resourceVersion and Object the
+	// group's API object. Compute reads neither; an executor does
+	// (reconcile.Reconciler.SyncChildJobs): the version is the precondition of
+	// the status write and tells a cache older than that write, and the events
+	// are recorded on Object.
+	ResourceVersion string
+	Object          runtime.Object
 	// Owner is the group's API type (for JobSet, jobset.x-k8s.io/v1alpha2
 	// JobSet): the controller reference of the children and the Service, and the
 	// test of which Jobs are the group's.

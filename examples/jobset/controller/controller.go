@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
@@ -26,8 +29,10 @@ import (
 	jkcr "github.com/jobkit/jobkit/controllerruntime"
 	"github.com/jobkit/jobkit/examples/internal/crd"
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
+	"github.com/jobkit/jobkit/groups/childjobs"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
+	"github.com/jobkit/jobkit/reconcile"
 )
 
 const (
@@ -39,6 +44,13 @@ const (
 	// ReasonInvalid is the reason of the Warning event and of the Failed
 	// condition of a JobSet that plain/group's Validate refuses.
 	ReasonInvalid = "InvalidJobSet"
+)
+
+// Event actions (events.k8s.io/v1 Event.action) of the controller's events.
+const (
+	ActionSync   = "SyncJobSet"
+	ActionCreate = "CreateJob"
+	ActionDelete = "DeleteJob"
 )
 
 // Kind is the API type of the JobSets this controller syncs: the controller
@@ -74,25 +86,19 @@ type Options struct {
 }
 
 // Controller syncs the JobSets it manages: each sync reads the JobSet, its
-// child Jobs and its Service from the manager's cache, computes a childjobs.Plan
-// and executes it (execute.go). It implements controller-runtime's
-// reconcile.Reconciler; Setup builds and registers it.
+// child Jobs and its Service from the manager's cache, converts them
+// (convert.go) and hands them to reconcile.Reconciler.SyncChildJobs, which plans
+// and executes the sync through the manager's client. It implements
+// controller-runtime's reconcile.Reconciler; Setup builds and registers it.
 type Controller struct {
-	writer client.Client
-	cache  client.Reader
-	opts   Options
-	log    logr.Logger
-
-	mu      sync.Mutex
-	written map[types.NamespacedName]watermark // the last status written to each JobSet
+	api   api
+	cache client.Reader
+	opts  Options
+	rec   *reconcile.Reconciler
 }
 
 // jobSets is the custom resource the controller needs.
-var jobSets = crd.Resource{
-	Kind:      v1alpha2.SchemeGroupVersion.WithKind("JobSet"),
-	CRD:       "jobsets." + v1alpha2.GroupName,
-	Manifests: "examples/jobset/config/crd/",
-}
+var jobSets = crd.Resource{Kind: Kind, CRD: "jobsets." + v1alpha2.GroupName, Manifests: "examples/jobset/config/crd/"}
 
 // Setup builds the controller and registers it with mgr, whose scheme must hold
 // v1alpha2 and the built-in types: the field index JobOwnerIndex on Jobs, and a
@@ -112,21 +118,20 @@ func Setup(mgr manager.Manager, opts Options) (*Controller, error) {
 	if opts.Workers < 0 {
 		return nil, fmt.Errorf("jobset: Setup: Workers %d: must not be negative", opts.Workers)
 	}
-	opts.ManagedBy = cmp.Or(opts.ManagedBy, plaingroup.ControllerName)
-	if opts.Clock == nil {
-		opts.Clock = clock.RealClock{}
-	}
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = mgr.GetLogger().WithName(ControllerName)
 	}
 	if opts.Events == nil {
-		rec, err := jkcr.EventRecorder(mgr, opts.ManagedBy)
+		rec, err := jkcr.EventRecorder(mgr, cmp.Or(opts.ManagedBy, plaingroup.ControllerName))
 		if err != nil {
 			return nil, fmt.Errorf("jobset: Setup: %w", err)
 		}
 		opts.Events = rec
 	}
-	c := &Controller{writer: mgr.GetClient(), cache: mgr.GetCache(), opts: opts, log: opts.Logger, written: map[types.NamespacedName]watermark{}}
+	c, err := newController(mgr.GetClient(), mgr.GetCache(), opts)
+	if err != nil {
+		return nil, fmt.Errorf("jobset: Setup: %w", err)
+	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &batchv1.Job{}, JobOwnerIndex, jkcr.OwnerUID); err != nil {
 		return nil, fmt.Errorf("jobset: Setup: index Jobs by controller UID: %w", err)
 	}
@@ -134,21 +139,34 @@ func Setup(mgr manager.Manager, opts Options) (*Controller, error) {
 		js, ok := o.(*v1alpha2.JobSet)
 		return ok && c.Manages(js)
 	})
-	err := builder.ControllerManagedBy(mgr).
-		Named(ControllerName).
-		For(&v1alpha2.JobSet{}, builder.WithPredicates(managed)).
-		Owns(&batchv1.Job{}).
-		Owns(&corev1.Service{}).
+	err = builder.ControllerManagedBy(mgr).Named(ControllerName).
+		For(&v1alpha2.JobSet{}, builder.WithPredicates(managed)).Owns(&batchv1.Job{}).Owns(&corev1.Service{}).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: cmp.Or(opts.Workers, 5),
 			SkipNameValidation:      ptr.To(opts.SkipNameValidation),
 			RateLimiter:             apiLimiter(opts.APIBackoff),
-		}).
-		Complete(c)
+		}).Complete(c)
 	if err != nil {
 		return nil, fmt.Errorf("jobset: Setup: %w", err)
 	}
 	return c, nil
+}
+
+// newController is the Controller of writer and cache, with opts' defaults
+// filled in.
+func newController(writer client.Client, cache client.Reader, opts Options) (*Controller, error) {
+	opts.ManagedBy = cmp.Or(opts.ManagedBy, plaingroup.ControllerName)
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	ev := opts.Events
+	rec, err := reconcile.New(reconcile.Config{Name: opts.ManagedBy, Clock: opts.Clock, Logger: opts.Logger,
+		Events: reconcile.EventRecorderFunc(func(obj runtime.Object, eventtype, reason, messageFmt string, args ...any) {
+			action := map[string]string{reconcile.ReasonFailedCreate: ActionCreate, reconcile.ReasonFailedDelete: ActionDelete}[reason]
+			ev.Eventf(obj, nil, eventtype, reason, cmp.Or(action, ActionSync), messageFmt, args...)
+		}),
+	}, nil, nil)
+	return &Controller{api: api{writer}, cache: cache, opts: opts, rec: rec}, err
 }
 
 // Manages reports whether the controller syncs js: its spec.managedBy is
@@ -157,17 +175,16 @@ func (c *Controller) Manages(js *v1alpha2.JobSet) bool {
 	return (&plaingroup.Spec{ManagedBy: ptr.Deref(js.Spec.ManagedBy, "")}).HandledBy(c.opts.ManagedBy)
 }
 
-// Reconcile syncs one JobSet. One missing from the cache is forgotten. One whose
-// status in the cache is older than the last this controller wrote is looked at
-// again once the cache has caught up. An invalid one fails (Failed, reason
-// ReasonInvalid, and a Warning event) with no child, and its TTL after
-// finishing applies. Write errors are returned
-// for the workqueue to retry with rate limiting; RequeueAfter is the Plan's.
+// Reconcile syncs one JobSet. One missing from the cache is forgotten. An
+// invalid one fails (Failed, reason ReasonInvalid, and a Warning event) with no
+// child, and its TTL after finishing applies. The rest is SyncChildJobs's: write
+// errors are returned for the workqueue to retry with rate limiting;
+// RequeueAfter is the sync's.
 func (c *Controller) Reconcile(ctx context.Context, req crreconcile.Request) (crreconcile.Result, error) {
 	js := &v1alpha2.JobSet{}
 	if err := c.cache.Get(ctx, req.NamespacedName, js); err != nil {
-		if client.IgnoreNotFound(err) == nil {
-			c.forget(req.NamespacedName)
+		if apierrors.IsNotFound(err) {
+			c.rec.Forget(reconcile.Key(req.Namespace, req.Name))
 			return crreconcile.Result{}, nil
 		}
 		return crreconcile.Result{}, err
@@ -175,57 +192,82 @@ func (c *Controller) Reconcile(ctx context.Context, req crreconcile.Request) (cr
 	if !c.Manages(js) || js.DeletionTimestamp != nil {
 		return crreconcile.Result{}, nil
 	}
-	if c.stale(js) {
-		// Our last status write is not in the cache yet: a sync now would plan
-		// from counters we have already moved past. Its update event queues the
-		// JobSet again; the requeue is the safety net.
-		return crreconcile.Result{RequeueAfter: time.Second}, nil
-	}
 	if errs := Validate(js); len(errs) > 0 {
 		return c.refuse(ctx, js, errs)
 	}
-	return c.sync(ctx, js)
-}
-
-// progress is the sum of a status' restart counters, which never go down: a
-// cached status with less is older than one written with more.
-func progress(s *v1alpha2.JobSetStatus) int64 {
-	n := int64(s.Restarts)
-	for _, r := range s.ReplicatedJobsStatus {
-		for _, x := range r.JobRestarts {
-			n += int64(x)
-		}
+	var jobs batchv1.JobList
+	// No deep copy: nothing modifies the children.
+	if err := c.cache.List(ctx, &jobs, client.InNamespace(js.Namespace), client.MatchingFields{JobOwnerIndex: string(js.UID)}, client.UnsafeDisableDeepCopy); err != nil {
+		return crreconcile.Result{}, fmt.Errorf("listing the Jobs of %s/%s: %w", js.Namespace, js.Name, err)
 	}
-	if s.TerminalState != "" {
-		n++
+	children := make([]*batchv1.Job, len(jobs.Items))
+	for i := range jobs.Items {
+		children[i] = &jobs.Items[i]
 	}
-	return n
+	subdomain := js.Name
+	if n := js.Spec.Network; n != nil && n.Subdomain != "" {
+		subdomain = n.Subdomain
+	}
+	err := c.cache.Get(ctx, types.NamespacedName{Namespace: js.Namespace, Name: subdomain}, &corev1.Service{})
+	if client.IgnoreNotFound(err) != nil {
+		return crreconcile.Result{}, fmt.Errorf("reading the Service of %s/%s: %w", js.Namespace, js.Name, err)
+	}
+	in := Input(js, children, err == nil, c.opts.ManagedBy, c.opts.ChildManagedBy, c.opts.Clock.Now())
+	res, err := c.rec.SyncChildJobs(ctx, in, c.api, c.api)
+	return crreconcile.Result{RequeueAfter: res.RequeueAfter}, err
 }
 
-// watermark is the progress of the last status written to one JobSet.
-type watermark struct {
-	uid      types.UID
-	progress int64
+// Validate checks a JobSet's spec with plain/group's Validate, the roles sized
+// from their templates (parallelism, with the API's default of 1, and
+// completions). Each error names the field and the value.
+func Validate(js *v1alpha2.JobSet) plaingroup.Errors {
+	spec := Spec(js)
+	for i := range spec.Roles {
+		t := &js.Spec.ReplicatedJobs[i].Template.Spec
+		spec.Roles[i].Parallelism = ptr.Deref(t.Parallelism, 1)
+		spec.Roles[i].Completions = t.Completions
+	}
+	return plaingroup.Validate(&spec)
 }
 
-func (c *Controller) stale(js *v1alpha2.JobSet) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	w, ok := c.written[client.ObjectKeyFromObject(js)]
-	return ok && w.uid == js.UID && progress(&js.Status) < w.progress
+// refuse fails an invalid JobSet once: a Failed condition of reason
+// ReasonInvalid with the errors, terminalState Failed, and a Warning event. Its
+// spec's rules are immutable, so it can never become valid; failing it shows
+// why in kubectl. Once failed, its TTL after finishing applies (plaingroup.TTL):
+// it is deleted (foreground) once expired, looked at again when it will.
+func (c *Controller) refuse(ctx context.Context, js *v1alpha2.JobSet, errs plaingroup.Errors) (crreconcile.Result, error) {
+	if cond := meta.FindStatusCondition(js.Status.Conditions, "Failed"); cond != nil && cond.Reason == ReasonInvalid {
+		return c.expire(ctx, js, cond)
+	}
+	updated := js.DeepCopy()
+	meta.SetStatusCondition(&updated.Status.Conditions, metav1.Condition{
+		Type: "Failed", Status: metav1.ConditionTrue, Reason: ReasonInvalid, Message: errs.Error(),
+		ObservedGeneration: js.Generation, LastTransitionTime: metav1.NewTime(c.opts.Clock.Now()),
+	})
+	updated.Status.TerminalState = v1alpha2.Failed
+	if err := c.api.Status().Update(ctx, updated); err != nil {
+		return crreconcile.Result{}, fmt.Errorf("failing the invalid JobSet %s/%s: %w", js.Namespace, js.Name, err)
+	}
+	c.opts.Events.Eventf(js, nil, corev1.EventTypeWarning, ReasonInvalid, ActionSync, "%s", errs.Error())
+	return crreconcile.Result{}, nil
 }
 
-func (c *Controller) wrote(js *v1alpha2.JobSet) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.written[client.ObjectKeyFromObject(js)] = watermark{uid: js.UID, progress: progress(&js.Status)}
-}
-
-// forget drops what the controller remembers of the JobSet of key.
-func (c *Controller) forget(key types.NamespacedName) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.written, key)
+// expire applies the TTL after finishing of a JobSet refused as invalid, failed
+// by cond.
+func (c *Controller) expire(ctx context.Context, js *v1alpha2.JobSet, cond *metav1.Condition) (crreconcile.Result, error) {
+	failed := []plaingroup.Condition{{Type: cond.Type, Status: plaingroup.True, Reason: cond.Reason, LastTransitionTime: cond.LastTransitionTime.Time}}
+	e, err := plaingroup.TTL(js.Spec.TTLSecondsAfterFinished, failed, js.DeletionTimestamp != nil, c.opts.Clock.Now())
+	switch {
+	case err != nil || (!e.Expired && e.Left <= 0):
+		return crreconcile.Result{}, nil // no TTL, or one the CRD's schema refuses
+	case !e.Expired:
+		return crreconcile.Result{RequeueAfter: e.Left}, nil
+	}
+	err = c.api.DeleteGroup(ctx, &childjobs.Input{Object: js, UID: js.UID})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return crreconcile.Result{}, fmt.Errorf("deleting %s/%s (ttlSecondsAfterFinished expired): %w", js.Namespace, js.Name, err)
+	}
+	return crreconcile.Result{}, nil
 }
 
 // apiLimiter is the controller's rate limiter for b (client-go's exponential

@@ -61,27 +61,29 @@ func Spec(js *v1alpha2.JobSet) plaingroup.Spec {
 }
 
 // Input converts a JobSet and its child Jobs onto childjobs.Input for one sync at
-// now. serviceExists says whether the headless Service is in the cache;
+// now; its Object is js. serviceExists says whether the headless Service is in the cache;
 // controllerName and childManagedBy are Options.ManagedBy and
 // Options.ChildManagedBy. The Input shares the JobSet's templates and the
 // children, which childjobs.Compute never modifies.
 func Input(js *v1alpha2.JobSet, children []*batchv1.Job, serviceExists bool, controllerName, childManagedBy string, now time.Time) *childjobs.Input {
 	in := &childjobs.Input{
-		Name:           js.Name,
-		Namespace:      js.Namespace,
-		UID:            js.UID,
-		Generation:     js.Generation,
-		Owner:          Kind,
-		Deleting:       js.DeletionTimestamp != nil,
-		Spec:           Spec(js),
-		Templates:      make([]batchv1.JobTemplateSpec, len(js.Spec.ReplicatedJobs)),
-		Suspend:        ptr.Deref(js.Spec.Suspend, false),
-		Status:         Status(&js.Status),
-		Children:       children,
-		ServiceExists:  serviceExists,
-		ControllerName: controllerName,
-		ChildManagedBy: childManagedBy,
-		Now:            now,
+		Name:            js.Name,
+		Namespace:       js.Namespace,
+		UID:             js.UID,
+		Generation:      js.Generation,
+		ResourceVersion: js.ResourceVersion,
+		Object:          js,
+		Owner:           Kind,
+		Deleting:        js.DeletionTimestamp != nil,
+		Spec:            Spec(js),
+		Templates:       make([]batchv1.JobTemplateSpec, len(js.Spec.ReplicatedJobs)),
+		Suspend:         ptr.Deref(js.Spec.Suspend, false),
+		Status:          Status(&js.Status),
+		Children:        children,
+		ServiceExists:   serviceExists,
+		ControllerName:  controllerName,
+		ChildManagedBy:  childManagedBy,
+		Now:             now,
 	}
 	for i := range js.Spec.ReplicatedJobs {
 		in.Templates[i] = js.Spec.ReplicatedJobs[i].Template

@@ -1,32 +1,21 @@
 // Package controller is a controller-runtime controller of the JobSet of
 // examples/jobset/api/v1alpha2 (jobset.examples.jobkit.dev, the field names
-// and labels of jobset.x-k8s.io/v1alpha2), built on jobkit's group package: a
+// and labels of jobset.x-k8s.io/v1alpha2), built on jobkit's groups/childjobs
+// and reconcile packages: a
 // JobSet owns one child batch/v1 Job per replica of each role, which succeed,
 // fail and restart together.
 //
 // Each sync reads the JobSet, its child Jobs (the field index JobOwnerIndex on
 // their controller's UID) and its headless Service from the manager's cache,
 // converts them onto a childjobs.Input (convert.go: the only conversion of the
-// types), computes a childjobs.Plan and executes it in the order the Plan
-// documents: the status first (an update with the resourceVersion read), then
-// the deletions (foreground, with a UID precondition), the Service, the
-// suspend and resume patches (with the child's UID), the creations, the events
-// and the requeue; or, once the TTL after finishing has run out, the deletion
-// of the JobSet itself (foreground). Every rule is plain/group's; this package
-// decides nothing.
-//
-// # A stale cache
-//
-// Child names are deterministic (<jobset>-<role>-<index>), so a child is never
-// created twice: a creation answered AlreadyExists was made by an earlier sync
-// whose Job the cache has not shown yet, or its name is held by an old child
-// still being deleted, and it is no error (the Job's event queues the JobSet
-// again). A deletion carries the child's UID, so a cache that still shows a
-// deleted child never deletes its successor. The status is written with the
-// resourceVersion read, so a sync that read a status older than the last write
-// is refused with a Conflict and retried; and the controller remembers the
-// restart counters it last wrote to each JobSet and skips a sync whose cached
-// JobSet is behind them, until the cache has caught up.
+// types) and hands it to jobkit's executor, reconcile.Reconciler.SyncChildJobs,
+// through a thin adapter of the manager's client (client.go). The executor plans
+// the sync (childjobs.Compute) and executes it in the order childjobs.Plan
+// documents, with what a stale cache needs (the status written with the
+// resourceVersion read and planned from as written until the cache shows it,
+// deletions with the child's UID, creations of deterministic names, the children
+// created or deleted awaited in the cache): see the reconcile package, "Child
+// Jobs". Every rule is plain/group's; this package decides nothing.
 //
 // # Validation
 //
@@ -48,7 +37,7 @@
 // # Cost
 //
 // A sync lists the JobSet's Jobs from the cache without copies and computes
-// its plan in O(roles + rules × children + created children) (the group
+// its plan in O(roles + rules × children + created children) (the childjobs
 // package's figures); it makes no API call when nothing changed. Its API
 // writes are the plan's: one status update when the status changed, one call
 // per child deleted, created, suspended or resumed, one for the Service.

@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -15,9 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -97,10 +94,11 @@ func newTestController(t *testing.T, cached, stored []client.Object, funcs inter
 	writer := fake.NewClientBuilder().WithScheme(s).WithObjects(stored...).WithStatusSubresource(&v1alpha2.JobSet{}).
 		WithInterceptorFuncs(funcs).Build()
 	rec := events.NewFakeRecorder(100)
-	return &Controller{
-		writer: writer, cache: cache, log: logr.Discard(), written: map[types.NamespacedName]watermark{},
-		opts: Options{ManagedBy: plaingroup.ControllerName, Clock: clocktesting.NewFakePassiveClock(now), Events: rec},
-	}, rec
+	c, err := newController(writer, cache, Options{Clock: clocktesting.NewFakePassiveClock(now), Events: rec, Logger: logr.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, rec
 }
 
 func drain(rec *events.FakeRecorder) []string {
@@ -177,39 +175,6 @@ func TestDeleteCarriesTheUID(t *testing.T) {
 	}
 }
 
-// A cached JobSet whose restart counters are behind the last status this
-// controller wrote is not synced: no write, a requeue.
-func TestStaleCacheWaits(t *testing.T) {
-	js := testJobSet()
-	var got calls
-	record := func(what string) func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
-		return func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
-			got.add(what + " " + obj.GetName())
-			return nil
-		}
-	}
-	c, _ := newTestController(t, []client.Object{js}, []client.Object{js.DeepCopy()}, interceptor.Funcs{
-		Create: record("create"),
-		SubResourceUpdate: func(_ context.Context, _ client.Client, _ string, obj client.Object, _ ...client.SubResourceUpdateOption) error {
-			got.add("status " + obj.GetName())
-			return nil
-		},
-	})
-	written := js.DeepCopy()
-	written.Status.Restarts = 1
-	c.wrote(written)
-	res, err := c.Reconcile(t.Context(), crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ml", Name: "js"}})
-	if err != nil || res.RequeueAfter <= 0 || len(got.writes) != 0 {
-		t.Fatalf("Reconcile() = %+v, %v with writes %v, want a requeue and no write", res, err, got.writes)
-	}
-	// The same JobSet recreated (a new UID) is not held back by the old one's
-	// watermark.
-	c.forget(types.NamespacedName{Namespace: "ml", Name: "js"})
-	if c.stale(js) {
-		t.Error("stale() after forget = true, want false")
-	}
-}
-
 func TestManages(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -248,30 +213,6 @@ func errString(err error) string {
 	return err.Error()
 }
 
-func TestUIDChanged(t *testing.T) {
-	invalid := func(path *field.Path) error {
-		return apierrors.NewInvalid(schema.GroupKind{Group: "batch", Kind: "Job"}, "child", field.ErrorList{field.Invalid(path, "x", "field is immutable")})
-	}
-	tests := []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{name: "Invalid on metadata.uid", err: invalid(field.NewPath("metadata", "uid")), want: true},
-		{name: "Invalid on another field", err: invalid(field.NewPath("spec", "suspend"))},
-		{name: "Conflict", err: apierrors.NewConflict(batchv1.Resource("jobs"), "child", errors.New("x"))},
-		{name: "wrapped", err: fmt.Errorf("patching: %w", invalid(field.NewPath("metadata", "uid"))), want: true},
-		{name: "nil"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := uidChanged(tt.err); got != tt.want {
-				t.Errorf("uidChanged(%v) = %t, want %t", tt.err, got, tt.want)
-			}
-		})
-	}
-}
-
 // A JobSet refused as invalid is failed once; then its TTL applies: a requeue
 // while time is left, a foreground deletion once it has expired.
 func TestInvalidJobSetTTL(t *testing.T) {
@@ -295,7 +236,7 @@ func TestInvalidJobSetTTL(t *testing.T) {
 	}
 	// The cache catches up with the failed status.
 	failed := &v1alpha2.JobSet{}
-	if err := c.writer.Get(t.Context(), req.NamespacedName, failed); err != nil {
+	if err := c.api.Get(t.Context(), req.NamespacedName, failed); err != nil {
 		t.Fatal(err)
 	}
 	if failed.Status.TerminalState != v1alpha2.Failed {

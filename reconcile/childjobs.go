@@ -1,0 +1,342 @@
+package reconcile
+
+// The sync of a group whose roles run as child Jobs (SyncChildJobs): a
+// childjobs.Plan executed through a ChildJobClient and a childjobs.StatusWriter.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/jobkit/jobkit/groups"
+	"github.com/jobkit/jobkit/groups/childjobs"
+	plaingroup "github.com/jobkit/jobkit/plain/group"
+)
+
+// ChildJobClient makes the calls of SyncChildJobs other than the status write:
+// on the group's child Jobs, its headless Service and the group itself.
+// Implementations return the errors of k8s.io/apimachinery/pkg/api/errors.
+type ChildJobClient interface {
+	// CreateJob creates job, which is named (child names are deterministic): a
+	// Job of that name yields AlreadyExists.
+	CreateJob(ctx context.Context, job *batchv1.Job) error
+	// DeleteJob deletes job with propagation and the precondition that its UID
+	// is job.UID: a Job of that name with another UID yields Conflict, a missing
+	// one NotFound.
+	DeleteJob(ctx context.Context, job *batchv1.Job, propagation metav1.DeletionPropagation) error
+	// SuspendJob sets (suspend true) or clears spec.suspend of job, on the Job
+	// of UID job.UID only: a merge patch that carries metadata.uid, which the API
+	// server refuses as Invalid on metadata.uid when the name holds another Job.
+	SuspendJob(ctx context.Context, job *batchv1.Job, suspend bool) error
+	// CreateService creates the group's headless Service.
+	CreateService(ctx context.Context, svc *corev1.Service) error
+	// DeleteGroup deletes the group in.Object with foreground propagation and the
+	// precondition that its UID is in.UID.
+	DeleteGroup(ctx context.Context, in *childjobs.Input) error
+}
+
+// SyncChildJobs syncs the group in, whose roles run as child Jobs, as read from
+// the caller's cache and converted (in.Children its Jobs, in.ServiceExists its
+// Service): the one door for such groups, beside SyncRoles for groups that own
+// their pods. The key is Key(in.Namespace, in.Name); in.ControllerName is
+// Config.Name and in.Now the Clock's (the Input is not modified: the plan reads a
+// copy). Child Jobs, the Service and the group's deletion go through jobs, the
+// status through status; events are recorded on in.Object. SyncChildJobs:
+//
+//  1. forgets the group's state when in has a new UID under a known key;
+//  2. plans from the group its last status write returned when in is older than
+//     it (the cache has not caught up), with in's children; or skips the sync
+//     (RequeueAfter Config.StaleCacheRequeue) when that group is not known;
+//  3. skips the sync while in.Children do not show the children its earlier syncs
+//     created (a name not listed) or deleted (a UID listed without
+//     deletionTimestamp), for at most Config.UncertainCreationTimeout after each
+//     call: the Job events queue the group again, the requeue is the safety net;
+//  4. computes childjobs.Compute and executes the Plan in the order documented on
+//     childjobs.Plan: the group's deletion once its TTL has expired; the status
+//     in one write; the deletions (NotFound, and the Conflict of the UID
+//     precondition, mean done); the Service (AlreadyExists is done); suspend and
+//     resume (a Job of another UID under the name means the child is gone); the
+//     creations (AlreadyExists is done: an earlier sync created it); the plan's
+//     events on in.Object; RequeueAfter the plan's.
+//
+// A conflict on the status write ends the sync with Report.Retry, RequeueAfter at
+// most Config.ConflictRequeue and no error, with no other call made; any other
+// failure of that write is returned, with no other call made either. A failed
+// call on a child does not stop the others (a FailedDelete or FailedCreate
+// Warning event each); their errors are returned together. An Input that Compute
+// refuses is returned as its error. Report.Deleted and Report.Created count the
+// child Jobs deleted and created; Report.Plan is nil.
+func (r *Reconciler) SyncChildJobs(ctx context.Context, in *childjobs.Input, jobs ChildJobClient, status childjobs.StatusWriter) (Result, error) {
+	switch {
+	case in == nil:
+		return Result{}, fmt.Errorf("%w: SyncChildJobs: input is nil", ErrInvalidArgument)
+	case in.Object == nil:
+		return Result{}, fmt.Errorf("%w: SyncChildJobs: Input.Object is nil: events are recorded on it", ErrInvalidArgument)
+	case jobs == nil:
+		return Result{}, fmt.Errorf("%w: SyncChildJobs: job client is nil", ErrInvalidArgument)
+	case status == nil:
+		return Result{}, fmt.Errorf("%w: SyncChildJobs: status writer is nil", ErrInvalidArgument)
+	}
+	start := r.cfg.Clock.Now()
+	key := Key(in.Namespace, in.Name)
+	gx := &groupExecution{
+		r: r, ctx: ctx, key: key, jobs: jobs, status: status, action: labelReconciling,
+		log: r.cfg.Logger.WithValues(strings.ToLower(in.Owner.Kind), key),
+	}
+	res, err := gx.sync(in, start)
+	result := labelSuccess
+	if err != nil {
+		result = labelError
+	}
+	r.cfg.Metrics.JobSync(labelChildJobs, result, gx.action, r.cfg.Clock.Since(start))
+	return res, err
+}
+
+// groupExecution is the state of one SyncChildJobs.
+type groupExecution struct {
+	r      *Reconciler
+	ctx    context.Context
+	key    string
+	log    logr.Logger
+	jobs   ChildJobClient
+	status childjobs.StatusWriter
+	action string
+	res    Result
+	errs   []error
+}
+
+func (gx *groupExecution) sync(in *childjobs.Input, now time.Time) (Result, error) {
+	r, key := gx.r, gx.key
+	r.noteUID(key, in.UID)
+	if stale, last := r.stale(key, in.ResourceVersion); stale {
+		w := last.group
+		if w == nil || w.UID != in.UID {
+			r.cfg.Metrics.StaleSyncSkipped()
+			return Result{RequeueAfter: r.cfg.StaleCacheRequeue, Report: Report{Skipped: "cache older than the last status write"}}, nil
+		}
+		// The group as written is newer than the cached one, spec included; its
+		// children, and the caller's settings of the sync, are in's.
+		cur := *w
+		cur.Children, cur.ServiceExists, cur.ChildManagedBy = in.Children, in.ServiceExists, in.ChildManagedBy
+		in = &cur
+	}
+	if wait := r.childWritesPending(key, in.Children, now); wait > 0 {
+		return Result{RequeueAfter: wait, Report: Report{Skipped: "waiting for the cache to show the child Jobs created or deleted"}}, nil
+	}
+	pin := *in
+	pin.ControllerName, pin.Now = r.cfg.Name, now
+	p, err := childjobs.Compute(&pin)
+	if err != nil {
+		return Result{}, fmt.Errorf("plan %s: %w", key, err)
+	}
+	for _, w := range p.Warnings {
+		gx.log.Info("Ignored a child", "warning", w)
+	}
+	switch {
+	case p.Skip != "":
+		return Result{Report: Report{Skipped: p.Skip}}, nil
+	case p.DeleteGroup != "":
+		gx.log.Info("Deleting the group", "reason", p.DeleteGroup)
+		if err := gx.jobs.DeleteGroup(gx.ctx, in); err != nil && !gone(err) {
+			return Result{}, fmt.Errorf("delete %s (%s): %w", key, p.DeleteGroup, err)
+		}
+		return Result{}, nil
+	}
+	return gx.execute(in, &p, now)
+}
+
+// execute runs p after its status, in the order documented on childjobs.Plan.
+func (gx *groupExecution) execute(in *childjobs.Input, p *childjobs.Plan, now time.Time) (Result, error) {
+	r, ev := gx.r, gx.r.cfg.Events
+	gx.res.RequeueAfter = p.RequeueAfter
+	switch {
+	case len(p.Create) > 0:
+		gx.action = labelJobsCreated
+	case len(p.Delete) > 0:
+		gx.action = labelJobsDeleted
+	case p.StatusChanged:
+		gx.action = labelTracking
+	}
+	if p.StatusChanged {
+		// Before any deletion: a restart is counted once across crashes.
+		out, err := gx.status.WriteStatus(gx.ctx, in, p.Status)
+		switch {
+		case apierrors.IsConflict(err):
+			gx.res.Retry = "conflict writing the status"
+			gx.res.RequeueAfter = minPositive(gx.res.RequeueAfter, r.cfg.ConflictRequeue)
+			return gx.res, nil
+		case err != nil:
+			return gx.res, fmt.Errorf("write status of %s: %w", gx.key, err)
+		case out == nil:
+			return gx.res, fmt.Errorf("write status of %s: the status writer returned no group", gx.key)
+		}
+		r.recordWrite(gx.key, in.ResourceVersion, out.ResourceVersion, written{group: out})
+		gx.res.StatusWrites++
+		gx.finished(in, p)
+	}
+	for _, d := range p.Delete {
+		err := gx.jobs.DeleteJob(gx.ctx, d.Job, d.Propagation)
+		switch {
+		case err == nil:
+			r.noteChildWrite(gx.key, "", d.Job.UID, now)
+			gx.res.Deleted++
+		case !gone(err):
+			gx.fail(in, ReasonFailedDelete, fmt.Errorf("delete Job %s (%s): %w", d.Job.Name, d.Reason, err))
+		}
+	}
+	if p.Service != nil {
+		if err := gx.jobs.CreateService(gx.ctx, p.Service); err != nil && !apierrors.IsAlreadyExists(err) {
+			gx.errs = append(gx.errs, fmt.Errorf("create Service %s (%s): %w", p.Service.Name, p.ServiceReason, err))
+		}
+	}
+	for _, s := range [...]struct {
+		list    []childjobs.JobAction
+		suspend bool
+	}{{p.Suspend, true}, {p.Resume, false}} {
+		for _, a := range s.list {
+			if err := gx.jobs.SuspendJob(gx.ctx, a.Job, s.suspend); err != nil && !gone(err) && !uidChanged(err) {
+				gx.errs = append(gx.errs, fmt.Errorf("set spec.suspend=%t on Job %s: %w", s.suspend, a.Job.Name, err))
+			}
+		}
+	}
+	for _, a := range p.Create {
+		err := gx.jobs.CreateJob(gx.ctx, a.Job)
+		switch {
+		case err == nil:
+			r.noteChildWrite(gx.key, a.Job.Name, "", now)
+			gx.res.Created++
+		case !apierrors.IsAlreadyExists(err):
+			gx.fail(in, ReasonFailedCreate, fmt.Errorf("create Job %s (%s): %w", a.Job.Name, a.Reason, err))
+		}
+	}
+	for _, e := range p.Events {
+		ev.Eventf(in.Object, e.Type, e.Reason, "%s", e.Message)
+	}
+	return gx.res, errors.Join(gx.errs...)
+}
+
+// fail records a failed call on a child: its error, and a Warning event.
+func (gx *groupExecution) fail(in *childjobs.Input, reason string, err error) {
+	gx.errs = append(gx.errs, err)
+	gx.r.cfg.Events.Eventf(in.Object, corev1.EventTypeWarning, reason, "Error: %v", err)
+}
+
+// finished counts the group in the metrics when the status just written finished
+// it.
+func (gx *groupExecution) finished(in *childjobs.Input, p *childjobs.Plan) {
+	if groups.Finished(in.Status.Conditions) != nil {
+		return
+	}
+	if c := groups.Finished(p.Status.Conditions); c != nil {
+		result := labelSucceeded
+		if c.Type == plaingroup.ConditionFailed {
+			result = labelFailed
+		}
+		gx.r.cfg.Metrics.JobFinished(labelChildJobs, result, c.Reason)
+		gx.log.Info("Group finished", "condition", c.Type, "reason", c.Reason)
+	}
+}
+
+// gone reports whether err says the object meant is gone: NotFound, or the
+// Conflict of a UID precondition.
+func gone(err error) bool { return apierrors.IsNotFound(err) || apierrors.IsConflict(err) }
+
+// uidChanged reports whether err is the API server's refusal of a write whose
+// metadata.uid is not the object's (Invalid on metadata.uid).
+func uidChanged(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Field == "metadata.uid" {
+			return true
+		}
+	}
+	return false
+}
+
+// childWrites are the child Jobs a group's syncs created (by name) and deleted
+// (by UID) that the cache has not shown yet, each with when it was sent.
+type childWrites struct {
+	created map[string]time.Time
+	deleted map[types.UID]time.Time
+}
+
+// noteChildWrite remembers a child created (name) or deleted (uid) at now.
+func (r *Reconciler) noteChildWrite(key, name string, uid types.UID, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stateLocked(key)
+	if s.children == nil {
+		s.children = &childWrites{}
+	}
+	c := s.children
+	if name != "" {
+		if c.created == nil {
+			c.created = map[string]time.Time{}
+		}
+		c.created[name] = now
+	}
+	if uid != "" {
+		if c.deleted == nil {
+			c.deleted = map[types.UID]time.Time{}
+		}
+		c.deleted[uid] = now
+	}
+}
+
+// childWritesPending drops the child writes of key that children show, and those
+// older than Config.UncertainCreationTimeout (a lost event must not hold the group),
+// and returns how long until the oldest left expires, or 0 when none is left.
+func (r *Reconciler) childWritesPending(key string, children []*batchv1.Job, now time.Time) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.keys[key]
+	if s == nil || s.children == nil {
+		return 0
+	}
+	c := s.children
+	names := make(map[string]bool, len(children))
+	deleting := make(map[types.UID]bool, len(children))
+	for _, j := range children {
+		if j != nil {
+			names[j.Name] = true
+			deleting[j.UID] = j.DeletionTimestamp != nil
+		}
+	}
+	timeout := r.cfg.UncertainCreationTimeout
+	var wait time.Duration
+	keep := func(shown bool, at time.Time) bool {
+		left := at.Add(timeout).Sub(now)
+		if shown || left <= 0 {
+			return false
+		}
+		wait = minPositive(wait, left)
+		return true
+	}
+	for name, at := range c.created {
+		if !keep(names[name], at) {
+			delete(c.created, name)
+		}
+	}
+	for uid, at := range c.deleted {
+		d, listed := deleting[uid]
+		if !keep(!listed || d, at) {
+			delete(c.deleted, uid)
+		}
+	}
+	if len(c.created) == 0 && len(c.deleted) == 0 {
+		s.children = nil
+	}
+	return wait
+}
