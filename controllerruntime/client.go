@@ -85,7 +85,7 @@ func (a *apiClient) UpdateJobStatus(ctx context.Context, job *batchv1.Job) (*bat
 // the API server's Conflict), and converts the owner as stored.
 type statusWriter[T client.Object] struct {
 	c   client.Client
-	typ Type[T]
+	typ reconcile.Type[T]
 }
 
 func (s statusWriter[T]) WriteStatus(ctx context.Context, w *plan.Workload, status batchv1.JobStatus) (*plan.Workload, error) {

@@ -1,11 +1,11 @@
 // Package controllerruntime wires a jobkit controller of any owner kind onto a
 // controller-runtime manager in one call: Setup. The caller gives the owner's Go
 // type and its conversions (Type: New, Workload, SetStatus, ManagedBy) and the
-// Reconciler's configuration; JobType is the batch/v1 Job's, so a Job controller
+// Reconciler's configuration; reconcile.JobType is the batch/v1 Job's, so a Job controller
 // is the same call:
 //
 //	_, err := controllerruntime.Setup(mgr, controllerruntime.Options[*batchv1.Job]{
-//		Type:   controllerruntime.JobType,
+//		Type:   reconcile.JobType,
 //		Config: reconcile.Config{Name: "example.com/job-controller"},
 //	})
 //

@@ -8,12 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	jkcr "github.com/jobkit/jobkit/controllerruntime"
 	"github.com/jobkit/jobkit/controllerruntime/securemetrics"
-	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -33,26 +31,12 @@ func ExampleSetup() {
 		panic(err)
 	}
 	if _, err := jkcr.Setup(mgr, jkcr.Options[*batchv1.Job]{
-		Type:   jkcr.JobType,
+		Type:   reconcile.JobType,
 		Config: reconcile.Config{Name: "example.com/job-controller"},
 	}); err != nil {
 		panic(err)
 	}
 	_ = mgr.Start(context.Background())
-}
-
-// JobType converts a Job onto the workload a sync takes and writes a status onto
-// a copy; a custom owner's Type does the same for its own fields.
-func ExampleJobType() {
-	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j"},
-		Spec: batchv1.JobSpec{Completions: ptr.To[int32](3), ManagedBy: ptr.To("example.com/job-controller")}}
-	w, _ := jkcr.JobType.Workload(job)
-	fmt.Println(w.Namespace, w.Name, *w.Spec.Completions, w.HandledBy("example.com/job-controller", owner.BatchJob))
-	jkcr.JobType.SetStatus(job, batchv1.JobStatus{Active: 2})
-	fmt.Println(job.Status.Active, *jkcr.JobType.ManagedBy(job))
-	// Output:
-	// ns j 3 true
-	// 2 example.com/job-controller
 }
 
 // The field index the controller lists an owner's pods with; a test over

@@ -69,7 +69,7 @@ func (l *taskList) DeepCopyObject() runtime.Object {
 }
 
 // taskType is the Type of the Task custom resource: the one a user writes.
-var taskType = Type[*reconciletest.Task]{
+var taskType = reconcile.Type[*reconciletest.Task]{
 	New:       func() *reconciletest.Task { return &reconciletest.Task{} },
 	Workload:  func(t *reconciletest.Task) (*plan.Workload, error) { return t.Workload(), nil },
 	SetStatus: func(t *reconciletest.Task, status batchv1.JobStatus) { t.Status = status },

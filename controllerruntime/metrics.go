@@ -57,7 +57,7 @@ func defaultMetrics(mgr manager.Manager, kind owner.Kind, subsystem string) (*me
 // addMetricsHandler adds to the owner informer of mgr the handler that counts
 // what the Reconciler does not report. Before the manager starts, GetInformer
 // registers the informer the controller's watch uses too, without waiting for it.
-func addMetricsHandler[T client.Object](mgr manager.Manager, m *metrics.Metrics, cfg reconcile.Config, typ Type[T]) error {
+func addMetricsHandler[T client.Object](mgr manager.Manager, m *metrics.Metrics, cfg reconcile.Config, typ reconcile.Type[T]) error {
 	inf, err := mgr.GetCache().GetInformer(context.Background(), typ.New())
 	if err == nil {
 		_, err = inf.AddEventHandler(m.EventHandler(cfg.Name, cfg.Owner, func(obj any) (*plan.Workload, bool) {
@@ -65,7 +65,7 @@ func addMetricsHandler[T client.Object](mgr manager.Manager, m *metrics.Metrics,
 			if !ok {
 				return nil, false
 			}
-			w, err := typ.asWorkload(t)
+			w, err := typ.Owner(t)
 			return w, err == nil
 		}))
 	}

@@ -36,7 +36,7 @@ type ownerOf[T client.Object] struct {
 	cache   client.Reader
 	client  client.Client // writes the status of roles owners
 	scheme  *runtime.Scheme
-	typ     Type[T]
+	typ     reconcile.Type[T]
 	invalid string // the reason of the event on an owner Workload refuses
 	orphans workqueue.TypedRateLimitingInterface[types.NamespacedName]
 	onSync  func(obj T, res reconcile.Result, err error)
@@ -45,32 +45,12 @@ type ownerOf[T client.Object] struct {
 
 func (o *ownerOf[T]) kind() owner.Kind { return o.cfg.Owner }
 
-// manages reports whether this controller syncs obj.
-func (o *ownerOf[T]) manages(obj T) bool {
-	name := o.cfg.Name
-	if o.typ.ManagedBy != nil {
-		w := plan.Workload{Spec: plan.Spec{ManagedBy: o.typ.ManagedBy(obj)}}
-		return w.HandledBy(name, o.kind())
-	}
-	w, err := o.typ.asWorkload(obj)
-	return err == nil && w.HandledBy(name, o.kind())
-}
+// manages reports whether this controller syncs obj (Type.Handles).
+func (o *ownerOf[T]) manages(obj T) bool { return o.typ.Handles(obj, o.cfg.Name, o.kind()) }
 
-// facts returns what the orphan cleanup and the pod-event mapping read of obj. An
-// owner that Workload refuses has no pods of this controller: it counts as
-// unfinished, managed as its managedBy says.
-func (o *ownerOf[T]) facts(obj T) *finalizers.OrphanOwner {
-	w, err := o.typ.asWorkload(obj)
-	if err != nil {
-		w = &plan.Workload{}
-		if o.typ.ManagedBy != nil {
-			w.Spec.ManagedBy = o.typ.ManagedBy(obj)
-		}
-	}
-	f := w.OrphanOwner(o.kind())
-	f.UID = obj.GetUID()
-	return f
-}
+// facts returns what the orphan cleanup and the pod-event mapping read of obj
+// (Type.OrphanOwner).
+func (o *ownerOf[T]) facts(obj T) *finalizers.OrphanOwner { return o.typ.OrphanOwner(obj, o.kind()) }
 
 func (o *ownerOf[T]) reconcileKey(ctx context.Context, req crreconcile.Request) (crreconcile.Result, error) {
 	obj := o.typ.New()
@@ -84,7 +64,7 @@ func (o *ownerOf[T]) reconcileKey(ctx context.Context, req crreconcile.Request) 
 	if !o.manages(obj) {
 		return crreconcile.Result{}, nil
 	}
-	w, g, err := o.typ.convert(obj)
+	w, g, err := o.typ.Shape(obj)
 	if err != nil {
 		o.cfg.Events.Eventf(obj, corev1.EventTypeWarning, o.invalid, "%v", err)
 		return crreconcile.Result{}, nil
@@ -122,8 +102,8 @@ func (o *ownerOf[T]) ownerEvents() handler.TypedEventHandler[client.Object, crre
 			if !ok1 || !ok2 {
 				return
 			}
-			ow, err1 := o.typ.asWorkload(old)
-			cw, err2 := o.typ.asWorkload(cur)
+			ow, err1 := o.typ.Owner(old)
+			cw, err2 := o.typ.Owner(cur)
 			if err1 != nil || err2 != nil {
 				// Reconcile records why it cannot be synced.
 				q.Add(crreconcile.Request{NamespacedName: client.ObjectKeyFromObject(cur)})
@@ -133,7 +113,7 @@ func (o *ownerOf[T]) ownerEvents() handler.TypedEventHandler[client.Object, crre
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) {
 			if obj, ok := e.Object.(T); ok {
-				if w, err := o.typ.asWorkload(obj); err == nil {
+				if w, err := o.typ.Owner(obj); err == nil {
 					o.observe(ctx, reconcile.OwnerEvent{Old: w}, q)
 				}
 			}

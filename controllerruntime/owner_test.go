@@ -67,7 +67,7 @@ func newOwner(t testing.TB, read reconcile.OwnerReader, objs ...client.Object) (
 	o := &ownerOf[*batchv1.Job]{
 		cache:   cl,
 		scheme:  scheme.Scheme,
-		typ:     JobType,
+		typ:     reconcile.JobType,
 		invalid: "InvalidJob",
 		orphans: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]()),
 		log:     logr.Discard(),
@@ -83,7 +83,7 @@ func useConfig(t testing.TB, o *ownerOf[*batchv1.Job], cl client.Client, cfg rec
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := reconcile.New(cfg, newAPIClient(cl, cl), statusWriter[*batchv1.Job]{c: cl, typ: JobType})
+	rec, err := reconcile.New(cfg, newAPIClient(cl, cl), statusWriter[*batchv1.Job]{c: cl, typ: reconcile.JobType})
 	if err != nil {
 		t.Fatal(err)
 	}

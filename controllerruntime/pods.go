@@ -120,7 +120,7 @@ func (o *ownerOf[T]) adopters(ctx context.Context, pod *corev1.Pod) []types.Name
 		if !ok || !o.manages(t) {
 			return nil
 		}
-		w, err := o.typ.asWorkload(t)
+		w, err := o.typ.Owner(t)
 		if err != nil || w.Deleting || w.Spec.Selector == nil {
 			return nil
 		}

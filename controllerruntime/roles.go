@@ -12,38 +12,6 @@ import (
 	"github.com/jobkit/jobkit/reconcile"
 )
 
-// convert returns obj in the shape it has: a workload of roles (Type.Roles set and
-// answering one), else the one workload of Type.Workload. Exactly one of the two
-// results is set when the error is nil.
-func (t *Type[T]) convert(obj T) (*plan.Workload, *ownedpods.Workload, error) {
-	if t.Roles != nil {
-		g, err := t.Roles(obj)
-		if err != nil {
-			return nil, nil, err
-		}
-		if g != nil {
-			return nil, g, nil
-		}
-	}
-	if t.Workload == nil {
-		return nil, nil, fmt.Errorf("%w: Type.Roles answered no roles owner for %s/%s, and Type.Workload is not set (a kind of roles owners only)",
-			reconcile.ErrInvalidArgument, obj.GetNamespace(), obj.GetName())
-	}
-	w, err := t.Workload(obj)
-	return w, nil, err
-}
-
-// asWorkload returns obj as the plan.Workload that the owner events, the orphan
-// cleanup, the metrics and Config.ReadOwner read, whatever its shape: a Job-shaped
-// owner's Workload, or a roles owner presented by ownedpods.Workload.AsWorkload (never finished).
-func (t *Type[T]) asWorkload(obj T) (*plan.Workload, error) {
-	w, g, err := t.convert(obj)
-	if err != nil || w != nil {
-		return w, err
-	}
-	return g.AsWorkload(), nil
-}
-
 // syncRoles syncs a roles owner: Reconciler.SyncRoles over the cached pods that
 // name its UID as controller (a roles owner adopts nothing) and the status writer
 // of Type.SetRolesStatus.
@@ -61,7 +29,7 @@ func (o *ownerOf[T]) syncRoles(ctx context.Context, g *ownedpods.Workload) (reco
 // stored with Type.Roles.
 type rolesStatusWriter[T client.Object] struct {
 	c   client.Client
-	typ Type[T]
+	typ reconcile.Type[T]
 }
 
 func (s rolesStatusWriter[T]) WriteStatus(ctx context.Context, g *ownedpods.Workload, status ownedpods.Status) (*ownedpods.Workload, error) {

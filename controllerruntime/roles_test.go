@@ -82,38 +82,6 @@ func newRolesOwner(t *testing.T, objs ...client.Object) (*ownerOf[*batchv1.Job],
 	return o, cl
 }
 
-func TestConvert(t *testing.T) {
-	one := &plan.Workload{Name: "one"}
-	group := &ownedpods.Workload{Name: "group"}
-	tests := []struct {
-		name      string
-		roles     func(*batchv1.Job) (*ownedpods.Workload, error)
-		wantOne   bool
-		wantGroup bool
-		noJobs    bool // a kind of roles owners only: Type.Workload not set
-		wantErr   bool
-	}{
-		{name: "no Roles: one workload", wantOne: true},
-		{name: "roles owners only: Roles answers a group", noJobs: true, roles: func(*batchv1.Job) (*ownedpods.Workload, error) { return group, nil }, wantGroup: true},
-		{name: "roles owners only: Roles answers nil", noJobs: true, roles: func(*batchv1.Job) (*ownedpods.Workload, error) { return nil, nil }, wantErr: true},
-		{name: "Roles answers nil: one workload", roles: func(*batchv1.Job) (*ownedpods.Workload, error) { return nil, nil }, wantOne: true},
-		{name: "Roles answers a group", roles: func(*batchv1.Job) (*ownedpods.Workload, error) { return group, nil }, wantGroup: true},
-		{name: "Roles refuses", roles: func(*batchv1.Job) (*ownedpods.Workload, error) { return nil, errors.New("spec.roles: bad") }, wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			typ := Type[*batchv1.Job]{Workload: func(*batchv1.Job) (*plan.Workload, error) { return one, nil }, Roles: tt.roles}
-			if tt.noJobs {
-				typ.Workload = nil
-			}
-			w, g, err := typ.convert(&batchv1.Job{})
-			if (w == one) != tt.wantOne || (g == group) != tt.wantGroup || (err != nil) != tt.wantErr {
-				t.Errorf("convert = %v, %v, %v; want one %v, group %v, error %v", w, g, err, tt.wantOne, tt.wantGroup, tt.wantErr)
-			}
-		})
-	}
-}
-
 // A roles owner is synced by SyncRoles: its role's pod is created with the role
 // and attempt labels, and its status written through SetRolesStatus.
 func TestReconcileRoles(t *testing.T) {
@@ -170,7 +138,7 @@ func TestRolesStatusWriter(t *testing.T) {
 	if err := cl.Get(t.Context(), types.NamespacedName{Namespace: "ns", Name: "j"}, stored); err != nil {
 		t.Fatal(err)
 	}
-	sw := rolesStatusWriter[*batchv1.Job]{c: cl, typ: Type[*batchv1.Job]{New: JobType.New, Roles: rolesOf, SetRolesStatus: setRolesStatus}}
+	sw := rolesStatusWriter[*batchv1.Job]{c: cl, typ: reconcile.Type[*batchv1.Job]{New: reconcile.JobType.New, Roles: rolesOf, SetRolesStatus: setRolesStatus}}
 	g, err := rolesOf(stored)
 	if err != nil {
 		t.Fatal(err)

@@ -20,10 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
-	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
@@ -39,51 +37,17 @@ const (
 	DefaultAPIBackoffMax  = time.Minute
 )
 
-// Type is what Setup needs to know of the owner type T (a pointer type such as
-// *batchv1.Job): the parts of a controller that depend on the Go type. JobType is
-// the one of batch/v1 Jobs.
-type Type[T client.Object] struct {
-	// New returns an empty T to read into. Required.
-	New func() T
-	// Workload converts a Job-shaped owner onto the workload a sync takes; it must
-	// not modify it (it comes from the cache). An error means the owner cannot be
-	// synced: it gets a Warning event of reason "Invalid" + Config.Owner.Kind and
-	// no retry. Required unless Roles is set; with Roles set and Workload nil, the
-	// kind holds only owners of roles (an owner Roles answers nil for is refused
-	// as Workload's error would be).
-	Workload func(obj T) (*plan.Workload, error)
-	// SetStatus sets status as obj's status. obj is a copy Setup owns; the
-	// controller then writes it through the status subresource with the Workload's
-	// resourceVersion as precondition, and converts what the API server stored with
-	// Workload. Required with Workload, and only with it.
-	SetStatus func(obj T, status batchv1.JobStatus)
-	// ManagedBy returns obj's spec.managedBy, nil when unset: the controller syncs
-	// the owners plan.Workload.HandledBy its Config.Name (an unset managedBy is any
-	// controller's for a kind other than batch/v1 Job). Nil reads it through
-	// Workload, and an owner that Workload refuses is then left alone silently.
-	ManagedBy func(obj T) *string
-	// Roles, when set, tells an owner of several roles (a launcher and workers)
-	// from a Job-shaped one: it converts obj onto the ownedpods.Workload that
-	// Reconciler.SyncRoles takes, or returns nil (and no error) when obj is one
-	// workload, which Workload then converts. It must not modify obj. An error is
-	// treated as Workload's. Every other part of the controller (owner events, the
-	// orphan cleanup, the metrics, Config.ReadOwner) sees a roles owner as one
-	// plan.Workload: its identity, UID and managedBy, never finished (SyncRoles
-	// stops and counts the pods of a finished group itself, until ownedpods.Compute
-	// skips it). Nil: every owner is one workload.
-	Roles func(obj T) (*ownedpods.Workload, error)
-	// SetRolesStatus sets status as the status of obj, a roles owner: as
-	// SetStatus, for the owners Roles converts, whose status is then converted
-	// back with Roles. An error (a status obj cannot hold) fails the sync with no
-	// pod call made. Required with Roles, and only with it.
-	SetRolesStatus func(obj T, status ownedpods.Status) error
-}
+// Type is reconcile.Type, the description of an owner type.
+//
+// Deprecated: use reconcile.Type, which the test rig (reconciletest) reads too.
+type Type[T client.Object] = reconcile.Type[T]
 
 // Options configure Setup. The zero value of every field but Type and Config.Name
 // is usable.
 type Options[T client.Object] struct {
-	// Type is the owner type's conversions. Required.
-	Type Type[T]
+	// Type is the owner type's conversions (reconcile.JobType for batch/v1
+	// Jobs). Required.
+	Type reconcile.Type[T]
 	// Config is the Reconciler's. Name (the spec.managedBy this controller answers
 	// to) is required; Owner is the kind of T (zero: batch/v1 Job). Zero fields
 	// take defaults: Logger the manager's, Events an events.k8s.io/v1 recorder on
@@ -187,7 +151,7 @@ func Setup[T client.Object](mgr manager.Manager, opts Options[T]) (*Controller[T
 		cfg.ReadOwner = reconcile.ObjectOwnerReader(func(ctx context.Context, namespace, name string) (T, error) {
 			obj := typ.New()
 			return obj, api.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, obj)
-		}, typ.asWorkload)
+		}, typ.Owner)
 	}
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
@@ -248,15 +212,14 @@ func (o *Options[T]) validate(mgr manager.Manager) error {
 	if mgr == nil {
 		errs = append(errs, errors.New("manager is nil"))
 	}
-	if o.Type.New == nil {
-		errs = append(errs, errors.New("Options.Type.New is not set: it is required"))
-	}
-	if (o.Type.Workload == nil) != (o.Type.SetStatus == nil) {
-		errs = append(errs, fmt.Errorf("Options.Type: Workload set %v, SetStatus set %v: set both or neither",
-			o.Type.Workload != nil, o.Type.SetStatus != nil))
-	}
-	if o.Type.Workload == nil && o.Type.Roles == nil {
-		errs = append(errs, errors.New("Options.Type: neither Workload nor Roles is set: set Workload and SetStatus for Job-shaped owners, Roles and SetRolesStatus for owners of several roles, or both"))
+	if err := o.Type.Validate(); err != nil {
+		each := []error{err}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			each = j.Unwrap()
+		}
+		for _, e := range each {
+			errs = append(errs, fmt.Errorf("Options.%w", e))
+		}
 	}
 	for i, obj := range o.Owns {
 		if obj == nil {

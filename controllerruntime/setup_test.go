@@ -158,7 +158,7 @@ func TestStatusWriter(t *testing.T) {
 	if err := cl.Get(t.Context(), client.ObjectKeyFromObject(job), stored); err != nil {
 		t.Fatal(err)
 	}
-	sw := statusWriter[*batchv1.Job]{c: cl, typ: JobType}
+	sw := statusWriter[*batchv1.Job]{c: cl, typ: reconcile.JobType}
 	w := plan.JobWorkload(stored)
 	before := stored.DeepCopy()
 	got, err := sw.WriteStatus(t.Context(), w, batchv1.JobStatus{Active: 2})
@@ -181,14 +181,14 @@ func TestStatusWriter(t *testing.T) {
 }
 
 func TestOptionsValidate(t *testing.T) {
-	valid := Options[*batchv1.Job]{Type: JobType, Config: reconcile.Config{Name: name}}
+	valid := Options[*batchv1.Job]{Type: reconcile.JobType, Config: reconcile.Config{Name: name}}
 	tests := []struct {
 		name    string
 		mutate  func(*Options[*batchv1.Job])
 		wantErr string // "" means valid
 	}{
 		{name: "valid", mutate: func(*Options[*batchv1.Job]) {}},
-		{name: "no Type", mutate: func(o *Options[*batchv1.Job]) { o.Type = Type[*batchv1.Job]{} }, wantErr: "Options.Type"},
+		{name: "no Type", mutate: func(o *Options[*batchv1.Job]) { o.Type = reconcile.Type[*batchv1.Job]{} }, wantErr: "Options.Type"},
 		{name: "no SetStatus", mutate: func(o *Options[*batchv1.Job]) { o.Type.SetStatus = nil }, wantErr: "SetStatus set false"},
 		{name: "Roles without SetRolesStatus", mutate: func(o *Options[*batchv1.Job]) { o.Type.Roles = rolesOf }, wantErr: "Roles set true, SetRolesStatus set false"},
 		{name: "roles conversions", mutate: func(o *Options[*batchv1.Job]) { o.Type.Roles, o.Type.SetRolesStatus = rolesOf, setRolesStatus }},
@@ -197,7 +197,7 @@ func TestOptionsValidate(t *testing.T) {
 			o.Type.Roles, o.Type.SetRolesStatus = rolesOf, setRolesStatus
 		}},
 		{name: "no shape at all", mutate: func(o *Options[*batchv1.Job]) { o.Type.Workload, o.Type.SetStatus = nil, nil }, wantErr: "neither Workload nor Roles"},
-		{name: "no New", mutate: func(o *Options[*batchv1.Job]) { o.Type.New = nil }, wantErr: "Options.Type.New"},
+		{name: "no New", mutate: func(o *Options[*batchv1.Job]) { o.Type.New = nil }, wantErr: "Options.Type.New is not set"},
 		{name: "an owned Service", mutate: func(o *Options[*batchv1.Job]) { o.Owns = []client.Object{&corev1.Service{}} }},
 		{name: "a nil owned type", mutate: func(o *Options[*batchv1.Job]) { o.Owns = []client.Object{nil} }, wantErr: "Options.Owns[0] is nil"},
 		{name: "no name", mutate: func(o *Options[*batchv1.Job]) { o.Config.Name = "" }, wantErr: "Options.Config.Name"},

@@ -51,7 +51,7 @@ type Options struct {
 // reconcile.Reconciler, on a controller-runtime manager.
 type Controller = jkcr.Controller[*batchv1.Job]
 
-// Setup registers the Job controller with mgr: jkcr.Setup with jkcr.JobType, the
+// Setup registers the Job controller with mgr: jkcr.Setup with reconcile.JobType, the
 // one call every jobkit controller on controller-runtime makes. An empty cfg.Name
 // is DefaultManagedBy; the other zero fields of cfg get jkcr.Setup's defaults
 // (the manager's logger, an events.k8s.io/v1 recorder, the job_controller_*
@@ -59,7 +59,7 @@ type Controller = jkcr.Controller[*batchv1.Job]
 func Setup(mgr manager.Manager, cfg reconcile.Config, opts Options) (*Controller, error) {
 	cfg.Name = cmp.Or(cfg.Name, DefaultManagedBy)
 	return jkcr.Setup(mgr, jkcr.Options[*batchv1.Job]{
-		Type:               jkcr.JobType,
+		Type:               reconcile.JobType,
 		Config:             cfg,
 		Name:               cmp.Or(opts.ControllerName, DefaultControllerName),
 		Workers:            opts.Workers,

@@ -13,7 +13,7 @@
 // # How it is wired
 //
 // Setup is one call of the importable integration, github.com/jobkit/jobkit/
-// controllerruntime (jkcr.Setup with jkcr.JobType), which any owner kind's
+// controllerruntime (jkcr.Setup with reconcile.JobType), which any owner kind's
 // controller makes (examples/trainingjob is another): the pod field index, the Job
 // and pod watches with the Reconciler's owner and pod events, the orphan worker
 // with the uncached Job read, events.k8s.io/v1 events, upstream's

@@ -11,13 +11,14 @@ import (
 	"github.com/jobkit/jobkit/examples/internal/crd"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/groups/ownedpods"
+	"github.com/jobkit/jobkit/reconcile"
 )
 
 // Type is the TrainingJob's wiring for jkcr.Setup, one conversion per shape: a run
 // without a launcher is one workload (Workload; its status is the Job status the
 // Reconciler computes, converted), a run with a launcher a workload of two roles
 // (RolesWorkload; its status is the ownedpods.Status, converted by StatusFromRoles).
-var Type = jkcr.Type[*v1alpha1.TrainingJob]{
+var Type = reconcile.Type[*v1alpha1.TrainingJob]{
 	New:       func() *v1alpha1.TrainingJob { return &v1alpha1.TrainingJob{} },
 	Workload:  Workload,
 	SetStatus: func(tj *v1alpha1.TrainingJob, s batchv1.JobStatus) { tj.Status = v1alpha1.StatusFromJob(s) },

@@ -16,7 +16,7 @@
 //     Workload and Roles (one conversion per shape), how to set each status,
 //     where managedBy is;
 //   - Setup is the one call of that module (jkcr.Setup, the call the Job
-//     controller of examples/controllerruntime makes with jkcr.JobType): the pod
+//     controller of examples/controllerruntime makes with reconcile.JobType): the pod
 //     index, the TrainingJob and pod watches with the Reconciler's owner and pod
 //     events, the orphan cleanup of the tracking finalizer, events, and the
 //     trainingjob_controller_* Prometheus metrics on controller-runtime's

@@ -1,0 +1,154 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/groups/ownedpods"
+	"github.com/jobkit/jobkit/owner"
+	"github.com/jobkit/jobkit/plan"
+)
+
+// Type describes an owner type T (a pointer type such as *batchv1.Job or a
+// custom resource's *TrainingJob): the conversions that depend on the Go type,
+// written once and read by everything that handles owners of T: the
+// controller-runtime integration's Setup, the test rig's owner store
+// (reconciletest), and any integration built on them. JobType is the one of
+// batch/v1 Jobs. A Type is read-only once built; its methods are safe for
+// concurrent use when its functions are.
+type Type[T interface {
+	metav1.Object
+	runtime.Object
+}] struct {
+	// New returns an empty T to read into. Required.
+	New func() T
+	// Workload converts a Job-shaped owner onto the workload Sync takes; it must
+	// not modify it (it comes from a cache). An error means the owner cannot be
+	// synced: it gets a Warning event of reason "Invalid" + the owner's kind and
+	// no retry. Required unless Roles is set; with Roles set and Workload nil, the
+	// kind holds only owners of roles (an owner Roles answers nil for is refused
+	// as Workload's error would be).
+	Workload func(obj T) (*plan.Workload, error)
+	// SetStatus sets status as obj's status. obj is a copy the caller owns; it is
+	// then written through the status subresource with the Workload's
+	// resourceVersion as precondition, and what the API server stored is converted
+	// back with Workload. Required with Workload, and only with it.
+	SetStatus func(obj T, status batchv1.JobStatus)
+	// ManagedBy returns obj's spec.managedBy, nil when unset: the owners
+	// plan.Workload.HandledBy the controller's name are synced (an unset managedBy
+	// is any controller's for a kind other than batch/v1 Job). Nil reads it
+	// through the conversions, and an owner they refuse is then left alone
+	// silently.
+	ManagedBy func(obj T) *string
+	// Roles, when set, tells an owner of several roles (a launcher and workers)
+	// from a Job-shaped one: it converts obj onto the ownedpods.Workload that
+	// Reconciler.SyncRoles takes, or returns nil (and no error) when obj is one
+	// workload, which Workload then converts. It must not modify obj. An error is
+	// treated as Workload's. Every other reader of an owner (owner events, the
+	// orphan cleanup, the metrics, Config.ReadOwner) sees a roles owner as
+	// ownedpods.Workload.AsWorkload presents it: never finished. Nil: every owner
+	// is one workload.
+	Roles func(obj T) (*ownedpods.Workload, error)
+	// SetRolesStatus sets status as the status of obj, a roles owner: as
+	// SetStatus, for the owners Roles converts, whose status is then converted
+	// back with Roles. An error (a status obj cannot hold) fails the sync with no
+	// pod call made. Required with Roles, and only with it.
+	SetRolesStatus func(obj T, status ownedpods.Status) error
+}
+
+// JobType is the Type of batch/v1 Jobs: plan.JobWorkload is the conversion, the
+// status is the Job's own. A Job controller uses it with a Config whose Owner is
+// owner.BatchJob; like upstream, it adopts the orphan pods its Jobs' selectors
+// match.
+var JobType = Type[*batchv1.Job]{
+	New:       func() *batchv1.Job { return &batchv1.Job{} },
+	Workload:  func(job *batchv1.Job) (*plan.Workload, error) { return plan.JobWorkload(job), nil },
+	SetStatus: func(job *batchv1.Job, status batchv1.JobStatus) { job.Status = status },
+	ManagedBy: func(job *batchv1.Job) *string { return job.Spec.ManagedBy },
+}
+
+// Validate names every missing or inconsistent function of t, each error
+// naming the field (prefixed "Type.").
+func (t *Type[T]) Validate() error {
+	var errs []error
+	if t.New == nil {
+		errs = append(errs, errors.New("Type.New is not set: it is required"))
+	}
+	if (t.Workload == nil) != (t.SetStatus == nil) {
+		errs = append(errs, fmt.Errorf("Type: Workload set %v, SetStatus set %v: set both or neither", t.Workload != nil, t.SetStatus != nil))
+	}
+	if (t.Roles == nil) != (t.SetRolesStatus == nil) {
+		errs = append(errs, fmt.Errorf("Type: Roles set %v, SetRolesStatus set %v: set both or neither", t.Roles != nil, t.SetRolesStatus != nil))
+	}
+	if t.Workload == nil && t.Roles == nil {
+		errs = append(errs, errors.New("Type: neither Workload nor Roles is set: set Workload and SetStatus for Job-shaped owners, Roles and SetRolesStatus for owners of several roles, or both"))
+	}
+	return errors.Join(errs...)
+}
+
+// Shape returns obj in the shape it has: an owner of roles (Roles set and
+// answering one), else the one workload of Workload. Exactly one of the two
+// results is set when the error is nil.
+func (t *Type[T]) Shape(obj T) (*plan.Workload, *ownedpods.Workload, error) {
+	if t.Roles != nil {
+		g, err := t.Roles(obj)
+		if err != nil {
+			return nil, nil, err
+		}
+		if g != nil {
+			return nil, g, nil
+		}
+	}
+	if t.Workload == nil {
+		return nil, nil, fmt.Errorf("%w: Type.Roles answered no roles owner for %s/%s, and Type.Workload is not set (a kind of roles owners only)",
+			ErrInvalidArgument, obj.GetNamespace(), obj.GetName())
+	}
+	w, err := t.Workload(obj)
+	return w, nil, err
+}
+
+// Owner returns obj as the one plan.Workload that every reader of an owner but
+// its sync sees (owner events, the pod-event mapping, the orphan cleanup, the
+// metrics, Config.ReadOwner), whatever its shape: a Job-shaped owner's
+// Workload, or an owner of roles as ownedpods.Workload.AsWorkload presents it.
+func (t *Type[T]) Owner(obj T) (*plan.Workload, error) {
+	w, g, err := t.Shape(obj)
+	if err != nil || w != nil {
+		return w, err
+	}
+	return g.AsWorkload(), nil
+}
+
+// Handles reports whether the controller named controller syncs obj, an owner
+// of kind: plan.Workload.HandledBy over its managedBy (ManagedBy, or the
+// conversions when ManagedBy is nil; an owner they refuse is not handled).
+func (t *Type[T]) Handles(obj T, controller string, kind owner.Kind) bool {
+	if t.ManagedBy != nil {
+		w := plan.Workload{Spec: plan.Spec{ManagedBy: t.ManagedBy(obj)}}
+		return w.HandledBy(controller, kind)
+	}
+	w, err := t.Owner(obj)
+	return err == nil && w.HandledBy(controller, kind)
+}
+
+// OrphanOwner returns what the orphan cleanup and the pod-event mapping read of
+// obj, a live owner of kind (plan.Workload.OrphanOwner over Owner). An owner the
+// conversions refuse has no pods of a controller: it counts as unfinished,
+// managed as its managedBy says.
+func (t *Type[T]) OrphanOwner(obj T, kind owner.Kind) *finalizers.OrphanOwner {
+	w, err := t.Owner(obj)
+	if err != nil {
+		w = &plan.Workload{}
+		if t.ManagedBy != nil {
+			w.Spec.ManagedBy = t.ManagedBy(obj)
+		}
+	}
+	f := w.OrphanOwner(kind)
+	f.UID = obj.GetUID()
+	return f
+}
