@@ -23,7 +23,7 @@ func ExampleReconciler_SyncRoles() {
 	ctx := context.Background()
 	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/tracking"}
 	const name = "ml.example.com/trainingjob-controller"
-	c, owners := reconciletest.NewRolesCluster(reconciletest.Options{Owner: kind})
+	c, owners := reconciletest.NewStore(reconciletest.Options{Owner: kind}, reconciletest.RunType)
 	r, err := reconcile.New(reconcile.Config{Name: name, Owner: kind, Clock: c.Clock()}, c, c)
 	if err != nil {
 		fmt.Println(err)
@@ -38,14 +38,14 @@ func ExampleReconciler_SyncRoles() {
 			}},
 		}
 	}
-	_, err = owners.Create(&ownedpods.Workload{
+	_, err = owners.Create(runOf(&ownedpods.Workload{
 		Namespace: "default", Name: "train", ManagedBy: ptr.To(name),
 		Roles: []ownedpods.Role{
 			{Name: "worker", Spec: role(2)},
 			{Name: "launcher", Spec: role(1), DependsOn: []plaingroup.Dependency{{Name: "worker", Status: plaingroup.DependsOnReady}}},
 		},
 		SuccessPolicy: &plaingroup.SuccessPolicy{Operator: plaingroup.Any, TargetReplicatedJobs: []string{"launcher"}},
-	})
+	}))
 	if err != nil {
 		fmt.Println(err)
 		return

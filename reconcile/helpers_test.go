@@ -7,8 +7,10 @@ import (
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/groups/ownedpods"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
@@ -131,4 +133,10 @@ func reconcileFault(o reconciletest.Op) reconciletest.Fault {
 // listOf is a PodLister that returns pods.
 func listOf(pods []*corev1.Pod) reconcile.PodLister {
 	return func(*plan.Workload) ([]*corev1.Pod, error) { return pods, nil }
+}
+
+// runOf is w as the test rig's Run (reconciletest.RunType): its identity in the
+// metadata, the roles and rules in the spec.
+func runOf(w *ownedpods.Workload) *reconciletest.Run {
+	return &reconciletest.Run{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name}, Spec: *w, Status: w.Status}
 }

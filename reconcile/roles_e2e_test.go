@@ -22,7 +22,7 @@ import (
 )
 
 // The end-to-end tests of SyncRoles run the real ownedpods.Compute on reconciletest's
-// RolesStore and Driver: a training job of workers (Indexed, a retry per index)
+// Store of Runs and Driver: a training job of workers (Indexed, a retry per index)
 // and a launcher that waits for them to be Ready, succeeding when the launcher
 // does, restarting the group on a worker's failure, failing at once on a worker
 // exit code its pod failure policy calls fatal.
@@ -82,7 +82,7 @@ type podSlot struct {
 type trainRun struct {
 	t      testing.TB
 	c      *reconciletest.Cluster
-	owners *reconciletest.RolesStore
+	owners *reconciletest.Store[*reconciletest.Run]
 	r      *reconcile.Reconciler
 	d      *reconciletest.Driver
 
@@ -116,7 +116,7 @@ type trainRun struct {
 func newTrainRun(t testing.TB, w *ownedpods.Workload, opts reconciletest.Options) *trainRun {
 	t.Helper()
 	opts.Owner = trainKind
-	c, owners := reconciletest.NewRolesCluster(opts)
+	c, owners := reconciletest.NewStore(opts, reconciletest.RunType)
 	tr := &trainRun{
 		t: t, c: c, owners: owners,
 		failures: map[podSlot][]int32{}, killed: map[string]int32{}, succeeded: map[string]int32{},
@@ -124,7 +124,7 @@ func newTrainRun(t testing.TB, w *ownedpods.Workload, opts reconciletest.Options
 	}
 	tr.r = tr.newReconciler()
 	tr.blocking = w.FailurePolicy != nil && w.FailurePolicy.RestartStrategy == plaingroup.BlockingRecreate
-	_, err := owners.Create(w)
+	_, err := owners.Create(runOf(w))
 	require.NoError(t, err)
 	c.OnWrite(tr.observe)
 	c.Kubelet().SetScript(tr.script)
@@ -258,7 +258,7 @@ func (tr *trainRun) check(sr reconciletest.StepResult) {
 
 // run drives the owner until it is done, and checks that no pod keeps the
 // finalizer and that no pod is counted twice.
-func (tr *trainRun) run(maxSteps int) *ownedpods.Workload {
+func (tr *trainRun) run(maxSteps int) *reconciletest.Run {
 	tr.t.Helper()
 	_, err := tr.d.Run(tr.t.Context(), ns, trainName, maxSteps)
 	require.NoError(tr.t, err)
@@ -274,7 +274,7 @@ func (tr *trainRun) run(maxSteps int) *ownedpods.Workload {
 // kubelet made is counted, every failure it made too (exactly, in
 // FailedOnTheirOwn), and no role counts more failures than it had pods (a
 // failed role also counts the pods it stopped).
-func (tr *trainRun) assertCountedOnce(w *ownedpods.Workload) {
+func (tr *trainRun) assertCountedOnce(w *reconciletest.Run) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	for _, rs := range w.Status.Roles {
@@ -301,7 +301,7 @@ func (tr *trainRun) assertNothingRuns() {
 }
 
 // totals are the role totals of w, by role name.
-func totals(w *ownedpods.Workload) map[string][2]int32 {
+func totals(w *reconciletest.Run) map[string][2]int32 {
 	out := map[string][2]int32{}
 	for _, rs := range w.Status.Roles {
 		out[rs.Name] = [2]int32{rs.Succeeded, rs.Failed}
@@ -391,7 +391,7 @@ func TestSyncRolesE2EFinalStatusShowsStoppedWorkers(t *testing.T) {
 }
 
 // roleJob is the Job status of w's role name.
-func roleJob(w *ownedpods.Workload, name string) batchv1.JobStatus {
+func roleJob(w *reconciletest.Run, name string) batchv1.JobStatus {
 	for _, rs := range w.Status.Roles {
 		if rs.Name == name {
 			return rs.Job
@@ -478,7 +478,7 @@ func TestSyncRolesE2ESuspend(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Len(t, tr.c.ListPods(ns), 4, "3 workers and the launcher run")
-	_, err := tr.owners.Update(ns, trainName, func(w *ownedpods.Workload) { w.Suspend = true })
+	_, err := tr.owners.Update(ns, trainName, func(w *reconciletest.Run) { w.Spec.Suspend = true })
 	require.NoError(t, err)
 	for range 4 {
 		_, err := tr.d.Step(ctx, ns, trainName)
@@ -498,7 +498,7 @@ func TestSyncRolesE2ESuspend(t *testing.T) {
 	tr.mu.Lock()
 	tr.launcherFrom = 0
 	tr.mu.Unlock()
-	_, err = tr.owners.Update(ns, trainName, func(w *ownedpods.Workload) { w.Suspend = false })
+	_, err = tr.owners.Update(ns, trainName, func(w *reconciletest.Run) { w.Spec.Suspend = false })
 	require.NoError(t, err)
 	w = tr.run(50)
 	assert.Equal(t, "Completed", w.Status.TerminalState)

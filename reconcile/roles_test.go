@@ -708,17 +708,17 @@ func protocolPlanner(n int) func(in ownedpods.Input) (*ownedpods.Plan, error) {
 	}
 }
 
-// An owner of several roles runs to completion through reconciletest's RolesStore
+// An owner of several roles runs to completion through reconciletest's Store of Runs
 // and Driver (pods from the Cache, events delivered each step, a kubelet that runs
 // and succeeds every pod): at most one status write per step, every pod counted
 // once, no finalizer left.
 func TestSyncRolesDriverRun(t *testing.T) {
-	c, owners := reconciletest.NewRolesCluster(reconciletest.Options{Owner: groupKind, Seed: 2})
+	c, owners := reconciletest.NewStore(reconciletest.Options{Owner: groupKind, Seed: 2}, reconciletest.RunType)
 	metrics, events := &reconciletest.Recorder{}, &reconciletest.Recorder{}
 	r, err := reconcile.New(reconcile.Config{Name: testName, Owner: groupKind, Clock: c.Clock(), Metrics: metrics, Events: events, FinalizerRemovalParallelism: 1}, c, c)
 	require.NoError(t, err)
 	t.Cleanup(reconcile.SetComputeRoles(protocolPlanner(3)))
-	_, err = owners.Create(&ownedpods.Workload{Namespace: ns, Name: "train", ManagedBy: ptr.To(testName), Roles: []ownedpods.Role{{Name: "worker"}}})
+	_, err = owners.Create(runOf(&ownedpods.Workload{Namespace: ns, Name: "train", ManagedBy: ptr.To(testName), Roles: []ownedpods.Role{{Name: "worker"}}}))
 	require.NoError(t, err)
 	c.Kubelet().SetScript(reconciletest.SucceedPods())
 	d := reconciletest.NewDriver(c, r)
@@ -793,7 +793,7 @@ func TestSyncRolesPodCallErrors(t *testing.T) {
 func BenchmarkSyncRolesSteady(b *testing.B) {
 	for _, n := range []int{65, 1001} {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
-			c, owners := reconciletest.NewRolesCluster(reconciletest.Options{Owner: groupKind})
+			c, owners := reconciletest.NewStore(reconciletest.Options{Owner: groupKind}, reconciletest.RunType)
 			r, err := reconcile.New(reconcile.Config{Name: testName, Owner: groupKind, Clock: c.Clock()}, c, c)
 			require.NoError(b, err)
 			b.Cleanup(reconcile.SetComputeRoles(func(in ownedpods.Input) (*ownedpods.Plan, error) {
@@ -802,7 +802,7 @@ func BenchmarkSyncRolesSteady(b *testing.B) {
 				}
 				return &ownedpods.Plan{}, nil
 			}))
-			w, err := owners.Create(&ownedpods.Workload{Namespace: ns, Name: "train", ManagedBy: ptr.To(testName), Roles: []ownedpods.Role{{Name: "launcher"}, {Name: "worker"}}})
+			w, err := owners.Create(runOf(&ownedpods.Workload{Namespace: ns, Name: "train", ManagedBy: ptr.To(testName), Roles: []ownedpods.Role{{Name: "launcher"}, {Name: "worker"}}}))
 			require.NoError(b, err)
 			g := &group{ObjectMeta: metav1.ObjectMeta{Name: w.Name, UID: w.UID}}
 			for i := range n {

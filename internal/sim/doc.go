@@ -189,7 +189,7 @@
 //
 // RunRoles runs, from the seed on a stream of its own, an owner of several roles
 // (package groups/ownedpods) of kind RolesKind through Reconciler.SyncRoles, on
-// reconciletest's RolesStore and Driver: a launcher (1 pod, backoffLimit 0 to 2,
+// reconciletest's Store (of Runs) and Driver: a launcher (1 pod, backoffLimit 0 to 2,
 // dependsOn the workers Ready) and Indexed workers (1 to 5, backoffLimitPerIndex 0
 // to 2), success Any over the launcher, a group restart on a failed role up to
 // maxRestarts 0 to 3 (Recreate or BlockingRecreate), and in half the seeds a

@@ -169,9 +169,9 @@ func rolesTemplate() *corev1.PodTemplateSpec {
 
 // setUp makes the cluster, the store, the owner and the controller.
 func (rw *rolesWorld) setUp(w *ownedpods.Workload) error {
-	rw.cluster, rw.owners = reconciletest.NewRolesCluster(reconciletest.Options{Owner: RolesKind, Seed: rw.rng.Uint64()})
+	rw.cluster, rw.owners = reconciletest.NewStore(reconciletest.Options{Owner: RolesKind, Seed: rw.rng.Uint64()}, reconciletest.RunType)
 	rw.cluster.SetInterceptor(rw.intercept)
-	stored, err := rw.owners.Create(w)
+	stored, err := rw.owners.Create(&reconciletest.Run{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name}, Spec: *w, Status: w.Status})
 	if err != nil {
 		return fmt.Errorf("sim: create owner of roles: %w", err)
 	}

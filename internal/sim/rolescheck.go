@@ -299,7 +299,7 @@ func (m *rolesModel) checkIndexes() {
 }
 
 // done reports whether the run has nothing left to do: the owner finished
-// (RolesStore.DoneFunc: a terminal state, no pod with the finalizer), nothing is
+// (Store.DoneFunc: a terminal state, no pod with the finalizer), nothing is
 // uncounted and no pod runs. DoneFunc alone stops a sync early: ownedpods.Compute
 // still counts a ledger entry or stops a pod that runs after its finalizer went.
 func (m *rolesModel) done() bool {

@@ -22,7 +22,7 @@ type rolesWorld struct {
 	failGroup bool // the workers have a FailJobSet rule on exitFailGroup
 
 	cluster *reconciletest.Cluster
-	owners  *reconciletest.RolesStore
+	owners  *reconciletest.Store[*reconciletest.Run]
 	driver  *reconciletest.Driver
 	model   *rolesModel
 

@@ -48,18 +48,20 @@
 //	c.CreateTask(task)
 //	rr, err := reconciletest.NewDriver(c, r).Run(ctx, "default", "train", 0) // rr.Task
 //
-// A controller of its own Go type keeps its owners in its own store instead: with
-// Options.Owners (the store's lookup, returning the controller's Workload) the
-// Cluster holds no Tasks, and the Driver syncs what the store holds, feeds the pod
-// events to the Reconciler with the store's facts, runs the orphan cleanup with
-// them, and CollectGarbage asks the store before it deletes a pod of that kind.
-// The Reconciler's StatusWriter is then the store's.
-//
-// An owner of several roles (package groups/ownedpods, synced by Reconciler.SyncRoles) lives
-// in a RolesStore, which NewRolesCluster returns with its Cluster as that
-// Cluster's Options.Owners: its status subresource (RolesStore.WriteStatus, a
-// ownedpods.StatusWriter) is in the call log and takes faults; the Driver syncs it
-// through RolesStore.SyncFunc and stops at RolesStore.DoneFunc.
+// A controller of its own Go type keeps its owners in a Store of that type: NewStore
+// takes the owner type's reconcile.Type (the one the controller-runtime
+// integration reads in production) and returns a Cluster whose Options.Owners is
+// the Store. The Cluster then holds no Tasks; the Driver syncs what the Store
+// holds in its shape (Store.SyncFunc: Reconciler.Sync for a Job-shaped owner,
+// Reconciler.SyncRoles for an owner of several roles, package groups/ownedpods),
+// feeds the pod events to the Reconciler with the facts production reads
+// (reconcile.Type.Owner: an owner of roles is never finished), runs the orphan
+// cleanup with them, and stops at Store.DoneFunc; CollectGarbage asks the Store
+// before it deletes a pod of that kind. The Store's status subresource is in the
+// call log and takes faults; it is the Reconciler's StatusWriter for Job-shaped
+// owners, and Store.RolesWriter is SyncRoles'. Run and RunType are the rig's own
+// owner of roles, for tests with no type of their own. A test that needs only a
+// lookup sets Options.Owners itself.
 //
 // The Kubelet, event latency, reordering, lost events and faults work unchanged. A
 // Driver of a Cluster with a custom Owner syncs Tasks (Sync) and stops when

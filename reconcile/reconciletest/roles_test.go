@@ -19,26 +19,30 @@ import (
 
 var rolesKind = owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/tracking"}
 
-func newRolesStore(t *testing.T) (*reconciletest.Cluster, *reconciletest.RolesStore, *ownedpods.Workload) {
+// newRolesStore returns a Store of Runs holding one owner of roles, as stored and
+// converted.
+func newRolesStore(t *testing.T) (*reconciletest.Cluster, *reconciletest.Store[*reconciletest.Run], *ownedpods.Workload) {
 	t.Helper()
-	c, s := reconciletest.NewRolesCluster(reconciletest.Options{Owner: rolesKind})
-	w, err := s.Create(&ownedpods.Workload{
+	c, s := reconciletest.NewStore(reconciletest.Options{Owner: rolesKind}, reconciletest.RunType)
+	w, err := s.Create(runOf(&ownedpods.Workload{
 		Namespace: "ns", Name: "train", ManagedBy: ptr.To("test"),
 		Roles:  []ownedpods.Role{{Name: "launcher"}, {Name: "worker"}},
 		Status: ownedpods.Status{Roles: []ownedpods.RoleStatus{{Name: "launcher"}, {Name: "worker", Succeeded: 2, Failed: 1, Attempt: 1}}, Restarts: 1},
-	})
+	}))
 	require.NoError(t, err)
-	return c, s, w
+	g, err := reconciletest.RunType.Roles(w)
+	require.NoError(t, err)
+	return c, s, g
 }
 
 // Create gives an owner its identity and an object of the cluster's kind; Get and
 // Delete find it by name; a second owner under the name is refused.
-func TestRolesStoreCreateGetDelete(t *testing.T) {
+func TestStoreCreateGetDelete(t *testing.T) {
 	_, s, w := newRolesStore(t)
 	assert.NotEmpty(t, w.UID)
 	assert.NotEmpty(t, w.ResourceVersion)
 	assert.Equal(t, int64(1), w.Generation)
-	obj, ok := w.Object.(*metav1.PartialObjectMetadata)
+	obj, ok := w.Object.(*reconciletest.Run)
 	require.True(t, ok, "Object is a %T", w.Object)
 	assert.Equal(t, "TrainingJob", obj.Kind)
 	assert.Equal(t, "ml.example.com/v1", obj.APIVersion)
@@ -46,15 +50,15 @@ func TestRolesStoreCreateGetDelete(t *testing.T) {
 
 	got, err := s.Get("ns", "train")
 	require.NoError(t, err)
-	assert.Equal(t, w, got)
+	assert.Equal(t, obj, got)
 	got.Status.Roles[1].Succeeded = 100
 	again, err := s.Get("ns", "train")
 	require.NoError(t, err)
 	assert.Equal(t, int32(2), again.Status.Roles[1].Succeeded, "Get hands out copies")
 
-	_, err = s.Create(&ownedpods.Workload{Namespace: "ns", Name: "train"})
+	_, err = s.Create(runOf(&ownedpods.Workload{Namespace: "ns", Name: "train"}))
 	assert.True(t, apierrors.IsAlreadyExists(err), "second create: %v", err)
-	_, err = s.Create(&ownedpods.Workload{Namespace: "ns"})
+	_, err = s.Create(runOf(&ownedpods.Workload{Namespace: "ns"}))
 	assert.True(t, apierrors.IsInvalid(err), "no name: %v", err)
 
 	require.NoError(t, s.Delete("ns", "train"))
@@ -65,15 +69,15 @@ func TestRolesStoreCreateGetDelete(t *testing.T) {
 
 // Update changes the spec, keeps identity and status, and bumps the
 // resourceVersion and generation; an owner not stored is NotFound.
-func TestRolesStoreUpdate(t *testing.T) {
+func TestStoreUpdate(t *testing.T) {
 	_, s, w := newRolesStore(t)
-	out, err := s.Update("ns", "train", func(u *ownedpods.Workload) {
-		u.Suspend = true
+	out, err := s.Update("ns", "train", func(u *reconciletest.Run) {
+		u.Spec.Suspend = true
 		u.UID, u.Name = "other", "renamed"
 		u.Status.Restarts = 9
 	})
 	require.NoError(t, err)
-	assert.True(t, out.Suspend)
+	assert.True(t, out.Spec.Suspend)
 	assert.Equal(t, w.UID, out.UID)
 	assert.Equal(t, "train", out.Name)
 	assert.Equal(t, w.Status, out.Status, "status is kept")
@@ -82,15 +86,15 @@ func TestRolesStoreUpdate(t *testing.T) {
 	stored, err := s.Get("ns", "train")
 	require.NoError(t, err)
 	assert.Equal(t, out, stored)
-	_, err = s.WriteStatus(t.Context(), w, w.Status)
+	_, err = s.RolesWriter().WriteStatus(t.Context(), w, w.Status)
 	assert.True(t, apierrors.IsConflict(err), "a status write with the old resourceVersion: %v", err)
-	_, err = s.Update("ns", "nope", func(*ownedpods.Workload) {})
+	_, err = s.Update("ns", "nope", func(*reconciletest.Run) {})
 	assert.True(t, apierrors.IsNotFound(err), "%v", err)
 }
 
 // WriteStatus is a status subresource: preconditions, the rules of such a status,
 // the call log, faults, and no new resourceVersion for a write that changes nothing.
-func TestRolesStoreWriteStatus(t *testing.T) {
+func TestStoreRolesWriter(t *testing.T) {
 	tests := []struct {
 		name      string
 		mutate    func(w *ownedpods.Workload, st *ownedpods.Status)
@@ -119,7 +123,7 @@ func TestRolesStoreWriteStatus(t *testing.T) {
 			st.Roles = append([]ownedpods.RoleStatus(nil), st.Roles...)
 			in := *w
 			tc.mutate(&in, &st)
-			out, err := s.WriteStatus(t.Context(), &in, st)
+			out, err := s.RolesWriter().WriteStatus(t.Context(), &in, st)
 			calls := c.Calls()
 			require.Len(t, calls, 1)
 			assert.Equal(t, reconciletest.OpUpdateStatus, calls[0].Op)
@@ -129,20 +133,20 @@ func TestRolesStoreWriteStatus(t *testing.T) {
 				require.Error(t, err)
 				assert.True(t, tc.wantErr(err), "error %v", err)
 				assert.Contains(t, err.Error(), tc.wantField)
-				assert.Equal(t, w, stored, "nothing stored")
+				assert.Equal(t, w.Object, stored, "nothing stored")
 				return
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantNewRV, out.ResourceVersion != w.ResourceVersion, "new resourceVersion %q (was %q)", out.ResourceVersion, w.ResourceVersion)
 			assert.Equal(t, st, stored.Status)
-			assert.Equal(t, out, stored)
+			assert.Equal(t, out.Object, stored)
 		})
 	}
 }
 
 // A finished owner with no tracked or running pod left is done; the Options.Owners facts let
 // CollectGarbage keep the pods of a stored owner and delete those of a deleted one.
-func TestRolesStoreDoneAndGarbage(t *testing.T) {
+func TestStoreDoneAndGarbage(t *testing.T) {
 	c, s, w := newRolesStore(t)
 	ref := rolesKind.NewControllerRef(&metav1.ObjectMeta{Name: w.Name, UID: w.UID})
 	_, err := c.AddPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{
@@ -156,7 +160,7 @@ func TestRolesStoreDoneAndGarbage(t *testing.T) {
 
 	st := w.Status
 	st.TerminalState = "Completed"
-	_, err = s.WriteStatus(t.Context(), w, st)
+	_, err = s.RolesWriter().WriteStatus(t.Context(), w, st)
 	require.NoError(t, err)
 	d, _ = done("ns", "train")
 	assert.False(t, d, "finished, a pod still tracked")
@@ -176,22 +180,30 @@ func TestRolesStoreDoneAndGarbage(t *testing.T) {
 	assert.Equal(t, 1, c.CollectGarbage(), "the owner is gone")
 }
 
-// An owner of several roles in a RolesStore: its status subresource checks the
-// resourceVersion, as the Reconciler's SyncRoles relies on.
-func ExampleNewRolesCluster() {
+// An owner of several roles in a Store of Runs: its status subresource checks
+// the resourceVersion, as the Reconciler's SyncRoles relies on.
+func ExampleNewStore() {
 	ctx := context.Background()
 	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/tracking"}
-	c, owners := reconciletest.NewRolesCluster(reconciletest.Options{Owner: kind})
-	w, _ := owners.Create(&ownedpods.Workload{Namespace: "default", Name: "train", Roles: []ownedpods.Role{{Name: "launcher"}, {Name: "worker"}}})
+	c, owners := reconciletest.NewStore(reconciletest.Options{Owner: kind}, reconciletest.RunType)
+	run, _ := owners.Create(&reconciletest.Run{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "train"},
+		Spec: ownedpods.Workload{Roles: []ownedpods.Role{{Name: "launcher"}, {Name: "worker"}}}})
+	w, _ := reconciletest.RunType.Roles(run)
 
 	st := ownedpods.Status{Roles: []ownedpods.RoleStatus{{Name: "launcher"}, {Name: "worker", Succeeded: 1}}}
-	out, err := owners.WriteStatus(ctx, w, st)
+	out, err := owners.RolesWriter().WriteStatus(ctx, w, st)
 	fmt.Println("written:", err == nil, out.ResourceVersion != w.ResourceVersion)
-	_, err = owners.WriteStatus(ctx, w, st) // w is stale now
+	_, err = owners.RolesWriter().WriteStatus(ctx, w, st) // w is stale now
 	fmt.Println("stale write is a conflict:", apierrors.IsConflict(err))
 	fmt.Println("calls:", len(c.Calls()), c.Calls()[0].Op)
 	// Output:
 	// written: true true
 	// stale write is a conflict: true
 	// calls: 2 UpdateStatus
+}
+
+// runOf is w as a Run: its identity in the metadata, the roles and rules in the
+// spec.
+func runOf(w *ownedpods.Workload) *reconciletest.Run {
+	return &reconciletest.Run{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name}, Spec: *w, Status: w.Status}
 }

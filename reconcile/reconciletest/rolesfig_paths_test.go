@@ -54,12 +54,12 @@ func figDependsOn() []plaingroup.Dependency {
 // figRolesStatus records the return of the status write that made the owner
 // Complete.
 type figRolesStatus struct {
-	s *RolesStore
+	s *Store[*Run]
 	f *figRun
 }
 
 func (w figRolesStatus) WriteStatus(ctx context.Context, wl *ownedpods.Workload, st ownedpods.Status) (*ownedpods.Workload, error) {
-	out, err := w.s.WriteStatus(ctx, wl, st)
+	out, err := rolesWriter[*Run]{w.s}.WriteStatus(ctx, wl, st)
 	if err == nil && out.Status.TerminalState == plaingroup.ConditionCompleted {
 		w.f.completed()
 	}
@@ -70,7 +70,7 @@ func (w figRolesStatus) WriteStatus(ctx context.Context, wl *ownedpods.Workload,
 // Reconciler.SyncRoles.
 func runRolesFigure(ctx context.Context, L, lag time.Duration) (figResult, error) {
 	clk := clocktesting.NewFakeClock(time.Now())
-	c, owners := NewRolesCluster(Options{Clock: clk, EventLatency: lag, Owner: figKind})
+	c, owners := NewStore(Options{Clock: clk, EventLatency: lag, Owner: figKind}, RunType)
 	f := newFigRun(c, L, figKind)
 	r, err := reconcile.New(reconcile.Config{Name: figController, Owner: figKind, Clock: clk, PodEventBatchPeriod: L / 5}, c, c)
 	if err != nil {
@@ -81,8 +81,8 @@ func runRolesFigure(ctx context.Context, L, lag time.Duration) (figResult, error
 		Parallelism: ptr.To[int32](figWorkers), CompletionMode: ptr.To(batchv1.IndexedCompletion)}}
 	launcher := ownedpods.Role{Name: "launcher", Spec: plan.Spec{Template: &tmpl, Completions: ptr.To[int32](1),
 		Parallelism: ptr.To[int32](1), CompletionMode: ptr.To(batchv1.IndexedCompletion)}, DependsOn: figDependsOn()}
-	if _, err := owners.Create(&ownedpods.Workload{Namespace: figNamespace, Name: figName, ManagedBy: ptr.To(figController),
-		Roles: []ownedpods.Role{worker, launcher}, SuccessPolicy: figSuccess()}); err != nil {
+	if _, err := owners.Create(runOf(&ownedpods.Workload{Namespace: figNamespace, Name: figName, ManagedBy: ptr.To(figController),
+		Roles: []ownedpods.Role{worker, launcher}, SuccessPolicy: figSuccess()})); err != nil {
 		return figResult{}, err
 	}
 
@@ -103,11 +103,15 @@ func runRolesFigure(ctx context.Context, L, lag time.Duration) (figResult, error
 	f.done = func() bool { d, _ := done(figNamespace, figName); return d }
 	f.cancel = cancel
 	f.worker(ctx, q, func(ctx context.Context, _ string) (time.Duration, error) {
-		w, err := owners.Get(figNamespace, figName)
+		run, err := owners.Get(figNamespace, figName)
 		if err != nil {
 			return 0, err
 		}
-		res, err := r.SyncRoles(ctx, w, owners.pods, status)
+		w, err := RunType.Roles(run)
+		if err != nil {
+			return 0, err
+		}
+		res, err := r.SyncRoles(ctx, w, owners.rolesPods, status)
 		return res.RequeueAfter, err
 	})
 	q.add(reconcile.Key(figNamespace, figName), 0) // the owner's Added event
@@ -320,4 +324,10 @@ func runJobSetFigure(ctx context.Context, L, lag time.Duration) (figResult, erro
 	res.owner, res.gc = g.writes, g.gc
 	g.mu.Unlock()
 	return res, err
+}
+
+// runOf is w as a Run: its identity in the metadata, the roles and rules in the
+// spec.
+func runOf(w *ownedpods.Workload) *Run {
+	return &Run{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name}, Spec: *w, Status: w.Status}
 }

@@ -30,14 +30,14 @@ import (
 func TestRolesFinishedGroupStopsAndCountsItsRunningPods(t *testing.T) {
 	const workers = 3
 	ctx := t.Context()
-	c, owners := reconciletest.NewRolesCluster(reconciletest.Options{Owner: rolesKind})
+	c, owners := reconciletest.NewStore(reconciletest.Options{Owner: rolesKind}, reconciletest.RunType)
 	r, err := reconcile.New(reconcile.Config{Name: "test", Owner: rolesKind, Clock: c.Clock()}, c, c)
 	require.NoError(t, err)
 	tmpl := func() *corev1.PodTemplateSpec {
 		return &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "trainer"}}}}
 	}
-	_, err = owners.Create(&ownedpods.Workload{
+	_, err = owners.Create(runOf(&ownedpods.Workload{
 		Namespace: "ns", Name: "train", ManagedBy: ptr.To("test"),
 		Roles: []ownedpods.Role{
 			{Name: "worker", Spec: plan.Spec{Template: tmpl(), Completions: ptr.To[int32](workers), Parallelism: ptr.To[int32](workers),
@@ -46,7 +46,7 @@ func TestRolesFinishedGroupStopsAndCountsItsRunningPods(t *testing.T) {
 				DependsOn: []plaingroup.Dependency{{Name: "worker", Status: plaingroup.DependsOnReady}}},
 		},
 		SuccessPolicy: &plaingroup.SuccessPolicy{Operator: plaingroup.Any, TargetReplicatedJobs: []string{"launcher"}},
-	})
+	}))
 	require.NoError(t, err)
 
 	var launcherWins, stopFails atomic.Bool
@@ -72,7 +72,7 @@ func TestRolesFinishedGroupStopsAndCountsItsRunningPods(t *testing.T) {
 	})
 	d := reconciletest.NewDriver(c, r)
 	d.SyncFunc, d.DoneFunc = owners.SyncFunc(r), owners.DoneFunc()
-	stored := func() *ownedpods.Workload {
+	stored := func() *reconciletest.Run {
 		w, err := owners.Get("ns", "train")
 		require.NoError(t, err)
 		return w
