@@ -126,7 +126,6 @@ func (s *Store[T]) writeStatus(ctx context.Context, namespace, name string, uid 
 	})
 }
 
-
 // jobOf presents w as the Job whose status rules its status follows: the spec
 // fields those rules read, and its status.
 func jobOf(w *plan.Workload) *batchv1.Job {
