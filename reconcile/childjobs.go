@@ -86,19 +86,12 @@ func (r *Reconciler) SyncChildJobs(ctx context.Context, in *childjobs.Input, job
 	case status == nil:
 		return Result{}, fmt.Errorf("%w: SyncChildJobs: status writer is nil", ErrInvalidArgument)
 	}
-	start := r.cfg.Clock.Now()
 	key := Key(in.Namespace, in.Name)
 	gx := &groupExecution{
-		r: r, ctx: ctx, key: key, jobs: jobs, status: status, action: labelReconciling,
+		r: r, ctx: ctx, key: key, in: in, jobs: jobs, status: status, action: labelReconciling,
 		log: r.cfg.Logger.WithValues(strings.ToLower(in.Owner.Kind), key),
 	}
-	res, err := gx.sync(in, start)
-	result := labelSuccess
-	if err != nil {
-		result = labelError
-	}
-	r.cfg.Metrics.JobSync(labelChildJobs, result, gx.action, r.cfg.Clock.Since(start))
-	return res, err
+	return r.syncOwner(key, gx.log, gx)
 }
 
 // groupExecution is the state of one SyncChildJobs.
@@ -107,6 +100,7 @@ type groupExecution struct {
 	ctx    context.Context
 	key    string
 	log    logr.Logger
+	in     *childjobs.Input // the group as read from the cache, or as last written
 	jobs   ChildJobClient
 	status childjobs.StatusWriter
 	action string
@@ -114,21 +108,26 @@ type groupExecution struct {
 	errs   []error
 }
 
-func (gx *groupExecution) sync(in *childjobs.Input, now time.Time) (Result, error) {
-	r, key := gx.r, gx.key
-	r.noteUID(key, in.UID)
-	if stale, last := r.stale(key, in.ResourceVersion); stale {
-		w := last.group
-		if w == nil || w.UID != in.UID {
-			r.cfg.Metrics.StaleSyncSkipped()
-			return Result{RequeueAfter: r.cfg.StaleCacheRequeue, Report: Report{Skipped: "cache older than the last status write"}}, nil
-		}
-		// The group as written is newer than the cached one, spec included; its
-		// children, and the caller's settings of the sync, are in's.
-		cur := *w
-		cur.Children, cur.ServiceExists, cur.ChildManagedBy = in.Children, in.ServiceExists, in.ChildManagedBy
-		in = &cur
+func (gx *groupExecution) ownerUID() types.UID           { return gx.in.UID }
+func (gx *groupExecution) ownerVersion() string          { return gx.in.ResourceVersion }
+func (gx *groupExecution) labels() (mode, action string) { return labelChildJobs, gx.action }
+
+// useWritten plans from the group as written, newer than the cached one, spec
+// included; its children, and the caller's settings of the sync, are the
+// cached Input's.
+func (gx *groupExecution) useWritten(last written) bool {
+	w := last.group
+	if w == nil || w.UID != gx.in.UID {
+		return false
 	}
+	cur := *w
+	cur.Children, cur.ServiceExists, cur.ChildManagedBy = gx.in.Children, gx.in.ServiceExists, gx.in.ChildManagedBy
+	gx.in = &cur
+	return true
+}
+
+func (gx *groupExecution) decide(now time.Time) (Result, error) {
+	r, key, in := gx.r, gx.key, gx.in
 	if wait := r.childWritesPending(key, in.Children, now); wait > 0 {
 		return Result{RequeueAfter: wait, Report: Report{Skipped: "waiting for the cache to show the child Jobs created or deleted"}}, nil
 	}

@@ -107,6 +107,16 @@
 // most Config.ConflictRequeue and no error; other errors are returned wrapped (errors.Is and apierrors predicates see through them),
 // after every independent call of the sync was tried.
 //
+// # Every shape through one body
+//
+// Sync (an owner in Job terms), SyncRoles (an owner of several roles that owns
+// their pods) and SyncChildJobs (a group whose roles run as child Jobs) are three
+// doors onto one sync body: the owner's UID noted (a new UID under a known key
+// forgets it), a cached owner older than the last status write replaced by the
+// owner that write returned (or the sync skipped when that owner is another one),
+// then the shape's decision and its execution in the order its Plan documents,
+// and one sync metric. What differs is only what a shape decides and writes.
+//
 // # Several roles
 //
 // An owner of several roles whose pods it owns directly (a launcher and workers,

@@ -14,7 +14,7 @@ import (
 	"github.com/jobkit/jobkit/plan"
 )
 
-// execution is the state of one sync: of a Job's plan (Sync) or of a ownedpods.Plan
+// execution is the state of one sync (syncOwner runs it): of a Job's plan (Sync) or of a ownedpods.Plan
 // (SyncRoles, through rolesExecution). The pod calls read only owner and calls,
 // which both fill in; orig, cur, plan and adopted are Sync's.
 type execution struct {
@@ -29,6 +29,7 @@ type execution struct {
 	owner podOwner
 	calls podCalls
 
+	list PodLister      // Sync's lister of the owner's pods
 	orig *plan.Workload // the owner as read from the cache
 	cur  *plan.Workload // the latest version known: orig, then what status writes return
 	plan *plan.Plan

@@ -150,7 +150,6 @@ func (r *Reconciler) Sync(ctx context.Context, w *plan.Workload, list PodLister)
 	if w.Backoff.Base < 0 || w.Backoff.Max < 0 {
 		return Result{}, fmt.Errorf("%w: Sync: Workload.Backoff: %+v: durations must not be negative (zero means the default)", ErrInvalidArgument, w.Backoff)
 	}
-	start := r.cfg.Clock.Now()
 	key := workloadKey(w)
 	ex := &execution{
 		r:      r,
@@ -158,36 +157,28 @@ func (r *Reconciler) Sync(ctx context.Context, w *plan.Workload, list PodLister)
 		key:    key,
 		orig:   w,
 		cur:    w,
+		list:   list,
 		log:    r.cfg.Logger.WithValues(r.logKey, key),
 		mode:   completionMode(&w.Spec),
 		action: labelReconciling,
 	}
-	res, err := ex.sync(list, start)
-	result := labelSuccess
-	if err != nil {
-		result = labelError
-	}
-	r.cfg.Metrics.JobSync(ex.mode, result, ex.action, r.cfg.Clock.Since(start))
-	return res, err
+	return r.syncOwner(key, ex.log, ex)
 }
 
-func (ex *execution) sync(list PodLister, now time.Time) (res Result, err error) {
-	r, key, job := ex.r, ex.key, ex.orig
-	r.noteUID(key, job.UID)
-	if stale, last := r.stale(key, job.ResourceVersion); stale {
-		written := last.job
-		if written == nil || written.UID != job.UID {
-			r.cfg.Metrics.StaleSyncSkipped()
-			ex.log.V(2).Info("Cached owner is older than the last status write; waiting for the cache", "resourceVersion", job.ResourceVersion)
-			return Result{RequeueAfter: r.cfg.StaleCacheRequeue, Report: Report{Skipped: "cache older than the last status write"}}, nil
-		}
-		// The Job this reconciler wrote last is newer than the cached one, spec
-		// included (a write returns the whole object): sync from it rather than wait
-		// one event lag for the cache to show it.
-		ex.log.V(4).Info("Cached owner is older than the last status write; syncing the owner as written", "resourceVersion", job.ResourceVersion, "written", written.ResourceVersion)
-		job = written
-		ex.orig, ex.cur = job, job
+func (ex *execution) ownerUID() types.UID           { return ex.orig.UID }
+func (ex *execution) ownerVersion() string          { return ex.orig.ResourceVersion }
+func (ex *execution) labels() (mode, action string) { return ex.mode, ex.action }
+
+func (ex *execution) useWritten(last written) bool {
+	if last.job == nil || last.job.UID != ex.orig.UID {
+		return false
 	}
+	ex.orig, ex.cur = last.job, last.job
+	return true
+}
+
+func (ex *execution) decide(now time.Time) (res Result, err error) {
+	r, key, job, list := ex.r, ex.key, ex.orig, ex.list
 	if wait := r.expireUncertainCreates(key, now); wait > 0 {
 		defer func() { res.RequeueAfter = minPositive(res.RequeueAfter, wait) }()
 	}

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/jobkit/jobkit/groups"
 	"github.com/jobkit/jobkit/groups/ownedpods"
@@ -61,7 +62,6 @@ func (r *Reconciler) SyncRoles(ctx context.Context, w *ownedpods.Workload, list 
 	case r.pods == nil:
 		return Result{}, fmt.Errorf("%w: SyncRoles: the Reconciler has no pod client (New was given nil)", ErrInvalidArgument)
 	}
-	start := r.cfg.Clock.Now()
 	key := Key(w.Namespace, w.Name)
 	rx := &rolesExecution{
 		execution: &execution{
@@ -74,15 +74,10 @@ func (r *Reconciler) SyncRoles(ctx context.Context, w *ownedpods.Workload, list 
 		},
 		orig:   w,
 		cur:    w,
+		list:   list,
 		status: status,
 	}
-	res, err := rx.sync(list, start)
-	result := labelSuccess
-	if err != nil {
-		result = labelError
-	}
-	r.cfg.Metrics.JobSync(labelRoles, result, rx.action, r.cfg.Clock.Since(start))
-	return res, err
+	return r.syncOwner(key, rx.log, rx)
 }
 
 // rolesExecution is the state of one SyncRoles: the execution its pod calls share
@@ -91,24 +86,24 @@ type rolesExecution struct {
 	*execution
 	orig   *ownedpods.Workload // the owner as read from the cache
 	cur    *ownedpods.Workload // orig, then what the status write returned
+	list   func(*ownedpods.Workload) ([]*corev1.Pod, error)
 	plan   *ownedpods.Plan
 	status ownedpods.StatusWriter
 }
 
-func (rx *rolesExecution) sync(list func(*ownedpods.Workload) ([]*corev1.Pod, error), now time.Time) (res Result, err error) {
-	r, key, w := rx.r, rx.key, rx.orig
-	r.noteUID(key, w.UID)
-	if stale, last := r.stale(key, w.ResourceVersion); stale {
-		written := last.roles
-		if written == nil || written.UID != w.UID {
-			r.cfg.Metrics.StaleSyncSkipped()
-			rx.log.V(2).Info("Cached owner is older than the last status write; waiting for the cache", "resourceVersion", w.ResourceVersion)
-			return Result{RequeueAfter: r.cfg.StaleCacheRequeue, Report: Report{Skipped: "cache older than the last status write"}}, nil
-		}
-		rx.log.V(4).Info("Cached owner is older than the last status write; syncing the owner as written", "resourceVersion", w.ResourceVersion, "written", written.ResourceVersion)
-		w = written
-		rx.orig, rx.cur = w, w
+func (rx *rolesExecution) ownerUID() types.UID  { return rx.orig.UID }
+func (rx *rolesExecution) ownerVersion() string { return rx.orig.ResourceVersion }
+
+func (rx *rolesExecution) useWritten(last written) bool {
+	if last.roles == nil || last.roles.UID != rx.orig.UID {
+		return false
 	}
+	rx.orig, rx.cur = last.roles, last.roles
+	return true
+}
+
+func (rx *rolesExecution) decide(now time.Time) (res Result, err error) {
+	r, key, w, list := rx.r, rx.key, rx.orig, rx.list
 	if wait := r.expireUncertainCreates(key, now); wait > 0 {
 		defer func() { res.RequeueAfter = minPositive(res.RequeueAfter, wait) }()
 	}
