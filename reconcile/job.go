@@ -56,9 +56,3 @@ func (j jobStatusWriter) WriteStatus(ctx context.Context, w *plan.Workload, stat
 	}
 	return plan.JobWorkload(out), nil
 }
-
-// JobOwnerReader is the OwnerReader of batch/v1 Jobs over get: ObjectOwnerReader
-// with plan.JobWorkload.
-func JobOwnerReader(get func(ctx context.Context, namespace, name string) (*batchv1.Job, error)) OwnerReader {
-	return ObjectOwnerReader(get, func(job *batchv1.Job) (*plan.Workload, error) { return plan.JobWorkload(job), nil })
-}

@@ -125,9 +125,9 @@ func New(cs kubernetes.Interface, factory informers.SharedInformerFactory, cfg r
 	if cfg.ReadOwner == nil {
 		// Before adopting orphans, read the Job from the API server, not the
 		// informer: a Job deleted since the informer last heard adopts nothing.
-		cfg.ReadOwner = reconcile.JobOwnerReader(func(ctx context.Context, namespace, name string) (*batchv1.Job, error) {
+		cfg.ReadOwner = reconcile.ObjectOwnerReader(func(ctx context.Context, namespace, name string) (*batchv1.Job, error) {
 			return cs.BatchV1().Jobs(namespace).Get(ctx, name, metav1.GetOptions{})
-		})
+		}, reconcile.JobType.Workload)
 	}
 	// Filled in here, so that the controller reads the clock the Reconciler uses.
 	cfg, err := cfg.WithDefaults()

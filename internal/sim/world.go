@@ -146,7 +146,7 @@ func (w *world) newReconciler() (*reconcile.Reconciler, error) {
 		ExpectationsTTL:             s.expectationsTTL(),
 	}
 	if !w.tasks {
-		cfg.ReadOwner = reconcile.JobOwnerReader(w.cluster.GetJob)
+		cfg.ReadOwner = reconcile.ObjectOwnerReader(w.cluster.GetJob, reconcile.JobType.Workload)
 		return reconcile.New(cfg, w.podClient(), reconcile.JobStatusWriter(w.cluster))
 	}
 	cfg.Owner = w.ctlKind
