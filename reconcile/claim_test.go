@@ -495,8 +495,12 @@ func TestSyncReadOwnerBeforeAdoption(t *testing.T) {
 	}{
 		{name: "no reader, owner deleted: the stale cache adopts (the gap ReadOwner closes)",
 			deleteJob: true, wantAdopted: 2, wantNotFound: true},
-		{name: "owner live: adopts", read: func(c *reconciletest.Cluster) reconcile.OwnerReader { return reconcile.ObjectOwnerReader(c.GetJob, reconcile.JobType.Workload) }, wantAdopted: 2},
-		{name: "owner deleted: adopts nothing", read: func(c *reconciletest.Cluster) reconcile.OwnerReader { return reconcile.ObjectOwnerReader(c.GetJob, reconcile.JobType.Workload) },
+		{name: "owner live: adopts", read: func(c *reconciletest.Cluster) reconcile.OwnerReader {
+			return reconcile.ObjectOwnerReader(c.GetJob, reconcile.JobType.Workload)
+		}, wantAdopted: 2},
+		{name: "owner deleted: adopts nothing", read: func(c *reconciletest.Cluster) reconcile.OwnerReader {
+			return reconcile.ObjectOwnerReader(c.GetJob, reconcile.JobType.Workload)
+		},
 			deleteJob: true, wantRequeue: true},
 		{name: "owner recreated under the name: adopts nothing", read: func(*reconciletest.Cluster) reconcile.OwnerReader {
 			return func(context.Context, string, string) (*plan.Workload, error) {
