@@ -193,6 +193,7 @@ func (t *Type[T]) Handles(obj T, controller string, kind owner.Kind) bool {
 	w, err := t.Owner(obj)
 	return err == nil && w.HandledBy(controller, kind)
 }
+
 // OrphanOwner returns what the orphan cleanup and the pod-event mapping read of
 // obj, a live owner of kind (plan.Workload.OrphanOwner over Owner). An owner the
 // conversions refuse has no pods of a controller: it counts as unfinished,
