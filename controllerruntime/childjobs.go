@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/jobkit/jobkit/groups/childjobs"
@@ -25,12 +24,12 @@ import (
 // Jobs that name its UID as controller (a group adopts nothing), whether its
 // headless Service (named by the subdomain, default the group's name) is
 // cached, and the status writer of Type.SetChildJobsStatus. A group whose spec
-// plaingroup.Validate refuses is failed instead (refuse).
+// childjobs.Input.Validate refuses is failed instead (refuse).
 func (o *ownerOf[T]) syncChildJobs(ctx context.Context, in *childjobs.Input) (reconcile.Result, error) {
 	if in.Object == nil {
 		return reconcile.Result{}, fmt.Errorf("%w: Type.ChildJobs of %s/%s left Input.Object nil", reconcile.ErrInvalidArgument, in.Namespace, in.Name)
 	}
-	if errs := validateGroup(in); len(errs) > 0 && !in.Deleting {
+	if errs := in.Validate(); len(errs) > 0 && !in.Deleting {
 		return o.refuse(ctx, in, errs)
 	}
 	var jobs batchv1.JobList
@@ -52,21 +51,6 @@ func (o *ownerOf[T]) syncChildJobs(ctx context.Context, in *childjobs.Input) (re
 	in.ChildManagedBy = cmp.Or(in.ChildManagedBy, o.childManagedBy)
 	a := childJobsAPI[T]{c: o.client, typ: o.typ}
 	return o.rec.SyncChildJobs(ctx, in, a, a)
-}
-
-// validateGroup checks in's spec with plaingroup.Validate, the roles sized from
-// their templates as childjobs.Compute sizes them.
-func validateGroup(in *childjobs.Input) plaingroup.Errors {
-	spec := in.Spec
-	spec.Roles = slices.Clone(spec.Roles)
-	for i := range spec.Roles {
-		if i < len(in.Templates) {
-			t := &in.Templates[i].Spec
-			spec.Roles[i].Parallelism = ptr.Deref(t.Parallelism, 1)
-			spec.Roles[i].Completions = t.Completions
-		}
-	}
-	return plaingroup.Validate(&spec)
 }
 
 // refuse fails a group whose spec is invalid, as JobSet fails an invalid JobSet:

@@ -32,16 +32,10 @@ var JobSetType = reconcile.Type[*v1alpha2.JobSet]{
 
 // Validate checks a JobSet's spec with plain/group's Validate, the roles sized
 // from their templates (parallelism, with the API's default of 1, and
-// completions), as controllerruntime does before each sync. Each error names
-// the field and the value.
+// completions): childjobs.Input.Validate, which controllerruntime runs before
+// each sync. Each error names the field and the value.
 func Validate(js *v1alpha2.JobSet) plaingroup.Errors {
-	spec := Spec(js)
-	for i := range spec.Roles {
-		t := &js.Spec.ReplicatedJobs[i].Template.Spec
-		spec.Roles[i].Parallelism = ptr.Deref(t.Parallelism, 1)
-		spec.Roles[i].Completions = t.Completions
-	}
-	return plaingroup.Validate(&spec)
+	return Input(js, nil, false, "", "", time.Time{}).Validate()
 }
 
 // Spec converts a JobSet's spec onto plain/group's: the roles (name, group name,
