@@ -12,7 +12,8 @@
 // # What Setup registers
 //
 //   - the field index OwnerUIDIndex of pods by the UID of their controller, once
-//     per manager;
+//     per manager (of Jobs too for groups of child Jobs, and not of pods for a
+//     kind of such groups only: see below);
 //   - a controller named after the kind: the owners whose spec.managedBy is
 //     Config.Name (plan.Workload.HandledBy) are synced by reconcile.Reconciler.Sync
 //     from the manager's cache; owner updates go through
@@ -67,6 +68,36 @@
 // its own sync does (pod events keep syncing it; the orphan worker frees the
 // pods of a deleted or replaced one). examples/trainingjob runs one kind with
 // both shapes.
+//
+// # Groups of child Jobs
+//
+// A group whose roles run as child batch/v1 Jobs (JobSet's shape, package
+// groups/childjobs) goes through the same Setup: Type.ChildJobs converts it
+// onto a childjobs.Input, Type.SetChildJobsStatus sets its status. Such a
+// group is synced by Reconciler.SyncChildJobs: Setup lists its Jobs from the
+// cache (the field index OwnerUIDIndex on Jobs, once per manager), reads its
+// headless Service (named by the subdomain, default the group's name), sets
+// Input.ChildManagedBy from Options.ChildManagedBy (a jobkit Job controller,
+// Setup of reconcile.JobType, may run the children in the same manager), and
+// writes the status through the status subresource with the resourceVersion
+// precondition, converting the group as stored back with ChildJobs. The
+// controller owns Jobs and Services (their events queue the group at once). A
+// group whose spec plaingroup.Validate refuses is failed, as JobSet fails an
+// invalid JobSet: a Failed condition of reason "Invalid" + the kind
+// ("InvalidJobSet") with the errors, terminal state Failed, a Warning event;
+// then its TTL after finishing applies. A group ChildJobs refuses (an error:
+// it cannot be converted) gets only the Warning event, as Workload's refusals.
+//
+// A kind of such groups only (Type.ChildJobsOnly) owns no pods: Setup
+// registers no pod index, no pod watch and no orphan worker; Config.Owner may
+// be left zero (the kind comes from the scheme, the Finalizer is one nothing
+// carries, "jobkit.dev/owns-no-pods"); the metrics are <kind>_controller_*
+// with completion_mode ChildJobs; the events of child Jobs are CreateJob and
+// DeleteJob; an unset managedBy names JobSet's controller
+// (plaingroup.ControllerName), as the group rule reads it. A kind of several
+// shapes keeps the pod watch and the orphan worker for its other owners; its
+// groups own no pod, so the orphan cleanup finds none of theirs, and their
+// child Jobs' events are recorded as CreatePod and DeletePod.
 //
 // # Adoption
 //

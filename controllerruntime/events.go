@@ -7,22 +7,34 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/jobkit/jobkit/reconcile"
 )
 
 // eventAction maps a reason the Reconciler records to the action of its
-// events.k8s.io/v1 Event (the API requires one): CreatePod, DeletePod, or sync
-// ("SyncJob", "SyncTrainingJob") for the rest.
-func eventAction(reason, sync string) string {
+// events.k8s.io/v1 Event (the API requires one): Create or Delete and the
+// child's kind ("CreatePod", "DeleteJob"), or sync ("SyncJob",
+// "SyncTrainingJob") for the rest.
+func eventAction(reason, sync, child string) string {
 	switch reason {
 	case reconcile.ReasonSuccessfulCreate, reconcile.ReasonFailedCreate:
-		return "CreatePod"
+		return "Create" + child
 	case reconcile.ReasonSuccessfulDelete, reconcile.ReasonFailedDelete:
-		return "DeletePod"
+		return "Delete" + child
 	}
 	return sync
+}
+
+// childObject is the kind of the children the owners of typ create: Job for a
+// kind of child-Jobs groups only, Pod otherwise (a kind of several shapes
+// names its child Jobs' events as pods').
+func childObject[T client.Object](typ reconcile.Type[T]) string {
+	if typ.ChildJobsOnly() {
+		return "Job"
+	}
+	return "Pod"
 }
 
 // EventRecorder returns an events.k8s.io/v1 recorder that records through mgr's
@@ -46,10 +58,11 @@ func EventRecorder(mgr manager.Manager, reportingController string) (events.Even
 }
 
 // syncEvents adapts rec to reconcile's recorder: syncAction is the action of every
-// event but a pod's create or delete (CreatePod, DeletePod).
-func syncEvents(rec events.EventRecorder, syncAction string) reconcile.EventRecorder {
+// event but a child's create or delete (CreatePod, DeletePod, or for child
+// Jobs CreateJob, DeleteJob).
+func syncEvents(rec events.EventRecorder, syncAction, child string) reconcile.EventRecorder {
 	return reconcile.EventRecorderFunc(func(obj runtime.Object, eventtype, reason, messageFmt string, args ...any) {
-		rec.Eventf(obj, nil, eventtype, reason, eventAction(reason, syncAction), messageFmt, args...)
+		rec.Eventf(obj, nil, eventtype, reason, eventAction(reason, syncAction, child), messageFmt, args...)
 	})
 }
 

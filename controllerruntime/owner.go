@@ -39,8 +39,10 @@ type ownerOf[T client.Object] struct {
 	typ     reconcile.Type[T]
 	invalid string // the reason of the event on an owner Workload refuses
 	orphans workqueue.TypedRateLimitingInterface[types.NamespacedName]
-	onSync  func(obj T, res reconcile.Result, err error)
-	log     logr.Logger
+	// childManagedBy is Options.ChildManagedBy.
+	childManagedBy string
+	onSync         func(obj T, res reconcile.Result, err error)
+	log            logr.Logger
 }
 
 func (o *ownerOf[T]) kind() owner.Kind { return o.cfg.Owner }
@@ -64,15 +66,18 @@ func (o *ownerOf[T]) reconcileKey(ctx context.Context, req crreconcile.Request) 
 	if !o.manages(obj) {
 		return crreconcile.Result{}, nil
 	}
-	w, g, err := o.typ.Shape(obj)
+	w, g, in, err := o.typ.Shape(obj)
 	if err != nil {
 		o.cfg.Events.Eventf(obj, corev1.EventTypeWarning, o.invalid, "%v", err)
 		return crreconcile.Result{}, nil
 	}
 	var res reconcile.Result
-	if g != nil {
+	switch {
+	case in != nil:
+		res, err = o.syncChildJobs(ctx, in)
+	case g != nil:
 		res, err = o.syncRoles(ctx, g)
-	} else {
+	default:
 		res, err = o.rec.Sync(ctx, w, func(w *plan.Workload) ([]*corev1.Pod, error) { return o.listPods(ctx, w) })
 	}
 	if o.onSync != nil {
@@ -126,7 +131,8 @@ func (o *ownerOf[T]) observe(ctx context.Context, ev reconcile.OwnerEvent, q que
 	if res.Sync {
 		q.AddAfter(crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: ev.New.Namespace, Name: ev.New.Name}}, res.Delay)
 	}
-	if res.OrphanCleanup != nil {
+	// A kind of child-Jobs groups only has no pod to clean (nor the pod index).
+	if res.OrphanCleanup != nil && !o.typ.ChildJobsOnly() {
 		o.queueOrphans(ctx, res.OrphanCleanup)
 	}
 }

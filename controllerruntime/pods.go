@@ -24,10 +24,11 @@ import (
 )
 
 const (
-	// OwnerUIDIndex is the field index of pods by the UID of their controller, of
-	// any kind, that Setup registers once per manager; pods without a controller
-	// are indexed under "<none>" (the candidates for adoption). A test over a fake
-	// client registers it with OwnerUID.
+	// OwnerUIDIndex is the field index of pods (and, for a Type with the
+	// child-Jobs shape, of batch/v1 Jobs) by the UID of their controller, of any
+	// kind, that Setup registers once per manager and type; objects without a
+	// controller are indexed under "<none>" (the candidates for adoption). A
+	// test over a fake client registers it with OwnerUID.
 	OwnerUIDIndex = "jobkit.dev/controller-uid"
 	noController  = "<none>"
 )
@@ -40,23 +41,30 @@ func OwnerUID(obj client.Object) []string {
 	return []string{noController}
 }
 
-// indexed holds the field indexers OwnerUIDIndex is registered with: one index
-// serves every controller of a manager.
+// indexed holds the field indexers and types OwnerUIDIndex is registered with:
+// one index of each type serves every controller of a manager.
 var indexed sync.Map
 
-func indexPods(mgr manager.Manager) error {
+type indexedKey struct {
+	fi  any
+	typ reflect.Type
+}
+
+// indexOnce registers OwnerUIDIndex on objects of obj's type with mgr, once.
+func indexOnce(mgr manager.Manager, obj client.Object) error {
 	fi := mgr.GetFieldIndexer()
 	comparable := fi != nil && reflect.TypeOf(fi).Comparable()
+	key := indexedKey{fi: fi, typ: reflect.TypeOf(obj)}
 	if comparable {
-		if _, done := indexed.Load(fi); done {
+		if _, done := indexed.Load(key); done {
 			return nil
 		}
 	}
-	if err := fi.IndexField(context.Background(), &corev1.Pod{}, OwnerUIDIndex, OwnerUID); err != nil {
+	if err := fi.IndexField(context.Background(), obj, OwnerUIDIndex, OwnerUID); err != nil {
 		return err
 	}
 	if comparable {
-		indexed.Store(fi, true)
+		indexed.Store(key, true)
 	}
 	return nil
 }

@@ -5,16 +5,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -49,7 +52,13 @@ type Options[T client.Object] struct {
 	// Jobs). Required.
 	Type reconcile.Type[T]
 	// Config is the Reconciler's. Name (the spec.managedBy this controller answers
-	// to) is required; Owner is the kind of T (zero: batch/v1 Job). Zero fields
+	// to) is required; Owner is the kind of T (zero: batch/v1 Job), whose
+	// Finalizer tracks the pods the owners control. A kind of child-Jobs groups
+	// only (Type.ChildJobsOnly) controls no pod and never uses a finalizer:
+	// there a zero Owner is the kind the scheme names for T, and an empty
+	// Finalizer is "jobkit.dev/owns-no-pods", which no object carries; the kind still
+	// names the metrics ("jobset_controller"), the event actions ("SyncJobSet")
+	// and the reason of refusals ("InvalidJobSet"). Zero fields
 	// take defaults: Logger the manager's, Events an events.k8s.io/v1 recorder on
 	// the manager's connection, Metrics the Prometheus metrics of package metrics
 	// registered with controller-runtime's registry (served by the manager),
@@ -78,8 +87,17 @@ type Options[T client.Object] struct {
 	// headless Service for its pods' hostnames, a ConfigMap): an event of one
 	// queues the owner its controller reference names, as controller-runtime's
 	// builder Owns does. The caller's code creates them (in OnSync, or a
-	// controller of its own); the owner's syncs do not read them.
+	// controller of its own); the owner's syncs do not read them. A Type with
+	// the child-Jobs shape owns batch/v1 Jobs and core/v1 Services without
+	// being told (its syncs create and read them); listing them again is
+	// harmless.
 	Owns []client.Object
+	// ChildManagedBy, for a Type with the child-Jobs shape, is the spec.managedBy
+	// of the child Jobs created (childjobs.Input.ChildManagedBy, unless the
+	// conversion set it), so that the Job controller of that name (a jobkit one,
+	// Setup with reconcile.JobType) runs them; empty leaves them to the
+	// kube-controller-manager. Set only with Type.ChildJobs.
+	ChildManagedBy string
 	// OnSync, when set, is called after each sync with what it returned. It runs on
 	// the worker and must be quick.
 	OnSync func(obj T, res reconcile.Result, err error)
@@ -121,9 +139,11 @@ func Setup[T client.Object](mgr manager.Manager, opts Options[T]) (*Controller[T
 		return nil, fmt.Errorf("controllerruntime.Setup: %w", err)
 	}
 	cfg := opts.Config
-	if cfg.Owner == (owner.Kind{}) {
-		cfg.Owner = owner.BatchJob
+	owner, err := opts.owner(mgr.GetScheme())
+	if err != nil {
+		return nil, fmt.Errorf("controllerruntime.Setup: %w", err)
 	}
+	cfg.Owner = owner
 	name := cmp.Or(opts.Name, strings.ToLower(cfg.Owner.Kind))
 	if cfg.Logger.GetSink() == nil {
 		cfg.Logger = mgr.GetLogger().WithName(name)
@@ -133,9 +153,8 @@ func Setup[T client.Object](mgr manager.Manager, opts Options[T]) (*Controller[T
 		if err != nil {
 			return nil, fmt.Errorf("controllerruntime.Setup: %w", err)
 		}
-		cfg.Events = syncEvents(rec, "Sync"+cfg.Owner.Kind)
+		cfg.Events = syncEvents(rec, "Sync"+cfg.Owner.Kind, childObject(opts.Type))
 	}
-	c := &Controller[T]{}
 	if cfg.Metrics == nil {
 		m, err := defaultMetrics(mgr, cfg.Owner, opts.MetricsSubsystem)
 		if err != nil {
@@ -146,38 +165,21 @@ func Setup[T client.Object](mgr manager.Manager, opts Options[T]) (*Controller[T
 			return nil, fmt.Errorf("controllerruntime.Setup: %w", err)
 		}
 	}
-	if cfg.ReadOwner == nil {
-		api, typ := mgr.GetAPIReader(), opts.Type
-		cfg.ReadOwner = reconcile.ObjectOwnerReader(func(ctx context.Context, namespace, name string) (T, error) {
-			obj := typ.New()
-			return obj, api.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, obj)
-		}, typ.Owner)
-	}
-	cfg, err := cfg.WithDefaults()
+	opts.Config = cfg
+	c, err := newController(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), mgr.GetScheme(), opts)
 	if err != nil {
 		return nil, fmt.Errorf("controllerruntime.Setup: %w", err)
 	}
-	rec, err := reconcile.New(cfg, newAPIClient(mgr.GetClient(), mgr.GetAPIReader()), statusWriter[T]{c: mgr.GetClient(), typ: opts.Type})
-	if err != nil {
-		return nil, fmt.Errorf("controllerruntime.Setup: %w", err)
+	pods := !opts.Type.ChildJobsOnly()
+	if pods {
+		if err := indexOnce(mgr, &corev1.Pod{}); err != nil {
+			return nil, fmt.Errorf("controllerruntime.Setup: index pods by controller UID: %w", err)
+		}
 	}
-	backoff := opts.apiBackoff()
-	c.o = ownerOf[T]{
-		rec:     rec,
-		cfg:     cfg,
-		cache:   mgr.GetCache(),
-		client:  mgr.GetClient(),
-		scheme:  mgr.GetScheme(),
-		typ:     opts.Type,
-		invalid: "Invalid" + cfg.Owner.Kind,
-		orphans: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](backoff.Base, backoff.Max),
-			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: name + "-orphan-pods"}),
-		onSync: opts.OnSync,
-		log:    cfg.Logger,
-	}
-	if err := indexPods(mgr); err != nil {
-		return nil, fmt.Errorf("controllerruntime.Setup: index pods by controller UID: %w", err)
+	if opts.Type.ChildJobs != nil {
+		if err := indexOnce(mgr, &batchv1.Job{}); err != nil {
+			return nil, fmt.Errorf("controllerruntime.Setup: index Jobs by controller UID: %w", err)
+		}
 	}
 	managed := predicate.NewPredicateFuncs(func(obj client.Object) bool {
 		t, ok := obj.(T)
@@ -186,11 +188,14 @@ func Setup[T client.Object](mgr manager.Manager, opts Options[T]) (*Controller[T
 	b := builder.ControllerManagedBy(mgr).
 		Named(name).
 		For(opts.Type.New(), builder.WithPredicates(managed, noUpdates)).
-		Watches(opts.Type.New(), c.o.ownerEvents(), builder.WithPredicates(managed)).
-		Watches(&corev1.Pod{}, podEventHandler(c.o.handlePod))
-	for _, obj := range opts.Owns {
+		Watches(opts.Type.New(), c.o.ownerEvents(), builder.WithPredicates(managed))
+	if pods {
+		b = b.Watches(&corev1.Pod{}, podEventHandler(c.o.handlePod))
+	}
+	for _, obj := range opts.owns() {
 		b = b.Owns(obj)
 	}
+	backoff := opts.apiBackoff()
 	err = b.WithOptions(controller.Options{
 		MaxConcurrentReconciles: cmp.Or(opts.Workers, DefaultWorkers),
 		SkipNameValidation:      ptr.To(opts.SkipNameValidation),
@@ -200,18 +205,90 @@ func Setup[T client.Object](mgr manager.Manager, opts Options[T]) (*Controller[T
 	if err != nil {
 		return nil, fmt.Errorf("controllerruntime.Setup: build controller %s: %w", name, err)
 	}
-	if err := mgr.Add(&orphanWorker{queue: c.o.orphans, clean: c.o.cleanOrphan, log: cfg.Logger, workers: opts.OrphanWorkers}); err != nil {
-		return nil, fmt.Errorf("controllerruntime.Setup: add orphan worker: %w", err)
+	if pods {
+		if err := mgr.Add(&orphanWorker{queue: c.o.orphans, clean: c.o.cleanOrphan, log: c.o.log, workers: opts.OrphanWorkers}); err != nil {
+			return nil, fmt.Errorf("controllerruntime.Setup: add orphan worker: %w", err)
+		}
 	}
 	return c, nil
 }
 
+// NewController builds the Controller that Setup registers, without a manager:
+// no watch, no index, no orphan worker, no default Events or Metrics (nil
+// ones are reconcile.New's). It is for tests over controller-runtime's fake
+// client: Reconcile reads owners, pods and child Jobs from cache, which must
+// index pods and Jobs by OwnerUIDIndex (fake.ClientBuilder.WithIndex with
+// OwnerUID), and writes through c, whose scheme must know T; Config.ReadOwner
+// defaults to a read through c. opts is checked as Setup checks it.
+func NewController[T client.Object](c client.Client, cache client.Reader, opts Options[T]) (*Controller[T], error) {
+	if c == nil || cache == nil {
+		return nil, errors.New("controllerruntime.NewController: client or cache is nil")
+	}
+	if err := opts.validateFields(); err != nil {
+		return nil, fmt.Errorf("controllerruntime.NewController: %w", err)
+	}
+	owner, err := opts.owner(c.Scheme())
+	if err != nil {
+		return nil, fmt.Errorf("controllerruntime.NewController: %w", err)
+	}
+	opts.Config.Owner = owner
+	ctl, err := newController(c, c, cache, c.Scheme(), opts)
+	if err != nil {
+		return nil, fmt.Errorf("controllerruntime.NewController: %w", err)
+	}
+	return ctl, nil
+}
+
+// newController builds the Controller of opts (whose Config.Owner is set),
+// writing through c, reading owners and pods live through live (ReadOwner, a
+// pod's GetPod) and from cache otherwise.
+func newController[T client.Object](c client.Client, live, cache client.Reader, scheme *runtime.Scheme, opts Options[T]) (*Controller[T], error) {
+	cfg := opts.Config
+	if cfg.ReadOwner == nil {
+		typ := opts.Type
+		cfg.ReadOwner = reconcile.ObjectOwnerReader(func(ctx context.Context, namespace, name string) (T, error) {
+			obj := typ.New()
+			return obj, live.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, obj)
+		}, typ.Owner)
+	}
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
+	rec, err := reconcile.New(cfg, newAPIClient(c, live), statusWriter[T]{c: c, typ: opts.Type})
+	if err != nil {
+		return nil, err
+	}
+	backoff := opts.apiBackoff()
+	name := cmp.Or(opts.Name, strings.ToLower(cfg.Owner.Kind))
+	return &Controller[T]{o: ownerOf[T]{
+		rec:     rec,
+		cfg:     cfg,
+		cache:   cache,
+		client:  c,
+		scheme:  scheme,
+		typ:     opts.Type,
+		invalid: "Invalid" + cfg.Owner.Kind,
+		orphans: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](backoff.Base, backoff.Max),
+			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: name + "-orphan-pods"}),
+		childManagedBy: opts.ChildManagedBy,
+		onSync:         opts.OnSync,
+		log:            cfg.Logger,
+	}}, nil
+}
+
 // validate names the first missing or bad field of o.
 func (o *Options[T]) validate(mgr manager.Manager) error {
-	var errs []error
 	if mgr == nil {
-		errs = append(errs, errors.New("manager is nil"))
+		return errors.Join(errors.New("manager is nil"), o.validateFields())
 	}
+	return o.validateFields()
+}
+
+// validateFields names every missing or bad field of o.
+func (o *Options[T]) validateFields() error {
+	var errs []error
 	if err := o.Type.Validate(); err != nil {
 		each := []error{err}
 		if j, ok := err.(interface{ Unwrap() []error }); ok {
@@ -230,6 +307,9 @@ func (o *Options[T]) validate(mgr manager.Manager) error {
 		errs = append(errs, fmt.Errorf("Options.Type: Roles set %v, SetRolesStatus set %v: set both or neither",
 			o.Type.Roles != nil, o.Type.SetRolesStatus != nil))
 	}
+	if o.ChildManagedBy != "" && o.Type.ChildJobs == nil {
+		errs = append(errs, errors.New("Options.ChildManagedBy is set, Options.Type.ChildJobs is not: only groups of child Jobs create Jobs"))
+	}
 	if o.Config.Name == "" {
 		errs = append(errs, errors.New("Options.Config.Name is empty: name the controller (its spec.managedBy)"))
 	}
@@ -240,6 +320,51 @@ func (o *Options[T]) validate(mgr manager.Manager) error {
 		errs = append(errs, fmt.Errorf("Options.APIBackoff {Base %v, Max %v}: must not be negative", o.APIBackoff.Base, o.APIBackoff.Max))
 	}
 	return errors.Join(errs...)
+}
+
+// noPodsFinalizer is the Finalizer Setup gives Config.Owner, for a kind of
+// child-Jobs groups only, when it names none: such owners control no pod, so
+// no object ever carries it; it only lets the kind pass owner.Kind.Validate.
+const noPodsFinalizer = "jobkit.dev/owns-no-pods"
+
+// owner returns Config.Owner with its default: batch/v1 Job, or for a kind of
+// child-Jobs groups only the kind of T in scheme, with noPodsFinalizer when it
+// names no finalizer.
+func (o *Options[T]) owner(scheme *runtime.Scheme) (owner.Kind, error) {
+	k := o.Config.Owner
+	if !o.Type.ChildJobsOnly() {
+		if k == (owner.Kind{}) {
+			k = owner.BatchJob
+		}
+		return k, nil
+	}
+	if k.Kind == "" {
+		gvk, err := apiutil.GVKForObject(o.Type.New(), scheme)
+		if err != nil {
+			return k, fmt.Errorf("the kind of the owners: %w", err)
+		}
+		k.Group, k.Version, k.Kind = gvk.Group, gvk.Version, gvk.Kind
+	}
+	k.Finalizer = cmp.Or(k.Finalizer, noPodsFinalizer)
+	return k, nil
+}
+
+// owns returns Owns with, for a Type of the child-Jobs shape, Jobs and Services
+// first, and each type once.
+func (o *Options[T]) owns() []client.Object {
+	var all []client.Object
+	if o.Type.ChildJobs != nil {
+		all = append(all, &batchv1.Job{}, &corev1.Service{})
+	}
+	seen := map[reflect.Type]bool{}
+	var out []client.Object
+	for _, obj := range append(all, o.Owns...) {
+		if t := reflect.TypeOf(obj); !seen[t] {
+			seen[t] = true
+			out = append(out, obj)
+		}
+	}
+	return out
 }
 
 // apiBackoff returns APIBackoff with its defaults.

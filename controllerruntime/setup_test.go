@@ -196,7 +196,7 @@ func TestOptionsValidate(t *testing.T) {
 			o.Type.Workload, o.Type.SetStatus = nil, nil
 			o.Type.Roles, o.Type.SetRolesStatus = rolesOf, setRolesStatus
 		}},
-		{name: "no shape at all", mutate: func(o *Options[*batchv1.Job]) { o.Type.Workload, o.Type.SetStatus = nil, nil }, wantErr: "neither Workload nor Roles"},
+		{name: "no shape at all", mutate: func(o *Options[*batchv1.Job]) { o.Type.Workload, o.Type.SetStatus = nil, nil }, wantErr: "none of Workload, Roles and ChildJobs"},
 		{name: "no New", mutate: func(o *Options[*batchv1.Job]) { o.Type.New = nil }, wantErr: "Options.Type.New is not set"},
 		{name: "an owned Service", mutate: func(o *Options[*batchv1.Job]) { o.Owns = []client.Object{&corev1.Service{}} }},
 		{name: "a nil owned type", mutate: func(o *Options[*batchv1.Job]) { o.Owns = []client.Object{nil} }, wantErr: "Options.Owns[0] is nil"},
@@ -248,7 +248,7 @@ func TestEventAction(t *testing.T) {
 		{"Completed", "SyncTask"},
 	}
 	for _, tt := range tests {
-		if got := eventAction(tt.reason, "SyncTask"); got != tt.want {
+		if got := eventAction(tt.reason, "SyncTask", "Pod"); got != tt.want {
 			t.Errorf("eventAction(%q) = %q, want %q", tt.reason, got, tt.want)
 		}
 	}

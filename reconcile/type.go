@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -8,9 +9,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/groups/childjobs"
 	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/owner"
+	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -59,6 +64,21 @@ type Type[T interface {
 	// back with Roles. An error (a status obj cannot hold) fails the sync with no
 	// pod call made. Required with Roles, and only with it.
 	SetRolesStatus func(obj T, status ownedpods.Status) error
+	// ChildJobs, when set, tells a group whose roles run as child Jobs from the
+	// other shapes: it converts obj onto the childjobs.Input that
+	// Reconciler.SyncChildJobs takes (identity, ResourceVersion, Object, Owner,
+	// Deleting, Spec, Templates, Suspend, the network settings and Status),
+	// or returns nil (and no error) when obj is of another shape. The caller of
+	// SyncChildJobs fills Children, ServiceExists, ControllerName, ChildManagedBy
+	// and Now. It must not modify obj. An error is treated as Workload's. Such an
+	// owner owns no pods (its child Jobs do): every other reader of an owner
+	// sees it as Owner presents it, never finished, so the orphan cleanup and
+	// the pod-event mapping find no pod of it and touch none.
+	ChildJobs func(obj T) (*childjobs.Input, error)
+	// SetChildJobsStatus sets status as the status of obj, a child-Jobs group:
+	// as SetRolesStatus, for the owners ChildJobs converts, whose status is then
+	// converted back with ChildJobs. Required with ChildJobs, and only with it.
+	SetChildJobsStatus func(obj T, status childjobs.Status) error
 }
 
 // JobType is the Type of batch/v1 Jobs: plan.JobWorkload is the conversion, the
@@ -85,51 +105,89 @@ func (t *Type[T]) Validate() error {
 	if (t.Roles == nil) != (t.SetRolesStatus == nil) {
 		errs = append(errs, fmt.Errorf("Type: Roles set %v, SetRolesStatus set %v: set both or neither", t.Roles != nil, t.SetRolesStatus != nil))
 	}
-	if t.Workload == nil && t.Roles == nil {
-		errs = append(errs, errors.New("Type: neither Workload nor Roles is set: set Workload and SetStatus for Job-shaped owners, Roles and SetRolesStatus for owners of several roles, or both"))
+	if (t.ChildJobs == nil) != (t.SetChildJobsStatus == nil) {
+		errs = append(errs, fmt.Errorf("Type: ChildJobs set %v, SetChildJobsStatus set %v: set both or neither", t.ChildJobs != nil, t.SetChildJobsStatus != nil))
+	}
+	if t.Workload == nil && t.Roles == nil && t.ChildJobs == nil {
+		errs = append(errs, errors.New("Type: none of Workload, Roles and ChildJobs is set: set Workload and SetStatus for Job-shaped owners, Roles and SetRolesStatus for owners of several roles, ChildJobs and SetChildJobsStatus for groups of child Jobs, or several"))
 	}
 	return errors.Join(errs...)
 }
 
-// Shape returns obj in the shape it has: an owner of roles (Roles set and
-// answering one), else the one workload of Workload. Exactly one of the two
-// results is set when the error is nil.
-func (t *Type[T]) Shape(obj T) (*plan.Workload, *ownedpods.Workload, error) {
+// ChildJobsOnly reports whether every owner of t is a group of child Jobs:
+// ChildJobs is set, Workload and Roles are not. Such a kind owns no pods: an
+// integration needs no pod watch and no orphan cleanup for it.
+func (t *Type[T]) ChildJobsOnly() bool {
+	return t.ChildJobs != nil && t.Workload == nil && t.Roles == nil
+}
+
+// Shape returns obj in the shape it has: a group of child Jobs (ChildJobs set
+// and answering one), else an owner of roles (Roles set and answering one),
+// else the one workload of Workload. Exactly one of the three results is set
+// when the error is nil.
+func (t *Type[T]) Shape(obj T) (*plan.Workload, *ownedpods.Workload, *childjobs.Input, error) {
+	if t.ChildJobs != nil {
+		in, err := t.ChildJobs(obj)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if in != nil {
+			return nil, nil, in, nil
+		}
+	}
 	if t.Roles != nil {
 		g, err := t.Roles(obj)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if g != nil {
-			return nil, g, nil
+			return nil, g, nil, nil
 		}
 	}
 	if t.Workload == nil {
-		return nil, nil, fmt.Errorf("%w: Type.Roles answered no roles owner for %s/%s, and Type.Workload is not set (a kind of roles owners only)",
+		return nil, nil, nil, fmt.Errorf("%w: Type.ChildJobs and Type.Roles answered no group for %s/%s, and Type.Workload is not set",
 			ErrInvalidArgument, obj.GetNamespace(), obj.GetName())
 	}
 	w, err := t.Workload(obj)
-	return w, nil, err
+	return w, nil, nil, err
 }
 
 // Owner returns obj as the one plan.Workload that every reader of an owner but
 // its sync sees (owner events, the pod-event mapping, the orphan cleanup, the
 // metrics, Config.ReadOwner), whatever its shape: a Job-shaped owner's
-// Workload, or an owner of roles as ownedpods.Workload.AsWorkload presents it.
+// Workload, an owner of roles as ownedpods.Workload.AsWorkload presents it, or
+// a group of child Jobs as its identity (namespace, name, UID, generation,
+// resourceVersion, Object, deletion) with no spec but its managedBy, an unset
+// one read as the group rule reads it (plaingroup.ControllerName, JobSet's),
+// and no status: never finished, owning no pods.
 func (t *Type[T]) Owner(obj T) (*plan.Workload, error) {
-	w, g, err := t.Shape(obj)
-	if err != nil || w != nil {
+	w, g, in, err := t.Shape(obj)
+	switch {
+	case err != nil || w != nil:
 		return w, err
+	case g != nil:
+		return g.AsWorkload(), nil
 	}
-	return g.AsWorkload(), nil
+	return &plan.Workload{
+		Namespace: in.Namespace, Name: in.Name, UID: in.UID, Generation: in.Generation,
+		ResourceVersion: in.ResourceVersion, Object: in.Object, Deleting: in.Deleting,
+		Spec: plan.Spec{ManagedBy: ptr.To(cmp.Or(in.Spec.ManagedBy, plaingroup.ControllerName))},
+	}, nil
 }
 
 // Handles reports whether the controller named controller syncs obj, an owner
-// of kind: plan.Workload.HandledBy over its managedBy (ManagedBy, or the
-// conversions when ManagedBy is nil; an owner they refuse is not handled).
+// of kind: plan.Workload.HandledBy over its managedBy (ManagedBy, or Owner's
+// when ManagedBy is nil; an owner the conversions refuse is not handled). For
+// a kind of child-Jobs groups only (ChildJobsOnly), an unset managedBy reads
+// as the group rule reads it: JobSet's controller's, plaingroup.ControllerName.
+// A Type of several shapes whose groups follow that rule leaves ManagedBy nil.
 func (t *Type[T]) Handles(obj T, controller string, kind owner.Kind) bool {
 	if t.ManagedBy != nil {
-		w := plan.Workload{Spec: plan.Spec{ManagedBy: t.ManagedBy(obj)}}
+		m := t.ManagedBy(obj)
+		if m == nil && t.ChildJobsOnly() {
+			m = ptr.To(plaingroup.ControllerName)
+		}
+		w := plan.Workload{Spec: plan.Spec{ManagedBy: m}}
 		return w.HandledBy(controller, kind)
 	}
 	w, err := t.Owner(obj)
@@ -139,13 +197,18 @@ func (t *Type[T]) Handles(obj T, controller string, kind owner.Kind) bool {
 // OrphanOwner returns what the orphan cleanup and the pod-event mapping read of
 // obj, a live owner of kind (plan.Workload.OrphanOwner over Owner). An owner the
 // conversions refuse has no pods of a controller: it counts as unfinished,
-// managed as its managedBy says.
+// managed as its managedBy says. A group of child Jobs counts as unfinished
+// too: it controls no pod, so the cleanup, which reads only the pods a live
+// owner controls, removes no finalizer on its account.
 func (t *Type[T]) OrphanOwner(obj T, kind owner.Kind) *finalizers.OrphanOwner {
 	w, err := t.Owner(obj)
 	if err != nil {
 		w = &plan.Workload{}
 		if t.ManagedBy != nil {
 			w.Spec.ManagedBy = t.ManagedBy(obj)
+		}
+		if w.Spec.ManagedBy == nil && t.ChildJobsOnly() {
+			w.Spec.ManagedBy = ptr.To(plaingroup.ControllerName)
 		}
 	}
 	f := w.OrphanOwner(kind)

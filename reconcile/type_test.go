@@ -10,8 +10,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/groups/childjobs"
 	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/owner"
+	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
@@ -33,30 +35,46 @@ func ExampleJobType() {
 func TestTypeShape(t *testing.T) {
 	one := &plan.Workload{Name: "one"}
 	group := &ownedpods.Workload{Name: "group"}
+	jobs := &childjobs.Input{Name: "jobs"}
+	rolesOf := func(g *ownedpods.Workload, err error) func(*batchv1.Job) (*ownedpods.Workload, error) {
+		return func(*batchv1.Job) (*ownedpods.Workload, error) { return g, err }
+	}
+	childJobsOf := func(in *childjobs.Input, err error) func(*batchv1.Job) (*childjobs.Input, error) {
+		return func(*batchv1.Job) (*childjobs.Input, error) { return in, err }
+	}
 	tests := []struct {
 		name      string
 		roles     func(*batchv1.Job) (*ownedpods.Workload, error)
+		childJobs func(*batchv1.Job) (*childjobs.Input, error)
 		wantOne   bool
 		wantGroup bool
-		noJobs    bool // a kind of roles owners only: Type.Workload not set
+		wantJobs  bool
+		noJobs    bool // a kind of groups only: Type.Workload not set
 		wantErr   bool
 	}{
 		{name: "no Roles: one workload", wantOne: true},
-		{name: "roles owners only: Roles answers a group", noJobs: true, roles: func(*batchv1.Job) (*ownedpods.Workload, error) { return group, nil }, wantGroup: true},
-		{name: "roles owners only: Roles answers nil", noJobs: true, roles: func(*batchv1.Job) (*ownedpods.Workload, error) { return nil, nil }, wantErr: true},
-		{name: "Roles answers nil: one workload", roles: func(*batchv1.Job) (*ownedpods.Workload, error) { return nil, nil }, wantOne: true},
-		{name: "Roles answers a group", roles: func(*batchv1.Job) (*ownedpods.Workload, error) { return group, nil }, wantGroup: true},
-		{name: "Roles refuses", roles: func(*batchv1.Job) (*ownedpods.Workload, error) { return nil, errors.New("spec.roles: bad") }, wantErr: true},
+		{name: "roles owners only: Roles answers a group", noJobs: true, roles: rolesOf(group, nil), wantGroup: true},
+		{name: "roles owners only: Roles answers nil", noJobs: true, roles: rolesOf(nil, nil), wantErr: true},
+		{name: "Roles answers nil: one workload", roles: rolesOf(nil, nil), wantOne: true},
+		{name: "Roles answers a group", roles: rolesOf(group, nil), wantGroup: true},
+		{name: "Roles refuses", roles: rolesOf(nil, errors.New("spec.roles: bad")), wantErr: true},
+		{name: "child Jobs only: ChildJobs answers a group", noJobs: true, childJobs: childJobsOf(jobs, nil), wantJobs: true},
+		{name: "child Jobs only: ChildJobs answers nil", noJobs: true, childJobs: childJobsOf(nil, nil), wantErr: true},
+		{name: "child Jobs only: ChildJobs refuses", noJobs: true, childJobs: childJobsOf(nil, errors.New("spec.replicatedJobs: bad")), wantErr: true},
+		{name: "ChildJobs is asked first", roles: rolesOf(group, nil), childJobs: childJobsOf(jobs, nil), wantJobs: true},
+		{name: "ChildJobs answers nil: Roles", roles: rolesOf(group, nil), childJobs: childJobsOf(nil, nil), wantGroup: true},
+		{name: "ChildJobs and Roles answer nil: one workload", roles: rolesOf(nil, nil), childJobs: childJobsOf(nil, nil), wantOne: true},
+		{name: "ChildJobs refuses: not asked further", roles: rolesOf(group, nil), childJobs: childJobsOf(nil, errors.New("bad")), wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			typ := reconcile.Type[*batchv1.Job]{Workload: func(*batchv1.Job) (*plan.Workload, error) { return one, nil }, Roles: tt.roles}
+			typ := reconcile.Type[*batchv1.Job]{Workload: func(*batchv1.Job) (*plan.Workload, error) { return one, nil }, Roles: tt.roles, ChildJobs: tt.childJobs}
 			if tt.noJobs {
 				typ.Workload = nil
 			}
-			w, g, err := typ.Shape(&batchv1.Job{})
-			if (w == one) != tt.wantOne || (g == group) != tt.wantGroup || (err != nil) != tt.wantErr {
-				t.Errorf("Shape = %v, %v, %v; want one %v, group %v, error %v", w, g, err, tt.wantOne, tt.wantGroup, tt.wantErr)
+			w, g, in, err := typ.Shape(&batchv1.Job{})
+			if (w == one) != tt.wantOne || (g == group) != tt.wantGroup || (in == jobs) != tt.wantJobs || (err != nil) != tt.wantErr {
+				t.Errorf("Shape = %v, %v, %v, %v; want one %v, group %v, child Jobs %v, error %v", w, g, in, err, tt.wantOne, tt.wantGroup, tt.wantJobs, tt.wantErr)
 			}
 		})
 	}
@@ -65,6 +83,8 @@ func TestTypeShape(t *testing.T) {
 func TestTypeValidate(t *testing.T) {
 	roles := func(*batchv1.Job) (*ownedpods.Workload, error) { return nil, nil }
 	setRoles := func(*batchv1.Job, ownedpods.Status) error { return nil }
+	childJobs := func(*batchv1.Job) (*childjobs.Input, error) { return nil, nil }
+	setChildJobs := func(*batchv1.Job, childjobs.Status) error { return nil }
 	tests := []struct {
 		name    string
 		mutate  func(*reconcile.Type[*batchv1.Job])
@@ -77,7 +97,15 @@ func TestTypeValidate(t *testing.T) {
 		{name: "roles owners only", mutate: func(t *reconcile.Type[*batchv1.Job]) {
 			t.Workload, t.SetStatus, t.Roles, t.SetRolesStatus = nil, nil, roles, setRoles
 		}},
-		{name: "no shape", mutate: func(t *reconcile.Type[*batchv1.Job]) { t.Workload, t.SetStatus = nil, nil }, wantErr: "neither Workload nor Roles"},
+		{name: "no shape", mutate: func(t *reconcile.Type[*batchv1.Job]) { t.Workload, t.SetStatus = nil, nil }, wantErr: "none of Workload, Roles and ChildJobs"},
+		{name: "ChildJobs without SetChildJobsStatus", mutate: func(t *reconcile.Type[*batchv1.Job]) { t.ChildJobs = childJobs }, wantErr: "ChildJobs set true, SetChildJobsStatus set false"},
+		{name: "SetChildJobsStatus without ChildJobs", mutate: func(t *reconcile.Type[*batchv1.Job]) { t.SetChildJobsStatus = setChildJobs }, wantErr: "ChildJobs set false, SetChildJobsStatus set true"},
+		{name: "child-Jobs groups only", mutate: func(t *reconcile.Type[*batchv1.Job]) {
+			t.Workload, t.SetStatus, t.ChildJobs, t.SetChildJobsStatus = nil, nil, childJobs, setChildJobs
+		}},
+		{name: "all three shapes", mutate: func(t *reconcile.Type[*batchv1.Job]) {
+			t.Roles, t.SetRolesStatus, t.ChildJobs, t.SetChildJobsStatus = roles, setRoles, childJobs, setChildJobs
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,6 +151,20 @@ func TestTypeOwnerFacts(t *testing.T) {
 			ManagedBy: func(*batchv1.Job) *string { return ptr.To("me") }}, wantManagedBy: "me", wantHandled: true},
 		{name: "refused, no ManagedBy", typ: reconcile.Type[*batchv1.Job]{
 			Workload: func(*batchv1.Job) (*plan.Workload, error) { return nil, errors.New("spec.x: bad") }}},
+		{name: "a finished group of child Jobs: never finished", typ: reconcile.Type[*batchv1.Job]{
+			ChildJobs: func(j *batchv1.Job) (*childjobs.Input, error) {
+				return &childjobs.Input{Name: j.Name, UID: j.UID, Spec: plaingroup.Spec{ManagedBy: "me"}, Status: childjobs.Status{TerminalState: "Completed",
+					Conditions: []metav1.Condition{{Type: "Completed", Status: metav1.ConditionTrue}}}}, nil
+			}}, wantManagedBy: "me", wantHandled: true},
+		{name: "a group of child Jobs without managedBy: JobSet's", typ: reconcile.Type[*batchv1.Job]{
+			ChildJobs: func(j *batchv1.Job) (*childjobs.Input, error) { return &childjobs.Input{Name: j.Name, UID: j.UID}, nil }},
+			wantManagedBy: plaingroup.ControllerName},
+		{name: "child Jobs only, refused, ManagedBy unset: JobSet's", typ: reconcile.Type[*batchv1.Job]{
+			ChildJobs: func(*batchv1.Job) (*childjobs.Input, error) { return nil, errors.New("spec.x: bad") },
+			ManagedBy: func(*batchv1.Job) *string { return nil }}, wantManagedBy: plaingroup.ControllerName},
+		{name: "child Jobs only, refused, ManagedBy names it", typ: reconcile.Type[*batchv1.Job]{
+			ChildJobs: func(*batchv1.Job) (*childjobs.Input, error) { return nil, errors.New("spec.x: bad") },
+			ManagedBy: func(*batchv1.Job) *string { return ptr.To("me") }}, wantManagedBy: "me", wantHandled: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -133,6 +175,9 @@ func TestTypeOwnerFacts(t *testing.T) {
 			}
 			if got := tc.typ.Handles(obj, "me", kind); got != tc.wantHandled {
 				t.Errorf("Handles = %v, want %v", got, tc.wantHandled)
+			}
+			if tc.wantManagedBy == plaingroup.ControllerName && !tc.typ.Handles(obj, plaingroup.ControllerName, kind) {
+				t.Errorf("Handles(%s) = false, want true: an unset managedBy is JobSet's", plaingroup.ControllerName)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package childjobs_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,4 +151,48 @@ func TestReadChildNil(t *testing.T) {
 	var fe *fielderr.Error
 	require.True(t, errors.As(err, &fe))
 	assert.Equal(t, "job", fe.Field)
+}
+
+// Input.Validate sizes the roles from their templates before plaingroup's
+// checks: a coordinator's pod index is checked against the template's pods.
+func TestInputValidate(t *testing.T) {
+	tests := []struct {
+		name      string
+		mutate    func(*childjobs.Input)
+		wantField string // "" means valid
+	}{
+		{name: "valid", mutate: func(*childjobs.Input) {}},
+		{name: "coordinator pod index within the template's pods", mutate: func(in *childjobs.Input) {
+			in.Spec.Coordinator = &plaingroup.Coordinator{ReplicatedJob: "workers", PodIndex: 1}
+		}},
+		{name: "coordinator pod index beyond the template's pods", mutate: func(in *childjobs.Input) {
+			in.Spec.Coordinator = &plaingroup.Coordinator{ReplicatedJob: "workers", PodIndex: 2}
+		}, wantField: "coordinator.podIndex"},
+		{name: "a negative parallelism in a template", mutate: func(in *childjobs.Input) {
+			in.Templates[1].Spec.Parallelism = ptr.To[int32](-1)
+		}, wantField: "parallelism"},
+		{name: "duplicate role names", mutate: func(in *childjobs.Input) { in.Spec.Roles[1].Name = "leader" }, wantField: "replicatedJobs[1].name"},
+		{name: "fewer templates than roles: sized where a template is", mutate: func(in *childjobs.Input) {
+			in.Templates = in.Templates[:1]
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := leaderWorkers(2)
+			tt.mutate(in)
+			errs := in.Validate()
+			if tt.wantField == "" {
+				if len(errs) > 0 {
+					t.Errorf("Validate() = %v, want no error", errs)
+				}
+				return
+			}
+			if len(errs) == 0 || !strings.Contains(errs.Error(), tt.wantField) {
+				t.Errorf("Validate() = %v, want an error on %s", errs, tt.wantField)
+			}
+			if in.Spec.Roles[0].Parallelism != 0 {
+				t.Errorf("Validate modified the Input's roles: %+v", in.Spec.Roles)
+			}
+		})
+	}
 }

@@ -27,8 +27,10 @@ import (
 	jkcr "github.com/jobkit/jobkit/controllerruntime"
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
 	"github.com/jobkit/jobkit/groups/childjobs"
+	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
+	"github.com/jobkit/jobkit/reconcile"
 )
 
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -85,8 +87,8 @@ func (c *calls) add(s string) {
 }
 
 // newTestController returns a Controller whose cache holds cached and whose API
-// server holds stored, with funcs intercepting the writes.
-func newTestController(t *testing.T, cached, stored []client.Object, funcs interceptor.Funcs) (*Controller, *events.FakeRecorder) {
+// server holds stored, with funcs intercepting the writes, syncing at the time at.
+func newTestController(t *testing.T, at time.Time, cached, stored []client.Object, funcs interceptor.Funcs) (*Controller, client.Client, *events.FakeRecorder) {
 	t.Helper()
 	s := testScheme(t)
 	cache := fake.NewClientBuilder().WithScheme(s).WithObjects(cached...).WithStatusSubresource(&v1alpha2.JobSet{}).
@@ -94,11 +96,14 @@ func newTestController(t *testing.T, cached, stored []client.Object, funcs inter
 	writer := fake.NewClientBuilder().WithScheme(s).WithObjects(stored...).WithStatusSubresource(&v1alpha2.JobSet{}).
 		WithInterceptorFuncs(funcs).Build()
 	rec := events.NewFakeRecorder(100)
-	c, err := newController(writer, cache, Options{Clock: clocktesting.NewFakePassiveClock(now), Events: rec, Logger: logr.Discard()})
+	ev := reconcile.EventRecorderFunc(func(obj runtime.Object, eventtype, reason, messageFmt string, args ...any) {
+		rec.Eventf(obj, nil, eventtype, reason, ActionSync, messageFmt, args...)
+	})
+	c, err := jkcr.NewController(writer, cache, options(Options{Clock: clocktesting.NewFakePassiveClock(at), Events: ev, Logger: logr.Discard()}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, rec
+	return c, writer, rec
 }
 
 func drain(rec *events.FakeRecorder) []string {
@@ -120,7 +125,7 @@ func TestCreateAlreadyExistsIsDone(t *testing.T) {
 	js := testJobSet()
 	kids := children(t, js)
 	var got calls
-	c, rec := newTestController(t, []client.Object{js}, []client.Object{js.DeepCopy(), kids[0].DeepCopy()}, interceptor.Funcs{
+	c, _, rec := newTestController(t, now, []client.Object{js}, []client.Object{js.DeepCopy(), kids[0].DeepCopy()}, interceptor.Funcs{
 		Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			err := cl.Create(ctx, obj, opts...)
 			got.add("create " + obj.GetName() + " " + errString(err))
@@ -150,7 +155,7 @@ func TestDeleteCarriesTheUID(t *testing.T) {
 	kids := children(t, js)
 	js.Status.Restarts, js.Status.RestartsCountTowardsMax = 1, 1
 	var got calls
-	c, _ := newTestController(t, []client.Object{js, kids[0], kids[1]}, []client.Object{js.DeepCopy()}, interceptor.Funcs{
+	c, _, _ := newTestController(t, now, []client.Object{js, kids[0], kids[1]}, []client.Object{js.DeepCopy()}, interceptor.Funcs{
 		Delete: func(_ context.Context, _ client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 			o := client.DeleteOptions{}
 			o.ApplyOptions(opts)
@@ -176,6 +181,7 @@ func TestDeleteCarriesTheUID(t *testing.T) {
 }
 
 func TestManages(t *testing.T) {
+	kind := owner.Kind{Group: Kind.Group, Version: Kind.Version, Kind: Kind.Kind}
 	tests := []struct {
 		name       string
 		controller string
@@ -190,14 +196,11 @@ func TestManages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &Controller{opts: Options{ManagedBy: tt.controller}}
-			if c.opts.ManagedBy == "" {
-				c.opts.ManagedBy = plaingroup.ControllerName
-			}
+			name := options(Options{ManagedBy: tt.controller}).Config.Name
 			js := testJobSet()
 			js.Spec.ManagedBy = tt.managedBy
-			if got := c.Manages(js); got != tt.want {
-				t.Errorf("Manages(managedBy %v) = %t, want %t", ptr.Deref(tt.managedBy, "<unset>"), got, tt.want)
+			if got := JobSetType.Handles(js, name, kind); got != tt.want {
+				t.Errorf("Handles(managedBy %v) = %t, want %t", ptr.Deref(tt.managedBy, "<unset>"), got, tt.want)
 			}
 		})
 	}
@@ -221,12 +224,13 @@ func TestInvalidJobSetTTL(t *testing.T) {
 	js.Spec.SuccessPolicy = &v1alpha2.SuccessPolicy{TargetReplicatedJobs: []string{"nope"}}
 	js.Spec.TTLSecondsAfterFinished = ptr.To[int32](10)
 	var got calls
-	c, rec := newTestController(t, []client.Object{js}, []client.Object{js.DeepCopy()}, interceptor.Funcs{
+	deletes := interceptor.Funcs{
 		Delete: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.DeleteOption) error {
 			got.add("delete " + obj.GetName())
 			return nil
 		},
-	})
+	}
+	c, writer, rec := newTestController(t, now, []client.Object{js}, []client.Object{js.DeepCopy()}, deletes)
 	req := crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ml", Name: "js"}}
 	if res, err := c.Reconcile(t.Context(), req); err != nil || res.RequeueAfter != 0 {
 		t.Fatalf("first Reconcile() = %+v, %v, want the JobSet failed, no requeue", res, err)
@@ -236,7 +240,7 @@ func TestInvalidJobSetTTL(t *testing.T) {
 	}
 	// The cache catches up with the failed status.
 	failed := &v1alpha2.JobSet{}
-	if err := c.api.Get(t.Context(), req.NamespacedName, failed); err != nil {
+	if err := writer.Get(t.Context(), req.NamespacedName, failed); err != nil {
 		t.Fatal(err)
 	}
 	if failed.Status.TerminalState != v1alpha2.Failed {
@@ -254,32 +258,31 @@ func TestInvalidJobSetTTL(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got.writes = nil
-			c.opts.Clock = clocktesting.NewFakePassiveClock(tt.at)
-			res, err := c.expire(t.Context(), failed, &failed.Status.Conditions[0])
+			c, _, _ := newTestController(t, tt.at, []client.Object{failed.DeepCopy()}, []client.Object{failed.DeepCopy()}, deletes)
+			res, err := c.Reconcile(t.Context(), req)
 			if err != nil || res.RequeueAfter != tt.wantRequeue || strings.Join(got.writes, "; ") != tt.wantWrites {
-				t.Errorf("expire() = %+v, %v with writes %q, want a requeue after %s and writes %q", res, err, got.writes, tt.wantRequeue, tt.wantWrites)
+				t.Errorf("Reconcile() = %+v, %v with writes %q, want a requeue after %s and writes %q", res, err, got.writes, tt.wantRequeue, tt.wantWrites)
 			}
 		})
 	}
 }
 
 // The requeue delays after API errors: Options.APIBackoff's, or the Job
-// controller's 1s doubling to 1m.
-func TestAPILimiter(t *testing.T) {
+// controller's 1s doubling to 1m (controllerruntime's defaults, which its own
+// tests turn into delays).
+func TestAPIBackoff(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		b    plainbackoff.Policy
-		want []time.Duration
 	}{
-		{name: "default", want: []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}},
-		{name: "5ms to 10ms", b: plainbackoff.Policy{Base: 5 * time.Millisecond, Max: 10 * time.Millisecond},
-			want: []time.Duration{5 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond}},
+		{name: "default"},
+		{name: "5ms to 10ms", b: plainbackoff.Policy{Base: 5 * time.Millisecond, Max: 10 * time.Millisecond}},
 	} {
-		lim := apiLimiter(tt.b)
-		for i, want := range tt.want {
-			if got := lim.When(crreconcile.Request{}); got != want {
-				t.Errorf("%s: delay after failure %d = %v, want %v", tt.name, i+1, got, want)
-			}
+		if got := options(Options{APIBackoff: tt.b}).APIBackoff; got != tt.b {
+			t.Errorf("%s: controllerruntime's APIBackoff = %+v, want %+v", tt.name, got, tt.b)
 		}
+	}
+	if jkcr.DefaultAPIBackoffBase != time.Second || jkcr.DefaultAPIBackoffMax != time.Minute {
+		t.Errorf("default backoff = %v to %v, want 1s to 1m", jkcr.DefaultAPIBackoffBase, jkcr.DefaultAPIBackoffMax)
 	}
 }

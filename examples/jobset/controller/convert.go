@@ -10,7 +10,33 @@ import (
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
 	"github.com/jobkit/jobkit/groups/childjobs"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
+	"github.com/jobkit/jobkit/reconcile"
 )
+
+// JobSetType is the reconcile.Type of JobSets, which Setup hands to
+// controllerruntime.Setup: a JobSet is a group whose roles run as child Jobs
+// (ChildJobs is Input, with the children and the sync's settings left for the
+// executor to fill; SetChildJobsStatus is APIStatus). Its spec.managedBy,
+// unset, names JobSet's own controller.
+var JobSetType = reconcile.Type[*v1alpha2.JobSet]{
+	New: func() *v1alpha2.JobSet { return &v1alpha2.JobSet{} },
+	ChildJobs: func(js *v1alpha2.JobSet) (*childjobs.Input, error) {
+		return Input(js, nil, false, "", "", time.Time{}), nil
+	},
+	SetChildJobsStatus: func(js *v1alpha2.JobSet, s childjobs.Status) error {
+		js.Status = APIStatus(&s)
+		return nil
+	},
+	ManagedBy: func(js *v1alpha2.JobSet) *string { return js.Spec.ManagedBy },
+}
+
+// Validate checks a JobSet's spec with plain/group's Validate, the roles sized
+// from their templates (parallelism, with the API's default of 1, and
+// completions): childjobs.Input.Validate, which controllerruntime runs before
+// each sync. Each error names the field and the value.
+func Validate(js *v1alpha2.JobSet) plaingroup.Errors {
+	return Input(js, nil, false, "", "", time.Time{}).Validate()
+}
 
 // Spec converts a JobSet's spec onto plain/group's: the roles (name, group name,
 // replicas, dependsOn), the policies, the coordinator, the subdomain, the TTL and

@@ -5,22 +5,26 @@
 // JobSet owns one child batch/v1 Job per replica of each role, which succeed,
 // fail and restart together.
 //
-// Each sync reads the JobSet, its child Jobs (the field index JobOwnerIndex on
-// their controller's UID) and its headless Service from the manager's cache,
-// converts them onto a childjobs.Input (convert.go: the only conversion of the
-// types) and hands it to jobkit's executor, reconcile.Reconciler.SyncChildJobs,
-// through a thin adapter of the manager's client (client.go). The executor plans
-// the sync (childjobs.Compute) and executes it in the order childjobs.Plan
-// documents, with what a stale cache needs (the status written with the
-// resourceVersion read and planned from as written until the cache shows it,
-// deletions with the child's UID, creations of deterministic names, the children
-// created or deleted awaited in the cache): see the reconcile package, "Child
-// Jobs". Every rule is plain/group's; this package decides nothing.
+// The package is a conversion and a Setup call: convert.go converts the API
+// types (JobSetType, the reconcile.Type of JobSets: Input onto
+// childjobs.Input, APIStatus back), and Setup hands JobSetType to
+// controllerruntime.Setup, which serves any group of child Jobs. Each sync
+// reads the JobSet, its child Jobs (the field index JobOwnerIndex on their
+// controller's UID) and its headless Service from the manager's cache and
+// hands them to jobkit's executor, reconcile.Reconciler.SyncChildJobs. The
+// executor plans the sync (childjobs.Compute) and executes it in the order
+// childjobs.Plan documents, with what a stale cache needs (the status written
+// with the resourceVersion read and planned from as written until the cache
+// shows it, deletions with the child's UID, creations of deterministic names,
+// the children created or deleted awaited in the cache): see the reconcile
+// package, "Child Jobs". Every rule is plain/group's; this package decides
+// nothing.
 //
 // # Validation
 //
 // The CRD's schema checks the types, enums and immutability; plain/group's
-// Validate (the checks of JobSet's webhook) runs at every sync. A JobSet it
+// Validate (the checks of JobSet's webhook) runs at every sync, in
+// controllerruntime (Validate here is the same check of a JobSet). A JobSet it
 // refuses gets no child: a Failed condition (reason ReasonInvalid, the errors
 // naming the fields and values as its message), terminalState Failed and a
 // Warning event, once; its TTL after finishing then applies.
@@ -32,7 +36,8 @@
 // sets spec.managedBy on the children, so that a jobkit Job controller
 // (examples/controllerruntime) runs them rather than the
 // kube-controller-manager; Options.Workers is the number of JobSets synced at
-// once.
+// once. The metrics are controllerruntime's, jobset_controller_*, served by
+// the manager.
 //
 // # Cost
 //

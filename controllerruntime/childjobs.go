@@ -1,0 +1,166 @@
+package controllerruntime
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/jobkit/jobkit/groups/childjobs"
+	plaingroup "github.com/jobkit/jobkit/plain/group"
+	"github.com/jobkit/jobkit/reconcile"
+)
+
+// syncChildJobs syncs a group of child Jobs, in converted by Type.ChildJobs
+// (a fresh Input this sync fills): Reconciler.SyncChildJobs over the cached
+// Jobs that name its UID as controller (a group adopts nothing), whether its
+// headless Service (named by the subdomain, default the group's name) is
+// cached, and the status writer of Type.SetChildJobsStatus. A group whose spec
+// childjobs.Input.Validate refuses is failed instead (refuse).
+func (o *ownerOf[T]) syncChildJobs(ctx context.Context, in *childjobs.Input) (reconcile.Result, error) {
+	if in.Object == nil {
+		return reconcile.Result{}, fmt.Errorf("%w: Type.ChildJobs of %s/%s left Input.Object nil", reconcile.ErrInvalidArgument, in.Namespace, in.Name)
+	}
+	if errs := in.Validate(); len(errs) > 0 && !in.Deleting {
+		return o.refuse(ctx, in, errs)
+	}
+	var jobs batchv1.JobList
+	// No deep copy: SyncChildJobs modifies no child.
+	if err := o.cache.List(ctx, &jobs, client.InNamespace(in.Namespace),
+		client.MatchingFields{OwnerUIDIndex: string(in.UID)}, client.UnsafeDisableDeepCopy); err != nil {
+		return reconcile.Result{}, fmt.Errorf("list the Jobs of %s/%s: %w", in.Namespace, in.Name, err)
+	}
+	in.Children = make([]*batchv1.Job, len(jobs.Items))
+	for i := range jobs.Items {
+		in.Children[i] = &jobs.Items[i]
+	}
+	svc := types.NamespacedName{Namespace: in.Namespace, Name: cmp.Or(in.Spec.Subdomain, in.Name)}
+	err := o.cache.Get(ctx, svc, &corev1.Service{})
+	if client.IgnoreNotFound(err) != nil {
+		return reconcile.Result{}, fmt.Errorf("read the Service of %s/%s: %w", in.Namespace, in.Name, err)
+	}
+	in.ServiceExists = err == nil
+	in.ChildManagedBy = cmp.Or(in.ChildManagedBy, o.childManagedBy)
+	a := childJobsAPI[T]{c: o.client, typ: o.typ}
+	return o.rec.SyncChildJobs(ctx, in, a, a)
+}
+
+// refuse fails a group whose spec is invalid, as JobSet fails an invalid JobSet:
+// once, with a Failed condition of reason "Invalid" + the kind naming the errors,
+// terminal state Failed, and a Warning event of that reason. Its rules cannot
+// become valid (they are immutable), and failing it shows why. Once failed, its
+// TTL after finishing applies: it is deleted (foreground) once expired, looked
+// at again when it will.
+func (o *ownerOf[T]) refuse(ctx context.Context, in *childjobs.Input, errs plaingroup.Errors) (reconcile.Result, error) {
+	now := o.cfg.Clock.Now()
+	if c := meta.FindStatusCondition(in.Status.Conditions, plaingroup.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
+		failed := []plaingroup.Condition{{Type: c.Type, Status: plaingroup.True, Reason: c.Reason, LastTransitionTime: c.LastTransitionTime.Time}}
+		e, err := plaingroup.TTL(in.Spec.TTLSecondsAfterFinished, failed, in.Deleting, now)
+		switch {
+		case err != nil || (!e.Expired && e.Left <= 0):
+			return reconcile.Result{}, nil // no TTL, or one the schema should refuse
+		case !e.Expired:
+			return reconcile.Result{RequeueAfter: e.Left}, nil
+		}
+		err = childJobsAPI[T]{c: o.client, typ: o.typ}.DeleteGroup(ctx, in)
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return reconcile.Result{}, fmt.Errorf("delete %s/%s (ttlSecondsAfterFinished expired): %w", in.Namespace, in.Name, err)
+		}
+		return reconcile.Result{}, nil
+	}
+	status := in.Status
+	status.Conditions = slices.Clone(status.Conditions)
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+		Type: plaingroup.ConditionFailed, Status: metav1.ConditionTrue, Reason: o.invalid, Message: errs.Error(),
+		ObservedGeneration: in.Generation, LastTransitionTime: metav1.NewTime(now),
+	})
+	status.TerminalState = plaingroup.ConditionFailed
+	if _, err := (childJobsAPI[T]{c: o.client, typ: o.typ}).WriteStatus(ctx, in, status); err != nil {
+		return reconcile.Result{}, fmt.Errorf("fail the invalid %s %s/%s: %w", o.kind().Kind, in.Namespace, in.Name, err)
+	}
+	o.cfg.Events.Eventf(in.Object, corev1.EventTypeWarning, o.invalid, "%s", errs.Error())
+	return reconcile.Result{}, nil
+}
+
+// childJobsAPI is the reconcile.ChildJobClient and childjobs.StatusWriter of
+// groups T over a controller-runtime client: the child Jobs, the Service, the
+// group's deletion, and its status written as rolesStatusWriter writes a roles
+// owner's (a copy of Input.Object, Type.SetChildJobsStatus, the status
+// subresource with Input.ResourceVersion as precondition, Type.ChildJobs back).
+type childJobsAPI[T client.Object] struct {
+	c   client.Client
+	typ reconcile.Type[T]
+}
+
+var (
+	_ reconcile.ChildJobClient = childJobsAPI[*batchv1.Job]{}
+	_ childjobs.StatusWriter   = childJobsAPI[*batchv1.Job]{}
+)
+
+func (a childJobsAPI[T]) CreateJob(ctx context.Context, job *batchv1.Job) error {
+	return a.c.Create(ctx, job)
+}
+
+func (a childJobsAPI[T]) CreateService(ctx context.Context, svc *corev1.Service) error {
+	return a.c.Create(ctx, svc)
+}
+
+func (a childJobsAPI[T]) DeleteJob(ctx context.Context, job *batchv1.Job, p metav1.DeletionPropagation) error {
+	return a.c.Delete(ctx, job, client.PropagationPolicy(p), client.Preconditions{UID: &job.UID})
+}
+
+// SuspendJob patches spec.suspend with the child's UID in the patch: the API
+// server refuses it on a newer Job of the same name (metadata.uid is immutable).
+func (a childJobsAPI[T]) SuspendJob(ctx context.Context, job *batchv1.Job, suspend bool) error {
+	patch := fmt.Appendf(nil, `{"metadata":{"uid":%q},"spec":{"suspend":%t}}`, job.UID, suspend)
+	return a.c.Patch(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name}},
+		client.RawPatch(types.MergePatchType, patch))
+}
+
+func (a childJobsAPI[T]) DeleteGroup(ctx context.Context, in *childjobs.Input) error {
+	obj, err := a.object(in)
+	if err != nil {
+		return err
+	}
+	return a.c.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationForeground), client.Preconditions{UID: &in.UID})
+}
+
+func (a childJobsAPI[T]) WriteStatus(ctx context.Context, in *childjobs.Input, status childjobs.Status) (*childjobs.Input, error) {
+	obj, err := a.object(in)
+	if err != nil {
+		return nil, err
+	}
+	out, ok := obj.DeepCopyObject().(T)
+	if !ok {
+		return nil, fmt.Errorf("%w: a copy of %T is a %T", reconcile.ErrInvalidArgument, obj, obj.DeepCopyObject())
+	}
+	out.SetResourceVersion(in.ResourceVersion)
+	if err := a.typ.SetChildJobsStatus(out, status); err != nil {
+		return nil, fmt.Errorf("%w: Type.SetChildJobsStatus of %s/%s: %w", reconcile.ErrInvalidArgument, in.Namespace, in.Name, err)
+	}
+	if err := a.c.Status().Update(ctx, out); err != nil {
+		return nil, err
+	}
+	stored, err := a.typ.ChildJobs(out)
+	if err == nil && stored == nil {
+		err = fmt.Errorf("%w: Type.ChildJobs of %s/%s as stored is no group of child Jobs", reconcile.ErrInvalidArgument, in.Namespace, in.Name)
+	}
+	return stored, err
+}
+
+// object returns in.Object as a T.
+func (a childJobsAPI[T]) object(in *childjobs.Input) (T, error) {
+	obj, ok := in.Object.(T)
+	if !ok {
+		return obj, fmt.Errorf("%w: childjobs.Input.Object is a %T, not a %T", reconcile.ErrInvalidArgument, in.Object, a.typ.New())
+	}
+	return obj, nil
+}
