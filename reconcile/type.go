@@ -182,16 +182,20 @@ func (t *Type[T]) Owner(obj T) (*plan.Workload, error) {
 // as the group rule reads it: JobSet's controller's, plaingroup.ControllerName.
 // A Type of several shapes whose groups follow that rule leaves ManagedBy nil.
 func (t *Type[T]) Handles(obj T, controller string, kind owner.Kind) bool {
+	var w *plan.Workload
 	if t.ManagedBy != nil {
-		m := t.ManagedBy(obj)
-		if m == nil && t.ChildJobsOnly() {
-			m = ptr.To(plaingroup.ControllerName)
+		w = &plan.Workload{Spec: plan.Spec{ManagedBy: t.ManagedBy(obj)}}
+	} else {
+		var err error
+		if w, err = t.Owner(obj); err != nil {
+			return false
 		}
-		w := plan.Workload{Spec: plan.Spec{ManagedBy: m}}
-		return w.HandledBy(controller, kind)
 	}
-	w, err := t.Owner(obj)
-	return err == nil && w.HandledBy(controller, kind)
+	if t.ChildJobsOnly() {
+		// JobSet's rule, whose one home is plain/group.
+		return (&plaingroup.Spec{ManagedBy: ptr.Deref(w.Spec.ManagedBy, "")}).HandledBy(controller)
+	}
+	return w.HandledBy(controller, kind)
 }
 
 // OrphanOwner returns what the orphan cleanup and the pod-event mapping read of
@@ -199,16 +203,14 @@ func (t *Type[T]) Handles(obj T, controller string, kind owner.Kind) bool {
 // conversions refuse has no pods of a controller: it counts as unfinished,
 // managed as its managedBy says. A group of child Jobs counts as unfinished
 // too: it controls no pod, so the cleanup, which reads only the pods a live
-// owner controls, removes no finalizer on its account.
+// owner controls, removes no finalizer on its account (and its managedBy, unset
+// or not, names no pod's controller).
 func (t *Type[T]) OrphanOwner(obj T, kind owner.Kind) *finalizers.OrphanOwner {
 	w, err := t.Owner(obj)
 	if err != nil {
 		w = &plan.Workload{}
 		if t.ManagedBy != nil {
 			w.Spec.ManagedBy = t.ManagedBy(obj)
-		}
-		if w.Spec.ManagedBy == nil && t.ChildJobsOnly() {
-			w.Spec.ManagedBy = ptr.To(plaingroup.ControllerName)
 		}
 	}
 	f := w.OrphanOwner(kind)

@@ -159,9 +159,9 @@ func TestTypeOwnerFacts(t *testing.T) {
 		{name: "a group of child Jobs without managedBy: JobSet's", typ: reconcile.Type[*batchv1.Job]{
 			ChildJobs: func(j *batchv1.Job) (*childjobs.Input, error) { return &childjobs.Input{Name: j.Name, UID: j.UID}, nil }},
 			wantManagedBy: plaingroup.ControllerName},
-		{name: "child Jobs only, refused, ManagedBy unset: JobSet's", typ: reconcile.Type[*batchv1.Job]{
+		{name: "child Jobs only, refused, ManagedBy unset: handled by JobSet's controller only, no pod to clean", typ: reconcile.Type[*batchv1.Job]{
 			ChildJobs: func(*batchv1.Job) (*childjobs.Input, error) { return nil, errors.New("spec.x: bad") },
-			ManagedBy: func(*batchv1.Job) *string { return nil }}, wantManagedBy: plaingroup.ControllerName},
+			ManagedBy: func(*batchv1.Job) *string { return nil }}, wantManagedBy: ""},
 		{name: "child Jobs only, refused, ManagedBy names it", typ: reconcile.Type[*batchv1.Job]{
 			ChildJobs: func(*batchv1.Job) (*childjobs.Input, error) { return nil, errors.New("spec.x: bad") },
 			ManagedBy: func(*batchv1.Job) *string { return ptr.To("me") }}, wantManagedBy: "me", wantHandled: true},

@@ -33,9 +33,11 @@ import (
 // round trip in memory, and every reader of an owner (CollectGarbage, the
 // Driver's pod events, its orphan cleanup) sees what production sees
 // (reconcile.Type.Owner: an owner of roles is never finished). It serves every
-// shape typ has: a Job-shaped owner (synced by Reconciler.Sync; the Store is the
-// Reconciler's StatusWriter) and an owner of several roles (Reconciler.SyncRoles,
-// with the Store's status subresource). NewStore returns a Cluster and its Store:
+// shape typ has but one: a Job-shaped owner (synced by Reconciler.Sync; the Store
+// is the Reconciler's StatusWriter) and an owner of several roles
+// (Reconciler.SyncRoles, with the Store's status subresource). A group whose roles
+// run as child Jobs (Type.ChildJobs) is held but not synced yet: SyncFunc returns
+// an error for it (the Cluster has no call log operations for Job writes). NewStore returns a Cluster and its Store:
 //
 //	c, runs := reconciletest.NewStore(reconciletest.Options{Owner: kind}, reconciletest.RunType)
 //	r, _ := reconcile.New(reconcile.Config{Name: name, Owner: kind, Clock: c.Clock()}, c, runs)
@@ -167,12 +169,14 @@ func (s *Store[T]) Update(namespace, name string, mutate func(T)) (T, error) {
 
 // keepStatus sets cur's status on next, through the shape's conversions.
 func (s *Store[T]) keepStatus(cur, next T) error {
-	w, g, err := s.typ.Shape(cur)
+	w, g, cj, err := s.typ.Shape(cur)
 	switch {
 	case err != nil:
 		return err
 	case g != nil:
 		return s.typ.SetRolesStatus(next, copyRolesStatus(g.Status))
+	case cj != nil:
+		return s.typ.SetChildJobsStatus(next, cj.Status)
 	}
 	s.typ.SetStatus(next, *w.Status.DeepCopy())
 	return nil
@@ -207,9 +211,12 @@ func (s *Store[T]) SyncFunc(r *reconcile.Reconciler) func(ctx context.Context, n
 			r.Forget(reconcile.Key(namespace, name))
 			return false, reconcile.Result{}, nil
 		}
-		w, g, err := s.typ.Shape(obj)
-		if err != nil {
+		w, g, cj, err := s.typ.Shape(obj)
+		switch {
+		case err != nil:
 			return true, reconcile.Result{Report: reconcile.Report{Skipped: err.Error()}}, nil
+		case cj != nil:
+			return true, reconcile.Result{}, fmt.Errorf("reconciletest: %s/%s is a group of child Jobs: the Store does not run that shape yet", namespace, name)
 		}
 		if g != nil {
 			res, err := r.SyncRoles(ctx, g, s.rolesPods, s.RolesWriter())
@@ -236,9 +243,9 @@ func (s *Store[T]) DoneFunc() func(namespace, name string) (done, exists bool) {
 		if err != nil {
 			return false, false
 		}
-		w, g, err := s.typ.Shape(obj)
+		w, g, cj, err := s.typ.Shape(obj)
 		switch {
-		case err != nil:
+		case err != nil || cj != nil:
 			return false, true
 		case g != nil:
 			return s.rolesDone(g), true
