@@ -33,11 +33,16 @@ import (
 // round trip in memory, and every reader of an owner (CollectGarbage, the
 // Driver's pod events, its orphan cleanup) sees what production sees
 // (reconcile.Type.Owner: an owner of roles is never finished). It serves every
-// shape typ has but one: a Job-shaped owner (synced by Reconciler.Sync; the Store
-// is the Reconciler's StatusWriter) and an owner of several roles
-// (Reconciler.SyncRoles, with the Store's status subresource). A group whose roles
-// run as child Jobs (Type.ChildJobs) is held but not synced yet: SyncFunc returns
-// an error for it (the Cluster has no call log operations for Job writes). NewStore returns a Cluster and its Store:
+// shape typ has: a Job-shaped owner (synced by Reconciler.Sync; the Store is the
+// Reconciler's StatusWriter), an owner of several roles (Reconciler.SyncRoles,
+// with the Store's status subresource) and a group whose roles run as child Jobs
+// (Reconciler.SyncChildJobs; each step then also runs its children with the
+// Store's own Job controller, a Reconciler of batch/v1 Jobs named by the group's
+// Input.ChildManagedBy, or reconciletest.jobkit.dev/job-controller when it is
+// empty, and finishes the foreground deletions of children whose pods are gone).
+// The group's writes to its child Jobs and Services are administrative (the call
+// log does not record them and no fault applies); its status writes and the
+// children's pod calls and status writes are controller calls as any. NewStore returns a Cluster and its Store:
 //
 //	c, runs := reconciletest.NewStore(reconciletest.Options{Owner: kind}, reconciletest.RunType)
 //	r, _ := reconcile.New(reconcile.Config{Name: name, Owner: kind, Clock: c.Clock()}, c, runs)
@@ -58,10 +63,11 @@ type Store[T interface {
 	metav1.Object
 	runtime.Object
 }] struct {
-	c    *Cluster
-	typ  reconcile.Type[T]
-	mu   sync.Mutex
-	objs map[types.NamespacedName]T
+	c     *Cluster
+	typ   reconcile.Type[T]
+	mu    sync.Mutex
+	objs  map[types.NamespacedName]T
+	child childJobsState
 }
 
 // NewStore returns a Cluster (NewCluster(opts)) whose owners of kind opts.Owner
@@ -216,7 +222,8 @@ func (s *Store[T]) SyncFunc(r *reconcile.Reconciler) func(ctx context.Context, n
 		case err != nil:
 			return true, reconcile.Result{Report: reconcile.Report{Skipped: err.Error()}}, nil
 		case cj != nil:
-			return true, reconcile.Result{}, fmt.Errorf("reconciletest: %s/%s is a group of child Jobs: the Store does not run that shape yet", namespace, name)
+			res, err := s.syncChildJobs(ctx, r, obj, cj)
+			return true, res, err
 		}
 		if g != nil {
 			res, err := r.SyncRoles(ctx, g, s.rolesPods, s.RolesWriter())
@@ -245,10 +252,12 @@ func (s *Store[T]) DoneFunc() func(namespace, name string) (done, exists bool) {
 		}
 		w, g, cj, err := s.typ.Shape(obj)
 		switch {
-		case err != nil || cj != nil:
+		case err != nil:
 			return false, true
 		case g != nil:
 			return s.rolesDone(g), true
+		case cj != nil:
+			return s.childJobsDone(obj, cj), true
 		}
 		if !jobstatus.IsFinished(&w.Status) {
 			return false, true
