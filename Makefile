@@ -53,7 +53,8 @@ fuzz:
 # SOAKFAULTS faults per API call, one worker per CPU, and prints seeds per minute, the
 # faults injected by kind and the violations (each with the command that replays it).
 # Every fourth seed runs its Job as a custom resource (sim.TaskKind, -sim.owner=mixed).
-# Every seed then also runs an owner of two roles through SyncRoles (sim.RunRoles).
+# Every seed then also runs an owner of two roles through SyncRoles (sim.RunRoles) and a
+# group of child Jobs through SyncChildJobs (sim.RunChildJobs): all three shapes.
 # A second, shorter run (SOAKSEEDS20 seeds at SOAKFAULTS20) shows regressions that only
 # high fault rates reach (issue 25 was found at 0.2).
 soak:

@@ -185,6 +185,23 @@
 //
 // A run stops at its first violation.
 //
+// # Groups of child Jobs
+//
+// RunChildJobs runs, from the seed on a stream of its own, a group of kind
+// GroupKind whose roles run as child Jobs (package groups/childjobs: a leader
+// and 1 or 2 replicas of Indexed workers of 1 to 4 pods, backoffLimit 0 or 1,
+// maxRestarts 0 to 3, Recreate or BlockingRecreate) through
+// Reconciler.SyncChildJobs on reconciletest's Store, its children run by the
+// Store's Job controller. Its chaotic phase has the call faults (500, 429, 409,
+// timeout) on the controllers' calls and a kubelet that fails one pod in six;
+// its calm phase succeeds every pod. Checked after every step: the restart
+// counters never go back, a terminal state never changes, restartsCountTowardsMax
+// stays at most maxRestarts (InvGroupBackwards, InvGroupRestarts); at the end the
+// group has finished (InvGroupNotFinished), no child of an old attempt runs, a
+// Completed group's children have finished (InvGroupOutcome), and no pod keeps
+// the Job tracking finalizer (InvFinalizerLeft). The group's writes to its child
+// Jobs are not faulted yet (the Store makes them as administrative writes).
+//
 // # Owners of two roles
 //
 // RunRoles runs, from the seed on a stream of its own, an owner of several roles

@@ -66,7 +66,7 @@ func replayCommand(seed uint64, faultRate float64) string {
 func TestSimulation(t *testing.T) {
 	ownerFor(t, 0) // checks -sim.owner here, on the test's goroutine
 	cfg := sim.Config{FaultRate: *flagFaults, MaxPods: *flagMaxPods}
-	if simulateRoleSeed(t, cfg.FaultRate) {
+	if simulateRoleSeed(t, cfg.FaultRate) || simulateGroupSeed(t, cfg.FaultRate) {
 		return
 	}
 	if *flagSeed >= 0 {
@@ -100,6 +100,7 @@ func TestSimulation(t *testing.T) {
 	start := time.Now()
 	stats := runSeeds(t, *flagFirst, n, cfg)
 	elapsed := time.Since(start)
+	defer simulateChildJobs(t, *flagFirst, n, cfg.FaultRate, *flagReport)
 	defer simulateRoles(t, *flagFirst, n, cfg.FaultRate, *flagReport)
 	perMinute := float64(n) / elapsed.Minutes()
 	summary := fmt.Sprintf("simulation: %d seeds from %d in %v (%.0f seeds/min, %d workers), fault rate %g\n"+

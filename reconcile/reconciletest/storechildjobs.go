@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/groups"
 	"github.com/jobkit/jobkit/groups/childjobs"
 	"github.com/jobkit/jobkit/jobstatus"
@@ -59,6 +60,7 @@ func (s *Store[T]) syncChildJobs(ctx context.Context, r *reconcile.Reconciler, o
 	res, err := r.SyncChildJobs(ctx, in, childJobClient[T]{s}, groupWriter[T]{s})
 	errs := []error{err}
 	s.collectForeground(obj)
+	errs = append(errs, s.cleanChildOrphans(ctx, jobs))
 	for _, j := range s.children(obj) {
 		w := plan.JobWorkload(j)
 		if !w.HandledBy(in.ChildManagedBy, owner.BatchJob) {
@@ -87,6 +89,29 @@ func (s *Store[T]) childController(name string) (*reconcile.Reconciler, error) {
 	cache.OnJobEvent(func(ev reconcile.OwnerEvent) { r.ObserveOwnerEvent(ev) })
 	s.child.jobs = r
 	return r, nil
+}
+
+// cleanChildOrphans is the orphan worker of the Store's Job controller, as every
+// Job controller runs one: the tracking finalizer of a cached pod whose Job is
+// gone, replaced or finished is removed (Reconciler.CleanOrphan over the cached
+// Jobs' facts). A pod created by a sync whose cache still showed a Job deleted
+// since is freed this way.
+func (s *Store[T]) cleanChildOrphans(ctx context.Context, jobs *reconcile.Reconciler) error {
+	cache := s.c.Cache()
+	var errs []error
+	for _, p := range cache.Pods("") {
+		if !owner.BatchJob.HasFinalizer(p) {
+			continue
+		}
+		var own *finalizers.OrphanOwner
+		if ref := owner.BatchJob.ControllerOf(p); ref != nil {
+			own = cache.JobOwner(p.Namespace, ref.Name)
+		}
+		if _, err := jobs.CleanOrphan(ctx, p, own); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // children returns the cached Jobs whose controller reference has obj's UID.
