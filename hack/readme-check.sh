@@ -5,6 +5,7 @@
 #   <!-- owner -->       "Use with your own resource", a custom resource's controller
 #                        in memory;
 #   <!-- roles -->       "Which shape is mine", an owner of roles in memory;
+#   <!-- childjobs -->   the same group as child Jobs, one sync planned;
 #   <!-- plain -->       "Use without Kubernetes", which must also build from the
 #                        standard library and jobkit's plain/ packages only.
 set -euo pipefail
@@ -13,7 +14,7 @@ cd "$(dirname "$0")/.."
 # as in an operator's module; go.work would raise them to the newest release.
 export GOWORK=off
 fail=0
-for marker in quickstart owner roles plain; do
+for marker in quickstart owner roles childjobs plain; do
 	dir=$(mktemp -d "$PWD/.readme-check.XXXXXX")
 	trap 'rm -rf "$dir"' EXIT
 	awk -v m="<!-- $marker -->" '$0==m{f=1; next} f && /^```go/{g=1; next} g && /^```/{exit} g{print}' README.md >"$dir/main.go"
