@@ -5,7 +5,7 @@ SOAKFAULTS ?= 0.1
 SOAKSEEDS20 ?= 3000
 SOAKFAULTS20 ?= 0.2
 
-.PHONY: test bench fuzz fmt demo soak lint compat tidy release-check latency cluster-up cluster-down cluster-status bench-cluster cluster-smoke chaos
+.PHONY: test bench fuzz fmt demo soak lint compat tidy release-check latency cluster-up cluster-down cluster-status bench-cluster cluster-smoke chaos image image-smoke
 
 test:
 	FUZZTIME=$(FUZZTIME) ./hack/test.sh
@@ -93,3 +93,18 @@ cluster-smoke:
 # CHAOSFLAGS="--seed N".
 chaos:
 	./hack/bench-cluster.sh chaos $(CHAOSFLAGS)
+
+# The container image of examples/Dockerfile built without a Docker daemon
+# (hack/image.sh): the Dockerfile's go build for linux/amd64 and linux/arm64, FROM
+# scratch (CA certificates, /etc/passwd with the non-root user 65532: the distroless
+# base cannot be pulled here), assembled by crane (hack/tools) into an OCI layout
+# tarball, bin/images/<name>.oci.tar, then its index and configs checked. IMAGE_CMD
+# picks the command (default: the Dockerfile's, jobkit-controller-runtime).
+image:
+	./hack/image.sh
+
+# Runs that image against a control plane of its own (hack/cluster.sh): the image's
+# layers unpacked and its entrypoint run under chroot as its user (no container
+# runtime here), one Indexed Job of 4 pods to Complete. Needs root.
+image-smoke:
+	./hack/image-smoke.sh

@@ -5,7 +5,11 @@
 # (hack/compat.sh), the generated files (hack/generate.sh --check), a check that
 # the plain layer imports only the standard library (hack/plain-deps.sh) and the release
 # check (hack/release-check.sh: every command installed and the importable modules
-# fetched at the Kubernetes floor from a local module proxy, offline). Builds the
+# fetched at the Kubernetes floor from a local module proxy, offline) and the container
+# image of examples/Dockerfile built without a daemon and checked (hack/image.sh:
+# about 20 s once cached; a first run cross-compiles the controller for two
+# architectures with -trimpath, about 4 minutes each on a busy 2-core machine; the
+# image is not run: `make image-smoke` does that). Builds the
 # kube-apiserver and etcd binaries for the integration tests when they are not cached
 # (hack/envtest-bins.sh, ~12 minutes cold), and a smoke of the real control plane
 # (hack/bench-cluster.sh --smoke: etcd, kube-apiserver, kwok and jobkit-clientgo, one
@@ -85,6 +89,10 @@ echo "== supported Kubernetes range: the core at the newest release, examples at
 step "supported Kubernetes range" hack/compat.sh
 echo "== release check: the modules served as a tag would publish them, installed and imported offline"
 step "release check" hack/release-check.sh
+echo "== container image: examples/Dockerfile's image built without a daemon, its index and configs checked (hack/image.sh)"
+image_dir=$(mktemp -d "${TMPDIR:-/tmp}/jobkit-image-test.XXXXXX")
+step "container image (hack/image.sh)" env IMAGE_DIR="$image_dir" hack/image.sh
+rm -rf "$image_dir"
 if [ "$fail" != 0 ]; then
 	for f in "${failures[@]}"; do
 		echo "== FAILED: ${f%%|*}; its last lines:"

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -192,6 +193,7 @@ type dockerfile struct {
 	env        []string          // the variables set before go build
 	build      []string          // go build's arguments, ${CMD} in place
 	user       string
+	buildFrom  string // the build stage's FROM line
 }
 
 var (
@@ -229,6 +231,8 @@ func readDockerfile(t *testing.T) dockerfile {
 			d.defaultCmd = strings.TrimPrefix(in, "ARG CMD=")
 		case strings.HasPrefix(in, "USER "):
 			d.user = strings.TrimPrefix(in, "USER ")
+		case strings.HasPrefix(in, "FROM ") && strings.HasSuffix(in, " AS build"):
+			d.buildFrom = in
 		case strings.HasPrefix(in, "RUN "):
 			if m := runBuild.FindStringSubmatch(in); m != nil {
 				d.env = strings.Fields(m[1])
@@ -246,11 +250,25 @@ func readDockerfile(t *testing.T) dockerfile {
 // answers --help. The command runs here without -trimpath and with the
 // environment's cgo setting, which would otherwise recompile every package (a cold
 // build of client-go, about 10 minutes); that it needs no cgo is checked with
-// go list. No image is built: there is no container runtime here.
+// go list. The image itself is built by `make image` (hack/image.sh), outside the
+// test command.
 func TestDockerfile(t *testing.T) {
 	d := readDockerfile(t)
 	equal(t, "65532:65532", d.user, "the final stage's USER")
 	check(t, slices.Contains(d.env, "CGO_ENABLED=0"), "the binary must be static for the distroless static image")
+	// Multi-architecture: the build stage runs on the builder's platform and
+	// cross-compiles for the target's.
+	check(t, strings.HasPrefix(d.buildFrom, "FROM --platform=$BUILDPLATFORM "), "the build stage %q must run on $BUILDPLATFORM", d.buildFrom)
+	for _, v := range []string{"GOOS=${TARGETOS}", "GOARCH=${TARGETARCH}"} {
+		check(t, slices.Contains(d.env, v), "go build must be run with %s (have %q)", v, d.env)
+	}
+	// Here the target is this machine.
+	env := make([]string, len(d.env))
+	for i, v := range d.env {
+		env[i] = os.Expand(v, func(k string) string {
+			return map[string]string{"TARGETOS": runtime.GOOS, "TARGETARCH": runtime.GOARCH}[k]
+		})
+	}
 	var cmds []string
 	for _, c := range controllers {
 		cmds = append(cmds, c.cmd)
@@ -277,8 +295,8 @@ func TestDockerfile(t *testing.T) {
 			run(t, exec.Command(filepath.Join(out, c.name), "--help"))
 
 			list := exec.Command("go", "list", "-e", "-deps", "-f", "{{if .Error}}{{.ImportPath}}: {{.Error}}{{end}}", "./"+c.cmd)
-			list.Env = append(os.Environ(), d.env...)
-			check(t, strings.TrimSpace(run(t, list)) == "", "packages that do not build with %v", d.env)
+			list.Env = append(os.Environ(), env...)
+			check(t, strings.TrimSpace(run(t, list)) == "", "packages that do not build with %v", env)
 		})
 	}
 }
