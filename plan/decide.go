@@ -63,16 +63,7 @@ func pastBackoffLimitOnFailure(sp spec, pods []*podInfo) bool {
 	}
 	var restarts int64
 	for _, pi := range pods {
-		phase := pi.pod.Status.Phase
-		if phase != corev1.PodRunning && phase != corev1.PodPending {
-			continue
-		}
-		for _, s := range pi.pod.Status.InitContainerStatuses {
-			restarts += int64(s.RestartCount)
-		}
-		for _, s := range pi.pod.Status.ContainerStatuses {
-			restarts += int64(s.RestartCount)
-		}
+		restarts += pi.restarts // read only of Pending and Running pods
 	}
 	if sp.backoffLimit == 0 {
 		return restarts > 0
