@@ -24,9 +24,8 @@ type podInfo struct {
 	// finish is when the pod finished (backoff.FinishTime), read only for the pods
 	// the backoff record is rebuilt from (backoffSuccess or backoffFailure) and
 	// tracked failed pods.
-	finish   time.Time
-	restarts int64 // container restarts of a Pending or Running pod, read only under restartPolicy OnFailure
-	index    int   // completion index; plainindexes.Unknown when none or NonIndexed
+	finish time.Time
+	index  int // completion index; plainindexes.Unknown when none or NonIndexed
 	// match is the memo of policyMatch: set when matched, or nil.
 	match       *podfailurepolicy.Result
 	validIndex  bool // Indexed and 0 <= index < completions
@@ -49,6 +48,9 @@ type podInfo struct {
 type factReader struct {
 	badIndexes int // index warnings so far (at most 5 are reported)
 	warnings   warnings
+	// restarts sums the container restarts of Pending and Running pods, read only
+	// under restartPolicy OnFailure (pastBackoffLimitOnFailure).
+	restarts int64
 }
 
 // read fills in pi with the facts of pod.
@@ -98,10 +100,10 @@ func (f *factReader) read(e *env, pod *corev1.Pod, pi *podInfo) {
 	}
 	if e.spec.onFailure && (phase == corev1.PodRunning || phase == corev1.PodPending) {
 		for _, s := range pod.Status.InitContainerStatuses {
-			pi.restarts += int64(s.RestartCount)
+			f.restarts += int64(s.RestartCount)
 		}
 		for _, s := range pod.Status.ContainerStatuses {
-			pi.restarts += int64(s.RestartCount)
+			f.restarts += int64(s.RestartCount)
 		}
 	}
 }
@@ -143,27 +145,29 @@ type classified struct {
 	// (failed: those that count toward backoffLimit).
 	succeeded, failed int32
 	observed          podCounts
+	restarts          int64 // claimed.restarts
 }
 
 // classify counts the pods by state and finds the newly finished ones, from the
-// facts claim read (infos). st is the status being built; classify only reads it.
-func classify(e *env, infos []podInfo, st *batchv1.JobStatus) classified {
-	var out classified
+// facts claim read. st is the status being built; classify only reads it.
+func classify(e *env, c claimed, st *batchv1.JobStatus) classified {
+	out := classified{restarts: c.restarts}
+	infos := c.infos
 	out.pods = make([]*podInfo, len(infos))
 	unfailed := 0 // pods in uncountedFailed whose state now says they are not failures
 	var newFailedCounted int32
-	c := &out.observed
+	n := &out.observed
 	for i := range infos {
 		pi := &infos[i]
 		out.pods[i] = pi
 		if pi.active {
-			c.active++
+			n.active++
 			if pi.ready {
-				c.ready++
+				n.ready++
 			}
 		}
 		if pi.terminating {
-			c.terminating++
+			n.terminating++
 		}
 		if !pi.tracked {
 			continue

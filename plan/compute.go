@@ -62,7 +62,7 @@ func Compute(in Input) (*Plan, error) {
 	claimed := claim(e, in.Pods)
 	warn.add(claimed.warnings)
 	st := startStatus(w, sp, in.Now)
-	cl := classify(e, claimed.infos, st)
+	cl := classify(e, claimed, st)
 	backoffRecord := rebuildBackoff(cl, in.Backoff)
 
 	v, rq := decideVerdict(e, cl, st)
