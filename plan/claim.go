@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/jobkit/jobkit/finalizers"
+	"github.com/jobkit/jobkit/podfailurepolicy"
 )
 
 // claimed is the outcome of claim.
@@ -45,6 +46,10 @@ func claim(e *env, listed []*corev1.Pod) claimed {
 	deleting := w.Deleting
 	// Never grown, so pointers into it stay valid.
 	out.infos = make([]podInfo, 0, len(listed))
+	var matches []podfailurepolicy.Result // policyMatch's memos, one allocation
+	if e.spec.failurePolicy != nil {
+		matches = make([]podfailurepolicy.Result, len(listed))
+	}
 	var f factReader
 	labelKey, indexKey := touchKeys(e)
 	touched := uintptr(0)
@@ -81,6 +86,9 @@ func claim(e *env, listed []*corev1.Pod) claimed {
 		out.infos = append(out.infos, podInfo{})
 		pi := &out.infos[len(out.infos)-1]
 		f.read(e, pod, pi)
+		if matches != nil {
+			pi.match = &matches[len(out.infos)-1]
+		}
 	}
 	out.warnings.add(f.warnings)
 	out.restarts = f.restarts

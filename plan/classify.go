@@ -26,8 +26,10 @@ type podInfo struct {
 	// tracked failed pods.
 	finish time.Time
 	index  int // completion index; plainindexes.Unknown when none or NonIndexed
-	// match is the memo of policyMatch: set when matched, or nil.
+	// match is the memo of policyMatch (valid once matched), in a slice claim
+	// allocates for the Job's pods when the Job has a pod failure policy.
 	match       *podfailurepolicy.Result
+	matched     bool
 	validIndex  bool // Indexed and 0 <= index < completions
 	succeeded   bool // phase Succeeded
 	finalizer   bool // carries the tracking finalizer
@@ -109,11 +111,13 @@ func (f *factReader) read(e *env, pod *corev1.Pod, pi *podInfo) {
 }
 
 // policyMatch matches the pod failure policy fp once per pod: the result is kept in
-// pi (the only field of a podInfo written after classify).
+// pi.match (the only fact of a podInfo written after claim).
 func policyMatch(fp *batchv1.PodFailurePolicy, pi *podInfo) podfailurepolicy.Result {
-	if pi.match == nil {
-		m := podfailurepolicy.Match(fp, pi.pod)
-		pi.match = &m
+	if !pi.matched {
+		if pi.match == nil {
+			pi.match = new(podfailurepolicy.Result) // claim gives one to a Job with a policy
+		}
+		*pi.match, pi.matched = podfailurepolicy.Match(fp, pi.pod), true
 	}
 	return *pi.match
 }
