@@ -1,13 +1,20 @@
 package plan
 
 import (
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/jobkit/jobkit/internal/podutil"
 
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 )
@@ -92,40 +99,139 @@ func tbBenchIndexed(n int) Input {
 	return tbInput(job, pods...)
 }
 
+// tbBenchKinds are the two Jobs the Compute benchmarks plan, by completion mode.
+var tbBenchKinds = []struct {
+	name  string
+	input func(n int) Input
+}{
+	{"NonIndexed", tbBenchNonIndexed},
+	{"Indexed", tbBenchIndexed},
+}
+
+// BenchmarkCompute plans the benchmark Jobs with their pods allocated one after the
+// other and listed in that order: the best case for the memory caches.
 func BenchmarkCompute(b *testing.B) {
-	for _, kind := range []struct {
-		name  string
-		input func(n int) Input
-	}{
-		{"NonIndexed", tbBenchNonIndexed},
-		{"Indexed", tbBenchIndexed},
-	} {
+	for _, kind := range tbBenchKinds {
 		for _, n := range tbBenchSizes {
 			b.Run(fmt.Sprintf("%s/n=%d", kind.name, n), func(b *testing.B) {
-				in := kind.input(n)
-				if p, err := Compute(in); err != nil || p.Skip != "" || len(p.Warnings) > 0 {
-					b.Fatalf("Compute: %v %q %q", err, p.Skip, p.Warnings)
-				}
-				b.ReportAllocs()
-				for b.Loop() {
-					_, _ = Compute(in)
-				}
+				tbBenchCompute(b, kind.input(n))
 			})
 		}
 	}
+}
+
+// BenchmarkComputeInformerLayout plans the same Jobs with their pods laid out as a
+// client-go cache holds them (tbInformerLayout): decoded one by one in event order,
+// among other Jobs' pods and events, and listed in the cache's order.
+func BenchmarkComputeInformerLayout(b *testing.B) {
+	for _, kind := range tbBenchKinds {
+		for _, n := range []int{1000, 10000, 100000} {
+			b.Run(fmt.Sprintf("%s/n=%d", kind.name, n), func(b *testing.B) {
+				in, heap := tbInformerLayout(kind.input(n), uint64(n))
+				tbBenchCompute(b, in)
+				runtime.KeepAlive(heap)
+			})
+		}
+	}
+}
+
+// tbBenchCompute checks that in plans a Job mid-run without warnings, then measures
+// Compute on it.
+func tbBenchCompute(b *testing.B, in Input) {
+	b.Helper()
+	if p, err := Compute(in); err != nil || p.Skip != "" || len(p.Warnings) > 0 {
+		b.Fatalf("Compute: %v %q %q", err, p.Skip, p.Warnings)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = Compute(in)
+	}
+}
+
+// tbInformerLayout returns in with its pods replaced by copies laid out in memory as
+// an informer's cache holds them after the Job ran for a while, and the other
+// objects that cache holds (keep them alive while in is used).
+//
+// Every pod is decoded from JSON, as from a watch stream, so each string, map and
+// slice of it is an allocation of its own, once per event of the pod (added,
+// running, ready, finished), in the order of the events: a pod's last version is
+// decoded when it last changed, its earlier versions are garbage. Between two events
+// the cache decodes an event of another Job's pod and an Event object, and a few
+// strings are allocated (the controller's logs), some of them kept. The pods are
+// listed in a fixed shuffle, as a cache lists them (in the order of a map). seed
+// chooses the event times and the shuffle.
+func tbInformerLayout(in Input, seed uint64) (Input, []any) {
+	rng := rand.New(rand.NewPCG(seed, 37))
+	n := len(in.Pods)
+	wire := make([][]byte, n)
+	type event struct{ at, pod int }
+	var events []event
+	for i, pod := range in.Pods {
+		var err error
+		if wire[i], err = json.Marshal(pod); err != nil {
+			panic(err)
+		}
+		// Created in order, running soon after, finished or ready a while later.
+		events = append(events, event{i, i}, event{i + rng.IntN(50), i})
+		if isTerminal(pod) || podutil.IsReady(pod) {
+			events = append(events, event{i + rng.IntN(n/5+1), i})
+		}
+	}
+	slices.SortStableFunc(events, func(a, b event) int { return a.at - b.at })
+
+	others := make([]*corev1.Pod, n) // another Job's pods, as many
+	otherWire, err := json.Marshal(tbPod("other", tbOwnedBy("other-job")))
+	if err != nil {
+		panic(err)
+	}
+	recent := make([]any, 1024) // the latest Events and log lines
+	pods := make([]*corev1.Pod, n)
+	for k, ev := range events {
+		pods[ev.pod] = tbDecodePod(wire[ev.pod])
+		o := tbDecodePod(otherWire)
+		o.Name = "other-" + strconv.Itoa(k%n)
+		o.UID = types.UID(o.Name)
+		others[k%n] = o
+		recent[k%len(recent)] = &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: pods[ev.pod].Name + "." + strconv.Itoa(k), Namespace: "ns"},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: pods[ev.pod].Name, UID: pods[ev.pod].UID},
+			Reason:         "Started",
+			Message:        "Started container " + pods[ev.pod].Spec.Containers[0].Name,
+		}
+		recent[(k+512)%len(recent)] = fmt.Sprintf("sync of job %q took %d µs", "ns/job", k)
+	}
+	rng.Shuffle(n, func(i, j int) { pods[i], pods[j] = pods[j], pods[i] })
+	in.Pods = pods
+	return in, []any{others, recent}
+}
+
+// tbDecodePod decodes a pod from its JSON form.
+func tbDecodePod(data []byte) *corev1.Pod {
+	pod := new(corev1.Pod)
+	if err := json.Unmarshal(data, pod); err != nil {
+		panic(err)
+	}
+	return pod
 }
 
 // TestBenchInputsAreMidRun checks that the benchmark inputs exercise what they say:
 // the Job neither fails nor finishes, records new finished pods, and creates pods.
 func TestBenchInputsAreMidRun(t *testing.T) {
 	for _, n := range []int{10, 1000} {
-		for name, in := range map[string]Input{"NonIndexed": tbBenchNonIndexed(n), "Indexed": tbBenchIndexed(n)} {
-			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
-				p := tbCompute(t, in)
-				if len(p.Conditions) > 0 || len(p.Create) == 0 || len(p.RemoveFinalizers) == 0 || p.RecordStatus == nil {
-					t.Errorf("benchmark input is not mid-run:\n%s", p)
-				}
-			})
+		for _, kind := range tbBenchKinds {
+			informer, _ := tbInformerLayout(kind.input(n), uint64(n))
+			for _, c := range []struct {
+				layout string
+				in     Input
+			}{{"", kind.input(n)}, {"/informer", informer}} {
+				in := c.in
+				t.Run(fmt.Sprintf("%s%s/n=%d", kind.name, c.layout, n), func(t *testing.T) {
+					p := tbCompute(t, in)
+					if len(p.Conditions) > 0 || len(p.Create) == 0 || len(p.RemoveFinalizers) == 0 || p.RecordStatus == nil {
+						t.Errorf("benchmark input is not mid-run:\n%s", p)
+					}
+				})
+			}
 		}
 	}
 }
@@ -136,13 +242,7 @@ func TestComputeAllocationsPerPod(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds 11,000 pods")
 	}
-	for _, kind := range []struct {
-		name  string
-		input func(n int) Input
-	}{
-		{"NonIndexed", tbBenchNonIndexed},
-		{"Indexed", tbBenchIndexed},
-	} {
+	for _, kind := range tbBenchKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			allocs := func(n int) float64 {
 				in := kind.input(n)

@@ -2,11 +2,10 @@ package plan
 
 import (
 	"math"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/indexes"
@@ -16,29 +15,111 @@ import (
 	"github.com/jobkit/jobkit/podfailurepolicy"
 )
 
-// podInfo caches what the plan needs to know of one pod. classify fills it in; later
-// phases only read it, except for the memo of policyMatch.
+// podInfo holds what the plan needs to know of one pod, read once (factReader,
+// as claim takes the pod); later phases read it instead of the pod, and touch the
+// pod itself only for the few still carrying the tracking finalizer that finished
+// or are in the ledger. Only the memo of policyMatch is written after.
 type podInfo struct {
-	pod         *corev1.Pod
-	index       int  // completion index; plainindexes.Unknown when none or NonIndexed
+	pod *corev1.Pod
+	// finish is when the pod finished (backoff.FinishTime), read only for the pods
+	// the backoff record is rebuilt from (backoffSuccess or backoffFailure) and
+	// tracked failed pods.
+	finish time.Time
+	index  int // completion index; plainindexes.Unknown when none or NonIndexed
+	// match is the memo of policyMatch (valid once matched), in a slice claim
+	// allocates for the Job's pods when the Job has a pod failure policy.
+	match       *podfailurepolicy.Result
+	matched     bool
 	validIndex  bool // Indexed and 0 <= index < completions
+	succeeded   bool // phase Succeeded
+	finalizer   bool // carries the tracking finalizer
 	tracked     bool // carries the finalizer and its removal is not pending
 	active      bool
 	terminating bool
 	ready       bool
 	failed      bool // counts as failed (phase Failed, or deleted unless policy Failed)
-	matched     bool // policy already matched
-	match       podfailurepolicy.Result
+	// backoffSuccess and backoffFailure: the pod is a success, or a failure, of the
+	// backoff record rebuilt from the pods (rebuildBackoff).
+	backoffSuccess, backoffFailure bool
+	// inUncountedSucceeded and inUncountedFailed: the pod carries the finalizer and
+	// its UID is in uncountedTerminatedPods as read (env).
+	inUncountedSucceeded, inUncountedFailed bool
+}
+
+// factReader reads the facts of the pods, one at a time.
+type factReader struct {
+	badIndexes int // index warnings so far (at most 5 are reported)
+	warnings   warnings
+	// restarts sums the container restarts of Pending and Running pods, read only
+	// under restartPolicy OnFailure (pastBackoffLimitOnFailure).
+	restarts int64
+}
+
+// read fills in pi with the facts of pod.
+func (f *factReader) read(e *env, pod *corev1.Pod, pi *podInfo) {
+	pi.pod = pod
+	pi.index = plainindexes.Unknown
+	if e.spec.indexed {
+		ix, err := indexes.PodIndex(e.owner, pod)
+		if err == nil {
+			pi.index = ix
+			pi.validIndex = ix < int(deref(e.spec.completions))
+		} else if f.badIndexes < 5 {
+			f.badIndexes++
+			f.warnings.addf("%v", err)
+		}
+	}
+	pi.finalizer = e.owner.HasFinalizer(pod)
+	pi.tracked = pi.finalizer && !e.pending.Has(pod.UID)
+	if pi.finalizer {
+		// Lookups in empty sets read not the UID.
+		pi.inUncountedSucceeded = e.uncountedSucceeded.Has(pod.UID)
+		pi.inUncountedFailed = e.uncountedFailed.Has(pod.UID)
+	}
+	phase := pod.Status.Phase
+	pi.succeeded = phase == corev1.PodSucceeded
+	phaseFailed := phase == corev1.PodFailed
+	terminal := pi.succeeded || phaseFailed
+	deleting := pod.DeletionTimestamp != nil
+	pi.active = !terminal && !deleting
+	pi.terminating = !terminal && deleting
+	pi.ready = pi.active && podutil.IsReady(pod)
+	pi.failed = phaseFailed || (!e.spec.onlyFailed && deleting && !pi.succeeded)
+	// The pods the backoff record is rebuilt from (Indexed: with a valid index;
+	// pods without one are strays, they do not tell the Job's history).
+	if !e.spec.indexed || pi.validIndex {
+		pi.backoffSuccess = pi.succeeded
+		// A pod being deleted without the finalizer is mostly one this controller
+		// stopped (scale-down, suspend, a finishing Job), which is no failure: a
+		// resumed Job must not wait out a backoff for it. A counted failure deleted
+		// by someone else is left out too; it leaves the API at the end of its grace
+		// period anyway.
+		pi.backoffFailure = !pi.succeeded && !(deleting && !pi.finalizer) &&
+			(phaseFailed || (!e.spec.onlyFailed && deleting))
+	}
+	if pi.backoffSuccess || pi.backoffFailure || (pi.tracked && pi.failed) {
+		pi.finish = backoff.FinishTime(pod)
+	}
+	if e.spec.onFailure && (phase == corev1.PodRunning || phase == corev1.PodPending) {
+		for _, s := range pod.Status.InitContainerStatuses {
+			f.restarts += int64(s.RestartCount)
+		}
+		for _, s := range pod.Status.ContainerStatuses {
+			f.restarts += int64(s.RestartCount)
+		}
+	}
 }
 
 // policyMatch matches the pod failure policy fp once per pod: the result is kept in
-// pi (the only field of a podInfo written after classify).
+// pi.match (the only fact of a podInfo written after claim).
 func policyMatch(fp *batchv1.PodFailurePolicy, pi *podInfo) podfailurepolicy.Result {
 	if !pi.matched {
-		pi.match = podfailurepolicy.Match(fp, pi.pod)
-		pi.matched = true
+		if pi.match == nil {
+			pi.match = new(podfailurepolicy.Result) // claim gives one to a Job with a policy
+		}
+		*pi.match, pi.matched = podfailurepolicy.Match(fp, pi.pod), true
 	}
-	return pi.match
+	return *pi.match
 }
 
 // podCounts are the Job's pods by state, for status.active, ready and terminating.
@@ -60,66 +141,37 @@ func (c podCounts) after(a actions) podCounts {
 
 // classified is the outcome of classify.
 type classified struct {
-	pods []*podInfo    // the Job's pods, in the order of list
-	list []*corev1.Pod // the Job's pods (claimed.pods)
-	// uncountedSucceeded and uncountedFailed are the UIDs of the status's
-	// uncountedTerminatedPods.
-	uncountedSucceeded, uncountedFailed sets.Set[types.UID]
+	pods []*podInfo // the Job's pods, in the order of claimed.pods
 	// newSucceeded and newFailed are the finished pods with the finalizer that the
 	// ledger does not list yet.
-	newSucceeded, newFailed []*corev1.Pod
+	newSucceeded, newFailed []*podInfo
 	// succeeded and failed are the counts once every finished pod is counted
 	// (failed: those that count toward backoffLimit).
 	succeeded, failed int32
 	observed          podCounts
-	warnings          warnings
+	restarts          int64 // claimed.restarts
 }
 
-// classify sorts the pods by state, counts them and finds the newly finished ones.
-// st is the status being built; classify only reads it.
-func classify(e *env, list []*corev1.Pod, st *batchv1.JobStatus) classified {
-	out := classified{list: list}
-	out.uncountedSucceeded = sets.New(st.UncountedTerminatedPods.Succeeded...)
-	out.uncountedFailed = sets.New(st.UncountedTerminatedPods.Failed...)
-	// One allocation for every podInfo; the capacity is never exceeded, so the
-	// pointers into it stay valid.
-	infos := make([]podInfo, len(list))
-	out.pods = make([]*podInfo, len(list))
-	completions := int(deref(e.spec.completions))
-	badIndexes := 0
+// classify counts the pods by state and finds the newly finished ones, from the
+// facts claim read. st is the status being built; classify only reads it.
+func classify(e *env, c claimed, st *batchv1.JobStatus) classified {
+	out := classified{restarts: c.restarts}
+	infos := c.infos
+	out.pods = make([]*podInfo, len(infos))
 	unfailed := 0 // pods in uncountedFailed whose state now says they are not failures
 	var newFailedCounted int32
-	c := &out.observed
-	for i, pod := range list {
+	n := &out.observed
+	for i := range infos {
 		pi := &infos[i]
 		out.pods[i] = pi
-		pi.pod = pod
-		pi.index = plainindexes.Unknown
-		if e.spec.indexed {
-			ix, err := indexes.PodIndex(e.owner, pod)
-			if err == nil {
-				pi.index = ix
-				pi.validIndex = ix < completions
-			} else if badIndexes < 5 {
-				badIndexes++
-				out.warnings.addf("%v", err)
-			}
-		}
-		pi.tracked = e.owner.HasFinalizer(pod) && !e.pending.Has(pod.UID)
-		terminal := isTerminal(pod)
-		pi.active = !terminal && pod.DeletionTimestamp == nil
-		pi.terminating = !terminal && pod.DeletionTimestamp != nil
-		pi.ready = pi.active && podutil.IsReady(pod)
-		pi.failed = pod.Status.Phase == corev1.PodFailed ||
-			(!e.spec.onlyFailed && pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded)
 		if pi.active {
-			c.active++
+			n.active++
 			if pi.ready {
-				c.ready++
+				n.ready++
 			}
 		}
 		if pi.terminating {
-			c.terminating++
+			n.terminating++
 		}
 		if !pi.tracked {
 			continue
@@ -128,19 +180,19 @@ func classify(e *env, list []*corev1.Pod, st *batchv1.JobStatus) classified {
 		if e.spec.indexed && !pi.validIndex {
 			// Never newly finished. One recorded as failed while its index was valid
 			// stays a failure, unless its state now says it is none (see ledger).
-			if out.uncountedFailed.Has(pod.UID) && notFailureNow(fp, pi) {
+			if pi.inUncountedFailed && notFailureNow(fp, pi) {
 				unfailed++
 			}
 			continue
 		}
 		switch {
-		case pod.Status.Phase == corev1.PodSucceeded && !out.uncountedSucceeded.Has(pod.UID):
-			out.newSucceeded = append(out.newSucceeded, pod)
-			if out.uncountedFailed.Has(pod.UID) {
+		case pi.succeeded && !pi.inUncountedSucceeded:
+			out.newSucceeded = append(out.newSucceeded, pi)
+			if pi.inUncountedFailed {
 				unfailed++ // recorded as failed, succeeded before its finalizer went
 			}
-		case pi.failed && !out.uncountedFailed.Has(pod.UID):
-			out.newFailed = append(out.newFailed, pod)
+		case pi.failed && !pi.inUncountedFailed:
+			out.newFailed = append(out.newFailed, pi)
 			if fp == nil || policyMatch(fp, pi).CountsTowardBackoff {
 				newFailedCounted++
 			}
@@ -148,8 +200,8 @@ func classify(e *env, list []*corev1.Pod, st *batchv1.JobStatus) classified {
 			unfailed++ // recorded as failed while running, then stopped with an ignored failure
 		}
 	}
-	out.succeeded = sat(int64(st.Succeeded) + int64(len(out.newSucceeded)) + int64(out.uncountedSucceeded.Len()))
-	out.failed = sat(int64(st.Failed) + int64(newFailedCounted) + int64(out.uncountedFailed.Len()) - int64(unfailed))
+	out.succeeded = sat(int64(st.Succeeded) + int64(len(out.newSucceeded)) + int64(e.uncountedSucceeded.Len()))
+	out.failed = sat(int64(st.Failed) + int64(newFailedCounted) + int64(e.uncountedFailed.Len()) - int64(unfailed))
 	return out
 }
 
@@ -157,35 +209,24 @@ func classify(e *env, list []*corev1.Pod, st *batchv1.JobStatus) classified {
 // is no failure by its state now: it succeeded, or it was stopped with a failure an
 // Ignore rule matches. The ledger takes such a pod out of the list.
 func notFailureNow(fp *batchv1.PodFailurePolicy, pi *podInfo) bool {
-	return pi.pod.Status.Phase == corev1.PodSucceeded ||
+	return pi.succeeded ||
 		(pi.failed && fp != nil && !policyMatch(fp, pi).CountsTowardBackoff)
 }
 
 // rebuildBackoff is the backoff record to keep: the caller's, advanced by the new
-// finishes, merged with one rebuilt from the pods so that a restart does not forget
-// earlier failures.
-func rebuildBackoff(e *env, cl classified, prev plainbackoff.Record) plainbackoff.Record {
-	isFailed := func(p *corev1.Pod) bool {
-		if p.DeletionTimestamp != nil && !e.owner.HasFinalizer(p) {
-			// Mostly pods this controller stopped (scale-down, suspend, a finishing
-			// Job), which are no failures: a resumed Job must not wait out a backoff
-			// for them. A counted failure deleted by someone else is left out too;
-			// it leaves the API at the end of its grace period anyway.
-			return false
-		}
-		return p.Status.Phase == corev1.PodFailed || (!e.spec.onlyFailed && p.DeletionTimestamp != nil)
+// finishes, merged with one rebuilt from the pods (backoff.FromPodsFunc, from the
+// facts: podInfo.backoffSuccess and backoffFailure) so that a restart does not
+// forget earlier failures.
+func rebuildBackoff(cl classified, prev plainbackoff.Record) plainbackoff.Record {
+	finished := func(pods []*podInfo) func(int) (time.Time, bool) {
+		return func(i int) (time.Time, bool) { return pods[i].finish, true }
 	}
-	rebuildFrom := cl.list
-	if e.spec.indexed {
-		// Pods without a valid index are strays; they do not tell the Job's history.
-		rebuildFrom = make([]*corev1.Pod, 0, len(cl.pods))
-		for _, pi := range cl.pods {
-			if pi.validIndex {
-				rebuildFrom = append(rebuildFrom, pi.pod)
-			}
-		}
-	}
-	return plainbackoff.Merge(backoff.AdvancePods(prev, cl.newSucceeded, cl.newFailed), backoff.FromPodsFunc(rebuildFrom, isFailed))
+	advanced := plainbackoff.AdvanceFunc(prev, len(cl.newSucceeded), finished(cl.newSucceeded), len(cl.newFailed), finished(cl.newFailed))
+	pods := cl.pods
+	rebuilt := plainbackoff.AdvanceFunc(plainbackoff.Record{},
+		len(pods), func(i int) (time.Time, bool) { return pods[i].finish, pods[i].backoffSuccess },
+		len(pods), func(i int) (time.Time, bool) { return pods[i].finish, pods[i].backoffFailure })
+	return plainbackoff.Merge(advanced, rebuilt)
 }
 
 func sat(v int64) int32 {

@@ -52,16 +52,18 @@ func Compute(in Input) (*Plan, error) {
 	if e.pending == nil {
 		e.pending = sets.New[types.UID]()
 	}
+	if u := w.Status.UncountedTerminatedPods; u != nil {
+		e.uncountedSucceeded, e.uncountedFailed = sets.New(u.Succeeded...), sets.New(u.Failed...)
+	}
 	var warn warnings
 
 	// The phases, each reading what the earlier ones returned. Only st, the status
 	// being built, is changed in place, by the phases that say so.
-	claimed := claim(w, in.Pods, e.owner)
+	claimed := claim(e, in.Pods)
 	warn.add(claimed.warnings)
 	st := startStatus(w, sp, in.Now)
-	cl := classify(e, claimed.pods, st)
-	warn.add(cl.warnings)
-	backoffRecord := rebuildBackoff(e, cl, in.Backoff)
+	cl := classify(e, claimed, st)
+	backoffRecord := rebuildBackoff(cl, in.Backoff)
 
 	v, rq := decideVerdict(e, cl, st)
 	ix := indexOutcomes{succeededCount: cl.succeeded}
@@ -92,7 +94,7 @@ func Compute(in Input) (*Plan, error) {
 			conds = suspendConditions(e, st)
 		}
 	}
-	led := ledger(e, ledgerInput{pods: cl.pods, list: claimed.pods, uncountedFailed: cl.uncountedFailed, indexes: ix, deletions: act.delete, verdict: v}, st)
+	led := ledger(e, ledgerInput{pods: cl.pods, indexes: ix, deletions: act.delete, verdict: v}, st)
 	warn.add(led.warnings)
 
 	p := &Plan{
@@ -109,7 +111,7 @@ func Compute(in Input) (*Plan, error) {
 		FailurePolicyActions: led.failurePolicyActions,
 		Warnings:             warn,
 	}
-	assembleStatus(e, statusInput{pods: claimed.pods, counts: counts, verdict: v, limitReached: led.limitReached}, st, p)
+	assembleStatus(e, statusInput{pods: cl.pods, counts: counts, verdict: v, limitReached: led.limitReached}, st, p)
 	return p, nil
 }
 
@@ -160,6 +162,9 @@ type env struct {
 	pending sets.Set[types.UID] // Input.PendingFinalizerRemovals, never nil
 	taken   sets.Set[string]    // Input.TakenPodNames, may be nil
 	owner   owner.Kind          // Input.Owner, defaulted
+	// uncountedSucceeded and uncountedFailed are the UIDs of the status's
+	// uncountedTerminatedPods as read (nil when it has none).
+	uncountedSucceeded, uncountedFailed sets.Set[types.UID]
 }
 
 // verdict is a decision to finish the Job.

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"hash/fnv"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,6 +33,7 @@ func (c *manager) createIndexed(active []*podInfo, diff int) {
 		exclude = append(exclude, plainindexes.FromIndexes(term))
 	}
 	candidates := plainindexes.FirstPending(completions, diff, exclude...)
+	c.digestIndexes(candidates)
 	if c.spec.perIndex == nil {
 		for _, ix := range candidates {
 			c.create(ix, nil, "index pending")
@@ -129,23 +129,44 @@ func (c *manager) create(index int, replaced *podInfo, reason string) {
 // A pod created under a name derived from it is in the cache, and changes it, from
 // its first event until it is gone from the API server, where its name is free again;
 // before its first event, the digest, and the name, are those of its creation.
+// digestIndexes must have been given index.
 func (c *manager) podsOfIndex(index int) uint64 {
-	if c.podsPerIndex == nil {
-		// Indexes are below completions (at most 100,000 for an Indexed Job): one
-		// slice, where a map would allocate per thousand pods.
-		c.podsPerIndex = make([]uint64, int(deref(c.spec.completions)))
-		for _, pi := range c.in.pods {
-			if pi.validIndex && pi.index < len(c.podsPerIndex) {
-				h := fnv.New64a()
-				h.Write([]byte(pi.pod.UID))
-				c.podsPerIndex[pi.index] += h.Sum64() // order-free: a sum of the UIDs' hashes
-			}
-		}
-	}
-	if index >= len(c.podsPerIndex) {
+	if index < 0 || index >= len(c.podsPerIndex) {
 		return 0
 	}
 	return c.podsPerIndex[index]
+}
+
+// digestIndexes computes podsOfIndex for the indexes ixs, those about to be created:
+// only the UIDs of their pods are read, not those of every pod.
+func (c *manager) digestIndexes(ixs []int) {
+	// Indexes are below completions (at most 100,000 for an Indexed Job): one
+	// slice, where a map would allocate per thousand pods.
+	n := int(deref(c.spec.completions))
+	c.podsPerIndex = make([]uint64, n)
+	want := make([]uint64, (n+63)/64) // a bit per index of ixs
+	for _, ix := range ixs {
+		if ix >= 0 && ix < n {
+			want[ix/64] |= 1 << (ix % 64)
+		}
+	}
+	for _, pi := range c.in.pods {
+		if ix := pi.index; pi.validIndex && ix < n && want[ix/64]&(1<<(ix%64)) != 0 {
+			c.podsPerIndex[ix] += fnv64a(string(pi.pod.UID)) // order-free: a sum of the UIDs' hashes
+		}
+	}
+}
+
+// fnv64a is the 64-bit FNV-1a hash of s (hash/fnv's New64a), without the
+// conversion to []byte, which allocates for a UID's 36 bytes.
+func fnv64a(s string) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= prime
+	}
+	return h
 }
 
 func copyMap(m map[string]string) map[string]string {

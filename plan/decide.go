@@ -28,7 +28,7 @@ func decideVerdict(e *env, cl classified, st *batchv1.JobStatus) (*verdict, requ
 		return &verdict{reason: batchv1.JobReasonPodFailurePolicy, message: msg}, rq
 	}
 	switch {
-	case cl.failed > e.spec.backoffLimit || pastBackoffLimitOnFailure(e.spec, cl.pods):
+	case cl.failed > e.spec.backoffLimit || pastBackoffLimitOnFailure(e.spec, cl.restarts):
 		return &verdict{reason: batchv1.JobReasonBackoffLimitExceeded, message: message(e.owner, msgBackoffLimitExceeded)}, rq
 	case pastDeadline(e, st):
 		return &verdict{reason: batchv1.JobReasonDeadlineExceeded, message: message(e.owner, msgDeadlineExceeded)}, rq
@@ -55,24 +55,12 @@ func failJobMessage(fp *batchv1.PodFailurePolicy, pods []*podInfo) (string, bool
 	return "", false
 }
 
-// pastBackoffLimitOnFailure sums container restarts of pending and running pods when
-// the template restarts containers in place (restartPolicy OnFailure).
-func pastBackoffLimitOnFailure(sp spec, pods []*podInfo) bool {
+// pastBackoffLimitOnFailure compares restarts, the container restarts of the
+// pending and running pods, with the backoff limit when the template restarts
+// containers in place (restartPolicy OnFailure).
+func pastBackoffLimitOnFailure(sp spec, restarts int64) bool {
 	if !sp.onFailure {
 		return false
-	}
-	var restarts int64
-	for _, pi := range pods {
-		phase := pi.pod.Status.Phase
-		if phase != corev1.PodRunning && phase != corev1.PodPending {
-			continue
-		}
-		for _, s := range pi.pod.Status.InitContainerStatuses {
-			restarts += int64(s.RestartCount)
-		}
-		for _, s := range pi.pod.Status.ContainerStatuses {
-			restarts += int64(s.RestartCount)
-		}
 	}
 	if sp.backoffLimit == 0 {
 		return restarts > 0

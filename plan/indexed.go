@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/jobkit/jobkit/backoff"
@@ -52,7 +51,7 @@ func decideIndexed(e *env, cl classified, st *batchv1.JobStatus, v *verdict) ind
 	// wins.
 	ix := make([]int, 0, len(cl.newSucceeded))
 	for _, pi := range cl.pods {
-		if pi.tracked && pi.validIndex && pi.pod.Status.Phase == corev1.PodSucceeded {
+		if pi.tracked && pi.validIndex && pi.succeeded {
 			ix = append(ix, pi.index)
 		}
 	}

@@ -16,12 +16,10 @@ import (
 
 // ledgerInput is what ledger reads beyond the env.
 type ledgerInput struct {
-	pods            []*podInfo
-	list            []*corev1.Pod // the pods of pods
-	uncountedFailed sets.Set[types.UID]
-	indexes         indexOutcomes
-	deletions       []Deletion
-	verdict         *verdict
+	pods      []*podInfo
+	indexes   indexOutcomes
+	deletions []Deletion
+	verdict   *verdict
 }
 
 // ledgered is the outcome of ledger.
@@ -39,7 +37,14 @@ type ledgered struct {
 func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 	var out ledgered
 	// Count first what no longer carries the finalizer: it frees room in the ledger.
-	settled, err := finalizers.Settle(e.owner.Finalizer, st.UncountedTerminatedPods, in.list, e.pending)
+	// Of the pods that carry the finalizer, only those in the ledger matter.
+	var inLedger []*corev1.Pod
+	for _, pi := range in.pods {
+		if pi.inUncountedSucceeded || pi.inUncountedFailed {
+			inLedger = append(inLedger, pi.pod)
+		}
+	}
+	settled, err := finalizers.Settle(e.owner.Finalizer, st.UncountedTerminatedPods, inLedger, e.pending)
 	if err != nil {
 		out.warnings.addf("%v", err)
 	}
@@ -66,7 +71,7 @@ func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 			continue
 		}
 		pod := pi.pod
-		succeeded := pod.Status.Phase == corev1.PodSucceeded
+		succeeded := pi.succeeded
 		if !(deleting || v != nil || succeeded) {
 			if !pi.failed {
 				continue
@@ -88,12 +93,12 @@ func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 			if e.spec.indexed && !pi.validIndex {
 				// Not recorded now. One recorded while its index was valid stays a
 				// failure (as upstream), as long as its state says it is one.
-				ignored = in.uncountedFailed.Has(pod.UID) && notFailureNow(e.spec.failurePolicy, pi)
+				ignored = pi.inUncountedFailed && notFailureNow(e.spec.failurePolicy, pi)
 				break
 			}
 			if e.spec.failurePolicy != nil {
 				m := policyMatch(e.spec.failurePolicy, pi)
-				if m.Matched && !in.uncountedFailed.Has(pod.UID) {
+				if m.Matched && !pi.inUncountedFailed {
 					if out.failurePolicyActions == nil {
 						out.failurePolicyActions = map[batchv1.PodFailurePolicyAction]int{}
 					}
@@ -106,7 +111,7 @@ func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 			}
 			fp.Outcome = plainledger.Failed
 		}
-		if (succeeded || ignored) && in.uncountedFailed.Has(pod.UID) {
+		if (succeeded || ignored) && pi.inUncountedFailed {
 			// A pod counts by its state when its finalizer goes (the removal patch
 			// carries its resourceVersion, so that is the state decided on here). One
 			// recorded as failed whose removal did not happen, and which has since

@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/owner"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
@@ -56,7 +55,7 @@ type manager struct {
 	*env
 	in           manageInput
 	out          actions
-	podsPerIndex []uint64           // built by podsOfIndex: a digest of the UIDs of each index's pods
+	podsPerIndex []uint64           // built by digestIndexes: a digest of the UIDs of each index's pods
 	ident        *metav1.ObjectMeta // the owner as controller references name it, built once
 }
 
@@ -125,23 +124,35 @@ func (c *manager) removalOrder(active []*podInfo, n int) []removal {
 	if n <= 0 && !c.spec.indexed {
 		return nil // only Indexed Jobs have strays to remove regardless of n
 	}
-	byPod := make(map[*corev1.Pod]*podInfo, len(active))
-	pods := make([]*corev1.Pod, len(active))
-	for i, pi := range active {
-		pods[i] = pi.pod
-		byPod[pi.pod] = pi
-	}
 	var out []removal
-	left := pods
+	left := active
 	if c.spec.indexed {
-		res := indexes.Strays(c.owner, pods, int(*c.spec.completions))
-		for _, s := range res.Remove {
-			out = append(out, removal{pi: byPod[s.Pod], reason: strayReason(s)})
+		// indexes.Strays over the indexes read with the facts: the annotations are
+		// not read again.
+		ix := make([]int, len(active))
+		for i, pi := range active {
+			ix[i] = pi.index
 		}
-		left = res.Kept
+		res := plainindexes.Strays(ix, int(*c.spec.completions), func(i, j int) int { return podorder.Compare(active[i].pod, active[j].pod) })
+		for _, s := range res.Remove {
+			out = append(out, removal{pi: active[s.Pos], reason: strayReason(s.Index, s.Reason)})
+		}
+		if len(out) >= n {
+			return out
+		}
+		left = make([]*podInfo, len(res.Kept))
+		for k, i := range res.Kept {
+			left[k] = active[i]
+		}
 	}
 	if len(out) < n {
-		left = append([]*corev1.Pod(nil), left...)
+		byPod := make(map[*corev1.Pod]*podInfo, len(left))
+		pods := make([]*corev1.Pod, len(left))
+		for i, pi := range left {
+			pods[i] = pi.pod
+			byPod[pi.pod] = pi
+		}
+		left := pods
 		podorder.Sort(left)
 		for _, pod := range left[:min(len(left), n-len(out))] {
 			out = append(out, removal{pi: byPod[pod], reason: "too many active pods"})
@@ -150,14 +161,14 @@ func (c *manager) removalOrder(active []*podInfo, n int) []removal {
 	return out
 }
 
-func strayReason(s indexes.Stray) string {
-	switch s.Reason {
+func strayReason(index int, reason plainindexes.StrayReason) string {
+	switch reason {
 	case plainindexes.StrayNoIndex:
 		return "no valid completion index"
 	case plainindexes.StrayOutOfRange:
-		return "index " + strconv.Itoa(s.Index) + " at or above completions"
+		return "index " + strconv.Itoa(index) + " at or above completions"
 	default:
-		return "duplicate pod for index " + strconv.Itoa(s.Index)
+		return "duplicate pod for index " + strconv.Itoa(index)
 	}
 }
 

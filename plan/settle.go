@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"iter"
 	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -99,8 +100,11 @@ func settleLedger(uncounted *batchv1.UncountedTerminatedPods, held []types.UID, 
 }
 
 // heldUIDs lists the UIDs of uncounted whose pods carry the tracking finalizer with
-// no removal pending (Settlement.Held), in the order of pods.
-func heldUIDs(uncounted *batchv1.UncountedTerminatedPods, pods []*corev1.Pod, pending sets.Set[types.UID], finalizer string) []types.UID {
+// no removal pending (Settlement.Held), in the order of the pods. carriers yields,
+// in that order, the UIDs of the pods that carry the finalizer; it may leave out
+// pods whose UID is surely not in uncounted. It is not called when the ledger is
+// empty.
+func heldUIDs(uncounted *batchv1.UncountedTerminatedPods, carriers iter.Seq[types.UID], pending sets.Set[types.UID]) []types.UID {
 	if uncounted == nil || len(uncounted.Succeeded)+len(uncounted.Failed) == 0 {
 		return nil
 	}
@@ -108,13 +112,42 @@ func heldUIDs(uncounted *batchv1.UncountedTerminatedPods, pods []*corev1.Pod, pe
 	inLedger.Insert(uncounted.Succeeded...)
 	inLedger.Insert(uncounted.Failed...)
 	var held []types.UID
-	for _, p := range pods {
-		// The finalizer first: in a big Job most pods lost the finalizer long ago.
-		if (owner.Kind{Finalizer: finalizer}).HasFinalizer(p) && p.UID != "" && inLedger.Has(p.UID) && !pending.Has(p.UID) {
-			held = append(held, p.UID)
+	for uid := range carriers {
+		if uid != "" && inLedger.Has(uid) && !pending.Has(uid) {
+			held = append(held, uid)
 		}
 	}
 	return held
+}
+
+// carryingFinalizer yields the UIDs of the pods that carry kind's tracking
+// finalizer, for heldUIDs.
+func carryingFinalizer(pods []*corev1.Pod, kind owner.Kind) iter.Seq[types.UID] {
+	return func(yield func(types.UID) bool) {
+		for _, p := range pods {
+			// The finalizer first: in a big Job most pods lost the finalizer long ago.
+			if kind.HasFinalizer(p) && !yield(p.UID) {
+				return
+			}
+		}
+	}
+}
+
+// mayBeHeld yields, for heldUIDs, the UIDs of the Job's pods that may be held once
+// the plan's ledger is recorded: those carrying the finalizer with no removal
+// pending that were in uncountedTerminatedPods as read, or that the ledger may have
+// recorded in this sync (ledger: finished pods, or any when the Job is finishing or
+// being deleted). Only their UIDs are read: in a big Job, most tracked pods are
+// active and in neither.
+func mayBeHeld(e *env, in statusInput) iter.Seq[types.UID] {
+	all := in.verdict != nil || e.wl.Deleting
+	return func(yield func(types.UID) bool) {
+		for _, pi := range in.pods {
+			if pi.tracked && (all || pi.succeeded || pi.failed || pi.inUncountedSucceeded || pi.inUncountedFailed) && !yield(pi.pod.UID) {
+				return
+			}
+		}
+	}
 }
 
 // removingUIDs lists the UIDs of actions whose removal is not already pending

@@ -27,8 +27,8 @@ func startStatus(w *Workload, sp spec, now time.Time) *batchv1.JobStatus {
 
 // statusInput is what assembleStatus reads beyond the env.
 type statusInput struct {
-	pods         []*corev1.Pod // the Job's pods (claimed.pods)
-	counts       podCounts     // once the plan's deletions and creations are done
+	pods         []*podInfo // the Job's pods
+	counts       podCounts  // once the plan's deletions and creations are done
 	verdict      *verdict
 	limitReached bool
 }
@@ -59,7 +59,7 @@ func assembleStatus(e *env, in statusInput, st *batchv1.JobStatus, p *Plan) {
 	p.Settlement = Settlement{
 		Base:        *st,
 		Previous:    *original,
-		Held:        heldUIDs(st.UncountedTerminatedPods, in.pods, e.pending, e.owner.Finalizer),
+		Held:        heldUIDs(st.UncountedTerminatedPods, mayBeHeld(e, in), e.pending),
 		Removing:    removingUIDs(p.RemoveFinalizers, e.pending),
 		Finish:      final,
 		CanFinish:   e.synced && in.counts.active == 0 && !in.limitReached,
@@ -106,7 +106,7 @@ func planFinished(in Input, w *Workload) *Plan {
 	p.Settlement = Settlement{
 		Base:     p.Status,
 		Previous: w.Status,
-		Held:     heldUIDs(p.Status.UncountedTerminatedPods, in.Pods, in.PendingFinalizerRemovals, in.kind().Finalizer),
+		Held:     heldUIDs(p.Status.UncountedTerminatedPods, carryingFinalizer(in.Pods, in.kind()), in.PendingFinalizerRemovals),
 		Removing: removingUIDs(p.RemoveFinalizers, in.PendingFinalizerRemovals),
 		Now:      in.Now,
 		Owner:    in.kind(),
