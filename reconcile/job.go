@@ -29,16 +29,11 @@ type Client interface {
 	UpdateJobStatus(ctx context.Context, job *batchv1.Job) (*batchv1.Job, error)
 }
 
-// JobStatusUpdater is the status call of a Client: what JobStatusWriter needs.
-type JobStatusUpdater interface {
-	UpdateJobStatus(ctx context.Context, job *batchv1.Job) (*batchv1.Job, error)
-}
-
-// JobStatusWriter is the StatusWriter of batch/v1 Jobs: it writes through
+// JobStatusWriter is the StatusWriter of batch/v1 Jobs: it writes through c's
 // UpdateJobStatus the Job that w's Object holds, with the new status.
-func JobStatusWriter(c JobStatusUpdater) StatusWriter { return jobStatusWriter{c} }
+func JobStatusWriter(c Client) StatusWriter { return jobStatusWriter{c} }
 
-type jobStatusWriter struct{ c JobStatusUpdater }
+type jobStatusWriter struct{ c Client }
 
 func (j jobStatusWriter) WriteStatus(ctx context.Context, w *plan.Workload, status batchv1.JobStatus) (*plan.Workload, error) {
 	job, ok := w.Object.(*batchv1.Job)

@@ -71,7 +71,7 @@ func BenchmarkDedupe(b *testing.B) {
 		b.Run(fmt.Sprintf("peers=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				runplan.DedupeForTest(run, peers, now)
+				runplan.Deduplicate(run, peers, now)
 			}
 		})
 	}

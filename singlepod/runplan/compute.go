@@ -84,7 +84,7 @@ func Compute(in Input) (Plan, error) {
 		run.State, run.StartTime = StateTriggered, in.Now
 	}
 
-	if d := deduplicate(run, in.Peers, in.Now); d.NewestUID != "" {
+	if d := Deduplicate(run, in.Peers, in.Now); d.NewestUID != "" {
 		p.Supersede = d.Others
 		if d.Self {
 			return finish(p, &run, in.Pod, StateAborted, reasonSuperseded, d.Description, true), nil

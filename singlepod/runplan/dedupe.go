@@ -7,13 +7,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// deduplication is the answer of deduplicate.
-type deduplication struct {
+// Deduplication is the answer of Deduplicate.
+type Deduplication struct {
 	// NewestUID and NewestName name the run that survives; empty when the
 	// run takes part in no dedupe (no DedupeKey, or finished).
 	NewestUID  types.UID
 	NewestName string
-	// Self reports whether the run itself is superseded. deduplicate does not act
+	// Self reports whether the run itself is superseded. Deduplicate does not act
 	// on it: Compute turns it into ActionFinish with StateAborted, which
 	// deletes the pod before the run is completed.
 	Self bool
@@ -24,7 +24,9 @@ type deduplication struct {
 	Others []Supersession
 }
 
-// deduplicate says which runs a newer run with the same key supersedes: among the
+// Deduplicate says which runs a newer run with the same key supersedes, the
+// de-duplication Compute applies (its step 3), for a caller that wants that one
+// answer: among the
 // unfinished runs (not completed, state new, triggered or pending, no abort
 // requested) with run's JobName and a DedupeKey equal to run's non-empty
 // one, the newest survives and every other one is superseded. Newest is:
@@ -36,12 +38,12 @@ type deduplication struct {
 //     between syncs, so every sync agrees);
 //  3. on a tie again, the greater UID.
 //
-// A finished or keyless run takes part in nothing: the zero deduplication.
-// peers may contain run (skipped by UID). deduplicate is O(len(peers)), does not
+// A finished or keyless run takes part in nothing: the zero Deduplication.
+// peers may contain run (skipped by UID). Deduplicate is O(len(peers)), does not
 // modify its arguments and allocates only Others.
-func deduplicate(run Run, peers []Run, now time.Time) deduplication {
+func Deduplicate(run Run, peers []Run, now time.Time) Deduplication {
 	if !dedupes(&run) {
-		return deduplication{}
+		return Deduplication{}
 	}
 	newest := &run
 	for i := range peers {
@@ -50,7 +52,7 @@ func deduplicate(run Run, peers []Run, now time.Time) deduplication {
 			newest = p
 		}
 	}
-	d := deduplication{NewestUID: newest.UID, NewestName: newest.Name,
+	d := Deduplication{NewestUID: newest.UID, NewestName: newest.Name,
 		Description: fmt.Sprintf("%s %s.", messageSuperseded, newest.Name)}
 	d.Self = newest.UID != run.UID
 	for i := range peers {

@@ -25,35 +25,35 @@ func TestDedupe(t *testing.T) {
 		plank string
 		run   runplan.Run
 		peers []runplan.Run
-		want  runplan.DeduplicationForTest
+		want  runplan.Deduplication
 	}{
 		{
 			name:  "no key: takes part in nothing",
 			plank: "differs: plank dedupes every presubmit by its refs",
 			run:   aRun(runplan.StatePending),
 			peers: []runplan.Run{peer("a", "unit", runplan.StatePending, t0)},
-			want:  runplan.DeduplicationForTest{},
+			want:  runplan.Deduplication{},
 		},
 		{
 			name:  "finished run: takes part in nothing",
 			plank: "only incomplete jobs are considered",
 			run:   aRun(runplan.StateFailure, keyed("pr-1")),
 			peers: []runplan.Run{peer("a", "unit", runplan.StatePending, now, keyed("pr-1"))},
-			want:  runplan.DeduplicationForTest{},
+			want:  runplan.Deduplication{},
 		},
 		{
 			name:  "alone: survives",
 			plank: "a single job is kept",
 			run:   self(),
 			peers: []runplan.Run{self()},
-			want:  runplan.DeduplicationForTest{NewestUID: runUID, NewestName: "run-1", Description: "Superseded by a newer run run-1."},
+			want:  runplan.Deduplication{NewestUID: runUID, NewestName: "run-1", Description: "Superseded by a newer run run-1."},
 		},
 		{
 			name:  "latest start time survives, whatever the creation time",
 			plank: "the job with the latest status.startTime survives",
 			run:   self(func(r *runplan.Run) { r.Created = t0.Add(time.Hour) }),
 			peers: []runplan.Run{peer("a", "unit", runplan.StatePending, t0, keyed("pr-1"), func(r *runplan.Run) { r.StartTime = now })},
-			want:  runplan.DeduplicationForTest{NewestUID: "a", NewestName: "a", Self: true, Description: "Superseded by a newer run a."},
+			want:  runplan.Deduplication{NewestUID: "a", NewestName: "a", Self: true, Description: "Superseded by a newer run a."},
 		},
 		{
 			name:  "older peers superseded, in the order given",
@@ -63,7 +63,7 @@ func TestDedupe(t *testing.T) {
 				peer("b", "unit", runplan.StateTriggered, t0.Add(time.Minute), keyed("pr-1")),
 				peer("a", "unit", runplan.StatePending, t0, keyed("pr-1")),
 			},
-			want: runplan.DeduplicationForTest{NewestUID: runUID, NewestName: "run-1", Description: "Superseded by a newer run run-1.",
+			want: runplan.Deduplication{NewestUID: runUID, NewestName: "run-1", Description: "Superseded by a newer run run-1.",
 				Others: []runplan.Supersession{superseded("b", "run-1"), superseded("a", "run-1")}},
 		},
 		{
@@ -74,7 +74,7 @@ func TestDedupe(t *testing.T) {
 				peer("a", "unit", runplan.StatePending, t0.Add(-time.Hour), keyed("pr-1")),
 				peer("c", "unit", runplan.StateTriggered, now, keyed("pr-1")),
 			},
-			want: runplan.DeduplicationForTest{NewestUID: "c", NewestName: "c", Self: true, Description: "Superseded by a newer run c.",
+			want: runplan.Deduplication{NewestUID: "c", NewestName: "c", Self: true, Description: "Superseded by a newer run c.",
 				Others: []runplan.Supersession{superseded("a", "c")}},
 		},
 		{
@@ -83,21 +83,21 @@ func TestDedupe(t *testing.T) {
 			run:   self(),
 			peers: []runplan.Run{peer("a", "unit", runplan.StatePending, t0.Add(time.Second), keyed("pr-1"),
 				func(r *runplan.Run) { r.StartTime = t0 })},
-			want: runplan.DeduplicationForTest{NewestUID: "a", NewestName: "a", Self: true, Description: "Superseded by a newer run a."},
+			want: runplan.Deduplication{NewestUID: "a", NewestName: "a", Self: true, Description: "Superseded by a newer run a."},
 		},
 		{
 			name:  "equal start and creation times: the greater UID survives",
 			plank: "differs: plank keeps the one earlier in its list",
 			run:   self(),
 			peers: []runplan.Run{peer("zzz", "unit", runplan.StatePending, t0, keyed("pr-1"))},
-			want:  runplan.DeduplicationForTest{NewestUID: "zzz", NewestName: "zzz", Self: true, Description: "Superseded by a newer run zzz."},
+			want:  runplan.Deduplication{NewestUID: "zzz", NewestName: "zzz", Self: true, Description: "Superseded by a newer run zzz."},
 		},
 		{
 			name:  "a peer not seen yet counts as started now",
 			plank: "plank's jobs always have a start time",
 			run:   self(func(r *runplan.Run) { r.StartTime = now.Add(-time.Second) }),
 			peers: []runplan.Run{peer("new", "unit", runplan.StateNew, t0, keyed("pr-1"), func(r *runplan.Run) { r.StartTime = time.Time{} })},
-			want:  runplan.DeduplicationForTest{NewestUID: "new", NewestName: "new", Self: true, Description: "Superseded by a newer run new."},
+			want:  runplan.Deduplication{NewestUID: "new", NewestName: "new", Self: true, Description: "Superseded by a newer run new."},
 		},
 		{
 			name:  "finished, completed, aborting, other job or key: ignored",
@@ -111,12 +111,12 @@ func TestDedupe(t *testing.T) {
 				peer("pr-2", "unit", runplan.StatePending, t0.Add(-time.Hour), keyed("pr-2")),
 				peer("weird", "unit", "scheduling", t0.Add(-time.Hour), keyed("pr-1")),
 			},
-			want: runplan.DeduplicationForTest{NewestUID: runUID, NewestName: "run-1", Description: "Superseded by a newer run run-1."},
+			want: runplan.Deduplication{NewestUID: runUID, NewestName: "run-1", Description: "Superseded by a newer run run-1."},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := runplan.DedupeForTest(tt.run, tt.peers, now)
+			got := runplan.Deduplicate(tt.run, tt.peers, now)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Dedupe() (-want +got), plank: %s\n%s", tt.plank, diff)
 			}
@@ -136,7 +136,7 @@ func TestDedupeAgrees(t *testing.T) {
 	reversed := []runplan.Run{group[2], group[1], group[0]}
 	for _, run := range group {
 		for _, peers := range [][]runplan.Run{group, reversed} {
-			d := runplan.DedupeForTest(run, peers, now)
+			d := runplan.Deduplicate(run, peers, now)
 			if d.NewestUID != "b" {
 				t.Errorf("Dedupe(%s) newest = %s, want b", run.UID, d.NewestUID)
 			}

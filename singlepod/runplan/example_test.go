@@ -76,6 +76,25 @@ func ExampleCompute_dedupe() {
 	// Finish(Superseded) state=aborted delete-pod complete "Superseded by a newer run unit-2."
 }
 
+// The de-duplication alone, without a whole plan: which run survives among
+// three that test the same pull request, and which ones it supersedes.
+func ExampleDeduplicate() {
+	t0 := time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
+	runs := []runplan.Run{
+		{UID: "a", Name: "unit-1", JobName: "unit", DedupeKey: "pr-42", State: runplan.StatePending, Created: t0, StartTime: t0},
+		{UID: "b", Name: "unit-2", JobName: "unit", DedupeKey: "pr-42", State: runplan.StateTriggered, Created: t0.Add(time.Minute), StartTime: t0.Add(time.Minute)},
+		{UID: "c", Name: "unit-3", JobName: "unit", DedupeKey: "pr-42", State: runplan.StateTriggered, Created: t0.Add(2 * time.Minute)},
+	}
+	d := runplan.Deduplicate(runs[0], runs, t0.Add(time.Hour))
+	fmt.Println("survives:", d.NewestName, "self superseded:", d.Self)
+	for _, o := range d.Others {
+		fmt.Println("supersede:", o.Name, "-", o.Description)
+	}
+	// Output:
+	// survives: unit-3 self superseded: true
+	// supersede: unit-2 - Superseded by a newer run unit-3.
+}
+
 func ExampleClassifyCreateError() {
 	exists := apierrors.NewAlreadyExists(schema.GroupResource{Resource: "pods"}, "unit-7")
 	for _, policy := range []runplan.CreateErrorPolicy{runplan.CreateErrorsJobkit, runplan.CreateErrorsPlank} {
