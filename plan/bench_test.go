@@ -257,3 +257,19 @@ func TestComputeAllocationsPerPod(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkIndexOutcomes reads the finished indexes of the Indexed benchmark Job and
+// its pods on their own (the part of Compute that decides them).
+func BenchmarkIndexOutcomes(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			in := tbBenchIndexed(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := in.Workload.IndexOutcomes(in.Owner, in.Pods); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

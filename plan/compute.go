@@ -48,21 +48,11 @@ func Compute(in Input) (*Plan, error) {
 	if jobstatus.IsFinished(&w.Status) {
 		return planFinished(in, w), nil
 	}
-	e := &env{wl: w, spec: sp, opts: in.Options, now: in.Now, synced: in.ExpectationsSatisfied, pending: in.PendingFinalizerRemovals, taken: in.TakenPodNames, owner: in.kind()}
-	if e.pending == nil {
-		e.pending = sets.New[types.UID]()
-	}
-	if u := w.Status.UncountedTerminatedPods; u != nil {
-		e.uncountedSucceeded, e.uncountedFailed = sets.New(u.Succeeded...), sets.New(u.Failed...)
-	}
-	var warn warnings
-
 	// The phases, each reading what the earlier ones returned. Only st, the status
 	// being built, is changed in place, by the phases that say so.
-	claimed := claim(e, in.Pods)
+	e, claimed, st, cl := begin(in, w, sp)
+	var warn warnings
 	warn.add(claimed.warnings)
-	st := startStatus(w, sp, in.Now)
-	cl := classify(e, claimed, st)
 	backoffRecord := rebuildBackoff(cl, in.Backoff)
 
 	v, rq := decideVerdict(e, cl, st)
@@ -113,6 +103,23 @@ func Compute(in Input) (*Plan, error) {
 	}
 	assembleStatus(e, statusInput{pods: cl.pods, counts: counts, verdict: v, limitReached: led.limitReached}, st, p)
 	return p, nil
+}
+
+// begin runs the phases every reading of an unfinished owner starts with: the
+// environment, the pods claimed (adopted, released, kept), the status being built
+// and the pods classified. Compute and Workload.IndexOutcomes start here, so both
+// count the same pods.
+func begin(in Input, w *Workload, sp spec) (*env, claimed, *batchv1.JobStatus, classified) {
+	e := &env{wl: w, spec: sp, opts: in.Options, now: in.Now, synced: in.ExpectationsSatisfied, pending: in.PendingFinalizerRemovals, taken: in.TakenPodNames, owner: in.kind()}
+	if e.pending == nil {
+		e.pending = sets.New[types.UID]()
+	}
+	if u := w.Status.UncountedTerminatedPods; u != nil {
+		e.uncountedSucceeded, e.uncountedFailed = sets.New(u.Succeeded...), sets.New(u.Failed...)
+	}
+	claimed := claim(e, in.Pods)
+	st := startStatus(w, sp, in.Now)
+	return e, claimed, st, classify(e, claimed, st)
 }
 
 // HandledBy reports whether the controller named controller manages w, an owner of

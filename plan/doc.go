@@ -11,6 +11,10 @@
 // kind where it says "Job" ("TrainingJob was active longer than specified
 // deadline"; a batch/v1 Job's are upstream's exactly).
 //
+// One question of a sync is also asked on its own: Workload.IndexOutcomes returns the
+// succeeded and failed indexes of an Indexed owner and its pods, by the rule Compute
+// writes status.completedIndexes and status.failedIndexes with.
+//
 // The behaviour is that of the Job controller of Kubernetes 1.37, built from the
 // primitive packages (indexes, backoff, finalizers, podfailurepolicy, successpolicy,
 // podorder, jobstatus):

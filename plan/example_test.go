@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 )
 
@@ -171,4 +172,22 @@ func ExampleSpec_WantActive() {
 	// Output:
 	// 2
 	// 1
+}
+
+// The succeeded and failed indexes of an Indexed Job and its pods, on their own:
+// what status.completedIndexes would hold once the finished pods are counted.
+func ExampleWorkload_IndexOutcomes() {
+	job := exampleJob(batchv1.IndexedCompletion, 5, 2)
+	job.Status.CompletedIndexes = "0,1"
+	pods := []*corev1.Pod{
+		examplePod(job, "pi-2", corev1.PodSucceeded, "2"),
+		examplePod(job, "pi-3", corev1.PodRunning, "3"),
+	}
+	out, warnings, err := plan.JobWorkload(job).IndexOutcomes(owner.BatchJob, pods)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("succeeded:", out.Succeeded, "failed:", out.Failed, "warnings:", len(warnings))
+	// Output:
+	// succeeded: 0-2 failed:  warnings: 0
 }

@@ -2,12 +2,16 @@ package plan
 
 import (
 	"errors"
+	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/backoff"
 	"github.com/jobkit/jobkit/indexes"
+	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/successpolicy"
@@ -38,13 +42,8 @@ func decideIndexed(e *env, cl classified, st *batchv1.JobStatus, v *verdict) ind
 	var out indexOutcomes
 	sp := e.spec
 	completions := int(*sp.completions)
-	var err error
-	out.prevSucceeded, err = plainindexes.Parse(st.CompletedIndexes, completions)
-	warnIndexes(&out.warnings, "status.completedIndexes", err)
-	if sp.perIndex != nil && st.FailedIndexes != nil {
-		out.prevFailed, err = plainindexes.Parse(*st.FailedIndexes, completions)
-		warnIndexes(&out.warnings, "status.failedIndexes", err)
-	}
+	prev := statusOutcomes(&out.warnings, sp, st)
+	out.prevSucceeded, out.prevFailed = prev.Succeeded, prev.Failed
 	// An index is finished by its first outcome (plainindexes.Outcomes): two pods of
 	// one index (after a creation hidden from the controller) must not make it both
 	// succeeded and failed, which the API server refuses. Seen together, the success
@@ -88,6 +87,22 @@ func decideIndexed(e *env, cl classified, st *batchv1.JobStatus, v *verdict) ind
 		if res := compiled.Match(out.succeeded); res.Matched {
 			out.verdict = &verdict{success: true, reason: res.Reason, message: res.Message}
 		}
+	}
+	return out
+}
+
+// statusOutcomes reads the finished indexes st holds: completedIndexes, and
+// failedIndexes under backoffLimitPerIndex. Bad parts are reported to w, the valid
+// ones kept.
+func statusOutcomes(w *warnings, sp spec, st *batchv1.JobStatus) plainindexes.Outcomes {
+	completions := int(*sp.completions)
+	var out plainindexes.Outcomes
+	var err error
+	out.Succeeded, err = plainindexes.Parse(st.CompletedIndexes, completions)
+	warnIndexes(w, "status.completedIndexes", err)
+	if sp.perIndex != nil && st.FailedIndexes != nil {
+		out.Failed, err = plainindexes.Parse(*st.FailedIndexes, completions)
+		warnIndexes(w, "status.failedIndexes", err)
 	}
 	return out
 }
@@ -152,4 +167,44 @@ func findDelayed(kind owner.Kind, pods []*podInfo, succeeded, failed plainindexe
 		}
 	}
 	return delayed
+}
+
+// IndexOutcomes returns the finished indexes of w, an Indexed owner of kind (the
+// zero Kind means owner.BatchJob), with pods counted: the indexes its status holds
+// (status.completedIndexes, and status.failedIndexes under backoffLimitPerIndex) and
+// those of its pods that have finished since, by the rule Compute writes the two
+// fields with. A pod counts when it is w's (controller reference with w's UID, or an
+// orphan Compute would adopt), carries kind's tracking finalizer (one without it was
+// counted when the finalizer went), has an index below completions, and has
+// succeeded, or has failed its index (backoffLimitPerIndex used up, or a FailIndex
+// rule of the pod failure policy). An index is finished by its first outcome: seen
+// together, a success wins. A finished owner counts nothing more: its status is the
+// answer. Failed is empty unless backoffLimitPerIndex is set, as upstream.
+//
+// The strings are bad data worked around (an unparsable status string keeps its
+// valid part, a pod with a bad index annotation is left out), as in
+// Plan.Warnings. The error wraps ErrInvalidJob when w is not an Indexed owner
+// Compute could plan. Pure: neither w nor the pods are modified.
+func (w *Workload) IndexOutcomes(kind owner.Kind, pods []*corev1.Pod) (plainindexes.Outcomes, []string, error) {
+	in := Input{Workload: w, Pods: pods, Owner: kind, ExpectationsSatisfied: true}
+	if w == nil {
+		_, err := in.workload()
+		return plainindexes.Outcomes{}, nil, err
+	}
+	sp, err := readSpec(&w.Spec)
+	if err != nil {
+		return plainindexes.Outcomes{}, nil, err
+	}
+	if !sp.indexed {
+		return plainindexes.Outcomes{}, nil, fmt.Errorf("%w: spec.completionMode: %q: index outcomes need an Indexed owner", ErrInvalidJob, ptr.Deref(w.Spec.CompletionMode, batchv1.NonIndexedCompletion))
+	}
+	if jobstatus.IsFinished(&w.Status) {
+		var warn warnings
+		out := statusOutcomes(&warn, sp, &w.Status)
+		return out, warn, nil
+	}
+	e, claimed, st, cl := begin(in, w, sp)
+	ix := decideIndexed(e, cl, st, nil)
+	warn := append(claimed.warnings, ix.warnings...)
+	return plainindexes.Outcomes{Succeeded: ix.succeeded, Failed: ix.failed}, warn, nil
 }
