@@ -118,6 +118,19 @@ func begin(in Input, w *Workload, sp spec) (*env, claimed, *batchv1.JobStatus, c
 		e.uncountedSucceeded, e.uncountedFailed = sets.New(u.Succeeded...), sets.New(u.Failed...)
 	}
 	claimed := claim(e, in.Pods)
+	if len(claimed.release) > 0 && sp.indexed {
+		// A released pod keeps its name: the replacement of its index must not be
+		// named so (the index's name sequence, which no longer sees the pod, would
+		// give that name again).
+		taken := sets.New[string]()
+		if e.taken != nil {
+			taken = e.taken.Clone()
+		}
+		for _, a := range claimed.release {
+			taken.Insert(a.Pod.Name)
+		}
+		e.taken = taken
+	}
 	st := startStatus(w, sp, in.Now)
 	return e, claimed, st, classify(e, claimed, st)
 }

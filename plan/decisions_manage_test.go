@@ -679,3 +679,24 @@ func TestIndexedPodNamesSkipTakenNames(t *testing.T) {
 	once := names(free[0])[0]
 	assert.NotEqual(t, once, names(free[0], once)[0], "the second name of the sequence, taken as well")
 }
+
+// The plan that releases a live pod of an Indexed Job replaces it under another
+// name: the released pod keeps its name, which the index's sequence (no longer
+// seeing the pod) would give again (issue 37: no creation refused and sent again).
+func TestIndexedReleasedPodNameIsTaken(t *testing.T) {
+	job := tbJob(tbIndexed, tbSize(2, 2))
+	free := map[int]string{}
+	for _, c := range tbCompute(t, tbInput(job)).Create {
+		free[c.Index] = c.Pod.Name
+	}
+	other := tbPodLabels(map[string]string{"app": "other"})
+	released := tbPod(free[1], tbIx(1), other)
+	kept := tbPod(free[0], tbIx(0))
+	in := tbInput(job, kept, released)
+	p := tbCompute(t, in)
+	require.Equal(t, []string{free[1]}, tbActionNames(p.Release), "the relabelled pod is released")
+	require.Len(t, p.Create, 1, "the released index is replaced\nplan:\n%s", p)
+	assert.Equal(t, 1, p.Create[0].Index)
+	assert.NotEqual(t, free[1], p.Create[0].Pod.Name, "the replacement takes the released pod's name")
+	assert.Nil(t, in.TakenPodNames, "Input.TakenPodNames is not modified")
+}

@@ -82,6 +82,9 @@ func (ex *execution) claim() (stop bool, err error) {
 				ex.res.Adopted++
 			} else {
 				ex.res.Released++
+				// The pod keeps its name, which its index's next pod must not take:
+				// remembered as taken, as a refused creation found held would be.
+				ex.r.noteRefusedName(ex.key, pod.Name, ex.r.cfg.Clock.Now(), true)
 			}
 		case IsPodGone(err):
 			ex.log.V(2).Info("Pod gone before its "+c.op.noun, "pod", pod.Name)

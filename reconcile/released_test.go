@@ -19,13 +19,15 @@ import (
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
 
-// Replacing a released live pod of an Indexed Job (issue 20). The plan derives the
-// replacement's name from what the cache shows of the index, which is what it
-// showed when it named the released pod: the creation is refused with
-// AlreadyExists. A live read of the pod then tells that it is not the Job's, and the
-// next name of the index's sequence is created in the same sync; when the read finds
-// the Job's own pod (an earlier creation the cache does not show yet), nothing is
-// created.
+// Replacing a released live pod of an Indexed Job (issues 20 and 37). The plan
+// derives the replacement's name from what the cache shows of the index, which is
+// what it showed when it named the released pod; the plan that releases a pod and
+// the Reconciler that released it know the name is taken, so the replacement gets
+// the next name of the index's sequence at once: one creation, none refused. A name
+// nobody remembers (a restart, a pod released by someone else) is refused with
+// AlreadyExists; a live read of the pod then tells that it is not the Job's, and the
+// next name is created in the same sync; when the read finds the Job's own pod (an
+// earlier creation the cache does not show yet), nothing is created.
 
 // releaseFixture is an Indexed Job of three running, ready pods whose pod of index 1
 // was relabelled so that it no longer matches the selector, with the cache up to
@@ -37,6 +39,14 @@ type releaseFixture struct {
 }
 
 func newReleaseFixture(t *testing.T) *releaseFixture {
+	t.Helper()
+	return newReleaseFixtureBy(t, false)
+}
+
+// newReleaseFixtureBy is newReleaseFixture where, with byOther, someone else also
+// removed the pod's controller reference: the Job's controller never releases it
+// and never learns its name is taken but from a refused creation.
+func newReleaseFixtureBy(t *testing.T, byOther bool) *releaseFixture {
 	t.Helper()
 	e := newEnv(t)
 	j := e.create(t, indexedJob("rel", 3, 3))
@@ -51,7 +61,11 @@ func newReleaseFixture(t *testing.T) *releaseFixture {
 	require.Equal(t, []int32{3, 3}, []int32{st.Active, ptr.Deref(st.Ready, 0)}, "active and ready before the release")
 	f := &releaseFixture{e: e, job: j}
 	f.released = f.livePods(t)[1][0]
-	_, err = e.c.PatchPodAs(ns, f.released.Name, []byte(`{"metadata":{"labels":{"`+batchv1.ControllerUidLabel+`":"elsewhere"}}}`))
+	patch := `{"metadata":{"labels":{"` + batchv1.ControllerUidLabel + `":"elsewhere"}}}`
+	if byOther {
+		patch = `{"metadata":{"labels":{"` + batchv1.ControllerUidLabel + `":"elsewhere"},"ownerReferences":null}}`
+	}
+	_, err = e.c.PatchPodAs(ns, f.released.Name, []byte(patch))
 	require.NoError(t, err)
 	e.c.Cache().DeliverAll()
 	e.c.ResetCalls()
@@ -125,7 +139,7 @@ func TestSyncReplacesAReleasedLivePodAtOnce(t *testing.T) {
 	assert.Equal(t, 1, res.Released, "Result.Released")
 	assert.Equal(t, 1, res.Created, "Result.Created: the replacement, under the next name")
 	written, refused := f.creates()
-	assert.Equal(t, 1, refused, "creations refused: the released pod's name")
+	assert.Zero(t, refused, "creations refused: the released pod's name is known to be taken")
 	require.Len(t, written, 1, "pods created")
 	assert.Equal(t, indexes.NextPodName("rel", string(f.job.UID), 1, f.released.Name), written[0],
 		"the replacement's name: the next of the index's sequence")
@@ -198,7 +212,7 @@ func TestSyncReplacementOfAReleasedPodAfterATimeout(t *testing.T) {
 			f := newReleaseFixture(t)
 			e := f.e
 			e.c.InjectFault(reconciletest.Fault{
-				Op: reconciletest.OpCreatePod, After: 1, // the first creation is the refused one
+				Op: reconciletest.OpCreatePod, // the replacement's creation
 				Err: reconciletest.TimeoutError(), AfterWrite: true,
 			})
 			res, err := e.sync(t, "rel")
@@ -206,7 +220,7 @@ func TestSyncReplacementOfAReleasedPodAfterATimeout(t *testing.T) {
 			assert.Equal(t, 1, res.Created, "Result.Created")
 			written, refused := f.creates()
 			require.Len(t, written, 1, "the replacement stored despite the timeout")
-			assert.Equal(t, 1, refused, "creations refused")
+			assert.Zero(t, refused, "creations refused")
 			deliverAllBut(t, e, written[0])
 			if restarted {
 				restart(t, e) // the expectation of the replacement is lost
@@ -245,7 +259,7 @@ func TestSyncReplacementOfAReleasedPodAfterATimeout(t *testing.T) {
 // error, and the name is given up only after UncertainCreationTimeout without a
 // pod of the Job under it, as before reads were made.
 func TestSyncRefusedNameWhenTheReadFails(t *testing.T) {
-	f := newReleaseFixture(t)
+	f := newReleaseFixtureBy(t, true)
 	e := f.e
 	failing := &failingGets{PodClient: e.c, fail: true}
 	r, err := reconcile.New(e.cfg, failing, reconcile.JobStatusWriter(e.c))

@@ -70,7 +70,8 @@
 //   - Releases of active pods, drawn from a third PCG stream of the seed: 40% of
 //     the Indexed Job seeds relabel, at a chance of 10% per step, a pending or
 //     running pod of an index (VerbReleaseActive), whose replacement the
-//     controller names as it named the released pod (issue 20).
+//     index's name sequence would name as it named the released pod (issue 20;
+//     since issue 37 the controller that releases it knows the name is taken).
 //   - Events handled in the middle of a sync's pod list (during-list), drawn from
 //     a fourth PCG stream of the seed.
 //   - Then a calm phase finishes the Job: no fault, every event delivered, the Job

@@ -10,8 +10,11 @@ import (
 // TestLateReplacementCaught replays the traces of the released-index stall with a
 // controller whose read-back of a refused name fails, which gives the name up
 // only after UncertainCreationTimeout as every controller did before issue 20:
-// late-replacement breaks. The controller as it is runs them clean (also in
-// TestRegressions).
+// late-replacement breaks. Since issue 37 the controller that releases a pod knows
+// its name is taken and no creation is refused, so in the broken runs the pod is
+// released by someone else (relabelOrphans): the controller learns the name is
+// taken only from the refused creation. The controller as it is runs the traces
+// clean (also in TestRegressions).
 func TestLateReplacementCaught(t *testing.T) {
 	for _, name := range []string{"released-active-replacement-late", "released-index-name-taken"} {
 		t.Run(name, func(t *testing.T) { lateReplacementCaught(t, name) })
@@ -24,7 +27,7 @@ func lateReplacementCaught(t *testing.T, name string) {
 	for _, broken := range []bool{false, true} {
 		w, err := newWorld(tr)
 		require.NoError(t, err)
-		w.readBackFails = broken
+		w.readBackFails, w.relabelOrphans = broken, broken
 		r, err := w.newReconciler()
 		require.NoError(t, err)
 		w.use(r)
@@ -33,8 +36,8 @@ func lateReplacementCaught(t *testing.T, name string) {
 		}
 		w.complete()
 		res := w.result()
-		require.Equal(t, 1, res.Released, "the trace releases one pod")
 		if !broken {
+			require.Equal(t, 1, res.Released, "the trace releases one pod")
 			require.True(t, res.OK(), "%v", res.Violations)
 			require.True(t, res.Finished, res.Summary())
 			continue

@@ -36,6 +36,11 @@ type world struct {
 	// broken controller: a refused name is then given up only after
 	// UncertainCreationTimeout, the stall of issue 20.
 	readBackFails bool
+	// relabelOrphans makes VerbRelabel also drop the pod's controller reference, in
+	// tests of a broken controller: the pod is released by someone else, so the
+	// controller never releases it and learns that its name is taken only from a
+	// refused creation (the read-back).
+	relabelOrphans bool
 	// refused counts, by index, the syncs whose creation for the index was refused
 	// with AlreadyExists since the index last held a live pod of the owner.
 	refused map[int]int
@@ -297,7 +302,11 @@ func (w *world) do(a Action) {
 	case VerbRelabel, VerbReleaseActive:
 		if ps := w.pod(a.Pod); ps != nil && !ps.gone && !ps.released && ps.last.DeletionTimestamp == nil &&
 			(a.Do == VerbRelabel || isActive(ps.last)) {
-			if _, err := c.PatchPodAs(w.ns, ps.name, relabelPatch); err == nil {
+			patch := relabelPatch
+			if w.relabelOrphans {
+				patch = relabelOrphanPatch
+			}
+			if _, err := c.PatchPodAs(w.ns, ps.name, patch); err == nil {
 				w.clean = 0
 			}
 		}

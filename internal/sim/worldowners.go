@@ -13,6 +13,10 @@ import (
 // relabelPatch gives a pod a controller-uid label that matches no Job's selector.
 var relabelPatch = []byte(`{"metadata":{"labels":{"` + batchv1.ControllerUidLabel + `":"released-by-sim"}}}`)
 
+// relabelOrphanPatch is relabelPatch by someone who also takes the pod from its
+// owner: no controller reference, no finalizer (world.relabelOrphans).
+var relabelOrphanPatch = []byte(`{"metadata":{"labels":{"` + batchv1.ControllerUidLabel + `":"released-by-sim"},"ownerReferences":null,"finalizers":null}}`)
+
 // deleteOwner deletes the owner from the cluster at once; its pods stay until the
 // garbage collector runs.
 func (w *world) deleteOwner() {

@@ -66,9 +66,10 @@ func TestLatencyCreateTimeout(t *testing.T) {
 }
 
 // A running pod of an Indexed Job released mid-run gets its replacement within a
-// few L (issue 20): the release, the creation refused under the released pod's
-// name, the read of that pod, the creation under the next name; not the
-// UncertainCreationTimeout (30 s, 3,000 L) of the stall.
+// few L (issue 20): the release, then the creation under the next name of the
+// index's sequence, the released pod's name known to be taken (issue 37: no
+// creation refused and sent again); not the UncertainCreationTimeout (30 s,
+// 3,000 L) of the stall.
 func TestLatencyRelease(t *testing.T) {
 	const L = 10 * time.Millisecond
 	for _, tc := range []struct {
@@ -77,9 +78,9 @@ func TestLatencyRelease(t *testing.T) {
 		maxInL   float64
 		wantPods int
 	}{
-		{n: 10, maxInL: 6},
-		{n: 100, maxInL: 6},
-		{n: 100, lag: 3 * L, maxInL: 12},
+		{n: 10, maxInL: 3},
+		{n: 100, maxInL: 3},
+		{n: 100, lag: 3 * L, maxInL: 8},
 	} {
 		synctest.Test(t, func(t *testing.T) {
 			res, err := reconciletest.RunLatency(context.Background(), reconciletest.LatencyOptions{Pods: tc.n, Indexed: true, Latency: L, EventLag: tc.lag, Release: true})
@@ -90,8 +91,8 @@ func TestLatencyRelease(t *testing.T) {
 			if res.ReplacementInL <= 0 || res.ReplacementInL > tc.maxInL {
 				t.Errorf("N=%d lag=%v: release to replacement %.1f L, want in (0, %.0f] L", tc.n, tc.lag, res.ReplacementInL, tc.maxInL)
 			}
-			if res.Creates > tc.n+2 {
-				t.Errorf("N=%d: %d creations, want at most %d (the replacement and one refusal)", tc.n, res.Creates, tc.n+2)
+			if res.Creates != tc.n+1 {
+				t.Errorf("N=%d: %d creations, want %d (the replacement, none refused)", tc.n, res.Creates, tc.n+1)
 			}
 		})
 	}
@@ -188,7 +189,7 @@ func TestLatencyReleaseTable(t *testing.T) {
 					if *latencyTable {
 						fmt.Printf("| Indexed, release of a running pod | %d | %d L | %.1f L | %.1f L | %d |\n", n, lag/L, res.ReplacementInL, res.InL, res.Creates)
 					}
-					if limit := 6 + 2*float64(lag/L); res.ReplacementInL > limit {
+					if limit := 3 + 2*float64(lag/L); res.ReplacementInL > limit {
 						t.Errorf("N=%d lag=%v: release to replacement %.1f L, want at most %.0f L", n, lag, res.ReplacementInL, limit)
 					}
 				})
