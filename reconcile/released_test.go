@@ -212,7 +212,7 @@ func TestSyncReplacementOfAReleasedPodAfterATimeout(t *testing.T) {
 			f := newReleaseFixture(t)
 			e := f.e
 			e.c.InjectFault(reconciletest.Fault{
-				Op: reconciletest.OpCreatePod, // the replacement's creation
+				Op:  reconciletest.OpCreatePod, // the replacement's creation
 				Err: reconciletest.TimeoutError(), AfterWrite: true,
 			})
 			res, err := e.sync(t, "rel")
