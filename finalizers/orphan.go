@@ -90,7 +90,8 @@ func JobOwner(job *batchv1.Job) *OrphanOwner {
 	if job == nil {
 		return nil
 	}
-	return &OrphanOwner{UID: job.UID, ManagedBy: managedBy(job), Finished: jobstatus.IsFinished(&job.Status)}
+	_, done := jobstatus.Finished(&job.Status)
+	return &OrphanOwner{UID: job.UID, ManagedBy: managedBy(job), Finished: done}
 }
 
 // DecideOrphan decides, as the upstream orphan-pod worker does, whether the tracking

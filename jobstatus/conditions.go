@@ -42,6 +42,9 @@ func Finished(status *batchv1.JobStatus) (batchv1.JobConditionType, bool) {
 }
 
 // IsFinished reports whether the job has a Complete=True or Failed=True condition.
+//
+// Deprecated: use Finished, the one home of the answer (its second result); removed
+// in the next release.
 func IsFinished(status *batchv1.JobStatus) bool {
 	_, ok := Finished(status)
 	return ok

@@ -63,8 +63,9 @@ func ExampleMetaConditions() {
 	meta := jobstatus.MetaConditions(job, 7)
 	fmt.Println(meta[0].Type, meta[0].Status, meta[0].Reason, meta[0].ObservedGeneration)
 	back := jobstatus.JobConditions(meta)
-	fmt.Println(jobstatus.IsFinished(&batchv1.JobStatus{Conditions: back}), back[0].LastProbeTime.IsZero())
+	done, finished := jobstatus.Finished(&batchv1.JobStatus{Conditions: back})
+	fmt.Println(done, finished, back[0].LastProbeTime.IsZero())
 	// Output:
 	// Complete True CompletionsReached 7
-	// true true
+	// Complete true true
 }

@@ -45,7 +45,7 @@ func Compute(in Input) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if jobstatus.IsFinished(&w.Status) {
+	if _, done := jobstatus.Finished(&w.Status); done {
 		return planFinished(in, w), nil
 	}
 	// The phases, each reading what the earlier ones returned. Only st, the status
@@ -169,7 +169,8 @@ func (w *Workload) OrphanOwner(kind owner.Kind) *finalizers.OrphanOwner {
 	case w.Spec.ManagedBy != nil:
 		managedBy = *w.Spec.ManagedBy
 	}
-	return &finalizers.OrphanOwner{UID: w.UID, ManagedBy: managedBy, Finished: jobstatus.IsFinished(&w.Status)}
+	_, done := jobstatus.Finished(&w.Status)
+	return &finalizers.OrphanOwner{UID: w.UID, ManagedBy: managedBy, Finished: done}
 }
 
 // env is what every phase reads and none changes.

@@ -191,3 +191,21 @@ func ExampleWorkload_IndexOutcomes() {
 	// Output:
 	// succeeded: 0-2 failed:  warnings: 0
 }
+
+// How large the status of an Indexed Job can grow, against the largest object the
+// API server stores: 100,000 completions fit, 1,000,000 under backoffLimitPerIndex
+// do not (Compute would fail such a Job with reason StatusTooLarge once its status
+// stopped fitting, rather than have every write refused).
+func ExampleSpec_WorstStatusSize() {
+	for _, c := range []int32{100_000, 1_000_000} {
+		spec := plan.Spec{
+			Completions: ptr.To(c), Parallelism: ptr.To[int32](100),
+			CompletionMode: ptr.To(batchv1.IndexedCompletion), BackoffLimitPerIndex: ptr.To[int32](1),
+		}
+		size := spec.WorstStatusSize(plan.Options{})
+		fmt.Printf("%d completions: %d KiB, fits: %v\n", c, size>>10, size < plan.MaxObjectBytes)
+	}
+	// Output:
+	// 100000 completions: 597 KiB, fits: true
+	// 1000000 completions: 6749 KiB, fits: false
+}

@@ -30,6 +30,10 @@ type indexOutcomes struct {
 	// verdict is the Job's failure by its indexes or success by its success policy,
 	// or nil; it is set only when decideIndexed was given no verdict.
 	verdict *verdict
+	// frozen: the status could not hold the indexes of this sync's finished pods
+	// (MaxObjectBytes): succeeded and failed are the status's, and no pod is
+	// recorded as a succeeded index.
+	frozen bool
 	// delayed holds, per index, the failed pod whose replacement is due
 	// (backoffLimitPerIndex only).
 	delayed  map[int]*podInfo
@@ -78,6 +82,17 @@ func decideIndexed(e *env, cl classified, st *batchv1.JobStatus, v *verdict) ind
 			}
 		}
 		out.delayed = findDelayed(e.owner, cl.pods, out.succeeded, out.failed)
+	}
+	if n := intervalsBytes(out.succeeded) + intervalsBytes(out.failed); n > checkIndexBytes {
+		if room := statusRoom(e.wl); n > room {
+			// A status the API server would refuse on every retry: keep the one
+			// stored and fail the owner, saying why.
+			out.succeeded, out.failed, out.frozen = out.prevSucceeded, out.prevFailed, true
+			out.succeededCount = int32(out.succeeded.Count())
+			if !decided() || (out.verdict != nil && out.verdict.success) {
+				out.verdict = &verdict{reason: reasonStatusTooLarge, message: fmt.Sprintf(msgStatusTooLarge, e.owner.Kind, n, max(room, 0), MaxObjectBytes)}
+			}
+		}
 	}
 	if !decided() && sp.successPolicy != nil {
 		compiled, err := successpolicy.Compile(sp.successPolicy, completions)
@@ -198,7 +213,7 @@ func (w *Workload) IndexOutcomes(kind owner.Kind, pods []*corev1.Pod) (plaininde
 	if !sp.indexed {
 		return plainindexes.Outcomes{}, nil, fmt.Errorf("%w: spec.completionMode: %q: index outcomes need an Indexed owner", ErrInvalidJob, ptr.Deref(w.Spec.CompletionMode, batchv1.NonIndexedCompletion))
 	}
-	if jobstatus.IsFinished(&w.Status) {
+	if _, done := jobstatus.Finished(&w.Status); done {
 		var warn warnings
 		out := statusOutcomes(&warn, sp, &w.Status)
 		return out, warn, nil

@@ -86,7 +86,7 @@ func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 		case succeeded:
 			if !e.spec.indexed {
 				fp.Outcome = plainledger.Succeeded
-			} else if pi.validIndex && !in.indexes.prevSucceeded.Has(pi.index) && !in.indexes.prevFailed.Has(pi.index) {
+			} else if pi.validIndex && !in.indexes.frozen && !in.indexes.prevSucceeded.Has(pi.index) && !in.indexes.prevFailed.Has(pi.index) {
 				fp.Outcome, fp.Index = plainledger.SucceededIndex, pi.index
 			}
 		case pi.failed || failing:

@@ -78,7 +78,8 @@ func (r *Reconciler) ObserveOwnerEvent(ev OwnerEvent) OwnerEventResult {
 		if old.Generation == cur.Generation {
 			res.Delay = r.cfg.PodEventBatchPeriod
 		}
-		if !jobstatus.IsFinished(&old.Status) && jobstatus.IsFinished(&cur.Status) {
+		_, wasDone := jobstatus.Finished(&old.Status)
+		if _, done := jobstatus.Finished(&cur.Status); done && !wasDone {
 			res.OrphanCleanup = cur
 		}
 	}

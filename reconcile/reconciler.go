@@ -211,7 +211,7 @@ func (ex *execution) decide(now time.Time) (res Result, err error) {
 		ex.log.Info("Bad input worked around", "warning", w)
 	}
 	if p.Skip != "" {
-		if jobstatus.IsFinished(&job.Status) {
+		if _, done := jobstatus.Finished(&job.Status); done {
 			r.cfg.BackoffStore.Delete(key)
 		}
 		ex.log.V(4).Info("Skipping the owner", "reason", p.Skip)

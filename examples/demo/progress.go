@@ -110,7 +110,7 @@ func (p *progress) Job(at time.Time, job *batchv1.Job) {
 		}
 		p.printf(at, "%s", line)
 	}
-	if jobstatus.IsFinished(&st) {
+	if _, done := jobstatus.Finished(&st); done {
 		p.finished = true
 	}
 	p.checkDone(at)

@@ -202,7 +202,7 @@ func checkFinishedJob(j *batchv1.Job, want batchv1.JobConditionType, pods []podR
 	st := j.Status
 	var finished []string
 	for i, cond := range st.Conditions {
-		if jobstatus.IsFinished(&batchv1.JobStatus{Conditions: st.Conditions[i : i+1]}) {
+		if _, done := jobstatus.Finished(&batchv1.JobStatus{Conditions: st.Conditions[i : i+1]}); done {
 			finished = append(finished, string(cond.Type)+"("+cond.Reason+")")
 			if cond.Type != want {
 				add("finished %s (%s: %s), want %s", cond.Type, cond.Reason, cond.Message, want)

@@ -232,7 +232,10 @@ func (b *bench) waitFinished(ctx context.Context, w watch.Interface, n int) (tim
 	}
 }
 
-func isFinished(j *batchv1.Job) bool { return jobstatus.IsFinished(&j.Status) }
+func isFinished(j *batchv1.Job) bool {
+	_, done := jobstatus.Finished(&j.Status)
+	return done
+}
 
 // check compares the finished Jobs with what the case expects and looks for pods
 // (the case's, listed after the run) still holding the tracking finalizer.

@@ -19,7 +19,7 @@ func blockers(w *workload, c *classification, p *plan.Plan, r *Report, opts Opti
 		if strings.HasPrefix(p.Skip, "spec.managedBy") {
 			return []string{fmt.Sprintf("the %s is managed by another controller: %s (explain as that controller with --managed-by=%s)", w.noun, p.Skip, w.controller())}
 		}
-		if jobstatus.IsFinished(&w.Status) {
+		if w.finished() {
 			return []string{"the " + w.noun + " has finished (" + r.Job.Finished + ") and none of its pods carries the tracking finalizer: nothing is left to do"}
 		}
 		return []string{p.Skip}
@@ -28,7 +28,7 @@ func blockers(w *workload, c *classification, p *plan.Plan, r *Report, opts Opti
 		return nil
 	}
 	var out []string
-	if jobstatus.IsFinished(&w.Status) {
+	if w.finished() {
 		return []string{"the " + w.noun + " has finished (" + r.Job.Finished + "); only the tracking finalizers of its pods are left to remove"}
 	}
 	if w.Deleting {

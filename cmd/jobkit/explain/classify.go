@@ -12,7 +12,6 @@ import (
 
 	"github.com/jobkit/jobkit/indexes"
 	"github.com/jobkit/jobkit/internal/podutil"
-	"github.com/jobkit/jobkit/jobstatus"
 	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/plan"
 )
@@ -109,7 +108,7 @@ func classify(w *workload, pods []*corev1.Pod, p *plan.Plan) *classification {
 			switch {
 			case p.Skip != "":
 				out.Note = "not adopted: " + p.Skip
-			case jobstatus.IsFinished(&w.Status):
+			case w.finished():
 				out.Note = "not adopted: the " + w.noun + " has finished"
 			case w.Deleting:
 				out.Note = "not adopted: the " + w.noun + " is being deleted"
@@ -140,7 +139,7 @@ func classify(w *workload, pods []*corev1.Pod, p *plan.Plan) *classification {
 			}
 			finished := terminal || (deleting && !c.onlyFailed)
 			switch {
-			case finished && out.Finalizer && jobstatus.IsFinished(&w.Status):
+			case finished && out.Finalizer && w.finished():
 				out.Classes = append(out.Classes, ClassFinalizerLeft)
 				out.Note = "the " + w.noun + " has finished: not counted again, only its finalizer is removed"
 			case finished && out.Finalizer:

@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"encoding/json"
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -85,12 +86,40 @@ func diagnose(w *workload, pods []*corev1.Pod, c *classification, p *plan.Plan, 
 			}
 		}
 	}
+	return append(out, objectSize(w)...)
+}
+
+// objectSize warns when the object is within 20% of plan.MaxObjectBytes, the
+// largest object the API server stores with etcd's default limit, or when its
+// status may grow past it (plan.Spec.WorstStatusSize; Compute fails such an owner
+// with StatusTooLarge once its status would not fit).
+func objectSize(w *workload) []Diagnostic {
+	var obj any = w.job
+	if w.Object != nil {
+		obj = w.Object
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil
+	}
+	var out []Diagnostic
+	size, limit := len(b), plan.MaxObjectBytes
+	if size >= limit*4/5 {
+		out = append(out, Diagnostic{Kind: DiagObjectSize, Message: fmt.Sprintf("the %s is %d bytes, %d%% of the %d bytes the API server stores (etcd's default request limit): its status writes will be refused past it", w.noun, size, size*100/limit, limit)})
+	}
+	status := len(w.Status.CompletedIndexes)
+	if w.Status.FailedIndexes != nil {
+		status += len(*w.Status.FailedIndexes)
+	}
+	if worst := w.Spec.WorstStatusSize(plan.Options{}); size-status+worst > limit && !w.finished() {
+		out = append(out, Diagnostic{Kind: DiagObjectSize, Message: fmt.Sprintf("the %s's status may grow to %d bytes (its completed and failed indexes in their longest shape), past the %d bytes the API server stores: it would then fail with reason StatusTooLarge", w.noun, worst, limit)})
+	}
 	return out
 }
 
 // orphanOwner is what the orphan decision knows of the workload.
 func (w *workload) orphanOwner() *finalizers.OrphanOwner {
-	return &finalizers.OrphanOwner{UID: w.UID, ManagedBy: w.controller(), Finished: jobstatus.IsFinished(&w.Status)}
+	return &finalizers.OrphanOwner{UID: w.UID, ManagedBy: w.controller(), Finished: w.finished()}
 }
 
 func removedBy(removed map[*corev1.Pod]bool, pod *corev1.Pod) string {
@@ -113,7 +142,7 @@ func withStatus(job *batchv1.Job, st *batchv1.JobStatus) *batchv1.Job {
 func counterMismatches(w *workload, c *classification) []Diagnostic {
 	var out []Diagnostic
 	st := &w.Status
-	if jobstatus.IsFinished(st) {
+	if w.finished() {
 		return nil
 	}
 	mismatch := func(field string, status int32, pods int, what string) {

@@ -104,6 +104,12 @@ func (w *workload) controller() string {
 	return w.Controller()
 }
 
+// finished says whether the workload's status has a terminal condition.
+func (w *workload) finished() bool {
+	_, done := jobstatus.Finished(&w.Status)
+	return done
+}
+
 func explain(w *workload, pods []*corev1.Pod, opts Options) (*Report, error) {
 	if err := w.kind.Validate(); err != nil {
 		return nil, fmt.Errorf("Options.Owner: %w", err)

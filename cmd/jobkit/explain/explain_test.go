@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -413,6 +414,38 @@ func TestExplainDiagnostics(t *testing.T) {
 				return []*corev1.Pod{p}
 			},
 			want: []string{explain.DiagBadIndex, explain.DiagBadIndex},
+		},
+		{
+			name: "a status that may outgrow the object limit",
+			job: func() *batchv1.Job {
+				job := newJob(1_000_000, 1, true)
+				job.Status.Active = 1
+				return job
+			},
+			pods: func(job *batchv1.Job) []*corev1.Pod { return []*corev1.Pod{newPod(job, 0, corev1.PodRunning)} },
+			want: []string{explain.DiagObjectSize},
+		},
+		{
+			name: "an object within 20% of the limit",
+			job: func() *batchv1.Job {
+				job := newJob(1_000_000, 1, true)
+				job.Status.Active = 1
+				var b strings.Builder
+				for i := 1; b.Len() < plan.MaxObjectBytes*4/5; i += 2 {
+					if b.Len() > 0 {
+						b.WriteByte(',')
+					}
+					b.WriteString(strconv.Itoa(i))
+				}
+				job.Status.CompletedIndexes = b.String()
+				job.Status.Succeeded = int32(strings.Count(b.String(), ",") + 1)
+				return job
+			},
+			pods: func(job *batchv1.Job) []*corev1.Pod {
+				p := newPod(job, 0, corev1.PodRunning)
+				return []*corev1.Pod{p}
+			},
+			want: []string{explain.DiagObjectSize, explain.DiagObjectSize},
 		},
 	}
 	for _, tt := range tests {

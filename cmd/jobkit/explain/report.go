@@ -188,6 +188,7 @@ const (
 	DiagInvalidFailurePolicy = "invalid-failure-policy"
 	DiagInvalidSuccessPolicy = "invalid-success-policy"
 	DiagBadIndex             = "bad-index-annotation"
+	DiagObjectSize           = "object-size"
 )
 
 // Diagnostic is something that looks wrong, with the field or pods concerned.

@@ -156,5 +156,6 @@ func Finished(tj *v1alpha1.TrainingJob) bool {
 	if tj.Spec.Launcher != nil {
 		return groups.Finished(tj.Status.GroupConditions) != nil
 	}
-	return jobstatus.IsFinished(&batchv1.JobStatus{Conditions: tj.Status.Conditions})
+	_, done := jobstatus.Finished(&batchv1.JobStatus{Conditions: tj.Status.Conditions})
+	return done
 }
