@@ -29,5 +29,6 @@
 // The core module imports only the standard library, k8s.io/api, k8s.io/apimachinery,
 // k8s.io/utils and github.com/go-logr/logr. Each package's own doc says what it does,
 // its invariants, its costs and whether it is safe for concurrent use; the README
-// starts from a quick start and says which package each kind of user wants.
+// starts from a quick start and says which package each kind of user wants, and the
+// repository's docs/ directory holds a guide per kind of user.
 package jobkit

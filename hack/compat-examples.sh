@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds and vets the examples module at the floor of the supported Kubernetes range
-# (README "Supported versions"): a throwaway copy of the repository, outside go.work
+# (docs/versions.md, "Supported versions"): a throwaway copy of the repository, outside go.work
 # (GOWORK=off) with examples/go.mod pointing at the repository's other modules in the copy
 # (hack/modules.sh --replace), pinned to k8s.io/api, apimachinery and
 # client-go of the floor and the controller-runtime release made for it. examples/go.mod

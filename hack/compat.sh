@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks the supported Kubernetes range of the core module (README "Supported versions").
+# Checks the supported Kubernetes range of the core module (docs/versions.md, "Supported versions").
 # The core's go.mod requires the floor (k8s.io/api and apimachinery v0.34.0, Go 1.25), so
 # the main test run already builds and tests it there (alone: GOWORK=off). go.work builds
 # the nested modules at the newest release, so this script tests the importable nested

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command (`make test`): gofmt, go vet, go test -race and short fuzz runs in
 # every module of the repository, 300 seeds of the fault simulation (internal/sim) without
-# -race, the README programs, lint (hack/lint.sh), the supported Kubernetes range
+# -race, the Go programs and links of the README and docs/, lint (hack/lint.sh), the supported Kubernetes range
 # (hack/compat.sh), the generated files (hack/generate.sh --check), a check that
 # the plain layer imports only the standard library (hack/plain-deps.sh) and the release
 # check (hack/release-check.sh: every command installed and the importable modules
@@ -81,8 +81,8 @@ step "real control plane smoke (logs kept in $smoke_dir/logs)" smoke
 [ "$fail" != 0 ] || rm -rf "$smoke_dir"
 echo "== generated files are up to date"
 step "generated files" hack/generate.sh --check
-echo "== README quick start"
-step "README quick start" hack/readme-check.sh
+echo "== README and docs: Go programs built, run and compared; relative links resolve"
+step "README and docs programs and links" hack/readme-check.sh
 echo "== lint: tidy modules, staticcheck"
 step "lint" hack/lint.sh
 echo "== supported Kubernetes range: the core at the newest release, examples at the floor"

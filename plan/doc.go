@@ -187,42 +187,12 @@
 // a pod failure policy. Allocations do not grow with the pods except for the pods a
 // sync creates. It is safe for concurrent use: it shares nothing between calls.
 //
-// Time is memory latency, not arithmetic: a pod in an informer's cache is a dozen
-// allocations (the pod, owner references, finalizers, label and annotation maps,
-// each string) scattered among the other objects of the cache, so a pass over
-// 100,000 pods costs about a microsecond a pod in cache misses, where the same pods
-// allocated side by side cost a fifth of that. BenchmarkCompute measures the pods
-// allocated one after the other; BenchmarkComputeInformerLayout the same Jobs with
-// every pod decoded from JSON once per event of it, in event order, among another
-// Job's pods, events and log strings, and listed in a shuffled order as a cache
-// lists them. On 2026-12-06, 2 cores shared with other work (load 5 to 7), before
-// and after the one pass, interleaved: times are medians of 8 runs, minimum in
-// brackets (the load makes them noisy); bytes and allocations per plan are exact.
-//
-//	                   before                             after
-//	pods allocated one after the other (BenchmarkCompute):
-//	NonIndexed  1,000  0.30 ms (0.18)  174 KB    270   0.49 ms (0.26)  150 KB    278
-//	NonIndexed 10,000   3.1 ms  (2.2)  1.4 MB    286    4.4 ms  (2.7)  1.2 MB    297
-//	NonIndexed 100,000   71 ms   (47)   12 MB    324     52 ms   (29)  9.9 MB    335
-//	Indexed     1,000   1.0 ms (0.59)  495 KB  2,826    1.2 ms (0.71)  446 KB  2,820
-//	Indexed    10,000   9.0 ms  (5.2)  3.6 MB 13,682    7.2 ms  (6.1)  3.0 MB 13,662
-//	Indexed   100,000   142 ms   (93)   22 MB 13,850     71 ms   (49)   17 MB 13,718
-//	pods as an informer holds them (BenchmarkComputeInformerLayout):
-//	NonIndexed  1,000  0.46 ms (0.38)  173 KB    270   0.51 ms (0.32)  149 KB    278
-//	NonIndexed 10,000    17 ms   (12)  1.4 MB    305     10 ms  (6.7)  1.2 MB    316
-//	NonIndexed 100,000  292 ms  (223)   12 MB    341    153 ms   (97)  9.9 MB    352
-//	Indexed     1,000   1.4 ms  (1.1)  494 KB  2,826    1.6 ms (0.93)  445 KB  2,820
-//	Indexed    10,000    34 ms   (28)  3.6 MB 13,682     19 ms   (13)  3.0 MB 13,662
-//	Indexed   100,000   651 ms  (356)   22 MB 13,851    171 ms  (112)   17 MB 13,718
-//
-// The goal of issue 37, at most 50 ms at 100,000 pods in both modes, is met for
-// pods allocated side by side at best (29 and 49 ms; medians 52 and 71 ms) but not
-// for pods laid out as an informer holds them (100 to 110 ms at best, about 150 to
-// 170 ms typically, on this machine). What remains is claim, four fifths of the time: the lookups of the
-// selector's label and of the completion index annotation (a map header, its
-// group, the key and the value, each a miss that waits for the one before, which
-// Go offers no way to fetch ahead), the other loads of the pass (claim loads a
-// block of pods a level of pointers at a time, which overlaps those misses and
-// about halves the pass), and the first touch of the fresh facts slice; the other
-// phases take 15 to 20 ms. Small Jobs pay a little for that block loading.
+// Time is memory latency, not arithmetic: a pod in an informer's cache is scattered
+// among the other objects of the cache, so the pass over the pods is cache misses.
+// BenchmarkCompute measures the pods allocated one after the other;
+// BenchmarkComputeInformerLayout the same Jobs with every pod decoded from JSON once
+// per event of it, in event order, among another Job's pods, events and log strings,
+// and listed in a shuffled order as a cache lists them. The latest figures of both,
+// the goal of issue 37 (at most 50 ms at 100,000 pods) and where the time goes are in
+// docs/performance.md of the repository ("CPU").
 package plan

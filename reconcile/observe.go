@@ -71,8 +71,8 @@ const (
 	labelFinalizerDelete = "delete"
 )
 
-// Metrics receives what upstream exports as job_controller_* metrics; see the package
-// documentation for the names and labels. A Prometheus implementation maps each method
+// Metrics receives what upstream exports as job_controller_* metrics; each method
+// below names its metric and labels. A Prometheus implementation maps each method
 // to one vector. Methods are called from the goroutine that runs Sync or the event
 // mapping; implementations must be safe for concurrent use when those run
 // concurrently.

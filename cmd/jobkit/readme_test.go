@@ -9,17 +9,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestReadme checks that each output block of the README's "jobkit explain" section
-// (marked <!-- explain-golden: NAME -->) is the golden file it claims to be, so the
-// README cannot drift from what the tool prints.
+// TestReadme checks that each output block of the guide to jobkit explain,
+// docs/explain.md (marked <!-- explain-golden: NAME -->), is the golden file it claims
+// to be, so the guide cannot drift from what the tool prints.
 func TestReadme(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/explain.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	blocks := regexp.MustCompile("(?s)<!-- explain-golden: ([a-z-]+) -->\n```text\n\\$ [^\n]*\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
 	if len(blocks) == 0 {
-		t.Fatal("README.md: no <!-- explain-golden: NAME --> block")
+		t.Fatal("docs/explain.md: no <!-- explain-golden: NAME --> block")
 	}
 	for _, b := range blocks {
 		t.Run(b[1], func(t *testing.T) {
@@ -28,10 +28,10 @@ func TestReadme(t *testing.T) {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(string(want), b[2]); diff != "" {
-				t.Errorf("README.md block %s differs from its golden file (-golden +readme):\n%s", b[1], diff)
+				t.Errorf("docs/explain.md block %s differs from its golden file (-golden +readme):\n%s", b[1], diff)
 			}
 			if !strings.Contains(b[0], "jobkit explain ") {
-				t.Errorf("README.md block %s does not show the command", b[1])
+				t.Errorf("docs/explain.md block %s does not show the command", b[1])
 			}
 		})
 	}

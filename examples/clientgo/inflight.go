@@ -15,8 +15,8 @@ import (
 // request past them. A sync sends up to 500 creations or finalizer removals at once:
 // without a limit that dialled a connection, with a client-certificate handshake,
 // for most of them; with 250 a burst needs three connections, and the handshakes
-// measured were as few as kube-controller-manager's. At 5,000 pods on a real control plane (README, "Real
-// control plane") 250 created the pods as fast as kube-controller-manager with as
+// measured were as few as kube-controller-manager's. At 5,000 pods on a real control plane (docs/performance.md,
+// "Real control plane") 250 created the pods as fast as kube-controller-manager with as
 // few handshakes, where 90 (one connection) created them a third slower.
 const DefaultMaxInFlight = 250
 
