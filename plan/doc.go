@@ -113,6 +113,11 @@
 //
 // # Differences from upstream, on purpose
 //
+//   - An Indexed owner whose completed and failed indexes would push its object past
+//     MaxObjectBytes fails with reason StatusTooLarge, its stored indexes kept;
+//     upstream writes a status the API server refuses, again on every retry
+//     (kubernetes #118085). Spec.WorstStatusSize says beforehand whether a spec can
+//     get there.
 //   - The caller names the controller (Input.ControllerName); there is no default, so
 //     a controller built on jobkit never takes Jobs of the kube-controller-manager by
 //     accident.
