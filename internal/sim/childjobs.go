@@ -259,7 +259,7 @@ func (w *childJobsWorld) final(c *reconciletest.Cluster, store *reconciletest.St
 		w.violate(InvGroupNotFinished, "no terminal state")
 		return
 	}
-	for _, j := range c.ListJobs() {
+	for _, j := range c.Jobs().List() {
 		ch, err := childjobs.ReadChild(j)
 		if err != nil {
 			w.violate(InvGroupOutcome, "child %s: %v", j.Name, err)

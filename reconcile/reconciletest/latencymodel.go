@@ -178,7 +178,8 @@ func (m *latencyModel) failed() error {
 
 // written notes when the Job's status first says Complete: the end of the run.
 func (m *latencyModel) written(ev WatchEvent) {
-	if ev.Job == nil || !jobstatus.IsConditionTrue(ev.Job.Status.Conditions, batchv1.JobComplete) {
+	job, ok := ev.Owner.(*batchv1.Job)
+	if !ok || !jobstatus.IsConditionTrue(job.Status.Conditions, batchv1.JobComplete) {
 		return
 	}
 	m.mu.Lock()
