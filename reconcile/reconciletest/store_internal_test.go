@@ -39,9 +39,8 @@ func taskType(refuse bool) reconcile.Type[*Task] {
 }
 
 // The rig presents every owner state as production does: the facts the Store
-// gives the Cluster and the Driver (Options.Owners, then
-// plan.Workload.OrphanOwner) are reconcile.Type.OrphanOwner's, which
-// controllerruntime.Setup reads. A rig that presented a state otherwise (a
+// gives the Cluster and the Driver (stored and cached, and in its owner events)
+// are reconcile.Type.OrphanOwner's, which controllerruntime.Setup reads. A rig that presented a state otherwise (a
 // finished owner of roles as finished, an unset managedBy as the Job
 // controller's) fails here.
 func TestStoreFactsAreProductions(t *testing.T) {
