@@ -61,7 +61,8 @@ var (
 	podKind      = schema.GroupKind{Kind: "Pod"}
 )
 
-// Cluster is an in-memory API server holding Jobs and Pods. It implements
+// Cluster is an in-memory API server holding Pods and owners: its Jobs (Jobs), and
+// the owners of its Options.Owner in the Store NewStore made. It implements
 // reconcile.Client, records every call through it in a call log, lets tests inject
 // faults into those calls, feeds a Cache through a queue of watch events delivered
 // when the test says, and drives pods through a simulated Kubelet. See the package

@@ -64,8 +64,7 @@ func newLatencyModel(c *Cluster, opts LatencyOptions) *latencyModel {
 
 // intercept is the interceptor: every call takes L; a creation among the first
 // CreateTimeouts times out, stored unless TimeoutsNotStored. The status writes
-// counted are a Job's and those of the Cluster's owner kind (a Task, a
-// Store owner).
+// counted are a Job's and those of the owners of the Cluster's Store.
 func (m *latencyModel) intercept(call Call) Outcome {
 	m.mu.Lock()
 	defer m.mu.Unlock()
