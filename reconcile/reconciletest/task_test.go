@@ -188,6 +188,7 @@ func TestTaskWriteStatus(t *testing.T) {
 	for _, call := range calls {
 		assert.Equal(t, reconciletest.OpUpdateStatus, call.Op)
 		assert.Equal(t, ns+"/t", call.Namespace+"/"+call.Name)
+		assert.NotNil(t, call.Job, "the status written, in Job terms")
 	}
 }
 
