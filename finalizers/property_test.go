@@ -117,7 +117,7 @@ func newSim(t testing.TB, seed uint64, cfg simConfig) *simulation {
 		job.Spec.Completions, job.Spec.Parallelism = ptr.To(int32(cfg.completions)), ptr.To(int32(cfg.completions))
 	}
 	job.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
-	if _, err := s.c.CreateJob(job); err != nil {
+	if _, err := s.c.Jobs().Create(job); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -148,11 +148,12 @@ func (s *simulation) intercept(call reconciletest.Call) reconciletest.Outcome {
 // with the Cluster).
 func (s *simulation) observeWrite(ev reconciletest.WatchEvent) {
 	s.t.Helper()
+	job, _ := ev.Owner.(*batchv1.Job)
 	switch {
-	case ev.Job != nil && ev.Type == watch.Modified:
-		s.persisted(ev.Job.Status)
-	case ev.Job != nil:
-		s.status = *ev.Job.Status.DeepCopy()
+	case job != nil && ev.Type == watch.Modified:
+		s.persisted(job.Status)
+	case job != nil:
+		s.status = *job.Status.DeepCopy()
 	case ev.Pod != nil && ev.Type == watch.Added:
 		p := &simPod{name: ev.Pod.Name, uid: ev.Pod.UID, index: -1, finalizer: owner.BatchJob.HasFinalizer(ev.Pod), exists: true}
 		if ix, err := strconv.Atoi(ev.Pod.Annotations[batchv1.JobCompletionIndexAnnotation]); err == nil {
@@ -357,7 +358,7 @@ func (s *simulation) restart() {
 // sync is one controller sync. It returns false if the controller crashed.
 func (s *simulation) sync() bool {
 	s.t.Helper()
-	job, err := s.c.GetJob(s.ctx, propNS, propJob)
+	job, err := s.c.Jobs().Get(propNS, propJob)
 	if err != nil {
 		s.fatalf("get job: %v", err)
 	}

@@ -91,7 +91,7 @@ func newScenario(t *testing.T, spec batchv1.JobSpec, cfg ...func(*reconcile.Conf
 	s := &scenario{t: t, ctx: t.Context(), c: c, d: reconciletest.NewDriver(c, r), exp: exp, counted: sets.New[types.UID]()}
 	c.OnWrite(s.observe)
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: scenarioNS, Name: scenarioJob}, Spec: spec}
-	if _, err := c.CreateJob(job); err != nil {
+	if _, err := c.Jobs().Create(job); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -100,12 +100,13 @@ func newScenario(t *testing.T, spec batchv1.JobSpec, cfg ...func(*reconcile.Conf
 // observe checks each write as the Cluster makes it. It runs under the Cluster's
 // lock: it reports with Errorf, and sync stops the test.
 func (s *scenario) observe(ev reconciletest.WatchEvent) {
+	job, _ := ev.Owner.(*batchv1.Job)
 	switch {
-	case ev.Job != nil && ev.Type == watch.Modified:
-		s.checkStatus(ev.Job.Status)
-		s.status = *ev.Job.Status.DeepCopy()
-	case ev.Job != nil:
-		s.status = *ev.Job.Status.DeepCopy()
+	case job != nil && ev.Type == watch.Modified:
+		s.checkStatus(job.Status)
+		s.status = *job.Status.DeepCopy()
+	case job != nil:
+		s.status = *job.Status.DeepCopy()
 	case ev.Pod != nil && ev.Type == watch.Added:
 		s.created++
 		ix, err := indexes.PodIndex(owner.BatchJob, ev.Pod)
@@ -151,7 +152,7 @@ func (s *scenario) advance(d time.Duration) { s.c.Clock().Step(d) }
 // job returns the Job as stored.
 func (s *scenario) job() *batchv1.Job {
 	s.t.Helper()
-	job, err := s.c.GetJob(s.ctx, scenarioNS, scenarioJob)
+	job, err := s.c.Jobs().Get(scenarioNS, scenarioJob)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func (s *scenario) job() *batchv1.Job {
 // update changes the Job's spec as a user would.
 func (s *scenario) update(mutate func(*batchv1.Job)) {
 	s.t.Helper()
-	if _, err := s.c.UpdateJob(scenarioNS, scenarioJob, mutate); err != nil {
+	if _, err := s.c.Jobs().Update(scenarioNS, scenarioJob, mutate); err != nil {
 		s.t.Fatal(err)
 	}
 }

@@ -27,7 +27,7 @@ func steadyJob(b *testing.B, n int) (*reconciletest.Cluster, *reconcile.Reconcil
 	r, err := reconcile.New(reconcile.Config{Name: testName, Clock: c.Clock(), MaxCreatesPerSync: n}, c, reconcile.JobStatusWriter(c))
 	require.NoError(b, err)
 	j := job("big", int32(n), int32(n))
-	created, err := c.CreateJob(j)
+	created, err := c.Jobs().Create(j)
 	require.NoError(b, err)
 	ref := *metav1.NewControllerRef(created, batchv1.SchemeGroupVersion.WithKind("Job"))
 	for i := range n {
@@ -44,12 +44,12 @@ func steadyJob(b *testing.B, n int) (*reconciletest.Cluster, *reconcile.Reconcil
 	c.Cache().DeliverAll()
 	// Two syncs: the first writes the status, the second confirms nothing is left.
 	for range 2 {
-		_, err = r.Sync(b.Context(), plan.JobWorkload(c.Cache().Job(ns, "big")), c.Cache().OwnerPods)
+		_, err = r.Sync(b.Context(), plan.JobWorkload(c.Jobs().Cached(ns, "big")), c.Cache().OwnerPods)
 		require.NoError(b, err)
 		c.Cache().DeliverAll()
 	}
 	c.ResetCalls()
-	return c, r, c.Cache().Job(ns, "big")
+	return c, r, c.Jobs().Cached(ns, "big")
 }
 
 // BenchmarkSyncSteady: one sync of a Job whose n pods all run, through the cache
@@ -109,7 +109,7 @@ func BenchmarkSyncFinish(b *testing.B) {
 					require.NoError(b, c.Kubelet().Succeed(ns, p.Name))
 				}
 				c.Cache().DeliverAll()
-				j := c.Cache().Job(ns, "big")
+				j := c.Jobs().Cached(ns, "big")
 				b.StartTimer()
 				if _, err := r.Sync(b.Context(), plan.JobWorkload(j), c.Cache().OwnerPods); err != nil {
 					b.Fatal(err)

@@ -63,7 +63,7 @@ func runChaos(t *testing.T, seed uint64) {
 		j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 	}
 	j.Spec.BackoffLimit = ptr.To[int32](10000)
-	_, err := c.CreateJob(j)
+	_, err := c.Jobs().Create(j)
 	require.NoError(t, err)
 
 	m := watchModel(c, completions)
@@ -104,13 +104,13 @@ func runChaos(t *testing.T, seed uint64) {
 	cache := c.Cache()
 	for step := 0; ; step++ {
 		if step == 3000 {
-			t.Fatalf("seed %d: not finished after %d steps: %+v", seed, step, c.ListJobs()[0].Status)
+			t.Fatalf("seed %d: not finished after %d steps: %+v", seed, step, c.Jobs().List()[0].Status)
 		}
 		switch n := rng.IntN(100); {
 		case n < 2:
 			d.Restart(newReconciler())
 		case n < 5:
-			_, err := c.UpdateJob(ns, "chaos", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To(int32(rng.IntN(6))) })
+			_, err := c.Jobs().Update(ns, "chaos", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To(int32(rng.IntN(6))) })
 			require.NoError(t, err)
 		case n < 60:
 			cache.DeliverDue()
@@ -128,7 +128,7 @@ func runChaos(t *testing.T, seed uint64) {
 		_, _, _ = d.Sync(t.Context(), ns, "chaos")
 		require.NoError(t, c.Kubelet().Step())
 		c.Clock().Step(time.Second)
-		if jb, err := c.GetJob(t.Context(), ns, "chaos"); err == nil && d.Done(jb) {
+		if d.Done(ns, "chaos") {
 			break
 		}
 	}
@@ -137,7 +137,7 @@ func runChaos(t *testing.T, seed uint64) {
 			t.Errorf("seed %d: the API server refused a write: %v", seed, call)
 		}
 	}
-	st := c.ListJobs()[0].Status
+	st := c.Jobs().List()[0].Status
 	require.Truef(t, hasTrue(st.Conditions, batchv1.JobComplete), "seed %d: conditions %+v", seed, st.Conditions)
 	m.check(t, st, indexed, fmt.Sprintf("seed %d", seed))
 	require.GreaterOrEqual(t, st.Succeeded, completions, "seed %d", seed)
@@ -217,7 +217,7 @@ func TestCrashAtEveryCall(t *testing.T) {
 				if indexed {
 					j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 				}
-				_, err := c.CreateJob(j)
+				_, err := c.Jobs().Create(j)
 				require.NoError(t, err)
 				m := watchModel(c, 5)
 				c.Kubelet().SetScript(reconciletest.FailFirst(2, 1))
@@ -237,7 +237,8 @@ func TestCrashAtEveryCall(t *testing.T) {
 						crashed = true
 						d.Restart(newReconciler())
 					}
-					if jb := sr.Job; d.Done(jb) {
+					if d.Done(ns, "crash") {
+						jb := sr.Workload.Object.(*batchv1.Job)
 						m.check(t, jb.Status, indexed, "after the crash")
 						require.GreaterOrEqual(t, jb.Status.Succeeded, int32(5))
 						return

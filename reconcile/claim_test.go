@@ -439,7 +439,7 @@ func TestSyncScaleDownRemovalKeptAfterAConflict(t *testing.T) {
 	_, err := e.sync(t, "sd")
 	require.NoError(t, err)
 	e.runPods(t)
-	_, err = e.c.UpdateJob(ns, "sd", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1) })
+	_, err = e.c.Jobs().Update(ns, "sd", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1) })
 	require.NoError(t, err)
 	e.c.Cache().DeliverAll()
 
@@ -496,10 +496,10 @@ func TestSyncReadOwnerBeforeAdoption(t *testing.T) {
 		{name: "no reader, owner deleted: the stale cache adopts (the gap ReadOwner closes)",
 			deleteJob: true, wantAdopted: 2, wantNotFound: true},
 		{name: "owner live: adopts", read: func(c *reconciletest.Cluster) reconcile.OwnerReader {
-			return reconcile.ObjectOwnerReader(c.GetJob, reconcile.JobType.Workload)
+			return reconcile.ObjectOwnerReader(getJob(c), reconcile.JobType.Workload)
 		}, wantAdopted: 2},
 		{name: "owner deleted: adopts nothing", read: func(c *reconciletest.Cluster) reconcile.OwnerReader {
-			return reconcile.ObjectOwnerReader(c.GetJob, reconcile.JobType.Workload)
+			return reconcile.ObjectOwnerReader(getJob(c), reconcile.JobType.Workload)
 		},
 			deleteJob: true, wantRequeue: true},
 		{name: "owner recreated under the name: adopts nothing", read: func(*reconciletest.Cluster) reconcile.OwnerReader {
@@ -509,7 +509,7 @@ func TestSyncReadOwnerBeforeAdoption(t *testing.T) {
 		}, wantRequeue: true},
 		{name: "owner being deleted: adopts nothing", read: func(c *reconciletest.Cluster) reconcile.OwnerReader {
 			return func(ctx context.Context, ns, name string) (*plan.Workload, error) {
-				j, err := c.GetJob(ctx, ns, name)
+				j, err := c.Jobs().Get(ns, name)
 				require.NoError(t, err)
 				return &plan.Workload{UID: j.UID, Deleting: true}, nil
 			}
@@ -536,7 +536,7 @@ func TestSyncReadOwnerBeforeAdoption(t *testing.T) {
 			e.addOrphan(t, "adopt", false, nil)
 			e.create(t, selectorJob("adopt", 2, 2))
 			if tc.deleteJob {
-				require.NoError(t, e.c.DeleteJob(ns, "adopt")) // the cache does not see it yet
+				require.NoError(t, e.c.Jobs().Delete(ns, "adopt")) // the cache does not see it yet
 			}
 			e.c.ResetCalls()
 

@@ -33,7 +33,7 @@ func ExampleReconciler_Sync() {
 	}
 	job := reconciletest.NewJob("default", "pi", 5, 2)
 	job.Spec.ManagedBy = ptr.To("example.com/job-controller")
-	if _, err := cluster.CreateJob(job); err != nil {
+	if _, err := cluster.Jobs().Create(job); err != nil {
 		panic(err)
 	}
 	cluster.Kubelet().SetScript(reconciletest.SucceedPods())
@@ -43,7 +43,7 @@ func ExampleReconciler_Sync() {
 	if err != nil {
 		panic(err)
 	}
-	st := rr.Job.Status
+	st := rr.Workload.Status
 	fmt.Printf("steps=%d succeeded=%d failed=%d active=%d\n", rr.Steps, st.Succeeded, st.Failed, st.Active)
 	for _, c := range st.Conditions {
 		fmt.Println(c.Type, c.Status, c.Reason)
@@ -70,7 +70,7 @@ func ExampleConfig_WithDefaults() {
 	}
 	job := reconciletest.NewJob("default", "pi", 2, 2)
 	job.Spec.ManagedBy = ptr.To("example.com/job-controller")
-	if _, err := cluster.CreateJob(job); err != nil {
+	if _, err := cluster.Jobs().Create(job); err != nil {
 		panic(err)
 	}
 	d := reconciletest.NewDriver(cluster, r)

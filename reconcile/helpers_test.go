@@ -1,6 +1,8 @@
 package reconcile_test
 
 import (
+	"context"
+
 	"testing"
 	"time"
 
@@ -72,7 +74,7 @@ func indexedJob(name string, completions, parallelism int32) *batchv1.Job {
 
 func (e *env) create(t *testing.T, j *batchv1.Job) *batchv1.Job {
 	t.Helper()
-	out, err := e.c.CreateJob(j)
+	out, err := e.c.Jobs().Create(j)
 	require.NoError(t, err)
 	e.c.Cache().DeliverAll()
 	return out
@@ -110,7 +112,7 @@ func (e *env) pods() []*corev1.Pod { return e.c.ListPods(ns) }
 
 func (e *env) apiJob(t *testing.T, name string) *batchv1.Job {
 	t.Helper()
-	j, err := e.c.GetJob(t.Context(), ns, name)
+	j, err := e.c.Jobs().Get(ns, name)
 	require.NoError(t, err)
 	return j
 }
@@ -139,4 +141,12 @@ func listOf(pods []*corev1.Pod) reconcile.PodLister {
 // metadata, the roles and rules in the spec.
 func runOf(w *ownedpods.Workload) *reconciletest.Run {
 	return &reconciletest.Run{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name}, Spec: *w, Status: w.Status}
+}
+
+// getJob is a live read of c's Jobs with the signature of a client's Get, for
+// reconcile.ObjectOwnerReader.
+func getJob(c *reconciletest.Cluster) func(context.Context, string, string) (*batchv1.Job, error) {
+	return func(_ context.Context, namespace, name string) (*batchv1.Job, error) {
+		return c.Jobs().Get(namespace, name)
+	}
 }

@@ -433,7 +433,7 @@ func TestCleanOrphanConfirmsWithReadOwner(t *testing.T) {
 					if tc.failRead {
 						return nil, readErr
 					}
-					return reconcile.ObjectOwnerReader(cluster.GetJob, reconcile.JobType.Workload)(ctx, namespace, name)
+					return reconcile.ObjectOwnerReader(getJob(cluster), reconcile.JobType.Workload)(ctx, namespace, name)
 				}
 			})
 			cluster = e.c

@@ -52,7 +52,7 @@ func TestSyncCrashSafeOrder(t *testing.T) {
 	pods := e.pods()
 	require.Len(t, pods, 3)
 	require.NoError(t, e.c.Kubelet().Succeed(ns, pods[0].Name))
-	_, err = e.c.UpdateJob(ns, "order", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1) })
+	_, err = e.c.Jobs().Update(ns, "order", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1) })
 	require.NoError(t, err)
 	e.c.Cache().DeliverAll()
 	e.c.ResetCalls()
@@ -174,7 +174,7 @@ func TestSyncExpectations(t *testing.T) {
 func deliverJobEvents(t *testing.T, e *env) {
 	t.Helper()
 	for {
-		i := slices.IndexFunc(e.c.Cache().Pending(), func(ev reconciletest.WatchEvent) bool { return ev.Job != nil })
+		i := slices.IndexFunc(e.c.Cache().Pending(), func(ev reconciletest.WatchEvent) bool { _, job := ev.Owner.(*batchv1.Job); return job })
 		if i < 0 {
 			return
 		}
@@ -248,10 +248,10 @@ func TestSyncNamespaceTerminating(t *testing.T) {
 func TestSyncStaleCache(t *testing.T) {
 	e := newEnv(t)
 	e.create(t, job("stale", 2, 2))
-	stale := e.c.Cache().Job(ns, "stale")
+	stale := e.c.Jobs().Cached(ns, "stale")
 	_, err := e.sync(t, "stale")
 	require.NoError(t, err)
-	written, err := e.c.GetJob(t.Context(), ns, "stale")
+	written, err := e.c.Jobs().Get(ns, "stale")
 	require.NoError(t, err)
 	require.NotEqual(t, stale.ResourceVersion, written.ResourceVersion, "the first sync wrote the status")
 	for i := 0; i < len(e.c.Cache().Pending()); { // the pod events only: the cached Job stays stale
@@ -261,7 +261,7 @@ func TestSyncStaleCache(t *testing.T) {
 		}
 		i++
 	}
-	require.Equal(t, stale.ResourceVersion, e.c.Cache().Job(ns, "stale").ResourceVersion, "the cached Job is stale")
+	require.Equal(t, stale.ResourceVersion, e.c.Jobs().Cached(ns, "stale").ResourceVersion, "the cached Job is stale")
 	require.True(t, e.cfg.Expectations.Satisfied("ns/stale"), "both creations observed")
 	e.c.ResetCalls()
 
@@ -287,8 +287,8 @@ func TestSyncJobRecreatedClearsExpectations(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, e.cfg.Expectations.Satisfied("ns/again"), "creations pending")
 
-	require.NoError(t, e.c.DeleteJob(ns, "again"))
-	_, err = e.c.CreateJob(job("again", 1, 1))
+	require.NoError(t, e.c.Jobs().Delete(ns, "again"))
+	_, err = e.c.Jobs().Create(job("again", 1, 1))
 	require.NoError(t, err)
 	fresh := e.apiJob(t, "again")
 	e.c.ResetCalls()
@@ -308,8 +308,8 @@ func TestLateDeleteEventKeepsRecreatedJobState(t *testing.T) {
 	e := newEnv(t)
 	e.create(t, job("again", 2, 2))
 	old := e.apiJob(t, "again")
-	require.NoError(t, e.c.DeleteJob(ns, "again"))
-	_, err := e.c.CreateJob(job("again", 2, 2))
+	require.NoError(t, e.c.Jobs().Delete(ns, "again"))
+	_, err := e.c.Jobs().Create(job("again", 2, 2))
 	require.NoError(t, err)
 	fresh := e.apiJob(t, "again")
 	require.NotEqual(t, old.UID, fresh.UID)
@@ -344,7 +344,7 @@ func TestRunToCompletion(t *testing.T) {
 			e.c.Kubelet().SetScript(reconciletest.SucceedPods())
 			rr, err := e.d.Run(t.Context(), ns, tc.job.Name, 100)
 			require.NoError(t, err)
-			st := rr.Job.Status
+			st := rr.Workload.Status
 			assert.Equal(t, tc.wantSucceeded, st.Succeeded, "succeeded")
 			assert.Zero(t, st.Failed, "failed")
 			assert.Zero(t, st.Active, "active")
@@ -370,7 +370,7 @@ func TestRunBackoffLimitExceeded(t *testing.T) {
 	e.c.Kubelet().SetScript(reconciletest.FailFirst(-1, 3))
 	rr, err := e.d.Run(t.Context(), ns, "failing", 200)
 	require.NoError(t, err)
-	st := rr.Job.Status
+	st := rr.Workload.Status
 	cond := jobstatus.FindCondition(st.Conditions, batchv1.JobFailed)
 	require.NotNil(t, cond, "Failed condition: %+v", st.Conditions)
 	assert.Equal(t, batchv1.JobReasonBackoffLimitExceeded, cond.Reason)
@@ -444,7 +444,7 @@ func TestSyncDeleteErrors(t *testing.T) {
 	_, err := e.sync(t, "del")
 	require.NoError(t, err)
 	e.runPods(t)
-	_, err = e.c.UpdateJob(ns, "del", func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) })
+	_, err = e.c.Jobs().Update(ns, "del", func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) })
 	require.NoError(t, err)
 	e.c.Cache().DeliverAll()
 	e.c.InjectFault(reconciletest.Fault{Op: del, Err: reconciletest.ServerError()})
@@ -630,7 +630,7 @@ func TestSyncArguments(t *testing.T) {
 	assert.ErrorIs(t, err, reconcile.ErrInvalidArgument)
 	listErr := errors.New("cache not synced")
 	e.create(t, job("lister", 1, 1))
-	_, err = e.r.Sync(t.Context(), plan.JobWorkload(e.c.Cache().Job(ns, "lister")), func(*plan.Workload) ([]*corev1.Pod, error) { return nil, listErr })
+	_, err = e.r.Sync(t.Context(), plan.JobWorkload(e.c.Jobs().Cached(ns, "lister")), func(*plan.Workload) ([]*corev1.Pod, error) { return nil, listErr })
 	assert.ErrorIs(t, err, listErr)
 }
 
@@ -665,7 +665,7 @@ func TestSyncScaleDownOfAPodThatFinished(t *testing.T) {
 	require.NoError(t, err)
 	e.runPods(t)
 	e.c.Cache().DeliverAll()
-	_, err = e.c.UpdateJob(ns, "race", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1) })
+	_, err = e.c.Jobs().Update(ns, "race", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1) })
 	require.NoError(t, err)
 	deliverJobEvents(t, e) // the cache sees the new parallelism, not what follows
 	for _, p := range e.pods() {
@@ -721,7 +721,7 @@ func TestParallelCallsAndConcurrentEvents(t *testing.T) {
 	}
 	for name, want := range map[string]int32{"par": 60, "idx": 40} {
 		j := e.apiJob(t, name)
-		assert.True(t, e.d.Done(j), "%s finished: %+v", name, j.Status)
+		assert.True(t, e.d.Done(ns, name), "%s finished: %+v", name, j.Status)
 		assert.Equal(t, want, j.Status.Succeeded, "%s succeeded", name)
 	}
 }
@@ -736,7 +736,7 @@ func TestSyncLostDeleteEvent(t *testing.T) {
 	require.NoError(t, err)
 	e.runPods(t)
 	e.c.Cache().DeliverAll()
-	_, err = e.c.UpdateJob(ns, "lost", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1) })
+	_, err = e.c.Jobs().Update(ns, "lost", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1) })
 	require.NoError(t, err)
 	e.c.Cache().DeliverAll()
 	res, err := e.sync(t, "lost")
@@ -758,7 +758,7 @@ func TestSyncLostDeleteEvent(t *testing.T) {
 	}
 	cache.DeliverAll()
 	require.False(t, exp.Satisfied("ns/lost"), "the event never came")
-	_, err = e.c.UpdateJob(ns, "lost", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](2) })
+	_, err = e.c.Jobs().Update(ns, "lost", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](2) })
 	require.NoError(t, err)
 	cache.DeliverAll()
 
@@ -785,7 +785,7 @@ func TestSyncUncertainScaleDownPatch(t *testing.T) {
 			require.NoError(t, err)
 			e.runPods(t)
 			e.c.Cache().DeliverAll()
-			_, err = e.c.UpdateJob(ns, "unc", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1) })
+			_, err = e.c.Jobs().Update(ns, "unc", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1) })
 			require.NoError(t, err)
 			e.c.Cache().DeliverAll()
 
@@ -816,7 +816,7 @@ func TestSyncUncertainScaleDownPatch(t *testing.T) {
 			cache := e.c.Cache()
 			for {
 				i := slices.IndexFunc(cache.Pending(), func(ev reconciletest.WatchEvent) bool {
-					return ev.Job != nil || ev.Pod.Name == other
+					return ev.Owner != nil || ev.Pod.Name == other
 				})
 				if i < 0 {
 					break
@@ -864,7 +864,7 @@ func TestSyncCustomOwner(t *testing.T) {
 	e.c.Kubelet().SetScript(reconciletest.FailFirst(1, 3))
 	res, err := e.d.Run(t.Context(), ns, "train", 200)
 	require.NoError(t, err, "run: %+v", res)
-	job := res.Job
+	job := res.Workload.Object.(*batchv1.Job)
 	assert.True(t, jobstatus.IsConditionTrue(job.Status.Conditions, batchv1.JobComplete), "Complete")
 	assert.Equal(t, int32(4), job.Status.Succeeded)
 	assert.Equal(t, int32(1), job.Status.Failed)

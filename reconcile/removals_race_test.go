@@ -39,7 +39,7 @@ func TestSyncEventDuringListDoesNotCountTwice(t *testing.T) {
 
 	// The cache has not seen the removal yet; the next sync lists it as it is, and
 	// the removal's event is handled right after that list.
-	job := e.c.Cache().Job(ns, "twice")
+	job := e.c.Jobs().Cached(ns, "twice")
 	require.NotNil(t, job)
 	stale := e.c.Cache().OwnerPods
 	list := func(w *plan.Workload) ([]*corev1.Pod, error) {

@@ -96,8 +96,8 @@ func runMemory(ctx context.Context, w io.Writer, managedBy string) error {
 	flush := func() {
 		for _, ev := range writes {
 			switch {
-			case ev.Job != nil && ev.Job.Name == name:
-				p.Job(ev.Time, ev.Job)
+			case isJob(ev, name):
+				p.Job(ev.Time, ev.Owner.(*batchv1.Job))
 			case ev.Pod != nil:
 				p.Pod(ev.Time, ev.Pod, ev.Type == watch.Deleted)
 			}
@@ -115,7 +115,7 @@ func runMemory(ctx context.Context, w io.Writer, managedBy string) error {
 	}
 	d := reconciletest.NewDriver(c, r)
 	c.Kubelet().SetScript(demoScript(clk.Now))
-	if _, err := c.CreateJob(demoJob(namespace, name, managedBy, "busybox:1.36")); err != nil {
+	if _, err := c.Jobs().Create(demoJob(namespace, name, managedBy, "busybox:1.36")); err != nil {
 		return err
 	}
 	flush()
@@ -141,4 +141,10 @@ func runMemory(ctx context.Context, w io.Writer, managedBy string) error {
 		clk.Step(time.Second)
 	}
 	return fmt.Errorf("the demo Job did not finish within %d simulated seconds", maxSteps)
+}
+
+// isJob reports whether ev is a change of the Job name.
+func isJob(ev reconciletest.WatchEvent, name string) bool {
+	j, ok := ev.Owner.(*batchv1.Job)
+	return ok && j.Name == name
 }

@@ -42,7 +42,11 @@ import (
 // by module directory. The core's limit is issue 19's; the nested modules' were set by
 // issue 33 at their count then, with 5-10% headroom.
 var budgets = map[string]int{
-	".":                  500,
+	// Issue 33 (one test rig): +1 for reconciletest.TaskType, the Type that puts
+	// the rig's Task in a Store like any owner type; the six Task methods of
+	// Cluster, the Job ones beside them, the Cache's and the Driver's went, but
+	// methods are not counted.
+	".":                  501,
 	"controllerruntime":  36, // 33 names then
 	"cmd/jobkit/explain": 72, // 66 names then
 }

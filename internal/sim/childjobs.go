@@ -259,17 +259,18 @@ func (w *childJobsWorld) final(c *reconciletest.Cluster, store *reconciletest.St
 		w.violate(InvGroupNotFinished, "no terminal state")
 		return
 	}
-	for _, j := range c.ListJobs() {
+	for _, j := range c.Jobs().List() {
 		ch, err := childjobs.ReadChild(j)
 		if err != nil {
 			w.violate(InvGroupOutcome, "child %s: %v", j.Name, err)
 			return
 		}
 		old := ch.Attempt < st.Restarts
+		_, done := jobstatus.Finished(&j.Status)
 		switch {
-		case old && j.DeletionTimestamp == nil && !jobstatus.IsFinished(&j.Status):
+		case old && j.DeletionTimestamp == nil && !done:
 			w.violate(InvGroupOutcome, "child %s of attempt %d runs, the group is at %d", j.Name, ch.Attempt, st.Restarts)
-		case !old && st.TerminalState == plaingroup.ConditionCompleted && j.DeletionTimestamp == nil && !jobstatus.IsFinished(&j.Status):
+		case !old && st.TerminalState == plaingroup.ConditionCompleted && j.DeletionTimestamp == nil && !done:
 			w.violate(InvGroupOutcome, "the group Completed, its child %s has not finished", j.Name)
 		}
 	}

@@ -99,11 +99,13 @@ func newModel(w *world) *model {
 // observe is the cluster's write hook. It runs under the cluster's lock.
 func (m *model) observe(ev reconciletest.WatchEvent) {
 	switch {
-	case ev.Job != nil:
-		m.observeJob(ev.Type, ev.Job)
-		return
-	case ev.Task != nil:
-		m.observeJob(ev.Type, jobView(ev.Task))
+	case ev.Owner != nil:
+		switch o := ev.Owner.(type) {
+		case *batchv1.Job:
+			m.observeJob(ev.Type, o)
+		case *reconciletest.Task:
+			m.observeJob(ev.Type, jobView(o))
+		}
 		return
 	}
 	if m.job == nil {

@@ -144,7 +144,7 @@ func TestModelCatchesBrokenControllers(t *testing.T) {
 		{
 			name: "a status write the API server refuses",
 			do: func(t *testing.T, h *harness) {
-				job, err := h.w.cluster.GetJob(context.Background(), Namespace, JobName)
+				job, err := h.w.cluster.Jobs().Get(Namespace, JobName)
 				require.NoError(t, err)
 				job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}
 				_, err = h.w.cluster.UpdateJobStatus(context.Background(), job)
@@ -198,7 +198,7 @@ func TestModelCatchesBrokenControllers(t *testing.T) {
 			name: "an orphan adopted by the deleted Job",
 			do: func(t *testing.T, h *harness) {
 				p := h.addOrphan(t)
-				h.must(t, h.w.cluster.DeleteJob(Namespace, JobName))
+				h.must(t, h.w.cluster.Jobs().Delete(Namespace, JobName))
 				h.patch(t, p, h.adoptPatch(true))
 			},
 			want: InvAdoption,
@@ -206,7 +206,7 @@ func TestModelCatchesBrokenControllers(t *testing.T) {
 		{
 			name: "a pod created for the deleted Job outside a sync",
 			do: func(t *testing.T, h *harness) {
-				h.must(t, h.w.cluster.DeleteJob(Namespace, JobName))
+				h.must(t, h.w.cluster.Jobs().Delete(Namespace, JobName))
 				h.addPod(t, -1)
 			},
 			want: InvCreatedAfterDelete,
@@ -215,7 +215,7 @@ func TestModelCatchesBrokenControllers(t *testing.T) {
 			name: "a pod of the deleted Job keeps the tracking finalizer at the end",
 			do: func(t *testing.T, h *harness) {
 				h.addPod(t, -1)
-				h.must(t, h.w.cluster.DeleteJob(Namespace, JobName))
+				h.must(t, h.w.cluster.Jobs().Delete(Namespace, JobName))
 				h.w.cluster.CollectGarbage()
 				h.w.checkEnd()
 			},
@@ -257,7 +257,7 @@ func newHarness(t *testing.T, indexed, elastic bool) *harness {
 	}
 	w, err := newWorld(&Trace{Job: job})
 	require.NoError(t, err)
-	stored, err := w.cluster.GetJob(context.Background(), Namespace, JobName)
+	stored, err := w.cluster.Jobs().Get(Namespace, JobName)
 	require.NoError(t, err)
 	return &harness{w: w, job: stored}
 }
@@ -338,7 +338,7 @@ func (h *harness) patch(t *testing.T, name string, data []byte) {
 // status writes the Job's status after f changed it, as the controller would.
 func (h *harness) status(t *testing.T, f func(*batchv1.JobStatus)) {
 	t.Helper()
-	job, err := h.w.cluster.GetJob(context.Background(), Namespace, JobName)
+	job, err := h.w.cluster.Jobs().Get(Namespace, JobName)
 	require.NoError(t, err)
 	if job.Status.UncountedTerminatedPods == nil {
 		job.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}

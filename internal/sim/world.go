@@ -29,6 +29,8 @@ type world struct {
 	name  string
 	kind  owner.Kind // the owner's kind: owner.BatchJob, or the Tasks' (Trace.Owner)
 	tasks bool       // the owner is a reconciletest.Task
+	// taskStore holds the Tasks when tasks is set.
+	taskStore *reconciletest.Store[*reconciletest.Task]
 	// ctlKind is the owner kind the controller is configured with: kind, except in
 	// tests of a broken controller.
 	ctlKind owner.Kind
@@ -89,10 +91,14 @@ func newWorld(tr *Trace) (*world, error) {
 	}
 	tasks := kind != owner.BatchJob
 	opts := reconciletest.Options{Seed: tr.Seed}
+	var cluster *reconciletest.Cluster
+	var taskStore *reconciletest.Store[*reconciletest.Task]
 	if tasks {
 		opts.Owner = kind
+		cluster, taskStore = reconciletest.NewStore(opts, reconciletest.TaskType)
+	} else {
+		cluster = reconciletest.NewCluster(opts)
 	}
-	cluster := reconciletest.NewCluster(opts)
 	clk := cluster.Clock()
 	w := &world{
 		tr:         &Trace{Seed: tr.Seed, Note: tr.Note, Job: tr.Job, Owner: tr.Owner, Controller: tr.Controller},
@@ -100,6 +106,7 @@ func newWorld(tr *Trace) (*world, error) {
 		name:       tr.Job.Name,
 		kind:       kind,
 		tasks:      tasks,
+		taskStore:  taskStore,
 		ctlKind:    kind,
 		clock:      clk,
 		cluster:    cluster,
@@ -125,9 +132,9 @@ func newWorld(tr *Trace) (*world, error) {
 	job := tr.Job.DeepCopy()
 	job.Spec.ManagedBy = ptr.To(ControllerName)
 	if tasks {
-		_, err = w.cluster.CreateTask(&reconciletest.Task{ObjectMeta: job.ObjectMeta, Spec: job.Spec})
+		_, err = w.taskStore.Create(&reconciletest.Task{ObjectMeta: job.ObjectMeta, Spec: job.Spec})
 	} else {
-		_, err = w.cluster.CreateJob(job)
+		_, err = w.cluster.Jobs().Create(job)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sim: create %v: %w", kind, err)
@@ -151,11 +158,11 @@ func (w *world) newReconciler() (*reconcile.Reconciler, error) {
 		ExpectationsTTL:             s.expectationsTTL(),
 	}
 	if !w.tasks {
-		cfg.ReadOwner = reconcile.ObjectOwnerReader(w.cluster.GetJob, reconcile.JobType.Workload)
+		cfg.ReadOwner = w.cluster.Jobs().ReadOwner
 		return reconcile.New(cfg, w.podClient(), reconcile.JobStatusWriter(w.cluster))
 	}
 	cfg.Owner = w.ctlKind
-	cfg.ReadOwner = reconcile.ObjectOwnerReader(w.cluster.GetTask, func(t *reconciletest.Task) (*plan.Workload, error) { return t.Workload(), nil })
+	cfg.ReadOwner = w.taskStore.ReadOwner
 	return reconcile.New(cfg, w.podClient(), w.cluster)
 }
 
@@ -163,15 +170,14 @@ func (w *world) newReconciler() (*reconcile.Reconciler, error) {
 // Job (a Task's spec and status are a Job's), and its Workload; nil when the cache
 // does not have it.
 func (w *world) cachedOwner() (*batchv1.Job, *plan.Workload) {
-	cache := w.cluster.Cache()
 	if w.tasks {
-		t := cache.Task(w.ns, w.name)
+		t := w.taskStore.Cached(w.ns, w.name)
 		if t == nil {
 			return nil, nil
 		}
 		return jobView(t), t.Workload()
 	}
-	j := cache.Job(w.ns, w.name)
+	j := w.cluster.Jobs().Cached(w.ns, w.name)
 	if j == nil {
 		return nil, nil
 	}
@@ -187,10 +193,10 @@ func jobView(t *reconciletest.Task) *batchv1.Job {
 // updateSpec changes the owner's spec as its user would.
 func (w *world) updateSpec(f func(*batchv1.JobSpec)) error {
 	if w.tasks {
-		_, err := w.cluster.UpdateTask(w.ns, w.name, func(t *reconciletest.Task) { f(&t.Spec) })
+		_, err := w.taskStore.Update(w.ns, w.name, func(t *reconciletest.Task) { f(&t.Spec) })
 		return err
 	}
-	_, err := w.cluster.UpdateJob(w.ns, w.name, func(j *batchv1.Job) { f(&j.Spec) })
+	_, err := w.cluster.Jobs().Update(w.ns, w.name, func(j *batchv1.Job) { f(&j.Spec) })
 	return err
 }
 

@@ -25,9 +25,9 @@ func (w *world) deleteOwner() {
 	}
 	var err error
 	if w.tasks {
-		err = w.cluster.DeleteTask(w.ns, w.name)
+		err = w.taskStore.Delete(w.ns, w.name)
 	} else {
-		err = w.cluster.DeleteJob(w.ns, w.name)
+		err = w.cluster.Jobs().Delete(w.ns, w.name)
 	}
 	if err == nil {
 		w.clean = 0
@@ -96,7 +96,7 @@ func (w *world) pendingIndex(n int, deleted bool) int {
 		if deleted && ev.Type != watch.Deleted {
 			continue
 		}
-		if n == 0 && (ev.Job != nil || ev.Task != nil) {
+		if n == 0 && ev.Owner != nil {
 			return i
 		}
 		if n > 0 && ev.Pod != nil && ev.Pod.Name == name {

@@ -40,22 +40,6 @@ func NewJob(namespace, name string, completions, parallelism int32) *batchv1.Job
 	}
 }
 
-// CreateJob stores a copy of job as the API server would: a name from GenerateName
-// when Name is empty, a UID, resourceVersion, generation 1, the creation time, the
-// API defaults (parallelism and completions, backoffLimit, completionMode, suspend,
-// podReplacementPolicy, onPodConditions status) and, unless spec.manualSelector is
-// true, the generated selector and template labels. Its status is kept as given (the
-// API server would clear it; tests may seed one). It is not a reconcile.Client call:
-// no fault applies and the call log does not record it.
-func (c *Cluster) CreateJob(job *batchv1.Job) (*batchv1.Job, error) {
-	if job == nil {
-		return nil, apierrors.NewBadRequest("job is nil")
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.jobs.createLocked(c, job, defaultJob)
-}
-
 // defaultJob applies the API defaults and the generated selector to j.
 func defaultJob(j *batchv1.Job) {
 	s := &j.Spec
@@ -121,71 +105,26 @@ func defaultJobSpec(s *batchv1.JobSpec) {
 	}
 }
 
-// UpdateJob applies mutate to a copy of the stored Job and stores the result as a
-// user's update would be: status changes are ignored, the generation is incremented
-// when the spec changed. It is not a reconcile.Client call.
-func (c *Cluster) UpdateJob(namespace, name string, mutate func(*batchv1.Job)) (*batchv1.Job, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.jobs.updateLocked(c, namespace, name, mutate)
-}
-
-// DeleteJob removes a Job at once. There is no garbage collector: its pods stay, with
-// their owner reference and finalizers, until CollectGarbage or the test removes
-// them. It is not a reconcile.Client call.
-func (c *Cluster) DeleteJob(namespace, name string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.jobs.deleteLocked(c, namespace, name)
-}
-
 // CollectGarbage deletes, as the garbage collector would with background
 // propagation, every pod whose owner references all name owners the cluster knows
-// of (batch/v1 Jobs, and owners of the cluster's owner kind: its Tasks, or those of
-// Options.Owners) that no longer exist with the referenced UID. A reference to any
-// other kind, or to a live owner of any kind, keeps the pod. It returns how many
-// deletions it issued. Pods with finalizers keep existing, with a
-// deletionTimestamp, until their finalizers are removed.
+// of (batch/v1 Jobs, and owners of the cluster's Options.Owner) that no longer
+// exist with the referenced UID. A reference to any other kind, or to a live owner
+// of any kind, keeps the pod. It returns how many deletions it issued. Pods with
+// finalizers keep existing, with a deletionTimestamp, until their finalizers are
+// removed.
 func (c *Cluster) CollectGarbage() int {
-	// Options.Owners is asked outside the lock; a pod deleted is one not changed
-	// since (the UID precondition), so a concurrent test sees one pass or the other.
-	var stored map[types.NamespacedName]types.UID
-	if c.owners != nil {
-		stored = map[types.NamespacedName]types.UID{}
-		for _, p := range c.ListPods("") {
-			for i := range p.OwnerReferences {
-				ref := &p.OwnerReferences[i]
-				k := key(p.Namespace, ref.Name)
-				if _, asked := stored[k]; asked || !c.owner.Matches(ref) {
-					continue
-				}
-				stored[k] = ""
-				if w := c.owners(p.Namespace, ref.Name); w != nil {
-					stored[k] = w.UID
-				}
-			}
-		}
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	uids := map[types.UID]bool{}
-	for _, j := range c.jobs.objs {
-		uids[j.UID] = true
-	}
-	for _, t := range c.tasks.objs {
-		uids[t.UID] = true
-	}
 	live := func(ns string, ref *metav1.OwnerReference) bool {
 		switch {
 		case owner.BatchJob.Matches(ref):
-			return uids[ref.UID]
+			return c.jobs.liveUIDLocked(ns, ref.Name) == ref.UID
 		case c.owner == owner.BatchJob || !c.owner.Matches(ref):
 			return true // a kind the cluster does not know: never collected
-		case c.owners != nil:
-			uid, asked := stored[key(ns, ref.Name)]
-			return !asked || uid == ref.UID
+		case c.custom == nil:
+			return false
 		}
-		return uids[ref.UID]
+		return c.custom.liveUIDLocked(ns, ref.Name) == ref.UID
 	}
 	n := 0
 	for _, p := range c.sortedPodsLocked("") {
@@ -249,13 +188,6 @@ func (c *Cluster) TerminateNamespace(namespace string) {
 	c.terminating.Insert(namespace)
 }
 
-// GetJob returns a copy of the stored Job, or a NotFound error.
-func (c *Cluster) GetJob(ctx context.Context, namespace, name string) (*batchv1.Job, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.jobs.getLocked(namespace, name)
-}
-
 // GetPod returns a copy of the stored pod, or a NotFound error. It is also
 // reconcile.PodClient's live read, which the Reconciler makes after a creation
 // refused with AlreadyExists; as every read of the Cluster, it is not in the call
@@ -282,13 +214,6 @@ func (c *Cluster) ListPods(namespace string) []*corev1.Pod {
 		out[i] = p.DeepCopy()
 	}
 	return out
-}
-
-// ListJobs returns copies of the stored Jobs, sorted by namespace and name.
-func (c *Cluster) ListJobs() []*batchv1.Job {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.jobs.listLocked()
 }
 
 // describePods summarises the stored pods controlled by uid for test failures.

@@ -6,29 +6,34 @@ import (
 	"strings"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
 // WatchEvent is a change to one stored object, as a watch would report it. Exactly
-// one of Pod, Job and Task is set; it is the object after the change (its last
-// state for Deleted). The objects are shared, never modified: do not modify them.
+// one of Pod and Owner is set; it is the object after the change (its last state
+// for Deleted). Owner is an owner of any Store: a *batchv1.Job (Cluster.Jobs), or
+// a T of the Store of the cluster's Options.Owner (NewStore). The objects are
+// shared, never modified: do not modify them.
 type WatchEvent struct {
-	Type watch.EventType
-	Pod  *corev1.Pod
-	Job  *batchv1.Job
-	Task *Task
+	Type  watch.EventType
+	Pod   *corev1.Pod
+	Owner interface {
+		metav1.Object
+		runtime.Object
+	}
 	// Time is when the change was written; DueAt when it may be delivered by
 	// DeliverDue (Time plus the event latency at that moment).
 	Time  time.Time
 	DueAt time.Time
 
-	seq uint64 // queue order, to find an event again
+	seq uint64      // queue order, to find an event again
+	src ownerSource // the Store of Owner
 }
 
 // String renders the event on one line.
@@ -36,42 +41,29 @@ func (e WatchEvent) String() string {
 	if e.Pod != nil {
 		return fmt.Sprintf("%s pod %s/%s rv=%s", e.Type, e.Pod.Namespace, e.Pod.Name, e.Pod.ResourceVersion)
 	}
-	if e.Job != nil {
-		return fmt.Sprintf("%s job %s/%s rv=%s", e.Type, e.Job.Namespace, e.Job.Name, e.Job.ResourceVersion)
-	}
-	if e.Task != nil {
-		return fmt.Sprintf("%s %s %s/%s rv=%s", e.Type, strings.ToLower(e.Task.Kind), e.Task.Namespace, e.Task.Name, e.Task.ResourceVersion)
+	if e.Owner != nil {
+		kind := "owner"
+		if e.src != nil {
+			kind = strings.ToLower(e.src.ownerKind().Kind)
+		}
+		return fmt.Sprintf("%s %s %s/%s rv=%s", e.Type, kind, e.Owner.GetNamespace(), e.Owner.GetName(), e.Owner.GetResourceVersion())
 	}
 	return string(e.Type)
 }
 
-// objectKind tells the kinds of object apart in an objectKey.
-type objectKind uint8
-
-const (
-	kindJob objectKind = iota
-	kindPod
-	kindTask
-)
-
-// objectKey identifies the object of an event, to keep per-object order.
+// objectKey identifies the object of an event, to keep per-object order: a pod
+// (src nil) or an owner of the Store src.
 type objectKey struct {
-	kind objectKind
+	src  ownerSource
 	name types.NamespacedName
 }
 
 func (e WatchEvent) object() objectKey {
-	switch {
-	case e.Pod != nil:
-		return objectKey{kind: kindPod, name: key(e.Pod.Namespace, e.Pod.Name)}
-	case e.Task != nil:
-		return objectKey{kind: kindTask, name: key(e.Task.Namespace, e.Task.Name)}
+	if e.Pod != nil {
+		return objectKey{name: key(e.Pod.Namespace, e.Pod.Name)}
 	}
-	return objectKey{kind: kindJob, name: key(e.Job.Namespace, e.Job.Name)}
+	return objectKey{src: e.src, name: key(e.Owner.GetNamespace(), e.Owner.GetName())}
 }
-
-// taskEvent is a delivered watch event about a Task (see Cache.OnTaskEvent).
-type taskEvent struct{ old, new *Task }
 
 // Cache is the informer-like view of a Cluster: the state made of the watch events
 // delivered so far. Events wait in a queue until the test delivers them (DeliverAll,
@@ -86,8 +78,8 @@ type taskEvent struct{ old, new *Task }
 type Cache struct {
 	c *Cluster // its mu guards the fields below
 
-	jobs    map[types.NamespacedName]*batchv1.Job
-	tasks   map[types.NamespacedName]*Task
+	// owners holds the cached owners of each Store.
+	owners  map[ownerSource]map[types.NamespacedName]object
 	pods    map[types.NamespacedName]*corev1.Pod
 	pending []WatchEvent
 	seq     uint64
@@ -95,9 +87,7 @@ type Cache struct {
 	// (DeliverDuringList): that many events, every one when negative, none at 0.
 	duringList int
 
-	podHandlers  []func(reconcile.PodEvent)
-	jobHandlers  []func(reconcile.OwnerEvent)
-	taskHandlers []func(old, new *Task)
+	podHandlers []func(reconcile.PodEvent)
 }
 
 func newCache(c *Cluster) *Cache {
@@ -108,8 +98,7 @@ func newCache(c *Cluster) *Cache {
 
 // clearLocked empties the cache's objects.
 func (ca *Cache) clearLocked() {
-	ca.jobs = map[types.NamespacedName]*batchv1.Job{}
-	ca.tasks = map[types.NamespacedName]*Task{}
+	ca.owners = map[ownerSource]map[types.NamespacedName]object{}
 	ca.pods = map[types.NamespacedName]*corev1.Pod{}
 }
 
@@ -124,23 +113,6 @@ func (ca *Cache) OnPodEvent(h func(reconcile.PodEvent)) {
 	ca.c.mu.Lock()
 	defer ca.c.mu.Unlock()
 	ca.podHandlers = append(ca.podHandlers, h)
-}
-
-// OnJobEvent registers a handler for delivered Job events, converted with
-// plan.JobWorkload (an addition has no Old, a deletion no New).
-func (ca *Cache) OnJobEvent(h func(reconcile.OwnerEvent)) {
-	ca.c.mu.Lock()
-	defer ca.c.mu.Unlock()
-	ca.jobHandlers = append(ca.jobHandlers, h)
-}
-
-// OnTaskEvent registers a handler for delivered Task events: old is nil for an
-// addition, new is nil for a deletion (old is then the last state known), both
-// are set for a change. The Tasks are shared: do not modify them.
-func (ca *Cache) OnTaskEvent(h func(old, new *Task)) {
-	ca.c.mu.Lock()
-	defer ca.c.mu.Unlock()
-	ca.taskHandlers = append(ca.taskHandlers, h)
 }
 
 // Pending returns the queued events, oldest first.
@@ -265,24 +237,9 @@ func (ca *Cache) deliver(i int, notify bool) bool {
 		ca.pending = slices.Delete(ca.pending, i, i+1)
 	}
 	var podEv *reconcile.PodEvent
-	var jobEv *reconcile.OwnerEvent
-	var taskEv *taskEvent
-	switch {
-	case ev.Task != nil:
-		k := key(ev.Task.Namespace, ev.Task.Name)
-		old := ca.tasks[k]
-		switch {
-		case ev.Type == watch.Deleted:
-			delete(ca.tasks, k)
-			taskEv = &taskEvent{old: ev.Task}
-		case old == nil:
-			ca.tasks[k] = ev.Task
-			taskEv = &taskEvent{new: ev.Task}
-		default:
-			ca.tasks[k] = ev.Task
-			taskEv = &taskEvent{old: old, new: ev.Task}
-		}
-	case ev.Pod != nil:
+	var ownerOld, ownerCur object
+	var ownerHandlers []func(reconcile.OwnerEvent)
+	if ev.Pod != nil {
 		k := key(ev.Pod.Namespace, ev.Pod.Name)
 		old := ca.pods[k]
 		switch ev.Type {
@@ -297,23 +254,25 @@ func (ca *Cache) deliver(i int, notify bool) bool {
 				podEv = &reconcile.PodEvent{Type: reconcile.PodUpdated, Old: old, New: ev.Pod}
 			}
 		}
-	default:
-		k := key(ev.Job.Namespace, ev.Job.Name)
-		old := ca.jobs[k]
-		switch ev.Type {
-		case watch.Deleted:
-			delete(ca.jobs, k)
-			jobEv = &reconcile.OwnerEvent{Old: plan.JobWorkload(ev.Job)}
-		default:
-			ca.jobs[k] = ev.Job
-			if old == nil {
-				jobEv = &reconcile.OwnerEvent{New: plan.JobWorkload(ev.Job)}
-			} else {
-				jobEv = &reconcile.OwnerEvent{Old: plan.JobWorkload(old), New: plan.JobWorkload(ev.Job)}
-			}
+	} else {
+		objs := ca.owners[ev.src]
+		if objs == nil {
+			objs = map[types.NamespacedName]object{}
+			ca.owners[ev.src] = objs
 		}
+		k := key(ev.Owner.GetNamespace(), ev.Owner.GetName())
+		old := objs[k]
+		var cur object
+		if ev.Type == watch.Deleted {
+			delete(objs, k)
+			old = ev.Owner
+		} else {
+			objs[k] = ev.Owner
+			cur = ev.Owner
+		}
+		ownerOld, ownerCur, ownerHandlers = old, cur, ev.src.handlersLocked()
 	}
-	podHandlers, jobHandlers, taskHandlers := ca.podHandlers, ca.jobHandlers, ca.taskHandlers
+	podHandlers := ca.podHandlers
 	ca.c.mu.Unlock()
 	if !notify {
 		return true
@@ -323,14 +282,11 @@ func (ca *Cache) deliver(i int, notify bool) bool {
 			h(*podEv)
 		}
 	}
-	if jobEv != nil {
-		for _, h := range jobHandlers {
-			h(*jobEv)
-		}
-	}
-	if taskEv != nil {
-		for _, h := range taskHandlers {
-			h(taskEv.old, taskEv.new)
+	if len(ownerHandlers) > 0 {
+		// Converted outside the lock: the Type's functions are the test's.
+		oe := ev.src.ownerEvent(ownerOld, ownerCur)
+		for _, h := range ownerHandlers {
+			h(oe)
 		}
 	}
 	return true
@@ -338,7 +294,8 @@ func (ca *Cache) deliver(i int, notify bool) bool {
 
 // Reset models a new informer, as after a controller restart: the cache is emptied,
 // the queued events are dropped, and an Added event for every stored object (Jobs
-// first, then Tasks, then pods in creation order) is queued, due now.
+// first, then the owners of the cluster's Options.Owner, then pods in creation
+// order) is queued, due now.
 func (ca *Cache) Reset() {
 	c := ca.c
 	c.mu.Lock()
@@ -347,11 +304,10 @@ func (ca *Cache) Reset() {
 	ca.pending = nil
 	ca.duringList = 0
 	now := c.clock.Now()
-	for _, j := range sortedValues(c.jobs.objs) {
-		ca.queueLocked(WatchEvent{Type: watch.Added, Job: j, Time: now, DueAt: now})
-	}
-	for _, t := range sortedValues(c.tasks.objs) {
-		ca.queueLocked(WatchEvent{Type: watch.Added, Task: t, Time: now, DueAt: now})
+	for _, src := range c.stores() {
+		for _, o := range src.sortedLocked() {
+			ca.queueLocked(WatchEvent{Type: watch.Added, Owner: o, src: src, Time: now, DueAt: now})
+		}
 	}
 	for _, p := range c.sortedPodsLocked("") {
 		ca.queueLocked(WatchEvent{Type: watch.Added, Pod: p, Time: now, DueAt: now})

@@ -34,7 +34,7 @@ func TestCacheDeliverDuringList(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := reconciletest.NewCluster(reconciletest.Options{})
-			job, err := c.CreateJob(reconciletest.NewJob(ns, "j", 2, 2))
+			job, err := c.Jobs().Create(reconciletest.NewJob(ns, "j", 2, 2))
 			require.NoError(t, err)
 			for _, name := range []string{"a", "b"} {
 				p := newPod(name)
@@ -54,7 +54,7 @@ func TestCacheDeliverDuringList(t *testing.T) {
 
 			c.Cache().DeliverDuringList(tc.arm)
 			c.Cache().Pods(ns) // the test's own look does not spend the arm
-			w := plan.JobWorkload(c.Cache().Job(ns, "j"))
+			w := plan.JobWorkload(c.Jobs().Cached(ns, "j"))
 			listing = true
 			pods, err := c.Cache().OwnerPods(w)
 			listing = false
@@ -65,7 +65,7 @@ func TestCacheDeliverDuringList(t *testing.T) {
 
 			// The arm held for one list.
 			listing = true
-			_, err = c.Cache().OwnerPods(plan.JobWorkload(c.Cache().Job(ns, "j")))
+			_, err = c.Cache().OwnerPods(plan.JobWorkload(c.Jobs().Cached(ns, "j")))
 			listing = false
 			require.NoError(t, err)
 			assert.Equal(t, tc.heard, heard, "the next list delivers nothing")
@@ -76,7 +76,7 @@ func TestCacheDeliverDuringList(t *testing.T) {
 // Reset, a new informer, drops the arm.
 func TestCacheResetDisarmsDuringList(t *testing.T) {
 	c := reconciletest.NewCluster(reconciletest.Options{})
-	job, err := c.CreateJob(reconciletest.NewJob(ns, "j", 1, 1))
+	job, err := c.Jobs().Create(reconciletest.NewJob(ns, "j", 1, 1))
 	require.NoError(t, err)
 	c.Cache().DeliverDuringList(-1)
 	c.Cache().Reset()

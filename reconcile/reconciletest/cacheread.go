@@ -4,57 +4,15 @@ import (
 	"cmp"
 	"slices"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/plan"
 )
 
 // The reads of a Cache: what a controller's listers and lookups return.
-
-// Job returns the cached Job, or nil.
-func (ca *Cache) Job(namespace, name string) *batchv1.Job {
-	ca.c.mu.Lock()
-	defer ca.c.mu.Unlock()
-	return ca.jobs[key(namespace, name)]
-}
-
-// Jobs returns the cached Jobs sorted by namespace and name.
-func (ca *Cache) Jobs() []*batchv1.Job {
-	ca.c.mu.Lock()
-	defer ca.c.mu.Unlock()
-	return sortedValues(ca.jobs)
-}
-
-// Task returns the cached Task, or nil.
-func (ca *Cache) Task(namespace, name string) *Task {
-	ca.c.mu.Lock()
-	defer ca.c.mu.Unlock()
-	return ca.tasks[key(namespace, name)]
-}
-
-// Tasks returns the cached Tasks sorted by namespace and name.
-func (ca *Cache) Tasks() []*Task {
-	ca.c.mu.Lock()
-	defer ca.c.mu.Unlock()
-	return sortedValues(ca.tasks)
-}
-
-// TaskOwner returns the orphan facts of the cached Task namespace/name, or nil: it
-// has the signature of reconcile.OwnerLookup.
-func (ca *Cache) TaskOwner(namespace, name string) *finalizers.OrphanOwner {
-	return taskOwner(ca.Task(namespace, name), ca.c.owner)
-}
-
-// JobOwner returns the orphan facts of the cached Job namespace/name
-// (finalizers.JobOwner), or nil: it is the reconcile.OwnerLookup of Jobs.
-func (ca *Cache) JobOwner(namespace, name string) *finalizers.OrphanOwner {
-	return finalizers.JobOwner(ca.Job(namespace, name))
-}
 
 // sortedValues returns the objects of m sorted by namespace and name.
 func sortedValues[T metav1.Object](m map[types.NamespacedName]T) []T {

@@ -22,6 +22,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/jobkit/jobkit/internal/podutil"
+	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
@@ -45,19 +46,12 @@ type Options struct {
 	// EventLatency is how long after a write its watch event becomes due for
 	// delivery to the Cache (see Cache.DeliverDue); SetEventLatency changes it.
 	EventLatency time.Duration
-	// Owner is the kind of the cluster's Tasks, the custom resource it holds beside
-	// batch/v1 Jobs (see Task); the zero value means owner.BatchJob: the cluster then
-	// holds Jobs only and CreateTask fails.
+	// Owner is the kind of the owners the cluster's controller under test
+	// serves, beside the batch/v1 Jobs every Cluster holds (Cluster.Jobs); the
+	// zero value means owner.BatchJob. NewStore sets it to the kind of the
+	// Store's owners; a Cluster of another kind without a Store holds no owner
+	// of that kind (CollectGarbage deletes their pods).
 	Owner owner.Kind
-	// Owners, when set, is the test's own store of the owners of kind Owner, objects
-	// of the test's own Go type in place of Tasks: it returns what the store holds
-	// under namespace/name as a Workload (the controller's conversion), or nil when
-	// it holds nothing there. The Cluster then holds no Tasks (CreateTask fails),
-	// CollectGarbage asks Owners whether a pod's owner of that kind
-	// lives, and a Driver syncs, maps pod events, cleans orphans and decides "done"
-	// with it. Owners is called without the Cluster's lock, so it may call the
-	// Cluster. It needs Owner set to a kind other than owner.BatchJob.
-	Owners func(namespace, name string) *plan.Workload
 }
 
 var (
@@ -67,7 +61,8 @@ var (
 	podKind      = schema.GroupKind{Kind: "Pod"}
 )
 
-// Cluster is an in-memory API server holding Jobs and Pods. It implements
+// Cluster is an in-memory API server holding Pods and owners: its Jobs (Jobs), and
+// the owners of its Options.Owner in the Store NewStore made. It implements
 // reconcile.Client, records every call through it in a call log, lets tests inject
 // faults into those calls, feeds a Cache through a queue of watch events delivered
 // when the test says, and drives pods through a simulated Kubelet. See the package
@@ -85,13 +80,12 @@ type Cluster struct {
 	seq     uint64 // creation order of pods
 	latency time.Duration
 
-	owner owner.Kind // the kind of tasks; owner.BatchJob when the cluster has none
-	// owners is Options.Owners: the test's store of the owners of kind owner.
-	owners func(namespace, name string) *plan.Workload
-
-	jobs  ownerStore[*batchv1.Job]
-	tasks ownerStore[*Task]
-	pods  map[types.NamespacedName]*corev1.Pod
+	owner owner.Kind // Options.Owner, owner.BatchJob when unset
+	jobs  *Store[*batchv1.Job]
+	// custom is the Store of the owners of kind owner (NewStore), nil when the
+	// cluster has none.
+	custom ownerSource
+	pods   map[types.NamespacedName]*corev1.Pod
 	// order remembers the creation order of pods, by UID, also after they are gone.
 	order map[types.UID]uint64
 
@@ -117,8 +111,7 @@ var (
 )
 
 // NewCluster returns an empty cluster. It panics when opts.Owner is set but invalid
-// (owner.Kind.Validate), or when opts.Owners is set without a custom opts.Owner: a
-// test's mistake, caught at once.
+// (owner.Kind.Validate): a test's mistake, caught at once.
 func NewCluster(opts Options) *Cluster {
 	kind := opts.Owner
 	if kind == (owner.Kind{}) {
@@ -126,9 +119,6 @@ func NewCluster(opts Options) *Cluster {
 	}
 	if err := kind.Validate(); err != nil {
 		panic(fmt.Sprintf("reconciletest: Options.Owner: %v", err))
-	}
-	if opts.Owners != nil && kind == owner.BatchJob {
-		panic(fmt.Sprintf("reconciletest: Options.Owners needs Options.Owner set to the store's kind, not %v", kind))
 	}
 	clk := opts.Clock
 	if clk == nil {
@@ -139,21 +129,41 @@ func NewCluster(opts Options) *Cluster {
 		rng:         rand.New(rand.NewPCG(opts.Seed, 0x6a6f626b6974)),
 		latency:     opts.EventLatency,
 		owner:       kind,
-		owners:      opts.Owners,
-		jobs:        jobStore(),
 		pods:        map[types.NamespacedName]*corev1.Pod{},
 		order:       map[types.UID]uint64{},
 		terminating: sets.New[string](),
 	}
-	c.tasks = c.taskStore()
+	c.jobs = newStore(c, owner.BatchJob, reconcile.JobType)
 	c.cache = newCache(c)
 	c.kubelet = &Kubelet{c: c}
 	return c
 }
 
-// Owner returns the kind of the cluster's Tasks (Options.Owner), owner.BatchJob when
-// it holds Jobs only.
+// Owner returns the kind of owners the cluster serves (Options.Owner),
+// owner.BatchJob when unset.
 func (c *Cluster) Owner() owner.Kind { return c.owner }
+
+// Jobs returns the Store of the cluster's batch/v1 Jobs (reconcile.JobType).
+// Every Cluster holds Jobs, whatever its Options.Owner: the children of a
+// group are Jobs.
+func (c *Cluster) Jobs() *Store[*batchv1.Job] { return c.jobs }
+
+// owners returns the Store of the owners the cluster serves: its Jobs, or the
+// Store of its Options.Owner (nil when it has none).
+func (c *Cluster) owners() ownerSource {
+	if c.owner == owner.BatchJob {
+		return c.jobs
+	}
+	return c.custom
+}
+
+// stores returns the cluster's Stores: its Jobs, then its Options.Owner's.
+func (c *Cluster) stores() []ownerSource {
+	if c.custom == nil {
+		return []ownerSource{c.jobs}
+	}
+	return []ownerSource{c.jobs, c.custom}
+}
 
 // Clock returns the cluster's fake clock.
 func (c *Cluster) Clock() *clocktesting.FakeClock { return c.clock }
@@ -221,9 +231,9 @@ func (c *Cluster) generateName(prefix string) string {
 	return prefix + string(b)
 }
 
-// emitLocked queues a watch event for the cache and tells the write hooks.
-func (c *Cluster) emitLocked(typ watch.EventType, pod *corev1.Pod, job *batchv1.Job) {
-	c.emitEventLocked(WatchEvent{Type: typ, Pod: pod, Job: job})
+// emitLocked queues a pod's watch event for the cache and tells the write hooks.
+func (c *Cluster) emitLocked(typ watch.EventType, pod *corev1.Pod) {
+	c.emitEventLocked(WatchEvent{Type: typ, Pod: pod})
 }
 
 // emitEventLocked stamps ev with the time and due time, queues it for the cache and
@@ -257,24 +267,46 @@ func (c *Cluster) finishLocked(i int, written bool, name string, err error) {
 }
 
 // UpdateJobStatus implements reconcile.Client: it replaces the stored Job's status
-// with job.Status when job.ResourceVersion is current (or empty) and the update
-// passes jobstatus.ValidateUpdate, the API server's rules; spec and metadata changes
-// in job are ignored, as by the status subresource.
+// with job.Status when job's UID and resourceVersion are current (or empty) and the
+// update passes jobstatus.ValidateUpdate, the API server's rules; spec and metadata
+// changes in job are ignored, as by the status subresource. Its call log operation
+// is OpUpdateJobStatus.
 func (c *Cluster) UpdateJobStatus(ctx context.Context, job *batchv1.Job) (*batchv1.Job, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	if job == nil {
 		return nil, apierrors.NewBadRequest("job is nil")
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	call := Call{Op: OpUpdateJobStatus, Namespace: job.Namespace, Name: job.Name, Job: job.DeepCopy()}
-	stored, err := statusCallLocked(c, call, func() (*batchv1.Job, error) { return c.jobs.updateStatusLocked(c, job) })
-	if err != nil {
-		return nil, err
+	return c.jobs.writeStatus(ctx, call, job.UID, job.ResourceVersion, func(cur, next *batchv1.Job) error {
+		job.Status.DeepCopyInto(&next.Status)
+		if errs := jobstatus.ValidateUpdate(cur, next); len(errs) > 0 {
+			return apierrors.NewInvalid(jobKind, job.Name, errs)
+		}
+		return nil
+	})
+}
+
+// WriteStatus implements reconcile.StatusWriter for every owner the cluster
+// holds: a Workload whose Object is a *batchv1.Job is written through
+// UpdateJobStatus (and converted with plan.JobWorkload), any other through the
+// Store of the cluster's Options.Owner (Store.WriteStatus). The Workload's UID
+// and ResourceVersion are the preconditions.
+func (c *Cluster) WriteStatus(ctx context.Context, w *plan.Workload, status batchv1.JobStatus) (*plan.Workload, error) {
+	if w == nil {
+		return nil, apierrors.NewBadRequest("workload is nil")
 	}
-	return stored.DeepCopy(), nil
+	if obj, ok := w.Object.(*batchv1.Job); ok {
+		j := obj.DeepCopy()
+		j.UID, j.ResourceVersion, j.Status = w.UID, w.ResourceVersion, status
+		out, err := c.UpdateJobStatus(ctx, j)
+		if err != nil {
+			return nil, err
+		}
+		return plan.JobWorkload(out), nil
+	}
+	if c.custom == nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("reconciletest: WriteStatus: Workload.Object is a %T, not a *batchv1.Job, and the cluster has no Store of owners of another kind", w.Object))
+	}
+	return c.custom.WriteStatus(ctx, w, status)
 }
 
 // statusCallLocked logs call, applies its injected outcome and, unless a fault

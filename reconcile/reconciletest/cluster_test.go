@@ -196,7 +196,7 @@ func TestPatchPod(t *testing.T) {
 
 func TestUpdateJobStatusValidates(t *testing.T) {
 	c := reconciletest.NewCluster(reconciletest.Options{})
-	j, err := c.CreateJob(reconciletest.NewJob(ns, "j", 1, 1))
+	j, err := c.Jobs().Create(reconciletest.NewJob(ns, "j", 1, 1))
 	require.NoError(t, err)
 	bad := j.DeepCopy()
 	bad.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
@@ -230,7 +230,7 @@ func TestCreateJobDefaults(t *testing.T) {
 	in.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
 		Action: batchv1.PodFailurePolicyActionIgnore, OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget}},
 	}}}
-	j, err := c.CreateJob(in)
+	j, err := c.Jobs().Create(in)
 	require.NoError(t, err)
 	s := j.Spec
 	assert.Equal(t, int32(1), *s.Completions)
@@ -244,24 +244,24 @@ func TestCreateJobDefaults(t *testing.T) {
 	assert.Equal(t, j.Name, s.Template.Labels["batch.kubernetes.io/job-name"])
 	assert.True(t, strings.HasPrefix(j.Name, "j-"))
 
-	_, err = c.CreateJob(j)
+	_, err = c.Jobs().Create(j)
 	assert.True(t, apierrors.IsAlreadyExists(err))
-	_, err = c.CreateJob(&batchv1.Job{})
+	_, err = c.Jobs().Create(&batchv1.Job{})
 	assert.True(t, apierrors.IsInvalid(err))
 }
 
 func TestUpdateAndDeleteJob(t *testing.T) {
 	c := reconciletest.NewCluster(reconciletest.Options{})
-	j, err := c.CreateJob(reconciletest.NewJob(ns, "j", 1, 1))
+	j, err := c.Jobs().Create(reconciletest.NewJob(ns, "j", 1, 1))
 	require.NoError(t, err)
-	got, err := c.UpdateJob(ns, "j", func(j *batchv1.Job) { j.Labels = map[string]string{"a": "b"} })
+	got, err := c.Jobs().Update(ns, "j", func(j *batchv1.Job) { j.Labels = map[string]string{"a": "b"} })
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), got.Generation, "metadata changes keep the generation")
-	got, err = c.UpdateJob(ns, "j", func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true); j.Status.Active = 5 })
+	got, err = c.Jobs().Update(ns, "j", func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true); j.Status.Active = 5 })
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), got.Generation, "spec changes bump the generation")
 	assert.Zero(t, got.Status.Active, "status changes are ignored")
-	same, err := c.UpdateJob(ns, "j", func(*batchv1.Job) {})
+	same, err := c.Jobs().Update(ns, "j", func(*batchv1.Job) {})
 	require.NoError(t, err)
 	assert.Equal(t, got.ResourceVersion, same.ResourceVersion)
 
@@ -271,14 +271,14 @@ func TestUpdateAndDeleteJob(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.AddPod(newPod("free"))
 	require.NoError(t, err)
-	require.NoError(t, c.DeleteJob(ns, "j"))
-	assert.True(t, apierrors.IsNotFound(c.DeleteJob(ns, "j")))
-	_, err = c.UpdateJob(ns, "j", func(*batchv1.Job) {})
+	require.NoError(t, c.Jobs().Delete(ns, "j"))
+	assert.True(t, apierrors.IsNotFound(c.Jobs().Delete(ns, "j")))
+	_, err = c.Jobs().Update(ns, "j", func(*batchv1.Job) {})
 	assert.True(t, apierrors.IsNotFound(err))
 	assert.Len(t, c.ListPods(ns), 2, "no garbage collector")
 	assert.Equal(t, 1, c.CollectGarbage())
 	assert.Len(t, c.ListPods(ns), 1)
-	assert.Len(t, c.ListJobs(), 0)
+	assert.Len(t, c.Jobs().List(), 0)
 }
 
 func TestFaults(t *testing.T) {
@@ -462,7 +462,7 @@ func TestCacheDeliverDueAndLatency(t *testing.T) {
 func TestCacheResetAndJobs(t *testing.T) {
 	c := reconciletest.NewCluster(reconciletest.Options{})
 	var jobEvents []string
-	c.Cache().OnJobEvent(func(ev reconcile.OwnerEvent) {
+	c.Jobs().OnEvent(func(ev reconcile.OwnerEvent) {
 		switch {
 		case ev.Old == nil:
 			jobEvents = append(jobEvents, "added "+ev.New.Namespace)
@@ -472,9 +472,9 @@ func TestCacheResetAndJobs(t *testing.T) {
 			jobEvents = append(jobEvents, "updated "+ev.New.Namespace)
 		}
 	})
-	j, err := c.CreateJob(reconciletest.NewJob(ns, "j", 1, 1))
+	j, err := c.Jobs().Create(reconciletest.NewJob(ns, "j", 1, 1))
 	require.NoError(t, err)
-	_, err = c.CreateJob(reconciletest.NewJob("a-first", "j", 1, 1))
+	_, err = c.Jobs().Create(reconciletest.NewJob("a-first", "j", 1, 1))
 	require.NoError(t, err)
 	orphan := newPod("orphan")
 	orphan.Labels = j.Spec.Template.Labels
@@ -483,17 +483,17 @@ func TestCacheResetAndJobs(t *testing.T) {
 	_, err = c.AddPod(newPod("unrelated"))
 	require.NoError(t, err)
 	c.Cache().DeliverAll()
-	require.NoError(t, c.DeleteJob("a-first", "j"))
+	require.NoError(t, c.Jobs().Delete("a-first", "j"))
 	c.Cache().DeliverAll()
 	assert.Equal(t, []string{"added " + ns, "added a-first", "deleted a-first"}, jobEvents)
 
-	pods, err := c.Cache().OwnerPods(plan.JobWorkload(c.Cache().Job(ns, "j")))
+	pods, err := c.Cache().OwnerPods(plan.JobWorkload(c.Jobs().Cached(ns, "j")))
 	require.NoError(t, err)
 	require.Len(t, pods, 1, "the orphan matching the selector")
 	assert.Equal(t, "orphan", pods[0].Name)
 
 	c.Cache().Reset()
-	assert.Nil(t, c.Cache().Job(ns, "j"))
+	assert.Nil(t, c.Jobs().Cached(ns, "j"))
 	var kinds []string
 	for _, ev := range c.Cache().Pending() {
 		kinds = append(kinds, string(ev.Type)+" "+ev.String()[len(ev.Type)+1:])
@@ -503,7 +503,7 @@ func TestCacheResetAndJobs(t *testing.T) {
 		t.Errorf("events after Reset (-want +got):\n%s", diff)
 	}
 	c.Cache().DeliverAll()
-	assert.Len(t, c.Cache().Jobs(), 1)
+	assert.Len(t, c.Jobs().CachedList(), 1)
 	assert.Len(t, c.Cache().Pods(""), 2)
 }
 

@@ -15,8 +15,8 @@ func TestClientConformance(t *testing.T) {
 	reconciletest.RunClientConformance(t, reconciletest.ConformanceFixture{
 		Client:    c,
 		Namespace: "conformance",
-		CreateJob: func(_ context.Context, job *batchv1.Job) (*batchv1.Job, error) { return c.CreateJob(job) },
+		CreateJob: func(_ context.Context, job *batchv1.Job) (*batchv1.Job, error) { return c.Jobs().Create(job) },
 		GetPod:    func(ctx context.Context, ns, name string) (*corev1.Pod, error) { return c.GetPod(ctx, ns, name) },
-		GetJob:    func(ctx context.Context, ns, name string) (*batchv1.Job, error) { return c.GetJob(ctx, ns, name) },
+		GetJob:    func(ctx context.Context, ns, name string) (*batchv1.Job, error) { return c.Jobs().Get(ns, name) },
 	})
 }

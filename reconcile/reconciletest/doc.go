@@ -1,15 +1,16 @@
 // Package reconciletest is an in-memory Kubernetes API for tests of Job controllers
-// and of controllers of custom resources built on jobkit: a Cluster of Jobs, Pods
-// and, optionally, Tasks of a custom owner kind, implementing reconcile.Client and
-// reconcile.StatusWriter; an informer-like Cache fed by watch events that the test
-// delivers; a simulated Kubelet; fault injection; a Driver that syncs an owner step
-// by step until it finishes; a Recorder of events and metrics; RunLatency, which
-// measures a Job's time to Complete in units of a per-call latency; and
-// RunClientConformance, which checks any reconcile.Client against the API server's
-// behaviour. It is for our tests, for operator authors' tests and for a
-// deterministic fault simulator built on it: every simulation of this module runs
-// on it (the fault simulator, RunLatency, reconcile's chaos test, plan's multi-step
-// scenarios and finalizers' ledger property test), so a fault model is written once.
+// and of controllers of custom resources built on jobkit: a Cluster of Pods and of
+// owners, each kind of owner in a Store of its Go type, implementing
+// reconcile.Client and reconcile.StatusWriter; an informer-like Cache fed by watch
+// events that the test delivers; a simulated Kubelet; fault injection; a Driver
+// that syncs an owner of any shape step by step until it is done; a Recorder of
+// events and metrics; RunLatency, which measures a Job's time to Complete in units
+// of a per-call latency; and RunClientConformance, which checks any
+// reconcile.Client against the API server's behaviour. It is for our tests, for
+// operator authors' tests and for a deterministic fault simulator built on it:
+// every simulation of this module runs on it (the fault simulator, RunLatency,
+// reconcile's chaos test, plan's multi-step scenarios and finalizers' ledger
+// property test), so a fault model is written once.
 //
 // # Determinism
 //
@@ -21,65 +22,63 @@
 // reconcile.Config.FinalizerRemovalParallelism set to 1, a Reconciler issues its calls
 // in plan order, so one seed and one script give the same run call for call.
 //
-// # Owners of another kind
+// # Owners
 //
-// A controller whose pods belong to its own resource (a TrainingJob, a CI run) is
-// tested against a Cluster created with Options.Owner set to that kind: the
-// Cluster then also holds Tasks, a custom resource of that apiVersion and kind with
-// a spec in Job terms and a batchv1.JobStatus, as a CRD embedding them would have. Tasks are created (CreateTask, with a Job's API
-// defaults but no generated selector), updated (UpdateTask), deleted (DeleteTask),
-// versioned and watched (Cache.Task, Cache.OnTaskEvent) like Jobs; their status
-// subresource (UpdateTaskStatus, call log operation OpUpdateStatus, faults apply)
-// checks the resourceVersion and UID preconditions and validates the status as the
-// API server validates a Job's (jobstatus.ValidateUpdate). CollectGarbage follows
-// controller references to Jobs and to the Cluster's kind, by UID, and leaves pods
-// of any other kind alone.
+// Owners live in Stores, one per kind, each holding objects of one Go type
+// converted by its reconcile.Type, the one the controller-runtime integration
+// reads in production: every Cluster holds its batch/v1 Jobs in Cluster.Jobs
+// (reconcile.JobType), and NewStore returns a Cluster whose Options.Owner kind is
+// held by a Store of the test's own type (a *TrainingJob with its Type), of the
+// rig's Task (TaskType: a spec in Job terms and a batchv1.JobStatus, as a CRD
+// embedding them would have) or of its Run (RunType: an owner of several roles).
+// Every Store creates, updates, deletes and lists its owners (Create, Update,
+// Delete, Get, List), versions them with the Cluster's one resourceVersion
+// counter and reports every change as a watch event to the Cache, with the same
+// latency, reordering and losses as pod events; its Cached, CachedList,
+// CachedOwner (the reconcile.OwnerLookup of pod events and orphans) and OnEvent
+// are its owners as the Cache has them. Its status subresource (WriteStatus,
+// RolesWriter, and Cluster.UpdateJobStatus for Jobs) is a controller call: in the
+// call log, faults apply, the UID and resourceVersion are preconditions, and the
+// rules of the shape's status hold. CollectGarbage follows controller references
+// to the owners of both Stores, by UID, and leaves pods of any other kind alone.
 //
-// The Cluster is the Reconciler's pod client and StatusWriter (WriteStatus takes a
-// Workload whose Object is a *Task or a *batchv1.Job); Task.Workload converts a Task,
-// Cache.OwnerPods lists its pods and Cache.TaskOwner gives its facts to
-// Reconciler.ObservePodEvent and CleanOrphan:
+// A Driver drives the owners of the Store of the kind it serves, of any shape, on
+// one path: its pod events and orphan cleanup read the owners' facts as
+// production reads them (reconcile.Type.OrphanOwner: an owner of roles is never
+// finished), its owner events go to Reconciler.ObserveOwnerEvent, each step syncs
+// the cached owner in its shape (Reconciler.Sync, SyncRoles or SyncChildJobs) and
+// Run stops when it is done (Store.DoneFunc):
 //
-//	c := reconciletest.NewCluster(reconciletest.Options{Owner: kind})
+//	c, tasks := reconciletest.NewStore(reconciletest.Options{Owner: kind}, reconciletest.TaskType)
 //	r, _ := reconcile.New(reconcile.Config{Name: name, Owner: kind, Clock: c.Clock()}, c, c)
 //	job := reconciletest.NewJob("default", "train", 4, 2) // its spec, for the Task
 //	task := &reconciletest.Task{ObjectMeta: job.ObjectMeta, Spec: job.Spec}
 //	task.Spec.ManagedBy = ptr.To(name)
-//	c.CreateTask(task)
-//	rr, err := reconciletest.NewDriver(c, r).Run(ctx, "default", "train", 0) // rr.Task
+//	tasks.Create(task)
+//	rr, err := reconciletest.NewDriver(c, r).Run(ctx, "default", "train", 0) // rr.Workload
 //
-// A controller of its own Go type keeps its owners in a Store of that type: NewStore
-// takes the owner type's reconcile.Type (the one the controller-runtime
-// integration reads in production) and returns a Cluster whose Options.Owners is
-// the Store. The Cluster then holds no Tasks; the Driver syncs what the Store
-// holds in its shape (Store.SyncFunc: Reconciler.Sync for a Job-shaped owner,
-// Reconciler.SyncRoles for an owner of several roles, package groups/ownedpods),
-// feeds the pod events to the Reconciler with the facts production reads
-// (reconcile.Type.Owner: an owner of roles is never finished), runs the orphan
-// cleanup with them, and stops at Store.DoneFunc; CollectGarbage asks the Store
-// before it deletes a pod of that kind. The Store's status subresource is in the
-// call log and takes faults; it is the Reconciler's StatusWriter for Job-shaped
-// owners, and Store.RolesWriter is SyncRoles'. Run and RunType are the rig's own
-// owner of roles, for tests with no type of their own. A test that needs only a
-// lookup sets Options.Owners itself.
-//
-// The Kubelet, event latency, reordering, lost events and faults work unchanged. A
-// Driver of a Cluster with a custom Owner syncs Tasks (Sync) and stops when
-// DoneTask holds; Driver.CleanOrphans runs the orphan cleanup, for tests that
+// The Cluster is the Reconciler's pod client and StatusWriter for Jobs and for
+// Job-shaped owners (WriteStatus passes a Workload whose Object is a
+// *batchv1.Job to UpdateJobStatus and any other to the Store); Store.RolesWriter
+// is SyncRoles'. Driver.CleanOrphans runs the orphan cleanup, for tests that
 // delete an owner while its pods run. A controller that is not a plain Reconciler
-// (one that converts its own type) plugs into the Driver with SyncFunc and
-// DoneFunc.
+// plugs into the Driver with SyncFunc and DoneFunc; Store.SyncFunc syncs the
+// owner as stored, with no cache lag, for tests that measure the controller
+// without it.
 //
 // # What is simulated
 //
-//   - Objects: Jobs, Pods and Tasks, with UIDs, numeric resourceVersions (one counter for
-//     the whole cluster, as etcd revisions), generation for Jobs, generateName, and
+//   - Objects: Pods and owners of any type, with UIDs, numeric resourceVersions (one
+//     counter for the whole cluster, as etcd revisions), generations, generateName, and
 //     timestamps at whole seconds from the clock. Stored objects are never modified
 //     in place; every write stores a new copy.
 //   - Job creation applies the API defaults and the generated selector and template
-//     labels (batch.kubernetes.io/controller-uid, job-name).
-//   - Job status writes: resourceVersion and UID preconditions (Conflict), the API
-//     server's status rules (jobstatus.ValidateUpdate, Invalid), spec changes ignored.
+//     labels (batch.kubernetes.io/controller-uid, job-name); a Task's, a Job's
+//     defaults of its spec fields; other types are stored as given.
+//   - Status writes: resourceVersion and UID preconditions (Conflict), the API
+//     server's status rules (a Job's and a Job-shaped owner's: jobstatus.ValidateUpdate;
+//     a group's: counters never decrease, a terminal state never changes; Invalid),
+//     spec changes ignored.
 //   - Pod deletion: UID precondition (Conflict); pods that never ran or have finished
 //     go at once (grace period 0), others get a deletionTimestamp of now plus their
 //     grace period and go when the Kubelet finishes them; finalizers keep a pod, with
@@ -92,7 +91,7 @@
 //     nothing.
 //   - A namespace being deleted (TerminateNamespace): creations fail with the
 //     NamespaceTerminating cause.
-//   - The Cache: a watch per object kind with per-object ordering; events delivered
+//   - The Cache: a watch per pod and per Store with per-object ordering; events delivered
 //     all at once, n at a time, when due (SetEventLatency), one chosen event at a time
 //     (reordering across objects), dropped (the cache takes the change silently,
 //     as a relist would), or in the middle of the next pod list (DeliverDuringList:
@@ -116,8 +115,9 @@
 // admission (no webhooks, quotas, LimitRanges, pod security), no validation of Job
 // specs or pod specs beyond what is listed above, no scheduler (the Kubelet binds
 // pods to one node), no garbage collector (CollectGarbage runs one pass on demand;
-// deleting a Job or a Task leaves its pods), no foreground deletion or
-// deletionTimestamp on Jobs and Tasks (they go at once), no CRD schema, no pod garbage collector for finished pods, no
+// deleting an owner leaves its pods), no foreground deletion or
+// deletionTimestamp on owners (they go at once; a group's child Jobs are the
+// exception: the Store finishes their foreground deletion), no CRD schema, no pod garbage collector for finished pods, no
 // namespace lifecycle, no server-side apply, no JSON or merge patches (415), no
 // field selectors, watch bookmarks, resourceVersion-based lists or "too old"
 // resourceVersions, no managedFields, and no real concurrency between the API and

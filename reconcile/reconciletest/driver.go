@@ -6,13 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/jobkit/jobkit/finalizers"
-	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
@@ -27,30 +21,28 @@ const defaultStepDuration = time.Second
 var ErrStepLimit = errors.New("reconciletest: limit reached before the owner finished")
 
 // Driver runs a Reconciler against a Cluster one deterministic step at a time, for
-// tests of controllers built on jobkit. Each step:
+// tests of controllers built on jobkit. Its owners are those of the Cluster's
+// Store of the kind it serves: the Cluster's Jobs (Cluster.Jobs), or, for a
+// Cluster of another Options.Owner, the Store NewStore made, of any type and any
+// shape. Each step:
 //
 //  1. delivers the watch events that are due to the Cache, whose handlers feed
-//     Reconciler.ObservePodEvent (with the owners' facts: the cached Jobs, the
-//     cached Tasks, or the test's store), ObserveOwnerEvent on Job events, and
-//     ObserveOwnerEvent on Task deletions and replacements;
-//  2. syncs the owner from the Cache (one missing from the Cache is forgotten);
+//     Reconciler.ObservePodEvent (with the cached owners' facts, as production
+//     reads them: reconcile.Type.OrphanOwner) and ObserveOwnerEvent (the
+//     owners' events, reconcile.Type.Owner);
+//  2. syncs the owner namespace/name as the Cache shows it, in its shape
+//     (Reconciler.Sync for a Job-shaped owner, SyncRoles for an owner of roles,
+//     SyncChildJobs for a group of child Jobs, with the children run by the
+//     Store's Job controller); one missing from the Cache is forgotten;
 //  3. runs a Kubelet step (its script);
 //  4. advances the clock by StepDuration.
 //
-// The owner is a batch/v1 Job when the Cluster holds Jobs only, and a Task when its
-// Options.Owner names another kind: namespace and name then name a Task, synced with
-// Sync (the Reconciler is then New with the Cluster as pod client and
-// StatusWriter, and Config.Owner the Cluster's kind), and StepResult and RunResult
-// carry it in Task. With Options.Owners, the owner is whatever the test's own store
-// holds under namespace/name, of the test's own type: each step syncs the Workload
-// the store returns, pod events and the orphan cleanup read the owner's facts from
-// it, and Run stops when it is finished with no tracked pod left (StepResult and
-// RunResult carry it in Workload). The store has no watch: a test that deletes an
-// owner from it tells the Reconciler (ObserveOwnerEvent with Old only), as the
-// controller's owner event handler would; a sync that finds nothing in the store
-// forgets the key.
-// SyncFunc and DoneFunc replace the sync and the "done" test for a controller that
-// is not a plain Reconciler.
+// Run stops when the owner is done (Store.DoneFunc's test). The Reconciler is
+// New with the Cluster as pod client, and as StatusWriter (the Cluster writes a
+// Job's status and a Job-shaped owner's through its Store) or
+// reconcile.JobStatusWriter(c), or the Store; its Config.Owner is the Cluster's
+// Options.Owner. SyncFunc and DoneFunc replace the sync and the "done" test for
+// a controller that is not a plain Reconciler.
 //
 // Every step syncs, whatever the Result asked: a Driver checks what a controller
 // does, not how a workqueue schedules it.
@@ -68,9 +60,9 @@ type Driver struct {
 	// user's controller syncs namespace/name from the Cache and says whether it
 	// found the owner there.
 	SyncFunc func(ctx context.Context, namespace, name string) (synced bool, res reconcile.Result, err error)
-	// DoneFunc, when set, decides when Run stops in place of Done or DoneTask:
-	// exists false (the owner is gone from the cluster) ends Run with an error, done
-	// true ends it successfully.
+	// DoneFunc, when set, decides when Run stops in place of Done: exists false
+	// (the owner is gone from the cluster) ends Run with an error, done true ends
+	// it successfully.
 	DoneFunc func(namespace, name string) (done, exists bool)
 
 	step int
@@ -80,17 +72,12 @@ type Driver struct {
 type StepResult struct {
 	// Step counts the steps of the Driver from 1.
 	Step int
-	// Job is the Job in the cluster after the step (nil when it does not exist, or
-	// when the Driver syncs Tasks).
-	Job *batchv1.Job
-	// Task is the Task in the cluster after the step, when the Driver syncs Tasks
-	// (nil when it does not exist).
-	Task *Task
-	// Workload is the owner as the test's store (Options.Owners) holds it after the
-	// step, when the Cluster has one (nil when the store holds nothing there).
+	// Workload is the owner as stored after the step, as production's readers
+	// see it (reconcile.Type.Owner; Object is the stored object: a
+	// *batchv1.Job, or the T of the Cluster's Store); nil when it does not exist.
 	Workload *plan.Workload
-	// Result and Err are what the sync returned; Synced is false when the Job was not
-	// in the Cache.
+	// Result and Err are what the sync returned; Synced is false when the owner was
+	// not in the Cache.
 	Synced bool
 	Result reconcile.Result
 	Err    error
@@ -99,60 +86,40 @@ type StepResult struct {
 }
 
 // NewDriver returns a Driver and registers the Reconciler's event handlers on the
-// Cluster's Cache (r may be nil: see Driver.SyncFunc).
+// Cluster's Cache and on the Store of its owners (r may be nil: see
+// Driver.SyncFunc).
 func NewDriver(c *Cluster, r *reconcile.Reconciler) *Driver {
 	d := &Driver{Cluster: c, Reconciler: r}
-	cache := c.Cache()
 	// The handlers read d.Reconciler at each event, so that Restart takes effect.
-	cache.OnPodEvent(func(ev reconcile.PodEvent) {
+	c.Cache().OnPodEvent(func(ev reconcile.PodEvent) {
 		if d.Reconciler != nil {
-			d.Reconciler.ObservePodEvent(ev, d.lookup())
+			d.Reconciler.ObservePodEvent(ev, d.lookup)
 		}
 	})
-	cache.OnJobEvent(func(ev reconcile.OwnerEvent) {
-		if d.Reconciler != nil {
-			d.Reconciler.ObserveOwnerEvent(ev)
-		}
-	})
-	cache.OnTaskEvent(func(old, cur *Task) {
-		if d.Reconciler == nil || old == nil || (cur != nil && cur.UID == old.UID) {
-			return
-		}
-		// Deleted, or replaced under the same name.
-		d.Reconciler.ObserveOwnerEvent(reconcile.OwnerEvent{Old: old.Workload()})
-	})
+	if src := c.owners(); src != nil {
+		c.mu.Lock()
+		src.onEventLocked(d.observeOwner)
+		c.mu.Unlock()
+	}
 	return d
+}
+
+func (d *Driver) observeOwner(ev reconcile.OwnerEvent) {
+	if d.Reconciler != nil {
+		d.Reconciler.ObserveOwnerEvent(ev)
+	}
 }
 
 // kind returns the owner kind the Driver syncs: the Cluster's (Options.Owner), which
 // the Reconciler serves (its Config.Owner).
 func (d *Driver) kind() owner.Kind { return d.Cluster.Owner() }
 
-// tasks reports whether the Driver syncs Tasks rather than Jobs: whether the
-// Cluster holds Tasks (Options.Owner without Options.Owners).
-func (d *Driver) tasks() bool { return d.Cluster.owner != owner.BatchJob && d.Cluster.owners == nil }
-
-// lookup returns what the Driver's owners are, for pod events and orphans: the
-// cached Jobs, the cached Tasks, or the test's store (Options.Owners).
-func (d *Driver) lookup() reconcile.OwnerLookup {
-	switch {
-	case d.Cluster.owners != nil:
-		return func(namespace, name string) *finalizers.OrphanOwner {
-			return workloadOwner(d.Cluster.owners(namespace, name), d.kind())
-		}
-	case d.tasks():
-		return d.Cluster.Cache().TaskOwner
+// lookup is the Driver's reconcile.OwnerLookup: the cached owners' facts.
+func (d *Driver) lookup(namespace, name string) *finalizers.OrphanOwner {
+	if src := d.Cluster.owners(); src != nil {
+		return src.cachedFacts(namespace, name)
 	}
-	return d.Cluster.Cache().JobOwner
-}
-
-// workloadOwner returns the orphan facts of w, an owner of kind
-// (plan.Workload.OrphanOwner), nil for a nil w.
-func workloadOwner(w *plan.Workload, kind owner.Kind) *finalizers.OrphanOwner {
-	if w == nil {
-		return nil
-	}
-	return w.OrphanOwner(kind)
+	return nil
 }
 
 // Restart models a restart of the controller under test; the cluster keeps its
@@ -180,34 +147,15 @@ func (d *Driver) Sync(ctx context.Context, namespace, name string) (synced bool,
 	if d.SyncFunc != nil {
 		return d.SyncFunc(ctx, namespace, name)
 	}
-	if d.Cluster.owners != nil {
-		w := d.Cluster.owners(namespace, name)
-		if w == nil {
-			d.Reconciler.Forget(reconcile.Key(namespace, name))
-			return false, reconcile.Result{}, nil
-		}
-		res, err = d.Reconciler.Sync(ctx, w, d.Cluster.Cache().OwnerPods)
-		return true, res, err
-	}
-	if d.tasks() {
-		t := d.Cluster.Cache().Task(namespace, name)
-		if t == nil {
-			d.Reconciler.Forget(reconcile.Key(namespace, name))
-			return false, reconcile.Result{}, nil
-		}
-		res, err = d.Reconciler.Sync(ctx, t.Workload(), d.Cluster.Cache().OwnerPods)
-		return true, res, err
-	}
-	job := d.Cluster.Cache().Job(namespace, name)
-	if job == nil {
+	src := d.Cluster.owners()
+	if src == nil {
 		d.Reconciler.Forget(reconcile.Key(namespace, name))
 		return false, reconcile.Result{}, nil
 	}
-	res, err = d.Reconciler.Sync(ctx, plan.JobWorkload(job), d.Cluster.Cache().OwnerPods)
-	return true, res, err
+	return src.sync(ctx, d.Reconciler, namespace, name, true)
 }
 
-// Step runs one step for the Job namespace/name. Sync errors are reported in the
+// Step runs one step for the owner namespace/name. Sync errors are reported in the
 // StepResult, not returned; the error is the Kubelet script's.
 func (d *Driver) Step(ctx context.Context, namespace, name string) (StepResult, error) {
 	d.step++
@@ -215,13 +163,8 @@ func (d *Driver) Step(ctx context.Context, namespace, name string) (StepResult, 
 	sr.Delivered = d.Cluster.Cache().DeliverDue()
 	sr.Synced, sr.Result, sr.Err = d.Sync(ctx, namespace, name)
 	kerr := d.Cluster.Kubelet().Step()
-	switch {
-	case d.Cluster.owners != nil:
-		sr.Workload = d.Cluster.owners(namespace, name)
-	case d.tasks():
-		sr.Task, _ = d.Cluster.GetTask(ctx, namespace, name)
-	default:
-		sr.Job, _ = d.Cluster.GetJob(ctx, namespace, name)
+	if src := d.Cluster.owners(); src != nil {
+		sr.Workload = src.workload(namespace, name)
 	}
 	step := d.StepDuration
 	if step <= 0 {
@@ -236,13 +179,9 @@ func (d *Driver) Step(ctx context.Context, namespace, name string) (StepResult, 
 
 // RunResult is the outcome of Driver.Run.
 type RunResult struct {
-	// Steps is the number of steps run; Job the Job (Task the Task, when the Driver
-	// syncs Tasks) in the cluster at the end.
+	// Steps is the number of steps run.
 	Steps int
-	Job   *batchv1.Job
-	Task  *Task
-	// Workload is the owner as the test's store (Options.Owners) holds it at the
-	// end, when the Cluster has one.
+	// Workload is the owner as stored at the end (StepResult.Workload).
 	Workload *plan.Workload
 	// SyncErrors counts the syncs that returned an error (the run goes on, as a
 	// workqueue would retry).
@@ -251,9 +190,7 @@ type RunResult struct {
 	LastError error
 }
 
-// Run steps until the owner (a Job, or a Task) has a Complete or Failed condition
-// and none of its pods carries the tracking finalizer (DoneFunc decides instead when
-// set), or until maxSteps steps (0 means 1000) have run, which returns ErrStepLimit
+// Run steps until the owner is done (Done; DoneFunc decides instead when set), or until maxSteps steps (0 means 1000) have run, which returns ErrStepLimit
 // with the state reached. A Kubelet script error, an owner gone from the cluster or a
 // cancelled ctx also ends the run.
 func (d *Driver) Run(ctx context.Context, namespace, name string, maxSteps int) (RunResult, error) {
@@ -267,7 +204,7 @@ func (d *Driver) Run(ctx context.Context, namespace, name string, maxSteps int) 
 		}
 		sr, err := d.Step(ctx, namespace, name)
 		rr.Steps++
-		rr.Job, rr.Task, rr.Workload = sr.Job, sr.Task, sr.Workload
+		rr.Workload = sr.Workload
 		if sr.Err != nil {
 			rr.SyncErrors++
 			rr.LastError = sr.Err
@@ -275,7 +212,7 @@ func (d *Driver) Run(ctx context.Context, namespace, name string, maxSteps int) 
 		if err != nil {
 			return rr, err
 		}
-		done, exists := d.done(namespace, name, sr)
+		done, exists := d.done(namespace, name)
 		if !exists {
 			return rr, fmt.Errorf("reconciletest: %v %s/%s no longer exists", d.kind(), namespace, name)
 		}
@@ -286,57 +223,34 @@ func (d *Driver) Run(ctx context.Context, namespace, name string, maxSteps int) 
 	return rr, fmt.Errorf("%w (%d steps); %s", ErrStepLimit, maxSteps, d.describe(rr))
 }
 
-// done applies DoneFunc, DoneTask or Done to the state after a step.
-func (d *Driver) done(namespace, name string, sr StepResult) (done, exists bool) {
-	switch {
+// done applies DoneFunc, or the test of the owners' Store.
+func (d *Driver) done(namespace, name string) (done, exists bool) {
+	switch src := d.Cluster.owners(); {
 	case d.DoneFunc != nil:
 		return d.DoneFunc(namespace, name)
-	case d.Cluster.owners != nil:
-		w := sr.Workload
-		return w != nil && d.finished(w.Namespace, w.UID, &w.Status), w != nil
-	case d.tasks():
-		return d.DoneTask(sr.Task), sr.Task != nil
+	case src != nil:
+		return src.done(namespace, name)
 	}
-	return d.Done(sr.Job), sr.Job != nil
+	return false, false
 }
 
 // describe summarises the owner at the end of a run for ErrStepLimit.
 func (d *Driver) describe(rr RunResult) string {
-	switch {
-	case rr.Job != nil:
-		return fmt.Sprintf("job status: %+v%s", rr.Job.Status, d.Cluster.describePods(rr.Job.Namespace, rr.Job.UID))
-	case rr.Task != nil:
-		return fmt.Sprintf("%s status: %+v%s", rr.Task.Kind, rr.Task.Status, d.Cluster.describePods(rr.Task.Namespace, rr.Task.UID))
-	case rr.Workload != nil:
-		return fmt.Sprintf("%s status: %+v%s", d.kind().Kind, rr.Workload.Status, d.Cluster.describePods(rr.Workload.Namespace, rr.Workload.UID))
+	if w := rr.Workload; w != nil {
+		return fmt.Sprintf("%s status: %+v%s", d.kind().Kind, w.Status, d.Cluster.describePods(w.Namespace, w.UID))
 	}
 	return "owner unknown"
 }
 
-// Done reports whether job (as stored) is finished and none of its pods in the
-// cluster still carries the tracking finalizer.
-func (d *Driver) Done(job *batchv1.Job) bool {
-	return job != nil && d.finished(job.Namespace, job.UID, &job.Status)
-}
-
-// DoneTask is Done for a Task: finished, and none of its pods carries the tracking
-// finalizer of the Reconciler's owner kind.
-func (d *Driver) DoneTask(t *Task) bool {
-	return t != nil && d.finished(t.Namespace, t.UID, &t.Status)
-}
-
-func (d *Driver) finished(namespace string, uid types.UID, st *batchv1.JobStatus) bool {
-	if !jobstatus.IsFinished(st) {
+// Done reports whether the owner namespace/name, as stored, is done, as Run
+// decides without DoneFunc (Store.DoneFunc): it has finished and nothing of it
+// is left to count or stop (for a Job-shaped owner, none of its pods carries
+// the tracking finalizer of the Driver's owner kind).
+func (d *Driver) Done(namespace, name string) bool {
+	src := d.Cluster.owners()
+	if src == nil {
 		return false
 	}
-	for _, p := range d.Cluster.ListPods(namespace) {
-		if ref := metav1.GetControllerOfNoCopy(p); ref != nil && ref.UID == uid && d.tracked(p) {
-			return false
-		}
-	}
-	return true
+	done, _ := src.done(namespace, name)
+	return done
 }
-
-// tracked reports whether p carries the tracking finalizer of the owner kind the
-// Driver syncs.
-func (d *Driver) tracked(p *corev1.Pod) bool { return d.kind().HasFinalizer(p) }

@@ -37,17 +37,17 @@ func managedJob(name string, completions, parallelism int32) *batchv1.Job {
 func TestDriverRun(t *testing.T) {
 	c := reconciletest.NewCluster(reconciletest.Options{})
 	d := newDriver(t, c)
-	_, err := c.CreateJob(managedJob("j", 3, 3))
+	_, err := c.Jobs().Create(managedJob("j", 3, 3))
 	require.NoError(t, err)
 	c.Kubelet().SetScript(reconciletest.SucceedPods())
 	var steps []int
 	d.OnStep = func(sr reconciletest.StepResult) { steps = append(steps, sr.Step) }
 	rr, err := d.Run(t.Context(), ns, "j", 0)
 	require.NoError(t, err)
-	assert.Equal(t, int32(3), rr.Job.Status.Succeeded)
-	assert.True(t, d.Done(rr.Job))
+	assert.Equal(t, int32(3), rr.Workload.Status.Succeeded)
+	assert.True(t, d.Done(ns, "j"))
 	assert.Len(t, steps, rr.Steps)
-	assert.Equal(t, map[corev1.PodPhase]int{corev1.PodSucceeded: 3}, c.CountPods(rr.Job))
+	assert.Equal(t, map[corev1.PodPhase]int{corev1.PodSucceeded: 3}, c.CountPods(rr.Workload.Object.(*batchv1.Job)))
 	assert.Equal(t, start.Add(time.Duration(rr.Steps)*time.Second), c.Clock().Now(), "one second per step")
 }
 
@@ -56,7 +56,7 @@ func TestDriverDeterministic(t *testing.T) {
 	run := func() []string {
 		c := reconciletest.NewCluster(reconciletest.Options{Seed: 42})
 		d := newDriver(t, c)
-		_, err := c.CreateJob(managedJob("j", 6, 3))
+		_, err := c.Jobs().Create(managedJob("j", 6, 3))
 		require.NoError(t, err)
 		c.Kubelet().SetScript(reconciletest.FailFirst(2, 1))
 		c.FailNth(reconciletest.OpCreatePod, 3, nil)
@@ -76,7 +76,7 @@ func TestDriverDeterministic(t *testing.T) {
 func TestDriverStepLimit(t *testing.T) {
 	c := reconciletest.NewCluster(reconciletest.Options{})
 	d := newDriver(t, c)
-	_, err := c.CreateJob(managedJob("j", 1, 1))
+	_, err := c.Jobs().Create(managedJob("j", 1, 1))
 	require.NoError(t, err)
 	rr, err := d.Run(t.Context(), ns, "j", 3) // no kubelet script: the pod never runs
 	require.ErrorIs(t, err, reconciletest.ErrStepLimit)
@@ -87,7 +87,7 @@ func TestDriverStepLimit(t *testing.T) {
 func TestDriverErrors(t *testing.T) {
 	c := reconciletest.NewCluster(reconciletest.Options{})
 	d := newDriver(t, c)
-	_, err := c.CreateJob(managedJob("j", 1, 1))
+	_, err := c.Jobs().Create(managedJob("j", 1, 1))
 	require.NoError(t, err)
 	c.FailNth(reconciletest.OpCreatePod, 1, nil)
 	c.Kubelet().SetScript(reconciletest.SucceedPods())
@@ -102,7 +102,7 @@ func TestDriverErrors(t *testing.T) {
 	assert.False(t, synced)
 	assert.NoError(t, err)
 
-	_, err = c.CreateJob(managedJob("k", 1, 1))
+	_, err = c.Jobs().Create(managedJob("k", 1, 1))
 	require.NoError(t, err)
 	c.Kubelet().SetScript(func(*reconciletest.Kubelet, *corev1.Pod) error { return assert.AnError })
 	_, err = d.Run(t.Context(), ns, "k", 5)

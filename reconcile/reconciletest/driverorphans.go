@@ -16,8 +16,8 @@ import (
 // CleanOrphans runs the orphan cleanup once over the cached pods that carry the
 // tracking finalizer of the Reconciler's owner kind: each goes to
 // Reconciler.CleanOrphan with the facts of the owner its controller reference
-// names (a Job, or a Task), read from the Cache and, when the Cache has none,
-// confirmed with a read from the Cluster (a pod can reach a cache before its owner).
+// names, read from the Cache and, when the Cache has none, confirmed with a read
+// from its Store (a pod can reach a cache before its owner).
 // It returns how many finalizers it removed, and the errors of the others.
 func (d *Driver) CleanOrphans(ctx context.Context) (int, error) {
 	if d.Reconciler == nil {
@@ -33,7 +33,7 @@ func (d *Driver) CleanOrphans(ctx context.Context) (int, error) {
 		}
 		var own *finalizers.OrphanOwner
 		if ref := kind.ControllerOf(p); ref != nil {
-			own = d.ownerFacts(ctx, p.Namespace, ref.Name)
+			own = d.ownerFacts(p.Namespace, ref.Name)
 		}
 		dec, err := d.Reconciler.CleanOrphan(ctx, p, own)
 		switch {
@@ -47,24 +47,16 @@ func (d *Driver) CleanOrphans(ctx context.Context) (int, error) {
 }
 
 // ownerFacts returns the orphan facts of the owner namespace/name from the Cache or,
-// failing that, the Cluster; nil when neither has it.
-func (d *Driver) ownerFacts(ctx context.Context, namespace, name string) *finalizers.OrphanOwner {
-	cache := d.Cluster.Cache()
-	if d.Cluster.owners != nil {
-		return workloadOwner(d.Cluster.owners(namespace, name), d.kind())
+// failing that, its Store; nil when neither has it.
+func (d *Driver) ownerFacts(namespace, name string) *finalizers.OrphanOwner {
+	src := d.Cluster.owners()
+	if src == nil {
+		return nil
 	}
-	if d.tasks() {
-		if t := cache.Task(namespace, name); t != nil {
-			return taskOwner(t, d.kind())
-		}
-		t, _ := d.Cluster.GetTask(ctx, namespace, name)
-		return taskOwner(t, d.kind())
+	if f := src.cachedFacts(namespace, name); f != nil {
+		return f
 	}
-	if j := cache.Job(namespace, name); j != nil {
-		return finalizers.JobOwner(j)
-	}
-	j, _ := d.Cluster.GetJob(ctx, namespace, name)
-	return finalizers.JobOwner(j)
+	return src.liveFacts(namespace, name)
 }
 
 // CountPods counts the stored pods controlled by job, by phase.

@@ -43,7 +43,7 @@ func ExampleDriver_Run() {
 	job := reconciletest.NewJob("default", "render", 3, 3)
 	job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 	job.Spec.ManagedBy = ptr.To("example.com/jobs")
-	_, _ = c.CreateJob(job)
+	_, _ = c.Jobs().Create(job)
 	c.Kubelet().SetScript(reconciletest.FailFirst(2, 1))
 
 	d := reconciletest.NewDriver(c, r)
@@ -51,22 +51,22 @@ func ExampleDriver_Run() {
 	if err != nil {
 		panic(err)
 	}
-	st := rr.Job.Status
+	st := rr.Workload.Status
 	fmt.Printf("succeeded=%d failed=%d completedIndexes=%q\n", st.Succeeded, st.Failed, st.CompletedIndexes)
-	fmt.Println(c.CountPods(rr.Job))
+	fmt.Println(c.CountPods(rr.Workload.Object.(*batchv1.Job)))
 	// Output:
 	// succeeded=3 failed=2 completedIndexes="0-2"
 	// map[Failed:2 Succeeded:3]
 }
 
-// A custom owner: the Cluster holds Tasks of its own kind (Options.Owner), the
-// Reconciler is New with that kind and the Cluster as pod client and status
-// writer, and the Driver syncs the Task through Sync. The pods carry the
+// A custom owner: a Store holds Tasks of the Cluster's own kind (NewStore with
+// TaskType), the Reconciler is New with that kind and the Cluster as pod client
+// and status writer, and the Driver syncs the Task through Sync. The pods carry the
 // Task's controller reference and finalizer, and the garbage collector follows that
 // kind.
 func ExampleDriver_Run_customOwner() {
 	kind := owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
-	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1, Owner: kind})
+	c, tasks := reconciletest.NewStore(reconciletest.Options{Seed: 1, Owner: kind}, reconciletest.TaskType)
 	r, err := reconcile.New(reconcile.Config{
 		Name:                        "ml.example.com/controller",
 		Owner:                       kind,
@@ -79,7 +79,7 @@ func ExampleDriver_Run_customOwner() {
 	task := newTask("default", "train", 3, 3)
 	task.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 	task.Spec.ManagedBy = ptr.To("ml.example.com/controller")
-	_, _ = c.CreateTask(task)
+	_, _ = tasks.Create(task)
 	c.Kubelet().SetScript(reconciletest.FailFirst(1, 1))
 
 	d := reconciletest.NewDriver(c, r)
@@ -87,12 +87,13 @@ func ExampleDriver_Run_customOwner() {
 	if err != nil {
 		panic(err)
 	}
-	st := rr.Task.Status
-	fmt.Printf("%s: succeeded=%d failed=%d completedIndexes=%q\n", rr.Task.Kind, st.Succeeded, st.Failed, st.CompletedIndexes)
+	task = rr.Workload.Object.(*reconciletest.Task)
+	st := task.Status
+	fmt.Printf("%s: succeeded=%d failed=%d completedIndexes=%q\n", task.Kind, st.Succeeded, st.Failed, st.CompletedIndexes)
 	pod := c.ListPods("default")[0]
 	fmt.Println(pod.OwnerReferences[0].APIVersion, pod.OwnerReferences[0].Kind, pod.Finalizers)
 
-	_ = c.DeleteTask("default", "train")
+	_ = tasks.Delete("default", "train")
 	fmt.Println("collected:", c.CollectGarbage())
 	// Output:
 	// TrainingJob: succeeded=3 failed=1 completedIndexes="0-2"
@@ -104,18 +105,18 @@ func ExampleDriver_Run_customOwner() {
 // kubelet stops them, and the orphan cleanup removes the tracking finalizer that
 // would otherwise keep them forever.
 func ExampleDriver_CleanOrphans() {
-	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1, Owner: taskKind})
+	c, tasks := reconciletest.NewStore(reconciletest.Options{Seed: 1, Owner: taskKind}, reconciletest.TaskType)
 	r, _ := reconcile.New(reconcile.Config{Name: "example.com/tasks", Owner: taskKind, Clock: c.Clock()}, c, c)
 	task := newTask("default", "crawl", 2, 2)
 	task.Spec.ManagedBy = ptr.To("example.com/tasks")
-	_, _ = c.CreateTask(task)
+	_, _ = tasks.Create(task)
 	d := reconciletest.NewDriver(c, r)
 	_, _ = d.Step(context.Background(), "default", "crawl") // creates two pods
 	for _, p := range c.ListPods("default") {
 		_ = c.Kubelet().Run(p.Namespace, p.Name)
 	}
 
-	_ = c.DeleteTask("default", "crawl")
+	_ = tasks.Delete("default", "crawl")
 	fmt.Println("deleted by the garbage collector:", c.CollectGarbage())
 	_ = c.Kubelet().Step() // the pods stop, and wait for their finalizer
 	c.Cache().DeliverAll()
@@ -131,11 +132,11 @@ func ExampleDriver_CleanOrphans() {
 }
 
 // The Cluster is a reconcile.StatusWriter: a Task converted with Task.Workload has its
-// status written with its resourceVersion as the precondition, and validated as a
+// status written through its Store with its resourceVersion as the precondition, and validated as a
 // Job's.
 func ExampleCluster_WriteStatus() {
-	c := reconciletest.NewCluster(reconciletest.Options{Owner: taskKind})
-	task, _ := c.CreateTask(newTask("default", "t", 1, 1))
+	c, tasks := reconciletest.NewStore(reconciletest.Options{Owner: taskKind}, reconciletest.TaskType)
+	task, _ := tasks.Create(newTask("default", "t", 1, 1))
 	w := task.Workload()
 	out, err := c.WriteStatus(context.Background(), w, batchv1.JobStatus{Active: 1})
 	fmt.Println(out.Status.Active, out.ResourceVersion != w.ResourceVersion, err)
@@ -190,7 +191,7 @@ func ExampleCache() {
 // the list returned holds the pod as it was before.
 func ExampleCache_DeliverDuringList() {
 	c := reconciletest.NewCluster(reconciletest.Options{})
-	job, _ := c.CreateJob(reconciletest.NewJob("default", "j", 1, 1))
+	job, _ := c.Jobs().Create(reconciletest.NewJob("default", "j", 1, 1))
 	pod := &corev1.Pod{}
 	pod.Namespace, pod.Name = "default", "p"
 	pod.OwnerReferences = []metav1.OwnerReference{owner.BatchJob.NewControllerRef(job)}
@@ -200,7 +201,7 @@ func ExampleCache_DeliverDuringList() {
 	_ = c.Kubelet().Run("default", "p")
 
 	c.Cache().DeliverDuringList(1)
-	pods, _ := c.Cache().OwnerPods(plan.JobWorkload(c.Cache().Job("default", "j")))
+	pods, _ := c.Cache().OwnerPods(plan.JobWorkload(c.Jobs().Cached("default", "j")))
 	fmt.Println("listed:", pods[0].Status.Phase)
 	fmt.Println("cached now:", c.Cache().Pod("default", "p").Status.Phase)
 	// Output:
@@ -239,9 +240,9 @@ func ExampleRunClientConformance() {
 	fixture := reconciletest.ConformanceFixture{
 		Client:    c,
 		Namespace: "conformance",
-		CreateJob: func(_ context.Context, j *batchv1.Job) (*batchv1.Job, error) { return c.CreateJob(j) },
+		CreateJob: func(_ context.Context, j *batchv1.Job) (*batchv1.Job, error) { return c.Jobs().Create(j) },
 		GetPod:    c.GetPod,
-		GetJob:    c.GetJob,
+		GetJob:    func(_ context.Context, ns, name string) (*batchv1.Job, error) { return c.Jobs().Get(ns, name) },
 	}
 	// In a _test.go file:
 	_ = func(t *testing.T) { reconciletest.RunClientConformance(t, fixture) }
@@ -260,7 +261,7 @@ func ExampleDriver_Restart() {
 	}
 	job := reconciletest.NewJob("default", "restart", 2, 2)
 	job.Spec.ManagedBy = ptr.To("example.com/jobs")
-	_, _ = c.CreateJob(job)
+	_, _ = c.Jobs().Create(job)
 	c.Kubelet().SetScript(nil) // pods stay Pending until the script changes
 	c.Cache().DeliverAll()
 	c.SetEventLatency(10 * time.Second) // the pods' events come late
@@ -283,7 +284,7 @@ func ExampleDriver_Restart() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("succeeded:", rr.Job.Status.Succeeded, "pods:", len(c.ListPods("default")))
+	fmt.Println("succeeded:", rr.Workload.Status.Succeeded, "pods:", len(c.ListPods("default")))
 	// Output:
 	// pods: 2 events waiting: 3
 	// after Restart(nil): pods: 2
@@ -300,7 +301,7 @@ func ExampleRecorder() {
 		c, reconcile.JobStatusWriter(c))
 	job := reconciletest.NewJob("default", "rec", 2, 2)
 	job.Spec.ManagedBy = ptr.To("example.com/jobs")
-	_, _ = c.CreateJob(job)
+	_, _ = c.Jobs().Create(job)
 	c.Kubelet().SetScript(reconciletest.SucceedPods())
 	if _, err := reconciletest.NewDriver(c, r).Run(context.Background(), "default", "rec", 100); err != nil {
 		panic(err)

@@ -16,8 +16,9 @@ import (
 // Op names a reconcile.Client operation.
 type Op string
 
-// The operations of reconcile.Client, and OpUpdateStatus, the status write of a Task
-// (UpdateTaskStatus, or WriteStatus with a Task).
+// The operations of reconcile.Client, and OpUpdateStatus, the status write of an
+// owner of a Store of the cluster's Options.Owner (Store.WriteStatus, its
+// RolesWriter, a group's status writes; Cluster.WriteStatus of such an owner).
 const (
 	OpCreatePod       Op = "CreatePod"
 	OpDeletePod       Op = "DeletePod"
@@ -40,11 +41,11 @@ type Call struct {
 	// PatchType and Patch are PatchPod's arguments.
 	PatchType types.PatchType
 	Patch     []byte
-	// Pod is the pod given to CreatePod; Job the Job given to UpdateJobStatus; Task
-	// the Task given to UpdateTaskStatus. They are copies owned by the log.
-	Pod  *corev1.Pod
-	Job  *batchv1.Job
-	Task *Task
+	// Pod is the pod given to CreatePod; Job the Job given to UpdateJobStatus, or
+	// a Job-shaped owner given to Store.WriteStatus, presented as a Job (its spec
+	// in Job terms and the status written). They are copies owned by the log.
+	Pod *corev1.Pod
+	Job *batchv1.Job
 	// Time is the cluster clock's time of the call.
 	Time time.Time
 	// Written says whether the call changed the cluster; Err is what the caller got.

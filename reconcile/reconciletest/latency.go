@@ -10,10 +10,12 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/owner"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
@@ -132,7 +134,7 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 	if opts.Indexed {
 		job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 	}
-	job, err = c.CreateJob(job)
+	job, err = c.Jobs().Create(job)
 	if err != nil {
 		return LatencyResult{}, err
 	}
@@ -142,12 +144,12 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 	q := newLatencyQueue()
 	cache := c.Cache()
 	cache.OnPodEvent(func(ev reconcile.PodEvent) {
-		res := r.ObservePodEvent(ev, cache.JobOwner)
+		res := r.ObservePodEvent(ev, c.Jobs().CachedOwner)
 		for _, k := range res.Sync {
 			q.add(k, res.Delay)
 		}
 	})
-	cache.OnJobEvent(func(ev reconcile.OwnerEvent) {
+	c.Jobs().OnEvent(func(ev reconcile.OwnerEvent) {
 		if m := r.ObserveOwnerEvent(ev); m.Sync {
 			q.add(m.Key, m.Delay)
 		}
@@ -167,7 +169,7 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 		// run does not depend on which goroutine the scheduler wakes first.
 		synctest.Wait()
 		clk.SetTime(time.Now())
-		cached := cache.Job(job.Namespace, job.Name)
+		cached := c.Jobs().Cached(job.Namespace, job.Name)
 		if cached == nil {
 			q.done(k)
 			continue
@@ -197,7 +199,7 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 			}
 		}
 		q.done(k)
-		stored, _ := c.GetJob(ctx, job.Namespace, job.Name)
+		stored, _ := c.Jobs().Get(job.Namespace, job.Name)
 		if completeAt.IsZero() && stored != nil && jobstatus.IsConditionTrue(stored.Status.Conditions, batchv1.JobComplete) {
 			completeAt = m.completedAt(start)
 		}
@@ -235,6 +237,10 @@ func noTrackedPods(c *Cluster, job *batchv1.Job) bool {
 	if job == nil {
 		return true
 	}
-	d := Driver{Cluster: c}
-	return d.Done(job)
+	for _, p := range c.ListPods(job.Namespace) {
+		if ref := metav1.GetControllerOfNoCopy(p); ref != nil && ref.UID == job.UID && owner.BatchJob.HasFinalizer(p) {
+			return false
+		}
+	}
+	return true
 }

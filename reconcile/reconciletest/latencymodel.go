@@ -64,8 +64,7 @@ func newLatencyModel(c *Cluster, opts LatencyOptions) *latencyModel {
 
 // intercept is the interceptor: every call takes L; a creation among the first
 // CreateTimeouts times out, stored unless TimeoutsNotStored. The status writes
-// counted are a Job's and those of the Cluster's owner kind (a Task, a
-// Store owner).
+// counted are a Job's and those of the owners of the Cluster's Store.
 func (m *latencyModel) intercept(call Call) Outcome {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -178,7 +177,8 @@ func (m *latencyModel) failed() error {
 
 // written notes when the Job's status first says Complete: the end of the run.
 func (m *latencyModel) written(ev WatchEvent) {
-	if ev.Job == nil || !jobstatus.IsConditionTrue(ev.Job.Status.Conditions, batchv1.JobComplete) {
+	job, ok := ev.Owner.(*batchv1.Job)
+	if !ok || !jobstatus.IsConditionTrue(job.Status.Conditions, batchv1.JobComplete) {
 		return
 	}
 	m.mu.Lock()

@@ -3,8 +3,6 @@ package reconciletest_test
 import (
 	"context"
 	"errors"
-	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -51,107 +49,58 @@ func (r *batchRun) DeepCopyObject() runtime.Object {
 	return &out
 }
 
-// runStore is the test's own store of BatchRuns and their StatusWriter.
-type runStore struct {
-	mu   sync.Mutex
-	runs map[string]*batchRun
-	uid  int
-	rv   int
-	// conflicts makes that many status writes fail with a Conflict, as a write
-	// racing another writer would.
-	conflicts int
+// batchRunType is the controller's conversion of a BatchRun onto a Workload and
+// of a Job status back into a BatchRun's own shape, as an operator's would be.
+var batchRunType = reconcile.Type[*batchRun]{
+	New: func() *batchRun { return &batchRun{} },
+	Workload: func(r *batchRun) (*plan.Workload, error) {
+		tmpl := reconciletest.NewJob(r.Namespace, r.Name, 1, 1).Spec.Template
+		return &plan.Workload{
+			Namespace: r.Namespace, Name: r.Name, UID: r.UID,
+			Spec: plan.Spec{
+				Parallelism: ptr.To(r.Workers), Completions: ptr.To(r.Target),
+				BackoffLimit: ptr.To[int32](4), Template: &tmpl,
+			},
+			Status:          *r.job.DeepCopy(),
+			ResourceVersion: r.ResourceVersion,
+			Object:          r,
+		}, nil
+	},
+	SetStatus: func(r *batchRun, st batchv1.JobStatus) {
+		r.job = *st.DeepCopy()
+		r.Succeeded, r.Failed = st.Succeeded, st.Failed
+		switch {
+		case jobstatus.IsConditionTrue(st.Conditions, batchv1.JobComplete):
+			r.Phase = "Succeeded"
+		case jobstatus.IsConditionTrue(st.Conditions, batchv1.JobFailed):
+			r.Phase = "Failed"
+		case st.Active > 0:
+			r.Phase = "Running"
+		}
+	},
 }
 
-func (s *runStore) create(namespace, name string, workers, target int32) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.uid++
-	s.rv++
-	gvk := batchRunKind.GroupVersionKind()
-	s.runs[namespace+"/"+name] = &batchRun{
-		TypeMeta: metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind},
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name,
-			UID: types.UID("run-uid-" + strconv.Itoa(s.uid)), ResourceVersion: strconv.Itoa(s.rv)},
-		Workers: workers, Target: target, Phase: "Pending",
-	}
+// newBatchRun returns a BatchRun of workers pods at a time until target succeed.
+func newBatchRun(namespace, name string, workers, target int32) *batchRun {
+	return &batchRun{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Workers: workers, Target: target, Phase: "Pending"}
 }
 
-func (s *runStore) delete(namespace, name string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.runs, namespace+"/"+name)
+func newRunCluster() (*reconciletest.Cluster, *reconciletest.Store[*batchRun]) {
+	return reconciletest.NewStore(reconciletest.Options{Owner: batchRunKind, Seed: 3}, batchRunType)
 }
 
-// workload is the controller's conversion of a BatchRun, and the Cluster's
-// Options.Owners.
-func (s *runStore) workload(namespace, name string) *plan.Workload {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, ok := s.runs[namespace+"/"+name]
-	if !ok {
-		return nil
-	}
-	r = r.DeepCopyObject().(*batchRun)
-	tmpl := reconciletest.NewJob(namespace, name, 1, 1).Spec.Template
-	return &plan.Workload{
-		Namespace: r.Namespace, Name: r.Name, UID: r.UID,
-		Spec: plan.Spec{
-			Parallelism: ptr.To(r.Workers), Completions: ptr.To(r.Target),
-			BackoffLimit: ptr.To[int32](4), Template: &tmpl,
-		},
-		Status:          r.job,
-		ResourceVersion: r.ResourceVersion,
-		Object:          r,
-	}
-}
-
-func (s *runStore) WriteStatus(_ context.Context, w *plan.Workload, st batchv1.JobStatus) (*plan.Workload, error) {
-	s.mu.Lock()
-	r, ok := s.runs[w.Namespace+"/"+w.Name]
-	gr := schema.GroupResource{Group: batchRunKind.Group, Resource: "batchruns"}
-	switch {
-	case !ok:
-		s.mu.Unlock()
-		return nil, apierrors.NewNotFound(gr, w.Name)
-	case r.UID != w.UID || r.ResourceVersion != w.ResourceVersion || s.conflicts > 0:
-		s.conflicts = max(s.conflicts-1, 0)
-		s.mu.Unlock()
-		return nil, apierrors.NewConflict(gr, w.Name, errors.New("stale"))
-	}
-	s.rv++
-	r.ResourceVersion = strconv.Itoa(s.rv)
-	r.job = *st.DeepCopy()
-	r.Succeeded, r.Failed = st.Succeeded, st.Failed
-	switch {
-	case jobstatus.IsConditionTrue(st.Conditions, batchv1.JobComplete):
-		r.Phase = "Succeeded"
-	case jobstatus.IsConditionTrue(st.Conditions, batchv1.JobFailed):
-		r.Phase = "Failed"
-	case st.Active > 0:
-		r.Phase = "Running"
-	}
-	s.mu.Unlock()
-	return s.workload(w.Namespace, w.Name), nil
-}
-
-func (s *runStore) get(namespace, name string) *batchRun {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r, ok := s.runs[namespace+"/"+name]; ok {
-		return r.DeepCopyObject().(*batchRun)
-	}
-	return nil
-}
-
-func newRunCluster(store *runStore) *reconciletest.Cluster {
-	return reconciletest.NewCluster(reconciletest.Options{Owner: batchRunKind, Owners: store.workload, Seed: 3})
-}
-
-func newRunReconciler(t *testing.T, c *reconciletest.Cluster, store *runStore) *reconcile.Reconciler {
+func newRunReconciler(t *testing.T, c *reconciletest.Cluster, store *reconciletest.Store[*batchRun]) *reconcile.Reconciler {
 	t.Helper()
 	r, err := reconcile.New(reconcile.Config{Name: managedBy, Owner: batchRunKind, Clock: c.Clock(), FinalizerRemovalParallelism: 1}, c, store)
 	require.NoError(t, err)
 	return r
+}
+
+func mustGet[T any](t *testing.T, get func(string, string) (T, error), namespace, name string) T {
+	t.Helper()
+	o, err := get(namespace, name)
+	require.NoError(t, err)
+	return o
 }
 
 // TestDriverOwnStoreThroughFaults runs an owner of the test's own type to
@@ -161,23 +110,26 @@ func newRunReconciler(t *testing.T, c *reconciletest.Cluster, store *runStore) *
 // BatchRun's pods alone and clean up after a deleted one.
 func TestDriverOwnStoreThroughFaults(t *testing.T) {
 	ctx := context.Background()
-	store := &runStore{runs: map[string]*batchRun{}, conflicts: 2}
-	c := newRunCluster(store)
+	c, store := newRunCluster()
+	// Two status writes racing another writer.
+	c.InjectFault(reconciletest.Fault{Op: reconciletest.OpUpdateStatus, Times: 2,
+		Err: apierrors.NewConflict(schema.GroupResource{Group: batchRunKind.Group, Resource: "batchruns"}, "run", errors.New("stale"))})
 	c.FailNth(reconciletest.OpCreatePod, 2, reconciletest.ServerError())
 	c.InjectFault(reconciletest.Fault{Op: reconciletest.OpPatchPod, After: 1, Err: reconciletest.TimeoutError(), AfterWrite: true})
 	c.Kubelet().SetScript(reconciletest.FailFirst(2, 1))
 	c.SetEventLatency(2 * time.Second)
-	store.create(ns, "run", 2, 4)
+	_, err := store.Create(newBatchRun(ns, "run", 2, 4))
+	require.NoError(t, err)
 
 	d := reconciletest.NewDriver(c, newRunReconciler(t, c, store))
-	_, err := d.Run(ctx, ns, "run", 6)
+	_, err = d.Run(ctx, ns, "run", 6)
 	require.ErrorIs(t, err, reconciletest.ErrStepLimit, "six steps do not finish the run")
 	d.Restart(newRunReconciler(t, c, store))
 	rr, err := d.Run(ctx, ns, "run", 200)
 	require.NoError(t, err)
 	require.NotNil(t, rr.Workload)
 
-	run := store.get(ns, "run")
+	run := mustGet(t, store.Get, ns, "run")
 	assert.Equal(t, "Succeeded", run.Phase)
 	assert.Equal(t, int32(4), run.Succeeded)
 	assert.Equal(t, int32(2), run.Failed, "the two pods the Kubelet failed")
@@ -192,7 +144,7 @@ func TestDriverOwnStoreThroughFaults(t *testing.T) {
 	// A live BatchRun keeps its pods; once it is gone, they go.
 	assert.Zero(t, c.CollectGarbage(), "CollectGarbage deleted pods of a live BatchRun")
 	assert.Len(t, c.ListPods(ns), 6)
-	store.delete(ns, "run")
+	require.NoError(t, store.Delete(ns, "run"))
 	assert.Equal(t, 6, c.CollectGarbage())
 	assert.Empty(t, c.ListPods(ns))
 }
@@ -202,11 +154,13 @@ func TestDriverOwnStoreThroughFaults(t *testing.T) {
 // store), and none of a live BatchRun's.
 func TestDriverOwnStoreOrphans(t *testing.T) {
 	ctx := context.Background()
-	store := &runStore{runs: map[string]*batchRun{}}
-	c := newRunCluster(store)
+	c, store := newRunCluster()
 	c.Kubelet().SetScript(nil)
-	store.create(ns, "gone", 2, 2)
-	store.create(ns, "live", 2, 2)
+	for _, name := range []string{"gone", "live"} {
+		_, err := store.Create(newBatchRun(ns, name, 2, 2))
+		require.NoError(t, err)
+	}
+	c.Cache().DeliverAll()
 	d := reconciletest.NewDriver(c, newRunReconciler(t, c, store))
 	for range 3 {
 		for _, name := range []string{"gone", "live"} {
@@ -216,8 +170,9 @@ func TestDriverOwnStoreOrphans(t *testing.T) {
 		c.Cache().DeliverAll()
 	}
 	require.Len(t, c.ListPods(ns), 4)
-	gone := store.get(ns, "gone")
-	store.delete(ns, "gone")
+	gone := mustGet(t, store.Get, ns, "gone")
+	require.NoError(t, store.Delete(ns, "gone"))
+	c.Cache().DeliverAll()
 
 	n, err := d.CleanOrphans(ctx)
 	require.NoError(t, err)
@@ -239,59 +194,66 @@ func TestCollectGarbageKeepsLiveOwners(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		opts func(*runStore) reconciletest.Options
+		// cluster returns the cluster and the Store of its Options.Owner (any
+		// when it has none).
+		cluster func() (*reconciletest.Cluster, any)
 		// live and gone are references to an owner that exists and to one that
 		// does not (deleted, or replaced under its name).
-		live, gone func(*testing.T, *reconciletest.Cluster, *runStore) metav1.OwnerReference
+		live, gone func(*testing.T, *reconciletest.Cluster, any) metav1.OwnerReference
 	}{{
-		name: "Jobs",
-		opts: func(*runStore) reconciletest.Options { return reconciletest.Options{} },
-		live: func(t *testing.T, c *reconciletest.Cluster, _ *runStore) metav1.OwnerReference {
-			j, err := c.CreateJob(reconciletest.NewJob(ns, "live", 1, 1))
+		name:    "Jobs",
+		cluster: func() (*reconciletest.Cluster, any) { return reconciletest.NewCluster(reconciletest.Options{}), nil },
+		live: func(t *testing.T, c *reconciletest.Cluster, _ any) metav1.OwnerReference {
+			j, err := c.Jobs().Create(reconciletest.NewJob(ns, "live", 1, 1))
 			require.NoError(t, err)
 			return ref(owner.BatchJob, j.Name, j.UID)
 		},
-		gone: func(t *testing.T, c *reconciletest.Cluster, _ *runStore) metav1.OwnerReference {
-			j, err := c.CreateJob(reconciletest.NewJob(ns, "gone", 1, 1))
+		gone: func(t *testing.T, c *reconciletest.Cluster, _ any) metav1.OwnerReference {
+			j, err := c.Jobs().Create(reconciletest.NewJob(ns, "gone", 1, 1))
 			require.NoError(t, err)
-			require.NoError(t, c.DeleteJob(ns, j.Name))
+			require.NoError(t, c.Jobs().Delete(ns, j.Name))
 			return ref(owner.BatchJob, j.Name, j.UID)
 		},
 	}, {
 		name: "Tasks",
-		opts: func(*runStore) reconciletest.Options { return reconciletest.Options{Owner: taskKind} },
-		live: func(t *testing.T, c *reconciletest.Cluster, _ *runStore) metav1.OwnerReference {
-			tk, err := c.CreateTask(newTask(ns, "live", 1, 1))
+		cluster: func() (*reconciletest.Cluster, any) {
+			return reconciletest.NewStore(reconciletest.Options{Owner: taskKind}, reconciletest.TaskType)
+		},
+		live: func(t *testing.T, _ *reconciletest.Cluster, s any) metav1.OwnerReference {
+			tk, err := s.(*reconciletest.Store[*reconciletest.Task]).Create(newTask(ns, "live", 1, 1))
 			require.NoError(t, err)
 			return ref(taskKind, tk.Name, tk.UID)
 		},
-		gone: func(t *testing.T, c *reconciletest.Cluster, _ *runStore) metav1.OwnerReference {
-			tk, err := c.CreateTask(newTask(ns, "gone", 1, 1))
+		gone: func(t *testing.T, _ *reconciletest.Cluster, s any) metav1.OwnerReference {
+			tasks := s.(*reconciletest.Store[*reconciletest.Task])
+			tk, err := tasks.Create(newTask(ns, "gone", 1, 1))
 			require.NoError(t, err)
-			require.NoError(t, c.DeleteTask(ns, tk.Name))
+			require.NoError(t, tasks.Delete(ns, tk.Name))
 			return ref(taskKind, tk.Name, tk.UID)
 		},
 	}, {
-		name: "test's store",
-		opts: func(s *runStore) reconciletest.Options {
-			return reconciletest.Options{Owner: batchRunKind, Owners: s.workload}
+		name: "test's own type",
+		cluster: func() (*reconciletest.Cluster, any) {
+			return reconciletest.NewStore(reconciletest.Options{Owner: batchRunKind}, batchRunType)
 		},
-		live: func(_ *testing.T, _ *reconciletest.Cluster, s *runStore) metav1.OwnerReference {
-			s.create(ns, "live", 1, 1)
-			return ref(batchRunKind, "live", s.get(ns, "live").UID)
+		live: func(t *testing.T, _ *reconciletest.Cluster, s any) metav1.OwnerReference {
+			r, err := s.(*reconciletest.Store[*batchRun]).Create(newBatchRun(ns, "live", 1, 1))
+			require.NoError(t, err)
+			return ref(batchRunKind, "live", r.UID)
 		},
-		gone: func(_ *testing.T, _ *reconciletest.Cluster, s *runStore) metav1.OwnerReference {
-			s.create(ns, "gone", 1, 1)
-			old := s.get(ns, "gone").UID
-			s.delete(ns, "gone")
-			s.create(ns, "gone", 1, 1) // the name lives on, with another UID
-			return ref(batchRunKind, "gone", old)
+		gone: func(t *testing.T, _ *reconciletest.Cluster, s any) metav1.OwnerReference {
+			runs := s.(*reconciletest.Store[*batchRun])
+			old, err := runs.Create(newBatchRun(ns, "gone", 1, 1))
+			require.NoError(t, err)
+			require.NoError(t, runs.Delete(ns, "gone"))
+			_, err = runs.Create(newBatchRun(ns, "gone", 1, 1)) // the name lives on, with another UID
+			require.NoError(t, err)
+			return ref(batchRunKind, "gone", old.UID)
 		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			store := &runStore{runs: map[string]*batchRun{}}
-			c := reconciletest.NewCluster(tt.opts(store))
+			c, store := tt.cluster()
 			live, gone := tt.live(t, c, store), tt.gone(t, c, store)
 			// A reference of the cluster's own kind to a name it never held.
 			never := ref(c.Owner(), "never", "never-uid")

@@ -87,7 +87,7 @@ func (c *Cluster) createPodLocked(in *corev1.Pod) (*corev1.Pod, error) {
 	c.seq++
 	c.order[pod.UID] = c.seq
 	c.pods[key(pod.Namespace, pod.Name)] = pod
-	c.emitLocked(watch.Added, pod, nil)
+	c.emitLocked(watch.Added, pod)
 	return pod, nil
 }
 
@@ -158,7 +158,7 @@ func (c *Cluster) deletePodLocked(namespace, name string, uid types.UID, grace *
 func (c *Cluster) storePodLocked(pod *corev1.Pod) {
 	pod.ResourceVersion = c.nextRV()
 	c.pods[key(pod.Namespace, pod.Name)] = pod
-	c.emitLocked(watch.Modified, pod, nil)
+	c.emitLocked(watch.Modified, pod)
 	if deletionComplete(pod) {
 		c.removePodLocked(pod)
 	}
@@ -173,7 +173,7 @@ func (c *Cluster) removePodLocked(pod *corev1.Pod) {
 	final := pod.DeepCopy()
 	final.ResourceVersion = c.nextRV()
 	delete(c.pods, key(pod.Namespace, pod.Name))
-	c.emitLocked(watch.Deleted, final, nil)
+	c.emitLocked(watch.Deleted, final)
 }
 
 // PatchPod implements reconcile.Client for strategic merge patches of a pod's

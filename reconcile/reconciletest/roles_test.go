@@ -144,7 +144,7 @@ func TestStoreRolesWriter(t *testing.T) {
 	}
 }
 
-// A finished owner with no tracked or running pod left is done; the Options.Owners facts let
+// A finished owner with no tracked or running pod left is done; the Store's owners let
 // CollectGarbage keep the pods of a stored owner and delete those of a deleted one.
 func TestStoreDoneAndGarbage(t *testing.T) {
 	c, s, w := newRolesStore(t)

@@ -17,7 +17,6 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/groups/childjobs"
 	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/owner"
@@ -89,9 +88,7 @@ func runRolesFigure(ctx context.Context, L, lag time.Duration) (figResult, error
 	ctx, cancel := context.WithTimeout(ctx, figLimit*L)
 	defer cancel()
 	q := newLatencyQueue()
-	lookup := func(namespace, name string) *finalizers.OrphanOwner {
-		return workloadOwner(owners.facts(namespace, name), c.Owner())
-	}
+	lookup := owners.liveFacts // the owner as stored: the figure's controller reads no owner cache
 	c.Cache().OnPodEvent(func(ev reconcile.PodEvent) {
 		res := r.ObservePodEvent(ev, lookup)
 		for _, k := range res.Sync {
@@ -159,7 +156,7 @@ func (g *figGroup) input() *childjobs.Input {
 		Templates:          []batchv1.JobTemplateSpec{worker, launcher},
 		EnableDNSHostnames: ptr.To(false),
 		Status:             st,
-		Children:           g.f.c.Cache().Jobs(),
+		Children:           g.f.c.Jobs().CachedList(),
 		ChildManagedBy:     figController,
 		Now:                g.f.c.Clock().Now(),
 	}
@@ -198,7 +195,7 @@ func (g *figGroup) sync(ctx context.Context, _ string) (time.Duration, error) {
 	for _, d := range p.Delete {
 		g.add(&g.writes.deletes)
 		err := g.f.call(func() error {
-			_, err := c.UpdateJob(d.Job.Namespace, d.Job.Name, func(j *batchv1.Job) {
+			_, err := c.Jobs().Update(d.Job.Namespace, d.Job.Name, func(j *batchv1.Job) {
 				if j.UID == d.Job.UID && j.DeletionTimestamp == nil {
 					j.DeletionTimestamp = ptr.To(metav1.NewTime(c.Clock().Now()))
 					j.Finalizers = append(j.Finalizers, metav1.FinalizerDeleteDependents)
@@ -219,14 +216,14 @@ func (g *figGroup) sync(ctx context.Context, _ string) (time.Duration, error) {
 		for _, a := range set.jobs {
 			g.add(&g.writes.patches)
 			errs = append(errs, g.f.call(func() error {
-				_, err := c.UpdateJob(a.Job.Namespace, a.Job.Name, func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(set.suspend) })
+				_, err := c.Jobs().Update(a.Job.Namespace, a.Job.Name, func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(set.suspend) })
 				return err
 			}))
 		}
 	}
 	for _, a := range p.Create {
 		g.add(&g.writes.creates)
-		err := g.f.call(func() error { _, err := c.CreateJob(a.Job); return err })
+		err := g.f.call(func() error { _, err := c.Jobs().Create(a.Job); return err })
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			errs = append(errs, err)
 		}
@@ -280,12 +277,12 @@ func runJobSetFigure(ctx context.Context, L, lag time.Duration) (figResult, erro
 	groupKey := reconcile.Key(figNamespace, figName)
 	cache := c.Cache()
 	cache.OnPodEvent(func(ev reconcile.PodEvent) {
-		res := r.ObservePodEvent(ev, cache.JobOwner)
+		res := r.ObservePodEvent(ev, c.Jobs().CachedOwner)
 		for _, k := range res.Sync {
 			jobs.add(k, res.Delay)
 		}
 	})
-	cache.OnJobEvent(func(ev reconcile.OwnerEvent) {
+	c.Jobs().OnEvent(func(ev reconcile.OwnerEvent) {
 		if m := r.ObserveOwnerEvent(ev); m.Sync {
 			jobs.add(m.Key, m.Delay)
 		}
@@ -310,7 +307,7 @@ func runJobSetFigure(ctx context.Context, L, lag time.Duration) (figResult, erro
 	f.worker(ctx, groups, g.sync)
 	f.worker(ctx, jobs, func(ctx context.Context, k string) (time.Duration, error) {
 		ns, name, _ := strings.Cut(k, "/")
-		job := cache.Job(ns, name)
+		job := c.Jobs().Cached(ns, name)
 		if job == nil {
 			return 0, nil
 		}

@@ -1,12 +1,11 @@
 package reconciletest
 
 import (
-	"context"
 	"fmt"
-	"strconv"
-	"sync"
+	"reflect"
+	"strings"
 
-	corev1 "k8s.io/api/core/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,119 +13,175 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/utils/ptr"
+	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/jobkit/jobkit/groups"
-	"github.com/jobkit/jobkit/groups/ownedpods"
-	"github.com/jobkit/jobkit/internal/podutil"
-	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
-	plaingroup "github.com/jobkit/jobkit/plain/group"
-	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
-// Store holds the owners of a Cluster's owner kind as objects of the test's own
-// type T (a *TrainingJob, or the rig's Run), converted with typ: the same
-// reconcile.Type that the controller-runtime integration (controllerruntime.Setup)
-// reads in production, so the test exercises the user's conversions and status
-// round trip in memory, and every reader of an owner (CollectGarbage, the
-// Driver's pod events, its orphan cleanup) sees what production sees
-// (reconcile.Type.Owner: an owner of roles is never finished). It serves every
-// shape typ has: a Job-shaped owner (synced by Reconciler.Sync; the Store is the
-// Reconciler's StatusWriter), an owner of several roles (Reconciler.SyncRoles,
-// with the Store's status subresource) and a group whose roles run as child Jobs
-// (Reconciler.SyncChildJobs; each step then also runs its children with the
-// Store's own Job controller, a Reconciler of batch/v1 Jobs named by the group's
-// Input.ChildManagedBy, or reconciletest.jobkit.dev/job-controller when it is
-// empty, and finishes the foreground deletions of children whose pods are gone).
-// The group's writes to its child Jobs and Services are administrative (the call
-// log does not record them and no fault applies); its status writes and the
-// children's pod calls and status writes are controller calls as any. NewStore returns a Cluster and its Store:
+// Store holds the owners of one kind of a Cluster as objects of one Go type T,
+// converted with typ: the batch/v1 Jobs every Cluster holds (Cluster.Jobs, over
+// reconcile.JobType), and the owners of the Cluster's own kind (NewStore) as
+// objects of the test's type (a *TrainingJob), the rig's Task (TaskType) or its
+// Run (RunType). typ is the reconcile.Type that the controller-runtime
+// integration (controllerruntime.Setup) reads in production, so the test
+// exercises the user's conversions and status round trip in memory, and every
+// reader of an owner (CollectGarbage, the Driver's pod events, its orphan
+// cleanup) sees what production sees (reconcile.Type.Owner: an owner of roles is
+// never finished).
+//
+// Like the API server, a Store versions its owners with the Cluster's one
+// resourceVersion counter and reports every change as a watch event, which
+// reaches the Cluster's Cache as pod events do (event latency, reordering, lost
+// events, Reset): Cached, CachedList and CachedOwner read the Cache's view,
+// OnEvent hears its deliveries. Create, Update and Delete are a user's writes:
+// no fault applies and the call log does not record them. The status
+// subresource (WriteStatus; RolesWriter for owners of roles;
+// Cluster.UpdateJobStatus for Jobs) is a controller call: faults and
+// interceptors apply, the UID and resourceVersion are preconditions, and it
+// checks the rules of the shape (a Job-shaped owner's status as the API server
+// checks a Job's, jobstatus.ValidateUpdate; an owner of roles' or a group's
+// counters, attempts and totals never decrease and its terminal state never
+// changes).
+//
+// It serves every shape typ has: a Job-shaped owner (synced by Reconciler.Sync;
+// the Store, or the Cluster, is the Reconciler's StatusWriter), an owner of
+// several roles (Reconciler.SyncRoles, with the Store's status subresource) and
+// a group whose roles run as child Jobs (Reconciler.SyncChildJobs; each step
+// then also runs its children with the Store's own Job controller, a Reconciler
+// of batch/v1 Jobs named by the group's Input.ChildManagedBy, or
+// reconciletest.jobkit.dev/job-controller when it is empty, and finishes the
+// foreground deletions of children whose pods are gone). The group's writes to
+// its child Jobs and Services are administrative (the call log does not record
+// them and no fault applies); its status writes and the children's pod calls
+// and status writes are controller calls as any. A Driver syncs a Store's owners
+// in their shape with no more set up:
 //
 //	c, runs := reconciletest.NewStore(reconciletest.Options{Owner: kind}, reconciletest.RunType)
 //	r, _ := reconcile.New(reconcile.Config{Name: name, Owner: kind, Clock: c.Clock()}, c, runs)
 //	runs.Create(&reconciletest.Run{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "train"}, Spec: ...})
-//	d := reconciletest.NewDriver(c, r)
-//	d.SyncFunc, d.DoneFunc = runs.SyncFunc(r), runs.DoneFunc()
-//	rr, err := d.Run(ctx, "default", "train", 0) // then runs.Get("default", "train")
+//	rr, err := reconciletest.NewDriver(c, r).Run(ctx, "default", "train", 0) // then runs.Get("default", "train")
 //
-// The status subresource (WriteStatus, and the roles' writer SyncFunc uses) is a
-// controller call: call log operation OpUpdateStatus, faults and interceptors
-// apply, resourceVersions come from the Cluster's one counter, the UID and
-// resourceVersion are preconditions. It checks the rules a CRD of the shape
-// states: a Job-shaped owner's status as the API server checks a Job's
-// (jobstatus.ValidateUpdate); an owner of roles' counters, attempts and totals
-// never decrease and its terminal state never changes. The Store has no watch
-// and no cache lag: a sync reads what is stored. It is safe for concurrent use.
+// It is safe for concurrent use; the Cluster's lock guards it.
 type Store[T interface {
 	metav1.Object
 	runtime.Object
 }] struct {
 	c     *Cluster
 	typ   reconcile.Type[T]
-	mu    sync.Mutex
-	objs  map[types.NamespacedName]T
-	child childJobsState
+	kind  owner.Kind
+	rules apiRules[T]
+	// objs and handlers are guarded by c.mu.
+	objs     map[types.NamespacedName]T
+	handlers []func(reconcile.OwnerEvent)
+	child    childJobsState
 }
 
-// NewStore returns a Cluster (NewCluster(opts)) whose owners of kind opts.Owner
-// are held by the returned Store, as objects of type T converted by typ;
-// opts.Owners is set to the Store. It panics as NewCluster does, when
-// opts.Owners is already set, when opts.Owner is batch/v1 Job (the Cluster holds
-// Jobs itself) and when typ.Validate fails.
+// apiRules are what the API server does differently for one resource.
+type apiRules[T any] struct {
+	// defaults applies the API defaults to a new object (nil: none).
+	defaults func(T)
+	// spec returns what a change of bumps the generation (nil: any change).
+	spec func(T) any
+	// statusOp is the call log operation of a status write.
+	statusOp Op
+	// typeMeta: a created object gets the kind's apiVersion and kind.
+	typeMeta bool
+}
+
+// rulesFor returns the API rules of the rig's owner types: a Job's defaults and
+// generated selector, a Task's Job defaults; none for the test's own types.
+func rulesFor[T any](sample T) apiRules[T] {
+	r := apiRules[T]{statusOp: OpUpdateStatus, typeMeta: true}
+	switch any(sample).(type) {
+	case *batchv1.Job:
+		r.defaults = func(o T) { defaultJob(any(o).(*batchv1.Job)) }
+		r.spec = func(o T) any { return any(o).(*batchv1.Job).Spec }
+		r.statusOp, r.typeMeta = OpUpdateJobStatus, false
+	case *Task:
+		r.defaults = func(o T) { defaultJobSpec(&any(o).(*Task).Spec) }
+		r.spec = func(o T) any { return any(o).(*Task).Spec }
+	}
+	return r
+}
+
+// newStore returns the Store of c's owners of kind, registered with c.
+func newStore[T interface {
+	metav1.Object
+	runtime.Object
+}](c *Cluster, kind owner.Kind, typ reconcile.Type[T]) *Store[T] {
+	return &Store[T]{c: c, typ: typ, kind: kind, rules: rulesFor(typ.New()), objs: map[types.NamespacedName]T{}}
+}
+
+// NewStore returns a Cluster (NewCluster(opts)) whose owners of kind
+// opts.Owner are held by the returned Store, as objects of type T converted by
+// typ. It panics as NewCluster does, when opts.Owner is batch/v1 Job (every
+// Cluster holds its Jobs: Cluster.Jobs) and when typ.Validate fails.
 func NewStore[T interface {
 	metav1.Object
 	runtime.Object
 }](opts Options, typ reconcile.Type[T]) (*Cluster, *Store[T]) {
-	switch {
-	case opts.Owners != nil:
-		panic("reconciletest: NewStore sets Options.Owners itself")
-	case opts.Owner == (owner.Kind{}) || opts.Owner == owner.BatchJob:
+	if opts.Owner == (owner.Kind{}) || opts.Owner == owner.BatchJob {
 		panic("reconciletest: NewStore needs Options.Owner set to a kind other than batch/v1 Job")
 	}
 	if err := typ.Validate(); err != nil {
 		panic(fmt.Sprintf("reconciletest: NewStore: %v", err))
 	}
-	s := &Store[T]{typ: typ, objs: map[types.NamespacedName]T{}}
-	opts.Owners = s.facts
-	s.c = NewCluster(opts)
-	return s.c, s
+	c := NewCluster(opts)
+	s := newStore(c, c.owner, typ)
+	c.custom = s
+	return c, s
 }
 
 var _ reconcile.StatusWriter = (*Store[*Run])(nil)
 
-// Create stores a copy of obj as the API server stores a custom resource: the
-// Cluster's kind, a UID, a resourceVersion, generation 1 and the creation time;
-// namespace and name are required, the status is kept as given. It is not a
-// controller call: no fault applies and the call log does not record it.
+// Create stores a copy of obj as the API server stores a new object: a name
+// from GenerateName when Name is empty, a UID, a resourceVersion, generation 1,
+// the creation time, the kind's apiVersion and kind (not for Jobs, whose
+// TypeMeta is left as given), and the API defaults of the rig's types (a Job's,
+// with the generated selector and template labels unless spec.manualSelector
+// is true; a Task's spec gets a Job's); the status is kept as given (the API
+// server would clear it; tests may seed one). The namespace is required.
 func (s *Store[T]) Create(obj T) (T, error) {
 	var zero T
-	if obj.GetNamespace() == "" || obj.GetName() == "" {
-		return zero, apierrors.NewInvalid(s.groupKind(), obj.GetName(), field.ErrorList{field.Required(field.NewPath("metadata", "name"), "namespace and name are required")})
-	}
+	c := s.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	o := s.copy(obj)
-	o.GetObjectKind().SetGroupVersionKind(s.c.owner.GroupVersionKind())
-	s.c.mu.Lock()
-	o.SetUID(s.c.nextUID())
-	o.SetResourceVersion(s.c.nextRV())
-	o.SetCreationTimestamp(s.c.now())
-	s.c.mu.Unlock()
-	o.SetGeneration(1)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := key(o.GetNamespace(), o.GetName())
-	if _, taken := s.objs[k]; taken {
+	if o.GetNamespace() == "" {
+		return zero, apierrors.NewInvalid(s.groupKind(), o.GetName(), field.ErrorList{field.Required(field.NewPath("metadata", "namespace"), "")})
+	}
+	if o.GetName() == "" {
+		if o.GetGenerateName() == "" {
+			return zero, apierrors.NewInvalid(s.groupKind(), "", field.ErrorList{field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
+		}
+		o.SetName(uniqueName(c, o.GetGenerateName(), func(n string) bool { _, taken := s.objs[key(o.GetNamespace(), n)]; return taken }))
+	} else if _, taken := s.objs[key(o.GetNamespace(), o.GetName())]; taken {
 		return zero, apierrors.NewAlreadyExists(s.resource(), o.GetName())
 	}
-	s.objs[k] = o
+	if s.rules.typeMeta {
+		o.GetObjectKind().SetGroupVersionKind(s.kind.GroupVersionKind())
+	}
+	o.SetUID(c.nextUID())
+	o.SetResourceVersion(c.nextRV())
+	o.SetGeneration(1)
+	o.SetCreationTimestamp(c.now())
+	if s.rules.defaults != nil {
+		s.rules.defaults(o)
+	}
+	s.objs[key(o.GetNamespace(), o.GetName())] = o
+	s.emitLocked(watch.Added, o)
 	return s.copy(o), nil
 }
 
 // Get returns a copy of the stored owner, or a NotFound error.
 func (s *Store[T]) Get(namespace, name string) (T, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	return s.getLocked(namespace, name)
+}
+
+func (s *Store[T]) getLocked(namespace, name string) (T, error) {
 	o, ok := s.objs[key(namespace, name)]
 	if !ok {
 		var zero T
@@ -135,16 +190,31 @@ func (s *Store[T]) Get(namespace, name string) (T, error) {
 	return s.copy(o), nil
 }
 
-// Update changes the stored owner as a user's update would: mutate gets a copy,
-// whose identity, kind and status are then set back as stored (the status
-// through the Type's conversions); the update gives a new resourceVersion and
-// generation. It is not a controller call, and it returns the owner as stored, or
-// a NotFound error.
+// List returns copies of the stored owners, sorted by namespace and name.
+func (s *Store[T]) List() []T {
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	out := sortedValues(s.objs)
+	for i, o := range out {
+		out[i] = s.copy(o)
+	}
+	return out
+}
+
+// Update changes the stored owner as a user's update would: mutate gets a copy
+// (outside the Cluster's lock: it may call the Cluster), whose identity, kind
+// and status are then set back as stored (the status through the Type's
+// conversions). A deletionTimestamp mutate sets is kept: a test models a
+// deletion in progress (a foreground deletion's finalizer) that way. An update that changes nothing writes nothing; one that
+// changes the spec (a Job's or a Task's; anything, for other types) bumps the
+// generation; the owner changing meanwhile is a Conflict. It returns the owner
+// as stored, or a NotFound error.
 func (s *Store[T]) Update(namespace, name string, mutate func(T)) (T, error) {
 	var zero T
-	s.mu.Lock()
+	c := s.c
+	c.mu.Lock()
 	cur, ok := s.objs[key(namespace, name)]
-	s.mu.Unlock()
+	c.mu.Unlock()
 	if !ok {
 		return zero, apierrors.NewNotFound(s.resource(), name)
 	}
@@ -153,23 +223,27 @@ func (s *Store[T]) Update(namespace, name string, mutate func(T)) (T, error) {
 	next.SetNamespace(cur.GetNamespace())
 	next.SetName(cur.GetName())
 	next.SetUID(cur.GetUID())
-	next.SetDeletionTimestamp(cur.GetDeletionTimestamp())
+	next.SetResourceVersion(cur.GetResourceVersion())
+	next.SetGeneration(cur.GetGeneration())
 	next.SetCreationTimestamp(cur.GetCreationTimestamp())
 	next.GetObjectKind().SetGroupVersionKind(cur.GetObjectKind().GroupVersionKind())
 	if err := s.keepStatus(cur, next); err != nil {
 		return zero, err
 	}
-	s.c.mu.Lock()
-	rv := s.c.nextRV()
-	s.c.mu.Unlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !equality.Semantic.DeepEqual(s.objs[key(namespace, name)], cur) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now, ok := s.objs[key(namespace, name)]; !ok || now.GetResourceVersion() != cur.GetResourceVersion() {
 		return zero, apierrors.NewConflict(s.resource(), name, fmt.Errorf("the owner changed during the update"))
 	}
-	next.SetResourceVersion(rv)
-	next.SetGeneration(cur.GetGeneration() + 1)
+	if sameObject(next, cur) {
+		return s.copy(cur), nil
+	}
+	if s.rules.spec == nil || !equality.Semantic.DeepEqual(s.rules.spec(next), s.rules.spec(cur)) {
+		next.SetGeneration(cur.GetGeneration() + 1)
+	}
+	next.SetResourceVersion(c.nextRV())
 	s.objs[key(namespace, name)] = next
+	s.emitLocked(watch.Modified, next)
 	return s.copy(next), nil
 }
 
@@ -188,138 +262,32 @@ func (s *Store[T]) keepStatus(cur, next T) error {
 	return nil
 }
 
-// Delete removes an owner at once. Its pods stay, with their owner reference and
-// finalizers, until CollectGarbage or the test removes them; tell the Reconciler
-// (ObserveOwnerEvent with Old), as the controller's owner event handler would. It
-// is not a controller call.
+// Delete removes an owner at once (there is no deletionTimestamp on owners).
+// Its pods stay, with their owner reference and finalizers, until
+// CollectGarbage or the test removes them; the deletion is a watch event, which
+// a Driver passes to its Reconciler's ObserveOwnerEvent once the Cache has it.
 func (s *Store[T]) Delete(namespace, name string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	return s.deleteLocked(namespace, name)
+}
+
+func (s *Store[T]) deleteLocked(namespace, name string) error {
 	k := key(namespace, name)
-	if _, ok := s.objs[k]; !ok {
+	cur, ok := s.objs[k]
+	if !ok {
 		return apierrors.NewNotFound(s.resource(), name)
 	}
 	delete(s.objs, k)
+	final := s.copy(cur)
+	final.SetResourceVersion(s.c.nextRV())
+	s.emitLocked(watch.Deleted, final)
 	return nil
 }
 
-// SyncFunc returns a Driver.SyncFunc that syncs the stored owner in its shape:
-// Reconciler.Sync for a Job-shaped one (r's StatusWriter must be the Store),
-// Reconciler.SyncRoles for an owner of roles (with the Store's status
-// subresource), listing its pods from the Cluster's Cache. An owner the store
-// does not hold is forgotten and not synced; one the Type's conversions refuse
-// is skipped (Report.Skipped) with no error, as the production integration does
-// after its Warning event.
-func (s *Store[T]) SyncFunc(r *reconcile.Reconciler) func(ctx context.Context, namespace, name string) (bool, reconcile.Result, error) {
-	return func(ctx context.Context, namespace, name string) (bool, reconcile.Result, error) {
-		obj, err := s.Get(namespace, name)
-		if err != nil {
-			r.Forget(reconcile.Key(namespace, name))
-			return false, reconcile.Result{}, nil
-		}
-		w, g, cj, err := s.typ.Shape(obj)
-		switch {
-		case err != nil:
-			return true, reconcile.Result{Report: reconcile.Report{Skipped: err.Error()}}, nil
-		case cj != nil:
-			res, err := s.syncChildJobs(ctx, r, obj, cj)
-			return true, res, err
-		}
-		if g != nil {
-			res, err := r.SyncRoles(ctx, g, s.rolesPods, s.RolesWriter())
-			return true, res, err
-		}
-		res, err := r.Sync(ctx, w, s.c.Cache().OwnerPods)
-		return true, res, err
-	}
-}
-
-// DoneFunc returns a Driver.DoneFunc: an owner is done when it has finished and
-// nothing of it is left to count or stop. A Job-shaped owner: its status is
-// finished and none of its pods carries the tracking finalizer. An owner of
-// roles: its status has a terminal state (or a true Completed or Failed
-// condition), none of its pods carries the finalizer or still runs (a pod
-// neither finished nor being deleted: one whose finalizer was removed but whose
-// deletion failed is deleted by a later sync), and its status shows what is left
-// of each role's pods: none active or ready, as many terminating as are being
-// deleted (the group stops its roles in the write that finishes it; a later
-// write shows them stopped).
-func (s *Store[T]) DoneFunc() func(namespace, name string) (done, exists bool) {
-	return func(namespace, name string) (bool, bool) {
-		obj, err := s.Get(namespace, name)
-		if err != nil {
-			return false, false
-		}
-		w, g, cj, err := s.typ.Shape(obj)
-		switch {
-		case err != nil:
-			return false, true
-		case g != nil:
-			return s.rolesDone(g), true
-		case cj != nil:
-			return s.childJobsDone(obj, cj), true
-		}
-		if !jobstatus.IsFinished(&w.Status) {
-			return false, true
-		}
-		for _, p := range s.c.ListPods(namespace) {
-			if ref := metav1.GetControllerOfNoCopy(p); ref != nil && ref.UID == obj.GetUID() && s.c.owner.HasFinalizer(p) {
-				return false, true
-			}
-		}
-		return true, true
-	}
-}
-
-func (s *Store[T]) rolesDone(g *ownedpods.Workload) bool {
-	if g.Status.TerminalState == "" && groups.Finished(g.Status.Conditions) == nil {
-		return false
-	}
-	terminating := map[string]int32{}
-	for _, p := range s.c.ListPods(g.Namespace) {
-		ref := metav1.GetControllerOfNoCopy(p)
-		if ref == nil || ref.UID != g.UID {
-			continue
-		}
-		if s.c.owner.HasFinalizer(p) || (!podutil.IsTerminal(p) && p.DeletionTimestamp == nil) {
-			return false
-		}
-		if !podutil.IsTerminal(p) {
-			terminating[p.Labels[plaingroup.LabelRoleName]+"/"+p.Labels[plaingroup.LabelRestartAttempt]]++
-		}
-	}
-	for _, rs := range g.Status.Roles {
-		j := &rs.Job
-		if j.Active != 0 || ptr.Deref(j.Ready, 0) != 0 ||
-			ptr.Deref(j.Terminating, 0) != terminating[rs.Name+"/"+strconv.Itoa(int(rs.Attempt))] {
-			return false
-		}
-	}
-	return true
-}
-
-// rolesPods lists an owner of roles' pods from the Cluster's Cache (controller
-// reference with its UID: an owner of roles adopts nothing).
-func (s *Store[T]) rolesPods(g *ownedpods.Workload) ([]*corev1.Pod, error) {
-	return s.c.Cache().OwnerPods(&plan.Workload{Namespace: g.Namespace, UID: g.UID})
-}
-
-// facts is Options.Owners: the stored owner as production presents it
-// (reconcile.Type.Owner); an owner the conversions refuse is presented with its
-// identity and managedBy, unfinished, as reconcile.Type.OrphanOwner does.
-func (s *Store[T]) facts(namespace, name string) *plan.Workload {
-	obj, err := s.Get(namespace, name)
-	if err != nil {
-		return nil
-	}
-	w, err := s.typ.Owner(obj)
-	if err != nil {
-		w = &plan.Workload{Namespace: namespace, Name: name, UID: obj.GetUID(), Object: obj}
-		if s.typ.ManagedBy != nil {
-			w.Spec.ManagedBy = s.typ.ManagedBy(obj)
-		}
-	}
-	return w
+// emitLocked queues the watch event of a change to o for the Cache.
+func (s *Store[T]) emitLocked(typ watch.EventType, o T) {
+	s.c.emitEventLocked(WatchEvent{Type: typ, Owner: o, src: s})
 }
 
 func (s *Store[T]) copy(o T) T {
@@ -330,6 +298,26 @@ func (s *Store[T]) copy(o T) T {
 	return out
 }
 
-func (s *Store[T]) resource() schema.GroupResource { return s.c.taskResource() }
+// resource and groupKind name the Store's owners in API errors.
+func (s *Store[T]) resource() schema.GroupResource {
+	if s.kind == owner.BatchJob {
+		return jobsResource
+	}
+	return schema.GroupResource{Group: s.kind.Group, Resource: strings.ToLower(s.kind.Kind) + "s"}
+}
 
-func (s *Store[T]) groupKind() schema.GroupKind { return s.c.taskGroupKind() }
+func (s *Store[T]) groupKind() schema.GroupKind {
+	return schema.GroupKind{Group: s.kind.Group, Kind: s.kind.Kind}
+}
+
+// sameObject reports whether a and b are semantically equal objects; an object
+// with unexported fields that the semantic comparison cannot read (a test's own
+// type) is compared as Go values.
+func sameObject(a, b any) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = reflect.DeepEqual(a, b)
+		}
+	}()
+	return equality.Semantic.DeepEqual(a, b)
+}

@@ -9,8 +9,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/owner"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
@@ -37,9 +39,8 @@ func taskType(refuse bool) reconcile.Type[*Task] {
 }
 
 // The rig presents every owner state as production does: the facts the Store
-// gives the Cluster and the Driver (Options.Owners, then
-// plan.Workload.OrphanOwner) are reconcile.Type.OrphanOwner's, which
-// controllerruntime.Setup reads. A rig that presented a state otherwise (a
+// gives the Cluster and the Driver (stored and cached, and in its owner events)
+// are reconcile.Type.OrphanOwner's, which controllerruntime.Setup reads. A rig that presented a state otherwise (a
 // finished owner of roles as finished, an unset managedBy as the Job
 // controller's) fails here.
 func TestStoreFactsAreProductions(t *testing.T) {
@@ -77,7 +78,31 @@ func taskFacts(t *testing.T, typ reconcile.Type[*Task], managedBy *string, st ba
 	task.Spec.ManagedBy = managedBy
 	stored, err := s.Create(task)
 	require.NoError(t, err)
-	return workloadOwner(c.owners("ns", "train"), storeKind), typ.OrphanOwner(stored, storeKind)
+	return clusterFacts(t, c), typ.OrphanOwner(stored, storeKind)
+}
+
+// clusterFacts returns the facts the Cluster's readers (a Driver's pod events
+// and orphan cleanup) get of ns/train: the same from the Store and, once the
+// watch events are delivered, from the Cache, and in the owner events.
+func clusterFacts(t *testing.T, c *Cluster) *finalizers.OrphanOwner {
+	t.Helper()
+	var events []reconcile.OwnerEvent
+	c.mu.Lock()
+	c.owners().onEventLocked(func(ev reconcile.OwnerEvent) { events = append(events, ev) })
+	c.mu.Unlock()
+	live := c.owners().liveFacts("ns", "train")
+	require.Nil(t, c.owners().cachedFacts("ns", "train"), "nothing delivered yet")
+	c.Cache().DeliverAll()
+	require.Equal(t, live, c.owners().cachedFacts("ns", "train"), "the cached facts are the stored ones")
+	require.Len(t, events, 1)
+	require.Equal(t, live, withUID(events[0].New.OrphanOwner(storeKind), events[0].New.Object), "the owner event presents the owner alike")
+	return live
+}
+
+// withUID sets the UID of f to obj's, as reconcile.Type.OrphanOwner does.
+func withUID(f *finalizers.OrphanOwner, obj any) *finalizers.OrphanOwner {
+	f.UID = obj.(interface{ GetUID() types.UID }).GetUID()
+	return f
 }
 
 func runFacts(t *testing.T, st ownedpods.Status) (any, any) {
@@ -85,7 +110,7 @@ func runFacts(t *testing.T, st ownedpods.Status) (any, any) {
 	stored, err := s.Create(&Run{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train"},
 		Spec: ownedpods.Workload{ManagedBy: ptr.To("me"), Roles: []ownedpods.Role{{Name: "worker"}}}, Status: st})
 	require.NoError(t, err)
-	got := workloadOwner(c.owners("ns", "train"), storeKind)
+	got := clusterFacts(t, c)
 	require.False(t, got.Finished, "an owner of roles is never finished to its readers")
 	return got, RunType.OrphanOwner(stored, storeKind)
 }

@@ -85,8 +85,8 @@ func (s *Store[T]) childController(name string) (*reconcile.Reconciler, error) {
 		return nil, err
 	}
 	cache := s.c.Cache()
-	cache.OnPodEvent(func(ev reconcile.PodEvent) { r.ObservePodEvent(ev, cache.JobOwner) })
-	cache.OnJobEvent(func(ev reconcile.OwnerEvent) { r.ObserveOwnerEvent(ev) })
+	cache.OnPodEvent(func(ev reconcile.PodEvent) { r.ObservePodEvent(ev, s.c.jobs.CachedOwner) })
+	s.c.jobs.OnEvent(func(ev reconcile.OwnerEvent) { r.ObserveOwnerEvent(ev) })
 	s.child.jobs = r
 	return r, nil
 }
@@ -105,7 +105,7 @@ func (s *Store[T]) cleanChildOrphans(ctx context.Context, jobs *reconcile.Reconc
 		}
 		var own *finalizers.OrphanOwner
 		if ref := owner.BatchJob.ControllerOf(p); ref != nil {
-			own = cache.JobOwner(p.Namespace, ref.Name)
+			own = s.c.jobs.CachedOwner(p.Namespace, ref.Name)
 		}
 		if _, err := jobs.CleanOrphan(ctx, p, own); err != nil {
 			errs = append(errs, err)
@@ -117,7 +117,7 @@ func (s *Store[T]) cleanChildOrphans(ctx context.Context, jobs *reconcile.Reconc
 // children returns the cached Jobs whose controller reference has obj's UID.
 func (s *Store[T]) children(obj T) []*batchv1.Job {
 	var out []*batchv1.Job
-	for _, j := range s.c.Cache().Jobs() {
+	for _, j := range s.c.jobs.CachedList() {
 		if j.Namespace == obj.GetNamespace() {
 			if ref := metav1.GetControllerOfNoCopy(j); ref != nil && ref.UID == obj.GetUID() {
 				out = append(out, j)
@@ -140,7 +140,7 @@ func (s *Store[T]) serviceExists(in *childjobs.Input) bool {
 // collectForeground is the garbage collector of a foreground deletion: the pods
 // of a child being deleted are deleted, and the child goes once none is left.
 func (s *Store[T]) collectForeground(obj T) {
-	for _, j := range s.c.ListJobs() {
+	for _, j := range s.c.jobs.List() {
 		ref := metav1.GetControllerOfNoCopy(j)
 		if j.DeletionTimestamp == nil || ref == nil || ref.UID != obj.GetUID() {
 			continue
@@ -156,7 +156,7 @@ func (s *Store[T]) collectForeground(obj T) {
 			}
 		}
 		if left == 0 {
-			_ = s.c.DeleteJob(j.Namespace, j.Name)
+			_ = s.c.jobs.Delete(j.Namespace, j.Name)
 		}
 	}
 }
@@ -169,7 +169,7 @@ func (s *Store[T]) childJobsDone(obj T, in *childjobs.Input) bool {
 		return false
 	}
 	for _, j := range s.children(obj) {
-		if j.DeletionTimestamp == nil && !jobstatus.IsFinished(&j.Status) {
+		if _, done := jobstatus.Finished(&j.Status); j.DeletionTimestamp == nil && !done {
 			return false
 		}
 		for _, p := range s.c.ListPods(j.Namespace) {
@@ -190,22 +190,22 @@ type childJobClient[T interface {
 }] struct{ s *Store[T] }
 
 func (cl childJobClient[T]) CreateJob(_ context.Context, job *batchv1.Job) error {
-	_, err := cl.s.c.CreateJob(job)
+	_, err := cl.s.c.jobs.Create(job)
 	return err
 }
 
 func (cl childJobClient[T]) DeleteJob(_ context.Context, job *batchv1.Job, propagation metav1.DeletionPropagation) error {
 	c := cl.s.c
-	cur, err := c.GetJob(context.Background(), job.Namespace, job.Name)
+	cur, err := c.jobs.Get(job.Namespace, job.Name)
 	switch {
 	case err != nil:
 		return err
 	case cur.UID != job.UID:
 		return apierrors.NewConflict(jobsResource, job.Name, fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s)", job.UID, cur.UID))
 	case propagation != metav1.DeletePropagationForeground:
-		return c.DeleteJob(job.Namespace, job.Name)
+		return c.jobs.Delete(job.Namespace, job.Name)
 	}
-	_, err = c.UpdateJob(job.Namespace, job.Name, func(j *batchv1.Job) {
+	_, err = c.jobs.Update(job.Namespace, job.Name, func(j *batchv1.Job) {
 		if j.DeletionTimestamp == nil {
 			j.DeletionTimestamp = ptr.To(c.now())
 			j.Finalizers = append(j.Finalizers, metav1.FinalizerDeleteDependents)
@@ -216,14 +216,14 @@ func (cl childJobClient[T]) DeleteJob(_ context.Context, job *batchv1.Job, propa
 
 func (cl childJobClient[T]) SuspendJob(_ context.Context, job *batchv1.Job, suspend bool) error {
 	c := cl.s.c
-	cur, err := c.GetJob(context.Background(), job.Namespace, job.Name)
+	cur, err := c.jobs.Get(job.Namespace, job.Name)
 	switch {
 	case err != nil:
 		return err
 	case cur.UID != job.UID:
 		return apierrors.NewInvalid(jobKind, job.Name, nil)
 	}
-	_, err = c.UpdateJob(job.Namespace, job.Name, func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(suspend) })
+	_, err = c.jobs.Update(job.Namespace, job.Name, func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(suspend) })
 	return err
 }
 
@@ -268,7 +268,7 @@ func (gw groupWriter[T]) WriteStatus(ctx context.Context, in *childjobs.Input, s
 	if in == nil {
 		return nil, apierrors.NewBadRequest("input is nil")
 	}
-	out, err := s.writeStatus(ctx, in.Namespace, in.Name, in.UID, in.ResourceVersion, func(cur, next T) error {
+	out, err := s.writeStatus(ctx, Call{Namespace: in.Namespace, Name: in.Name}, in.UID, in.ResourceVersion, func(cur, next T) error {
 		_, _, old, err := s.typ.Shape(cur)
 		if err != nil {
 			return err

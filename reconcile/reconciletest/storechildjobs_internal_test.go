@@ -98,7 +98,7 @@ func runStoreChildJobs(t *testing.T, failFirst int, wantRestarts int32) {
 	require.Equal(t, plaingroup.ConditionCompleted, got.Status.TerminalState)
 	require.Equal(t, wantRestarts, got.Status.Restarts)
 	children := 0
-	for _, j := range c.ListJobs() {
+	for _, j := range c.Jobs().List() {
 		children++
 		require.Equal(t, childJobController, ptr.Deref(j.Spec.ManagedBy, ""), "child %s", j.Name)
 	}

@@ -7,11 +7,11 @@ import (
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/jobstatus"
@@ -29,13 +29,21 @@ func (s *Store[T]) WriteStatus(ctx context.Context, w *plan.Workload, status bat
 	if w == nil {
 		return nil, apierrors.NewBadRequest("workload is nil")
 	}
-	out, err := s.writeStatus(ctx, w.Namespace, w.Name, w.UID, w.ResourceVersion, func(cur, next T) error {
+	if _, ok := w.Object.(T); !ok {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("reconciletest: WriteStatus: Workload.Object is a %T, not a %T", w.Object, s.typ.New()))
+	}
+	given := jobOf(w).DeepCopy()
+	status.DeepCopyInto(&given.Status)
+	out, err := s.writeStatus(ctx, Call{Namespace: w.Namespace, Name: w.Name, Job: given}, w.UID, w.ResourceVersion, func(cur, next T) error {
 		old, err := s.typ.Workload(cur)
 		if err != nil {
 			return err
 		}
 		s.typ.SetStatus(next, status)
 		oldJob := jobOf(old)
+		if j, ok := any(cur).(*batchv1.Job); ok {
+			oldJob = j
+		}
 		curJob := *oldJob
 		curJob.Status = status
 		if errs := jobstatus.ValidateUpdate(oldJob, &curJob); len(errs) > 0 {
@@ -70,7 +78,7 @@ func (rw rolesWriter[T]) WriteStatus(ctx context.Context, g *ownedpods.Workload,
 	if g == nil {
 		return nil, apierrors.NewBadRequest("workload is nil")
 	}
-	out, err := s.writeStatus(ctx, g.Namespace, g.Name, g.UID, g.ResourceVersion, func(cur, next T) error {
+	out, err := s.writeStatus(ctx, Call{Namespace: g.Namespace, Name: g.Name}, g.UID, g.ResourceVersion, func(cur, next T) error {
 		old, err := s.typ.Roles(cur)
 		if err != nil {
 			return err
@@ -90,11 +98,12 @@ func (rw rolesWriter[T]) WriteStatus(ctx context.Context, g *ownedpods.Workload,
 }
 
 // writeStatus is the status subresource for every shape: under the Cluster's
-// lock and its fault model, it checks the preconditions against the stored
-// owner, lets set put the new status on a copy (and check it), and stores the
-// copy with a new resourceVersion unless nothing changed. It returns a copy of
-// the owner as stored.
-func (s *Store[T]) writeStatus(ctx context.Context, namespace, name string, uid types.UID, rv string, set func(cur, next T) error) (T, error) {
+// lock and its fault model, it logs the call (operation and object as given;
+// the Store's status operation when empty), checks the preconditions against
+// the stored owner, lets set put the new status on a copy (and check it), and
+// stores the copy with a new resourceVersion, a watch event, unless nothing
+// changed. It returns a copy of the owner as stored.
+func (s *Store[T]) writeStatus(ctx context.Context, call Call, uid types.UID, rv string, set func(cur, next T) error) (T, error) {
 	var zero T
 	if err := ctx.Err(); err != nil {
 		return zero, err
@@ -102,10 +111,11 @@ func (s *Store[T]) writeStatus(ctx context.Context, namespace, name string, uid 
 	c := s.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	call := Call{Op: OpUpdateStatus, Namespace: namespace, Name: name}
+	if call.Op == "" {
+		call.Op = s.rules.statusOp
+	}
+	namespace, name := call.Namespace, call.Name
 	return statusCallLocked(c, call, func() (T, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
 		cur, ok := s.objs[key(namespace, name)]
 		if !ok {
 			return zero, apierrors.NewNotFound(s.resource(), name)
@@ -117,11 +127,12 @@ func (s *Store[T]) writeStatus(ctx context.Context, namespace, name string, uid 
 		if err := set(cur, next); err != nil {
 			return zero, err
 		}
-		if equality.Semantic.DeepEqual(next, cur) {
+		if sameObject(next, cur) {
 			return s.copy(cur), nil
 		}
 		next.SetResourceVersion(c.nextRV())
 		s.objs[key(namespace, name)] = next
+		s.emitLocked(watch.Modified, next)
 		return s.copy(next), nil
 	})
 }

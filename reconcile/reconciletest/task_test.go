@@ -31,8 +31,33 @@ import (
 // otherKind is a custom kind the test clusters do not hold.
 var otherKind = owner.Kind{Group: "ml.example.com", Version: "v1", Kind: "TrainingJob", Finalizer: "ml.example.com/worker-tracking"}
 
-func taskCluster() *reconciletest.Cluster {
-	return reconciletest.NewCluster(reconciletest.Options{Owner: taskKind, Seed: 7})
+// taskRig is a Cluster of Tasks and the Store that holds them.
+type taskRig struct {
+	*reconciletest.Cluster
+	tasks *reconciletest.Store[*reconciletest.Task]
+}
+
+func taskCluster() taskRig {
+	c, tasks := reconciletest.NewStore(reconciletest.Options{Owner: taskKind, Seed: 7}, reconciletest.TaskType)
+	return taskRig{c, tasks}
+}
+
+// taskOf and jobOf return the object of a Driver's result, nil when there is
+// none or it is of another type.
+func taskOf(w *plan.Workload) *reconciletest.Task {
+	if w == nil {
+		return nil
+	}
+	t, _ := w.Object.(*reconciletest.Task)
+	return t
+}
+
+func jobOf(w *plan.Workload) *batchv1.Job {
+	if w == nil {
+		return nil
+	}
+	j, _ := w.Object.(*batchv1.Job)
+	return j
 }
 
 // newReconcilerFor returns a Reconciler of the cluster's owner kind: New for Jobs,
@@ -65,7 +90,7 @@ func TestCreateTask(t *testing.T) {
 	c := taskCluster()
 	in := managedTask("", 3, 2)
 	in.GenerateName = "t-"
-	task, err := c.CreateTask(in)
+	task, err := c.tasks.Create(in)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(task.Name, "t-"), "name %q", task.Name)
 	assert.Equal(t, metav1.TypeMeta{APIVersion: "test.jobkit.dev/v1", Kind: "Task"}, task.TypeMeta)
@@ -76,13 +101,14 @@ func TestCreateTask(t *testing.T) {
 	assert.Nil(t, task.Spec.Selector, "no selector is generated for a custom resource")
 	assert.Empty(t, task.Spec.Template.Labels, "no template labels")
 
-	_, err = c.CreateTask(managedTask(task.Name, 1, 1))
+	_, err = c.tasks.Create(managedTask(task.Name, 1, 1))
 	assert.True(t, apierrors.IsAlreadyExists(err), "%v", err)
-	_, err = c.CreateTask(newTask("", "x", 1, 1))
+	_, err = c.tasks.Create(newTask("", "x", 1, 1))
 	assert.True(t, apierrors.IsInvalid(err), "%v", err)
 
-	_, err = reconciletest.NewCluster(reconciletest.Options{}).CreateTask(managedTask("t", 1, 1))
-	assert.ErrorContains(t, err, "holds no Tasks", "a cluster of batch/v1 Jobs holds no Tasks")
+	assert.Panics(t, func() {
+		reconciletest.NewStore(reconciletest.Options{}, reconciletest.TaskType)
+	}, "a cluster of batch/v1 Jobs holds no Tasks")
 	assert.Panics(t, func() {
 		reconciletest.NewCluster(reconciletest.Options{Owner: owner.Kind{Kind: "Task"}})
 	}, "an invalid owner kind")
@@ -92,11 +118,11 @@ func TestUpdateAndDeleteTask(t *testing.T) {
 	c := taskCluster()
 	type event struct{ old, new *reconciletest.Task }
 	var events []event
-	c.Cache().OnTaskEvent(func(old, cur *reconciletest.Task) { events = append(events, event{old, cur}) })
-	task, err := c.CreateTask(managedTask("t", 2, 2))
+	c.tasks.OnEvent(func(ev reconcile.OwnerEvent) { events = append(events, event{taskOf(ev.Old), taskOf(ev.New)}) })
+	task, err := c.tasks.Create(managedTask("t", 2, 2))
 	require.NoError(t, err)
 
-	up, err := c.UpdateTask(ns, "t", func(x *reconciletest.Task) {
+	up, err := c.tasks.Update(ns, "t", func(x *reconciletest.Task) {
 		x.Spec.Parallelism = ptr.To[int32](1)
 		x.Status.Succeeded = 5 // ignored: not the status subresource
 	})
@@ -104,15 +130,15 @@ func TestUpdateAndDeleteTask(t *testing.T) {
 	assert.Equal(t, int64(2), up.Generation, "a spec change bumps the generation")
 	assert.Zero(t, up.Status.Succeeded)
 	assert.NotEqual(t, task.ResourceVersion, up.ResourceVersion)
-	same, err := c.UpdateTask(ns, "t", func(*reconciletest.Task) {})
+	same, err := c.tasks.Update(ns, "t", func(*reconciletest.Task) {})
 	require.NoError(t, err)
 	assert.Equal(t, up.ResourceVersion, same.ResourceVersion, "a no-op update writes nothing")
 
-	require.NoError(t, c.DeleteTask(ns, "t"))
-	assert.True(t, apierrors.IsNotFound(c.DeleteTask(ns, "t")))
-	_, err = c.GetTask(t.Context(), ns, "t")
+	require.NoError(t, c.tasks.Delete(ns, "t"))
+	assert.True(t, apierrors.IsNotFound(c.tasks.Delete(ns, "t")))
+	_, err = c.tasks.Get(ns, "t")
 	assert.True(t, apierrors.IsNotFound(err))
-	_, err = c.UpdateTask(ns, "t", func(*reconciletest.Task) {})
+	_, err = c.tasks.Update(ns, "t", func(*reconciletest.Task) {})
 	assert.True(t, apierrors.IsNotFound(err))
 
 	assert.Equal(t, 3, c.Cache().DeliverAll())
@@ -123,12 +149,12 @@ func TestUpdateAndDeleteTask(t *testing.T) {
 	assert.Equal(t, up.ResourceVersion, events[1].new.ResourceVersion)
 	assert.Nil(t, events[2].new, "a deletion")
 	assert.Equal(t, ns+"/t", events[2].old.Namespace+"/"+events[2].old.Name)
-	assert.Nil(t, c.Cache().Task(ns, "t"), "the cache saw the deletion")
+	assert.Nil(t, c.tasks.Cached(ns, "t"), "the cache saw the deletion")
 }
 
-func TestUpdateTaskStatus(t *testing.T) {
+func TestTaskWriteStatus(t *testing.T) {
 	c := taskCluster()
-	task, err := c.CreateTask(managedTask("t", 2, 2))
+	task, err := c.tasks.Create(managedTask("t", 2, 2))
 	require.NoError(t, err)
 	tests := []struct {
 		name     string
@@ -145,10 +171,11 @@ func TestUpdateTaskStatus(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := task.DeepCopy()
 			tc.mutate(in)
-			out, err := c.UpdateTaskStatus(t.Context(), in)
+			w := in.Workload()
+			out, err := c.tasks.WriteStatus(t.Context(), w, in.Status)
 			if tc.wantErr != nil {
 				require.Error(t, err)
-				assert.True(t, tc.wantErr(err), "UpdateTaskStatus: %v", err)
+				assert.True(t, tc.wantErr(err), "WriteStatus: %v", err)
 				return
 			}
 			require.NoError(t, err)
@@ -160,15 +187,16 @@ func TestUpdateTaskStatus(t *testing.T) {
 	require.Len(t, calls, len(tests))
 	for _, call := range calls {
 		assert.Equal(t, reconciletest.OpUpdateStatus, call.Op)
-		assert.NotNil(t, call.Task)
+		assert.Equal(t, ns+"/t", call.Namespace+"/"+call.Name)
+		assert.NotNil(t, call.Job, "the status written, in Job terms")
 	}
 }
 
 func TestWriteStatus(t *testing.T) {
 	c := taskCluster()
-	task, err := c.CreateTask(managedTask("t", 2, 2))
+	task, err := c.tasks.Create(managedTask("t", 2, 2))
 	require.NoError(t, err)
-	job, err := c.CreateJob(managedJob("j", 2, 2))
+	job, err := c.Jobs().Create(managedJob("j", 2, 2))
 	require.NoError(t, err)
 	status := batchv1.JobStatus{Active: 2}
 	tests := []struct {
@@ -202,9 +230,9 @@ func TestWriteStatus(t *testing.T) {
 // holds (Jobs and its Tasks) by UID, and leaves pods of other kinds alone.
 func TestCollectGarbageFollowsOwnerKind(t *testing.T) {
 	c := taskCluster()
-	task, err := c.CreateTask(managedTask("t", 1, 1))
+	task, err := c.tasks.Create(managedTask("t", 1, 1))
 	require.NoError(t, err)
-	job, err := c.CreateJob(managedJob("j", 1, 1))
+	job, err := c.Jobs().Create(managedJob("j", 1, 1))
 	require.NoError(t, err)
 	ownedBy := func(name string, ref metav1.OwnerReference) {
 		p := newPod(name)
@@ -227,11 +255,11 @@ func TestCollectGarbageFollowsOwnerKind(t *testing.T) {
 	assert.Equal(t, 1, c.CollectGarbage(), "only the pod of a Task that no longer exists (by UID)")
 	assert.Equal(t, []string{"of-task", "of-job", "of-other-kind"}, left())
 
-	require.NoError(t, c.DeleteTask(ns, "t"))
+	require.NoError(t, c.tasks.Delete(ns, "t"))
 	assert.Equal(t, 1, c.CollectGarbage())
 	assert.Equal(t, []string{"of-job", "of-other-kind"}, left(), "the Job's pod and the other kind's stay")
 
-	require.NoError(t, c.DeleteJob(ns, "j"))
+	require.NoError(t, c.Jobs().Delete(ns, "j"))
 	assert.Equal(t, 1, c.CollectGarbage())
 	assert.Equal(t, []string{"of-other-kind"}, left(), "a kind the cluster does not know is never collected")
 }
@@ -242,20 +270,20 @@ func TestCollectGarbageFollowsOwnerKind(t *testing.T) {
 // a lost event and a controller restart. It returns the final status, the call log
 // (one line per call, with the status write named alike for both kinds) and the
 // stored pods.
-func runOwner(t *testing.T, c *reconciletest.Cluster) (batchv1.JobStatus, []string, []*corev1.Pod) {
+func runOwner(t *testing.T, c taskRig) (batchv1.JobStatus, []string, []*corev1.Pod) {
 	t.Helper()
-	d := reconciletest.NewDriver(c, newReconcilerFor(t, c))
+	d := reconciletest.NewDriver(c.Cluster, newReconcilerFor(t, c.Cluster))
 	statusOp := reconciletest.OpUpdateJobStatus
 	if c.Owner() == owner.BatchJob {
 		j := managedJob("train", 6, 3)
 		j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
-		_, err := c.CreateJob(j)
+		_, err := c.Jobs().Create(j)
 		require.NoError(t, err)
 	} else {
 		statusOp = reconciletest.OpUpdateStatus
 		task := managedTask("train", 6, 3)
 		task.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
-		_, err := c.CreateTask(task)
+		_, err := c.tasks.Create(task)
 		require.NoError(t, err)
 	}
 	c.Kubelet().SetScript(reconciletest.FailFirst(2, 3))
@@ -277,15 +305,15 @@ func runOwner(t *testing.T, c *reconciletest.Cluster) (batchv1.JobStatus, []stri
 		_, err := d.Step(ctx, ns, "train")
 		require.NoError(t, err)
 	}
-	d.Restart(newReconcilerFor(t, c))
+	d.Restart(newReconcilerFor(t, c.Cluster))
 	rr, err := d.Run(ctx, ns, "train", 300)
 	require.NoError(t, err, "run: %+v", rr)
 
 	var st batchv1.JobStatus
-	if rr.Task != nil {
-		st = rr.Task.Status
+	if taskOf(rr.Workload) != nil {
+		st = taskOf(rr.Workload).Status
 	} else {
-		st = rr.Job.Status
+		st = rr.Workload.Status
 	}
 	var calls []string
 	var timeouts, conflicts, serverErrors int
@@ -331,7 +359,7 @@ func TestDriverRunsTask(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int{"0": 1, "1": 1, "2": 1, "3": 1, "4": 1, "5": 1}, succeeded, "one success per index")
 
-	jobSt, jobCalls, _ := runOwner(t, reconciletest.NewCluster(reconciletest.Options{Seed: 7}))
+	jobSt, jobCalls, _ := runOwner(t, taskRig{Cluster: reconciletest.NewCluster(reconciletest.Options{Seed: 7})})
 	if diff := cmp.Diff(jobSt, st); diff != "" {
 		t.Errorf("status of a Task and of a Job in the same scenario (-job +task):\n%s", diff)
 	}
@@ -342,14 +370,14 @@ func TestDriverRunsTask(t *testing.T) {
 // Task carry it, and only it.
 func TestTaskPodsCarryTheKindsFinalizer(t *testing.T) {
 	c := taskCluster()
-	d := reconciletest.NewDriver(c, newReconcilerFor(t, c))
-	_, err := c.CreateTask(managedTask("t", 2, 2))
+	d := reconciletest.NewDriver(c.Cluster, newReconcilerFor(t, c.Cluster))
+	_, err := c.tasks.Create(managedTask("t", 2, 2))
 	require.NoError(t, err)
 	sr, err := d.Step(t.Context(), ns, "t")
 	require.NoError(t, err)
 	require.NoError(t, sr.Err)
-	require.NotNil(t, sr.Task)
-	assert.Nil(t, sr.Job)
+	require.NotNil(t, taskOf(sr.Workload))
+	assert.Nil(t, jobOf(sr.Workload))
 	pods := c.ListPods(ns)
 	require.Len(t, pods, 2)
 	for _, p := range pods {
@@ -363,10 +391,10 @@ func TestTaskPodsCarryTheKindsFinalizer(t *testing.T) {
 // it; the pods of a live Task keep theirs.
 func TestDeleteTaskWhilePodsRun(t *testing.T) {
 	c := taskCluster()
-	d := reconciletest.NewDriver(c, newReconcilerFor(t, c))
+	d := reconciletest.NewDriver(c.Cluster, newReconcilerFor(t, c.Cluster))
 	ctx := t.Context()
 	for _, name := range []string{"doomed", "live"} {
-		_, err := c.CreateTask(managedTask(name, 3, 3))
+		_, err := c.tasks.Create(managedTask(name, 3, 3))
 		require.NoError(t, err)
 	}
 	c.Kubelet().SetScript(func(k *reconciletest.Kubelet, p *corev1.Pod) error {
@@ -392,7 +420,7 @@ func TestDeleteTaskWhilePodsRun(t *testing.T) {
 	}
 	require.Equal(t, map[string]int{"doomed": 3, "live": 3}, countTracked(), "every pod runs with the finalizer")
 
-	require.NoError(t, c.DeleteTask(ns, "doomed"))
+	require.NoError(t, c.tasks.Delete(ns, "doomed"))
 	assert.Equal(t, 3, c.CollectGarbage())
 	c.Cache().DeliverAll()
 	require.NoError(t, c.Kubelet().Step(), "the kubelet stops the deleted pods")
@@ -413,12 +441,12 @@ func TestDeleteTaskWhilePodsRun(t *testing.T) {
 // Reconciler: here one that converts the Task itself.
 func TestDriverSyncFuncAndDoneFunc(t *testing.T) {
 	c := taskCluster()
-	r := newReconcilerFor(t, c)
-	d := reconciletest.NewDriver(c, r)
+	r := newReconcilerFor(t, c.Cluster)
+	d := reconciletest.NewDriver(c.Cluster, r)
 	syncs := 0
 	d.SyncFunc = func(ctx context.Context, namespace, name string) (bool, reconcile.Result, error) {
 		syncs++
-		task := c.Cache().Task(namespace, name)
+		task := c.tasks.Cached(namespace, name)
 		if task == nil {
 			return false, reconcile.Result{}, nil
 		}
@@ -426,19 +454,19 @@ func TestDriverSyncFuncAndDoneFunc(t *testing.T) {
 		return true, res, err
 	}
 	d.DoneFunc = func(namespace, name string) (bool, bool) {
-		task, err := c.GetTask(t.Context(), namespace, name)
+		task, err := c.tasks.Get(namespace, name)
 		if err != nil {
 			return false, false
 		}
 		return task.Status.Succeeded == 2, true
 	}
-	_, err := c.CreateTask(managedTask("t", 2, 2))
+	_, err := c.tasks.Create(managedTask("t", 2, 2))
 	require.NoError(t, err)
 	c.Kubelet().SetScript(reconciletest.SucceedPods())
 	rr, err := d.Run(t.Context(), ns, "t", 50)
 	require.NoError(t, err)
 	assert.Equal(t, rr.Steps, syncs, "one sync per step, through SyncFunc")
-	assert.Equal(t, int32(2), rr.Task.Status.Succeeded)
+	assert.Equal(t, int32(2), taskOf(rr.Workload).Status.Succeeded)
 
 	d.DoneFunc = func(string, string) (bool, bool) { return false, false }
 	_, err = d.Run(t.Context(), ns, "t", 5)
@@ -447,7 +475,7 @@ func TestDriverSyncFuncAndDoneFunc(t *testing.T) {
 
 func TestCachePodsFor(t *testing.T) {
 	c := taskCluster()
-	task, err := c.CreateTask(managedTask("t", 1, 1))
+	task, err := c.tasks.Create(managedTask("t", 1, 1))
 	require.NoError(t, err)
 	add := func(name string, labels map[string]string, refs ...metav1.OwnerReference) {
 		p := newPod(name)
@@ -468,7 +496,7 @@ func TestCachePodsFor(t *testing.T) {
 		}
 		return out
 	}
-	w := c.Cache().Task(ns, "t").Workload()
+	w := c.tasks.Cached(ns, "t").Workload()
 	assert.Equal(t, []string{"mine"}, names(w), "without a selector, only controlled pods")
 	task.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "t"}}
 	assert.Equal(t, []string{"mine", "orphan"}, names(task.Workload()), "with a selector, matching orphans too")
@@ -478,10 +506,10 @@ func TestCachePodsFor(t *testing.T) {
 func TestCacheResetListsTasks(t *testing.T) {
 	c := taskCluster()
 	for i := range 2 {
-		_, err := c.CreateTask(managedTask("t"+strconv.Itoa(i), 1, 1))
+		_, err := c.tasks.Create(managedTask("t"+strconv.Itoa(i), 1, 1))
 		require.NoError(t, err)
 	}
-	_, err := c.CreateJob(managedJob("j", 1, 1))
+	_, err := c.Jobs().Create(managedJob("j", 1, 1))
 	require.NoError(t, err)
 	c.Cache().Reset()
 	var got []string
@@ -490,35 +518,35 @@ func TestCacheResetListsTasks(t *testing.T) {
 	}
 	assert.Equal(t, []string{"ADDED job ns/j rv=3", "ADDED task ns/t0 rv=1", "ADDED task ns/t1 rv=2"}, got)
 	c.Cache().DeliverAll()
-	assert.Len(t, c.Cache().Tasks(), 2)
-	assert.NotNil(t, c.Cache().TaskOwner(ns, "t0"))
-	assert.Nil(t, c.Cache().TaskOwner(ns, "missing"))
+	assert.Len(t, c.tasks.CachedList(), 2)
+	assert.NotNil(t, c.tasks.CachedOwner(ns, "t0"))
+	assert.Nil(t, c.tasks.CachedOwner(ns, "missing"))
 }
 
 // Events keep their order per object, and a Task and a Job of the same name are two
 // objects: delivering the Job's event does not drag the Task's along.
 func TestCacheOrdersTaskEventsPerObject(t *testing.T) {
 	c := taskCluster()
-	_, err := c.CreateTask(managedTask("x", 1, 1))
+	_, err := c.tasks.Create(managedTask("x", 1, 1))
 	require.NoError(t, err)
-	_, err = c.UpdateTask(ns, "x", func(x *reconciletest.Task) { x.Spec.Parallelism = ptr.To[int32](0) })
+	_, err = c.tasks.Update(ns, "x", func(x *reconciletest.Task) { x.Spec.Parallelism = ptr.To[int32](0) })
 	require.NoError(t, err)
-	_, err = c.CreateJob(managedJob("x", 1, 1))
+	_, err = c.Jobs().Create(managedJob("x", 1, 1))
 	require.NoError(t, err)
 	require.Len(t, c.Cache().Pending(), 3)
 
 	require.NoError(t, c.Cache().DeliverAt(2))
-	assert.NotNil(t, c.Cache().Job(ns, "x"))
-	assert.Nil(t, c.Cache().Task(ns, "x"), "the Task's events wait")
+	assert.NotNil(t, c.Jobs().Cached(ns, "x"))
+	assert.Nil(t, c.tasks.Cached(ns, "x"), "the Task's events wait")
 	require.NoError(t, c.Cache().DeliverAt(1), "the Task's update, after its creation")
-	assert.Equal(t, ptr.To[int32](0), c.Cache().Task(ns, "x").Spec.Parallelism)
+	assert.Equal(t, ptr.To[int32](0), c.tasks.Cached(ns, "x").Spec.Parallelism)
 	assert.Empty(t, c.Cache().Pending())
 }
 
 func TestDriverTaskStepLimit(t *testing.T) {
 	c := taskCluster()
-	d := reconciletest.NewDriver(c, newReconcilerFor(t, c))
-	_, err := c.CreateTask(managedTask("t", 1, 1))
+	d := reconciletest.NewDriver(c.Cluster, newReconcilerFor(t, c.Cluster))
+	_, err := c.tasks.Create(managedTask("t", 1, 1))
 	require.NoError(t, err)
 	rr, err := d.Run(t.Context(), ns, "t", 3) // no kubelet script: the pod never runs
 	require.ErrorIs(t, err, reconciletest.ErrStepLimit)
@@ -544,24 +572,24 @@ func TestTaskOwnerManagedBy(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := reconciletest.NewCluster(reconciletest.Options{Owner: kind})
+			c, tasks := reconciletest.NewStore(reconciletest.Options{Owner: kind}, reconciletest.TaskType)
 			job := reconciletest.NewJob("ns", "t", 1, 1)
 			task := &reconciletest.Task{ObjectMeta: job.ObjectMeta, Spec: job.Spec}
 			task.Spec.ManagedBy = tc.managedBy
-			if _, err := c.CreateTask(task); err != nil {
+			if _, err := tasks.Create(task); err != nil {
 				t.Fatal(err)
 			}
 			c.Cache().DeliverAll()
-			got := c.Cache().TaskOwner("ns", "t")
+			got := tasks.CachedOwner("ns", "t")
 			if got == nil || got.ManagedBy != tc.want {
-				t.Fatalf("TaskOwner = %+v, want ManagedBy %q", got, tc.want)
+				t.Fatalf("CachedOwner = %+v, want ManagedBy %q", got, tc.want)
 			}
-			stored, err := c.GetTask(context.Background(), "ns", "t")
+			stored, err := tasks.Get("ns", "t")
 			if err != nil {
 				t.Fatal(err)
 			}
 			if want := stored.Workload().OrphanOwner(kind); got.ManagedBy != want.ManagedBy || got.UID != want.UID || got.Finished != want.Finished {
-				t.Errorf("TaskOwner = %+v, production's facts %+v", got, want)
+				t.Errorf("CachedOwner = %+v, production's facts %+v", got, want)
 			}
 		})
 	}

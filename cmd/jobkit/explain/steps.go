@@ -116,7 +116,9 @@ type stepRun struct {
 	w       *workload
 	clk     *clocktesting.FakeClock
 	cluster *reconciletest.Cluster
-	driver  *reconciletest.Driver
+	// tasks holds the owner when it is of another kind than batch/v1 Job.
+	tasks  *reconciletest.Store[*reconciletest.Task]
+	driver *reconciletest.Driver
 	// namespace and name name the owner in the cluster.
 	namespace, name string
 }
@@ -142,8 +144,12 @@ func startRun(w *workload, pods []*corev1.Pod, opts Options, so StepOptions) (*s
 		}
 	}
 	clk := clocktesting.NewFakeClock(opts.Now)
-	cluster := reconciletest.NewCluster(reconciletest.Options{Clock: clk, Owner: w.kind})
-	namespace, name, err := load(cluster, clk, w, pods, opts.Now)
+	cluster := reconciletest.NewCluster(reconciletest.Options{Clock: clk})
+	var tasks *reconciletest.Store[*reconciletest.Task]
+	if w.kind != owner.BatchJob {
+		cluster, tasks = reconciletest.NewStore(reconciletest.Options{Clock: clk, Owner: w.kind}, reconciletest.TaskType)
+	}
+	namespace, name, err := load(cluster, tasks, clk, w, pods, opts.Now)
 	if err != nil {
 		return nil, fmt.Errorf("loading the state into the in-memory cluster: %w", err)
 	}
@@ -175,7 +181,7 @@ func startRun(w *workload, pods []*corev1.Pod, opts Options, so StepOptions) (*s
 	d := reconciletest.NewDriver(cluster, r)
 	d.StepDuration = cmpOr(so.StepDuration, 10*time.Second)
 	cluster.ResetCalls()
-	return &stepRun{w: w, clk: clk, cluster: cluster, driver: d, namespace: namespace, name: name}, nil
+	return &stepRun{w: w, clk: clk, cluster: cluster, tasks: tasks, driver: d, namespace: namespace, name: name}, nil
 }
 
 // step runs one sync and kubelet step and reports it, with done true once the
@@ -198,22 +204,13 @@ func (s *stepRun) step(ctx context.Context) (*Step, bool, error) {
 	if sr.Result.RequeueAfter > 0 {
 		st.Requeue = ptr.To(Duration(sr.Result.RequeueAfter))
 	}
-	var (
-		status *batchv1.JobStatus
-		// of carries the owner's namespace and UID for CountPods, which reads
-		// nothing else.
-		of   *batchv1.Job
-		done bool
-	)
-	switch {
-	case sr.Task != nil:
-		status, done = &sr.Task.Status, s.driver.DoneTask(sr.Task)
-		of = &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: sr.Task.Namespace, UID: sr.Task.UID}}
-	case sr.Job != nil:
-		status, done, of = &sr.Job.Status, s.driver.Done(sr.Job), sr.Job
-	default:
+	if sr.Workload == nil {
 		return st, false, fmt.Errorf("the %s is gone from the in-memory cluster", s.w.noun)
 	}
+	status, done := &sr.Workload.Status, s.driver.Done(s.namespace, s.name)
+	// of carries the owner's namespace and UID for CountPods, which reads
+	// nothing else.
+	of := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: sr.Workload.Namespace, UID: sr.Workload.UID}}
 	st.Status = statusText(status)
 	st.Pods = phasesText(s.cluster.CountPods(of))
 	if t, ok := finishedType(status); ok {

@@ -21,7 +21,7 @@ import (
 // load creates the owner and its pods in the cluster and brings each pod to its
 // state, at the time it reached it, then sets the clock to now and writes the
 // owner's status. It returns the owner's namespace and name in the cluster.
-func load(cluster *reconciletest.Cluster, clk *clocktesting.FakeClock, w *workload, pods []*corev1.Pod, now time.Time) (namespace, name string, err error) {
+func load(cluster *reconciletest.Cluster, tasks *reconciletest.Store[*reconciletest.Task], clk *clocktesting.FakeClock, w *workload, pods []*corev1.Pod, now time.Time) (namespace, name string, err error) {
 	earliest := now
 	if created := w.job.CreationTimestamp; !created.IsZero() && created.Before(&metav1.Time{Time: earliest}) {
 		earliest = created.Time
@@ -42,7 +42,7 @@ func load(cluster *reconciletest.Cluster, clk *clocktesting.FakeClock, w *worklo
 		}
 	}
 	clk.SetTime(earliest)
-	stored, err := createOwner(cluster, w)
+	stored, err := createOwner(cluster, tasks, w)
 	if err != nil {
 		return "", "", err
 	}
@@ -129,12 +129,12 @@ func load(cluster *reconciletest.Cluster, clk *clocktesting.FakeClock, w *worklo
 // or a Task of the cluster's kind with the workload's metadata and its spec in
 // Job terms. Both get a new UID and the API's defaults of their spec. The
 // Workload returned is the stored owner, for the cluster's WriteStatus.
-func createOwner(cluster *reconciletest.Cluster, w *workload) (*plan.Workload, error) {
+func createOwner(cluster *reconciletest.Cluster, tasks *reconciletest.Store[*reconciletest.Task], w *workload) (*plan.Workload, error) {
 	if w.kind == owner.BatchJob {
 		in := w.job.DeepCopy()
 		in.UID, in.ResourceVersion, in.Generation = "", "", 0
 		in.Status = batchv1.JobStatus{}
-		job, err := cluster.CreateJob(in)
+		job, err := cluster.Jobs().Create(in)
 		if err != nil {
 			return nil, err
 		}
@@ -146,7 +146,7 @@ func createOwner(cluster *reconciletest.Cluster, w *workload) (*plan.Workload, e
 		// A Workload says that its owner is being deleted, not since when.
 		in.DeletionTimestamp = &metav1.Time{Time: cluster.Clock().Now()}
 	}
-	task, err := cluster.CreateTask(in)
+	task, err := tasks.Create(in)
 	if err != nil {
 		return nil, err
 	}

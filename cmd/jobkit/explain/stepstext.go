@@ -39,8 +39,8 @@ func callText(c reconciletest.Call, noun string) string {
 		}
 	case reconciletest.OpUpdateStatus:
 		s = string(c.Op) + " " + noun + " " + c.Name
-		if c.Task != nil {
-			s += ": " + statusText(&c.Task.Status)
+		if c.Job != nil {
+			s += ": " + statusText(&c.Job.Status)
 		}
 	}
 	if c.Err != nil {
