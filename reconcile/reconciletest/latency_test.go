@@ -115,7 +115,7 @@ func maxWrites(n int) int { return 2*n + 2*((n+499)/500) + 2 }
 
 // TestLatencyTable runs Jobs of 100 to 20,000 pods with every API call taking L and
 // checks the times without event lag and the writes with and without it against the
-// targets; with -latency.table it prints the table of README "Performance".
+// targets; with -latency.table it prints the table of docs/performance.md.
 func TestLatencyTable(t *testing.T) {
 	sizes := []int{100, 1000}
 	if *latencyTable {
@@ -164,7 +164,7 @@ func TestLatencyTable(t *testing.T) {
 // TestLatencyReleaseTable is the table of "release -> replacement" (issue 20): an
 // Indexed Job whose running pod of index N/2 is released once every index runs;
 // the time from the release to the creation of the index's replacement, in L. With
-// -latency.table it prints the table of README "Performance".
+// -latency.table it prints the table of docs/performance.md.
 func TestLatencyReleaseTable(t *testing.T) {
 	sizes := []int{100, 1000}
 	if *latencyTable {

@@ -30,7 +30,7 @@ type figWant struct {
 // and one Job Reconciler per child Job), every API call taking L, with event lags
 // of 0 and 3 L, and checks each run's pod creations, finalizers, writes by kind
 // and by controller, and time to Complete; with -latency.table (make latency) it
-// prints the table of README "Workloads of several roles".
+// prints the table of docs/performance.md "Several roles".
 //
 // The writes, from the scenario:
 //

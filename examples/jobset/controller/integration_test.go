@@ -26,7 +26,7 @@ func succeedAll(*corev1.Pod) scenarios.Outcome { return scenarios.Succeed() }
 
 // A leader and two workers of two pods run to completion: every child
 // succeeds, the JobSet completes with no restart, and the API writes of the
-// run are counted (the README's figures).
+// run are counted (docs/performance.md's figures).
 func TestLeaderAndWorkersComplete(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
