@@ -119,7 +119,7 @@ func maxWrites(n int) int { return 2*n + 2*((n+499)/500) + 2 }
 func TestLatencyTable(t *testing.T) {
 	sizes := []int{100, 1000}
 	if *latencyTable {
-		sizes = []int{100, 1000, 5000, 20000}
+		sizes = []int{100, 1000, 5000, 20000, 50000, 100000}
 	} else if testing.Short() || raceEnabled {
 		sizes = []int{100}
 	}
