@@ -38,6 +38,7 @@ rbac_targets=(
 	"examples clientgo clientgo/config/rbac"
 	"examples trainingjob/controller trainingjob/config/rbac"
 	"examples jobset/controller jobset/config/rbac"
+	"examples plank/controller plank/config/rbac"
 )
 
 controller_gen() {
