@@ -29,13 +29,20 @@ import (
 var controllers = []struct {
 	name, cmd, base, prefix string
 	crd                     string // the CustomResourceDefinition deployed with it
+	// cmdflags: the command's flags are examples/internal/cmdflags' (plank has
+	// its own, of the same names).
+	cmdflags bool
 }{
 	{name: "jobkit-controller-runtime", cmd: "controllerruntime/cmd/jobkit-controller-runtime",
-		base: "controllerruntime/config/default", prefix: "jobkit-controller-runtime-"},
+		base: "controllerruntime/config/default", prefix: "jobkit-controller-runtime-", cmdflags: true},
 	{name: "jobkit-clientgo", cmd: "clientgo/cmd/jobkit-clientgo",
-		base: "clientgo/config/default", prefix: "jobkit-clientgo-"},
+		base: "clientgo/config/default", prefix: "jobkit-clientgo-", cmdflags: true},
 	{name: "trainingjob-controller", cmd: "trainingjob/cmd/trainingjob-controller",
-		base: "trainingjob/config/default", prefix: "trainingjob-", crd: "trainingjobs.ml.examples.jobkit.dev"},
+		base: "trainingjob/config/default", prefix: "trainingjob-", crd: "trainingjobs.ml.examples.jobkit.dev", cmdflags: true},
+	{name: "jobset-controller", cmd: "jobset/cmd/jobset-controller",
+		base: "jobset/config/default", prefix: "jobset-", crd: "jobsets.jobset.examples.jobkit.dev", cmdflags: true},
+	{name: "plank", cmd: "plank/cmd/plank",
+		base: "plank/config/default", prefix: "plank-", crd: "runjobs.examples.jobkit.dev"},
 }
 
 // examplesDir is the examples module's directory.
@@ -51,7 +58,7 @@ func TestBases(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			b, err := deploytest.Load(filepath.Join(examplesDir, c.base))
 			must(t, err, "")
-			want := []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "Namespace", "Role", "RoleBinding", "Service", "ServiceAccount"}
+			want := []string{"ClusterRole", "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding", "Deployment", "Namespace", "Role", "RoleBinding", "Service", "ServiceAccount"}
 			if c.crd != "" {
 				want = append(want, "CustomResourceDefinition")
 			}
@@ -95,6 +102,17 @@ func TestBases(t *testing.T) {
 			}
 			check(t, grants(b.Role.Rules, "coordination.k8s.io", "leases", "update"), "the leader election Role grants no lease update")
 
+			// Secure metrics (kubebuilder v4): the controller reviews its
+			// scrapers' tokens and access; a scraper is bound to metrics-reader.
+			equal(t, c.prefix+"metrics-auth-role", b.MetricsAuthRole.Name, "the metrics auth ClusterRole")
+			check(t, grants(b.MetricsAuthRole.Rules, "authentication.k8s.io", "tokenreviews", "create"), "the metrics auth role grants no tokenreviews create")
+			check(t, grants(b.MetricsAuthRole.Rules, "authorization.k8s.io", "subjectaccessreviews", "create"), "the metrics auth role grants no subjectaccessreviews create")
+			equal(t, 2, countRules(b.MetricsAuthRole.Rules), "verbs the metrics auth role grants")
+			equal(t, subject, b.MetricsAuthRoleBinding.Subjects, "the metrics auth ClusterRoleBinding's subjects")
+			equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: b.MetricsAuthRole.Name}, b.MetricsAuthRoleBinding.RoleRef, "the metrics auth ClusterRoleBinding's role")
+			equal(t, c.prefix+"metrics-reader", b.MetricsReader.Name, "the metrics reader ClusterRole")
+			equal(t, []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}, b.MetricsReader.Rules, "the metrics reader's rules")
+
 			m := b.Container("manager")
 			mustTrue(t, m != nil, "the Deployment has no container named manager")
 			equal(t, "jobkit/"+c.name+":latest", m.Image, "the image")
@@ -105,15 +123,20 @@ func TestBases(t *testing.T) {
 			for _, a := range args {
 				check(t, !strings.Contains(a, "$("), "arg %q: an unexpanded variable", a)
 			}
-			fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
-			fs.SetOutput(io.Discard)
-			f, err := cmdflags.Register(fs, cmdflags.Defaults{ManagedBy: "x", Workers: 1}).Parse(args)
-			must(t, err, "parsing the Deployment's args %q", args)
+			f := commonFlags(t, args)
+			if c.cmdflags {
+				fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+				fs.SetOutput(io.Discard)
+				_, err := cmdflags.Register(fs, cmdflags.Defaults{ManagedBy: "x", Workers: 1}).Parse(args)
+				must(t, err, "parsing the Deployment's args %q", args)
+			}
 			check(t, f.LeaderElect, "the Deployment runs without --leader-elect")
 			if f.LeaseNamespace != "" {
 				equal(t, ns, f.LeaseNamespace, "--leader-elect-namespace: the Role is in the pod's namespace")
 			}
-			equal(t, fs.Lookup("health-probe-bind-address").DefValue, f.ProbeAddr, "the probes' address: the commands' default")
+			equal(t, ":8081", f.ProbeAddr, "the probes' address")
+			check(t, f.MetricsSecure, "the Deployment runs without --metrics-secure")
+			equal(t, ":8443", f.MetricsAddr, "--metrics-bind-address")
 
 			probePort := port(t, f.ProbeAddr)
 			for name, p := range map[string]*corev1.Probe{"liveness": m.LivenessProbe, "readiness": m.ReadinessProbe} {
@@ -125,6 +148,8 @@ func TestBases(t *testing.T) {
 			equal(t, "/readyz", m.ReadinessProbe.HTTPGet.Path, "the readiness probe's path")
 
 			mustEqual(t, 1, len(b.Service.Spec.Ports), "ports of the metrics Service")
+			equal(t, "https", b.Service.Spec.Ports[0].Name, "the metrics Service's port name (the ServiceMonitor's)")
+			equal(t, int32(8443), b.Service.Spec.Ports[0].Port, "the metrics Service's port")
 			equal(t, port(t, f.MetricsAddr), containerPort(t, m, b.Service.Spec.Ports[0].TargetPort), "the metrics Service's target port")
 			equal(t, b.Deployment.Spec.Selector.MatchLabels, b.Service.Spec.Selector, "the metrics Service's selector")
 			for k, v := range b.Deployment.Spec.Selector.MatchLabels {
@@ -146,6 +171,31 @@ func TestBases(t *testing.T) {
 			}
 		})
 	}
+}
+
+// commonFlags parses the flags of args that every controller command has, by the
+// same names, and refuses any other: the Deployments pass no more.
+func commonFlags(t *testing.T, args []string) cmdflags.Flags {
+	t.Helper()
+	var f cmdflags.Flags
+	fs := flag.NewFlagSet("common", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&f.LeaderElect, "leader-elect", false, "")
+	fs.StringVar(&f.LeaseNamespace, "leader-elect-namespace", "", "")
+	fs.StringVar(&f.MetricsAddr, "metrics-bind-address", "", "")
+	fs.BoolVar(&f.MetricsSecure, "metrics-secure", false, "")
+	fs.StringVar(&f.ProbeAddr, "health-probe-bind-address", "", "")
+	must(t, fs.Parse(args), "the Deployment's args %q", args)
+	return f
+}
+
+// countRules counts the (group, resource, verb) triples rules grant.
+func countRules(rules []rbacv1.PolicyRule) int {
+	n := 0
+	for _, r := range rules {
+		n += len(r.APIGroups) * len(r.Resources) * len(r.Verbs)
+	}
+	return n
 }
 
 // grants reports whether one of rules grants verb on resource in group.
