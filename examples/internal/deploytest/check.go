@@ -69,7 +69,8 @@ type Controller struct {
 // and runs the command (c.Helper) with the container args of the Deployment (the
 // lease namespace and the listen addresses replaced) as the service account, by
 // impersonation: the workload must complete with no "forbidden" in the command's
-// log, and its /metrics (HTTPS, the Deployment's --metrics-secure) answer 401
+// log, and its /metrics (HTTPS, the Deployment's --metrics-secure, with a
+// certificate of the test's in --metrics-cert-path) answer 401
 // without a token, 403 to a service account not bound to the metrics-reader
 // ClusterRole and 200 to one bound to it (CheckMetrics). Then, for each rule of
 // c.Needed, the same with that rule taken out, under a service account of its
@@ -80,7 +81,10 @@ func CheckRBAC(t *testing.T, admin *rest.Config, k8s client.Client, c Controller
 	t.Run("generated RBAC", func(t *testing.T) {
 		sa := apply(t, k8s, c.Base, "", Rule{})
 		admitted(t, admin, c)
-		logs, metricsAddr := runAs(t, admin, c, sa, "deployed", managedByPrefix+"deployed")
+		// The certificate of /metrics given as cert-manager's Secret would be
+		// (config/certmanager), so that the scrapes verify it.
+		certDir, roots := metricsCert(t)
+		logs, metricsAddr := runAs(t, admin, c, sa, "deployed", managedByPrefix+"deployed", "--metrics-cert-path="+certDir)
 		wl := workload(t, admin, k8s, c, "deployed", managedByPrefix+"deployed")
 		waitFor(t, "the workload to complete as "+sa.user(), func() (bool, string) {
 			done, state, err := wl(t.Context())
@@ -89,7 +93,7 @@ func CheckRBAC(t *testing.T, admin *rest.Config, k8s client.Client, c Controller
 			}
 			return done, state
 		})
-		CheckMetrics(t, admin, k8s, c.Base, "https://"+metricsAddr+"/metrics")
+		CheckMetrics(t, admin, k8s, c.Base, "https://"+metricsAddr+"/metrics", roots)
 		if lines := logs.matching("forbidden"); len(lines) > 0 {
 			t.Errorf("the controller was refused with the generated RBAC:\n%s", strings.Join(lines, "\n"))
 		}

@@ -180,6 +180,7 @@ func commonFlags(t *testing.T, args []string) cmdflags.Flags {
 	fs.StringVar(&f.LeaseNamespace, "leader-elect-namespace", "", "")
 	fs.StringVar(&f.MetricsAddr, "metrics-bind-address", "", "")
 	fs.BoolVar(&f.MetricsSecure, "metrics-secure", false, "")
+	fs.StringVar(&f.MetricsCertDir, "metrics-cert-path", "", "")
 	fs.StringVar(&f.ProbeAddr, "health-probe-bind-address", "", "")
 	must(t, fs.Parse(args), "the Deployment's args %q", args)
 	return f

@@ -1,9 +1,19 @@
 package deploytest
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +28,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// CheckMetrics scrapes url, the secure /metrics of a controller deployed from b
+// CheckMetrics scrapes url, the secure /metrics of a controller deployed from b,
+// whose certificate roots verify (nil: any certificate is taken)
 // (its --metrics-secure: controller-runtime's authentication and authorization
 // filters, which review each token as the controller's service account, with
 // b's metrics auth role): without a token it must answer 401; with the token
@@ -28,7 +39,7 @@ import (
 // ones, issued by the API server of admin (TokenRequest) and reviewed by it
 // (TokenReview, SubjectAccessReview). The service accounts live in b's
 // namespace, which must exist.
-func CheckMetrics(t *testing.T, admin *rest.Config, k8s client.Client, b *Base, url string) {
+func CheckMetrics(t *testing.T, admin *rest.Config, k8s client.Client, b *Base, url string, roots *x509.CertPool) {
 	t.Helper()
 	ns := b.Namespace.Name
 	reader, denied := "metrics-scraper", "not-a-scraper"
@@ -63,8 +74,11 @@ func CheckMetrics(t *testing.T, admin *rest.Config, k8s client.Client, b *Base, 
 		}
 		return tr.Status.Token
 	}
-	// The certificate is the self-signed one the command made at its start.
-	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	tc := &tls.Config{RootCAs: roots}
+	if roots == nil {
+		tc.InsecureSkipVerify = true // the self-signed certificate the command made
+	}
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}
 	get := func(token string) (int, string, error) {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 		if err != nil {
@@ -112,4 +126,51 @@ func firstLines(s string, n int) string {
 		lines = lines[:n]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// metricsCert writes, in a directory of its own, tls.crt and tls.key (the keys
+// of cert-manager's Secret) of a self-signed certificate for 127.0.0.1, and
+// returns the directory and a pool that verifies the certificate.
+func metricsCert(t *testing.T) (string, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "deploytest metrics"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, block := range map[string]*pem.Block{
+		"tls.crt": {Type: "CERTIFICATE", Bytes: der},
+		"tls.key": {Type: "PRIVATE KEY", Bytes: keyDER},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return dir, pool
 }

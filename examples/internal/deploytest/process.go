@@ -46,9 +46,9 @@ func RunCommand(t *testing.T, run func(ctx context.Context, args []string) error
 // runAs starts the command as sa until the test ends, in a process of its own
 // (c.Helper), with the Deployment's args, a kubeconfig that impersonates sa and
 // the workloads of namespace ns whose managedBy is managedBy (c.Args), and
-// returns its log and the address of its /metrics. At the end it is sent SIGTERM
-// and must exit 0 unless it was refused something.
-func runAs(t *testing.T, admin *rest.Config, c Controller, sa account, ns, managedBy string) (*logs, string) {
+// returns its log and the address of its /metrics; extra are further args. At the
+// end it is sent SIGTERM and must exit 0 unless it was refused something.
+func runAs(t *testing.T, admin *rest.Config, c Controller, sa account, ns, managedBy string, extra ...string) (*logs, string) {
 	t.Helper()
 	container := c.Base.Deployment.Spec.Template.Spec.Containers[0]
 	metricsAddr := cmdtest.FreeAddr(t)
@@ -63,6 +63,7 @@ func runAs(t *testing.T, admin *rest.Config, c Controller, sa account, ns, manag
 	} else {
 		args = append(args, "--managed-by="+managedBy)
 	}
+	args = append(args, extra...)
 	raw, err := json.Marshal(args)
 	if err != nil {
 		t.Fatal(err)
