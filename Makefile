@@ -5,7 +5,7 @@ SOAKFAULTS ?= 0.1
 SOAKSEEDS20 ?= 3000
 SOAKFAULTS20 ?= 0.2
 
-.PHONY: test bench fuzz fmt demo soak lint compat tidy release-check latency cluster-up cluster-down cluster-status bench-cluster cluster-smoke chaos image image-smoke
+.PHONY: build-installer test bench fuzz fmt demo soak lint compat tidy release-check latency cluster-up cluster-down cluster-status bench-cluster cluster-smoke chaos image image-smoke
 
 test:
 	FUZZTIME=$(FUZZTIME) ./hack/test.sh
@@ -14,6 +14,12 @@ test:
 # DEMOFLAGS="--kubeconfig ~/.kube/config" to run it on a real cluster.
 demo:
 	cd examples && go run ./demo $(DEMOFLAGS)
+
+# One install manifest and one Helm chart per controller, rendered from its
+# kustomize base (examples/*/config) into dist/NAME/ by hack/deploy: checked in,
+# and checked for drift by hack/generate.sh --check (docs/deploy.md).
+build-installer:
+	go run ./hack/deploy
 
 # go mod tidy -diff in every module and staticcheck (pinned in hack/tools/go.mod).
 lint:

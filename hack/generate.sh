@@ -3,7 +3,8 @@
 # API types: DeepCopy methods (zz_generated.deepcopy.go beside the types) and the
 # CustomResourceDefinitions (config/crd); and the RBAC of the controllers from their
 # +kubebuilder:rbac markers (rbac.go in each controller package, config/rbac/role.yaml).
-# controller-gen is pinned in hack/tools (run through hack/tool.sh).
+# controller-gen is pinned in hack/tools (run through hack/tool.sh). Then dist/: the
+# install manifests and Helm charts that hack/deploy renders from the kustomize bases.
 #
 #   hack/generate.sh          rewrite the generated files in place
 #   hack/generate.sh --check  regenerate into a temporary directory and fail, naming
@@ -38,6 +39,7 @@ rbac_targets=(
 	"examples clientgo clientgo/config/rbac"
 	"examples trainingjob/controller trainingjob/config/rbac"
 	"examples jobset/controller jobset/config/rbac"
+	"examples plank/controller plank/config/rbac"
 )
 
 controller_gen() {
@@ -88,6 +90,13 @@ for target in "${rbac_targets[@]}"; do
 		stale+=("$module/$rbacdir/role.yaml")
 	fi
 done
+# The install manifests and Helm charts of dist/, rendered from the kustomize
+# bases (which hold the role.yaml files above): hack/deploy.
+if ! $check; then
+	go run ./hack/deploy
+elif ! go run ./hack/deploy -check; then
+	stale+=("dist/ (run make build-installer)")
+fi
 if [ ${#stale[@]} -gt 0 ]; then
 	echo "generated files are stale (run hack/generate.sh):" >&2
 	printf '  %s\n' "${stale[@]}" >&2

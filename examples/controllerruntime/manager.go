@@ -45,6 +45,9 @@ type ManagerOptions struct {
 	// authenticates and authorizes (securemetrics.Options: controller-runtime's
 	// filters.WithAuthenticationAndAuthorization), instead of plain HTTP.
 	SecureMetrics bool
+	// MetricsCertDir is the directory of tls.crt and tls.key, the certificate
+	// of the secure /metrics; empty means a self-signed one made at the start.
+	MetricsCertDir string
 	// HealthProbeBindAddress is where /healthz (the process answers) and /readyz
 	// (the manager's caches have synced) are served; empty or "0" serves none.
 	HealthProbeBindAddress string
@@ -88,6 +91,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (manager.Manager, error) {
 	}
 	if o.SecureMetrics && bind != "0" {
 		mo.Metrics = securemetrics.Options(bind)
+		mo.Metrics.CertDir = o.MetricsCertDir
 	}
 	mo.Logger = o.Logger
 	if mo.Logger.GetSink() == nil {

@@ -46,7 +46,10 @@ type Flags struct {
 	// MetricsSecure serves /metrics over HTTPS with authentication and
 	// authorization (controller-runtime's filters).
 	MetricsSecure bool
-	ProbeAddr     string
+	// MetricsCertDir holds tls.crt and tls.key, the certificate of the secure
+	// /metrics (a Secret of cert-manager mounted); empty: a self-signed one.
+	MetricsCertDir string
+	ProbeAddr      string
 	// APIBackoff is the requeue delay after a sync failed on an API error:
 	// --api-backoff-base doubling to --api-backoff-max.
 	APIBackoff plainbackoff.Policy
@@ -81,6 +84,7 @@ func Register(fs *flag.FlagSet, d Defaults) *Set {
 	fs.StringVar(&f.MetricsAddr, "metrics-bind-address", d.MetricsAddr, `address of the Prometheus /metrics endpoint; "0" disables it`)
 	fs.StringVar(&f.ProbeAddr, "health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
 	fs.BoolVar(&f.MetricsSecure, "metrics-secure", false, "serve /metrics over HTTPS to clients the API server authenticates and authorizes (get on the non-resource URL /metrics)")
+	fs.StringVar(&f.MetricsCertDir, "metrics-cert-path", "", "directory of tls.crt and tls.key, the certificate of the secure /metrics (with --metrics-secure); empty means a self-signed one")
 	f.APIBackoff = plainbackoff.Policy{Base: time.Second, Max: time.Minute}
 	fs.DurationVar(&f.APIBackoff.Base, "api-backoff-base", f.APIBackoff.Base, "requeue delay of one of the "+d.Objects+" whose sync failed on an API error, doubled at each failure in a row (the Job controller's 1s)")
 	fs.DurationVar(&f.APIBackoff.Max, "api-backoff-max", f.APIBackoff.Max, "longest requeue delay after API errors (the Job controller's 1m)")
@@ -110,6 +114,8 @@ func (s *Set) Parse(args []string) (Flags, error) {
 		return f, errors.New(`--managed-by="": must not be empty`)
 	case f.APIBackoff.Base <= 0:
 		return f, fmt.Errorf("--api-backoff-base=%v: must be positive", f.APIBackoff.Base)
+	case f.MetricsCertDir != "" && !f.MetricsSecure:
+		return f, fmt.Errorf("--metrics-cert-path=%q: needs --metrics-secure", f.MetricsCertDir)
 	case f.APIBackoff.Max < f.APIBackoff.Base:
 		return f, fmt.Errorf("--api-backoff-max=%v: must be at least --api-backoff-base (%v)", f.APIBackoff.Max, f.APIBackoff.Base)
 	}

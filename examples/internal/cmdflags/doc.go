@@ -3,8 +3,8 @@
 // --kubeconfig, --managed-by, --workers, --leader-elect, --leader-elect-namespace,
 // --metrics-bind-address, --health-probe-bind-address, the API rate limits of
 // clientflags, --api-backoff-base and --api-backoff-max (the requeue after an API
-// error, the Job controller's 1s doubling to 1m), --metrics-secure for the commands on
-// controller-runtime's manager, --logging-format (text or json) and klog's flags
+// error, the Job controller's 1s doubling to 1m), --metrics-secure and
+// --metrics-cert-path (the certificate of the secure /metrics), --logging-format (text or json) and klog's flags
 // (-v, ...), with one
 // validation, one way to load the client configuration and wait for its API server
 // (Connect), one logger (NewLogger) and one exit rule (Main, ExitCode: --help and a

@@ -37,6 +37,8 @@ func (r Rule) Forbidden() string {
 
 // Controller is one command under CheckRBAC.
 type Controller struct {
+	// Name is the command's name, its directory under dist/ (hack/deploy).
+	Name string
 	// Base is the command's rendered config/default.
 	Base *Base
 	// Helper names the test function of the command's package that calls
@@ -52,15 +54,25 @@ type Controller struct {
 	// Needed are rules each of which the command cannot do without: with one of
 	// them taken out of the roles, it must log the Forbidden error that names it.
 	Needed []Rule
+	// Args are the args that hand the command the workloads of namespace ns
+	// whose managedBy is managedBy, after the Deployment's; nil means
+	// --managed-by=managedBy.
+	Args func(ns, managedBy string) []string
 }
 
 // CheckRBAC applies the RBAC of c.Base (service account, ClusterRole, leader
-// election Role, their bindings) on the API server of admin, checks that it
-// admits the Deployment and the Service (dry run) with no warning, the pod
-// template included under the namespace's Pod Security level, and runs the command
-// (c.Helper) with the container args of the Deployment (the lease namespace and the listen
-// addresses replaced) as the service account, by impersonation: the workload
-// must complete with no "forbidden" in the command's log. Then, for each rule of
+// election Role, the metrics auth ClusterRole, their bindings) on the API server
+// of admin, checks that it admits every other object of the controller's Helm
+// chart with its optional bases on (dist/NAME/chart: the Deployment, the metrics
+// Service, the NetworkPolicy, the CRD; a server-side apply, dry run) with no
+// warning, the pod template included under the namespace's Pod Security level,
+// and runs the command (c.Helper) with the container args of the Deployment (the
+// lease namespace and the listen addresses replaced) as the service account, by
+// impersonation: the workload must complete with no "forbidden" in the command's
+// log, and its /metrics (HTTPS, the Deployment's --metrics-secure, with a
+// certificate of the test's in --metrics-cert-path) answer 401
+// without a token, 403 to a service account not bound to the metrics-reader
+// ClusterRole and 200 to one bound to it (CheckMetrics). Then, for each rule of
 // c.Needed, the same with that rule taken out, under a service account of its
 // own: the command must log the Forbidden error naming the rule. Each run has a
 // namespace of its own for its workload.
@@ -68,8 +80,11 @@ func CheckRBAC(t *testing.T, admin *rest.Config, k8s client.Client, c Controller
 	t.Helper()
 	t.Run("generated RBAC", func(t *testing.T) {
 		sa := apply(t, k8s, c.Base, "", Rule{})
-		admitted(t, admin, c.Base)
-		logs := runAs(t, admin, c, sa, managedByPrefix+"deployed")
+		admitted(t, admin, c)
+		// The certificate of /metrics given as cert-manager's Secret would be
+		// (config/certmanager), so that the scrapes verify it.
+		certDir, roots := metricsCert(t)
+		logs, metricsAddr := runAs(t, admin, c, sa, "deployed", managedByPrefix+"deployed", "--metrics-cert-path="+certDir)
 		wl := workload(t, admin, k8s, c, "deployed", managedByPrefix+"deployed")
 		waitFor(t, "the workload to complete as "+sa.user(), func() (bool, string) {
 			done, state, err := wl(t.Context())
@@ -78,6 +93,7 @@ func CheckRBAC(t *testing.T, admin *rest.Config, k8s client.Client, c Controller
 			}
 			return done, state
 		})
+		CheckMetrics(t, admin, k8s, c.Base, "https://"+metricsAddr+"/metrics", roots)
 		if lines := logs.matching("forbidden"); len(lines) > 0 {
 			t.Errorf("the controller was refused with the generated RBAC:\n%s", strings.Join(lines, "\n"))
 		}
@@ -86,7 +102,7 @@ func CheckRBAC(t *testing.T, admin *rest.Config, k8s client.Client, c Controller
 		t.Run("without "+r.Verb+" "+r.Resource, func(t *testing.T) {
 			name := fmt.Sprintf("without-%d", i)
 			sa := apply(t, k8s, c.Base, "-"+name, r)
-			logs := runAs(t, admin, c, sa, managedByPrefix+name)
+			logs, _ := runAs(t, admin, c, sa, name, managedByPrefix+name)
 			wl := workload(t, admin, k8s, c, name, managedByPrefix+name)
 			waitFor(t, "a Forbidden error that names "+r.Forbidden(), func() (bool, string) {
 				return len(logs.matching(strings.ToLower(r.Forbidden()))) > 0, strings.Join(logs.matching("forbidden"), "\n")
@@ -114,14 +130,18 @@ func apply(t *testing.T, k8s client.Client, b *Base, suffix string, drop Rule) a
 	ns, sa := b.Namespace.DeepCopy(), b.ServiceAccount.DeepCopy()
 	cr, crb := b.ClusterRole.DeepCopy(), b.ClusterRoleBinding.DeepCopy()
 	role, rb := b.Role.DeepCopy(), b.RoleBinding.DeepCopy()
+	mr, mrb := b.MetricsAuthRole.DeepCopy(), b.MetricsAuthRoleBinding.DeepCopy()
 	sa.Name += suffix
 	cr.Name += suffix
 	role.Name += suffix
+	mr.Name += suffix
 	crb.Name += suffix
 	rb.Name += suffix
+	mrb.Name += suffix
 	crb.RoleRef.Name += suffix
 	rb.RoleRef.Name += suffix
-	for _, subjects := range [][]rbacv1.Subject{crb.Subjects, rb.Subjects} {
+	mrb.RoleRef.Name += suffix
+	for _, subjects := range [][]rbacv1.Subject{crb.Subjects, rb.Subjects, mrb.Subjects} {
 		for i := range subjects {
 			if subjects[i].Kind == rbacv1.ServiceAccountKind {
 				subjects[i].Name += suffix
@@ -134,7 +154,7 @@ func apply(t *testing.T, k8s client.Client, b *Base, suffix string, drop Rule) a
 			t.Fatalf("no rule of the roles grants %s on %s in group %q", drop.Verb, drop.Resource, drop.Group)
 		}
 	}
-	for _, obj := range []client.Object{ns, sa, cr, crb, role, rb} {
+	for _, obj := range []client.Object{ns, sa, cr, crb, role, rb, mr, mrb} {
 		obj.SetResourceVersion("")
 		if err := k8s.Create(t.Context(), obj); err != nil && !(apierrors.IsAlreadyExists(err) && obj == ns) {
 			t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
@@ -143,26 +163,47 @@ func apply(t *testing.T, k8s client.Client, b *Base, suffix string, drop Rule) a
 	return account{namespace: sa.Namespace, name: sa.Name}
 }
 
-// admitted creates the Deployment and the Service of b with dryRun, in the
-// namespace apply created (Pod Security level restricted): the API server must
-// accept both, with no warning (a pod template that the namespace's level refuses
-// gets a warning on a Deployment).
-func admitted(t *testing.T, admin *rest.Config, b *Base) {
+// admitted server-side applies, with dryRun, every
+// object of c's Helm chart with its optional bases on, rendered into the
+// namespace apply created (Pod Security level restricted), but the
+// ServiceMonitor, whose CRD (the Prometheus Operator's) an API server has not
+// (TestInstallersAndCharts checks it): the API server must accept each, with no
+// warning (a pod template that the namespace's level refuses gets a warning on a
+// Deployment; so does an unknown field). The chart's objects are
+// config/default's (TestInstallersAndCharts).
+func admitted(t *testing.T, admin *rest.Config, c Controller) {
 	t.Helper()
-	cfg := rest.CopyConfig(admin)
-	w := &warnings{}
-	cfg.WarningHandler = w
-	c, err := client.New(cfg, client.Options{})
+	objs, err := RenderChart(c.Name, c.Base.Namespace.Name, map[string]map[string]any{
+		"networkPolicy": {"enable": true}, "prometheus": {"enable": true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, obj := range []client.Object{b.Deployment.DeepCopy(), b.Service.DeepCopy()} {
-		if err := c.Create(t.Context(), obj, client.DryRunAll); err != nil {
-			t.Errorf("the API server refused %T %s: %v", obj, obj.GetName(), err)
+	cfg := rest.CopyConfig(admin)
+	w := &warnings{}
+	cfg.WarningHandler = w
+	k8s, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, u := range objs {
+		if u.GetKind() == "ServiceMonitor" {
+			continue
+		}
+		kinds[u.GetKind()] = true
+		err := k8s.Apply(t.Context(), client.ApplyConfigurationFromUnstructured(u), client.DryRunAll,
+			client.ForceOwnership, client.FieldOwner("deploytest"))
+		if err != nil {
+			t.Errorf("the API server refused %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+	for _, k := range []string{"Deployment", "Service", "NetworkPolicy", "ClusterRole", "Role"} {
+		if !kinds[k] {
+			t.Errorf("the chart of %s renders no %s", c.Name, k)
 		}
 	}
 	if len(w.texts) > 0 {
-		t.Errorf("the API server warned about the Deployment or the Service:\n%s", strings.Join(w.texts, "\n"))
+		t.Errorf("the API server warned about the chart's objects:\n%s", strings.Join(w.texts, "\n"))
 	}
 }
 

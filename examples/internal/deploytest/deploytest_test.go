@@ -1,16 +1,12 @@
 package deploytest_test
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -29,13 +25,20 @@ import (
 var controllers = []struct {
 	name, cmd, base, prefix string
 	crd                     string // the CustomResourceDefinition deployed with it
+	// cmdflags: the command's flags are examples/internal/cmdflags' (plank has
+	// its own, of the same names).
+	cmdflags bool
 }{
 	{name: "jobkit-controller-runtime", cmd: "controllerruntime/cmd/jobkit-controller-runtime",
-		base: "controllerruntime/config/default", prefix: "jobkit-controller-runtime-"},
+		base: "controllerruntime/config/default", prefix: "jobkit-controller-runtime-", cmdflags: true},
 	{name: "jobkit-clientgo", cmd: "clientgo/cmd/jobkit-clientgo",
-		base: "clientgo/config/default", prefix: "jobkit-clientgo-"},
+		base: "clientgo/config/default", prefix: "jobkit-clientgo-", cmdflags: true},
 	{name: "trainingjob-controller", cmd: "trainingjob/cmd/trainingjob-controller",
-		base: "trainingjob/config/default", prefix: "trainingjob-", crd: "trainingjobs.ml.examples.jobkit.dev"},
+		base: "trainingjob/config/default", prefix: "trainingjob-", crd: "trainingjobs.ml.examples.jobkit.dev", cmdflags: true},
+	{name: "jobset-controller", cmd: "jobset/cmd/jobset-controller",
+		base: "jobset/config/default", prefix: "jobset-", crd: "jobsets.jobset.examples.jobkit.dev", cmdflags: true},
+	{name: "plank", cmd: "plank/cmd/plank",
+		base: "plank/config/default", prefix: "plank-", crd: "runjobs.examples.jobkit.dev"},
 }
 
 // examplesDir is the examples module's directory.
@@ -51,7 +54,7 @@ func TestBases(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			b, err := deploytest.Load(filepath.Join(examplesDir, c.base))
 			must(t, err, "")
-			want := []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "Namespace", "Role", "RoleBinding", "Service", "ServiceAccount"}
+			want := []string{"ClusterRole", "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding", "Deployment", "Namespace", "Role", "RoleBinding", "Service", "ServiceAccount"}
 			if c.crd != "" {
 				want = append(want, "CustomResourceDefinition")
 			}
@@ -95,6 +98,17 @@ func TestBases(t *testing.T) {
 			}
 			check(t, grants(b.Role.Rules, "coordination.k8s.io", "leases", "update"), "the leader election Role grants no lease update")
 
+			// Secure metrics (kubebuilder v4): the controller reviews its
+			// scrapers' tokens and access; a scraper is bound to metrics-reader.
+			equal(t, c.prefix+"metrics-auth-role", b.MetricsAuthRole.Name, "the metrics auth ClusterRole")
+			check(t, grants(b.MetricsAuthRole.Rules, "authentication.k8s.io", "tokenreviews", "create"), "the metrics auth role grants no tokenreviews create")
+			check(t, grants(b.MetricsAuthRole.Rules, "authorization.k8s.io", "subjectaccessreviews", "create"), "the metrics auth role grants no subjectaccessreviews create")
+			equal(t, 2, countRules(b.MetricsAuthRole.Rules), "verbs the metrics auth role grants")
+			equal(t, subject, b.MetricsAuthRoleBinding.Subjects, "the metrics auth ClusterRoleBinding's subjects")
+			equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: b.MetricsAuthRole.Name}, b.MetricsAuthRoleBinding.RoleRef, "the metrics auth ClusterRoleBinding's role")
+			equal(t, c.prefix+"metrics-reader", b.MetricsReader.Name, "the metrics reader ClusterRole")
+			equal(t, []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}, b.MetricsReader.Rules, "the metrics reader's rules")
+
 			m := b.Container("manager")
 			mustTrue(t, m != nil, "the Deployment has no container named manager")
 			equal(t, "jobkit/"+c.name+":latest", m.Image, "the image")
@@ -105,15 +119,20 @@ func TestBases(t *testing.T) {
 			for _, a := range args {
 				check(t, !strings.Contains(a, "$("), "arg %q: an unexpanded variable", a)
 			}
-			fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
-			fs.SetOutput(io.Discard)
-			f, err := cmdflags.Register(fs, cmdflags.Defaults{ManagedBy: "x", Workers: 1}).Parse(args)
-			must(t, err, "parsing the Deployment's args %q", args)
+			f := commonFlags(t, args)
+			if c.cmdflags {
+				fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+				fs.SetOutput(io.Discard)
+				_, err := cmdflags.Register(fs, cmdflags.Defaults{ManagedBy: "x", Workers: 1}).Parse(args)
+				must(t, err, "parsing the Deployment's args %q", args)
+			}
 			check(t, f.LeaderElect, "the Deployment runs without --leader-elect")
 			if f.LeaseNamespace != "" {
 				equal(t, ns, f.LeaseNamespace, "--leader-elect-namespace: the Role is in the pod's namespace")
 			}
-			equal(t, fs.Lookup("health-probe-bind-address").DefValue, f.ProbeAddr, "the probes' address: the commands' default")
+			equal(t, ":8081", f.ProbeAddr, "the probes' address")
+			check(t, f.MetricsSecure, "the Deployment runs without --metrics-secure")
+			equal(t, ":8443", f.MetricsAddr, "--metrics-bind-address")
 
 			probePort := port(t, f.ProbeAddr)
 			for name, p := range map[string]*corev1.Probe{"liveness": m.LivenessProbe, "readiness": m.ReadinessProbe} {
@@ -125,6 +144,8 @@ func TestBases(t *testing.T) {
 			equal(t, "/readyz", m.ReadinessProbe.HTTPGet.Path, "the readiness probe's path")
 
 			mustEqual(t, 1, len(b.Service.Spec.Ports), "ports of the metrics Service")
+			equal(t, "https", b.Service.Spec.Ports[0].Name, "the metrics Service's port name (the ServiceMonitor's)")
+			equal(t, int32(8443), b.Service.Spec.Ports[0].Port, "the metrics Service's port")
 			equal(t, port(t, f.MetricsAddr), containerPort(t, m, b.Service.Spec.Ports[0].TargetPort), "the metrics Service's target port")
 			equal(t, b.Deployment.Spec.Selector.MatchLabels, b.Service.Spec.Selector, "the metrics Service's selector")
 			for k, v := range b.Deployment.Spec.Selector.MatchLabels {
@@ -146,6 +167,32 @@ func TestBases(t *testing.T) {
 			}
 		})
 	}
+}
+
+// commonFlags parses the flags of args that every controller command has, by the
+// same names, and refuses any other: the Deployments pass no more.
+func commonFlags(t *testing.T, args []string) cmdflags.Flags {
+	t.Helper()
+	var f cmdflags.Flags
+	fs := flag.NewFlagSet("common", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&f.LeaderElect, "leader-elect", false, "")
+	fs.StringVar(&f.LeaseNamespace, "leader-elect-namespace", "", "")
+	fs.StringVar(&f.MetricsAddr, "metrics-bind-address", "", "")
+	fs.BoolVar(&f.MetricsSecure, "metrics-secure", false, "")
+	fs.StringVar(&f.MetricsCertDir, "metrics-cert-path", "", "")
+	fs.StringVar(&f.ProbeAddr, "health-probe-bind-address", "", "")
+	must(t, fs.Parse(args), "the Deployment's args %q", args)
+	return f
+}
+
+// countRules counts the (group, resource, verb) triples rules grant.
+func countRules(rules []rbacv1.PolicyRule) int {
+	n := 0
+	for _, r := range rules {
+		n += len(r.APIGroups) * len(r.Resources) * len(r.Verbs)
+	}
+	return n
 }
 
 // grants reports whether one of rules grants verb on resource in group.
@@ -184,148 +231,6 @@ func containerPort(t *testing.T, c *corev1.Container, p intstr.IntOrString) stri
 	}
 	t.Fatalf("container %s has no port named %q", c.Name, p.StrVal)
 	return ""
-}
-
-// dockerfile is what TestDockerfile reads of examples/Dockerfile.
-type dockerfile struct {
-	defaultCmd string            // ARG CMD=...
-	tags       map[string]string // CMD of each documented docker build -> its -t
-	env        []string          // the variables set before go build
-	build      []string          // go build's arguments, ${CMD} in place
-	user       string
-	buildFrom  string // the build stage's FROM line
-}
-
-var (
-	buildLine = regexp.MustCompile(`^#\s+docker build -f examples/Dockerfile --build-arg CMD=(\S+) -t (\S+) \.$`)
-	runBuild  = regexp.MustCompile(`cd examples && ((?:\w+=\S+ )*)go build (.+)$`)
-)
-
-func readDockerfile(t *testing.T) dockerfile {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(examplesDir, "Dockerfile"))
-	must(t, err, "")
-	d := dockerfile{tags: map[string]string{}}
-	// Join the continuation lines of each instruction.
-	var instr []string
-	cur := ""
-	sc := bufio.NewScanner(strings.NewReader(string(data)))
-	for sc.Scan() {
-		line := sc.Text()
-		if m := buildLine.FindStringSubmatch(line); m != nil {
-			d.tags[m[1]] = m[2]
-		}
-		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
-			continue
-		}
-		if s, ok := strings.CutSuffix(line, `\`); ok {
-			cur += strings.TrimSpace(s) + " "
-			continue
-		}
-		instr = append(instr, cur+strings.TrimSpace(line))
-		cur = ""
-	}
-	for _, in := range instr {
-		switch {
-		case strings.HasPrefix(in, "ARG CMD="):
-			d.defaultCmd = strings.TrimPrefix(in, "ARG CMD=")
-		case strings.HasPrefix(in, "USER "):
-			d.user = strings.TrimPrefix(in, "USER ")
-		case strings.HasPrefix(in, "FROM ") && strings.HasSuffix(in, " AS build"):
-			d.buildFrom = in
-		case strings.HasPrefix(in, "RUN "):
-			if m := runBuild.FindStringSubmatch(in); m != nil {
-				d.env = strings.Fields(m[1])
-				d.build = shellFields(m[2])
-			}
-		}
-	}
-	mustTrue(t, len(d.build) > 0, "no `cd examples && go build ...` RUN instruction in the Dockerfile")
-	return d
-}
-
-// TestDockerfile checks examples/Dockerfile against the controllers: a documented
-// build of each (tagged as its kustomize base's image), a static binary run as
-// the Deployments' user, and its go build command building each binary, which
-// answers --help. The command runs here without -trimpath and with the
-// environment's cgo setting, which would otherwise recompile every package (a cold
-// build of client-go, about 10 minutes); that it needs no cgo is checked with
-// go list. The image itself is built by `make image` (hack/image.sh), outside the
-// test command.
-func TestDockerfile(t *testing.T) {
-	d := readDockerfile(t)
-	equal(t, "65532:65532", d.user, "the final stage's USER")
-	check(t, slices.Contains(d.env, "CGO_ENABLED=0"), "the binary must be static for the distroless static image")
-	// Multi-architecture: the build stage runs on the builder's platform and
-	// cross-compiles for the target's.
-	check(t, strings.HasPrefix(d.buildFrom, "FROM --platform=$BUILDPLATFORM "), "the build stage %q must run on $BUILDPLATFORM", d.buildFrom)
-	for _, v := range []string{"GOOS=${TARGETOS}", "GOARCH=${TARGETARCH}"} {
-		check(t, slices.Contains(d.env, v), "go build must be run with %s (have %q)", v, d.env)
-	}
-	// Here the target is this machine.
-	env := make([]string, len(d.env))
-	for i, v := range d.env {
-		env[i] = os.Expand(v, func(k string) string {
-			return map[string]string{"TARGETOS": runtime.GOOS, "TARGETARCH": runtime.GOARCH}[k]
-		})
-	}
-	var cmds []string
-	for _, c := range controllers {
-		cmds = append(cmds, c.cmd)
-		equal(t, "jobkit/"+c.name+":latest", d.tags[c.cmd], "the documented docker build of %s", c.cmd)
-	}
-	check(t, slices.Contains(cmds, d.defaultCmd), "ARG CMD's default %q is none of %q", d.defaultCmd, cmds)
-	if testing.Short() {
-		t.Skip("-short: not building the binaries")
-	}
-	out := t.TempDir()
-	for _, c := range controllers {
-		t.Run(c.name, func(t *testing.T) {
-			args := []string{"build"}
-			for _, a := range d.build {
-				switch {
-				case a == "-trimpath":
-					continue
-				case a == "/out/manager":
-					a = filepath.Join(out, c.name)
-				}
-				args = append(args, strings.ReplaceAll(a, "${CMD}", c.cmd))
-			}
-			run(t, exec.Command("go", args...))
-			run(t, exec.Command(filepath.Join(out, c.name), "--help"))
-
-			list := exec.Command("go", "list", "-e", "-deps", "-f", "{{if .Error}}{{.ImportPath}}: {{.Error}}{{end}}", "./"+c.cmd)
-			list.Env = append(os.Environ(), env...)
-			check(t, strings.TrimSpace(run(t, list)) == "", "packages that do not build with %v", env)
-		})
-	}
-}
-
-// shellFields splits s into words as a shell does for the Dockerfile's RUN line:
-// at spaces, double quotes grouping and removed.
-func shellFields(s string) []string {
-	var words []string
-	var cur strings.Builder
-	quoted, inWord := false, false
-	for _, r := range s {
-		switch {
-		case r == '"':
-			quoted, inWord = !quoted, true
-		case r == ' ' && !quoted:
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-			}
-			inWord = false
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
 }
 
 // run runs cmd in the examples module and returns its output; a failure fails

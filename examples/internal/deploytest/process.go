@@ -45,18 +45,25 @@ func RunCommand(t *testing.T, run func(ctx context.Context, args []string) error
 
 // runAs starts the command as sa until the test ends, in a process of its own
 // (c.Helper), with the Deployment's args, a kubeconfig that impersonates sa and
-// managedBy, and returns its log. At the end it is sent SIGTERM and must exit 0 unless it was
-// refused something.
-func runAs(t *testing.T, admin *rest.Config, c Controller, sa account, managedBy string) *logs {
+// the workloads of namespace ns whose managedBy is managedBy (c.Args), and
+// returns its log and the address of its /metrics; extra are further args. At the
+// end it is sent SIGTERM and must exit 0 unless it was refused something.
+func runAs(t *testing.T, admin *rest.Config, c Controller, sa account, ns, managedBy string, extra ...string) (*logs, string) {
 	t.Helper()
 	container := c.Base.Deployment.Spec.Template.Spec.Containers[0]
+	metricsAddr := cmdtest.FreeAddr(t)
 	args := append(Args(&container, sa.namespace),
 		"--kubeconfig="+kubeconfigAs(t, admin, sa),
-		"--managed-by="+managedBy,
 		// Outside a cluster there is no pod namespace to default to.
 		"--leader-elect-namespace="+sa.namespace,
-		"--metrics-bind-address="+cmdtest.FreeAddr(t),
+		"--metrics-bind-address="+metricsAddr,
 		"--health-probe-bind-address="+cmdtest.FreeAddr(t))
+	if c.Args != nil {
+		args = append(args, c.Args(ns, managedBy)...)
+	} else {
+		args = append(args, "--managed-by="+managedBy)
+	}
+	args = append(args, extra...)
 	raw, err := json.Marshal(args)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +90,7 @@ func runAs(t *testing.T, admin *rest.Config, c Controller, sa account, managedBy
 			t.Errorf("the command did not stop within %v of SIGTERM", Timeout)
 		}
 	})
-	return l
+	return l, metricsAddr
 }
 
 // kubeconfigAs writes a kubeconfig with admin's credentials that impersonates sa

@@ -42,7 +42,12 @@ func Render(dir string) ([]*unstructured.Unstructured, error) {
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %w\n%s", dir, err, errOut.String())
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(&out, 4096)
+	return decode(&out, "the output of kustomize build "+dir)
+}
+
+// decode reads the objects of the YAML stream r; what names r in errors.
+func decode(r io.Reader, what string) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
 	var objs []*unstructured.Unstructured
 	for {
 		u := &unstructured.Unstructured{}
@@ -50,7 +55,7 @@ func Render(dir string) ([]*unstructured.Unstructured, error) {
 			if errors.Is(err, io.EOF) {
 				return objs, nil
 			}
-			return nil, fmt.Errorf("decoding the output of kustomize build %s: %w", dir, err)
+			return nil, fmt.Errorf("decoding %s: %w", what, err)
 		}
 		if len(u.Object) > 0 {
 			objs = append(objs, u)
@@ -58,22 +63,33 @@ func Render(dir string) ([]*unstructured.Unstructured, error) {
 	}
 }
 
-// Base is a rendered config/default: one object of each kind a controller's
-// deployment has, plus the CustomResourceDefinitions of a custom resource's
-// controller.
+// Base is a rendered config/default: the objects of a controller's deployment,
+// in kubebuilder v4's layout, plus the CustomResourceDefinitions of a custom
+// resource's controller.
 type Base struct {
-	Namespace          *corev1.Namespace
-	ServiceAccount     *corev1.ServiceAccount
+	Namespace      *corev1.Namespace
+	ServiceAccount *corev1.ServiceAccount
+	// ClusterRole is the controller's manager-role, bound by ClusterRoleBinding.
 	ClusterRole        *rbacv1.ClusterRole
 	ClusterRoleBinding *rbacv1.ClusterRoleBinding
-	Role               *rbacv1.Role
-	RoleBinding        *rbacv1.RoleBinding
-	Deployment         *appsv1.Deployment
-	Service            *corev1.Service
+	// MetricsAuthRole lets the controller review the tokens and the access of
+	// the clients of its secure /metrics; MetricsAuthRoleBinding binds it.
+	MetricsAuthRole        *rbacv1.ClusterRole
+	MetricsAuthRoleBinding *rbacv1.ClusterRoleBinding
+	// MetricsReader is the role a scraper of /metrics is bound to.
+	MetricsReader *rbacv1.ClusterRole
+	// Role is the leader election Role, bound by RoleBinding.
+	Role        *rbacv1.Role
+	RoleBinding *rbacv1.RoleBinding
+	Deployment  *appsv1.Deployment
+	// Service is the metrics Service.
+	Service *corev1.Service
 	// CRDs are the CustomResourceDefinitions, as rendered.
 	CRDs []*unstructured.Unstructured
 	// Kinds lists the kinds of every object, in kustomize's order.
 	Kinds []string
+	// Objects are the objects as rendered, in kustomize's order.
+	Objects []*unstructured.Unstructured
 }
 
 // Load renders dir (Render) into a Base. It fails on a kind Base has no place
@@ -83,9 +99,9 @@ func Load(dir string) (*Base, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Base{}
+	b := &Base{Objects: objs}
 	for _, u := range objs {
-		kind := u.GetKind()
+		kind, name := u.GetKind(), u.GetName()
 		b.Kinds = append(b.Kinds, kind)
 		var into any
 		switch kind {
@@ -97,9 +113,25 @@ func Load(dir string) (*Base, error) {
 		case "ServiceAccount":
 			into = set(&b.ServiceAccount)
 		case "ClusterRole":
-			into = set(&b.ClusterRole)
+			switch {
+			case strings.HasSuffix(name, "-manager-role"):
+				into = set(&b.ClusterRole)
+			case strings.HasSuffix(name, "-metrics-auth-role"):
+				into = set(&b.MetricsAuthRole)
+			case strings.HasSuffix(name, "-metrics-reader"):
+				into = set(&b.MetricsReader)
+			default:
+				return nil, fmt.Errorf("%s: unexpected ClusterRole %s", dir, name)
+			}
 		case "ClusterRoleBinding":
-			into = set(&b.ClusterRoleBinding)
+			switch {
+			case strings.HasSuffix(name, "-manager-rolebinding"):
+				into = set(&b.ClusterRoleBinding)
+			case strings.HasSuffix(name, "-metrics-auth-rolebinding"):
+				into = set(&b.MetricsAuthRoleBinding)
+			default:
+				return nil, fmt.Errorf("%s: unexpected ClusterRoleBinding %s", dir, name)
+			}
 		case "Role":
 			into = set(&b.Role)
 		case "RoleBinding":
@@ -109,13 +141,13 @@ func Load(dir string) (*Base, error) {
 		case "Service":
 			into = set(&b.Service)
 		default:
-			return nil, fmt.Errorf("%s: unexpected kind %s (%s)", dir, kind, u.GetName())
+			return nil, fmt.Errorf("%s: unexpected kind %s (%s)", dir, kind, name)
 		}
 		if into == nil {
-			return nil, fmt.Errorf("%s: a second %s (%s)", dir, kind, u.GetName())
+			return nil, fmt.Errorf("%s: a second %s (%s)", dir, kind, name)
 		}
 		if err := runtimeconv.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, into, true); err != nil {
-			return nil, fmt.Errorf("%s: decoding %s %s: %w", dir, kind, u.GetName(), err)
+			return nil, fmt.Errorf("%s: decoding %s %s: %w", dir, kind, name, err)
 		}
 	}
 	return b, nil

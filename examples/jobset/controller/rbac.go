@@ -18,5 +18,8 @@ package controller
 // patch for a repeated event):
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 //
-// Only with leader election (--leader-elect):
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
+// Only with leader election (--leader-elect): the Lease in the controller's own
+// namespace (the kustomize base sets it in place of "system"), and the core
+// Events controller-runtime's leader election records on it.
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=system,roleName=leader-election-role,resources=leases,verbs=get;create;update
+// +kubebuilder:rbac:groups="",namespace=system,roleName=leader-election-role,resources=events,verbs=create;patch

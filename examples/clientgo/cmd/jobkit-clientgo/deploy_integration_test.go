@@ -28,6 +28,7 @@ func TestDeployedRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	deploytest.CheckRBAC(t, cfg, k8s, deploytest.Controller{
+		Name:   "jobkit-clientgo",
 		Base:   base,
 		Helper: "TestDeployedCommand",
 		Create: deploytest.Job,

@@ -19,7 +19,9 @@
 // it (retrying /version, 1 s doubling to 30 s) instead of exiting.
 //
 // It serves the Kubernetes Job controller's job_controller_* metrics (with the Go
-// runtime's and the process's) on /metrics at --metrics-bind-address, and /healthz
+// runtime's and the process's) on /metrics at --metrics-bind-address (over HTTPS
+// to the clients the API server authenticates and authorizes with --metrics-secure,
+// with the certificate of --metrics-cert-path or a self-signed one), and /healthz
 // (200 while the process runs and, with --leader-elect, while the leader renews its
 // lease) and /readyz (200 once the informer caches have synced, which they do on a
 // standby replica too) at --health-probe-bind-address; "0" turns either off.
@@ -166,7 +168,7 @@ func run(ctx context.Context, o options) error {
 		if err := m.Register(crmetrics.Registry); err != nil {
 			return err
 		}
-		secure, err := secureMetrics(cfg, o.MetricsAddr)
+		secure, err := secureMetrics(cfg, o.MetricsAddr, o.MetricsCertDir)
 		if err != nil {
 			return err
 		}
@@ -285,14 +287,17 @@ func run(ctx context.Context, o options) error {
 }
 
 // secureMetrics is controller-runtime's metrics server of its registry at addr:
-// HTTPS (a self-signed certificate), and only for clients the API server of cfg
-// authenticates and authorizes to get /metrics (securemetrics.Options).
-func secureMetrics(cfg *rest.Config, addr string) (metricsserver.Server, error) {
+// HTTPS (the certificate of certDir, or a self-signed one when it is empty), and
+// only for clients the API server of cfg authenticates and authorizes to get
+// /metrics (securemetrics.Options).
+func secureMetrics(cfg *rest.Config, addr, certDir string) (metricsserver.Server, error) {
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-secure: %w", err)
 	}
-	srv, err := metricsserver.NewServer(securemetrics.Options(addr), cfg, httpClient)
+	opts := securemetrics.Options(addr)
+	opts.CertDir = certDir
+	srv, err := metricsserver.NewServer(opts, cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-secure: %w", err)
 	}

@@ -30,6 +30,7 @@ func TestDeployedRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	deploytest.CheckRBAC(t, cfg, k8s, deploytest.Controller{
+		Name:   "jobkit-controller-runtime",
 		Base:   base,
 		Helper: "TestDeployedCommand",
 		Create: deploytest.Job,

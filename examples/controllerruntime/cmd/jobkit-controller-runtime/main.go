@@ -6,7 +6,8 @@
 //
 // Flags: --kubeconfig, --managed-by, --leader-elect, --leader-elect-namespace,
 // --workers, --metrics-bind-address, --metrics-secure (HTTPS with authentication
-// and authorization), --health-probe-bind-address, --api-backoff-base and
+// and authorization) and --metrics-cert-path (its certificate's directory; default
+// a self-signed one), --health-probe-bind-address, --api-backoff-base and
 // --api-backoff-max (the requeue after an API error, 1s doubling to 1m), --kube-api-qps and
 // --kube-api-burst (client-side rate limits, default 20 and 30 as
 // kube-controller-manager's), --logging-format (text or json) and klog's logging flags (-v); --help lists them.
@@ -60,6 +61,7 @@ func run(ctx context.Context, args []string) error {
 		ManagedByName:           f.ManagedBy,
 		MetricsBindAddress:      f.MetricsAddr,
 		SecureMetrics:           f.MetricsSecure,
+		MetricsCertDir:          f.MetricsCertDir,
 		HealthProbeBindAddress:  f.ProbeAddr,
 		Logger:                  logger,
 	})

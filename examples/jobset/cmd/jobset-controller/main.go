@@ -12,7 +12,9 @@
 //
 // Flags: --kubeconfig, --managed-by, --child-managed-by, --leader-elect,
 // --leader-elect-namespace, --workers, --metrics-bind-address
-// (controller-runtime's metrics; default "0", off), --health-probe-bind-address
+// (controller-runtime's metrics; default "0", off), --metrics-secure (HTTPS with
+// authentication and authorization) and --metrics-cert-path (its certificate's
+// directory; default a self-signed one), --health-probe-bind-address
 // (/healthz and /readyz, default :8081), --kube-api-qps and --kube-api-burst,
 // --logging-format (text or json) and klog's logging flags (-v); --help lists
 // them and exits 0.
@@ -73,6 +75,7 @@ func run(ctx context.Context, args []string) error {
 		ManagedByName:           f.ManagedBy,
 		MetricsBindAddress:      f.MetricsAddr,
 		SecureMetrics:           f.MetricsSecure,
+		MetricsCertDir:          f.MetricsCertDir,
 		HealthProbeBindAddress:  f.ProbeAddr,
 		Logger:                  logger,
 		Scheme:                  s,

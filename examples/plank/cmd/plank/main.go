@@ -59,6 +59,7 @@ type options struct {
 	metricsAddr          string
 	probeAddr            string
 	metricsSecure        bool
+	metricsCertDir       string
 	rateLimits           *clientflags.RateLimits
 	logFormat            *string
 	cfg                  controller.Config
@@ -148,6 +149,7 @@ func parseFlags(args []string, out io.Writer) (*options, *textlogger.Config, err
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", `Address of the metrics endpoint, e.g. ":8080"; "0" disables it.`)
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", "0", `Address of the /healthz and /readyz probes, e.g. ":8081"; "0" disables them.`)
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", false, "Serve /metrics over HTTPS to clients the API server authenticates and authorizes (get on the non-resource URL /metrics).")
+	fs.StringVar(&o.metricsCertDir, "metrics-cert-path", "", "Directory of tls.crt and tls.key, the certificate of the secure /metrics (with --metrics-secure); empty means a self-signed one.")
 	fs.DurationVar(&o.cfg.APIBackoff.Base, "api-backoff-base", controller.DefaultAPIBackoffBase, "Requeue delay of a RunJob whose sync failed on an API error, doubled at each failure in a row (the Job controller's 1s).")
 	fs.DurationVar(&o.cfg.APIBackoff.Max, "api-backoff-max", controller.DefaultAPIBackoffMax, "Longest requeue delay after API errors (the Job controller's 1m).")
 	o.rateLimits = clientflags.Register(fs) // --kube-api-qps, --kube-api-burst
@@ -174,6 +176,9 @@ func parseFlags(args []string, out io.Writer) (*options, *textlogger.Config, err
 	}
 	if err := o.rateLimits.Validate(); err != nil {
 		return nil, nil, err
+	}
+	if o.metricsCertDir != "" && !o.metricsSecure {
+		return nil, nil, fmt.Errorf("--metrics-cert-path=%q: needs --metrics-secure", o.metricsCertDir)
 	}
 	if len(queues) > 0 {
 		o.cfg.Queues = queues
@@ -213,6 +218,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	metrics := metricsserver.Options{BindAddress: o.metricsAddr}
 	if o.metricsSecure {
 		metrics = securemetrics.Options(o.metricsAddr)
+		metrics.CertDir = o.metricsCertDir
 	}
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                  scheme,

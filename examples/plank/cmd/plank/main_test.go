@@ -51,6 +51,7 @@ func TestParseFlags(t *testing.T) {
 			wantLimits: clientflags.RateLimits{QPS: 20, Burst: 30, MaxInFlight: 250},
 		},
 		{name: "zero qps", args: []string{"--kube-api-qps=0"}, wantErr: "--kube-api-qps=0: must be positive"},
+		{name: "a certificate without secure metrics", args: []string{"--metrics-cert-path=/certs"}, wantErr: `--metrics-cert-path="/certs": needs --metrics-secure`},
 		{
 			name: "everything",
 			args: []string{"--leader-elect", "--namespace=ci", "--max-pending=20", "--queue", "gpu=2", "--queue=e2e=-1",

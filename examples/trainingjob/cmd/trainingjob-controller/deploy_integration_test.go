@@ -27,6 +27,7 @@ func TestDeployedRBAC(t *testing.T) {
 	}
 	e := envtesting.StartT(t, envtesting.Options{CRDs: []string{filepath.Join("..", "..", "config", "crd")}, AddToScheme: v1alpha1.AddToScheme})
 	deploytest.CheckRBAC(t, e.Config, e.Client, deploytest.Controller{
+		Name:   "trainingjob-controller",
 		Base:   base,
 		Helper: "TestDeployedCommand",
 		Create: createSample,

@@ -10,7 +10,8 @@
 // Flags: --kubeconfig, --managed-by, --leader-elect, --leader-elect-namespace,
 // --workers, --metrics-bind-address (controller-runtime's metrics, the
 // trainingjob_controller_* ones among them; default "0", off), --metrics-secure
-// (HTTPS with authentication and authorization), --health-probe-bind-address
+// (HTTPS with authentication and authorization) and --metrics-cert-path (its
+// certificate's directory; default a self-signed one), --health-probe-bind-address
 // (/healthz and /readyz, default :8081), --api-backoff-base and --api-backoff-max
 // (the requeue after an API error, 1s doubling to 1m), --kube-api-qps and
 // --kube-api-burst, --logging-format (text or json) and klog's logging flags (-v);
@@ -68,6 +69,7 @@ func run(ctx context.Context, args []string) error {
 		ManagedByName:           f.ManagedBy,
 		MetricsBindAddress:      f.MetricsAddr,
 		SecureMetrics:           f.MetricsSecure,
+		MetricsCertDir:          f.MetricsCertDir,
 		HealthProbeBindAddress:  f.ProbeAddr,
 		Logger:                  logger,
 		Scheme:                  s,
