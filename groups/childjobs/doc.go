@@ -20,6 +20,18 @@
 // conditions, TTL, suspension); this package converts and assembles, and
 // decides nothing plaingroup already decides.
 //
+// # Defaults and validation
+//
+// [Input.Default] applies JobSet's webhook defaults (plaingroup.Default, the
+// templates' completionMode Indexed and restartPolicy OnFailure, DNS hostnames
+// and published not-ready addresses on); [Input.Validate] and
+// [Input.ValidateUpdate] check a group on create and on update as JobSet's CRD
+// schema and webhook do, returning apimachinery field errors with JobSet's
+// paths and words: a webhook or a controller's conversion calls them. On
+// update a role's template may not change, except its pods' labels,
+// annotations, nodeSelector, tolerations and schedulingGates while the group
+// is or becomes suspended, as JobSet allows for queues.
+//
 // # Children
 //
 // A child of role r and index i is the Job <group>-<r>-<i>, built from the role's

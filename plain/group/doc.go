@@ -38,9 +38,11 @@
 //   - Lifecycle: [TTL] (time left after finishing, expired) and [Suspend]
 //     (children to suspend or resume).
 //   - Validation: [Validate] returns every fielderr.Error of a [Spec], naming the
-//     field and value, as JobSet's schema and webhook would, and
-//     [ValidateUpdate] the immutable fields of an update; [Default] fills
-//     JobSet's defaults.
+//     field (JobSet's path under spec) and value, as JobSet's schema and
+//     webhook would, in JobSet's words where its webhook words a message itself
+//     and in k8s.io/apimachinery's where it passes a helper's on (DNS names,
+//     label values, domain-prefixed paths); [ValidateUpdate] adds the immutable
+//     fields of an update; [Default] fills JobSet's defaults.
 //
 // A sync of a group applies them in JobSet's order: delete the obsolete children;
 // decide failure (which comes before success); then success; then startup and
@@ -109,8 +111,20 @@
 //   - An action Validate would reject is applied as RestartJobSet, so a failure
 //     is never dropped.
 //   - The in-place restart strategy (InPlaceRestart) is accepted by Validate,
-//     but its agent protocol is not implemented; Creations treats it as
-//     Recreate.
+//     with its template rules, as JobSet accepts it with its InPlaceRestart
+//     feature gate on: jobkit has no feature gates, so nothing refuses an
+//     alpha field. Its agent protocol is not implemented; Creations treats it
+//     as Recreate.
+//   - Validation: where JobSet's webhook returns a message with no field, the
+//     field is ours (the one the message is about); a change of a role on
+//     update is reported at the field that changed, under JobSet's
+//     spec.replicatedJobs; the pod name check reports the pod name, where
+//     JobSet reports the child's. Checks JobSet does not make: message
+//     patterns must compile (RE2), counts must not be negative, a role may not
+//     depend on itself, a per-child restart action may not cover a role of
+//     more than 1024 replicas, a policy may not be added or removed on update
+//     (JobSet's schema compares a policy only when both specs hold one), and
+//     ValidateUpdate checks the new spec as Validate does.
 //   - Elastic scaling, volume claim policies, exclusive placement and the
 //     active deadline are not covered.
 package group

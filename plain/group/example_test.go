@@ -173,11 +173,11 @@ func ExampleValidate() {
 		}},
 	}
 	for _, e := range group.Validate(&spec) {
-		fmt.Println(e.Field, "|", e.Type, "|", e.BadValue)
+		fmt.Println(e)
 	}
 	// Output:
-	// failurePolicy.rules[0].name | Invalid value | 1st
-	// failurePolicy.rules[0].onJobFailureReasons[0] | Unsupported value | OOMKilled
+	// failurePolicy.rules[0].name: Invalid value: "1st": invalid failure policy rule name '1st', a failure policy rule name must start with an alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_'
+	// failurePolicy.rules[0].onJobFailureReasons[0]: Invalid value: "OOMKilled": invalid job failure reason 'OOMKilled' in failure policy is not a recognized job failure reason
 }
 
 func ExampleDefault() {
