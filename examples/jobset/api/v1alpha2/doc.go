@@ -17,7 +17,7 @@
 // immutable fields, and status rules (counters never go backwards, a terminal state
 // never changes, restartsCountTowardsMax never exceeds restarts). The rules that need
 // the whole spec (dependsOn naming an earlier role, child names of at most 63
-// characters, valid RE2 patterns) are plain/group.Validate's, which the controller
+// characters, valid RE2 patterns) are childjobs.Input.Validate's, which the controller
 // applies before any child exists. controller-gen generates the CRD and the DeepCopy
 // methods (zz_generated.deepcopy.go): run hack/generate.sh after changing a type;
 // hack/generate.sh --check fails when either is stale.
