@@ -39,10 +39,13 @@ import (
 )
 
 // budgets is the most exported package-level names each importable module may have,
-// by module directory. The core's limit is issue 19's; the nested modules' were set by
-// issue 33 at their count then, with 5-10% headroom.
+// by module directory. The core's limit is issue 19's (500), raised by issue 34 by 3
+// for the in-place restart rules of plain/group (AnnotationInPlaceRestartAttempt,
+// PodAttempt, InPlaceAttempts: the pod's report, the group's status, JobSet's key;
+// the decision is a method); the nested modules' were set by issue 33 at their count
+// then, with 5-10% headroom.
 var budgets = map[string]int{
-	".":                  500,
+	".":                  503,
 	"controllerruntime":  36, // 33 names then
 	"cmd/jobkit/explain": 72, // 66 names then
 }

@@ -37,6 +37,11 @@
 //     [RestartEnded] gives the RestartingJobSet=False that ends a restart.
 //   - Lifecycle: [TTL] (time left after finishing, expired) and [Suspend]
 //     (children to suspend or resume).
+//   - In-place restart: [PodAttempt.Attempt] is the attempt a pod reports
+//     ([AnnotationInPlaceRestartAttempt]); [InPlaceAttempts.Next] moves the
+//     group's previous and current attempts (the barrier) and fails the group
+//     with ReachedMaxRestarts when a container restarts, or an attempt goes,
+//     beyond maxRestarts.
 //   - Validation: [Validate] returns every fielderr.Error of a [Spec], naming the
 //     field (JobSet's path under spec) and value, as JobSet's schema and
 //     webhook would, in JobSet's words where its webhook words a message itself
@@ -87,8 +92,10 @@
 //
 // # Cost
 //
-// Decide is O(rules × children) with at most one pattern search per rule and
-// failed child; Succeed, Statuses, Obsolete and Suspend are O(roles + children);
+// InPlaceAttempts.Next is O(pods) and allocates 8 bytes (the attempts it may
+// change) besides its error (BenchmarkInPlaceNext: 100,000 pods in 7 ms, most
+// of it parsing the annotations). Decide is O(rules × children) with at most
+// one pattern search per rule and failed child; Succeed, Statuses, Obsolete and Suspend are O(roles + children);
 // Creations and Identities are O(roles + children + created children). Each
 // allocates only its result (and one flag per replica for Creations);
 // bench_test.go measures each at 10, 1,000 and 100,000 children.
@@ -113,8 +120,10 @@
 //   - The in-place restart strategy (InPlaceRestart) is accepted by Validate,
 //     with its template rules, as JobSet accepts it with its InPlaceRestart
 //     feature gate on: jobkit has no feature gates, so nothing refuses an
-//     alpha field. Its agent protocol is not implemented; Creations treats it
-//     as Recreate.
+//     alpha field. Its rules are here (InPlaceAttempts.Next), but no
+//     Kubernetes layer runs them yet: Creations treats it as Recreate.
+//     InPlaceAttempts.Next names a pod with a bad attempt annotation in its
+//     error and decides over the other pods, where JobSet's sync stops.
 //   - Validation: where JobSet's webhook returns a message with no field, the
 //     field is ours (the one the message is about); a change of a role on
 //     update is reported at the field that changed, under JobSet's
