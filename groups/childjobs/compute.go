@@ -71,6 +71,7 @@ func Compute(in *Input) (Plan, error) {
 			s.warn("%v", err)
 		}
 	}
+	attempts := s.inPlace()
 	s.deleteObsolete()
 	roles := s.spec.Roles
 	statuses := plaingroup.Statuses(roles, s.facts, s.Counters)
@@ -97,6 +98,9 @@ func Compute(in *Input) (Plan, error) {
 		TerminalState:           s.TerminalState,
 		Conditions:              s.Conditions(in.Status.Conditions, in.Generation),
 		ReplicatedJobs:          statuses,
+
+		PreviousInPlaceRestartAttempt: attempts.Previous,
+		CurrentInPlaceRestartAttempt:  attempts.Current,
 	}
 	s.plan.StatusChanged = !equalStatus(&in.Status, &s.plan.Status)
 	s.plan.Events = s.Events

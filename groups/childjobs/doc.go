@@ -20,6 +20,16 @@
 // conditions, TTL, suspension); this package converts and assembles, and
 // decides nothing plaingroup already decides.
 //
+// # In-place restart
+//
+// Under restartStrategy InPlaceRestart, Compute reads Input.Pods (the pods
+// labelled with the group's name): each pod's attempt (its
+// jobset.sigs.k8s.io/in-place-restart-attempt annotation, written by the
+// pod's agent) and its containers' restart counts, and moves
+// Status.PreviousInPlaceRestartAttempt and CurrentInPlaceRestartAttempt with
+// plaingroup.InPlaceAttempts.Next, or fails the group (ReachedMaxRestarts)
+// and stops its children.
+//
 // # Defaults and validation
 //
 // [Input.Default] applies JobSet's webhook defaults (plaingroup.Default, the
@@ -108,7 +118,15 @@
 //   - When the group finishes in a sync and its TTL has already run out (a TTL
 //     of 0), the terminal status is written first and the group deleted at the
 //     next sync, at once (RequeueAfter of one nanosecond).
-//   - plaingroup's differences hold (its package doc): in-place restarts,
-//     elastic scaling, volume claim policies and exclusive placement are not
-//     covered.
+//   - plaingroup's differences hold (its package doc): elastic scaling,
+//     volume claim policies and exclusive placement are not covered. Of
+//     in-place restarts, Compute keeps the barrier
+//     (status.previousInPlaceRestartAttempt and currentInPlaceRestartAttempt,
+//     from the attempts Input.Pods report through
+//     plaingroup.AnnotationInPlaceRestartAttempt) and fails the group with
+//     ReachedMaxRestarts, as JobSet's controller does; a failed child is
+//     recreated as under Recreate, as in JobSet. Restarting the containers
+//     and holding each worker at the barrier is the agent's part (JobSet's
+//     in-place restart agent, run in each pod): jobkit provides none, and
+//     the executors do not yet fill Input.Pods.
 package childjobs
