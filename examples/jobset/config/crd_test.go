@@ -248,7 +248,7 @@ func TestStatusRules(t *testing.T) {
 	if err := k8s.Create(ctx, js); err != nil {
 		t.Fatal(err)
 	}
-	js.Status = v1alpha2.JobSetStatus{Restarts: 2, RestartsCountTowardsMax: 1,
+	js.Status = v1alpha2.JobSetStatus{Restarts: 2, RestartsCountTowardsMax: 1, PreviousInPlaceRestartAttempt: ptr.To[int32](2),
 		ReplicatedJobsStatus: []v1alpha2.ReplicatedJobStatus{{Name: "leader", Active: 1}, {Name: "workers", Active: 2}}}
 	if err := k8s.Status().Update(ctx, js); err != nil {
 		t.Fatalf("a valid status: %v", err)
@@ -264,6 +264,10 @@ func TestStatusRules(t *testing.T) {
 		{"more counted than restarts", func(s *v1alpha2.JobSetStatus) { s.RestartsCountTowardsMax = 3 }, "status.restartsCountTowardsMax", "may not exceed restarts"},
 		{"negative count", func(s *v1alpha2.JobSetStatus) { s.ReplicatedJobsStatus[0].Failed = -1 }, "status.replicatedJobsStatus[0].failed", "greater than or equal to 0"},
 		{"bad terminal state", func(s *v1alpha2.JobSetStatus) { s.TerminalState = "Done" }, "status.terminalState", "Unsupported value"},
+		{"previous in-place attempt goes back", func(s *v1alpha2.JobSetStatus) { s.PreviousInPlaceRestartAttempt = ptr.To[int32](1) },
+			"status.previousInPlaceRestartAttempt", "may not decrease"},
+		{"negative current in-place attempt", func(s *v1alpha2.JobSetStatus) { s.CurrentInPlaceRestartAttempt = ptr.To[int32](-1) },
+			"status.currentInPlaceRestartAttempt", "greater than or equal to 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

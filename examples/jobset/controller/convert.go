@@ -167,6 +167,9 @@ func Status(s *v1alpha2.JobSetStatus) childjobs.Status {
 		RestartsCountTowardsMax: s.RestartsCountTowardsMax,
 		TerminalState:           string(s.TerminalState),
 		Conditions:              s.Conditions,
+
+		PreviousInPlaceRestartAttempt: s.PreviousInPlaceRestartAttempt,
+		CurrentInPlaceRestartAttempt:  s.CurrentInPlaceRestartAttempt,
 	}
 	if len(s.ReplicatedJobsStatus) > 0 {
 		out.ReplicatedJobs = make([]plaingroup.RoleStatus, len(s.ReplicatedJobsStatus))
@@ -188,6 +191,9 @@ func APIStatus(s *childjobs.Status) v1alpha2.JobSetStatus {
 		Restarts:                s.Restarts,
 		RestartsCountTowardsMax: s.RestartsCountTowardsMax,
 		TerminalState:           v1alpha2.TerminalState(s.TerminalState),
+
+		PreviousInPlaceRestartAttempt: s.PreviousInPlaceRestartAttempt,
+		CurrentInPlaceRestartAttempt:  s.CurrentInPlaceRestartAttempt,
 	}
 	if len(s.ReplicatedJobs) > 0 {
 		out.ReplicatedJobsStatus = make([]v1alpha2.ReplicatedJobStatus, len(s.ReplicatedJobs))

@@ -95,6 +95,8 @@ func TestStatusRoundTrip(t *testing.T) {
 			},
 		}},
 		{name: "finished", status: v1alpha2.JobSetStatus{TerminalState: v1alpha2.Failed}},
+		{name: "in-place restart attempts", status: v1alpha2.JobSetStatus{
+			PreviousInPlaceRestartAttempt: ptr.To[int32](1), CurrentInPlaceRestartAttempt: ptr.To[int32](2)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
