@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/jobkit/jobkit/groups/childjobs"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
@@ -49,9 +50,31 @@ func (o *ownerOf[T]) syncChildJobs(ctx context.Context, in *childjobs.Input) (re
 		return reconcile.Result{}, fmt.Errorf("read the Service of %s/%s: %w", in.Namespace, in.Name, err)
 	}
 	in.ServiceExists = err == nil
+	if p := in.Spec.FailurePolicy; o.inPlace && p != nil && p.RestartStrategy == plaingroup.InPlaceRestart {
+		var pods corev1.PodList
+		if err := o.cache.List(ctx, &pods, client.InNamespace(in.Namespace),
+			client.MatchingLabels{plaingroup.LabelJobSetName: in.Name}, client.UnsafeDisableDeepCopy); err != nil {
+			return reconcile.Result{}, fmt.Errorf("list the pods of %s/%s: %w", in.Namespace, in.Name, err)
+		}
+		in.Pods = make([]*corev1.Pod, len(pods.Items))
+		for i := range pods.Items {
+			in.Pods[i] = &pods.Items[i]
+		}
+	}
 	in.ChildManagedBy = cmp.Or(in.ChildManagedBy, o.childManagedBy)
 	a := childJobsAPI[T]{c: o.client, typ: o.typ}
 	return o.rec.SyncChildJobs(ctx, in, a, a)
+}
+
+// groupOfPod maps a pod to the group its jobset-name label names (in the
+// pod's namespace), for Options.InPlaceRestart: an agent's report of the pod's
+// attempt queues the group.
+func groupOfPod(_ context.Context, obj client.Object) []crreconcile.Request {
+	name := obj.GetLabels()[plaingroup.LabelJobSetName]
+	if name == "" {
+		return nil
+	}
+	return []crreconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
 }
 
 // refuse fails a group whose spec is invalid, as JobSet fails an invalid JobSet:
