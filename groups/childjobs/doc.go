@@ -127,6 +127,7 @@
 //     ReachedMaxRestarts, as JobSet's controller does; a failed child is
 //     recreated as under Recreate, as in JobSet. Restarting the containers
 //     and holding each worker at the barrier is the agent's part (JobSet's
-//     in-place restart agent, run in each pod): jobkit provides none, and
-//     the executors do not yet fill Input.Pods.
+//     in-place restart agent, run in each pod): jobkit provides none.
+//     controllerruntime fills Input.Pods with Options.InPlaceRestart; the
+//     test rig (reconciletest) does not yet.
 package childjobs

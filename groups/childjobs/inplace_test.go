@@ -53,7 +53,7 @@ func TestComputeInPlaceRestart(t *testing.T) {
 		{name: "nothing new: no status write", strategy: plaingroup.InPlaceRestart, previous: ptr.To[int32](0), current: ptr.To[int32](1), pods: podsAt(1, 1, 1, 1, 1),
 			wantPrev: ptr.To[int32](0), wantCur: ptr.To[int32](1)},
 		{name: "pods of another group of that name are left out", strategy: plaingroup.InPlaceRestart,
-			pods: append(podsAt(0, 0, 0, 0, 0), func() *corev1.Pod { p := groupPod("3"); p.Labels[plaingroup.LabelJobSetUID] = "old"; return p }()),
+			pods:    append(podsAt(0, 0, 0, 0, 0), func() *corev1.Pod { p := groupPod("3"); p.Labels[plaingroup.LabelJobSetUID] = "old"; return p }()),
 			wantCur: ptr.To[int32](0), changed: true},
 		{name: "an attempt beyond maxRestarts fails the group", strategy: plaingroup.InPlaceRestart, pods: podsAt(3, 0, 0, 0, 0),
 			wantFailed: true, changed: true},

@@ -10,8 +10,8 @@
 // What is not carried: spec.volumeClaimPolicies and the elastic scaling of a running
 // JobSet (replicatedJobs are immutable). Under restartStrategy InPlaceRestart the
 // status carries the in-place restart attempts (the barrier), which the controller
-// moves from the attempts the pods' agents report; the agent is not part of the
-// example, and the controller does not yet read the pods (groups/childjobs
+// moves from the attempts the pods' agents report (with the controller's
+// InPlaceRestart option); the agent is not part of the example (groups/childjobs
 // documents what is missing).
 //
 // The CustomResourceDefinition (config/crd) carries what the API server can check
