@@ -128,6 +128,7 @@
 //     recreated as under Recreate, as in JobSet. Restarting the containers
 //     and holding each worker at the barrier is the agent's part (JobSet's
 //     in-place restart agent, run in each pod): jobkit provides none.
-//     controllerruntime fills Input.Pods with Options.InPlaceRestart; the
-//     test rig (reconciletest) does not yet.
+//     controllerruntime fills Input.Pods with Options.InPlaceRestart, and
+//     the test rig's Store does for every such group (a test plays the agents:
+//     reconciletest's TestStoreInPlaceRestart).
 package childjobs
