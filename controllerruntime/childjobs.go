@@ -12,7 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/jobkit/jobkit/groups/childjobs"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
@@ -48,9 +50,31 @@ func (o *ownerOf[T]) syncChildJobs(ctx context.Context, in *childjobs.Input) (re
 		return reconcile.Result{}, fmt.Errorf("read the Service of %s/%s: %w", in.Namespace, in.Name, err)
 	}
 	in.ServiceExists = err == nil
+	if p := in.Spec.FailurePolicy; o.inPlace && p != nil && p.RestartStrategy == plaingroup.InPlaceRestart {
+		var pods corev1.PodList
+		if err := o.cache.List(ctx, &pods, client.InNamespace(in.Namespace),
+			client.MatchingLabels{plaingroup.LabelJobSetName: in.Name}, client.UnsafeDisableDeepCopy); err != nil {
+			return reconcile.Result{}, fmt.Errorf("list the pods of %s/%s: %w", in.Namespace, in.Name, err)
+		}
+		in.Pods = make([]*corev1.Pod, len(pods.Items))
+		for i := range pods.Items {
+			in.Pods[i] = &pods.Items[i]
+		}
+	}
 	in.ChildManagedBy = cmp.Or(in.ChildManagedBy, o.childManagedBy)
 	a := childJobsAPI[T]{c: o.client, typ: o.typ}
 	return o.rec.SyncChildJobs(ctx, in, a, a)
+}
+
+// groupOfPod maps a pod to the group its jobset-name label names (in the
+// pod's namespace), for Options.InPlaceRestart: an agent's report of the pod's
+// attempt queues the group.
+func groupOfPod(_ context.Context, obj client.Object) []crreconcile.Request {
+	name := obj.GetLabels()[plaingroup.LabelJobSetName]
+	if name == "" {
+		return nil
+	}
+	return []crreconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
 }
 
 // refuse fails a group whose spec is invalid, as JobSet fails an invalid JobSet:
@@ -59,7 +83,8 @@ func (o *ownerOf[T]) syncChildJobs(ctx context.Context, in *childjobs.Input) (re
 // become valid (they are immutable), and failing it shows why. Once failed, its
 // TTL after finishing applies: it is deleted (foreground) once expired, looked
 // at again when it will.
-func (o *ownerOf[T]) refuse(ctx context.Context, in *childjobs.Input, errs plaingroup.Errors) (reconcile.Result, error) {
+func (o *ownerOf[T]) refuse(ctx context.Context, in *childjobs.Input, errs field.ErrorList) (reconcile.Result, error) {
+	msg := errs.ToAggregate().Error()
 	now := o.cfg.Clock.Now()
 	if c := meta.FindStatusCondition(in.Status.Conditions, plaingroup.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
 		failed := []plaingroup.Condition{{Type: c.Type, Status: plaingroup.True, Reason: c.Reason, LastTransitionTime: c.LastTransitionTime.Time}}
@@ -79,14 +104,14 @@ func (o *ownerOf[T]) refuse(ctx context.Context, in *childjobs.Input, errs plain
 	status := in.Status
 	status.Conditions = slices.Clone(status.Conditions)
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
-		Type: plaingroup.ConditionFailed, Status: metav1.ConditionTrue, Reason: o.invalid, Message: errs.Error(),
+		Type: plaingroup.ConditionFailed, Status: metav1.ConditionTrue, Reason: o.invalid, Message: msg,
 		ObservedGeneration: in.Generation, LastTransitionTime: metav1.NewTime(now),
 	})
 	status.TerminalState = plaingroup.ConditionFailed
 	if _, err := (childJobsAPI[T]{c: o.client, typ: o.typ}).WriteStatus(ctx, in, status); err != nil {
 		return reconcile.Result{}, fmt.Errorf("fail the invalid %s %s/%s: %w", o.kind().Kind, in.Namespace, in.Name, err)
 	}
-	o.cfg.Events.Eventf(in.Object, corev1.EventTypeWarning, o.invalid, "%s", errs.Error())
+	o.cfg.Events.Eventf(in.Object, corev1.EventTypeWarning, o.invalid, "%s", msg)
 	return reconcile.Result{}, nil
 }
 

@@ -376,6 +376,10 @@ func TestOptionsOfChildJobs(t *testing.T) {
 	if err := bad.validateFields(); err == nil || !strings.Contains(err.Error(), "Options.ChildManagedBy") {
 		t.Errorf("validate(ChildManagedBy without ChildJobs) = %v, want an error naming Options.ChildManagedBy", err)
 	}
+	bad.ChildManagedBy, bad.InPlaceRestart = "", true
+	if err := bad.validateFields(); err == nil || !strings.Contains(err.Error(), "Options.InPlaceRestart") {
+		t.Errorf("validate(InPlaceRestart without ChildJobs) = %v, want an error naming Options.InPlaceRestart", err)
+	}
 }
 
 // A group of two roles runs to completion on an API server: Setup of its Type

@@ -41,8 +41,10 @@ type ownerOf[T client.Object] struct {
 	orphans workqueue.TypedRateLimitingInterface[types.NamespacedName]
 	// childManagedBy is Options.ChildManagedBy.
 	childManagedBy string
-	onSync         func(obj T, res reconcile.Result, err error)
-	log            logr.Logger
+	// inPlace is Options.InPlaceRestart.
+	inPlace bool
+	onSync  func(obj T, res reconcile.Result, err error)
+	log     logr.Logger
 }
 
 func (o *ownerOf[T]) kind() owner.Kind { return o.cfg.Owner }

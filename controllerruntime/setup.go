@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -98,6 +99,15 @@ type Options[T client.Object] struct {
 	// Setup with reconcile.JobType) runs them; empty leaves them to the
 	// kube-controller-manager. Set only with Type.ChildJobs.
 	ChildManagedBy string
+	// InPlaceRestart, for a Type with the child-Jobs shape, watches the pods
+	// labelled with a group's name (plaingroup.LabelJobSetName) and hands a
+	// group under restartStrategy InPlaceRestart its pods
+	// (childjobs.Input.Pods), so that its in-place restart barrier moves as
+	// the pods' agents report their attempts. It caches the pods of the
+	// namespaces watched, as JobSet's controller does with its InPlaceRestart
+	// feature gate on. Off, a group under InPlaceRestart runs as under
+	// Recreate (no group is refused for it). Set only with Type.ChildJobs.
+	InPlaceRestart bool
 	// OnSync, when set, is called after each sync with what it returned. It runs on
 	// the worker and must be quick.
 	OnSync func(obj T, res reconcile.Result, err error)
@@ -192,6 +202,9 @@ func Setup[T client.Object](mgr manager.Manager, opts Options[T]) (*Controller[T
 	if pods {
 		b = b.Watches(&corev1.Pod{}, podEventHandler(c.o.handlePod))
 	}
+	if opts.InPlaceRestart {
+		b = b.Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(groupOfPod))
+	}
 	for _, obj := range opts.owns() {
 		b = b.Owns(obj)
 	}
@@ -273,6 +286,7 @@ func newController[T client.Object](c client.Client, live, cache client.Reader, 
 			workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](backoff.Base, backoff.Max),
 			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: name + "-orphan-pods"}),
 		childManagedBy: opts.ChildManagedBy,
+		inPlace:        opts.InPlaceRestart,
 		onSync:         opts.OnSync,
 		log:            cfg.Logger,
 	}}, nil
@@ -309,6 +323,9 @@ func (o *Options[T]) validateFields() error {
 	}
 	if o.ChildManagedBy != "" && o.Type.ChildJobs == nil {
 		errs = append(errs, errors.New("Options.ChildManagedBy is set, Options.Type.ChildJobs is not: only groups of child Jobs create Jobs"))
+	}
+	if o.InPlaceRestart && o.Type.ChildJobs == nil {
+		errs = append(errs, errors.New("Options.InPlaceRestart is set, Options.Type.ChildJobs is not: only groups of child Jobs restart in place"))
 	}
 	if o.Config.Name == "" {
 		errs = append(errs, errors.New("Options.Config.Name is empty: name the controller (its spec.managedBy)"))

@@ -77,17 +77,7 @@ func (s *State) Decide(m *plaingroup.Matcher, success *plaingroup.SuccessPolicy,
 	if err != nil {
 		err = fmt.Errorf("failure policy: %w", err)
 	}
-	s.Counters = d.Counters
-	if d.Condition != nil {
-		s.Set(*d.Condition)
-	}
-	switch d.Effect {
-	case plaingroup.Fail:
-		s.TerminalState = d.TerminalState
-		s.Event(corev1.EventTypeWarning, d.EventReason, d.EventMessage)
-		return err
-	case plaingroup.RestartGroup, plaingroup.RestartChild:
-		s.Event(corev1.EventTypeWarning, d.EventReason, d.EventMessage)
+	if s.Apply(d) {
 		return err
 	}
 	if r := s.Terms.Succeed(success, roles, children, s.Counters); r.Completed {
@@ -96,6 +86,26 @@ func (s *State) Decide(m *plaingroup.Matcher, success *plaingroup.SuccessPolicy,
 		s.Event(corev1.EventTypeNormal, r.Condition.Reason, r.Condition.Message)
 	}
 	return err
+}
+
+// Apply records a failure decision (plaingroup's: of a failure policy, or of
+// an in-place restart) in s: its counters, its condition, its terminal state
+// and its event. It reports whether the decision acted (an effect other than
+// NoFailure).
+func (s *State) Apply(d plaingroup.Decision) bool {
+	s.Counters = d.Counters
+	if d.Condition != nil {
+		s.Set(*d.Condition)
+	}
+	switch d.Effect {
+	case plaingroup.Fail:
+		s.TerminalState = d.TerminalState
+	case plaingroup.RestartGroup, plaingroup.RestartChild:
+	default:
+		return false
+	}
+	s.Event(corev1.EventTypeWarning, d.EventReason, d.EventMessage)
+	return true
 }
 
 // Conditions converts s's conditions back to API conditions. A condition of old

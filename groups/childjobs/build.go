@@ -43,12 +43,7 @@ func (s *sync) newChild(id *plaingroup.Identity, r int) *batchv1.Job {
 		}
 	}
 	spec.Template.Labels = keys
-	if spec.CompletionMode == nil {
-		spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
-	}
-	if spec.Template.Spec.RestartPolicy == "" {
-		spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
-	}
+	defaultTemplate(spec)
 	if s.dns {
 		spec.Template.Spec.Subdomain = s.spec.Subdomain
 	}

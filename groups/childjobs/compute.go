@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -72,6 +71,7 @@ func Compute(in *Input) (Plan, error) {
 			s.warn("%v", err)
 		}
 	}
+	attempts := s.inPlace()
 	s.deleteObsolete()
 	roles := s.spec.Roles
 	statuses := plaingroup.Statuses(roles, s.facts, s.Counters)
@@ -98,6 +98,9 @@ func Compute(in *Input) (Plan, error) {
 		TerminalState:           s.TerminalState,
 		Conditions:              s.Conditions(in.Status.Conditions, in.Generation),
 		ReplicatedJobs:          statuses,
+
+		PreviousInPlaceRestartAttempt: attempts.Previous,
+		CurrentInPlaceRestartAttempt:  attempts.Current,
 	}
 	s.plan.StatusChanged = !equalStatus(&in.Status, &s.plan.Status)
 	s.plan.Events = s.Events
@@ -271,30 +274,4 @@ func (s *sync) create(allowed []bool) {
 			id.Index, id.Role, id.Attempt, id.JobAttempt)
 		s.plan.Create = append(s.plan.Create, JobAction{Job: s.newChild(id, slots[k].Role), Reason: reason})
 	}
-}
-
-// Validate checks the group's spec with plaingroup.Validate (the checks of
-// JobSet's webhook), its roles sized from their templates as Compute sizes
-// them (and named Name when Spec.Name is empty). An executor fails a group it refuses rather than planning it
-// (controllerruntime.Setup does, as JobSet does). Each error names the field
-// and the value.
-func (in *Input) Validate() plaingroup.Errors {
-	spec := in.sizedSpec()
-	spec.Name = cmp.Or(spec.Name, in.Name)
-	return plaingroup.Validate(&spec)
-}
-
-// sizedSpec returns a copy of in.Spec whose roles have the parallelism (the
-// API's default of 1) and completions of their templates.
-func (in *Input) sizedSpec() plaingroup.Spec {
-	spec := in.Spec
-	spec.Roles = slices.Clone(spec.Roles)
-	for i := range spec.Roles {
-		if i < len(in.Templates) {
-			t := &in.Templates[i].Spec
-			spec.Roles[i].Parallelism = ptr.Deref(t.Parallelism, 1)
-			spec.Roles[i].Completions = t.Completions
-		}
-	}
-	return spec
 }

@@ -20,6 +20,28 @@
 // conditions, TTL, suspension); this package converts and assembles, and
 // decides nothing plaingroup already decides.
 //
+// # In-place restart
+//
+// Under restartStrategy InPlaceRestart, Compute reads Input.Pods (the pods
+// labelled with the group's name): each pod's attempt (its
+// jobset.sigs.k8s.io/in-place-restart-attempt annotation, written by the
+// pod's agent) and its containers' restart counts, and moves
+// Status.PreviousInPlaceRestartAttempt and CurrentInPlaceRestartAttempt with
+// plaingroup.InPlaceAttempts.Next, or fails the group (ReachedMaxRestarts)
+// and stops its children.
+//
+// # Defaults and validation
+//
+// [Input.Default] applies JobSet's webhook defaults (plaingroup.Default, the
+// templates' completionMode Indexed and restartPolicy OnFailure, DNS hostnames
+// and published not-ready addresses on); [Input.Validate] and
+// [Input.ValidateUpdate] check a group on create and on update as JobSet's CRD
+// schema and webhook do, returning apimachinery field errors with JobSet's
+// paths and words: a webhook or a controller's conversion calls them. On
+// update a role's template may not change, except its pods' labels,
+// annotations, nodeSelector, tolerations and schedulingGates while the group
+// is or becomes suspended, as JobSet allows for queues.
+//
 // # Children
 //
 // A child of role r and index i is the Job <group>-<r>-<i>, built from the role's
@@ -96,7 +118,17 @@
 //   - When the group finishes in a sync and its TTL has already run out (a TTL
 //     of 0), the terminal status is written first and the group deleted at the
 //     next sync, at once (RequeueAfter of one nanosecond).
-//   - plaingroup's differences hold (its package doc): in-place restarts,
-//     elastic scaling, volume claim policies and exclusive placement are not
-//     covered.
+//   - plaingroup's differences hold (its package doc): elastic scaling,
+//     volume claim policies and exclusive placement are not covered. Of
+//     in-place restarts, Compute keeps the barrier
+//     (status.previousInPlaceRestartAttempt and currentInPlaceRestartAttempt,
+//     from the attempts Input.Pods report through
+//     plaingroup.AnnotationInPlaceRestartAttempt) and fails the group with
+//     ReachedMaxRestarts, as JobSet's controller does; a failed child is
+//     recreated as under Recreate, as in JobSet. Restarting the containers
+//     and holding each worker at the barrier is the agent's part (JobSet's
+//     in-place restart agent, run in each pod): jobkit provides none.
+//     controllerruntime fills Input.Pods with Options.InPlaceRestart, and
+//     the test rig's Store does for every such group (a test plays the agents:
+//     reconciletest's TestStoreInPlaceRestart).
 package childjobs

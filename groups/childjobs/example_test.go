@@ -2,6 +2,7 @@ package childjobs_test
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -102,4 +103,58 @@ func ExampleReadChild() {
 	// Output:
 	// workers 3 1 Failed PodFailurePolicy 2 <nil>
 	// group: job ml/train-workers-3: metadata.labels[jobset.sigs.k8s.io/job-index]: Invalid value: "three": must be a non-negative 32-bit integer
+}
+
+// A webhook for a JobSet-shaped resource converts the object to an Input,
+// defaults it as JobSet's webhook does, and validates it on create; the
+// errors carry JobSet's paths and words.
+func ExampleInput_Validate() {
+	in := &childjobs.Input{
+		Name: "train",
+		Spec: plaingroup.Spec{
+			Roles:         []plaingroup.Role{{Name: "workers", Replicas: 2}},
+			FailurePolicy: &plaingroup.FailurePolicy{RestartStrategy: plaingroup.InPlaceRestart},
+			Coordinator:   &plaingroup.Coordinator{ReplicatedJob: "workers", PodIndex: 7},
+		},
+		Templates: []batchv1.JobTemplateSpec{{Spec: batchv1.JobSpec{
+			Parallelism: ptr.To[int32](4), Completions: ptr.To[int32](4),
+			BackoffLimit: ptr.To[int32](math.MaxInt32), PodReplacementPolicy: ptr.To(batchv1.Failed),
+		}}},
+	}
+	in.Default()
+	fmt.Println(*in.Templates[0].Spec.CompletionMode, in.Templates[0].Spec.Template.Spec.RestartPolicy, in.Spec.SuccessPolicy.Operator)
+	for _, e := range in.Validate() {
+		fmt.Println(e)
+	}
+	// Output:
+	// Indexed OnFailure All
+	// spec.coordinator.podIndex: Invalid value: 7: coordinator pod index 7 is invalid for replicatedJob workers job index 0
+}
+
+// On update a role's template is immutable, but a suspended group's pods may
+// be given a nodeSelector (a queue's admission does that); the replicas may not
+// change.
+func ExampleInput_ValidateUpdate() {
+	group := func(replicas int32, pool string) *childjobs.Input {
+		t := batchv1.JobTemplateSpec{}
+		if pool != "" {
+			t.Spec.Template.Spec.NodeSelector = map[string]string{"pool": pool}
+		}
+		return &childjobs.Input{Name: "train", Suspend: true,
+			Spec:      plaingroup.Spec{Roles: []plaingroup.Role{{Name: "workers", Replicas: replicas}}},
+			Templates: []batchv1.JobTemplateSpec{t}}
+	}
+	fmt.Println(len(group(2, "a").ValidateUpdate(group(2, ""))))
+	for _, e := range group(3, "a").ValidateUpdate(group(2, "")) {
+		fmt.Println(e)
+	}
+	running := group(2, "a")
+	running.Suspend = false
+	was := group(2, "")
+	was.Suspend = false
+	fmt.Println(running.ValidateUpdate(was))
+	// Output:
+	// 0
+	// spec.replicatedJobs[0].replicas: Invalid value: 3: field is immutable
+	// [spec.replicatedJobs[0].template.spec.template.spec.nodeSelector: Invalid value: field is immutable]
 }

@@ -187,7 +187,7 @@ func TestInputValidate(t *testing.T) {
 				}
 				return
 			}
-			if len(errs) == 0 || !strings.Contains(errs.Error(), tt.wantField) {
+			if len(errs) == 0 || !strings.Contains(errs.ToAggregate().Error(), tt.wantField) {
 				t.Errorf("Validate() = %v, want an error on %s", errs, tt.wantField)
 			}
 			if in.Spec.Roles[0].Parallelism != 0 {

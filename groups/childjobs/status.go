@@ -3,6 +3,8 @@ package childjobs
 import (
 	"slices"
 
+	"k8s.io/utils/ptr"
+
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
 
@@ -29,7 +31,9 @@ func countersOf(st *Status) plaingroup.Counters {
 func equalStatus(a, b *Status) bool {
 	if a.Restarts != b.Restarts || a.RestartsCountTowardsMax != b.RestartsCountTowardsMax ||
 		a.TerminalState != b.TerminalState || len(a.Conditions) != len(b.Conditions) ||
-		len(a.ReplicatedJobs) != len(b.ReplicatedJobs) {
+		len(a.ReplicatedJobs) != len(b.ReplicatedJobs) ||
+		!ptr.Equal(a.PreviousInPlaceRestartAttempt, b.PreviousInPlaceRestartAttempt) ||
+		!ptr.Equal(a.CurrentInPlaceRestartAttempt, b.CurrentInPlaceRestartAttempt) {
 		return false
 	}
 	for i := range a.Conditions {

@@ -64,6 +64,12 @@ type Input struct {
 	Children []*batchv1.Job
 	// ServiceExists says whether the headless Service is in the cache.
 	ServiceExists bool
+	// Pods are the group's pods in the cache (labelled with the group's name,
+	// plaingroup.LabelJobSetName), read only under the in-place restart
+	// strategy: the attempt each reports and its containers' restart counts.
+	// A pod whose jobset-uid label names another group is left out. Nil
+	// items are skipped.
+	Pods []*corev1.Pod
 
 	// ControllerName, when set, is the name of the controller computing the
 	// plan: a group whose Spec.ManagedBy names another controller is skipped
@@ -91,6 +97,11 @@ type Status struct {
 	// ReplicatedJobs is status.replicatedJobsStatus: one entry per role, in the
 	// order of the spec, with the per-index restart counters.
 	ReplicatedJobs []plaingroup.RoleStatus
+	// PreviousInPlaceRestartAttempt and CurrentInPlaceRestartAttempt are
+	// status.previousInPlaceRestartAttempt and currentInPlaceRestartAttempt,
+	// the barrier of an in-place restart (plaingroup.InPlaceAttempts); nil is
+	// unset.
+	PreviousInPlaceRestartAttempt, CurrentInPlaceRestartAttempt *int32
 }
 
 // Plan is the decision of one sync of a group: plain data, computed without I/O.
@@ -187,6 +198,9 @@ func (p *Plan) String() string {
 		changed = " (changed)"
 	}
 	line("status: restarts=%d countTowardsMax=%d terminal=%q%s", s.Restarts, s.RestartsCountTowardsMax, s.TerminalState, changed)
+	if s.PreviousInPlaceRestartAttempt != nil || s.CurrentInPlaceRestartAttempt != nil {
+		line("  in-place restart attempts: previous %s, current %s", attempt(s.PreviousInPlaceRestartAttempt), attempt(s.CurrentInPlaceRestartAttempt))
+	}
 	for _, c := range s.Conditions {
 		line("  %s=%s %s", c.Type, c.Status, c.Reason)
 	}
@@ -231,4 +245,12 @@ func abbreviate(parts []string) string {
 		return strings.Join(parts[:3], ", ") + fmt.Sprintf(", and %d more", len(parts)-3)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// attempt renders an in-place restart attempt, "unset" for nil.
+func attempt(p *int32) string {
+	if p == nil {
+		return "unset"
+	}
+	return fmt.Sprint(*p)
 }

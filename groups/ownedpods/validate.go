@@ -63,6 +63,10 @@ func groupSpec(w *Workload) plaingroup.Spec {
 			Parallelism: ptr.Deref(r.Spec.Parallelism, 1),
 			Completions: r.Spec.Completions,
 			DependsOn:   r.DependsOn,
+			NonIndexed:  r.Spec.CompletionMode == nil || *r.Spec.CompletionMode != batchv1.IndexedCompletion,
+			// The in-place restart rules on a role's spec apply as to a child's.
+			BackoffLimit:         r.Spec.BackoffLimit,
+			PodReplacementPolicy: string(ptr.Deref(r.Spec.PodReplacementPolicy, "")),
 		}
 	}
 	return spec

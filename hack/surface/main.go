@@ -39,14 +39,18 @@ import (
 )
 
 // budgets is the most exported package-level names each importable module may have,
-// by module directory. The core's limit is issue 19's; the nested modules' were set by
-// issue 33 at their count then, with 5-10% headroom.
+// by module directory. The core's limit is issue 19's (500), raised by issue 34 by 3
+// for the in-place restart rules of plain/group (AnnotationInPlaceRestartAttempt,
+// PodAttempt, InPlaceAttempts: the pod's report, the group's status, JobSet's key;
+// the decision is a method) and by issue 33 by 1 (below); issue 37's
+// plan.MaxObjectBytes took the place of jobstatus.IsFinished (deprecated). The
+// nested modules' were set by issue 33 at their count then, with 5-10% headroom.
 var budgets = map[string]int{
 	// Issue 33 (one test rig): +1 for reconciletest.TaskType, the Type that puts
 	// the rig's Task in a Store like any owner type; the six Task methods of
 	// Cluster, the Job ones beside them, the Cache's and the Driver's went, but
 	// methods are not counted.
-	".":                  501,
+	".":                  504,
 	"controllerruntime":  36, // 33 names then
 	"cmd/jobkit/explain": 72, // 66 names then
 }

@@ -142,3 +142,23 @@ func BenchmarkIdentities(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkInPlaceNext is one sync of a group restarted in place whose pods
+// are half on attempt 2 and half on attempt 1 (previous moves to 1), n pods in
+// one role.
+func BenchmarkInPlaceNext(b *testing.B) {
+	for _, n := range benchSizes {
+		roles := []group.Role{{Name: "workers", Replicas: int32(n), Parallelism: 1}}
+		pods := make([]group.PodAttempt, n)
+		for i := range pods {
+			pods[i] = group.PodAttempt{Annotation: strconv.Itoa(1 + i%2), Annotated: true}
+		}
+		a := group.InPlaceAttempts{Previous: ptr[int32](0), Current: ptr[int32](0)}
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _, _ = a.Next(roles, pods, 5, group.Counters{})
+			}
+		})
+	}
+}

@@ -173,11 +173,11 @@ func ExampleValidate() {
 		}},
 	}
 	for _, e := range group.Validate(&spec) {
-		fmt.Println(e.Field, "|", e.Type, "|", e.BadValue)
+		fmt.Println(e)
 	}
 	// Output:
-	// failurePolicy.rules[0].name | Invalid value | 1st
-	// failurePolicy.rules[0].onJobFailureReasons[0] | Unsupported value | OOMKilled
+	// failurePolicy.rules[0].name: Invalid value: "1st": invalid failure policy rule name '1st', a failure policy rule name must start with an alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_'
+	// failurePolicy.rules[0].onJobFailureReasons[0]: Invalid value: "OOMKilled": invalid job failure reason 'OOMKilled' in failure policy is not a recognized job failure reason
 }
 
 func ExampleDefault() {
@@ -225,4 +225,35 @@ func ExampleValidateUpdate() {
 	}
 	// Output:
 	// replicatedJobs[0].replicas: Invalid value: 3: field is immutable
+}
+
+// An in-place restart of a leader and two workers: one pod has restarted to
+// attempt 1, so the others are told to follow (previous 0); once all three
+// report attempt 1, the barrier lifts (current 1).
+func ExampleInPlaceAttempts_Next() {
+	roles := []group.Role{{Name: "leader", Replicas: 1, Parallelism: 1}, {Name: "workers", Replicas: 2, Parallelism: 1}}
+	pod := func(attempt string) group.PodAttempt { return group.PodAttempt{Annotation: attempt, Annotated: true} }
+	show := func(a group.InPlaceAttempts) string {
+		s := func(p *int32) string {
+			if p == nil {
+				return "unset"
+			}
+			return fmt.Sprint(*p)
+		}
+		return "previous " + s(a.Previous) + ", current " + s(a.Current)
+	}
+	var a group.InPlaceAttempts
+	a, _, _ = a.Next(roles, []group.PodAttempt{pod("0"), pod("0"), pod("0")}, 3, group.Counters{})
+	fmt.Println(show(a))
+	a, _, _ = a.Next(roles, []group.PodAttempt{pod("1"), pod("0"), pod("0")}, 3, group.Counters{})
+	fmt.Println(show(a))
+	a, _, _ = a.Next(roles, []group.PodAttempt{pod("1"), pod("1"), pod("1")}, 3, group.Counters{})
+	fmt.Println(show(a))
+	_, d, _ := a.Next(roles, []group.PodAttempt{pod("4"), pod("1"), pod("1")}, 3, group.Counters{})
+	fmt.Println(d.Effect, d.Condition.Reason)
+	// Output:
+	// previous unset, current 0
+	// previous 0, current 0
+	// previous 0, current 1
+	// Fail ReachedMaxRestarts
 }

@@ -27,6 +27,15 @@ type Role struct {
 	// DependsOn lists the earlier roles this one waits for before its children are
 	// created.
 	DependsOn []Dependency
+
+	// NonIndexed is set when the child's completionMode is NonIndexed; the zero
+	// value is Indexed, JobSet's webhook default. Only Validate reads it.
+	NonIndexed bool
+	// BackoffLimit and PodReplacementPolicy are the child's spec.backoffLimit
+	// (nil when unset) and spec.podReplacementPolicy ("" when unset): Validate
+	// checks them under the in-place restart strategy.
+	BackoffLimit         *int32
+	PodReplacementPolicy string
 }
 
 // group returns the role's group name with the default applied.

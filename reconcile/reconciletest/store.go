@@ -51,7 +51,10 @@ import (
 // then also runs its children with the Store's own Job controller, a Reconciler
 // of batch/v1 Jobs named by the group's Input.ChildManagedBy, or
 // reconciletest.jobkit.dev/job-controller when it is empty, and finishes the
-// foreground deletions of children whose pods are gone). The group's writes to
+// foreground deletions of children whose pods are gone; a group under
+// restartStrategy InPlaceRestart is given its cached pods, as controllerruntime
+// gives them with Options.InPlaceRestart; the pods' agents are the test's to
+// play, as a Kubelet script). The group's writes to
 // its child Jobs and Services are administrative (the call log does not record
 // them and no fault applies); its status writes and the children's pod calls
 // and status writes are controller calls as any. A Driver syncs a Store's owners

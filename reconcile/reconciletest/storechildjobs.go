@@ -26,6 +26,7 @@ import (
 	"github.com/jobkit/jobkit/groups/childjobs"
 	"github.com/jobkit/jobkit/jobstatus"
 	"github.com/jobkit/jobkit/owner"
+	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
@@ -45,7 +46,7 @@ type childJobsState struct {
 }
 
 // syncChildJobs syncs the group in (converted by Type.ChildJobs) with
-// r.SyncChildJobs, then finishes the foreground deletions of its children whose
+// r.SyncChildJobs (under InPlaceRestart, with its cached pods), then finishes the foreground deletions of its children whose
 // pods are gone and syncs each child Job with the Store's Job controller.
 func (s *Store[T]) syncChildJobs(ctx context.Context, r *reconcile.Reconciler, obj T, in *childjobs.Input) (reconcile.Result, error) {
 	if in.ChildManagedBy == "" {
@@ -57,6 +58,15 @@ func (s *Store[T]) syncChildJobs(ctx context.Context, r *reconcile.Reconciler, o
 	}
 	in.Children = s.children(obj)
 	in.ServiceExists = s.serviceExists(in)
+	if p := in.Spec.FailurePolicy; p != nil && p.RestartStrategy == plaingroup.InPlaceRestart {
+		// As controllerruntime with Options.InPlaceRestart: the cached pods
+		// labelled with the group's name.
+		for _, pod := range s.c.Cache().Pods(in.Namespace) {
+			if pod.Labels[plaingroup.LabelJobSetName] == in.Name {
+				in.Pods = append(in.Pods, pod)
+			}
+		}
+	}
 	res, err := r.SyncChildJobs(ctx, in, childJobClient[T]{s}, groupWriter[T]{s})
 	errs := []error{err}
 	s.collectForeground(obj)

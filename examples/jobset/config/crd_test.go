@@ -3,22 +3,26 @@ package config_test
 // These tests install the JobSet CRD on a real kube-apiserver (envtest) and check
 // what the API server itself accepts, defaults and refuses: the sample, specs that
 // break the schema, spec updates of immutable fields, and status writes that break
-// the status rules. No controller runs.
+// the status rules; and that controller.Default, Validate and ValidateUpdate (what
+// a webhook would call) agree with it. No controller runs.
 
 import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/jobkit/jobkit/examples/internal/envtesting"
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
+	"github.com/jobkit/jobkit/examples/jobset/controller"
 )
 
 var (
@@ -135,6 +139,10 @@ func TestSpecRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			js := valid(testName(t))
 			tt.modify(js)
+			// The functions a webhook would call refuse it too, at the same field.
+			if errs := controller.Validate(js); !refusedAt(errs, tt.field) {
+				t.Errorf("controller.Validate() = %v, want an error at %s", errs, tt.field)
+			}
 			envtesting.RequireInvalidWithin(t, k8s.Create(context.Background(), js), tt.field, tt.msg)
 		})
 	}
@@ -159,7 +167,11 @@ func TestImmutable(t *testing.T) {
 			if err := k8s.Create(ctx, js); err != nil {
 				t.Fatal(err)
 			}
+			old := js.DeepCopy()
 			tt.modify(js)
+			if errs := controller.ValidateUpdate(old, js); !refusedAt(errs, tt.field) {
+				t.Errorf("controller.ValidateUpdate() = %v, want an error at %s", errs, tt.field)
+			}
 			envtesting.RequireInvalidWithin(t, k8s.Update(ctx, js), tt.field, tt.msg)
 		})
 	}
@@ -169,9 +181,64 @@ func TestImmutable(t *testing.T) {
 	if err := k8s.Create(ctx, js); err != nil {
 		t.Fatal(err)
 	}
+	old := js.DeepCopy()
 	js.Spec.Suspend, js.Spec.TTLSecondsAfterFinished = ptr.To(true), ptr.To[int32](60)
+	if errs := controller.ValidateUpdate(old, js); len(errs) > 0 {
+		t.Errorf("controller.ValidateUpdate(suspend, ttl) = %v", errs)
+	}
 	if err := k8s.Update(ctx, js); err != nil {
 		t.Errorf("updating suspend and ttlSecondsAfterFinished: %v", err)
+	}
+}
+
+// refusedAt reports whether errs has an error at field or under it.
+func refusedAt(errs field.ErrorList, path string) bool {
+	for _, e := range errs {
+		if strings.HasPrefix(e.Field, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// The defaults of the CRD schema are controller.Default's: on what the API
+// server returns, Default changes none of the fields the schema defaults,
+// and it fills what only JobSet's webhook defaults.
+func TestSchemaDefaultsAreDefaults(t *testing.T) {
+	js := valid("defaults")
+	js.Spec.SuccessPolicy = &v1alpha2.SuccessPolicy{}
+	js.Spec.StartupPolicy = &v1alpha2.StartupPolicy{}
+	js.Spec.FailurePolicy = &v1alpha2.FailurePolicy{Rules: []v1alpha2.FailurePolicyRule{{Name: "r", Action: v1alpha2.FailJobSet}}}
+	if err := k8s.Create(context.Background(), js); err != nil {
+		t.Fatal(err)
+	}
+	got := js.DeepCopy()
+	controller.Default(got)
+	for i := range js.Spec.ReplicatedJobs {
+		if a, b := js.Spec.ReplicatedJobs[i].GroupName, got.Spec.ReplicatedJobs[i].GroupName; a != b {
+			t.Errorf("groupName: schema %q, Default %q", a, b)
+		}
+		if m := got.Spec.ReplicatedJobs[i].Template.Spec.CompletionMode; m == nil || *m != batchv1.IndexedCompletion {
+			t.Errorf("Default: completionMode = %v, want Indexed", m)
+		}
+	}
+	if a, b := js.Spec.SuccessPolicy.Operator, got.Spec.SuccessPolicy.Operator; a != b {
+		t.Errorf("successPolicy.operator: schema %q, Default %q", a, b)
+	}
+	if a, b := js.Spec.StartupPolicy.StartupPolicyOrder, got.Spec.StartupPolicy.StartupPolicyOrder; a != b {
+		t.Errorf("startupPolicyOrder: schema %q, Default %q", a, b)
+	}
+	if a, b := js.Spec.FailurePolicy.RestartStrategy, got.Spec.FailurePolicy.RestartStrategy; a != b {
+		t.Errorf("restartStrategy: schema %q, Default %q", a, b)
+	}
+	if errs := controller.Validate(got); len(errs) > 0 {
+		t.Errorf("controller.Validate(defaulted) = %v", errs)
+	}
+	// Defaulted before creation, as a mutating webhook would, it is accepted.
+	fresh := valid("defaulted")
+	controller.Default(fresh)
+	if err := k8s.Create(context.Background(), fresh); err != nil {
+		t.Errorf("the API server refuses the defaulted JobSet: %v", err)
 	}
 }
 
@@ -181,7 +248,7 @@ func TestStatusRules(t *testing.T) {
 	if err := k8s.Create(ctx, js); err != nil {
 		t.Fatal(err)
 	}
-	js.Status = v1alpha2.JobSetStatus{Restarts: 2, RestartsCountTowardsMax: 1,
+	js.Status = v1alpha2.JobSetStatus{Restarts: 2, RestartsCountTowardsMax: 1, PreviousInPlaceRestartAttempt: ptr.To[int32](2),
 		ReplicatedJobsStatus: []v1alpha2.ReplicatedJobStatus{{Name: "leader", Active: 1}, {Name: "workers", Active: 2}}}
 	if err := k8s.Status().Update(ctx, js); err != nil {
 		t.Fatalf("a valid status: %v", err)
@@ -197,6 +264,10 @@ func TestStatusRules(t *testing.T) {
 		{"more counted than restarts", func(s *v1alpha2.JobSetStatus) { s.RestartsCountTowardsMax = 3 }, "status.restartsCountTowardsMax", "may not exceed restarts"},
 		{"negative count", func(s *v1alpha2.JobSetStatus) { s.ReplicatedJobsStatus[0].Failed = -1 }, "status.replicatedJobsStatus[0].failed", "greater than or equal to 0"},
 		{"bad terminal state", func(s *v1alpha2.JobSetStatus) { s.TerminalState = "Done" }, "status.terminalState", "Unsupported value"},
+		{"previous in-place attempt goes back", func(s *v1alpha2.JobSetStatus) { s.PreviousInPlaceRestartAttempt = ptr.To[int32](1) },
+			"status.previousInPlaceRestartAttempt", "may not decrease"},
+		{"negative current in-place attempt", func(s *v1alpha2.JobSetStatus) { s.CurrentInPlaceRestartAttempt = ptr.To[int32](-1) },
+			"status.currentInPlaceRestartAttempt", "greater than or equal to 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

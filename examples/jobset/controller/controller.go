@@ -52,6 +52,11 @@ type Options struct {
 	// so that the Job controller of that name (a jobkit one) runs them; empty
 	// leaves them to the kube-controller-manager.
 	ChildManagedBy string
+	// InPlaceRestart watches the JobSets' pods and moves the in-place restart
+	// barrier of those under restartStrategy InPlaceRestart from the attempts
+	// their agents report (controllerruntime.Options.InPlaceRestart); off, they
+	// run as under Recreate.
+	InPlaceRestart bool
 	// Workers is how many JobSets are synced at once; zero means 5.
 	Workers int
 	// APIBackoff is the requeue delay of a JobSet whose sync failed on an API
@@ -107,6 +112,7 @@ func options(opts Options) jkcr.Options[*v1alpha2.JobSet] {
 		Config: reconcile.Config{Name: cmp.Or(opts.ManagedBy, plaingroup.ControllerName),
 			Clock: opts.Clock, Events: opts.Events, Logger: opts.Logger},
 		ChildManagedBy:     opts.ChildManagedBy,
+		InPlaceRestart:     opts.InPlaceRestart,
 		Workers:            opts.Workers,
 		APIBackoff:         opts.APIBackoff,
 		SkipNameValidation: opts.SkipNameValidation,

@@ -286,3 +286,12 @@ func TestAPIBackoff(t *testing.T) {
 		t.Errorf("default backoff = %v to %v, want 1s to 1m", jkcr.DefaultAPIBackoffBase, jkcr.DefaultAPIBackoffMax)
 	}
 }
+
+// Options.InPlaceRestart is controllerruntime's.
+func TestInPlaceRestartOption(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		if got := options(Options{InPlaceRestart: on}).InPlaceRestart; got != on {
+			t.Errorf("options(InPlaceRestart %t).InPlaceRestart = %t", on, got)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
@@ -30,12 +31,49 @@ var JobSetType = reconcile.Type[*v1alpha2.JobSet]{
 	ManagedBy: func(js *v1alpha2.JobSet) *string { return js.Spec.ManagedBy },
 }
 
-// Validate checks a JobSet's spec with plain/group's Validate, the roles sized
-// from their templates (parallelism, with the API's default of 1, and
-// completions): childjobs.Input.Validate, which controllerruntime runs before
-// each sync. Each error names the field and the value.
-func Validate(js *v1alpha2.JobSet) plaingroup.Errors {
+// Validate checks a JobSet as JobSet's CRD schema and webhook do on create:
+// childjobs.Input.Validate of its conversion, which controllerruntime runs
+// before each sync (this example has no webhook). Each error has JobSet's
+// field path, the value, and JobSet's words.
+func Validate(js *v1alpha2.JobSet) field.ErrorList {
 	return Input(js, nil, false, "", "", time.Time{}).Validate()
+}
+
+// ValidateUpdate checks a JobSet js that replaces old as JobSet's CRD schema
+// and webhook do on update: childjobs.Input.ValidateUpdate of both
+// conversions. A validating webhook would call it; this example's CRD holds
+// stricter immutability rules of its own (a role's template never changes,
+// suspended or not).
+func ValidateUpdate(old, js *v1alpha2.JobSet) field.ErrorList {
+	return Input(js, nil, false, "", "", time.Time{}).ValidateUpdate(Input(old, nil, false, "", "", time.Time{}))
+}
+
+// Default applies JobSet's webhook defaults to js, as a mutating webhook
+// would: childjobs.Input.Default of its conversion, written back (the roles'
+// group names and templates, the success, startup and failure policies, the
+// network). It modifies js; network.subdomain stays unset, as JobSet leaves
+// it.
+func Default(js *v1alpha2.JobSet) {
+	in := Input(js, nil, false, "", "", time.Time{})
+	in.Default()
+	s := &js.Spec
+	for i := range s.ReplicatedJobs {
+		s.ReplicatedJobs[i].GroupName = in.Spec.Roles[i].GroupName
+		s.ReplicatedJobs[i].Template = in.Templates[i]
+	}
+	s.SuccessPolicy = &v1alpha2.SuccessPolicy{Operator: v1alpha2.Operator(in.Spec.SuccessPolicy.Operator),
+		TargetReplicatedJobs: in.Spec.SuccessPolicy.TargetReplicatedJobs}
+	s.StartupPolicy = &v1alpha2.StartupPolicy{StartupPolicyOrder: v1alpha2.StartupPolicyOrder(in.Spec.StartupOrder)}
+	if p := s.FailurePolicy; p != nil {
+		p.RestartStrategy = v1alpha2.RestartStrategy(in.Spec.FailurePolicy.RestartStrategy)
+		for i := range p.Rules {
+			p.Rules[i].Name = in.Spec.FailurePolicy.Rules[i].Name
+		}
+	}
+	if s.Network == nil {
+		s.Network = &v1alpha2.Network{}
+	}
+	s.Network.EnableDNSHostnames, s.Network.PublishNotReadyAddresses = in.EnableDNSHostnames, in.PublishNotReadyAddresses
 }
 
 // Spec converts a JobSet's spec onto plain/group's: the roles (name, group name,
@@ -46,6 +84,7 @@ func Spec(js *v1alpha2.JobSet) plaingroup.Spec {
 	s := &js.Spec
 	out := plaingroup.Spec{
 		Name:                    js.Name,
+		GenerateName:            js.GenerateName,
 		Roles:                   make([]plaingroup.Role, len(s.ReplicatedJobs)),
 		TTLSecondsAfterFinished: s.TTLSecondsAfterFinished,
 		ManagedBy:               ptr.Deref(s.ManagedBy, ""),
@@ -128,6 +167,9 @@ func Status(s *v1alpha2.JobSetStatus) childjobs.Status {
 		RestartsCountTowardsMax: s.RestartsCountTowardsMax,
 		TerminalState:           string(s.TerminalState),
 		Conditions:              s.Conditions,
+
+		PreviousInPlaceRestartAttempt: s.PreviousInPlaceRestartAttempt,
+		CurrentInPlaceRestartAttempt:  s.CurrentInPlaceRestartAttempt,
 	}
 	if len(s.ReplicatedJobsStatus) > 0 {
 		out.ReplicatedJobs = make([]plaingroup.RoleStatus, len(s.ReplicatedJobsStatus))
@@ -149,6 +191,9 @@ func APIStatus(s *childjobs.Status) v1alpha2.JobSetStatus {
 		Restarts:                s.Restarts,
 		RestartsCountTowardsMax: s.RestartsCountTowardsMax,
 		TerminalState:           v1alpha2.TerminalState(s.TerminalState),
+
+		PreviousInPlaceRestartAttempt: s.PreviousInPlaceRestartAttempt,
+		CurrentInPlaceRestartAttempt:  s.CurrentInPlaceRestartAttempt,
 	}
 	if len(s.ReplicatedJobs) > 0 {
 		out.ReplicatedJobsStatus = make([]v1alpha2.ReplicatedJobStatus, len(s.ReplicatedJobs))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -94,6 +95,8 @@ func TestStatusRoundTrip(t *testing.T) {
 			},
 		}},
 		{name: "finished", status: v1alpha2.JobSetStatus{TerminalState: v1alpha2.Failed}},
+		{name: "in-place restart attempts", status: v1alpha2.JobSetStatus{
+			PreviousInPlaceRestartAttempt: ptr.To[int32](1), CurrentInPlaceRestartAttempt: ptr.To[int32](2)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,13 +146,13 @@ func TestValidate(t *testing.T) {
 		{name: "valid", mutate: func(*v1alpha2.JobSet) {}},
 		{name: "dependsOn a later role", mutate: func(js *v1alpha2.JobSet) {
 			js.Spec.ReplicatedJobs[0].DependsOn = []v1alpha2.DependsOn{{Name: "workers", Status: v1alpha2.DependsOnReady}}
-		}, wantField: "replicatedJobs[0].dependsOn"},
+		}, wantField: "spec.replicatedJobs[0].dependsOn"},
 		{name: "negative parallelism in a template", mutate: func(js *v1alpha2.JobSet) {
 			js.Spec.ReplicatedJobs[1].Template.Spec.Parallelism = ptr.To[int32](-1)
-		}, wantField: "replicatedJobs[1]"},
+		}, wantField: "spec.replicatedJobs[1]"},
 		{name: "bad message pattern", mutate: func(js *v1alpha2.JobSet) {
 			js.Spec.FailurePolicy = &v1alpha2.FailurePolicy{Rules: []v1alpha2.FailurePolicyRule{{Name: "r", Action: v1alpha2.FailJobSet, OnJobFailureMessagePatterns: []string{"("}}}}
-		}, wantField: "failurePolicy.rules[0].onJobFailureMessagePatterns[0]"},
+		}, wantField: "spec.failurePolicy.rules[0].onJobFailureMessagePatterns[0]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,6 +171,55 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("Validate() = %v, want an error on %s", errs, tt.wantField)
 			}
 		})
+	}
+}
+
+// Default writes JobSet's webhook defaults back into the JobSet, and leaves
+// what is set alone; Validate then finds nothing to refuse.
+func TestDefault(t *testing.T) {
+	js := &v1alpha2.JobSet{ObjectMeta: metav1.ObjectMeta{Name: "js"}, Spec: v1alpha2.JobSetSpec{
+		ReplicatedJobs: []v1alpha2.ReplicatedJob{{Name: "leader", Replicas: 1}, {Name: "workers", GroupName: "pool", Replicas: 2}},
+		FailurePolicy:  &v1alpha2.FailurePolicy{Rules: []v1alpha2.FailurePolicyRule{{Action: v1alpha2.FailJobSet}, {Name: "mine", Action: v1alpha2.RestartJob}}},
+	}}
+	js.Spec.ReplicatedJobs[1].Template.Spec.CompletionMode = ptr.To(batchv1.NonIndexedCompletion)
+	controller.Default(js)
+	want := v1alpha2.JobSetSpec{
+		ReplicatedJobs: []v1alpha2.ReplicatedJob{
+			{Name: "leader", GroupName: "default", Replicas: 1},
+			{Name: "workers", GroupName: "pool", Replicas: 2},
+		},
+		SuccessPolicy: &v1alpha2.SuccessPolicy{Operator: v1alpha2.OperatorAll},
+		StartupPolicy: &v1alpha2.StartupPolicy{StartupPolicyOrder: v1alpha2.AnyOrder},
+		FailurePolicy: &v1alpha2.FailurePolicy{RestartStrategy: v1alpha2.Recreate, Rules: []v1alpha2.FailurePolicyRule{
+			{Name: "failurePolicyRule0", Action: v1alpha2.FailJobSet}, {Name: "mine", Action: v1alpha2.RestartJob}}},
+		Network: &v1alpha2.Network{EnableDNSHostnames: ptr.To(true), PublishNotReadyAddresses: ptr.To(true)},
+	}
+	want.ReplicatedJobs[0].Template.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	want.ReplicatedJobs[0].Template.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+	want.ReplicatedJobs[1].Template.Spec.CompletionMode = ptr.To(batchv1.NonIndexedCompletion)
+	want.ReplicatedJobs[1].Template.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+	if diff := cmp.Diff(want, js.Spec); diff != "" {
+		t.Errorf("Default (-want +got):\n%s", diff)
+	}
+	if errs := controller.Validate(js); len(errs) > 0 {
+		t.Errorf("Validate(defaulted) = %v", errs)
+	}
+}
+
+// ValidateUpdate: the replicas are immutable, a suspended JobSet's pod
+// nodeSelector is not.
+func TestValidateUpdate(t *testing.T) {
+	old := &v1alpha2.JobSet{ObjectMeta: metav1.ObjectMeta{Name: "js"}, Spec: v1alpha2.JobSetSpec{Suspend: ptr.To(true),
+		ReplicatedJobs: []v1alpha2.ReplicatedJob{{Name: "workers", Replicas: 2}}}}
+	js := old.DeepCopy()
+	js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "a"}
+	if errs := controller.ValidateUpdate(old, js); len(errs) > 0 {
+		t.Errorf("ValidateUpdate(nodeSelector of a suspended JobSet) = %v, want none", errs)
+	}
+	js.Spec.ReplicatedJobs[0].Replicas = 3
+	errs := controller.ValidateUpdate(old, js)
+	if len(errs) != 1 || errs[0].Error() != "spec.replicatedJobs[0].replicas: Invalid value: 3: field is immutable" {
+		t.Errorf("ValidateUpdate(replicas) = %v", errs)
 	}
 }
 

@@ -22,12 +22,16 @@
 //
 // # Validation
 //
-// The CRD's schema checks the types, enums and immutability; plain/group's
-// Validate (the checks of JobSet's webhook) runs at every sync, in
-// controllerruntime (Validate here is the same check of a JobSet). A JobSet it
-// refuses gets no child: a Failed condition (reason ReasonInvalid, the errors
-// naming the fields and values as its message), terminalState Failed and a
-// Warning event, once; its TTL after finishing then applies.
+// The CRD's schema checks the types, enums and immutability;
+// childjobs.Input.Validate (the checks of JobSet's webhook, with its field
+// paths and words) runs at every sync, in controllerruntime (Validate here is
+// the same check of a JobSet). A JobSet it refuses gets no child: a Failed
+// condition (reason ReasonInvalid, the errors naming the fields and values as
+// its message), terminalState Failed and a Warning event, once; its TTL after
+// finishing then applies. Default and ValidateUpdate are JobSet's webhook
+// defaults and update checks, for a webhook to call; the example has none, and
+// its CRD's immutability rules are stricter than JobSet's (a suspended
+// JobSet's pod template may not change either).
 //
 // # Options
 //

@@ -57,7 +57,7 @@ func ExampleValidate() {
 	js.Name = "train"
 	fmt.Println(controller.Validate(js))
 	// Output:
-	// group: successPolicy.targetReplicatedJobs[0]: Invalid value: "leader": must name a replicatedJob
+	// [spec.successPolicy.targetReplicatedJobs[0]: Invalid value: "leader": invalid replicatedJob name 'leader' does not appear in .spec.ReplicatedJobs]
 }
 
 // Setup registers the controller with a manager whose scheme holds the JobSet

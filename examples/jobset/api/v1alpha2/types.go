@@ -209,7 +209,8 @@ const (
 	// BlockingRecreate creates no child of the new attempt while any child of an
 	// old attempt still exists.
 	BlockingRecreate RestartStrategy = "BlockingRecreate"
-	// InPlaceRestart is accepted and runs as Recreate (see the package doc).
+	// InPlaceRestart restarts the pods in place through an agent in each pod:
+	// the controller keeps the barrier in the status (see the package doc).
 	InPlaceRestart RestartStrategy = "InPlaceRestart"
 )
 
@@ -353,6 +354,22 @@ type JobSetStatus struct {
 	// +kubebuilder:validation:MaxItems=50
 	// +optional
 	ReplicatedJobsStatus []ReplicatedJobStatus `json:"replicatedJobsStatus,omitempty"`
+
+	// PreviousInPlaceRestartAttempt, under restartStrategy InPlaceRestart, is
+	// the attempt whose pods are to restart in place: a pod whose agent reports
+	// this attempt or an earlier one restarts its containers. It never
+	// decreases.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:XValidation:rule="self >= oldSelf",message="previousInPlaceRestartAttempt may not decrease"
+	// +optional
+	PreviousInPlaceRestartAttempt *int32 `json:"previousInPlaceRestartAttempt,omitempty"`
+
+	// CurrentInPlaceRestartAttempt, under restartStrategy InPlaceRestart, is
+	// the attempt every pod has reached: a pod on it runs its worker (the
+	// barrier is lifted).
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	CurrentInPlaceRestartAttempt *int32 `json:"currentInPlaceRestartAttempt,omitempty"`
 }
 
 // ReplicatedJobStatus is a role's children's counts, and the per-child restarts of
