@@ -1,0 +1,99 @@
+package kueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	kueueapi "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+
+	"github.com/jobkit/jobkit/reconcile"
+)
+
+// Options configure Setup. The zero value is usable: the owners that carry
+// Kueue's queue-name label (kueue.x-k8s.io/queue-name) are queued, no webhook.
+type Options struct {
+	// Kueue are the options of Kueue's job reconciler, set as the Kueue
+	// Configuration of the cluster says: jobframework.WithWaitForPodsReady
+	// (waitForPodsReady), WithManageJobsWithoutQueueName and
+	// WithManagedJobsNamespaceSelector (manageJobsWithoutQueueName,
+	// managedJobsNamespaceSelector), WithLabelKeysToCopy
+	// (integrations.labelKeysToCopy).
+	Kueue []jobframework.Option
+	// Webhook registers Kueue's defaulting and validating webhook for the
+	// owner kind on mgr's webhook server: an owner created with a queue name
+	// is suspended on creation, so that no pod starts before admission. The
+	// cluster needs a MutatingWebhookConfiguration and a
+	// ValidatingWebhookConfiguration that send the kind's creations and updates
+	// there. Without it, create queued owners with spec.suspend true: an
+	// unsuspended one runs until Kueue's reconciler first sees it and suspends
+	// it.
+	Webhook bool
+}
+
+// Setup makes the owners of kind T Kueue-managed in mgr, from typ, the same
+// reconcile.Type that controllerruntime.Setup takes: it registers Kueue's
+// generic job reconciler for T (a controller named "kueue-" and the kind in
+// lower case, owning the Workloads it creates), the Workload index by owner it
+// reads, Kueue's API in mgr's scheme and, with opts.Webhook, Kueue's webhook.
+// Kueue's reconciler creates a Workload per queued owner with the owner's pod
+// sets (Job), suspends an owner that is not admitted, unsuspends an admitted
+// one with the flavour's scheduling directives in its templates, suspends it
+// again and restores its templates when it is evicted or preempted, and marks
+// the Workload finished (releasing its quota) when the owner finishes.
+// jobkit's controller for T (controllerruntime.Setup) runs the pods as the
+// owner's spec.suspend says; Kueue's own manager, where the kind is listed in
+// integrations.externalFrameworks, admits the Workloads.
+//
+// typ must have SetSuspend; a Type whose owners are all groups of child Jobs
+// (ChildJobsOnly) is refused with ErrUnsupported. mgr's scheme must know T.
+func Setup[T client.Object](ctx context.Context, mgr manager.Manager, typ reconcile.Type[T], opts Options) error {
+	if mgr == nil {
+		return errors.New("kueue.Setup: the manager is nil")
+	}
+	if err := typ.Validate(); err != nil {
+		return fmt.Errorf("kueue.Setup: %w", err)
+	}
+	if typ.SetSuspend == nil {
+		return errors.New("kueue.Setup: Type.SetSuspend is not set: Kueue suspends and resumes owners through it")
+	}
+	if typ.ChildJobsOnly() {
+		return fmt.Errorf("kueue.Setup: %w: the Type's owners are all groups of child Jobs", ErrUnsupported)
+	}
+	if err := kueueapi.AddToScheme(mgr.GetScheme()); err != nil {
+		return fmt.Errorf("kueue.Setup: adding Kueue's API to the scheme: %w", err)
+	}
+	gvk, err := apiutil.GVKForObject(typ.New(), mgr.GetScheme())
+	if err != nil {
+		return fmt.Errorf("kueue.Setup: the owner kind: %w", err)
+	}
+	name := "kueue-" + strings.ToLower(gvk.Kind)
+	newJob := func() jobframework.GenericJob { return NewJob(&typ, gvk, typ.New()) }
+	if err := jobframework.SetupWorkloadOwnerIndex(ctx, mgr.GetFieldIndexer(), gvk); err != nil {
+		return fmt.Errorf("kueue.Setup: the Workload index by %s owner: %w", gvk.Kind, err)
+	}
+	named := func(b *builder.Builder, _ client.Client) *builder.Builder { return b.Named(name) }
+	factory := jobframework.NewGenericReconcilerFactory(newJob, named)
+	//lint:ignore SA1019 Kueue's reconciler records through the core/v1 recorder.
+	rec := mgr.GetEventRecorderFor(name)
+	r, err := factory(ctx, mgr.GetClient(), mgr.GetFieldIndexer(), rec, opts.Kueue...)
+	if err != nil {
+		return fmt.Errorf("kueue.Setup: Kueue's reconciler: %w", err)
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("kueue.Setup: Kueue's reconciler: %w", err)
+	}
+	if opts.Webhook {
+		wh := jobframework.BaseWebhookFactory(typ.New(), func(obj T) jobframework.GenericJob { return NewJob(&typ, gvk, obj) })
+		if err := wh(mgr, opts.Kueue...); err != nil {
+			return fmt.Errorf("kueue.Setup: Kueue's webhook: %w", err)
+		}
+	}
+	return nil
+}
