@@ -197,6 +197,7 @@ func start(t *testing.T, cpu string) *cluster {
 	cl.create(t, &kueueapi.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: cl.cq},
 		Spec: kueueapi.ResourceFlavorSpec{NodeLabels: map[string]string{"pool": cl.cq}}})
 	cl.create(t, &kueueapi.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cl.cq}, Spec: kueueapi.ClusterQueueSpec{
+		Preemption:        &kueueapi.ClusterQueuePreemption{WithinClusterQueue: kueueapi.PreemptionPolicyLowerPriority},
 		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns.Name}},
 		ResourceGroups: []kueueapi.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
 			Flavors: []kueueapi.FlavorQuotas{{Name: kueueapi.ResourceFlavorReference(cl.cq),
@@ -274,6 +275,22 @@ func (cl *cluster) usage(t *testing.T) int64 {
 		}
 	}
 	return m
+}
+
+// pods returns how many pods of the Task name exist, terminating or not.
+func (cl *cluster) pods(t *testing.T, name string) int {
+	t.Helper()
+	var pods corev1.PodList
+	if err := cl.c.List(context.Background(), &pods, client.InNamespace(cl.namespace)); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i := range pods.Items {
+		if ref := metav1.GetControllerOf(&pods.Items[i]); ref != nil && ref.Name == name {
+			n++
+		}
+	}
+	return n
 }
 
 // eventually polls cond every 100 ms for up to a minute and fails the test with

@@ -5,8 +5,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	kueueapi "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
 )
 
 // A queued Task waits suspended with no pod until Kueue admits its Workload,
@@ -74,4 +76,44 @@ func TestSecondWaitsForQuota(t *testing.T) {
 			t.Errorf("Workload of %s not Finished: %s", name, fmt.Sprint(wl.Status.Conditions))
 		}
 	}
+}
+
+// A higher-priority Task preempts a running lower-priority one: the low one is
+// suspended, its pods gone, none counted as succeeded; the high one runs and
+// finishes; then the low one is admitted again and finishes with every
+// completion counted once.
+func TestPreemption(t *testing.T) {
+	cl := start(t, "2")
+	for name, value := range map[string]int32{cl.cq + "-low": 10, cl.cq + "-high": 1000} {
+		cl.create(t, &kueueapi.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value})
+	}
+	low, high := cl.task("low", 2), cl.task("high", 2)
+	low.Labels[constants.WorkloadPriorityClassLabel] = cl.cq + "-low"
+	high.Labels[constants.WorkloadPriorityClassLabel] = cl.cq + "-high"
+	cl.create(t, low)
+	eventually(t, "Task low running two pods", func() bool { return len(cl.kubelet.selectors("low")) == 2 && cl.get(t, "low").Status.Active == 2 })
+	cl.create(t, high)
+	eventually(t, "Task low evicted and suspended with no pod left", func() bool {
+		task := cl.get(t, "low")
+		return conditionTrue(cl.workload(t, "low"), kueueapi.WorkloadEvicted) && ptr.Deref(task.Spec.Suspend, false) &&
+			task.Status.Active == 0 && cl.pods(t, "low") == 0
+	})
+	if task := cl.get(t, "low"); task.Status.Succeeded != 0 || task.Spec.Template.Spec.NodeSelector["pool"] != "" {
+		t.Fatalf("preempted Task low: succeeded %d, template node selector %v; want 0 and the flavour's selector restored away",
+			task.Status.Succeeded, task.Spec.Template.Spec.NodeSelector)
+	}
+	eventually(t, "Task high admitted and running", func() bool {
+		return conditionTrue(cl.workload(t, "high"), kueueapi.WorkloadAdmitted) && cl.get(t, "high").Status.Active == 2
+	})
+	cl.kubelet.finish("high")
+	eventually(t, "Task high Complete", func() bool { return complete(cl.get(t, "high")) })
+	eventually(t, "Task low admitted again", func() bool {
+		return conditionTrue(cl.workload(t, "low"), kueueapi.WorkloadAdmitted) && !ptr.Deref(cl.get(t, "low").Spec.Suspend, true)
+	})
+	cl.kubelet.finish("low")
+	eventually(t, "Task low Complete", func() bool { return complete(cl.get(t, "low")) })
+	if task := cl.get(t, "low"); task.Status.Succeeded != 2 {
+		t.Errorf("Task low succeeded = %d, want 2 (each completion once)", task.Status.Succeeded)
+	}
+	eventually(t, "the ClusterQueue's reservation released", func() bool { return cl.usage(t) == 0 })
 }

@@ -54,9 +54,6 @@ type Options struct {
 // typ must have SetSuspend; a Type whose owners are all groups of child Jobs
 // (ChildJobsOnly) is refused with ErrUnsupported. mgr's scheme must know T.
 func Setup[T client.Object](ctx context.Context, mgr manager.Manager, typ reconcile.Type[T], opts Options) error {
-	if mgr == nil {
-		return errors.New("kueue.Setup: the manager is nil")
-	}
 	if err := typ.Validate(); err != nil {
 		return fmt.Errorf("kueue.Setup: %w", err)
 	}
@@ -65,6 +62,9 @@ func Setup[T client.Object](ctx context.Context, mgr manager.Manager, typ reconc
 	}
 	if typ.ChildJobsOnly() {
 		return fmt.Errorf("kueue.Setup: %w: the Type's owners are all groups of child Jobs", ErrUnsupported)
+	}
+	if mgr == nil {
+		return errors.New("kueue.Setup: the manager is nil")
 	}
 	if err := kueueapi.AddToScheme(mgr.GetScheme()); err != nil {
 		return fmt.Errorf("kueue.Setup: adding Kueue's API to the scheme: %w", err)
