@@ -141,8 +141,9 @@ type cluster struct {
 }
 
 // start runs a manager until the test ends, with the queues of cpu CPUs of
-// the flavour named after the test, whose node label is pool=<flavour>.
-func start(t *testing.T, cpu string) *cluster {
+// the flavour named after the test, whose node label is pool=<flavour>. A
+// waitForPodsReady, when given, is Kueue's configuration and the integration's.
+func start(t *testing.T, cpu string, podsReady ...*configapi.WaitForPodsReady) *cluster {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := testScheme(t)
@@ -152,6 +153,9 @@ func start(t *testing.T, cpu string) *cluster {
 		t.Fatal(err)
 	}
 	cfg := &configapi.Configuration{}
+	if len(podsReady) > 0 {
+		cfg.WaitForPodsReady = podsReady[0]
+	}
 	s.Default(cfg)
 	cache := schdcache.New(mgr.GetClient())
 	requeuer := qcache.NewRequeuer()
@@ -168,14 +172,16 @@ func start(t *testing.T, cpu string) *cluster {
 	}
 	//lint:ignore SA1019 Kueue's scheduler records through the core/v1 recorder.
 	rec := mgr.GetEventRecorderFor(kueueconstants.AdmissionName)
-	if err := mgr.Add(scheduler.New(queues, cache, mgr.GetClient(), rec, scheduler.WithPreemptionExpectations(expect))); err != nil {
+	sched := scheduler.New(queues, cache, mgr.GetClient(), rec, scheduler.WithPreemptionExpectations(expect))
+	if err := mgr.Add(sched); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := jkcr.Setup(mgr, jkcr.Options[*reconciletest.Task]{Type: taskType,
 		Config: reconcile.Config{Name: controllerName, Owner: taskKind}, SkipNameValidation: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := kueue.Setup(ctx, mgr, taskType, kueue.Options{Kueue: []jobframework.Option{jobframework.WithCache(cache)}}); err != nil {
+	if err := kueue.Setup(ctx, mgr, taskType, kueue.Options{Kueue: []jobframework.Option{
+		jobframework.WithCache(cache), jobframework.WithWaitForPodsReady(cfg.WaitForPodsReady)}}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -311,8 +317,17 @@ func eventually(t *testing.T, what string, cond func() bool) {
 type kubelet struct {
 	mu   sync.Mutex
 	done map[string]bool
+	// notReady holds the owners whose pods run but never become ready.
+	notReady map[string]bool
 	// started records the node selector of every pod started, by owner name.
 	started map[string][]map[string]string
+}
+
+// stall makes the pods of owner run without ever becoming ready.
+func (k *kubelet) stall(owner string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.notReady[owner] = true
 }
 
 func (k *kubelet) finish(owner string) {
@@ -329,7 +344,7 @@ func (k *kubelet) selectors(owner string) []map[string]string {
 }
 
 func runKubelet(ctx context.Context, c client.Client, namespace string) *kubelet {
-	k := &kubelet{done: map[string]bool{}, started: map[string][]map[string]string{}}
+	k := &kubelet{done: map[string]bool{}, notReady: map[string]bool{}, started: map[string][]map[string]string{}}
 	go func() {
 		for ctx.Err() == nil {
 			var pods corev1.PodList
@@ -355,8 +370,14 @@ func (k *kubelet) step(ctx context.Context, c client.Client, pod *corev1.Pod) {
 	}
 	switch pod.Status.Phase {
 	case corev1.PodPending, "":
+		k.mu.Lock()
+		ready := corev1.ConditionTrue
+		if k.notReady[ref.Name] {
+			ready = corev1.ConditionFalse
+		}
+		k.mu.Unlock()
 		pod.Status.Phase, pod.Status.StartTime = corev1.PodRunning, &now
-		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}}
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: ready, LastTransitionTime: now}}
 		if err := c.Status().Update(ctx, pod); err == nil {
 			k.mu.Lock()
 			k.started[ref.Name] = append(k.started[ref.Name], pod.Spec.NodeSelector)

@@ -5,8 +5,10 @@ import (
 	"testing"
 	"time"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
 	kueueapi "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 )
@@ -116,4 +118,33 @@ func TestPreemption(t *testing.T) {
 		t.Errorf("Task low succeeded = %d, want 2 (each completion once)", task.Status.Succeeded)
 	}
 	eventually(t, "the ClusterQueue's reservation released", func() bool { return cl.usage(t) == 0 })
+}
+
+// waitForPodsReady: an admitted Task whose pods are all ready gets the
+// Workload condition PodsReady; one whose pods never become ready is evicted
+// after the timeout (PodsReadyTimeout), suspended and left with no pod.
+func TestWaitForPodsReady(t *testing.T) {
+	// The requeuing backoff starts at a minute: the evicted Task stays suspended
+	// while the test looks.
+	cl := start(t, "4", &configapi.WaitForPodsReady{Timeout: metav1.Duration{Duration: 3 * time.Second}})
+	cl.create(t, cl.task("ready", 2))
+	eventually(t, "Task ready's Workload PodsReady", func() bool { return conditionTrue(cl.workload(t, "ready"), kueueapi.WorkloadPodsReady) })
+	cl.kubelet.stall("stuck")
+	cl.create(t, cl.task("stuck", 2))
+	eventually(t, "Task stuck running two pods that are not ready", func() bool { return cl.get(t, "stuck").Status.Active == 2 })
+	if conditionTrue(cl.workload(t, "stuck"), kueueapi.WorkloadPodsReady) {
+		t.Fatal("Task stuck's Workload PodsReady with no pod ready")
+	}
+	eventually(t, "Task stuck evicted for PodsReadyTimeout, suspended, no pod left", func() bool {
+		wl := cl.workload(t, "stuck")
+		if wl == nil {
+			return false
+		}
+		c := apimeta.FindStatusCondition(wl.Status.Conditions, kueueapi.WorkloadEvicted)
+		task := cl.get(t, "stuck")
+		return c != nil && c.Reason == kueueapi.WorkloadEvictedByPodsReadyTimeout && ptr.Deref(task.Spec.Suspend, false) &&
+			task.Status.Active == 0 && cl.pods(t, "stuck") == 0
+	})
+	cl.kubelet.finish("ready")
+	eventually(t, "Task ready Complete", func() bool { return complete(cl.get(t, "ready")) })
 }
