@@ -129,6 +129,19 @@ func testScheme(t *testing.T) *runtime.Scheme {
 	return s
 }
 
+// options are what a test adds to its control plane.
+type options struct {
+	// podsReady is Kueue's waitForPodsReady, and the integration's.
+	podsReady *configapi.WaitForPodsReady
+	// batchJobs adds Kueue's built-in integration of batch/v1 Jobs and
+	// jobkit's Job controller (jobControllerName) for them.
+	batchJobs bool
+}
+
+type option func(*options)
+
+func withPodsReady(c *configapi.WaitForPodsReady) option { return func(o *options) { o.podsReady = c } }
+
 // cluster is one test's control plane: Kueue's controllers and scheduler,
 // jobkit's Task controller and its Kueue integration in one manager, a client,
 // a namespace with a LocalQueue "lq" of a ClusterQueue of the test's own, and a
@@ -141,9 +154,8 @@ type cluster struct {
 }
 
 // start runs a manager until the test ends, with the queues of cpu CPUs of
-// the flavour named after the test, whose node label is pool=<flavour>. A
-// waitForPodsReady, when given, is Kueue's configuration and the integration's.
-func start(t *testing.T, cpu string, podsReady ...*configapi.WaitForPodsReady) *cluster {
+// the flavour named after the test, whose node label is pool=<flavour>.
+func start(t *testing.T, cpu string, opts ...option) *cluster {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := testScheme(t)
@@ -153,9 +165,11 @@ func start(t *testing.T, cpu string, podsReady ...*configapi.WaitForPodsReady) *
 		t.Fatal(err)
 	}
 	cfg := &configapi.Configuration{}
-	if len(podsReady) > 0 {
-		cfg.WaitForPodsReady = podsReady[0]
+	var o options
+	for _, opt := range opts {
+		opt(&o)
 	}
+	cfg.WaitForPodsReady = o.podsReady
 	s.Default(cfg)
 	cache := schdcache.New(mgr.GetClient())
 	requeuer := qcache.NewRequeuer()
@@ -183,6 +197,9 @@ func start(t *testing.T, cpu string, podsReady ...*configapi.WaitForPodsReady) *
 	if err := kueue.Setup(ctx, mgr, taskType, kueue.Options{Kueue: []jobframework.Option{
 		jobframework.WithCache(cache), jobframework.WithWaitForPodsReady(cfg.WaitForPodsReady)}}); err != nil {
 		t.Fatal(err)
+	}
+	if o.batchJobs {
+		setupBatchJobs(ctx, t, mgr, cache)
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

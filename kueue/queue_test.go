@@ -126,7 +126,7 @@ func TestPreemption(t *testing.T) {
 func TestWaitForPodsReady(t *testing.T) {
 	// The requeuing backoff starts at a minute: the evicted Task stays suspended
 	// while the test looks.
-	cl := start(t, "4", &configapi.WaitForPodsReady{Timeout: metav1.Duration{Duration: 3 * time.Second}})
+	cl := start(t, "4", withPodsReady(&configapi.WaitForPodsReady{Timeout: metav1.Duration{Duration: 3 * time.Second}}))
 	cl.create(t, cl.task("ready", 2))
 	eventually(t, "Task ready's Workload PodsReady", func() bool { return conditionTrue(cl.workload(t, "ready"), kueueapi.WorkloadPodsReady) })
 	cl.kubelet.stall("stuck")
