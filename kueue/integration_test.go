@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -24,9 +25,11 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
 	kueueapi "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	qcache "sigs.k8s.io/kueue/pkg/cache/queue"
@@ -49,8 +52,36 @@ import (
 )
 
 // restConfig is the API server of the package's integration tests, started once by
-// TestMain with the Task CRD (testdata) and Kueue's CRDs installed.
-var restConfig *rest.Config
+// TestMain with the Task CRD (testdata) and Kueue's CRDs installed; webhooks is
+// where its webhook configuration sends the creations of Tasks in the
+// namespaces labelled webhookLabel.
+var (
+	restConfig *rest.Config
+	webhooks   *envtest.WebhookInstallOptions
+)
+
+// webhookLabel (value "on") marks the namespaces whose Tasks go through the
+// defaulting webhook of kueue.Setup.
+const webhookLabel = "test.jobkit.dev/webhook"
+
+// taskWebhook sends the creations of Tasks in the namespaces labelled
+// webhookLabel to the path where kueue.Setup serves its defaulting webhook.
+func taskWebhook() *admissionregistrationv1.MutatingWebhookConfiguration {
+	none := admissionregistrationv1.SideEffectClassNone
+	fail := admissionregistrationv1.Fail
+	return &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "tasks.test.jobkit.dev"},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name: "suspend.tasks.test.jobkit.dev",
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
+				Namespace: "default", Name: "unused", Path: ptr.To("/mutate-test-jobkit-dev-v1-task")}},
+			Rules: []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{"test.jobkit.dev"}, APIVersions: []string{"v1"}, Resources: []string{"tasks"}}}},
+			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{webhookLabel: "on"}},
+			SideEffects:             &none,
+			FailurePolicy:           &fail,
+			AdmissionReviewVersions: []string{"v1"},
+		}}}
+}
 
 // kueueCRDs returns the directory of Kueue's CRDs in the module cache: the
 // module's config/components/crd/bases, v1beta2 stored, no conversion webhook.
@@ -69,12 +100,20 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "integration environment:", err)
 		os.Exit(1)
 	}
-	env, cfg, err := testenv.Start("testdata", crds)
+	dir, err := testenv.Assets()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration environment:", err)
 		os.Exit(1)
 	}
-	restConfig = cfg
+	env := &envtest.Environment{BinaryAssetsDirectory: dir, CRDDirectoryPaths: []string{"testdata", crds}, ErrorIfCRDPathMissing: true,
+		ControlPlaneStartTimeout: testenv.StartTimeout, ControlPlaneStopTimeout: testenv.StartTimeout,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{MutatingWebhooks: []*admissionregistrationv1.MutatingWebhookConfiguration{taskWebhook()}}}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration environment: starting kube-apiserver and etcd:", err)
+		os.Exit(1)
+	}
+	restConfig, webhooks = cfg, &env.WebhookInstallOptions
 	code := m.Run()
 	if err := env.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stopping the integration environment:", err)
@@ -136,6 +175,9 @@ type options struct {
 	// batchJobs adds Kueue's built-in integration of batch/v1 Jobs and
 	// jobkit's Job controller (jobControllerName) for them.
 	batchJobs bool
+	// webhook serves kueue.Setup's defaulting webhook, and labels the
+	// namespace so that its Tasks' creations go through it.
+	webhook bool
 }
 
 type option func(*options)
@@ -159,16 +201,21 @@ func start(t *testing.T, cpu string, opts ...option) *cluster {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := testScheme(t)
-	mgr, err := manager.New(restConfig, manager.Options{Scheme: s, Metrics: metricsserver.Options{BindAddress: "0"},
-		Controller: crconfig.Controller{SkipNameValidation: ptr.To(true)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &configapi.Configuration{}
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
+	mopts := manager.Options{Scheme: s, Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: crconfig.Controller{SkipNameValidation: ptr.To(true)}}
+	if o.webhook {
+		mopts.WebhookServer = webhook.NewServer(webhook.Options{
+			Host: webhooks.LocalServingHost, Port: webhooks.LocalServingPort, CertDir: webhooks.LocalServingCertDir})
+	}
+	mgr, err := manager.New(restConfig, mopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &configapi.Configuration{}
 	cfg.WaitForPodsReady = o.podsReady
 	s.Default(cfg)
 	cache := schdcache.New(mgr.GetClient())
@@ -194,7 +241,7 @@ func start(t *testing.T, cpu string, opts ...option) *cluster {
 		Config: reconcile.Config{Name: controllerName, Owner: taskKind}, SkipNameValidation: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := kueue.Setup(ctx, mgr, taskType, kueue.Options{Kueue: []jobframework.Option{
+	if err := kueue.Setup(ctx, mgr, taskType, kueue.Options{Webhook: o.webhook, Kueue: []jobframework.Option{
 		jobframework.WithCache(cache), jobframework.WithWaitForPodsReady(cfg.WaitForPodsReady)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -215,6 +262,9 @@ func start(t *testing.T, cpu string, opts ...option) *cluster {
 	}
 	cl := &cluster{c: c, cq: strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "kueue-"}}
+	if o.webhook {
+		ns.Labels = map[string]string{webhookLabel: "on"}
+	}
 	cl.create(t, ns)
 	cl.namespace = ns.Name
 	cl.create(t, &kueueapi.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: cl.cq},

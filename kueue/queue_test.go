@@ -1,6 +1,7 @@
 package kueue_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -147,4 +148,29 @@ func TestWaitForPodsReady(t *testing.T) {
 	})
 	cl.kubelet.finish("ready")
 	eventually(t, "Task ready Complete", func() bool { return complete(cl.get(t, "ready")) })
+}
+
+// With Options.Webhook, a queued Task created unsuspended is stored suspended
+// (no pod starts before admission), then admitted and run; a Task without a
+// queue name is left as created.
+func TestWebhookSuspendsOnCreate(t *testing.T) {
+	cl := start(t, "2", func(o *options) { o.webhook = true })
+	queued := cl.task("queued", 2)
+	queued.Spec.Suspend = nil
+	eventually(t, "the webhook server answering", func() bool { return cl.c.Create(context.Background(), queued) == nil })
+	if !ptr.Deref(queued.Spec.Suspend, false) {
+		t.Fatalf("queued Task stored with suspend %v, want true", queued.Spec.Suspend)
+	}
+	free := cl.task("free", 1)
+	free.Spec.Suspend = nil
+	delete(free.Labels, constants.QueueLabel)
+	cl.create(t, free)
+	if free.Spec.Suspend != nil {
+		t.Fatalf("Task without a queue name stored with suspend %v, want unset", *free.Spec.Suspend)
+	}
+	eventually(t, "the queued Task admitted and running", func() bool {
+		return conditionTrue(cl.workload(t, "queued"), kueueapi.WorkloadAdmitted) && len(cl.kubelet.selectors("queued")) == 2
+	})
+	cl.kubelet.finish("queued")
+	eventually(t, "the queued Task Complete", func() bool { return complete(cl.get(t, "queued")) })
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -26,14 +27,17 @@ type Options struct {
 	// managedJobsNamespaceSelector), WithLabelKeysToCopy
 	// (integrations.labelKeysToCopy).
 	Kueue []jobframework.Option
-	// Webhook registers Kueue's defaulting and validating webhook for the
-	// owner kind on mgr's webhook server: an owner created with a queue name
-	// is suspended on creation, so that no pod starts before admission. The
-	// cluster needs a MutatingWebhookConfiguration and a
-	// ValidatingWebhookConfiguration that send the kind's creations and updates
-	// there. Without it, create queued owners with spec.suspend true: an
-	// unsuspended one runs until Kueue's reconciler first sees it and suspends
-	// it.
+	// Webhook registers a defaulting webhook for the owner kind on mgr's
+	// webhook server (path /mutate-<group, dots as dashes>-<version>-<kind in
+	// lower case>): an owner created with a queue name (or, under
+	// WithManageJobsWithoutQueueName, in a managed namespace) is stored
+	// suspended, so that no pod starts before admission, as Kueue's webhooks
+	// do for its built-in kinds. The cluster needs a
+	// MutatingWebhookConfiguration that sends the kind's creations there.
+	// Kueue's validation of queue names and priority-class labels is not
+	// offered. Without it, create queued owners with spec.suspend true: an
+	// unsuspended one runs until Kueue's reconciler first sees it and
+	// suspends it.
 	Webhook bool
 }
 
@@ -41,7 +45,8 @@ type Options struct {
 // reconcile.Type that controllerruntime.Setup takes: it registers Kueue's
 // generic job reconciler for T (a controller named "kueue-" and the kind in
 // lower case, owning the Workloads it creates), the Workload index by owner it
-// reads, Kueue's API in mgr's scheme and, with opts.Webhook, Kueue's webhook.
+// reads, Kueue's API in mgr's scheme and, with opts.Webhook, a defaulting
+// webhook that stores queued owners suspended.
 // Kueue's reconciler creates a Workload per queued owner with the owner's pod
 // sets (Job), suspends an owner that is not admitted, unsuspends an admitted
 // one with the flavour's scheduling directives in its templates, suspends it
@@ -90,9 +95,9 @@ func Setup[T client.Object](ctx context.Context, mgr manager.Manager, typ reconc
 		return fmt.Errorf("kueue.Setup: Kueue's reconciler: %w", err)
 	}
 	if opts.Webhook {
-		wh := jobframework.BaseWebhookFactory(typ.New(), func(obj T) jobframework.GenericJob { return NewJob(&typ, gvk, obj) })
-		if err := wh(mgr, opts.Kueue...); err != nil {
-			return fmt.Errorf("kueue.Setup: Kueue's webhook: %w", err)
+		d := &suspender[T]{typ: &typ, gvk: gvk, c: mgr.GetClient(), opts: jobframework.ProcessOptions(opts.Kueue...)}
+		if err := ctrl.NewWebhookManagedBy(mgr, typ.New()).WithDefaulter(d).Complete(); err != nil {
+			return fmt.Errorf("kueue.Setup: the defaulting webhook: %w", err)
 		}
 	}
 	return nil
