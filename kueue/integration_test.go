@@ -175,6 +175,9 @@ type options struct {
 	// batchJobs adds Kueue's built-in integration of batch/v1 Jobs and
 	// jobkit's Job controller (jobControllerName) for them.
 	batchJobs bool
+	// duos adds jobkit's controller of Duos, owners of roles, and their
+	// Kueue integration.
+	duos bool
 	// webhook serves kueue.Setup's defaulting webhook, and labels the
 	// namespace so that its Tasks' creations go through it.
 	webhook bool
@@ -248,6 +251,9 @@ func start(t *testing.T, cpu string, opts ...option) *cluster {
 	if o.batchJobs {
 		setupBatchJobs(ctx, t, mgr, cache)
 	}
+	if o.duos {
+		setupDuos(ctx, t, mgr)
+	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	t.Cleanup(func() {
@@ -316,13 +322,20 @@ func (cl *cluster) get(t *testing.T, name string) *reconciletest.Task {
 // is none.
 func (cl *cluster) workload(t *testing.T, name string) *kueueapi.Workload {
 	t.Helper()
+	return cl.workloadOf(t, taskKind.Kind, name)
+}
+
+// workloadOf returns the Workload Kueue made for the owner of kind and name,
+// nil while there is none.
+func (cl *cluster) workloadOf(t *testing.T, kind, name string) *kueueapi.Workload {
+	t.Helper()
 	var wls kueueapi.WorkloadList
 	if err := cl.c.List(context.Background(), &wls, client.InNamespace(cl.namespace)); err != nil {
 		t.Fatal(err)
 	}
 	for i := range wls.Items {
 		for _, ref := range wls.Items[i].OwnerReferences {
-			if ref.Kind == taskKind.Kind && ref.Name == name {
+			if ref.Kind == kind && ref.Name == name {
 				return &wls.Items[i]
 			}
 		}

@@ -38,9 +38,7 @@ func TestAdmittedRunsWithFlavour(t *testing.T) {
 			t.Fatalf("a pod of Task a started with node selector %v, want pool=%s", sel, cl.cq)
 		}
 	}
-	if got := cl.usage(t); got != 2000 {
-		t.Fatalf("ClusterQueue reservation = %dm CPU while a runs, want 2000m", got)
-	}
+	eventually(t, "the ClusterQueue's reservation at Task a's 2 CPUs", func() bool { return cl.usage(t) == 2000 })
 	cl.kubelet.finish("a")
 	eventually(t, "Task a Complete and its Workload Finished", func() bool {
 		return complete(cl.get(t, "a")) && conditionTrue(cl.workload(t, "a"), kueueapi.WorkloadFinished)
