@@ -22,8 +22,10 @@
 //
 // Versions: this module requires Kueue v0.17 and builds with the
 // controller-runtime (v0.23) and Kubernetes libraries (v0.35) that Kueue
-// requires; Kueue v0.17's API packages do not build against k8s.io/api v0.37,
-// so this module keeps its own workspace (kueue/go.work) at Kueue's versions.
+// requires. Kueue's job framework imports Kubeflow Trainer v2.2.0's API, which
+// does not build against k8s.io/api v0.37 (it names core/v1 types that release
+// no longer has), so this module keeps its own workspace (kueue/go.work) at
+// Kueue's versions, and an operator that imports it stays below k8s.io v0.37.
 //
 // Cost: each method of Job converts the owner once or twice through the Type
 // (the conversions point into the owner: no copy of its pods' template is
