@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -393,10 +394,12 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 // kubelet runs the pods of one namespace through the API: a pending pod is
-// Running and Ready; a running pod succeeds once its owner's name is in done.
+// Running and Ready; a running pod succeeds while its owner has successes
+// left in done.
 type kubelet struct {
-	mu   sync.Mutex
-	done map[string]bool
+	mu sync.Mutex
+	// done holds, by owner name, how many more of its running pods succeed.
+	done map[string]int
 	// notReady holds the owners whose pods run but never become ready.
 	notReady map[string]bool
 	// started records the node selector of every pod started, by owner name.
@@ -410,10 +413,14 @@ func (k *kubelet) stall(owner string) {
 	k.notReady[owner] = true
 }
 
-func (k *kubelet) finish(owner string) {
+// finish lets every pod of owner succeed once running.
+func (k *kubelet) finish(owner string) { k.succeed(owner, math.MaxInt32) }
+
+// succeed lets n more running pods of owner succeed.
+func (k *kubelet) succeed(owner string, n int) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.done[owner] = true
+	k.done[owner] = min(k.done[owner]+n, math.MaxInt32)
 }
 
 // selectors returns the node selectors of the pods of owner started so far.
@@ -424,7 +431,7 @@ func (k *kubelet) selectors(owner string) []map[string]string {
 }
 
 func runKubelet(ctx context.Context, c client.Client, namespace string) *kubelet {
-	k := &kubelet{done: map[string]bool{}, notReady: map[string]bool{}, started: map[string][]map[string]string{}}
+	k := &kubelet{done: map[string]int{}, notReady: map[string]bool{}, started: map[string][]map[string]string{}}
 	go func() {
 		for ctx.Err() == nil {
 			var pods corev1.PodList
@@ -466,7 +473,10 @@ func (k *kubelet) step(ctx context.Context, c client.Client, pod *corev1.Pod) {
 		return
 	case corev1.PodRunning:
 		k.mu.Lock()
-		done := k.done[ref.Name]
+		done := k.done[ref.Name] > 0
+		if done {
+			k.done[ref.Name]--
+		}
 		k.mu.Unlock()
 		if !done {
 			return

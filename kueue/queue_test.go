@@ -172,3 +172,32 @@ func TestWebhookSuspendsOnCreate(t *testing.T) {
 	cl.kubelet.finish("queued")
 	eventually(t, "the queued Task Complete", func() bool { return complete(cl.get(t, "queued")) })
 }
+
+// Reclaimable pods: once two of a Task's three completions succeeded, only one
+// of its two pods is needed; Kueue gives the other's quota back, and a waiting
+// one-pod Task is admitted while the first still runs.
+func TestReclaimablePods(t *testing.T) {
+	cl := start(t, "2")
+	first := cl.task("first", 2)
+	first.Spec.Completions = ptr.To[int32](3)
+	cl.create(t, first)
+	eventually(t, "Task first running two pods", func() bool { return cl.get(t, "first").Status.Active == 2 })
+	cl.create(t, cl.task("small", 1))
+	eventually(t, "a Workload for Task small", func() bool { return cl.workload(t, "small") != nil })
+	if conditionTrue(cl.workload(t, "small"), kueueapi.WorkloadQuotaReserved) {
+		t.Fatal("Task small got quota while first holds it all")
+	}
+	cl.kubelet.succeed("first", 2)
+	eventually(t, "one pod of first reclaimed and Task small admitted while first runs", func() bool {
+		wl := cl.workload(t, "first")
+		return wl != nil && len(wl.Status.ReclaimablePods) == 1 && wl.Status.ReclaimablePods[0].Count == 1 &&
+			conditionTrue(cl.workload(t, "small"), kueueapi.WorkloadAdmitted) && !complete(cl.get(t, "first"))
+	})
+	cl.kubelet.finish("first")
+	cl.kubelet.finish("small")
+	eventually(t, "both Tasks Complete", func() bool { return complete(cl.get(t, "first")) && complete(cl.get(t, "small")) })
+	if got := cl.get(t, "first").Status.Succeeded; got != 3 {
+		t.Errorf("Task first succeeded = %d, want 3", got)
+	}
+	eventually(t, "the ClusterQueue's reservation released", func() bool { return cl.usage(t) == 0 })
+}
