@@ -99,9 +99,12 @@ func TestPreemption(t *testing.T) {
 		return conditionTrue(cl.workload(t, "low"), kueueapi.WorkloadEvicted) && ptr.Deref(task.Spec.Suspend, false) &&
 			task.Status.Active == 0 && cl.pods(t, "low") == 0
 	})
-	if task := cl.get(t, "low"); task.Status.Succeeded != 0 || task.Spec.Template.Spec.NodeSelector["pool"] != "" {
-		t.Fatalf("preempted Task low: succeeded %d, template node selector %v; want 0 and the flavour's selector restored away",
-			task.Status.Succeeded, task.Spec.Template.Spec.NodeSelector)
+	// A suspension's pods count neither as succeeded nor as failed, and the
+	// start time is cleared, as the Job controller does.
+	if task := cl.get(t, "low"); task.Status.Succeeded != 0 || task.Status.Failed != 0 || task.Status.StartTime != nil ||
+		task.Spec.Template.Spec.NodeSelector["pool"] != "" {
+		t.Fatalf("preempted Task low: succeeded %d, failed %d, startTime %v, template node selector %v; want 0, 0, nil and the flavour's selector restored away",
+			task.Status.Succeeded, task.Status.Failed, task.Status.StartTime, task.Spec.Template.Spec.NodeSelector)
 	}
 	eventually(t, "Task high admitted and running", func() bool {
 		return conditionTrue(cl.workload(t, "high"), kueueapi.WorkloadAdmitted) && cl.get(t, "high").Status.Active == 2
