@@ -3,6 +3,7 @@ package kueue_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -10,7 +11,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
-	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/podset"
 
 	"github.com/jobkit/jobkit/kueue"
@@ -40,8 +40,8 @@ func ExampleNewJob() {
 
 // Setup beside controllerruntime.Setup, with the same Type: the owners of the
 // kind wait for Kueue's admission. It needs a cluster that runs Kueue, whose
-// Configuration lists the kind in integrations.externalFrameworks; the options
-// mirror that Configuration (here waitForPodsReady). The kind here is
+// Configuration lists the kind in integrations.externalFrameworks; the same
+// Configuration (here waitForPodsReady) sets the integration's options. The kind here is
 // reconcile.JobType's for brevity; an operator passes its own kind's Type
 // (batch/v1 Jobs are queued by Kueue's built-in integration: docs/kueue.md).
 func ExampleSetup() {
@@ -50,8 +50,8 @@ func ExampleSetup() {
 		panic(err)
 	}
 	// controllerruntime.Setup(mgr, controllerruntime.Options[*batchv1.Job]{Type: reconcile.JobType, ...}) runs the pods.
-	opts := kueue.Options{Kueue: []jobframework.Option{
-		jobframework.WithWaitForPodsReady(&configapi.WaitForPodsReady{}),
+	opts := kueue.Options{Configuration: &configapi.Configuration{
+		WaitForPodsReady: &configapi.WaitForPodsReady{Timeout: metav1.Duration{Duration: 5 * time.Minute}},
 	}}
 	if err := kueue.Setup(context.Background(), mgr, reconcile.JobType, opts); err != nil {
 		panic(err)

@@ -245,8 +245,8 @@ func start(t *testing.T, cpu string, opts ...option) *cluster {
 		Config: reconcile.Config{Name: controllerName, Owner: taskKind}, SkipNameValidation: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := kueue.Setup(ctx, mgr, taskType, kueue.Options{Webhook: o.webhook, Kueue: []jobframework.Option{
-		jobframework.WithCache(cache), jobframework.WithWaitForPodsReady(cfg.WaitForPodsReady)}}); err != nil {
+	if err := kueue.Setup(ctx, mgr, taskType, kueue.Options{Webhook: o.webhook, Configuration: cfg,
+		Kueue: []jobframework.Option{jobframework.WithCache(cache)}}); err != nil {
 		t.Fatal(err)
 	}
 	if o.batchJobs {

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
 	kueueapi "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
@@ -20,12 +22,17 @@ import (
 // Options configure Setup. The zero value is usable: the owners that carry
 // Kueue's queue-name label (kueue.x-k8s.io/queue-name) are queued, no webhook.
 type Options struct {
-	// Kueue are the options of Kueue's job reconciler, set as the Kueue
-	// Configuration of the cluster says: jobframework.WithWaitForPodsReady
-	// (waitForPodsReady), WithManageJobsWithoutQueueName and
-	// WithManagedJobsNamespaceSelector (manageJobsWithoutQueueName,
-	// managedJobsNamespaceSelector), WithLabelKeysToCopy
-	// (integrations.labelKeysToCopy).
+	// Configuration, when set, is the Kueue Configuration the cluster's Kueue
+	// runs with (the file its manager reads), defaulted as Kueue defaults it:
+	// its manageJobsWithoutQueueName, managedJobsNamespaceSelector,
+	// waitForPodsReady, integrations.labelKeysToCopy and
+	// objectRetentionPolicies become the options of Kueue's job reconciler, so
+	// that it treats the kind's owners as Kueue's manager treats its own kinds.
+	Configuration *configapi.Configuration
+	// Kueue are further options of Kueue's job reconciler, applied after those
+	// of Configuration (the later of two settings wins): for example
+	// jobframework.WithWaitForPodsReady, WithManageJobsWithoutQueueName,
+	// WithManagedJobsNamespaceSelector, WithLabelKeysToCopy.
 	Kueue []jobframework.Option
 	// Webhook registers a defaulting webhook for the owner kind on mgr's
 	// webhook server (path /mutate-<group, dots as dashes>-<version>-<kind in
@@ -71,6 +78,11 @@ func Setup[T client.Object](ctx context.Context, mgr manager.Manager, typ reconc
 	if mgr == nil {
 		return errors.New("kueue.Setup: the manager is nil")
 	}
+	kopts, err := configOptions(opts.Configuration)
+	if err != nil {
+		return fmt.Errorf("kueue.Setup: %w", err)
+	}
+	kopts = append(kopts, opts.Kueue...)
 	if err := kueueapi.AddToScheme(mgr.GetScheme()); err != nil {
 		return fmt.Errorf("kueue.Setup: adding Kueue's API to the scheme: %w", err)
 	}
@@ -87,7 +99,7 @@ func Setup[T client.Object](ctx context.Context, mgr manager.Manager, typ reconc
 	factory := jobframework.NewGenericReconcilerFactory(newJob, named)
 	//lint:ignore SA1019 Kueue's reconciler records through the core/v1 recorder.
 	rec := mgr.GetEventRecorderFor(name)
-	r, err := factory(ctx, mgr.GetClient(), mgr.GetFieldIndexer(), rec, opts.Kueue...)
+	r, err := factory(ctx, mgr.GetClient(), mgr.GetFieldIndexer(), rec, kopts...)
 	if err != nil {
 		return fmt.Errorf("kueue.Setup: Kueue's reconciler: %w", err)
 	}
@@ -95,10 +107,35 @@ func Setup[T client.Object](ctx context.Context, mgr manager.Manager, typ reconc
 		return fmt.Errorf("kueue.Setup: Kueue's reconciler: %w", err)
 	}
 	if opts.Webhook {
-		d := &suspender[T]{typ: &typ, gvk: gvk, c: mgr.GetClient(), opts: jobframework.ProcessOptions(opts.Kueue...)}
+		d := &suspender[T]{typ: &typ, gvk: gvk, c: mgr.GetClient(), opts: jobframework.ProcessOptions(kopts...)}
 		if err := ctrl.NewWebhookManagedBy(mgr, typ.New()).WithDefaulter(d).Complete(); err != nil {
 			return fmt.Errorf("kueue.Setup: the defaulting webhook: %w", err)
 		}
 	}
 	return nil
+}
+
+// configOptions returns the options of Kueue's job reconciler that cfg, a Kueue
+// Configuration, implies once defaulted (cfg itself is not modified); none for
+// a nil cfg.
+func configOptions(cfg *configapi.Configuration) ([]jobframework.Option, error) {
+	if cfg == nil {
+		return nil, nil
+	}
+	c := cfg.DeepCopy()
+	configapi.SetDefaults_Configuration(c)
+	sel, err := metav1.LabelSelectorAsSelector(c.ManagedJobsNamespaceSelector)
+	if err != nil {
+		return nil, fmt.Errorf("Configuration.managedJobsNamespaceSelector: %w", err)
+	}
+	out := []jobframework.Option{
+		jobframework.WithManageJobsWithoutQueueName(c.ManageJobsWithoutQueueName),
+		jobframework.WithManagedJobsNamespaceSelector(sel),
+		jobframework.WithWaitForPodsReady(c.WaitForPodsReady),
+		jobframework.WithObjectRetentionPolicies(c.ObjectRetentionPolicies),
+	}
+	if c.Integrations != nil {
+		out = append(out, jobframework.WithLabelKeysToCopy(c.Integrations.LabelKeysToCopy))
+	}
+	return out, nil
 }
