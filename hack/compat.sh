@@ -4,9 +4,10 @@
 # the main test run already builds and tests it there (alone: GOWORK=off). go.work builds
 # the nested modules at the newest release, so this script tests the importable nested
 # modules at the floor (hack/modules.sh --importable, each outside the workspace with the
-# core at its directory), then builds, vets and tests a throwaway copy of the core raised
-# to the newest supported release, then runs hack/compat-examples.sh when it exists (the
-# examples built at the floor).
+# core at its directory; a module of kind own, kueue, is tested at its floor by the main
+# run already, in its own workspace), then builds, vets and tests a throwaway copy of the
+# core raised to the newest supported release, then runs hack/compat-examples.sh when it
+# exists (the examples built at the floor).
 #
 #   hack/compat.sh                 newest = v0.37.2
 #   NEWEST=0.36.6 hack/compat.sh   another release to check

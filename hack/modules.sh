@@ -7,10 +7,15 @@
 # replace directive, so every module installs and imports from a module proxy as
 # published. Adding a module: a line in the table, its `use` line in go.work (and its
 # `replace` line there when another module requires it); `hack/modules.sh --check`
-# (run by hack/release-check.sh) says what is missing.
+# (run by hack/release-check.sh) says what is missing. A module of kind own (kueue:
+# Kueue v0.17 does not build at the Kubernetes release the examples pull go.work up
+# to) stays out of go.work: its own DIR/go.work uses it and the modules it requires,
+# so that its directory builds, tests and lints at its go.mod's versions, its floor.
 #
 #   hack/modules.sh               the directory of every module that holds packages, the
 #                                 root first (hack/tools only pins the tools: left out)
+#   hack/modules.sh --own         the modules of kind own: the release check imports
+#                                 each into an operator at that module's own floor
 #   hack/modules.sh --importable  the modules an operator imports: the release check
 #                                 `go get`s each into an operator at the Kubernetes floor
 #   hack/modules.sh --commands    the package directory of every command a user installs
@@ -31,6 +36,8 @@ cd "$(dirname "$0")/.."
 #   lib    imported by users' programs; kept at the core's Kubernetes floor
 #   cmd    holds commands users install
 #   dev    only for this repository (benchmarks)
+#   own    a library at versions of its own (its floor is above the core's): in no
+#          go.work but DIR/go.work, which uses DIR and the modules DIR requires
 #   tools  pins the tools the scripts run (hack/tool.sh), no packages; not in go.work
 table=(
 	".                  lib"
@@ -39,6 +46,7 @@ table=(
 	"controllerruntime  lib"
 	"examples           cmd   examples/clientgo/cmd/jobkit-clientgo examples/controllerruntime/cmd/jobkit-controller-runtime examples/plank/cmd/plank examples/trainingjob/cmd/trainingjob-controller examples/jobset/cmd/jobset-controller examples/demo"
 	"hack/benchcluster  dev"
+	"kueue              own"
 	"hack/tools         tools"
 )
 
@@ -148,13 +156,65 @@ check() {
 		requirements | sed 's/^/  /' >&2
 		bad=1
 	fi
+	for dir in $(rows own); do
+		ownwork_check "$dir" || bad=1
+	done
 	[ "$bad" = 0 ] || exit 1
 	echo "modules: the table, go.work and the go.mod files agree"
 }
 
+# localreqs DIR: "path version dir" of every module of the table that DIR's module
+# requires, directly or through another module of the table.
+localreqs() {
+	local todo=("$1") seen=" $1 " d
+	while [ ${#todo[@]} -gt 0 ]; do
+		d=${todo[0]}
+		todo=("${todo[@]:1}")
+		while read -r path ver rdir; do
+			[ "$rdir" = "$d" ] || continue
+			local i
+			for i in $(rows); do
+				[ "$(modpath "$i")" = "$path" ] || continue
+				echo "$path $ver $i"
+				[[ "$seen" == *" $i "* ]] || { seen+="$i "; todo+=("$i"); }
+			done
+		done < <(requirements)
+	done | sort -u
+}
+
+# ownwork_check DIR: DIR/go.work uses DIR and every module of the table DIR requires
+# (directly or not), each with its replace line at the version required.
+ownwork_check() {
+	local dir=$1 bad=0 want got rel path ver rdir
+	[ -f "$dir/go.work" ] || { echo "modules: $dir is of kind own but has no $dir/go.work" >&2; return 1; }
+	want=$(echo .; localreqs "$dir" | while read -r path ver rdir; do realpath -m --relative-to="$dir" "$rdir"; done)
+	got=$(cd "$dir" && GOWORK=$PWD/go.work go work edit -print | awk '
+		/^use \(/ { b=1; next } b && /^\)/ { b=0; next }
+		b { print $1; next } /^use / { print $2 }' | sed 's#^\./##; s#^$#.#; s#/$##')
+	if [ "$(sort <<<"$want")" != "$(sort <<<"$got")" ]; then
+		echo "modules: $dir/go.work's use lines differ from $dir and the modules it requires (-want +go.work):" >&2
+		diff <(sort <<<"$want") <(sort <<<"$got") | grep '^[<>]' | sed 's/^</  -/; s/^>/  +/' >&2 || true
+		bad=1
+	fi
+	local replaces
+	replaces=$(cd "$dir" && GOWORK=$PWD/go.work go work edit -print | awk '
+		/^replace \(/ { b=1; next } b && /^\)/ { b=0; next }
+		b { print; next } /^replace / { sub(/^replace /, ""); print }' | awk '{print $1, $2, $4}' | sed 's#/$##')
+	while read -r path ver rdir; do
+		[ -n "$path" ] || continue
+		rel=$(realpath -m --relative-to="$dir" "$rdir")
+		grep -qxF "$path $ver $rel" <<<"$replaces" || {
+			echo "modules: $dir/go.work needs the line: replace $path $ver => $rel" >&2
+			bad=1
+		}
+	done < <(localreqs "$dir")
+	return "$bad"
+}
+
 case "${1:-}" in
-"") rows lib cmd dev ;;
+"") rows lib cmd dev own ;;
 --importable) rows lib ;;
+--own) rows own ;;
 --all) rows ;;
 --commands)
 	for row in "${table[@]}"; do
@@ -165,7 +225,7 @@ case "${1:-}" in
 --replace)
 	[ -n "${2:-}" ] || fail "--replace needs the directory of the module to edit"
 	target=$(cd "$2" && pwd)
-	for dir in $(rows lib cmd dev); do
+	for dir in $(rows lib cmd dev own); do
 		abs=$(cd "$dir" && pwd)
 		[ "$abs" != "$target" ] || continue
 		rel=$(realpath --relative-to="$target" "$abs")
@@ -188,6 +248,14 @@ case "${1:-}" in
 		while read -r path old _ dir; do
 			GOWORK=$PWD/go.work go work edit -dropreplace="$path@$old" -replace="$path@$v=$dir"
 		done
+	for own in $(rows own); do
+		(cd "$own" && GOWORK=$PWD/go.work go work edit -print | awk '
+			/^replace \(/ { b=1; next } b && /^\)/ { b=0; next }
+			b { print; next } /^replace / { sub(/^replace /, ""); print }' |
+			while read -r path old _ dir; do
+				GOWORK=$PWD/go.work go work edit -dropreplace="$path@$old" -replace="$path@$v=$dir"
+			done)
+	done
 	check
 	;;
 --version)
@@ -196,5 +264,5 @@ case "${1:-}" in
 	[ -n "$v" ] || fail "no module requires another one"
 	echo "$v"
 	;;
-*) fail "unknown argument $1 (want --importable, --commands, --all, --replace DIR, --version, --set-version V, --check or nothing)" ;;
+*) fail "unknown argument $1 (want --importable, --own, --commands, --all, --replace DIR, --version, --set-version V, --check or nothing)" ;;
 esac

@@ -17,6 +17,9 @@
 #     hack/compat-examples.sh builds the examples at) `go get`s every module of
 #     hack/modules.sh --importable at VERSION; go list -m must still show the floor, and
 #     a program importing every public package of those modules must build.
+#  5. The same for each module of hack/modules.sh --own (kueue), in an operator of its
+#     own pinned at that module's floor (the k8s.io/api, client-go and
+#     controller-runtime its go.mod requires: Kueue's, above the core's).
 #
 #   hack/release-check.sh                     VERSION = what the modules require (v0.1.0)
 #   VERSION=v0.2.0 hack/release-check.sh      as the release commit of v0.2.0 would be
@@ -30,6 +33,7 @@
 # VERSION itself; what differs is only the version string.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+repo=$PWD
 start=$SECONDS
 FLOOR_K8S=${FLOOR_K8S:-0.34.1}
 FLOOR_CONTROLLER_RUNTIME=${FLOOR_CONTROLLER_RUNTIME:-0.22.4}
@@ -48,6 +52,7 @@ VERSION=$release-check.h$tree
 core=$(GOWORK=off go list -m)
 mapfile -t modules < <(hack/modules.sh)
 mapfile -t importable < <(hack/modules.sh --importable)
+mapfile -t own < <(hack/modules.sh --own)
 mapfile -t commands < <(hack/modules.sh --commands)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/jobkit-release-check.XXXXXX")
@@ -143,4 +148,37 @@ mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | sort -u)
 } >main.go
 nice -n 10 go build -o /dev/null . || fail "the operator importing ${#pkgs[@]} public packages does not build at the floor (above)"
 log "the operator keeps $(echo $got) and builds with ${#pkgs[@]} packages of $(go list -m "${gets[@]%@*}" | tr '\n' ' ')"
+
+# Each module of kind own in an operator at its own floor.
+for m in "${own[@]}"; do
+	gomod=$repo/$m/go.mod
+	req() { awk -v p="$1" '$1 == p { print $2 } $1 == "require" && $2 == p { print $3 }' "$gomod" | head -n1; }
+	pinned=$(for p in k8s.io/api k8s.io/apimachinery k8s.io/client-go sigs.k8s.io/controller-runtime; do
+		v=$(req "$p")
+		[ -z "$v" ] || echo "$p $v"
+	done)
+	opm=$work/operator-${m//\//-}
+	mkdir -p "$opm"
+	{
+		printf 'module example.com/operator\n\ngo 1.25.0\n\nrequire (\n'
+		sed 's/^/\t/' <<<"$pinned"
+		printf ')\n'
+	} >"$opm/go.mod"
+	cd "$opm"
+	log "operator at $m's floor ($(echo $pinned)): go get $core/$m@$VERSION"
+	go get "$core/$m@$VERSION" || fail "go get $core/$m@$VERSION (above)"
+	got=$(go list -m $(awk '{print $1}' <<<"$pinned"))
+	[ "$got" = "$pinned" ] || fail "go get moved $m's operator's versions (-want +got):
+$(diff <(echo "$pinned") <(echo "$got") | grep '^[<>]' | sed 's/^</-/; s/^>/+/')"
+	mapfile -t pkgs < <(go list -e -f '{{if and (not .Error) (ne .Name "main")}}{{.ImportPath}}{{end}}' "$core/$m/..." |
+		grep -v -e '/internal$' -e '/internal/' || true)
+	[ ${#pkgs[@]} -gt 0 ] || fail "no public package found in $core/$m"
+	{
+		printf 'package main\n\nimport (\n'
+		printf '\t_ "%s"\n' "${pkgs[@]}"
+		printf ')\n\nfunc main() {}\n'
+	} >main.go
+	nice -n 10 go build -o /dev/null . || fail "the operator importing $m's ${#pkgs[@]} packages does not build at its floor (above)"
+	log "the operator of $m keeps its floor and builds with ${#pkgs[@]} packages"
+done
 log "ok in $((SECONDS - start)) s"

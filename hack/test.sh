@@ -16,7 +16,10 @@
 # Indexed Job of 100 pods, the controller killed once halfway, exact counts; ~3
 # minutes more cold to build kwok, ~1.5 minutes warm; kube-controller-manager is not
 # needed). The smoke's cluster has a directory of its own and free ports, so that
-# concurrent runs never share one.
+# concurrent runs never share one. The kueue module (kind own in hack/modules.sh) is tested
+# in its directory, through its own kueue/go.work at Kueue's versions: its envtest tests run
+# Kueue's controllers and scheduler (a cold -race build of Kueue's dependencies takes
+# several minutes on a loaded 2-core machine; the tests about a minute).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0

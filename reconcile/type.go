@@ -79,6 +79,13 @@ type Type[T interface {
 	// as SetRolesStatus, for the owners ChildJobs converts, whose status is then
 	// converted back with ChildJobs. Required with ChildJobs, and only with it.
 	SetChildJobsStatus func(obj T, status childjobs.Status) error
+	// SetSuspend sets obj's spec.suspend, whatever its shape: obj is a copy the
+	// caller owns, written back as an update of the spec. The controller never
+	// calls it (it reads suspend through the conversions); integrations that
+	// start and stop owners from outside do: the Kueue integration
+	// (github.com/jobkit/jobkit/kueue) requires it. Nil: no such integration
+	// can stop an owner.
+	SetSuspend func(obj T, suspend bool)
 }
 
 // JobType is the Type of batch/v1 Jobs: plan.JobWorkload is the conversion, the
@@ -86,10 +93,11 @@ type Type[T interface {
 // owner.BatchJob; like upstream, it adopts the orphan pods its Jobs' selectors
 // match.
 var JobType = Type[*batchv1.Job]{
-	New:       func() *batchv1.Job { return &batchv1.Job{} },
-	Workload:  func(job *batchv1.Job) (*plan.Workload, error) { return plan.JobWorkload(job), nil },
-	SetStatus: func(job *batchv1.Job, status batchv1.JobStatus) { job.Status = status },
-	ManagedBy: func(job *batchv1.Job) *string { return job.Spec.ManagedBy },
+	New:        func() *batchv1.Job { return &batchv1.Job{} },
+	Workload:   func(job *batchv1.Job) (*plan.Workload, error) { return plan.JobWorkload(job), nil },
+	SetStatus:  func(job *batchv1.Job, status batchv1.JobStatus) { job.Status = status },
+	ManagedBy:  func(job *batchv1.Job) *string { return job.Spec.ManagedBy },
+	SetSuspend: func(job *batchv1.Job, suspend bool) { job.Spec.Suspend = &suspend },
 }
 
 // Validate names every missing or inconsistent function of t, each error

@@ -27,9 +27,13 @@ func ExampleJobType() {
 	fmt.Println(w.Namespace, w.Name, *w.Spec.Completions, w.HandledBy("example.com/job-controller", owner.BatchJob))
 	reconcile.JobType.SetStatus(job, batchv1.JobStatus{Active: 2})
 	fmt.Println(job.Status.Active, *reconcile.JobType.ManagedBy(job))
+	reconcile.JobType.SetSuspend(job, true)
+	w, _ = reconcile.JobType.Workload(job)
+	fmt.Println(*w.Spec.Suspend)
 	// Output:
 	// ns j 3 true
 	// 2 example.com/job-controller
+	// true
 }
 
 func TestTypeShape(t *testing.T) {

@@ -36,6 +36,7 @@ var Type = reconcile.Type[*v1alpha1.TrainingJob]{
 		}
 		return err
 	},
+	SetSuspend: func(tj *v1alpha1.TrainingJob, suspend bool) { tj.Spec.Suspend = &suspend },
 }
 
 // trainingJobs is the custom resource the controller needs.

@@ -35,6 +35,12 @@ func TestTypeShapes(t *testing.T) {
 	if err := controller.Type.SetRolesStatus(tj, st); err != nil || tj.Status.Restarts != 1 || tj.Status.Workers == nil || tj.Status.Workers.Failed != 2 {
 		t.Errorf("SetRolesStatus: %v, status %+v", err, tj.Status)
 	}
+	for _, suspend := range []bool{true, false} {
+		controller.Type.SetSuspend(tj, suspend)
+		if g, _ := controller.Type.Roles(tj); g.Suspend != suspend {
+			t.Errorf("after SetSuspend(%v) the roles owner reads suspend %v", suspend, g.Suspend)
+		}
+	}
 	before := tj.Status
 	if err := controller.Type.SetRolesStatus(tj, ownedpods.Status{Roles: []ownedpods.RoleStatus{{Name: "head"}}}); err == nil || tj.Status.Restarts != before.Restarts {
 		t.Errorf("SetRolesStatus of role head = %v (status %+v), want an error and the status kept", err, tj.Status)
