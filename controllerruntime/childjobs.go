@@ -3,6 +3,7 @@ package controllerruntime
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -146,6 +147,20 @@ func (a childJobsAPI[T]) DeleteJob(ctx context.Context, job *batchv1.Job, p meta
 // server refuses it on a newer Job of the same name (metadata.uid is immutable).
 func (a childJobsAPI[T]) SuspendJob(ctx context.Context, job *batchv1.Job, suspend bool) error {
 	patch := fmt.Appendf(nil, `{"metadata":{"uid":%q},"spec":{"suspend":%t}}`, job.UID, suspend)
+	return a.c.Patch(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name}},
+		client.RawPatch(types.MergePatchType, patch))
+}
+
+// ScaleJob patches spec.parallelism and spec.completions, with the child's UID
+// in the patch as SuspendJob does.
+func (a childJobsAPI[T]) ScaleJob(ctx context.Context, job *batchv1.Job) error {
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"uid": job.UID},
+		"spec":     map[string]any{"parallelism": job.Spec.Parallelism, "completions": job.Spec.Completions},
+	})
+	if err != nil {
+		return err
+	}
 	return a.c.Patch(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name}},
 		client.RawPatch(types.MergePatchType, patch))
 }

@@ -37,6 +37,10 @@ type ChildJobClient interface {
 	// of UID job.UID only: a merge patch that carries metadata.uid, which the API
 	// server refuses as Invalid on metadata.uid when the name holds another Job.
 	SuspendJob(ctx context.Context, job *batchv1.Job, suspend bool) error
+	// ScaleJob sets spec.parallelism and spec.completions of the Job of UID
+	// job.UID to job's (an elastic group's Indexed child resized), with the
+	// UID precondition of SuspendJob.
+	ScaleJob(ctx context.Context, job *batchv1.Job) error
 	// CreateService creates the group's headless Service.
 	CreateService(ctx context.Context, svc *corev1.Service) error
 	// DeleteGroup deletes the group in.Object with foreground propagation and the
@@ -64,8 +68,8 @@ type ChildJobClient interface {
 //     childjobs.Plan: the group's deletion once its TTL has expired; the status
 //     in one write; the deletions (NotFound, and the Conflict of the UID
 //     precondition, mean done); the Service (AlreadyExists is done); suspend and
-//     resume (a Job of another UID under the name means the child is gone); the
-//     creations (AlreadyExists is done: an earlier sync created it); the plan's
+//     resume, then the resizes (a Job of another UID under the name means the
+//     child is gone); the creations (AlreadyExists is done: an earlier sync created it); the plan's
 //     events on in.Object; RequeueAfter the plan's.
 //
 // A conflict on the status write ends the sync with Report.Retry, RequeueAfter at
@@ -205,6 +209,11 @@ func (gx *groupExecution) execute(in *childjobs.Input, p *childjobs.Plan, now ti
 			if err := gx.jobs.SuspendJob(gx.ctx, a.Job, s.suspend); err != nil && !gone(err) && !uidChanged(err) {
 				gx.errs = append(gx.errs, fmt.Errorf("set spec.suspend=%t on Job %s: %w", s.suspend, a.Job.Name, err))
 			}
+		}
+	}
+	for _, a := range p.Scale {
+		if err := gx.jobs.ScaleJob(gx.ctx, a.Job); err != nil && !gone(err) && !uidChanged(err) {
+			gx.errs = append(gx.errs, fmt.Errorf("resize Job %s (%s): %w", a.Job.Name, a.Reason, err))
 		}
 	}
 	for _, a := range p.Create {

@@ -173,6 +173,24 @@ func (a *groupAPI) DeleteJob(_ context.Context, job *batchv1.Job, propagation me
 	return nil
 }
 
+func (a *groupAPI) ScaleJob(_ context.Context, job *batchv1.Job) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.call(fmt.Sprintf("scale=%d %s", ptr.Deref(job.Spec.Parallelism, 1), job.Name)); err != nil {
+		return err
+	}
+	stored := a.jobs[job.Name]
+	switch {
+	case stored == nil:
+		return apierrors.NewNotFound(batchv1.Resource("jobs"), job.Name)
+	case stored.UID != job.UID:
+		return apierrors.NewInvalid(schema.GroupKind{Group: "batch", Kind: "Job"}, job.Name,
+			field.ErrorList{field.Invalid(field.NewPath("metadata", "uid"), job.UID, "field is immutable")})
+	}
+	stored.Spec.Parallelism, stored.Spec.Completions = job.Spec.Parallelism, job.Spec.Completions
+	return nil
+}
+
 func (a *groupAPI) SuspendJob(_ context.Context, job *batchv1.Job, suspend bool) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -245,9 +263,12 @@ func (l *eventLog) take() []string {
 	return out
 }
 
-func newGroupEnv(t *testing.T) *groupEnv {
+func newGroupEnv(t *testing.T) *groupEnv { return newGroupEnvOf(t, 2) }
+
+// newGroupEnvOf is newGroupEnv with n children.
+func newGroupEnvOf(t *testing.T, n int32) *groupEnv {
 	t.Helper()
-	e := &groupEnv{api: newGroupAPI(), clock: clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), events: &eventLog{}}
+	e := &groupEnv{api: newGroupAPIOf(n), clock: clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), events: &eventLog{}}
 	e.cfg = reconcile.Config{Name: plaingroup.ControllerName, Clock: e.clock, Events: e.events}
 	r, err := reconcile.New(e.cfg, nil, nil)
 	require.NoError(t, err)
@@ -535,6 +556,25 @@ func TestSyncChildJobsSuspend(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "status; suspend=true g-w-0; suspend=true g-w-1", e.api.takeCalls())
 	assert.Equal(t, 1, res.StatusWrites)
+}
+
+// Resizing an Indexed role resizes its children in place, with their UIDs;
+// scaling it down deletes its children from the top; neither is an error
+// when the child was replaced under its name.
+func TestSyncChildJobsElastic(t *testing.T) {
+	e := newGroupEnvOf(t, 3)
+	e.settle(t)
+	e.api.group.Templates[0].Spec.Parallelism, e.api.group.Templates[0].Spec.Completions = ptr.To[int32](4), ptr.To[int32](4)
+	in := e.api.cache()
+	in.Children[2].UID = "an-older-job"
+	e.sync(t, in)
+	assert.Equal(t, "scale=4 g-w-0; scale=4 g-w-1; scale=4 g-w-2", e.api.takeCalls())
+	assert.Equal(t, ptr.To[int32](4), e.api.jobs["g-w-0"].Spec.Completions)
+	assert.Nil(t, e.api.jobs["g-w-2"].Spec.Completions, "the replaced child is left alone")
+
+	e.api.group.Spec.Roles[0].Replicas = 1
+	e.sync(t, e.api.cache())
+	assert.Equal(t, "delete g-w-2; delete g-w-1", e.api.takeCalls(), "the highest index first")
 }
 
 // The group is deleted once its TTL after finishing has expired; NotFound is done.

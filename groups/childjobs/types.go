@@ -119,7 +119,8 @@ type Status struct {
 //     write would otherwise count the same failure twice;
 //  3. delete the Jobs of Delete, with their Propagation (NotFound means done);
 //  4. create Service when it is not nil;
-//  5. set spec.suspend on the Jobs of Suspend, clear it on those of Resume;
+//  5. set spec.suspend on the Jobs of Suspend, clear it on those of Resume,
+//     and set the spec.parallelism and spec.completions of the Jobs of Scale;
 //  6. create the Jobs of Create (an AlreadyExists answer means an earlier sync
 //     created it: names are deterministic, so no child is created twice);
 //  7. record Events, and sync again after RequeueAfter when it is positive.
@@ -145,6 +146,11 @@ type Plan struct {
 	// Suspend and Resume list child Jobs (the Input's, not modified) whose
 	// spec.suspend must be set or cleared.
 	Suspend, Resume []JobAction
+	// Scale lists the running child Jobs of an Indexed role whose size
+	// changed (an elastic group: plaingroup.Spec.Resized), each a copy of the
+	// Input's Job with spec.parallelism and spec.completions set to the role's
+	// new values, the two fields to write.
+	Scale []JobAction
 	// Create lists the child Jobs to create, each complete: name, namespace,
 	// labels, annotations, controller reference and spec.
 	Create []JobAction
@@ -178,7 +184,7 @@ type Deletion struct {
 // IsEmpty reports whether the plan asks for nothing: no API call and no requeue.
 func (p *Plan) IsEmpty() bool {
 	return p.Skip == "" && p.DeleteGroup == "" && !p.StatusChanged && len(p.Delete) == 0 &&
-		p.Service == nil && len(p.Suspend) == 0 && len(p.Resume) == 0 && len(p.Create) == 0 &&
+		p.Service == nil && len(p.Suspend) == 0 && len(p.Resume) == 0 && len(p.Scale) == 0 && len(p.Create) == 0 &&
 		len(p.Events) == 0 && p.RequeueAfter == 0
 }
 
@@ -217,7 +223,7 @@ func (p *Plan) String() string {
 	for _, as := range []struct {
 		verb string
 		list []JobAction
-	}{{"suspend", p.Suspend}, {"resume", p.Resume}, {"create", p.Create}} {
+	}{{"suspend", p.Suspend}, {"resume", p.Resume}, {"scale", p.Scale}, {"create", p.Create}} {
 		if len(as.list) == 0 {
 			continue
 		}

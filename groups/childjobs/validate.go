@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/groups"
 	"github.com/jobkit/jobkit/plain/fielderr"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
@@ -71,7 +72,9 @@ func (in *Input) Validate() field.ErrorList {
 
 // ValidateUpdate checks the group in that replaces old, as JobSet's CRD schema
 // and webhook do on update: every error of Validate, the immutable fields of
-// plaingroup.ValidateUpdate, the network (Value is immutable), and each role's
+// plaingroup.ValidateUpdate (with its elastic rules: an Indexed role's
+// parallelism and completions may change while old's status has not
+// finished), the network (Value is immutable), and each role's
 // template, which may not change (field is immutable) except, while old or in
 // is suspended, its pods' labels, annotations, nodeSelector, tolerations and
 // schedulingGates (what a queue such as Kueue sets on admission). A changed
@@ -80,6 +83,7 @@ func (in *Input) Validate() field.ErrorList {
 func (in *Input) ValidateUpdate(old *Input) field.ErrorList {
 	was, spec := old.sizedSpec(), in.sizedSpec()
 	was.Name, spec.Name = cmp.Or(was.Name, old.Name), cmp.Or(spec.Name, in.Name)
+	was.Finished = old.Status.TerminalState != "" || groups.Finished(old.Status.Conditions) != nil
 	errs := fieldErrors(plaingroup.ValidateUpdate(&was, &spec))
 	network := field.NewPath("spec", "network")
 	for _, f := range []struct {
@@ -187,6 +191,8 @@ func fieldErrors(errs plaingroup.Errors) field.ErrorList {
 			fe = field.TooMany(path, n, e.Max)
 		case fielderr.TooLong:
 			fe = field.TooLong(path, e.BadValue, e.Max)
+		case fielderr.Forbidden:
+			fe = field.Forbidden(path, e.Detail)
 		default:
 			fe = field.Invalid(path, e.BadValue, e.Detail)
 		}

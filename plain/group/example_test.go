@@ -257,3 +257,36 @@ func ExampleInPlaceAttempts_Next() {
 	// previous 0, current 1
 	// Fail ReachedMaxRestarts
 }
+
+// A role of five workers scaled down to three: its children 4 and 3 go, the
+// highest index first.
+func ExampleSpec_Surplus() {
+	spec := group.Spec{Name: "js", Roles: []group.Role{{Name: "workers", Replicas: 3, Parallelism: 1}}}
+	var children []group.Child
+	for i := range int32(5) {
+		children = append(children, group.Child{Name: fmt.Sprintf("js-workers-%d", i), Role: "workers", Index: i})
+	}
+	for _, i := range spec.Surplus(children) {
+		fmt.Println("delete", children[i].Name)
+	}
+	// Output:
+	// delete js-workers-4
+	// delete js-workers-3
+}
+
+// An Indexed role of 4 pods per child grown to 8: the running child takes the
+// new size in place, the finished one is left alone.
+func ExampleSpec_Resized() {
+	eight := int32(8)
+	four := int32(4)
+	spec := group.Spec{Name: "js", Roles: []group.Role{{Name: "workers", Replicas: 2, Parallelism: 8, Completions: &eight}}}
+	children := []group.Child{
+		{Name: "js-workers-0", Role: "workers", Index: 0, Parallelism: 4, Completions: &four},
+		{Name: "js-workers-1", Role: "workers", Index: 1, Parallelism: 4, Completions: &four, Outcome: group.Succeeded},
+	}
+	for _, i := range spec.Resized(children, group.Counters{}) {
+		fmt.Println("resize", children[i].Name)
+	}
+	// Output:
+	// resize js-workers-0
+}

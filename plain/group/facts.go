@@ -111,6 +111,11 @@ type Child struct {
 	// Deleting is true once the child is marked for deletion; it still exists
 	// (its name is taken) until it is gone.
 	Deleting bool
+	// Parallelism and Completions are the child's spec.parallelism (after API
+	// defaulting) and spec.completions (nil when unset): [Spec.Resized]
+	// compares them with its role's.
+	Parallelism int32
+	Completions *int32
 }
 
 // RoleRestarts holds the per-index restart counters of one role

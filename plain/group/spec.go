@@ -34,6 +34,10 @@ type Spec struct {
 	TTLSecondsAfterFinished *int32
 	// ManagedBy is spec.managedBy, "" when unset.
 	ManagedBy string
+	// Finished says the group has finished (Completed or Failed): not a
+	// spec field but the one fact of the status that [ValidateUpdate] reads,
+	// of the old spec, to refuse resizing a finished group.
+	Finished bool
 }
 
 // ControllerName is the managedBy value reserved for JobSet's own controller.

@@ -237,6 +237,21 @@ func (cl childJobClient[T]) SuspendJob(_ context.Context, job *batchv1.Job, susp
 	return err
 }
 
+func (cl childJobClient[T]) ScaleJob(_ context.Context, job *batchv1.Job) error {
+	c := cl.s.c
+	cur, err := c.jobs.Get(job.Namespace, job.Name)
+	switch {
+	case err != nil:
+		return err
+	case cur.UID != job.UID:
+		return apierrors.NewInvalid(jobKind, job.Name, nil)
+	}
+	_, err = c.jobs.Update(job.Namespace, job.Name, func(j *batchv1.Job) {
+		j.Spec.Parallelism, j.Spec.Completions = ptr.To(ptr.Deref(job.Spec.Parallelism, 1)), job.Spec.Completions
+	})
+	return err
+}
+
 func (cl childJobClient[T]) CreateService(_ context.Context, svc *corev1.Service) error {
 	st := &cl.s.child
 	st.mu.Lock()
