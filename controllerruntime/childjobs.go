@@ -151,6 +151,11 @@ func (a childJobsAPI[T]) SuspendJob(ctx context.Context, job *batchv1.Job, suspe
 		client.RawPatch(types.MergePatchType, patch))
 }
 
+// CreateClaim creates a persistent volume claim of the group.
+func (a childJobsAPI[T]) CreateClaim(ctx context.Context, pvc *corev1.PersistentVolumeClaim) error {
+	return a.c.Create(ctx, pvc)
+}
+
 // ScaleJob patches spec.parallelism and spec.completions, with the child's UID
 // in the patch as SuspendJob does.
 func (a childJobsAPI[T]) ScaleJob(ctx context.Context, job *batchv1.Job) error {

@@ -43,6 +43,9 @@ type ChildJobClient interface {
 	ScaleJob(ctx context.Context, job *batchv1.Job) error
 	// CreateService creates the group's headless Service.
 	CreateService(ctx context.Context, svc *corev1.Service) error
+	// CreateClaim creates one of the group's persistent volume claims
+	// (spec.volumeClaimPolicies); a claim of that name yields AlreadyExists.
+	CreateClaim(ctx context.Context, pvc *corev1.PersistentVolumeClaim) error
 	// DeleteGroup deletes the group in.Object with foreground propagation and the
 	// precondition that its UID is in.UID.
 	DeleteGroup(ctx context.Context, in *childjobs.Input) error
@@ -67,7 +70,8 @@ type ChildJobClient interface {
 //  4. computes childjobs.Compute and executes the Plan in the order documented on
 //     childjobs.Plan: the group's deletion once its TTL has expired; the status
 //     in one write; the deletions (NotFound, and the Conflict of the UID
-//     precondition, mean done); the Service (AlreadyExists is done); suspend and
+//     precondition, mean done); the Service and the claims (AlreadyExists is
+//     done); suspend and
 //     resume, then the resizes (a Job of another UID under the name means the
 //     child is gone); the creations (AlreadyExists is done: an earlier sync created it); the plan's
 //     events on in.Object; RequeueAfter the plan's.
@@ -199,6 +203,11 @@ func (gx *groupExecution) execute(in *childjobs.Input, p *childjobs.Plan, now ti
 	if p.Service != nil {
 		if err := gx.jobs.CreateService(gx.ctx, p.Service); err != nil && !apierrors.IsAlreadyExists(err) {
 			gx.errs = append(gx.errs, fmt.Errorf("create Service %s (%s): %w", p.Service.Name, p.ServiceReason, err))
+		}
+	}
+	for _, c := range p.Claims {
+		if err := gx.jobs.CreateClaim(gx.ctx, c); err != nil && !apierrors.IsAlreadyExists(err) {
+			gx.fail(in, ReasonFailedCreate, fmt.Errorf("create PersistentVolumeClaim %s: %w", c.Name, err))
 		}
 	}
 	for _, s := range [...]struct {

@@ -47,6 +47,7 @@ type groupAPI struct {
 	rv      int
 	jobs    map[string]*batchv1.Job
 	service bool
+	claims  map[string]bool
 	uids    int
 	calls   []string
 	fail    map[string]error
@@ -170,6 +171,22 @@ func (a *groupAPI) DeleteJob(_ context.Context, job *batchv1.Job, propagation me
 		return apierrors.NewConflict(batchv1.Resource("jobs"), job.Name, errors.New("UID precondition"))
 	}
 	delete(a.jobs, job.Name) // its pods are gone at once
+	return nil
+}
+
+func (a *groupAPI) CreateClaim(_ context.Context, pvc *corev1.PersistentVolumeClaim) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.call("claim " + pvc.Name); err != nil {
+		return err
+	}
+	if a.claims[pvc.Name] {
+		return apierrors.NewAlreadyExists(corev1.Resource("persistentvolumeclaims"), pvc.Name)
+	}
+	if a.claims == nil {
+		a.claims = map[string]bool{}
+	}
+	a.claims[pvc.Name] = true
 	return nil
 }
 
@@ -575,6 +592,20 @@ func TestSyncChildJobsElastic(t *testing.T) {
 	e.api.group.Spec.Roles[0].Replicas = 1
 	e.sync(t, e.api.cache())
 	assert.Equal(t, "delete g-w-2; delete g-w-1", e.api.takeCalls(), "the highest index first")
+}
+
+// The group's volume claims are created before its children; a claim
+// already there (AlreadyExists: the cache shows no claims here) is done.
+func TestSyncChildJobsClaims(t *testing.T) {
+	e := newGroupEnv(t)
+	e.api.group.Spec.VolumeClaims = []plaingroup.VolumeClaim{{}}
+	e.api.group.ClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}
+	e.api.group.Templates[0].Spec.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	e.sync(t, e.api.cache())
+	assert.Equal(t, "status; claim data-g; create g-w-0; create g-w-1", e.api.takeCalls())
+	e.sync(t, e.api.cache())
+	assert.Equal(t, "claim data-g", e.api.takeCalls())
+	assert.Empty(t, e.events.take())
 }
 
 // The group is deleted once its TTL after finishing has expired; NotFound is done.

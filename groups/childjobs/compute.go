@@ -47,14 +47,15 @@ type sync struct {
 // success policy; delete the children of old attempts, and those still running
 // once the group has finished; then, while it runs, the startup order and
 // dependsOn, suspension and resumption, the children of an Indexed role whose
-// size changed to resize in place, the headless Service and the children to
-// create; the status with its per-role entries and conditions; and, once it
+// size changed to resize in place, the headless Service, the missing volume
+// claims and the children to create; the status with its per-role entries and conditions; and, once it
 // has finished, its TTL. Every rule is plaingroup's; Compute converts and
 // assembles. It reads no clock (Input.Now), performs no I/O and modifies none
 // of its inputs.
 //
 // It returns an error, and no plan, when the Input cannot be planned: no name,
-// no Owner kind or version, a Spec.Name other than Name, a template count other than the role count, or a
+// no Owner kind or version, a Spec.Name other than Name, a template count other than the role count (or the
+// volume claim count), or a
 // failure policy pattern that does not compile (plaingroup.Validate reports all
 // of these and more on admission).
 func Compute(in *Input) (Plan, error) {
@@ -93,6 +94,7 @@ func Compute(in *Input) (Plan, error) {
 		s.suspension(startup.Allowed)
 		s.resize()
 		s.service()
+		s.claims()
 		s.create(startup.Allowed)
 	}
 	if c := plaingroup.RestartEnded(s.Conds, roles, statuses, s.in.Suspend); c != nil {
@@ -128,6 +130,8 @@ func start(in *Input) (*sync, error) {
 		return nil, invalid("Input.Spec.Name", in.Spec.Name, "must be Input.Name "+in.Name)
 	case len(in.Templates) != len(in.Spec.Roles):
 		return nil, invalid("Input.Templates", len(in.Templates), fmt.Sprintf("must hold one template per role (%d)", len(in.Spec.Roles)))
+	case len(in.ClaimTemplates) != len(in.Spec.VolumeClaims):
+		return nil, invalid("Input.ClaimTemplates", len(in.ClaimTemplates), fmt.Sprintf("must hold one template per volume claim (%d)", len(in.Spec.VolumeClaims)))
 	}
 	spec := in.sizedSpec()
 	spec.Name = in.Name

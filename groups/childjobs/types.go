@@ -48,6 +48,11 @@ type Input struct {
 	// Templates are the Job templates of the roles, one per Spec.Roles item, in
 	// the same order (spec.replicatedJobs[].template).
 	Templates []batchv1.JobTemplateSpec
+	// ClaimTemplates are the persistent volume claim templates of
+	// spec.volumeClaimPolicies, one per Spec.VolumeClaims item, in the same
+	// order; each item's Name and Namespace are read from its template,
+	// whatever Spec says.
+	ClaimTemplates []corev1.PersistentVolumeClaim
 	// Suspend is spec.suspend.
 	Suspend bool
 	// EnableDNSHostnames and PublishNotReadyAddresses are spec.network's; nil
@@ -64,6 +69,12 @@ type Input struct {
 	Children []*batchv1.Job
 	// ServiceExists says whether the headless Service is in the cache.
 	ServiceExists bool
+	// ExistingClaims names the group's persistent volume claims
+	// (<claim>-<group>) in the cache; each claim not named is planned. A
+	// caller that does not watch claims leaves it nil, and every sync of a
+	// running group sends their creations (AlreadyExists is done), as JobSet
+	// does.
+	ExistingClaims []string
 	// Pods are the group's pods in the cache (labelled with the group's name,
 	// plaingroup.LabelJobSetName), read only under the in-place restart
 	// strategy: the attempt each reports and its containers' restart counts.
@@ -118,7 +129,8 @@ type Status struct {
 //     with that precondition): a sync that read a status older than the last
 //     write would otherwise count the same failure twice;
 //  3. delete the Jobs of Delete, with their Propagation (NotFound means done);
-//  4. create Service when it is not nil;
+//  4. create Service when it is not nil, and the claims of Claims
+//     (AlreadyExists is done);
 //  5. set spec.suspend on the Jobs of Suspend, clear it on those of Resume,
 //     and set the spec.parallelism and spec.completions of the Jobs of Scale;
 //  6. create the Jobs of Create (an AlreadyExists answer means an earlier sync
@@ -143,6 +155,11 @@ type Plan struct {
 	// Service is the headless Service to create, with why in ServiceReason.
 	Service       *corev1.Service
 	ServiceReason string
+	// Claims are the persistent volume claims of spec.volumeClaimPolicies to
+	// create, each complete: name <claim>-<group>, namespace, labels (the
+	// template's and jobset-name), annotations, spec, and the group's
+	// controller reference under the retention policy Delete only.
+	Claims []*corev1.PersistentVolumeClaim
 	// Suspend and Resume list child Jobs (the Input's, not modified) whose
 	// spec.suspend must be set or cleared.
 	Suspend, Resume []JobAction
@@ -184,7 +201,7 @@ type Deletion struct {
 // IsEmpty reports whether the plan asks for nothing: no API call and no requeue.
 func (p *Plan) IsEmpty() bool {
 	return p.Skip == "" && p.DeleteGroup == "" && !p.StatusChanged && len(p.Delete) == 0 &&
-		p.Service == nil && len(p.Suspend) == 0 && len(p.Resume) == 0 && len(p.Scale) == 0 && len(p.Create) == 0 &&
+		p.Service == nil && len(p.Claims) == 0 && len(p.Suspend) == 0 && len(p.Resume) == 0 && len(p.Scale) == 0 && len(p.Create) == 0 &&
 		len(p.Events) == 0 && p.RequeueAfter == 0
 }
 
@@ -219,6 +236,13 @@ func (p *Plan) String() string {
 	}
 	if p.Service != nil {
 		line("create service %s: %s", p.Service.Name, p.ServiceReason)
+	}
+	if len(p.Claims) > 0 {
+		parts := make([]string, len(p.Claims))
+		for i, c := range p.Claims {
+			parts[i] = c.Name
+		}
+		line("create %d claims: %s", len(p.Claims), abbreviate(parts))
 	}
 	for _, as := range []struct {
 		verb string

@@ -36,6 +36,11 @@ type Role struct {
 	// checks them under the in-place restart strategy.
 	BackoffLimit         *int32
 	PodReplacementPolicy string
+	// VolumeMounts are the names of the volumes the template's containers and
+	// init containers mount, and Volumes the names of the template's volumes,
+	// in order: Validate checks the volume claims against them, and
+	// [Spec.Claims] gives the role the claims it mounts.
+	VolumeMounts, Volumes []string
 }
 
 // group returns the role's group name with the default applied.

@@ -34,6 +34,9 @@ type Spec struct {
 	TTLSecondsAfterFinished *int32
 	// ManagedBy is spec.managedBy, "" when unset.
 	ManagedBy string
+	// VolumeClaims are the templates of spec.volumeClaimPolicies, policy by
+	// policy, in order.
+	VolumeClaims []VolumeClaim
 	// Finished says the group has finished (Completed or Failed): not a
 	// spec field but the one fact of the status that [ValidateUpdate] reads,
 	// of the old spec, to refuse resizing a finished group.
@@ -116,8 +119,8 @@ func rulePath(i int) string { return "failurePolicy.rules[" + strconv.Itoa(i) + 
 
 // Default returns a copy of spec with JobSet's defaults (CRD schema and webhook)
 // filled in: role GroupName "default", SuccessPolicy {All}, StartupOrder
-// AnyOrder, RestartStrategy Recreate, rule names "failurePolicyRule<i>", and
-// Subdomain the group's name. Replicas cannot be told unset from zero here: the
+// AnyOrder, RestartStrategy Recreate, rule names "failurePolicyRule<i>",
+// Subdomain the group's name, and each volume claim's WhenDeleted "Delete". Replicas cannot be told unset from zero here: the
 // caller applies its default of 1. spec is not modified; slices that change are
 // copied.
 func Default(spec Spec) Spec {
@@ -152,6 +155,12 @@ func Default(spec Spec) Spec {
 	}
 	if spec.Subdomain == "" {
 		spec.Subdomain = spec.Name
+	}
+	spec.VolumeClaims = slices.Clone(spec.VolumeClaims)
+	for k := range spec.VolumeClaims {
+		if spec.VolumeClaims[k].WhenDeleted == "" {
+			spec.VolumeClaims[k].WhenDeleted = "Delete"
+		}
 	}
 	return spec
 }

@@ -66,6 +66,9 @@ func ValidateUpdate(old, spec *Spec) Errors {
 	immutable("startupPolicy.startupPolicyOrder", o.StartupOrder, n.StartupOrder, immutableSchema)
 	immutable("network.subdomain", o.Subdomain, n.Subdomain, immutableSchema)
 	immutable("managedBy", o.ManagedBy, n.ManagedBy, immutableWebhook)
+	if len(o.VolumeClaims) > 0 || len(n.VolumeClaims) > 0 {
+		immutable("volumeClaimPolicies", o.VolumeClaims, n.VolumeClaims, immutableSchema)
+	}
 	return errs
 }
 

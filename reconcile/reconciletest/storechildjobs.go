@@ -38,11 +38,12 @@ const childJobController = "reconciletest.jobkit.dev/job-controller"
 var servicesResource = schema.GroupResource{Resource: "services"}
 
 // childJobsState is what a Store keeps for its groups of child Jobs: the Job
-// controller that runs the children, and the Services created.
+// controller that runs the children, and the Services and claims created.
 type childJobsState struct {
 	mu       sync.Mutex
 	jobs     *reconcile.Reconciler // nil until the first group sync
 	services map[types.NamespacedName]bool
+	claims   map[types.NamespacedName]bool
 }
 
 // syncChildJobs syncs the group in (converted by Type.ChildJobs) with
@@ -250,6 +251,23 @@ func (cl childJobClient[T]) ScaleJob(_ context.Context, job *batchv1.Job) error 
 		j.Spec.Parallelism, j.Spec.Completions = ptr.To(ptr.Deref(job.Spec.Parallelism, 1)), job.Spec.Completions
 	})
 	return err
+}
+
+// CreateClaim records the claim as the Service is recorded: the rig has no
+// volumes, and AlreadyExists answers a name taken.
+func (cl childJobClient[T]) CreateClaim(_ context.Context, pvc *corev1.PersistentVolumeClaim) error {
+	st := &cl.s.child
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	k := key(pvc.Namespace, pvc.Name)
+	if st.claims[k] {
+		return apierrors.NewAlreadyExists(corev1.Resource("persistentvolumeclaims"), pvc.Name)
+	}
+	if st.claims == nil {
+		st.claims = map[types.NamespacedName]bool{}
+	}
+	st.claims[k] = true
+	return nil
 }
 
 func (cl childJobClient[T]) CreateService(_ context.Context, svc *corev1.Service) error {
