@@ -17,7 +17,8 @@ import (
 // annotations too), the namespaced-job annotation, the controller reference,
 // the webhook's template defaults (completionMode Indexed, restartPolicy
 // OnFailure), the subdomain with DNS hostnames, a volume for each volume
-// claim the role mounts, managedBy when asked, and spec.suspend when the group
+// claim the role mounts, the exclusive placement of the role (place), managedBy
+// when asked, and spec.suspend when the group
 // is suspended. The template is copied, never
 // shared.
 func (s *sync) newChild(id *plaingroup.Identity, r int) *batchv1.Job {
@@ -50,6 +51,7 @@ func (s *sync) newChild(id *plaingroup.Identity, r int) *batchv1.Job {
 		spec.Template.Spec.Subdomain = s.spec.Subdomain
 	}
 	s.claimVolumes(&spec.Template.Spec, r)
+	s.place(job, r)
 	if in.ChildManagedBy != "" {
 		spec.ManagedBy = ptr.To(in.ChildManagedBy)
 	}

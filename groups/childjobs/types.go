@@ -39,6 +39,11 @@ type Input struct {
 	// Deleting is set once the group has a deletionTimestamp: a sync then does
 	// nothing (the garbage collector removes the children).
 	Deleting bool
+	// Annotations are the group's metadata.annotations, of which the
+	// exclusive placement keys are read (alpha.jobset.sigs.k8s.io/
+	// exclusive-topology and node-selector, as on a role's Job template:
+	// plaingroup.Spec.Exclusive); nil for none.
+	Annotations map[string]string
 
 	// Spec is the group's spec in plain terms. Its Name, when set, must be Name.
 	// Each role's Parallelism and Completions are read from its template (with

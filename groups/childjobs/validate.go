@@ -160,10 +160,14 @@ func firstChange(path *field.Path, a, b reflect.Value) *field.Path {
 
 // sizedSpec returns a copy of in.Spec whose roles have the parallelism (the
 // API's default of 1), completions, completion mode, backoffLimit,
-// podReplacementPolicy, volume mounts and volumes of their templates, and
-// whose volume claims have the names and namespaces of theirs.
+// podReplacementPolicy, volume mounts, volumes and exclusive placement
+// annotations of their templates, whose volume claims have the names and
+// namespaces of theirs, and whose exclusive placement is read from the
+// group's annotations.
 func (in *Input) sizedSpec() plaingroup.Spec {
 	spec := in.Spec
+	spec.ExclusiveTopology = in.Annotations[annotationExclusiveTopology]
+	_, spec.NodeSelectorStrategy = in.Annotations[annotationNodeSelector]
 	spec.Roles = slices.Clone(spec.Roles)
 	for i := range spec.Roles {
 		if i < len(in.Templates) {
@@ -175,6 +179,9 @@ func (in *Input) sizedSpec() plaingroup.Spec {
 			r.BackoffLimit = t.BackoffLimit
 			r.PodReplacementPolicy = string(ptr.Deref(t.PodReplacementPolicy, ""))
 			r.VolumeMounts, r.Volumes = volumeNames(&t.Template.Spec)
+			a := in.Templates[i].Annotations
+			r.ExclusiveTopology = a[annotationExclusiveTopology]
+			_, r.NodeSelectorStrategy = a[annotationNodeSelector]
 		}
 	}
 	spec.VolumeClaims = slices.Clone(spec.VolumeClaims)

@@ -41,6 +41,11 @@ type Role struct {
 	// in order: Validate checks the volume claims against them, and
 	// [Spec.Claims] gives the role the claims it mounts.
 	VolumeMounts, Volumes []string
+	// ExclusiveTopology and NodeSelectorStrategy are the same annotations as
+	// the Spec's, on the role's Job template: the role's own exclusive
+	// placement, over the group's ([Spec.Exclusive]).
+	ExclusiveTopology    string
+	NodeSelectorStrategy bool
 }
 
 // group returns the role's group name with the default applied.

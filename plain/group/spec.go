@@ -34,6 +34,13 @@ type Spec struct {
 	TTLSecondsAfterFinished *int32
 	// ManagedBy is spec.managedBy, "" when unset.
 	ManagedBy string
+	// ExclusiveTopology is the group's annotation
+	// alpha.jobset.sigs.k8s.io/exclusive-topology ("" when unset): the node
+	// label of the domains that each hold one child ([Spec.Exclusive]).
+	// NodeSelectorStrategy is set when the group also has the annotation
+	// alpha.jobset.sigs.k8s.io/node-selector (its value does not matter).
+	ExclusiveTopology    string
+	NodeSelectorStrategy bool
 	// VolumeClaims are the templates of spec.volumeClaimPolicies, policy by
 	// policy, in order.
 	VolumeClaims []VolumeClaim
