@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -154,6 +155,11 @@ func (a childJobsAPI[T]) SuspendJob(ctx context.Context, job *batchv1.Job, suspe
 // CreateClaim creates a persistent volume claim of the group.
 func (a childJobsAPI[T]) CreateClaim(ctx context.Context, pvc *corev1.PersistentVolumeClaim) error {
 	return a.c.Create(ctx, pvc)
+}
+
+// CreateDisruptionBudget creates the group's PodDisruptionBudget.
+func (a childJobsAPI[T]) CreateDisruptionBudget(ctx context.Context, pdb *policyv1.PodDisruptionBudget) error {
+	return a.c.Create(ctx, pdb)
 }
 
 // ScaleJob patches spec.parallelism and spec.completions, with the child's UID

@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -46,6 +47,9 @@ type ChildJobClient interface {
 	// CreateClaim creates one of the group's persistent volume claims
 	// (spec.volumeClaimPolicies); a claim of that name yields AlreadyExists.
 	CreateClaim(ctx context.Context, pvc *corev1.PersistentVolumeClaim) error
+	// CreateDisruptionBudget creates the group's PodDisruptionBudget; one of
+	// that name yields AlreadyExists.
+	CreateDisruptionBudget(ctx context.Context, pdb *policyv1.PodDisruptionBudget) error
 	// DeleteGroup deletes the group in.Object with foreground propagation and the
 	// precondition that its UID is in.UID.
 	DeleteGroup(ctx context.Context, in *childjobs.Input) error
@@ -70,8 +74,8 @@ type ChildJobClient interface {
 //  4. computes childjobs.Compute and executes the Plan in the order documented on
 //     childjobs.Plan: the group's deletion once its TTL has expired; the status
 //     in one write; the deletions (NotFound, and the Conflict of the UID
-//     precondition, mean done); the Service and the claims (AlreadyExists is
-//     done); suspend and
+//     precondition, mean done); the Service, the claims and the disruption
+//     budget (AlreadyExists is done); suspend and
 //     resume, then the resizes (a Job of another UID under the name means the
 //     child is gone); the creations (AlreadyExists is done: an earlier sync created it); the plan's
 //     events on in.Object; RequeueAfter the plan's.
@@ -208,6 +212,11 @@ func (gx *groupExecution) execute(in *childjobs.Input, p *childjobs.Plan, now ti
 	for _, c := range p.Claims {
 		if err := gx.jobs.CreateClaim(gx.ctx, c); err != nil && !apierrors.IsAlreadyExists(err) {
 			gx.fail(in, ReasonFailedCreate, fmt.Errorf("create PersistentVolumeClaim %s: %w", c.Name, err))
+		}
+	}
+	if b := p.DisruptionBudget; b != nil {
+		if err := gx.jobs.CreateDisruptionBudget(gx.ctx, b); err != nil && !apierrors.IsAlreadyExists(err) {
+			gx.fail(in, ReasonFailedCreate, fmt.Errorf("create PodDisruptionBudget %s: %w", b.Name, err))
 		}
 	}
 	for _, s := range [...]struct {

@@ -15,11 +15,13 @@ import (
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -48,6 +50,7 @@ type groupAPI struct {
 	jobs    map[string]*batchv1.Job
 	service bool
 	claims  map[string]bool
+	budget  bool
 	uids    int
 	calls   []string
 	fail    map[string]error
@@ -187,6 +190,19 @@ func (a *groupAPI) CreateClaim(_ context.Context, pvc *corev1.PersistentVolumeCl
 		a.claims = map[string]bool{}
 	}
 	a.claims[pvc.Name] = true
+	return nil
+}
+
+func (a *groupAPI) CreateDisruptionBudget(_ context.Context, pdb *policyv1.PodDisruptionBudget) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.call("pdb " + pdb.Name); err != nil {
+		return err
+	}
+	if a.budget {
+		return apierrors.NewAlreadyExists(policyv1.Resource("poddisruptionbudgets"), pdb.Name)
+	}
+	a.budget = true
 	return nil
 }
 
@@ -605,6 +621,18 @@ func TestSyncChildJobsClaims(t *testing.T) {
 	assert.Equal(t, "status; claim data-g; create g-w-0; create g-w-1", e.api.takeCalls())
 	e.sync(t, e.api.cache())
 	assert.Equal(t, "claim data-g", e.api.takeCalls())
+	assert.Empty(t, e.events.take())
+}
+
+// The group's disruption budget is created before its children; one already
+// there is done.
+func TestSyncChildJobsDisruptionBudget(t *testing.T) {
+	e := newGroupEnv(t)
+	e.api.group.DisruptionBudget = ptr.To(intstr.FromInt32(1))
+	e.sync(t, e.api.cache())
+	assert.Equal(t, "status; pdb g; create g-w-0; create g-w-1", e.api.takeCalls())
+	e.sync(t, e.api.cache())
+	assert.Equal(t, "pdb g", e.api.takeCalls())
 	assert.Empty(t, e.events.take())
 }
 

@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -127,5 +128,32 @@ func (s *sync) claimVolumes(pod *corev1.PodSpec, r int) {
 		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: c.Name, VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c.ClaimName(s.in.Name)},
 		}})
+	}
+}
+
+// budget plans the group's PodDisruptionBudget when it has one and it is not
+// in the cache.
+func (s *sync) budget() {
+	in := s.in
+	if in.DisruptionBudget == nil || in.DisruptionBudgetExists {
+		return
+	}
+	selector := map[string]string{plaingroup.LabelJobSetName: in.Name, plaingroup.LabelJobSetUID: string(in.UID)}
+	limit := *in.DisruptionBudget
+	always := policyv1.AlwaysAllow
+	s.plan.DisruptionBudget = &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            in.Name,
+			Namespace:       in.Namespace,
+			Labels:          map[string]string{plaingroup.LabelJobSetName: in.Name},
+			OwnerReferences: []metav1.OwnerReference{s.ownerRef()},
+		},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: &limit,
+			Selector:       &metav1.LabelSelector{MatchLabels: selector},
+			// A pod that is not ready is not running the training: evicting
+			// it costs nothing, and a drain must not wait for it.
+			UnhealthyPodEvictionPolicy: &always,
+		},
 	}
 }

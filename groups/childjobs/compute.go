@@ -48,7 +48,7 @@ type sync struct {
 // once the group has finished; then, while it runs, the startup order and
 // dependsOn, suspension and resumption, the children of an Indexed role whose
 // size changed to resize in place, the headless Service, the missing volume
-// claims and the children to create; the status with its per-role entries and conditions; and, once it
+// claims and disruption budget, and the children to create; the status with its per-role entries and conditions; and, once it
 // has finished, its TTL. Every rule is plaingroup's; Compute converts and
 // assembles. It reads no clock (Input.Now), performs no I/O and modifies none
 // of its inputs.
@@ -95,6 +95,7 @@ func Compute(in *Input) (Plan, error) {
 		s.resize()
 		s.service()
 		s.claims()
+		s.budget()
 		s.create(startup.Allowed)
 	}
 	if c := plaingroup.RestartEnded(s.Conds, roles, statuses, s.in.Suspend); c != nil {

@@ -7,10 +7,12 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
@@ -60,6 +62,14 @@ type Input struct {
 	ClaimTemplates []corev1.PersistentVolumeClaim
 	// Suspend is spec.suspend.
 	Suspend bool
+	// DisruptionBudget, when set, is the maxUnavailable of a
+	// PodDisruptionBudget over the group's pods (a count or a percentage of
+	// them), which the plan creates: named after the group, selecting the
+	// pods by the jobset-name and jobset-uid labels, controlled by the group.
+	// JobSet has no such field (its v0.11 budget is the Helm chart's, for its
+	// controller's own pods); this is jobkit's. A budget of 0 blocks every
+	// voluntary eviction, a node drain's too, until the group finishes.
+	DisruptionBudget *intstr.IntOrString
 	// EnableDNSHostnames and PublishNotReadyAddresses are spec.network's; nil
 	// means true, the JobSet webhook's default. With DNS hostnames the pods get
 	// the subdomain (Spec.Subdomain, default the group's name) and the group a
@@ -80,6 +90,10 @@ type Input struct {
 	// running group sends their creations (AlreadyExists is done), as JobSet
 	// does.
 	ExistingClaims []string
+	// DisruptionBudgetExists says whether the group's PodDisruptionBudget is
+	// in the cache; without it, a group with a DisruptionBudget plans one at
+	// each sync while it runs (AlreadyExists is done).
+	DisruptionBudgetExists bool
 	// Pods are the group's pods in the cache (labelled with the group's name,
 	// plaingroup.LabelJobSetName), read only under the in-place restart
 	// strategy: the attempt each reports and its containers' restart counts.
@@ -134,8 +148,8 @@ type Status struct {
 //     with that precondition): a sync that read a status older than the last
 //     write would otherwise count the same failure twice;
 //  3. delete the Jobs of Delete, with their Propagation (NotFound means done);
-//  4. create Service when it is not nil, and the claims of Claims
-//     (AlreadyExists is done);
+//  4. create Service when it is not nil, the claims of Claims and
+//     DisruptionBudget when it is not nil (AlreadyExists is done);
 //  5. set spec.suspend on the Jobs of Suspend, clear it on those of Resume,
 //     and set the spec.parallelism and spec.completions of the Jobs of Scale;
 //  6. create the Jobs of Create (an AlreadyExists answer means an earlier sync
@@ -165,6 +179,9 @@ type Plan struct {
 	// template's and jobset-name), annotations, spec, and the group's
 	// controller reference under the retention policy Delete only.
 	Claims []*corev1.PersistentVolumeClaim
+	// DisruptionBudget is the group's PodDisruptionBudget to create
+	// (Input.DisruptionBudget), complete.
+	DisruptionBudget *policyv1.PodDisruptionBudget
 	// Suspend and Resume list child Jobs (the Input's, not modified) whose
 	// spec.suspend must be set or cleared.
 	Suspend, Resume []JobAction
@@ -206,7 +223,7 @@ type Deletion struct {
 // IsEmpty reports whether the plan asks for nothing: no API call and no requeue.
 func (p *Plan) IsEmpty() bool {
 	return p.Skip == "" && p.DeleteGroup == "" && !p.StatusChanged && len(p.Delete) == 0 &&
-		p.Service == nil && len(p.Claims) == 0 && len(p.Suspend) == 0 && len(p.Resume) == 0 && len(p.Scale) == 0 && len(p.Create) == 0 &&
+		p.Service == nil && len(p.Claims) == 0 && p.DisruptionBudget == nil && len(p.Suspend) == 0 && len(p.Resume) == 0 && len(p.Scale) == 0 && len(p.Create) == 0 &&
 		len(p.Events) == 0 && p.RequeueAfter == 0
 }
 
@@ -248,6 +265,9 @@ func (p *Plan) String() string {
 			parts[i] = c.Name
 		}
 		line("create %d claims: %s", len(p.Claims), abbreviate(parts))
+	}
+	if b := p.DisruptionBudget; b != nil {
+		line("create disruption budget %s: maxUnavailable %s", b.Name, b.Spec.MaxUnavailable.String())
 	}
 	for _, as := range []struct {
 		verb string

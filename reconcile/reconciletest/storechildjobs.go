@@ -13,6 +13,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -44,6 +45,7 @@ type childJobsState struct {
 	jobs     *reconcile.Reconciler // nil until the first group sync
 	services map[types.NamespacedName]bool
 	claims   map[types.NamespacedName]bool
+	budgets  map[types.NamespacedName]bool
 }
 
 // syncChildJobs syncs the group in (converted by Type.ChildJobs) with
@@ -267,6 +269,23 @@ func (cl childJobClient[T]) CreateClaim(_ context.Context, pvc *corev1.Persisten
 		st.claims = map[types.NamespacedName]bool{}
 	}
 	st.claims[k] = true
+	return nil
+}
+
+// CreateDisruptionBudget records the budget: the rig evicts no pod, so
+// nothing reads it; AlreadyExists answers a name taken.
+func (cl childJobClient[T]) CreateDisruptionBudget(_ context.Context, pdb *policyv1.PodDisruptionBudget) error {
+	st := &cl.s.child
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	k := key(pdb.Namespace, pdb.Name)
+	if st.budgets[k] {
+		return apierrors.NewAlreadyExists(policyv1.Resource("poddisruptionbudgets"), pdb.Name)
+	}
+	if st.budgets == nil {
+		st.budgets = map[types.NamespacedName]bool{}
+	}
+	st.budgets[k] = true
 	return nil
 }
 
