@@ -134,6 +134,16 @@
 //     more than 1024 replicas, a policy may not be added or removed on update
 //     (JobSet's schema compares a policy only when both specs hold one), and
 //     ValidateUpdate checks the new spec as Validate does.
-//   - Elastic scaling, volume claim policies, exclusive placement and the
-//     active deadline are not covered.
+//   - Elastic groups: ValidateUpdate follows JobSet v0.12's ElasticJobSet
+//     rules with no gate (an Indexed role's parallelism = completions may
+//     change on a running group) and keeps replicas immutable, as v0.12
+//     does; [Spec.Surplus] runs a changed replicas all the same (the design
+//     of JobSet's elastic KEP, not in a served JobSet), for owners whose own
+//     rules allow it.
+//   - Volume claims: Validate cannot compare a template with a claim that
+//     already exists, as JobSet's webhook does (it reads the cluster).
+//   - Exclusive placement: [Spec.Exclusive] resolves JobSet's annotations;
+//     what JobSet's pod webhook does is the Kubernetes layer's to replace
+//     (groups/childjobs).
+//   - The active deadline is not covered.
 package group

@@ -290,3 +290,44 @@ func ExampleSpec_Resized() {
 	// Output:
 	// resize js-workers-0
 }
+
+// A claim "data" of the group "train", kept when the group goes, and mounted
+// by the workers: its claim's name, whether the group owns it, and the roles
+// that get its volume.
+func ExampleVolumeClaim_ClaimName() {
+	spec := group.Spec{Name: "train",
+		Roles: []group.Role{
+			{Name: "leader", Replicas: 1, Parallelism: 1},
+			{Name: "workers", Replicas: 2, Parallelism: 1, VolumeMounts: []string{"data"}},
+		},
+		VolumeClaims: []group.VolumeClaim{{Name: "data", WhenDeleted: "Retain"}},
+	}
+	c := &spec.VolumeClaims[0]
+	fmt.Println(c.ClaimName(spec.Name), "owned by the group:", c.Owned())
+	for r := range spec.Roles {
+		fmt.Println(spec.Roles[r].Name, "mounts", len(spec.Claims(r)), "claims")
+	}
+	fmt.Println("valid:", len(group.Validate(&spec)) == 0)
+	// Output:
+	// data-train owned by the group: false
+	// leader mounts 0 claims
+	// workers mounts 1 claims
+	// valid: true
+}
+
+// One child per rack for the group, one per node pool with the
+// node-selector strategy for the role that says so.
+func ExampleSpec_Exclusive() {
+	spec := group.Spec{Name: "js", ExclusiveTopology: "topology.kubernetes.io/rack",
+		Roles: []group.Role{
+			{Name: "workers"},
+			{Name: "evaluators", ExclusiveTopology: "cloud.google.com/gke-nodepool", NodeSelectorStrategy: true},
+		}}
+	for r := range spec.Roles {
+		topology, nodeSelector := spec.Exclusive(r)
+		fmt.Println(spec.Roles[r].Name, topology, nodeSelector)
+	}
+	// Output:
+	// workers topology.kubernetes.io/rack false
+	// evaluators cloud.google.com/gke-nodepool true
+}
