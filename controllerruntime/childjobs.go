@@ -3,11 +3,13 @@ package controllerruntime
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -146,6 +148,30 @@ func (a childJobsAPI[T]) DeleteJob(ctx context.Context, job *batchv1.Job, p meta
 // server refuses it on a newer Job of the same name (metadata.uid is immutable).
 func (a childJobsAPI[T]) SuspendJob(ctx context.Context, job *batchv1.Job, suspend bool) error {
 	patch := fmt.Appendf(nil, `{"metadata":{"uid":%q},"spec":{"suspend":%t}}`, job.UID, suspend)
+	return a.c.Patch(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name}},
+		client.RawPatch(types.MergePatchType, patch))
+}
+
+// CreateClaim creates a persistent volume claim of the group.
+func (a childJobsAPI[T]) CreateClaim(ctx context.Context, pvc *corev1.PersistentVolumeClaim) error {
+	return a.c.Create(ctx, pvc)
+}
+
+// CreateDisruptionBudget creates the group's PodDisruptionBudget.
+func (a childJobsAPI[T]) CreateDisruptionBudget(ctx context.Context, pdb *policyv1.PodDisruptionBudget) error {
+	return a.c.Create(ctx, pdb)
+}
+
+// ScaleJob patches spec.parallelism and spec.completions, with the child's UID
+// in the patch as SuspendJob does.
+func (a childJobsAPI[T]) ScaleJob(ctx context.Context, job *batchv1.Job) error {
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"uid": job.UID},
+		"spec":     map[string]any{"parallelism": job.Spec.Parallelism, "completions": job.Spec.Completions},
+	})
+	if err != nil {
+		return err
+	}
 	return a.c.Patch(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name}},
 		client.RawPatch(types.MergePatchType, patch))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,8 +38,18 @@ type ChildJobClient interface {
 	// of UID job.UID only: a merge patch that carries metadata.uid, which the API
 	// server refuses as Invalid on metadata.uid when the name holds another Job.
 	SuspendJob(ctx context.Context, job *batchv1.Job, suspend bool) error
+	// ScaleJob sets spec.parallelism and spec.completions of the Job of UID
+	// job.UID to job's (an elastic group's Indexed child resized), with the
+	// UID precondition of SuspendJob.
+	ScaleJob(ctx context.Context, job *batchv1.Job) error
 	// CreateService creates the group's headless Service.
 	CreateService(ctx context.Context, svc *corev1.Service) error
+	// CreateClaim creates one of the group's persistent volume claims
+	// (spec.volumeClaimPolicies); a claim of that name yields AlreadyExists.
+	CreateClaim(ctx context.Context, pvc *corev1.PersistentVolumeClaim) error
+	// CreateDisruptionBudget creates the group's PodDisruptionBudget; one of
+	// that name yields AlreadyExists.
+	CreateDisruptionBudget(ctx context.Context, pdb *policyv1.PodDisruptionBudget) error
 	// DeleteGroup deletes the group in.Object with foreground propagation and the
 	// precondition that its UID is in.UID.
 	DeleteGroup(ctx context.Context, in *childjobs.Input) error
@@ -63,9 +74,10 @@ type ChildJobClient interface {
 //  4. computes childjobs.Compute and executes the Plan in the order documented on
 //     childjobs.Plan: the group's deletion once its TTL has expired; the status
 //     in one write; the deletions (NotFound, and the Conflict of the UID
-//     precondition, mean done); the Service (AlreadyExists is done); suspend and
-//     resume (a Job of another UID under the name means the child is gone); the
-//     creations (AlreadyExists is done: an earlier sync created it); the plan's
+//     precondition, mean done); the Service, the claims and the disruption
+//     budget (AlreadyExists is done); suspend and
+//     resume, then the resizes (a Job of another UID under the name means the
+//     child is gone); the creations (AlreadyExists is done: an earlier sync created it); the plan's
 //     events on in.Object; RequeueAfter the plan's.
 //
 // A conflict on the status write ends the sync with Report.Retry, RequeueAfter at
@@ -197,6 +209,16 @@ func (gx *groupExecution) execute(in *childjobs.Input, p *childjobs.Plan, now ti
 			gx.errs = append(gx.errs, fmt.Errorf("create Service %s (%s): %w", p.Service.Name, p.ServiceReason, err))
 		}
 	}
+	for _, c := range p.Claims {
+		if err := gx.jobs.CreateClaim(gx.ctx, c); err != nil && !apierrors.IsAlreadyExists(err) {
+			gx.fail(in, ReasonFailedCreate, fmt.Errorf("create PersistentVolumeClaim %s: %w", c.Name, err))
+		}
+	}
+	if b := p.DisruptionBudget; b != nil {
+		if err := gx.jobs.CreateDisruptionBudget(gx.ctx, b); err != nil && !apierrors.IsAlreadyExists(err) {
+			gx.fail(in, ReasonFailedCreate, fmt.Errorf("create PodDisruptionBudget %s: %w", b.Name, err))
+		}
+	}
 	for _, s := range [...]struct {
 		list    []childjobs.JobAction
 		suspend bool
@@ -205,6 +227,11 @@ func (gx *groupExecution) execute(in *childjobs.Input, p *childjobs.Plan, now ti
 			if err := gx.jobs.SuspendJob(gx.ctx, a.Job, s.suspend); err != nil && !gone(err) && !uidChanged(err) {
 				gx.errs = append(gx.errs, fmt.Errorf("set spec.suspend=%t on Job %s: %w", s.suspend, a.Job.Name, err))
 			}
+		}
+	}
+	for _, a := range p.Scale {
+		if err := gx.jobs.ScaleJob(gx.ctx, a.Job); err != nil && !gone(err) && !uidChanged(err) {
+			gx.errs = append(gx.errs, fmt.Errorf("resize Job %s (%s): %w", a.Job.Name, a.Reason, err))
 		}
 	}
 	for _, a := range p.Create {

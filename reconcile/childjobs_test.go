@@ -15,11 +15,13 @@ import (
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -47,6 +49,8 @@ type groupAPI struct {
 	rv      int
 	jobs    map[string]*batchv1.Job
 	service bool
+	claims  map[string]bool
+	budget  bool
 	uids    int
 	calls   []string
 	fail    map[string]error
@@ -173,6 +177,53 @@ func (a *groupAPI) DeleteJob(_ context.Context, job *batchv1.Job, propagation me
 	return nil
 }
 
+func (a *groupAPI) CreateClaim(_ context.Context, pvc *corev1.PersistentVolumeClaim) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.call("claim " + pvc.Name); err != nil {
+		return err
+	}
+	if a.claims[pvc.Name] {
+		return apierrors.NewAlreadyExists(corev1.Resource("persistentvolumeclaims"), pvc.Name)
+	}
+	if a.claims == nil {
+		a.claims = map[string]bool{}
+	}
+	a.claims[pvc.Name] = true
+	return nil
+}
+
+func (a *groupAPI) CreateDisruptionBudget(_ context.Context, pdb *policyv1.PodDisruptionBudget) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.call("pdb " + pdb.Name); err != nil {
+		return err
+	}
+	if a.budget {
+		return apierrors.NewAlreadyExists(policyv1.Resource("poddisruptionbudgets"), pdb.Name)
+	}
+	a.budget = true
+	return nil
+}
+
+func (a *groupAPI) ScaleJob(_ context.Context, job *batchv1.Job) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.call(fmt.Sprintf("scale=%d %s", ptr.Deref(job.Spec.Parallelism, 1), job.Name)); err != nil {
+		return err
+	}
+	stored := a.jobs[job.Name]
+	switch {
+	case stored == nil:
+		return apierrors.NewNotFound(batchv1.Resource("jobs"), job.Name)
+	case stored.UID != job.UID:
+		return apierrors.NewInvalid(schema.GroupKind{Group: "batch", Kind: "Job"}, job.Name,
+			field.ErrorList{field.Invalid(field.NewPath("metadata", "uid"), job.UID, "field is immutable")})
+	}
+	stored.Spec.Parallelism, stored.Spec.Completions = job.Spec.Parallelism, job.Spec.Completions
+	return nil
+}
+
 func (a *groupAPI) SuspendJob(_ context.Context, job *batchv1.Job, suspend bool) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -245,9 +296,12 @@ func (l *eventLog) take() []string {
 	return out
 }
 
-func newGroupEnv(t *testing.T) *groupEnv {
+func newGroupEnv(t *testing.T) *groupEnv { return newGroupEnvOf(t, 2) }
+
+// newGroupEnvOf is newGroupEnv with n children.
+func newGroupEnvOf(t *testing.T, n int32) *groupEnv {
 	t.Helper()
-	e := &groupEnv{api: newGroupAPI(), clock: clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), events: &eventLog{}}
+	e := &groupEnv{api: newGroupAPIOf(n), clock: clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)), events: &eventLog{}}
 	e.cfg = reconcile.Config{Name: plaingroup.ControllerName, Clock: e.clock, Events: e.events}
 	r, err := reconcile.New(e.cfg, nil, nil)
 	require.NoError(t, err)
@@ -535,6 +589,51 @@ func TestSyncChildJobsSuspend(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "status; suspend=true g-w-0; suspend=true g-w-1", e.api.takeCalls())
 	assert.Equal(t, 1, res.StatusWrites)
+}
+
+// Resizing an Indexed role resizes its children in place, with their UIDs;
+// scaling it down deletes its children from the top; neither is an error
+// when the child was replaced under its name.
+func TestSyncChildJobsElastic(t *testing.T) {
+	e := newGroupEnvOf(t, 3)
+	e.settle(t)
+	e.api.group.Templates[0].Spec.Parallelism, e.api.group.Templates[0].Spec.Completions = ptr.To[int32](4), ptr.To[int32](4)
+	in := e.api.cache()
+	in.Children[2].UID = "an-older-job"
+	e.sync(t, in)
+	assert.Equal(t, "scale=4 g-w-0; scale=4 g-w-1; scale=4 g-w-2", e.api.takeCalls())
+	assert.Equal(t, ptr.To[int32](4), e.api.jobs["g-w-0"].Spec.Completions)
+	assert.Nil(t, e.api.jobs["g-w-2"].Spec.Completions, "the replaced child is left alone")
+
+	e.api.group.Spec.Roles[0].Replicas = 1
+	e.sync(t, e.api.cache())
+	assert.Equal(t, "delete g-w-2; delete g-w-1", e.api.takeCalls(), "the highest index first")
+}
+
+// The group's volume claims are created before its children; a claim
+// already there (AlreadyExists: the cache shows no claims here) is done.
+func TestSyncChildJobsClaims(t *testing.T) {
+	e := newGroupEnv(t)
+	e.api.group.Spec.VolumeClaims = []plaingroup.VolumeClaim{{}}
+	e.api.group.ClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}
+	e.api.group.Templates[0].Spec.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	e.sync(t, e.api.cache())
+	assert.Equal(t, "status; claim data-g; create g-w-0; create g-w-1", e.api.takeCalls())
+	e.sync(t, e.api.cache())
+	assert.Equal(t, "claim data-g", e.api.takeCalls())
+	assert.Empty(t, e.events.take())
+}
+
+// The group's disruption budget is created before its children; one already
+// there is done.
+func TestSyncChildJobsDisruptionBudget(t *testing.T) {
+	e := newGroupEnv(t)
+	e.api.group.DisruptionBudget = ptr.To(intstr.FromInt32(1))
+	e.sync(t, e.api.cache())
+	assert.Equal(t, "status; pdb g; create g-w-0; create g-w-1", e.api.takeCalls())
+	e.sync(t, e.api.cache())
+	assert.Equal(t, "pdb g", e.api.takeCalls())
+	assert.Empty(t, e.events.take())
 }
 
 // The group is deleted once its TTL after finishing has expired; NotFound is done.

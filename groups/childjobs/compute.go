@@ -26,11 +26,13 @@ type sync struct {
 	dns         bool
 	coordinator string
 
-	// facts are the children read, jobs their Jobs (the same positions);
-	// foreign holds the names of the Jobs left out, which are taken all the
-	// same.
+	// facts are the children read, jobs their Jobs (the same positions),
+	// less the children beyond their role's replicas, which all holds too:
+	// they are deleted and their names stay taken. foreign holds the names of
+	// the Jobs left out, which are taken all the same.
 	facts   []plaingroup.Child
 	jobs    []*batchv1.Job
+	all     []plaingroup.Child
 	foreign map[string]bool
 
 	// State is the group's state: counters, conditions, terminal state and
@@ -39,18 +41,21 @@ type sync struct {
 	plan Plan
 }
 
-// Compute decides one sync of a group, in JobSet's order: read the children;
-// decide failure (before success) by the failure policy, then success by the
+// Compute decides one sync of a group, in JobSet's order: read the children,
+// and delete those beyond their role's replicas (a role scaled down: the
+// highest index first, left out of every rule after); decide failure (before success) by the failure policy, then success by the
 // success policy; delete the children of old attempts, and those still running
 // once the group has finished; then, while it runs, the startup order and
-// dependsOn, suspension and resumption, the headless Service and the children
-// to create; the status with its per-role entries and conditions; and, once it
+// dependsOn, suspension and resumption, the children of an Indexed role whose
+// size changed to resize in place, the headless Service, the missing volume
+// claims and disruption budget, and the children to create; the status with its per-role entries and conditions; and, once it
 // has finished, its TTL. Every rule is plaingroup's; Compute converts and
 // assembles. It reads no clock (Input.Now), performs no I/O and modifies none
 // of its inputs.
 //
 // It returns an error, and no plan, when the Input cannot be planned: no name,
-// no Owner kind or version, a Spec.Name other than Name, a template count other than the role count, or a
+// no Owner kind or version, a Spec.Name other than Name, a template count other than the role count (or the
+// volume claim count), or a
 // failure policy pattern that does not compile (plaingroup.Validate reports all
 // of these and more on admission).
 func Compute(in *Input) (Plan, error) {
@@ -65,6 +70,7 @@ func Compute(in *Input) (Plan, error) {
 		return Plan{}, err
 	}
 	s.read()
+	s.scaleDown()
 	wasFinished := plaingroup.Finished(s.Conds) != nil
 	if !wasFinished {
 		if err := s.Decide(s.matcher, s.spec.SuccessPolicy, s.spec.Roles, s.facts); err != nil {
@@ -86,7 +92,10 @@ func Compute(in *Input) (Plan, error) {
 			s.Set(c)
 		}
 		s.suspension(startup.Allowed)
+		s.resize()
 		s.service()
+		s.claims()
+		s.budget()
 		s.create(startup.Allowed)
 	}
 	if c := plaingroup.RestartEnded(s.Conds, roles, statuses, s.in.Suspend); c != nil {
@@ -122,6 +131,8 @@ func start(in *Input) (*sync, error) {
 		return nil, invalid("Input.Spec.Name", in.Spec.Name, "must be Input.Name "+in.Name)
 	case len(in.Templates) != len(in.Spec.Roles):
 		return nil, invalid("Input.Templates", len(in.Templates), fmt.Sprintf("must hold one template per role (%d)", len(in.Spec.Roles)))
+	case len(in.ClaimTemplates) != len(in.Spec.VolumeClaims):
+		return nil, invalid("Input.ClaimTemplates", len(in.ClaimTemplates), fmt.Sprintf("must hold one template per volume claim (%d)", len(in.Spec.VolumeClaims)))
 	}
 	spec := in.sizedSpec()
 	spec.Name = in.Name
@@ -262,7 +273,7 @@ func (s *sync) create(allowed []bool) {
 	if p := s.spec.FailurePolicy; p != nil {
 		strategy = p.RestartStrategy
 	}
-	slots := plaingroup.Creations(s.spec.Roles, s.facts, s.Counters, strategy, allowed)
+	slots := plaingroup.Creations(s.spec.Roles, s.all, s.Counters, strategy, allowed)
 	ids := plaingroup.Identities(s.in.Name, s.spec.Roles, s.Counters, slots)
 	for k := range ids {
 		id := &ids[k]
@@ -273,5 +284,59 @@ func (s *sync) create(allowed []bool) {
 		reason := fmt.Sprintf("index %d of %q has no child (restart attempt %d, job restart attempt %d)",
 			id.Index, id.Role, id.Attempt, id.JobAttempt)
 		s.plan.Create = append(s.plan.Create, JobAction{Job: s.newChild(id, slots[k].Role), Reason: reason})
+	}
+}
+
+// scaleDown deletes the children beyond their role's replicas, the highest
+// index first, and leaves them out of the facts the rules read.
+func (s *sync) scaleDown() {
+	s.all = s.facts
+	surplus := s.spec.Surplus(s.facts)
+	if len(surplus) == 0 {
+		return
+	}
+	drop := make([]bool, len(s.facts))
+	for _, i := range surplus {
+		drop[i] = true
+		if ch := &s.facts[i]; !ch.Deleting {
+			s.delete(i, fmt.Sprintf("scaled down: role %q has %d replicas, index %d goes (the highest first)",
+				ch.Role, s.replicas(ch.Role), ch.Index))
+		}
+	}
+	facts := make([]plaingroup.Child, 0, len(s.facts)-len(surplus))
+	jobs := make([]*batchv1.Job, 0, cap(facts))
+	for i := range s.facts {
+		if !drop[i] {
+			facts, jobs = append(facts, s.facts[i]), append(jobs, s.jobs[i])
+		}
+	}
+	s.facts, s.jobs = facts, jobs
+}
+
+// replicas returns the replicas of the named role, 0 for none.
+func (s *sync) replicas(role string) int32 {
+	for i := range s.spec.Roles {
+		if s.spec.Roles[i].Name == role {
+			return s.spec.Roles[i].Replicas
+		}
+	}
+	return 0
+}
+
+// resize plans the running children of an Indexed role whose size changed,
+// each a copy of its Job with the role's parallelism and completions.
+func (s *sync) resize() {
+	for _, i := range s.spec.Resized(s.facts, s.Counters) {
+		ch := &s.facts[i]
+		var role *plaingroup.Role
+		for r := range s.spec.Roles {
+			if s.spec.Roles[r].Name == ch.Role {
+				role = &s.spec.Roles[r]
+			}
+		}
+		job := s.jobs[i].DeepCopy()
+		job.Spec.Parallelism, job.Spec.Completions = ptr.To(role.Parallelism), ptr.To(*role.Completions)
+		s.plan.Scale = append(s.plan.Scale, JobAction{Job: job, Reason: fmt.Sprintf("role %q resized: parallelism and completions %d, were %d and %s",
+			ch.Role, role.Parallelism, ch.Parallelism, attempt(ch.Completions))})
 	}
 }

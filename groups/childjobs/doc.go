@@ -118,9 +118,19 @@
 //   - When the group finishes in a sync and its TTL has already run out (a TTL
 //     of 0), the terminal status is written first and the group deleted at the
 //     next sync, at once (RequeueAfter of one nanosecond).
-//   - plaingroup's differences hold (its package doc): elastic scaling,
-//     volume claim policies and exclusive placement are not covered. Of
-//     in-place restarts, Compute keeps the barrier
+//   - plaingroup's differences hold (its package doc).
+//   - Exclusive placement without JobSet's pod webhook: every pod of a child
+//     carries the pod affinity to its child's job-key and the anti-affinity
+//     to any other child's (JobSet puts them on the leader pod and gives the
+//     followers the leader's domain as a node selector; it also labels pods
+//     with their priority, which only admission knows); the node-selector
+//     strategy is JobSet's. docs/jobset.md says what this costs the
+//     scheduler.
+//   - A PodDisruptionBudget per group (Input.DisruptionBudget) is jobkit's:
+//     JobSet has none.
+//   - The pods of a child beyond its role's replicas still report their
+//     in-place restart attempts until they are gone.
+//   - Of in-place restarts, Compute keeps the barrier
 //     (status.previousInPlaceRestartAttempt and currentInPlaceRestartAttempt,
 //     from the attempts Input.Pods report through
 //     plaingroup.AnnotationInPlaceRestartAttempt) and fails the group with

@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/groups/childjobs"
@@ -17,8 +18,9 @@ import (
 // FuzzCompute runs Compute over arbitrary children (labels missing, bad or out
 // of range, foreign owners, any conditions and counts) and policies, and checks
 // that it never panics and keeps its invariants: counters never go backwards, no
-// name is created twice or over an existing Job, only input Jobs are deleted,
-// suspended or resumed, and every action has a reason.
+// name is created twice or over an existing Job, only input Jobs are deleted
+// (each once), suspended or resumed, only running children resized (never one
+// deleted), and every action has a reason.
 func FuzzCompute(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, uint8(1), uint8(0))
 	f.Add([]byte{2, 0, 1, 1, 3, 0, 2, 2, 255, 7, 0, 1}, uint8(0), uint8(3))
@@ -44,10 +46,15 @@ func FuzzCompute(f *testing.F) {
 		if mode&16 != 0 {
 			in.Spec.TTLSecondsAfterFinished = ptr.To(int32(mode % 7))
 		}
+		if restarts&0x10 != 0 { // elastic: the workers scaled down, their pods grown
+			in.Spec.Roles[1].Replicas = 1
+			in.Templates[1].Spec.Parallelism, in.Templates[1].Spec.Completions = ptr.To[int32](3), ptr.To[int32](3)
+		}
 		ref := metav1.OwnerReference{APIVersion: "jobset.x-k8s.io/v1alpha2", Kind: "JobSet", Name: "js", UID: "js-uid", Controller: ptr.To(true)}
 		for i := 0; i+5 < len(data); i += 6 {
 			b := data[i : i+6]
-			j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "js-j-" + strconv.Itoa(int(b[0]%5)), Namespace: "ns", Labels: map[string]string{}}}
+			j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "js-j-" + strconv.Itoa(int(b[0]%5)), Namespace: "ns", Labels: map[string]string{},
+				UID: types.UID("uid-" + strconv.Itoa(i))}}
 			if r := roleNames[int(b[0])%len(roleNames)]; r != "" {
 				j.Labels[plaingroup.LabelRoleName] = r
 				j.Name = "js-" + r + "-" + indexes[int(b[1])%len(indexes)]
@@ -112,9 +119,27 @@ func FuzzCompute(f *testing.F) {
 				t.Fatalf("creation of %s has no reason", c.Job.Name)
 			}
 		}
+		deleted := map[*batchv1.Job]bool{}
 		for _, d := range p.Delete {
-			if !existing[d.Job] || d.Reason == "" || d.Propagation != metav1.DeletePropagationForeground {
-				t.Fatalf("bad deletion %+v", d)
+			if !existing[d.Job] || d.Reason == "" || d.Propagation != metav1.DeletePropagationForeground || deleted[d.Job] {
+				t.Fatalf("bad deletion %+v\n%s", d, p.String())
+			}
+			deleted[d.Job] = true
+		}
+		for _, a := range p.Scale {
+			j := a.Job
+			r := 0
+			if j.Labels[plaingroup.LabelRoleName] == "workers" {
+				r = 1
+			}
+			want := ptr.Deref(in.Templates[r].Spec.Parallelism, 1)
+			if a.Reason == "" || ptr.Deref(j.Spec.Parallelism, 0) != want || ptr.Deref(j.Spec.Completions, 0) != want || !held[j.Name] {
+				t.Fatalf("bad resize %+v", a)
+			}
+			for d := range deleted {
+				if d.Name == j.Name && d.UID == j.UID {
+					t.Fatalf("%s resized and deleted\n%s", j.Name, p.String())
+				}
 			}
 		}
 		for _, a := range append(append([]childjobs.JobAction(nil), p.Suspend...), p.Resume...) {

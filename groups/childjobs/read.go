@@ -26,7 +26,8 @@ import (
 //     pods are still terminating, and JobSet (like every reader of a Job) waits
 //     for the terminal condition.
 //   - Ready, Succeeded, Failed and Active from status (nil ready is 0), Suspended
-//     from spec.suspend, Deleting from the deletionTimestamp.
+//     from spec.suspend, Deleting from the deletionTimestamp, Parallelism (nil
+//     is 1, the API's default) and Completions from the spec.
 //
 // A Job it cannot read gets an error wrapping a *fielderr.Error that names the
 // field ("metadata.labels[jobset.sigs.k8s.io/job-index]", "status.active") and
@@ -88,6 +89,7 @@ func ReadChild(job *batchv1.Job) (plaingroup.Child, error) {
 	}
 	ch.Suspended = ptr.Deref(job.Spec.Suspend, false)
 	ch.Deleting = job.DeletionTimestamp != nil
+	ch.Parallelism, ch.Completions = ptr.Deref(job.Spec.Parallelism, 1), job.Spec.Completions
 	return ch, nil
 }
 

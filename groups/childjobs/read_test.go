@@ -82,11 +82,13 @@ func TestReadChildFacts(t *testing.T) {
 	j.Spec.Suspend = ptr.To(true)
 	j.DeletionTimestamp = &metav1.Time{Time: t0}
 	j.Status.Ready, j.Status.Active, j.Status.Succeeded, j.Status.Failed = ptr.To[int32](2), 3, 4, 5
+	j.Spec.Parallelism, j.Spec.Completions = ptr.To[int32](6), ptr.To[int32](7)
 	got, err := childjobs.ReadChild(j)
 	require.NoError(t, err)
 	want := plaingroup.Child{
 		Name: "js-workers-1", Role: "workers", Index: 1, Attempt: 2, JobAttempt: 3,
 		Ready: 2, Active: 3, Succeeded: 4, Failed: 5, Suspended: true, Deleting: true,
+		Parallelism: 6, Completions: ptr.To[int32](7),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ReadChild (-want +got):\n%s", diff)
@@ -118,11 +120,11 @@ func TestReadChildLabels(t *testing.T) {
 		{name: "negative active", edit: func(j *batchv1.Job) { j.Status.Active = -1 },
 			wantField: "status.active", wantValue: int32(-1)},
 		{name: "missing job restart attempt is 0", edit: func(j *batchv1.Job) { delete(j.Labels, plaingroup.LabelJobRestartAttempt) },
-			want: plaingroup.Child{Name: "js-workers-1", Role: "workers", Index: 1, Attempt: 2}},
+			want: plaingroup.Child{Name: "js-workers-1", Role: "workers", Index: 1, Attempt: 2, Parallelism: 1}},
 		{name: "annotations stand in for labels", edit: func(j *batchv1.Job) {
 			j.Annotations = j.Labels
 			j.Labels = map[string]string{plaingroup.LabelJobIndex: "7"}
-		}, want: plaingroup.Child{Name: "js-workers-1", Role: "workers", Index: 7, Attempt: 2, JobAttempt: 3}},
+		}, want: plaingroup.Child{Name: "js-workers-1", Role: "workers", Index: 7, Attempt: 2, JobAttempt: 3, Parallelism: 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,10 +7,12 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/plan"
@@ -39,6 +41,11 @@ type Input struct {
 	// Deleting is set once the group has a deletionTimestamp: a sync then does
 	// nothing (the garbage collector removes the children).
 	Deleting bool
+	// Annotations are the group's metadata.annotations, of which the
+	// exclusive placement keys are read (alpha.jobset.sigs.k8s.io/
+	// exclusive-topology and node-selector, as on a role's Job template:
+	// plaingroup.Spec.Exclusive); nil for none.
+	Annotations map[string]string
 
 	// Spec is the group's spec in plain terms. Its Name, when set, must be Name.
 	// Each role's Parallelism and Completions are read from its template (with
@@ -48,8 +55,21 @@ type Input struct {
 	// Templates are the Job templates of the roles, one per Spec.Roles item, in
 	// the same order (spec.replicatedJobs[].template).
 	Templates []batchv1.JobTemplateSpec
+	// ClaimTemplates are the persistent volume claim templates of
+	// spec.volumeClaimPolicies, one per Spec.VolumeClaims item, in the same
+	// order; each item's Name and Namespace are read from its template,
+	// whatever Spec says.
+	ClaimTemplates []corev1.PersistentVolumeClaim
 	// Suspend is spec.suspend.
 	Suspend bool
+	// DisruptionBudget, when set, is the maxUnavailable of a
+	// PodDisruptionBudget over the group's pods (a count or a percentage of
+	// them), which the plan creates: named after the group, selecting the
+	// pods by the jobset-name and jobset-uid labels, controlled by the group.
+	// JobSet has no such field (its v0.11 budget is the Helm chart's, for its
+	// controller's own pods); this is jobkit's. A budget of 0 blocks every
+	// voluntary eviction, a node drain's too, until the group finishes.
+	DisruptionBudget *intstr.IntOrString
 	// EnableDNSHostnames and PublishNotReadyAddresses are spec.network's; nil
 	// means true, the JobSet webhook's default. With DNS hostnames the pods get
 	// the subdomain (Spec.Subdomain, default the group's name) and the group a
@@ -64,6 +84,16 @@ type Input struct {
 	Children []*batchv1.Job
 	// ServiceExists says whether the headless Service is in the cache.
 	ServiceExists bool
+	// ExistingClaims names the group's persistent volume claims
+	// (<claim>-<group>) in the cache; each claim not named is planned. A
+	// caller that does not watch claims leaves it nil, and every sync of a
+	// running group sends their creations (AlreadyExists is done), as JobSet
+	// does.
+	ExistingClaims []string
+	// DisruptionBudgetExists says whether the group's PodDisruptionBudget is
+	// in the cache; without it, a group with a DisruptionBudget plans one at
+	// each sync while it runs (AlreadyExists is done).
+	DisruptionBudgetExists bool
 	// Pods are the group's pods in the cache (labelled with the group's name,
 	// plaingroup.LabelJobSetName), read only under the in-place restart
 	// strategy: the attempt each reports and its containers' restart counts.
@@ -118,8 +148,10 @@ type Status struct {
 //     with that precondition): a sync that read a status older than the last
 //     write would otherwise count the same failure twice;
 //  3. delete the Jobs of Delete, with their Propagation (NotFound means done);
-//  4. create Service when it is not nil;
-//  5. set spec.suspend on the Jobs of Suspend, clear it on those of Resume;
+//  4. create Service when it is not nil, the claims of Claims and
+//     DisruptionBudget when it is not nil (AlreadyExists is done);
+//  5. set spec.suspend on the Jobs of Suspend, clear it on those of Resume,
+//     and set the spec.parallelism and spec.completions of the Jobs of Scale;
 //  6. create the Jobs of Create (an AlreadyExists answer means an earlier sync
 //     created it: names are deterministic, so no child is created twice);
 //  7. record Events, and sync again after RequeueAfter when it is positive.
@@ -142,9 +174,22 @@ type Plan struct {
 	// Service is the headless Service to create, with why in ServiceReason.
 	Service       *corev1.Service
 	ServiceReason string
+	// Claims are the persistent volume claims of spec.volumeClaimPolicies to
+	// create, each complete: name <claim>-<group>, namespace, labels (the
+	// template's and jobset-name), annotations, spec, and the group's
+	// controller reference under the retention policy Delete only.
+	Claims []*corev1.PersistentVolumeClaim
+	// DisruptionBudget is the group's PodDisruptionBudget to create
+	// (Input.DisruptionBudget), complete.
+	DisruptionBudget *policyv1.PodDisruptionBudget
 	// Suspend and Resume list child Jobs (the Input's, not modified) whose
 	// spec.suspend must be set or cleared.
 	Suspend, Resume []JobAction
+	// Scale lists the running child Jobs of an Indexed role whose size
+	// changed (an elastic group: plaingroup.Spec.Resized), each a copy of the
+	// Input's Job with spec.parallelism and spec.completions set to the role's
+	// new values, the two fields to write.
+	Scale []JobAction
 	// Create lists the child Jobs to create, each complete: name, namespace,
 	// labels, annotations, controller reference and spec.
 	Create []JobAction
@@ -178,7 +223,7 @@ type Deletion struct {
 // IsEmpty reports whether the plan asks for nothing: no API call and no requeue.
 func (p *Plan) IsEmpty() bool {
 	return p.Skip == "" && p.DeleteGroup == "" && !p.StatusChanged && len(p.Delete) == 0 &&
-		p.Service == nil && len(p.Suspend) == 0 && len(p.Resume) == 0 && len(p.Create) == 0 &&
+		p.Service == nil && len(p.Claims) == 0 && p.DisruptionBudget == nil && len(p.Suspend) == 0 && len(p.Resume) == 0 && len(p.Scale) == 0 && len(p.Create) == 0 &&
 		len(p.Events) == 0 && p.RequeueAfter == 0
 }
 
@@ -214,10 +259,20 @@ func (p *Plan) String() string {
 	if p.Service != nil {
 		line("create service %s: %s", p.Service.Name, p.ServiceReason)
 	}
+	if len(p.Claims) > 0 {
+		parts := make([]string, len(p.Claims))
+		for i, c := range p.Claims {
+			parts[i] = c.Name
+		}
+		line("create %d claims: %s", len(p.Claims), abbreviate(parts))
+	}
+	if b := p.DisruptionBudget; b != nil {
+		line("create disruption budget %s: maxUnavailable %s", b.Name, b.Spec.MaxUnavailable.String())
+	}
 	for _, as := range []struct {
 		verb string
 		list []JobAction
-	}{{"suspend", p.Suspend}, {"resume", p.Resume}, {"create", p.Create}} {
+	}{{"suspend", p.Suspend}, {"resume", p.Resume}, {"scale", p.Scale}, {"create", p.Create}} {
 		if len(as.list) == 0 {
 			continue
 		}

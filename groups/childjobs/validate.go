@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/groups"
 	"github.com/jobkit/jobkit/plain/fielderr"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
@@ -71,7 +72,9 @@ func (in *Input) Validate() field.ErrorList {
 
 // ValidateUpdate checks the group in that replaces old, as JobSet's CRD schema
 // and webhook do on update: every error of Validate, the immutable fields of
-// plaingroup.ValidateUpdate, the network (Value is immutable), and each role's
+// plaingroup.ValidateUpdate (with its elastic rules: an Indexed role's
+// parallelism and completions may change while old's status has not
+// finished), the claim templates (Value is immutable), the network (Value is immutable), and each role's
 // template, which may not change (field is immutable) except, while old or in
 // is suspended, its pods' labels, annotations, nodeSelector, tolerations and
 // schedulingGates (what a queue such as Kueue sets on admission). A changed
@@ -80,6 +83,7 @@ func (in *Input) Validate() field.ErrorList {
 func (in *Input) ValidateUpdate(old *Input) field.ErrorList {
 	was, spec := old.sizedSpec(), in.sizedSpec()
 	was.Name, spec.Name = cmp.Or(was.Name, old.Name), cmp.Or(spec.Name, in.Name)
+	was.Finished = old.Status.TerminalState != "" || groups.Finished(old.Status.Conditions) != nil
 	errs := fieldErrors(plaingroup.ValidateUpdate(&was, &spec))
 	network := field.NewPath("spec", "network")
 	for _, f := range []struct {
@@ -89,6 +93,9 @@ func (in *Input) ValidateUpdate(old *Input) field.ErrorList {
 		if a, b := ptr.Deref(f.a, true), ptr.Deref(f.b, true); a != b {
 			errs = append(errs, field.Invalid(network.Child(f.name), b, "Value is immutable"))
 		}
+	}
+	if !equality.Semantic.DeepEqual(old.ClaimTemplates, in.ClaimTemplates) && !reported(errs, "spec.volumeClaimPolicies") {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "volumeClaimPolicies"), field.OmitValueType{}, "Value is immutable"))
 	}
 	if len(old.Templates) != len(in.Templates) || len(old.Spec.Roles) != len(in.Spec.Roles) {
 		return errs // the roles' count is reported
@@ -109,6 +116,16 @@ func (in *Input) ValidateUpdate(old *Input) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// reported reports whether errs has an error at path.
+func reported(errs field.ErrorList, path string) bool {
+	for _, e := range errs {
+		if e.Field == path {
+			return true
+		}
+	}
+	return false
 }
 
 // firstChange returns the path of the first field in which a and b, of one
@@ -142,10 +159,15 @@ func firstChange(path *field.Path, a, b reflect.Value) *field.Path {
 }
 
 // sizedSpec returns a copy of in.Spec whose roles have the parallelism (the
-// API's default of 1), completions, completion mode, backoffLimit and
-// podReplacementPolicy of their templates.
+// API's default of 1), completions, completion mode, backoffLimit,
+// podReplacementPolicy, volume mounts, volumes and exclusive placement
+// annotations of their templates, whose volume claims have the names and
+// namespaces of theirs, and whose exclusive placement is read from the
+// group's annotations.
 func (in *Input) sizedSpec() plaingroup.Spec {
 	spec := in.Spec
+	spec.ExclusiveTopology = in.Annotations[annotationExclusiveTopology]
+	_, spec.NodeSelectorStrategy = in.Annotations[annotationNodeSelector]
 	spec.Roles = slices.Clone(spec.Roles)
 	for i := range spec.Roles {
 		if i < len(in.Templates) {
@@ -156,9 +178,36 @@ func (in *Input) sizedSpec() plaingroup.Spec {
 			r.NonIndexed = t.CompletionMode != nil && *t.CompletionMode != batchv1.IndexedCompletion
 			r.BackoffLimit = t.BackoffLimit
 			r.PodReplacementPolicy = string(ptr.Deref(t.PodReplacementPolicy, ""))
+			r.VolumeMounts, r.Volumes = volumeNames(&t.Template.Spec)
+			a := in.Templates[i].Annotations
+			r.ExclusiveTopology = a[annotationExclusiveTopology]
+			_, r.NodeSelectorStrategy = a[annotationNodeSelector]
+		}
+	}
+	spec.VolumeClaims = slices.Clone(spec.VolumeClaims)
+	for k := range spec.VolumeClaims {
+		if k < len(in.ClaimTemplates) {
+			c := &in.ClaimTemplates[k]
+			spec.VolumeClaims[k].Name, spec.VolumeClaims[k].Namespace = c.Name, c.Namespace
 		}
 	}
 	return spec
+}
+
+// volumeNames returns the names of the volumes the containers and init
+// containers of a pod mount, and of the pod's volumes.
+func volumeNames(pod *corev1.PodSpec) (mounts, volumes []string) {
+	for _, list := range [][]corev1.Container{pod.InitContainers, pod.Containers} {
+		for i := range list {
+			for _, m := range list[i].VolumeMounts {
+				mounts = append(mounts, m.Name)
+			}
+		}
+	}
+	for _, v := range pod.Volumes {
+		volumes = append(volumes, v.Name)
+	}
+	return mounts, volumes
 }
 
 // fieldErrors returns plaingroup's errors as field errors: metadata paths as
@@ -187,6 +236,8 @@ func fieldErrors(errs plaingroup.Errors) field.ErrorList {
 			fe = field.TooMany(path, n, e.Max)
 		case fielderr.TooLong:
 			fe = field.TooLong(path, e.BadValue, e.Max)
+		case fielderr.Forbidden:
+			fe = field.Forbidden(path, e.Detail)
 		default:
 			fe = field.Invalid(path, e.BadValue, e.Detail)
 		}

@@ -148,8 +148,15 @@ func TestInputValidateUpdate(t *testing.T) {
 			want: []string{"spec.replicatedJobs[1].template.spec.template.spec.containers: Invalid value: field is immutable"}},
 		{name: "backoffLimit", mutate: func(in *childjobs.Input) { in.Templates[0].Spec.BackoffLimit = ptr.To[int32](9) },
 			want: []string{"spec.replicatedJobs[0].template.spec.backoffLimit: Invalid value: field is immutable"}},
-		{name: "parallelism: reported once", mutate: func(in *childjobs.Input) { in.Templates[1].Spec.Parallelism = ptr.To[int32](3) },
-			want: []string{"spec.replicatedJobs[1].template.spec.parallelism: Invalid value: 3: field is immutable"}},
+		{name: "parallelism of a NonIndexed role: reported once", mutate: func(in *childjobs.Input) {
+			in.Templates[1].Spec.CompletionMode = ptr.To(batchv1.NonIndexedCompletion)
+			in.Templates[1].Spec.Parallelism = ptr.To[int32](3)
+		}, want: []string{
+			"spec.replicatedJobs[1].template.spec.parallelism: Invalid value: 3: field is immutable",
+			"spec.replicatedJobs[1].template.spec.completionMode: Invalid value: field is immutable",
+		}},
+		{name: "parallelism of an Indexed role: elastic, with completions", mutate: func(in *childjobs.Input) { in.Templates[1].Spec.Parallelism = ptr.To[int32](3) },
+			want: []string{"spec.replicatedJobs[1].template.spec.completions: Invalid value: 2: completions must be equal to parallelism for Elastic Indexed Jobs"}},
 		{name: "nodeSelector of a running group", mutate: func(in *childjobs.Input) {
 			in.Templates[0].Spec.Template.Spec.NodeSelector = map[string]string{"pool": "a"}
 		}, want: []string{"spec.replicatedJobs[0].template.spec.template.spec.nodeSelector: Invalid value: field is immutable"}},

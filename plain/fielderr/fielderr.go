@@ -23,6 +23,8 @@ const (
 	TooLong Type = "Too long"
 	// Duplicate: a value repeats an earlier one.
 	Duplicate Type = "Duplicate value"
+	// Forbidden: the field may not be set or changed now; Detail says why.
+	Forbidden Type = "Forbidden"
 )
 
 // Error is one rule of the API server that an input breaks.

@@ -162,3 +162,38 @@ func BenchmarkInPlaceNext(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSurplus is a role scaled down by half: half the workers are
+// beyond its replicas, sorted highest index first.
+func BenchmarkSurplus(b *testing.B) {
+	for _, n := range benchSizes {
+		roles, children, _ := benchGroup(n)
+		roles[1].Replicas /= 2
+		spec := group.Spec{Name: "js", Roles: roles}
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				spec.Surplus(children)
+			}
+		})
+	}
+}
+
+// BenchmarkResized is a role grown from 8 to 16 pods per child: every running
+// child of the current attempt is resized.
+func BenchmarkResized(b *testing.B) {
+	for _, n := range benchSizes {
+		roles, children, c := benchGroup(n)
+		roles[1].Parallelism, roles[1].Completions = 16, ptr[int32](16)
+		for i := range children {
+			children[i].Parallelism, children[i].Completions = 8, ptr[int32](8)
+		}
+		spec := group.Spec{Name: "js", Roles: roles}
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				spec.Resized(children, c)
+			}
+		})
+	}
+}

@@ -42,6 +42,17 @@
 //     group's previous and current attempts (the barrier) and fails the group
 //     with ReachedMaxRestarts when a container restarts, or an attempt goes,
 //     beyond maxRestarts.
+//   - Elastic groups: [Spec.Surplus] lists the children beyond a role's
+//     replicas (a role scaled down), highest index first, to delete and
+//     leave out of the other rules; [Spec.Resized] lists the running
+//     children of an Indexed role whose parallelism = completions changed.
+//   - Volume claims: a [VolumeClaim] of spec.volumeClaimPolicies is named
+//     <claim>-<group> ([VolumeClaim.ClaimName]), owned by the group unless
+//     retained ([VolumeClaim.Owned]), and mounted by the roles [Spec.Claims]
+//     gives.
+//   - Exclusive placement: [Spec.Exclusive] resolves JobSet's
+//     exclusive-topology and node-selector annotations of the group and of a
+//     role.
 //   - Validation: [Validate] returns every fielderr.Error of a [Spec], naming the
 //     field (JobSet's path under spec) and value, as JobSet's schema and
 //     webhook would, in JobSet's words where its webhook words a message itself
@@ -95,7 +106,9 @@
 // InPlaceAttempts.Next is O(pods) and allocates 8 bytes (the attempts it may
 // change) besides its error (BenchmarkInPlaceNext: 100,000 pods in 7 ms, most
 // of it parsing the annotations). Decide is O(rules × children) with at most
-// one pattern search per rule and failed child; Succeed, Statuses, Obsolete and Suspend are O(roles + children);
+// one pattern search per rule and failed child; Succeed, Statuses, Obsolete,
+// Resized and Suspend are O(roles + children), Surplus O(roles + children log
+// children) (BenchmarkSurplus: half of 100,000 children in 8 ms);
 // Creations and Identities are O(roles + children + created children). Each
 // allocates only its result (and one flag per replica for Creations);
 // bench_test.go measures each at 10, 1,000 and 100,000 children.
@@ -134,6 +147,16 @@
 //     more than 1024 replicas, a policy may not be added or removed on update
 //     (JobSet's schema compares a policy only when both specs hold one), and
 //     ValidateUpdate checks the new spec as Validate does.
-//   - Elastic scaling, volume claim policies, exclusive placement and the
-//     active deadline are not covered.
+//   - Elastic groups: ValidateUpdate follows JobSet v0.12's ElasticJobSet
+//     rules with no gate (an Indexed role's parallelism = completions may
+//     change on a running group) and keeps replicas immutable, as v0.12
+//     does; [Spec.Surplus] runs a changed replicas all the same (the design
+//     of JobSet's elastic KEP, not in a served JobSet), for owners whose own
+//     rules allow it.
+//   - Volume claims: Validate cannot compare a template with a claim that
+//     already exists, as JobSet's webhook does (it reads the cluster).
+//   - Exclusive placement: [Spec.Exclusive] resolves JobSet's annotations;
+//     what JobSet's pod webhook does is the Kubernetes layer's to replace
+//     (groups/childjobs).
+//   - The active deadline is not covered.
 package group

@@ -257,3 +257,77 @@ func ExampleInPlaceAttempts_Next() {
 	// previous 0, current 1
 	// Fail ReachedMaxRestarts
 }
+
+// A role of five workers scaled down to three: its children 4 and 3 go, the
+// highest index first.
+func ExampleSpec_Surplus() {
+	spec := group.Spec{Name: "js", Roles: []group.Role{{Name: "workers", Replicas: 3, Parallelism: 1}}}
+	var children []group.Child
+	for i := range int32(5) {
+		children = append(children, group.Child{Name: fmt.Sprintf("js-workers-%d", i), Role: "workers", Index: i})
+	}
+	for _, i := range spec.Surplus(children) {
+		fmt.Println("delete", children[i].Name)
+	}
+	// Output:
+	// delete js-workers-4
+	// delete js-workers-3
+}
+
+// An Indexed role of 4 pods per child grown to 8: the running child takes the
+// new size in place, the finished one is left alone.
+func ExampleSpec_Resized() {
+	eight := int32(8)
+	four := int32(4)
+	spec := group.Spec{Name: "js", Roles: []group.Role{{Name: "workers", Replicas: 2, Parallelism: 8, Completions: &eight}}}
+	children := []group.Child{
+		{Name: "js-workers-0", Role: "workers", Index: 0, Parallelism: 4, Completions: &four},
+		{Name: "js-workers-1", Role: "workers", Index: 1, Parallelism: 4, Completions: &four, Outcome: group.Succeeded},
+	}
+	for _, i := range spec.Resized(children, group.Counters{}) {
+		fmt.Println("resize", children[i].Name)
+	}
+	// Output:
+	// resize js-workers-0
+}
+
+// A claim "data" of the group "train", kept when the group goes, and mounted
+// by the workers: its claim's name, whether the group owns it, and the roles
+// that get its volume.
+func ExampleVolumeClaim_ClaimName() {
+	spec := group.Spec{Name: "train",
+		Roles: []group.Role{
+			{Name: "leader", Replicas: 1, Parallelism: 1},
+			{Name: "workers", Replicas: 2, Parallelism: 1, VolumeMounts: []string{"data"}},
+		},
+		VolumeClaims: []group.VolumeClaim{{Name: "data", WhenDeleted: "Retain"}},
+	}
+	c := &spec.VolumeClaims[0]
+	fmt.Println(c.ClaimName(spec.Name), "owned by the group:", c.Owned())
+	for r := range spec.Roles {
+		fmt.Println(spec.Roles[r].Name, "mounts", len(spec.Claims(r)), "claims")
+	}
+	fmt.Println("valid:", len(group.Validate(&spec)) == 0)
+	// Output:
+	// data-train owned by the group: false
+	// leader mounts 0 claims
+	// workers mounts 1 claims
+	// valid: true
+}
+
+// One child per rack for the group, one per node pool with the
+// node-selector strategy for the role that says so.
+func ExampleSpec_Exclusive() {
+	spec := group.Spec{Name: "js", ExclusiveTopology: "topology.kubernetes.io/rack",
+		Roles: []group.Role{
+			{Name: "workers"},
+			{Name: "evaluators", ExclusiveTopology: "cloud.google.com/gke-nodepool", NodeSelectorStrategy: true},
+		}}
+	for r := range spec.Roles {
+		topology, nodeSelector := spec.Exclusive(r)
+		fmt.Println(spec.Roles[r].Name, topology, nodeSelector)
+	}
+	// Output:
+	// workers topology.kubernetes.io/rack false
+	// evaluators cloud.google.com/gke-nodepool true
+}

@@ -36,6 +36,16 @@ type Role struct {
 	// checks them under the in-place restart strategy.
 	BackoffLimit         *int32
 	PodReplacementPolicy string
+	// VolumeMounts are the names of the volumes the template's containers and
+	// init containers mount, and Volumes the names of the template's volumes,
+	// in order: Validate checks the volume claims against them, and
+	// [Spec.Claims] gives the role the claims it mounts.
+	VolumeMounts, Volumes []string
+	// ExclusiveTopology and NodeSelectorStrategy are the same annotations as
+	// the Spec's, on the role's Job template: the role's own exclusive
+	// placement, over the group's ([Spec.Exclusive]).
+	ExclusiveTopology    string
+	NodeSelectorStrategy bool
 }
 
 // group returns the role's group name with the default applied.
@@ -111,6 +121,11 @@ type Child struct {
 	// Deleting is true once the child is marked for deletion; it still exists
 	// (its name is taken) until it is gone.
 	Deleting bool
+	// Parallelism and Completions are the child's spec.parallelism (after API
+	// defaulting) and spec.completions (nil when unset): [Spec.Resized]
+	// compares them with its role's.
+	Parallelism int32
+	Completions *int32
 }
 
 // RoleRestarts holds the per-index restart counters of one role

@@ -34,6 +34,20 @@ type Spec struct {
 	TTLSecondsAfterFinished *int32
 	// ManagedBy is spec.managedBy, "" when unset.
 	ManagedBy string
+	// ExclusiveTopology is the group's annotation
+	// alpha.jobset.sigs.k8s.io/exclusive-topology ("" when unset): the node
+	// label of the domains that each hold one child ([Spec.Exclusive]).
+	// NodeSelectorStrategy is set when the group also has the annotation
+	// alpha.jobset.sigs.k8s.io/node-selector (its value does not matter).
+	ExclusiveTopology    string
+	NodeSelectorStrategy bool
+	// VolumeClaims are the templates of spec.volumeClaimPolicies, policy by
+	// policy, in order.
+	VolumeClaims []VolumeClaim
+	// Finished says the group has finished (Completed or Failed): not a
+	// spec field but the one fact of the status that [ValidateUpdate] reads,
+	// of the old spec, to refuse resizing a finished group.
+	Finished bool
 }
 
 // ControllerName is the managedBy value reserved for JobSet's own controller.
@@ -112,8 +126,8 @@ func rulePath(i int) string { return "failurePolicy.rules[" + strconv.Itoa(i) + 
 
 // Default returns a copy of spec with JobSet's defaults (CRD schema and webhook)
 // filled in: role GroupName "default", SuccessPolicy {All}, StartupOrder
-// AnyOrder, RestartStrategy Recreate, rule names "failurePolicyRule<i>", and
-// Subdomain the group's name. Replicas cannot be told unset from zero here: the
+// AnyOrder, RestartStrategy Recreate, rule names "failurePolicyRule<i>",
+// Subdomain the group's name, and each volume claim's WhenDeleted "Delete". Replicas cannot be told unset from zero here: the
 // caller applies its default of 1. spec is not modified; slices that change are
 // copied.
 func Default(spec Spec) Spec {
@@ -148,6 +162,12 @@ func Default(spec Spec) Spec {
 	}
 	if spec.Subdomain == "" {
 		spec.Subdomain = spec.Name
+	}
+	spec.VolumeClaims = slices.Clone(spec.VolumeClaims)
+	for k := range spec.VolumeClaims {
+		if spec.VolumeClaims[k].WhenDeleted == "" {
+			spec.VolumeClaims[k].WhenDeleted = "Delete"
+		}
 	}
 	return spec
 }

@@ -58,7 +58,10 @@ func (s *Spec) checkedName() string {
 // more than 1024 replicas; under InPlaceRestart, each role's backoffLimit
 // (MaxInt32), podReplacementPolicy (Failed) and completions (set, equal to
 // parallelism); the coordinator inside an Indexed role with completions, and
-// its label value; the TTL not negative; subdomain and managedBy. It is linear
+// its label value; the TTL not negative; subdomain and managedBy; the volume
+// claims (no namespace, retention Delete or Retain, names unique DNS-1123
+// subdomains with claim names of at most 63 characters, each mounted by some
+// role, none a role's volume name). It is linear
 // in the number of roles and rules (quadratic only within one rule's short
 // lists) and compiles each pattern once.
 func Validate(spec *Spec) Errors {
@@ -124,7 +127,7 @@ func Validate(spec *Spec) Errors {
 	if spec.ManagedBy != "" {
 		errs = validateManagedBy(errs, spec.ManagedBy)
 	}
-	return errs
+	return validateClaims(errs, spec, name)
 }
 
 // podCount is the number of pod indexes of a child of r: completions when set,

@@ -13,6 +13,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -38,11 +39,13 @@ const childJobController = "reconciletest.jobkit.dev/job-controller"
 var servicesResource = schema.GroupResource{Resource: "services"}
 
 // childJobsState is what a Store keeps for its groups of child Jobs: the Job
-// controller that runs the children, and the Services created.
+// controller that runs the children, and the Services and claims created.
 type childJobsState struct {
 	mu       sync.Mutex
 	jobs     *reconcile.Reconciler // nil until the first group sync
 	services map[types.NamespacedName]bool
+	claims   map[types.NamespacedName]bool
+	budgets  map[types.NamespacedName]bool
 }
 
 // syncChildJobs syncs the group in (converted by Type.ChildJobs) with
@@ -235,6 +238,55 @@ func (cl childJobClient[T]) SuspendJob(_ context.Context, job *batchv1.Job, susp
 	}
 	_, err = c.jobs.Update(job.Namespace, job.Name, func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(suspend) })
 	return err
+}
+
+func (cl childJobClient[T]) ScaleJob(_ context.Context, job *batchv1.Job) error {
+	c := cl.s.c
+	cur, err := c.jobs.Get(job.Namespace, job.Name)
+	switch {
+	case err != nil:
+		return err
+	case cur.UID != job.UID:
+		return apierrors.NewInvalid(jobKind, job.Name, nil)
+	}
+	_, err = c.jobs.Update(job.Namespace, job.Name, func(j *batchv1.Job) {
+		j.Spec.Parallelism, j.Spec.Completions = ptr.To(ptr.Deref(job.Spec.Parallelism, 1)), job.Spec.Completions
+	})
+	return err
+}
+
+// CreateClaim records the claim as the Service is recorded: the rig has no
+// volumes, and AlreadyExists answers a name taken.
+func (cl childJobClient[T]) CreateClaim(_ context.Context, pvc *corev1.PersistentVolumeClaim) error {
+	st := &cl.s.child
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	k := key(pvc.Namespace, pvc.Name)
+	if st.claims[k] {
+		return apierrors.NewAlreadyExists(corev1.Resource("persistentvolumeclaims"), pvc.Name)
+	}
+	if st.claims == nil {
+		st.claims = map[types.NamespacedName]bool{}
+	}
+	st.claims[k] = true
+	return nil
+}
+
+// CreateDisruptionBudget records the budget: the rig evicts no pod, so
+// nothing reads it; AlreadyExists answers a name taken.
+func (cl childJobClient[T]) CreateDisruptionBudget(_ context.Context, pdb *policyv1.PodDisruptionBudget) error {
+	st := &cl.s.child
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	k := key(pdb.Namespace, pdb.Name)
+	if st.budgets[k] {
+		return apierrors.NewAlreadyExists(policyv1.Resource("poddisruptionbudgets"), pdb.Name)
+	}
+	if st.budgets == nil {
+		st.budgets = map[types.NamespacedName]bool{}
+	}
+	st.budgets[k] = true
+	return nil
 }
 
 func (cl childJobClient[T]) CreateService(_ context.Context, svc *corev1.Service) error {
