@@ -138,6 +138,7 @@ func Input(js *v1alpha2.JobSet, children []*batchv1.Job, serviceExists bool, con
 		Generation:      js.Generation,
 		ResourceVersion: js.ResourceVersion,
 		Object:          js,
+		Annotations:     js.Annotations,
 		Owner:           Kind,
 		Deleting:        js.DeletionTimestamp != nil,
 		Spec:            Spec(js),

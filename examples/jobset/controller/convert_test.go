@@ -112,7 +112,8 @@ func TestInput(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	del := metav1.NewTime(now)
 	js := &v1alpha2.JobSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "js", UID: "u", Generation: 4, ResourceVersion: "9", DeletionTimestamp: &del},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "js", UID: "u", Generation: 4, ResourceVersion: "9", DeletionTimestamp: &del,
+			Annotations: map[string]string{"alpha.jobset.sigs.k8s.io/exclusive-topology": "rack"}},
 		Spec: v1alpha2.JobSetSpec{
 			ReplicatedJobs: []v1alpha2.ReplicatedJob{{Name: "a", Replicas: 1, Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](3)}}}},
 			Suspend:        ptr.To(true),
@@ -124,7 +125,7 @@ func TestInput(t *testing.T) {
 	in := controller.Input(js, []*batchv1.Job{child}, true, "example.com/js", "example.com/jobs", now)
 	want := &childjobs.Input{
 		Name: "js", Namespace: "ml", UID: "u", Generation: 4, Owner: controller.Kind, Deleting: true,
-		ResourceVersion: "9", Object: js,
+		ResourceVersion: "9", Object: js, Annotations: js.Annotations,
 		Spec:      plaingroup.Spec{Name: "js", Roles: []plaingroup.Role{{Name: "a", Replicas: 1}}},
 		Templates: []batchv1.JobTemplateSpec{js.Spec.ReplicatedJobs[0].Template},
 		Suspend:   true, EnableDNSHostnames: ptr.To(false), PublishNotReadyAddresses: ptr.To(false),
