@@ -3,6 +3,7 @@ package ownedpods
 import (
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/jobkit/jobkit/internal/podutil"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
 
@@ -23,7 +24,7 @@ func (s *sync) inPlace() plaingroup.InPlaceAttempts {
 		for _, pod := range s.pods[i] {
 			v, ok := pod.Annotations[plaingroup.AnnotationInPlaceRestartAttempt]
 			pods = append(pods, plaingroup.PodAttempt{Annotation: v, Annotated: ok,
-				Failed: pod.Status.Phase == corev1.PodFailed, RestartCount: restartCount(pod)})
+				Failed: pod.Status.Phase == corev1.PodFailed, RestartCount: podutil.MaxRestartCount(pod)})
 		}
 	}
 	next, d, err := a.Next(s.spec.Roles, pods, p.MaxRestarts, s.Counters)
@@ -32,16 +33,4 @@ func (s *sync) inPlace() plaingroup.InPlaceAttempts {
 	}
 	s.Apply(d)
 	return next
-}
-
-// restartCount is the largest restartCount of a pod's containers and init
-// containers.
-func restartCount(pod *corev1.Pod) int32 {
-	var n int32
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for i := range list {
-			n = max(n, list[i].RestartCount)
-		}
-	}
-	return n
 }
