@@ -110,6 +110,9 @@ func RunRoles(cfg RolesConfig) (*RolesResult, error) {
 	if err := rw.setUp(w); err != nil {
 		return nil, err
 	}
+	if rw.agents != nil {
+		rw.agents.cluster = rw.cluster
+	}
 	rw.model = newRolesModel(rw)
 	steps := 30 + rng.IntN(50)
 	for range steps {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jobkit/jobkit/groups/ownedpods"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
+	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
 
 // The invariants of a group restarted in place.
@@ -40,9 +41,16 @@ const inPlaceStream = 0x696e706c616365
 // attempt runs its worker (the barrier lifts). The agents read the owner's
 // status as stored; their writes (the annotation) take no fault.
 type inPlaceAgents struct {
-	rw    *rolesWorld
-	state map[types.UID]*agentState
-	last  plaingroup.InPlaceAttempts // the status's attempts as last checked
+	rng     *rand.Rand
+	cluster *reconciletest.Cluster
+	// pods lists the group's pods; attempts reads its status's attempts as
+	// stored (ok false when it cannot be read); violate reports a broken
+	// invariant.
+	pods     func() []*corev1.Pod
+	attempts func() (a plaingroup.InPlaceAttempts, ok bool)
+	violate  func(inv Invariant, format string, args ...any)
+	state    map[types.UID]*agentState
+	last     plaingroup.InPlaceAttempts // the status's attempts as last checked
 }
 
 // agentState is one pod's agent: the container run it reported for (its
@@ -58,7 +66,15 @@ type agentState struct {
 // failed, containers restarted in place (OnFailure, which a pod failure
 // policy does not allow: the FailJobSet rule goes).
 func (rw *rolesWorld) makeInPlace(w *ownedpods.Workload, r *rand.Rand) {
-	rw.agents = &inPlaceAgents{rw: rw, state: map[types.UID]*agentState{}}
+	rw.agents = &inPlaceAgents{rng: rw.rng, pods: rw.ownerPods, violate: rw.violate,
+		state: map[types.UID]*agentState{},
+		attempts: func() (plaingroup.InPlaceAttempts, bool) {
+			run, err := rw.owners.Get(rw.ns, rw.name)
+			if err != nil {
+				return plaingroup.InPlaceAttempts{}, false
+			}
+			return run.Status.InPlace, true
+		}}
 	w.FailurePolicy.RestartStrategy = plaingroup.InPlaceRestart
 	w.FailurePolicy.MaxRestarts = int32(2 + r.IntN(4))
 	w.FailurePolicy.Rules = nil
@@ -91,7 +107,7 @@ func inPlaceSeed(seed uint64) *rand.Rand {
 // chaotic phase: a pod that has succeeded keeps reporting its attempt, and
 // the barrier could lift no more.
 func (a *inPlaceAgents) kubelet(p *corev1.Pod, x float64) {
-	k := a.rw.cluster.Kubelet()
+	k := a.cluster.Kubelet()
 	switch {
 	case isTerminal(p):
 	case p.DeletionTimestamp != nil:
@@ -124,14 +140,14 @@ func (a *inPlaceAgents) working(p *corev1.Pod) bool {
 // step runs each agent once, each at the chance given (its lag), then checks
 // the barrier.
 func (a *inPlaceAgents) step(chance float64) {
-	rw := a.rw
-	run, err := rw.owners.Get(rw.ns, rw.name)
-	if err != nil {
+	st, ok := a.attempts()
+	if !ok {
 		return
 	}
-	prev, cur := run.Status.InPlace.Previous, run.Status.InPlace.Current
-	k := rw.cluster.Kubelet()
-	for _, p := range rw.ownerPods() {
+	prev, cur := st.Previous, st.Current
+	k := a.cluster.Kubelet()
+	pods := a.pods()
+	for _, p := range pods {
 		s := a.state[p.UID]
 		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || len(p.Status.ContainerStatuses) == 0 {
 			if s != nil {
@@ -143,7 +159,7 @@ func (a *inPlaceAgents) step(chance float64) {
 		if s != nil && s.restarts != restarts {
 			s = nil // the agent restarted with its container: its state is gone
 		}
-		if chance < 1 && rw.rng.Float64() >= chance {
+		if chance < 1 && a.rng.Float64() >= chance {
 			if s == nil {
 				delete(a.state, p.UID)
 			}
@@ -156,7 +172,7 @@ func (a *inPlaceAgents) step(chance float64) {
 				attempt = *cur + 1
 			}
 			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, plaingroup.AnnotationInPlaceRestartAttempt, strconv.Itoa(int(attempt)))
-			if _, err := rw.cluster.PatchPodAs(p.Namespace, p.Name, []byte(patch)); err == nil {
+			if _, err := a.cluster.PatchPodAs(p.Namespace, p.Name, []byte(patch)); err == nil {
 				a.state[p.UID] = &agentState{restarts: restarts, attempt: attempt}
 			} else {
 				delete(a.state, p.UID)
@@ -168,7 +184,7 @@ func (a *inPlaceAgents) step(chance float64) {
 			s.working = true
 		}
 	}
-	a.checkBarrier(rw.ownerPods())
+	a.checkBarrier(pods)
 }
 
 // crash is a working worker's process exiting non-zero: the kubelet restarts
@@ -177,7 +193,7 @@ func (a *inPlaceAgents) crash(p *corev1.Pod) {
 	if s := a.state[p.UID]; s != nil {
 		s.working = false
 	}
-	_ = a.rw.cluster.Kubelet().RestartContainer(p.Namespace, p.Name)
+	_ = a.cluster.Kubelet().RestartContainer(p.Namespace, p.Name)
 }
 
 // checkBarrier checks that every pod whose worker runs is on one attempt.
@@ -194,7 +210,7 @@ func (a *inPlaceAgents) checkBarrier(pods []*corev1.Pod) {
 		case first == nil:
 			first, at = p, s.attempt
 		case s.attempt != at:
-			a.rw.violate(InvInPlaceBarrier, "pod %s works on attempt %d beside pod %s on attempt %d", p.Name, s.attempt, first.Name, at)
+			a.violate(InvInPlaceBarrier, "pod %s works on attempt %d beside pod %s on attempt %d", p.Name, s.attempt, first.Name, at)
 			return
 		}
 	}
@@ -204,17 +220,16 @@ func (a *inPlaceAgents) checkBarrier(pods []*corev1.Pod) {
 // neither goes back, the current one moves by one at most (every pod reports
 // at most the attempt after it), and the previous one stays below or at it.
 func (a *inPlaceAgents) checkStatus(st plaingroup.InPlaceAttempts) {
-	rw := a.rw
 	old := a.last
 	a.last = st
 	back := func(o, n *int32) bool { return o != nil && (n == nil || *n < *o) }
 	switch {
 	case back(old.Previous, st.Previous) || back(old.Current, st.Current):
-		rw.violate(InvInPlaceAttempts, "the attempts went back: %s → %s", attempts(old), attempts(st))
+		a.violate(InvInPlaceAttempts, "the attempts went back: %s → %s", attempts(old), attempts(st))
 	case st.Current != nil && *st.Current > ptr.Deref(old.Current, -1)+1:
-		rw.violate(InvInPlaceAttempts, "the current attempt moved by more than one: %s → %s", attempts(old), attempts(st))
+		a.violate(InvInPlaceAttempts, "the current attempt moved by more than one: %s → %s", attempts(old), attempts(st))
 	case st.Previous != nil && (st.Current == nil || *st.Previous > *st.Current):
-		rw.violate(InvInPlaceAttempts, "the previous attempt passed the current one: %s", attempts(st))
+		a.violate(InvInPlaceAttempts, "the previous attempt passed the current one: %s", attempts(st))
 	}
 }
 

@@ -62,7 +62,7 @@ func TestInPlaceChecks(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rw := &rolesWorld{}
-			a := &inPlaceAgents{rw: rw, state: tc.state, last: tc.last}
+			a := &inPlaceAgents{violate: rw.violate, state: tc.state, last: tc.last}
 			if tc.pods != nil {
 				a.checkBarrier(tc.pods)
 			} else {
@@ -102,6 +102,34 @@ func TestRunRolesInPlace(t *testing.T) {
 		}
 	}
 	t.Logf("%d seeds restarted in place, %d of them restarted at least once, %d of those completed", seeds, restarted, completed)
+	assert.Greater(t, seeds, 15)
+	assert.Greater(t, restarted, seeds/2)
+	assert.Greater(t, completed, restarted/3)
+}
+
+// Groups of child Jobs restarted in place under faults: a third of the seeds,
+// each with 0 violations; most restart in place at least once and complete;
+// none restarts by recreation.
+func TestRunChildJobsInPlace(t *testing.T) {
+	seeds, restarted, completed := 0, 0, 0
+	for seed := range uint64(90) {
+		if inPlaceGroupSeed(seed) == nil {
+			continue
+		}
+		seeds++
+		res, err := RunChildJobs(ChildJobsConfig{Seed: seed, FaultRate: 0.1})
+		require.NoError(t, err)
+		require.True(t, res.OK(), "seed %d: %s", seed, res.Summary())
+		assert.Contains(t, res.Group, "InPlaceRestart")
+		assert.Zero(t, res.Status.Restarts, "seed %d: %s", seed, res.Summary())
+		if ptr.Deref(res.Status.CurrentInPlaceRestartAttempt, 0) > 0 {
+			restarted++
+			if res.Status.TerminalState == plaingroup.ConditionCompleted {
+				completed++
+			}
+		}
+	}
+	t.Logf("%d groups restarted in place, %d of them restarted at least once, %d of those completed", seeds, restarted, completed)
 	assert.Greater(t, seeds, 15)
 	assert.Greater(t, restarted, seeds/2)
 	assert.Greater(t, completed, restarted/3)
