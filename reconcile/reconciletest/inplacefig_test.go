@@ -51,8 +51,9 @@ func (r restartFig) writes() int { return r.owner.total() + r.agentPatches }
 // pod works while it runs and is Ready).
 type figAgents struct {
 	f       *figRun
-	owners  *Store[*Run]
 	inPlace bool
+	// status reads the group's in-place attempts and restarts as stored.
+	status func() (attempts plaingroup.InPlaceAttempts, restarts int32)
 
 	mu       sync.Mutex
 	reported map[string]int32 // the container restart count at the agent's last report
@@ -69,17 +70,9 @@ type figAgents struct {
 	barrier string
 }
 
-func (a *figAgents) status() ownedpods.Status {
-	run, err := a.owners.Get(figNamespace, figName)
-	if err != nil {
-		return ownedpods.Status{}
-	}
-	return run.Status
-}
-
 // react runs every agent once over the pods and the status as they are now.
 func (a *figAgents) react() {
-	st := a.status()
+	inPlace, groupRestarts := a.status()
 	pods := a.f.c.ListPods(figNamespace)
 	k := a.f.c.Kubelet()
 	a.mu.Lock()
@@ -98,13 +91,13 @@ func (a *figAgents) react() {
 		}
 		live++
 		if !a.inPlace {
-			if n, err := strconv.Atoi(p.Labels[plaingroup.LabelRestartAttempt]); err == nil && isReady(p) {
+			if n, err := strconv.Atoi(p.Labels[plaingroup.LabelRestartAttempt]); err == nil && isReady(p) && int32(n) <= groupRestarts {
 				a.working[p.Name] = int32(n)
 			}
 			continue
 		}
 		restarts := p.Status.ContainerStatuses[0].RestartCount
-		prev, cur := st.InPlace.Previous, st.InPlace.Current
+		prev, cur := inPlace.Previous, inPlace.Current
 		if r, ok := a.reported[p.Name]; !ok || r != restarts {
 			if a.pending[p.Name] {
 				continue
@@ -210,9 +203,13 @@ func runRestartFigure(ctx context.Context, L time.Duration, inPlace bool) (resta
 	}
 	ctx, cancel := context.WithTimeout(ctx, figLimit*L)
 	defer cancel()
-	a := &figAgents{f: f, owners: owners, inPlace: inPlace, reported: map[string]int32{}, attempt: map[string]int32{},
-		pending: map[string]bool{}, working: map[string]int32{}, wake: make(chan struct{}, 1)}
-	c.OnWrite(func(WatchEvent) { a.signal() })
+	a := newFigAgents(f, inPlace, func() (plaingroup.InPlaceAttempts, int32) {
+		run, err := owners.Get(figNamespace, figName)
+		if err != nil {
+			return plaingroup.InPlaceAttempts{}, 0
+		}
+		return run.Status.InPlace, run.Status.Restarts
+	})
 	q := newLatencyQueue()
 	c.Cache().OnPodEvent(func(ev reconcile.PodEvent) {
 		res := r.ObservePodEvent(ev, owners.liveFacts)
@@ -238,6 +235,27 @@ func runRestartFigure(ctx context.Context, L time.Duration, inPlace bool) (resta
 		}
 		return res.RequeueAfter, err
 	})
+	q.add(reconcile.Key(figNamespace, figName), 0)
+	return a.scenario(ctx, cancel, L, "worker")
+}
+
+func newFigAgents(f *figRun, inPlace bool, status func() (plaingroup.InPlaceAttempts, int32)) *figAgents {
+	a := &figAgents{f: f, inPlace: inPlace, status: status, reported: map[string]int32{}, attempt: map[string]int32{},
+		pending: map[string]bool{}, working: map[string]int32{}, wake: make(chan struct{}, 1)}
+	f.c.OnWrite(func(WatchEvent) { a.signal() })
+	return a
+}
+
+func describeAttempts(a plaingroup.InPlaceAttempts) string {
+	return fmt.Sprintf("%d/%d", ptr.Deref(a.Previous, -1), ptr.Deref(a.Current, -1))
+}
+
+// scenario runs the agents (or the watch of a recreate) and the phases of the
+// figure until every pod works again after the failure of the first pod of
+// role, and measures it. The controllers run meanwhile on f's workers.
+func (a *figAgents) scenario(ctx context.Context, cancel context.CancelFunc, L time.Duration, role string) (restartFig, error) {
+	f, c := a.f, a.f.c
+	var err error
 	var start callCounts
 	var victim string
 	f.wg.Add(1)
@@ -258,16 +276,16 @@ func runRestartFigure(ctx context.Context, L time.Duration, inPlace bool) (resta
 			switch {
 			case phase == 0 && steady && f.quiet1():
 				start = f.m.snapshot()
-				victim = figName + "-worker-" // the first worker pod by name
+				victim = "" // the first pod of the role by name
 				for _, p := range c.ListPods(figNamespace) {
-					if p.Labels[plaingroup.LabelRoleName] == "worker" && (victim == figName+"-worker-" || p.Name < victim) {
+					if p.Labels[plaingroup.LabelRoleName] == role && (victim == "" || p.Name < victim) {
 						victim = p.Name
 					}
 				}
 				a.mu.Lock()
 				a.phase, a.failedAt, a.patches = 1, time.Now(), 0
 				a.mu.Unlock()
-				if inPlace {
+				if a.inPlace {
 					err = c.Kubelet().RestartContainer(figNamespace, victim)
 				} else {
 					err = c.Kubelet().Fail(figNamespace, victim, 1)
@@ -281,7 +299,6 @@ func runRestartFigure(ctx context.Context, L time.Duration, inPlace bool) (resta
 			f.end()
 		}
 	}()
-	q.add(reconcile.Key(figNamespace, figName), 0)
 	f.wg.Wait()
 	if err != nil {
 		return restartFig{}, err
@@ -297,13 +314,15 @@ func runRestartFigure(ctx context.Context, L time.Duration, inPlace bool) (resta
 		for _, w := range a.working {
 			hist[w]++
 		}
-		return restartFig{}, fmt.Errorf("the group did not run again within %d L (phase %d, pods working by attempt %v, status %+v)",
-			figLimit, a.phase, hist, a.status())
+		attempts, restarts := a.status()
+		return restartFig{}, fmt.Errorf("the group did not run again within %d L (phase %d, pods working by attempt %v, in place %s, restarts %d)",
+			figLimit, a.phase, hist, describeAttempts(attempts), restarts)
 	}
+	_, restartsNow := a.status()
 	end := f.m.snapshot()
 	out := restartFig{inL: float64(a.endedAt.Sub(a.failedAt)) / float64(L), agentPatches: a.patches, syncErrors: f.syncErrors,
 		owner:    callCounts{end.creates - start.creates, end.patches - start.patches, end.deletes - start.deletes, end.status - start.status},
-		restarts: a.status().Restarts}
+		restarts: restartsNow}
 	out.podsReplaced = out.owner.creates
 	for _, p := range c.ListPods(figNamespace) {
 		if len(p.Status.ContainerStatuses) > 0 {
