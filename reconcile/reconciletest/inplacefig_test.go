@@ -54,6 +54,9 @@ type figAgents struct {
 	inPlace bool
 	// status reads the group's in-place attempts and restarts as stored.
 	status func() (attempts plaingroup.InPlaceAttempts, restarts int32)
+	// extra, when set, counts the writes made outside the Cluster's Client
+	// (a test-side group controller's, a garbage collector's).
+	extra func() callCounts
 
 	mu       sync.Mutex
 	reported map[string]int32 // the container restart count at the agent's last report
@@ -83,7 +86,9 @@ func (a *figAgents) react() {
 	}
 	for _, p := range pods {
 		if p.DeletionTimestamp != nil {
-			_ = k.FinishTermination(p.Namespace, p.Name) // the kubelet stops a deleted pod at once
+			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				_ = k.FinishTermination(p.Namespace, p.Name) // the kubelet stops a deleted pod at once
+			}
 			continue
 		}
 		if p.Status.Phase != corev1.PodRunning {
@@ -256,7 +261,16 @@ func describeAttempts(a plaingroup.InPlaceAttempts) string {
 func (a *figAgents) scenario(ctx context.Context, cancel context.CancelFunc, L time.Duration, role string) (restartFig, error) {
 	f, c := a.f, a.f.c
 	var err error
+	snapshot := func() callCounts {
+		n := f.m.snapshot()
+		if a.extra != nil {
+			e := a.extra()
+			n = callCounts{n.creates + e.creates, n.patches + e.patches, n.deletes + e.deletes, n.status + e.status}
+		}
+		return n
+	}
 	var start callCounts
+	var startPods int
 	var victim string
 	f.wg.Add(1)
 	go func() { // the agents, and the scenario's phases
@@ -275,7 +289,7 @@ func (a *figAgents) scenario(ctx context.Context, cancel context.CancelFunc, L t
 			a.mu.Unlock()
 			switch {
 			case phase == 0 && steady && f.quiet1():
-				start = f.m.snapshot()
+				start, startPods = snapshot(), f.m.snapshot().creates
 				victim = "" // the first pod of the role by name
 				for _, p := range c.ListPods(figNamespace) {
 					if p.Labels[plaingroup.LabelRoleName] == role && (victim == "" || p.Name < victim) {
@@ -319,11 +333,11 @@ func (a *figAgents) scenario(ctx context.Context, cancel context.CancelFunc, L t
 			figLimit, a.phase, hist, describeAttempts(attempts), restarts)
 	}
 	_, restartsNow := a.status()
-	end := f.m.snapshot()
+	end := snapshot()
 	out := restartFig{inL: float64(a.endedAt.Sub(a.failedAt)) / float64(L), agentPatches: a.patches, syncErrors: f.syncErrors,
 		owner:    callCounts{end.creates - start.creates, end.patches - start.patches, end.deletes - start.deletes, end.status - start.status},
 		restarts: restartsNow}
-	out.podsReplaced = out.owner.creates
+	out.podsReplaced = f.m.snapshot().creates - startPods
 	for _, p := range c.ListPods(figNamespace) {
 		if len(p.Status.ContainerStatuses) > 0 {
 			out.containerRuns += p.Status.ContainerStatuses[0].RestartCount
