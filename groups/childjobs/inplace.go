@@ -3,6 +3,7 @@ package childjobs
 import (
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/jobkit/jobkit/internal/podutil"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 )
 
@@ -37,19 +38,7 @@ func (s *sync) podAttempts() []plaingroup.PodAttempt {
 			continue
 		}
 		v, ok := pod.Annotations[plaingroup.AnnotationInPlaceRestartAttempt]
-		out = append(out, plaingroup.PodAttempt{Annotation: v, Annotated: ok, Failed: pod.Status.Phase == corev1.PodFailed, RestartCount: restartCount(pod)})
+		out = append(out, plaingroup.PodAttempt{Annotation: v, Annotated: ok, Failed: pod.Status.Phase == corev1.PodFailed, RestartCount: podutil.MaxRestartCount(pod)})
 	}
 	return out
-}
-
-// restartCount is the largest restartCount of a pod's containers and init
-// containers.
-func restartCount(pod *corev1.Pod) int32 {
-	var n int32
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for i := range list {
-			n = max(n, list[i].RestartCount)
-		}
-	}
-	return n
 }

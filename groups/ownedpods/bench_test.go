@@ -37,3 +37,31 @@ func BenchmarkCompute(b *testing.B) {
 		})
 	}
 }
+
+// The steady state of a group restarted in place: every pod reports the
+// group's current attempt, so each sync reads the attempts (O(pods)) and
+// writes nothing.
+func BenchmarkComputeInPlace(b *testing.B) {
+	for _, workers := range []int32{64, 1000} {
+		b.Run(fmt.Sprintf("leader+%d", workers), func(b *testing.B) {
+			w := inPlaceJob(3)
+			w.Roles[1].Spec.Completions, w.Roles[1].Spec.Parallelism = &workers, &workers
+			c := newCluster(b, w)
+			c.syncUntil(10)
+			c.runAll("launcher")
+			c.runAll("worker")
+			for _, p := range c.pods {
+				annotate(p, "0")
+			}
+			c.syncUntil(10)
+			in := c.input()
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := ownedpods.Compute(in)
+				if err != nil || p.StatusChanged || p.Status.InPlace.Current == nil {
+					b.Fatalf("steady state: err %v, changed %v, %+v", err, p.StatusChanged, p.Status.InPlace)
+				}
+			}
+		})
+	}
+}

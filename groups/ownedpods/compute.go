@@ -115,6 +115,7 @@ func Compute(in Input) (*Plan, error) {
 			s.warn("%v", err)
 		}
 	}
+	s.out.Status.InPlace = s.inPlace()
 	statuses := plaingroup.Statuses(s.spec.Roles, children, s.Counters)
 	allowed := s.mayStart(children, s.jobs, true)
 	for i, md := range s.decideModes(allowed) {
@@ -265,6 +266,7 @@ func (s *sync) assemble() {
 		Conditions:              s.Conditions(w.Status.Conditions, w.Generation),
 		TerminalState:           s.TerminalState,
 		Roles:                   make([]RoleStatus, len(s.status)),
+		InPlace:                 s.out.Status.InPlace,
 	}
 	for i := range s.status {
 		st.Roles[i] = s.roleStatus(i)

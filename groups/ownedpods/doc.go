@@ -65,6 +65,33 @@
 // counts its terminating pods), in its Failed total too; the other roles the
 // group then stops are not counted.
 //
+// # In-place restart
+//
+// Under failurePolicy.restartStrategy InPlaceRestart (JobSet's KEP-467) an
+// agent in each pod reports the attempt its pod is on, in the annotation
+// jobset.sigs.k8s.io/in-place-restart-attempt, restarts its pod's containers
+// when the group's previous attempt reaches its own, and holds its worker
+// until the group's current attempt does. Compute moves Status.InPlace
+// (JobSet's previousInPlaceRestartAttempt and currentInPlaceRestartAttempt)
+// by plaingroup.InPlaceAttempts.Next over the roles' pods of their current
+// attempt, in the status write of the sync, and fails the group with
+// ReachedMaxRestarts as JobSet does. The roles follow the strategy's template
+// rules (no backoff limit, podReplacementPolicy Failed, completions equal to
+// parallelism), so a role never fails on its own: a pod that fails as a whole
+// (its node lost, its agent gone) is replaced alone, by the role's plan, in
+// the group's attempt, and its replacement's agent reports the next attempt,
+// which restarts the others in place. No pod is deleted for a restart and
+// Status.Restarts does not grow; it grows only when a failure policy rule
+// restarts the group on a role's Failed condition, and that restart recreates
+// the pods as under Recreate.
+//
+// Owning the pods removes the Job controller between a failed pod and the
+// group (one sync sees the failure, replaces the pod and moves the barrier,
+// in one status write). It does not remove the agent: no API call restarts a
+// running container, so the restart of a healthy pod is a container exiting
+// with the code of a kubelet restart rule, and the barrier is a process in
+// the pod waiting for the group's status.
+//
 // # The one-write protocol
 //
 // The status a Plan carries holds, for each role, the role plan's status after
@@ -124,8 +151,8 @@
 //     (plan reads it back).
 //   - The caps of plan.Options (creations, deletions, ledger entries per sync)
 //     apply to each role, so a sync may create up to one cap per role.
-//   - No headless Service, coordinator, TTL, or in-place restart: the caller's
-//     controller owns those.
+//   - No headless Service, coordinator or TTL: the caller's controller owns
+//     those.
 //
 // # Cost
 //

@@ -88,6 +88,11 @@ type Status struct {
 	TerminalState string
 	// Roles holds one entry per role, in the order of Workload.Roles.
 	Roles []RoleStatus
+	// InPlace is the barrier of an in-place restart (restartStrategy
+	// InPlaceRestart): JobSet's previousInPlaceRestartAttempt and
+	// currentInPlaceRestartAttempt, moved by the attempts the roles' pods
+	// report (plaingroup.InPlaceAttempts.Next). Previous never decreases.
+	InPlace plaingroup.InPlaceAttempts
 }
 
 // RoleStatus is the status of one role.

@@ -47,3 +47,15 @@ func IsReady(pod *corev1.Pod) bool {
 	}
 	return false
 }
+
+// MaxRestartCount is the largest restartCount among a pod's init containers
+// and containers: how often its most restarted container restarted.
+func MaxRestartCount(pod *corev1.Pod) int32 {
+	var n int32
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for i := range list {
+			n = max(n, list[i].RestartCount)
+		}
+	}
+	return n
+}

@@ -54,3 +54,24 @@ func TestIsTerminal(t *testing.T) {
 		})
 	}
 }
+
+func TestMaxRestartCount(t *testing.T) {
+	tests := []struct {
+		name string
+		pod  corev1.PodStatus
+		want int32
+	}{
+		{name: "no status", want: 0},
+		{name: "containers", pod: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{RestartCount: 2}, {RestartCount: 5}}}, want: 5},
+		{name: "an init container restarted more", pod: corev1.PodStatus{
+			InitContainerStatuses: []corev1.ContainerStatus{{RestartCount: 7}},
+			ContainerStatuses:     []corev1.ContainerStatus{{RestartCount: 1}}}, want: 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := MaxRestartCount(&corev1.Pod{Status: tt.pod}); got != tt.want {
+				t.Errorf("MaxRestartCount() = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

@@ -69,6 +69,9 @@ func (r *ChildJobsResult) OK() bool { return len(r.Violations) == 0 }
 // Summary renders the result on one line.
 func (r *ChildJobsResult) Summary() string {
 	s := fmt.Sprintf("%s: %d syncs, faults %s; state %q, restarts %d", r.Group, r.Syncs, r.Faults, r.Status.TerminalState, r.Status.Restarts)
+	if a := (plaingroup.InPlaceAttempts{Previous: r.Status.PreviousInPlaceRestartAttempt, Current: r.Status.CurrentInPlaceRestartAttempt}); a != (plaingroup.InPlaceAttempts{}) {
+		s += ", in place: " + attempts(a)
+	}
 	if !r.OK() {
 		s += "; VIOLATION " + r.Violations[0].String()
 	}
@@ -157,11 +160,19 @@ func RunChildJobs(cfg ChildJobsConfig) (*ChildJobsResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	var agents *inPlaceAgents
+	if ir := inPlaceGroupSeed(cfg.Seed); ir != nil {
+		agents = w.inPlaceGroup(group, ir, c, store)
+		desc = describeInPlace(group, workers)
+	}
 	if _, err := store.Create(group); err != nil {
 		return nil, err
 	}
 	failing := true
 	c.Kubelet().SetScript(func(k *reconciletest.Kubelet, p *corev1.Pod) error {
+		if agents != nil {
+			return agents.inPlaceKubelet(k, p, failing)
+		}
 		switch {
 		case p.DeletionTimestamp != nil:
 			return nil
@@ -184,7 +195,19 @@ func RunChildJobs(cfg ChildJobsConfig) (*ChildJobsResult, error) {
 		return sync(ctx, ns, name)
 	}
 	d.DoneFunc = store.DoneFunc()
-	d.OnStep = func(reconciletest.StepResult) { w.check(store) }
+	d.OnStep = func(reconciletest.StepResult) {
+		w.check(store)
+		if agents != nil {
+			st, _ := agents.attempts()
+			agents.checkStatus(st)
+			if failing {
+				agents.step(0.6)
+			} else {
+				agents.step(1)
+				agents.finishAll(int(group.Spec.Roles[0].Replicas + group.Spec.Roles[1].Replicas*workers))
+			}
+		}
+	}
 	ctx := context.Background()
 	for range 10 + rng.IntN(30) {
 		if _, err := d.Step(ctx, "sim", "group"); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ func simulateChildJobs(t *testing.T, first uint64, n int, faultRate float64, rep
 	var mu sync.Mutex
 	var bad []*sim.ChildJobsResult
 	syncs, completed, failed, restarts := 0, 0, 0, 0
+	inPlace, inPlaceRestarts := 0, 0
 	faults := sim.Counts{}
 	seeds := make(chan uint64)
 	var wg sync.WaitGroup
@@ -39,6 +41,12 @@ func simulateChildJobs(t *testing.T, first uint64, n int, faultRate float64, rep
 					syncs += res.Syncs
 					faults.Add(res.Faults)
 					restarts += int(res.Status.Restarts)
+					if strings.Contains(res.Group, "InPlaceRestart") {
+						inPlace++
+						if c := res.Status.CurrentInPlaceRestartAttempt; c != nil {
+							inPlaceRestarts += int(*c)
+						}
+					}
 					switch {
 					case !res.OK():
 						bad = append(bad, res)
@@ -58,8 +66,8 @@ func simulateChildJobs(t *testing.T, first uint64, n int, faultRate float64, rep
 	close(seeds)
 	wg.Wait()
 	sort.Slice(bad, func(i, j int) bool { return bad[i].Seed < bad[j].Seed })
-	summary := fmt.Sprintf("simulation of groups of child Jobs: %d seeds in %v, syncs %d, completed %d, failed %d, group restarts %d\n  faults injected (%d): %s\n  violations: %d",
-		n, time.Since(start).Round(time.Millisecond), syncs, completed, failed, restarts, faults.Total(), faults, len(bad))
+	summary := fmt.Sprintf("simulation of groups of child Jobs: %d seeds in %v, syncs %d, completed %d, failed %d, group restarts %d; %d restarted in place, %d in-place restarts\n  faults injected (%d): %s\n  violations: %d",
+		n, time.Since(start).Round(time.Millisecond), syncs, completed, failed, restarts, inPlace, inPlaceRestarts, faults.Total(), faults, len(bad))
 	if report {
 		fmt.Println(summary)
 	} else {

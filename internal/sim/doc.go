@@ -232,6 +232,28 @@
 // creates (roles now plans a stopping role as being deleted); seeds 10, 26, 31,
 // 110 and 232 at 0.1 broke finalizer-left before that fix.
 //
+// # Groups restarted in place
+//
+// One seed in three of each group run (from a stream of its own, so the other
+// seeds draw as before) runs its group under restartStrategy InPlaceRestart,
+// with the strategy's template rules (no backoff limit, podReplacementPolicy
+// Failed, restartPolicy OnFailure; the roles owner loses its FailJobSet rule,
+// which a pod failure policy would need) and maxRestarts 2 to 5. Agents are
+// played per pod as JobSet's behaves: a container that (re)starts reports the
+// attempt after the group's current one, a pod at or below the group's
+// previous attempt restarts its containers in place, a pod on the current
+// attempt runs its worker; in the chaotic phase each agent acts at a chance
+// of 0.6 per step (its lag), workers crash (their containers restart in place)
+// and pods fail as a whole or are evicted (their role or Job replaces them),
+// and no pod succeeds; the calm phase lets every agent act and succeeds the
+// pods once their barrier lifted (a child-Jobs group all at once). Checked at
+// every step: no pod works on one attempt beside a pod working on another
+// (in-place-barrier: a pod of an old attempt running beside the new one past
+// the barrier); the group's attempts never go back, the current one moves by
+// one at most (a restart counted once) and the previous one stays at or below
+// it (in-place-attempts); and every invariant above (nothing left behind at
+// the end: no child or pod of an old attempt running, no finalizer).
+//
 // # Limits
 //
 // The simulated kubelet ends a pod being deleted only as Failed (exit code 137): a

@@ -80,6 +80,9 @@ func (r *RolesResult) Summary() string {
 	for _, rs := range st.Roles {
 		s += fmt.Sprintf(", %s attempt %d succeeded %d failed %d", rs.Name, rs.Attempt, rs.Succeeded, rs.Failed)
 	}
+	if st.InPlace != (plaingroup.InPlaceAttempts{}) {
+		s += ", in place: " + attempts(st.InPlace)
+	}
 	if !r.OK() {
 		s += "; VIOLATION " + r.Violations[0].String()
 	}
@@ -101,8 +104,14 @@ func RunRoles(cfg RolesConfig) (*RolesResult, error) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, rolesStream))
 	rw := &rolesWorld{rng: rng, rate: cfg.FaultRate, faults: Counts{}, ns: "sim", name: "train", crashAfter: -1}
 	w := rw.drawWorkload()
+	if r := inPlaceSeed(cfg.Seed); r != nil {
+		rw.makeInPlace(w, r)
+	}
 	if err := rw.setUp(w); err != nil {
 		return nil, err
+	}
+	if rw.agents != nil {
+		rw.agents.cluster = rw.cluster
 	}
 	rw.model = newRolesModel(rw)
 	steps := 30 + rng.IntN(50)
@@ -233,6 +242,9 @@ func (rw *rolesWorld) sync(faults bool) {
 	rw.inSync = false
 	rw.syncs++
 	rw.model.afterSync(rw.cluster.Calls()[before:], caughtUp && !rw.faulted)
+	if w, err := rw.owners.Get(rw.ns, rw.name); err == nil && rw.agents != nil {
+		rw.agents.checkStatus(w.Status.InPlace)
+	}
 	if rw.crashAfter >= 0 {
 		rw.restart()
 	}

@@ -20,6 +20,8 @@ type rolesWorld struct {
 	uid       types.UID
 	describe  string
 	failGroup bool // the workers have a FailJobSet rule on exitFailGroup
+	// agents, for an owner restarted in place, play its pods' agents.
+	agents *inPlaceAgents
 
 	cluster *reconciletest.Cluster
 	owners  *reconciletest.Store[*reconciletest.Run]
@@ -52,6 +54,9 @@ func (rw *rolesWorld) chaosStep() {
 		return
 	}
 	rw.chaosKubelet()
+	if rw.agents != nil {
+		rw.agents.step(0.6)
+	}
 	rw.cluster.Clock().Step(time.Second)
 }
 
@@ -89,6 +94,10 @@ func (rw *rolesWorld) chaosKubelet() {
 	for _, p := range rw.ownerPods() {
 		worker := p.Labels[plaingroup.LabelRoleName] == "worker"
 		x := r.Float64()
+		if rw.agents != nil {
+			rw.agents.kubelet(p, x)
+			continue
+		}
 		switch {
 		case isTerminal(p):
 		case p.DeletionTimestamp != nil:
@@ -143,9 +152,15 @@ func (rw *rolesWorld) complete() {
 				_ = k.Run(p.Namespace, p.Name)
 			case !podReady(p):
 				_ = k.SetReady(p.Namespace, p.Name, true)
+			case rw.agents != nil && calm < calmWorkers && !rw.agents.working(p):
+				// Restarted in place, a pod finishes its work only once its
+				// barrier lifted.
 			case p.Labels[plaingroup.LabelRoleName] == "launcher" || calm >= calmWorkers:
 				_ = k.Succeed(p.Namespace, p.Name)
 			}
+		}
+		if rw.agents != nil && !rw.stopped {
+			rw.agents.step(1)
 		}
 		rw.cluster.Clock().Step(time.Second)
 	}

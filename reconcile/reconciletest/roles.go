@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/groups/ownedpods"
 )
@@ -22,6 +23,9 @@ func validateRolesStatus(old, st *ownedpods.Status) field.ErrorList {
 	}
 	if st.RestartsCountTowardsMax > st.Restarts {
 		errs = append(errs, field.Invalid(p.Child("restartsCountTowardsMax"), st.RestartsCountTowardsMax, fmt.Sprintf("must not exceed restarts (%d)", st.Restarts)))
+	}
+	if o, n := old.InPlace.Previous, st.InPlace.Previous; o != nil && (n == nil || *n < *o) {
+		errs = append(errs, field.Invalid(p.Child("inPlace", "previous"), n, never))
 	}
 	if old.TerminalState != "" && st.TerminalState != old.TerminalState {
 		errs = append(errs, field.Invalid(p.Child("terminalState"), st.TerminalState, fmt.Sprintf("must not change once set (%q)", old.TerminalState)))
@@ -68,6 +72,12 @@ func copyRolesStatus(st ownedpods.Status) ownedpods.Status {
 	for _, r := range st.Roles {
 		r.Job = *r.Job.DeepCopy()
 		out.Roles = append(out.Roles, r)
+	}
+	if a := st.InPlace.Previous; a != nil {
+		out.InPlace.Previous = ptr.To(*a)
+	}
+	if a := st.InPlace.Current; a != nil {
+		out.InPlace.Current = ptr.To(*a)
 	}
 	return out
 }

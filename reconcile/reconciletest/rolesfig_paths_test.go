@@ -133,6 +133,9 @@ type figGroup struct {
 	status childjobs.Status
 	writes callCounts // creates and deletes of child Jobs, patches of spec.suspend, status
 	gc     callCounts
+	// tune, when set, changes the Input of each sync (another scenario's
+	// spec, templates and pods).
+	tune func(*childjobs.Input)
 }
 
 // input is the childjobs.Input of one sync: the stored group, the cached Jobs.
@@ -144,7 +147,7 @@ func (g *figGroup) input() *childjobs.Input {
 	g.mu.Lock()
 	st := g.status
 	g.mu.Unlock()
-	return &childjobs.Input{
+	in := &childjobs.Input{
 		Name: figName, Namespace: figNamespace, UID: g.uid, Generation: 1, Owner: figJobSet,
 		Spec: plaingroup.Spec{
 			Roles: []plaingroup.Role{
@@ -160,6 +163,10 @@ func (g *figGroup) input() *childjobs.Input {
 		ChildManagedBy:     figController,
 		Now:                g.f.c.Clock().Now(),
 	}
+	if g.tune != nil {
+		g.tune(in)
+	}
+	return in
 }
 
 // add counts one call in n, a counter of g.writes or g.gc.

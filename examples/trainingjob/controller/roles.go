@@ -148,7 +148,9 @@ func RolesStatus(st *v1alpha1.TrainingJobStatus) ownedpods.Status {
 // Job-shaped fields unset: RolesStatus of the result is rs again, field for
 // field. It refuses, wrapping ErrInvalid and naming the field and value, roles
 // it cannot hold: a name other than RoleWorkers and RoleLauncher, a role listed
-// twice, or the launcher before the workers. The result shares nothing with rs.
+// twice, or the launcher before the workers; and in-place restart attempts
+// (rs.InPlace), which a TrainingJob never has: it restarts by recreation. The
+// result shares nothing with rs.
 func StatusFromRoles(rs ownedpods.Status) (v1alpha1.TrainingJobStatus, error) {
 	out := v1alpha1.TrainingJobStatus{
 		Restarts:                rs.Restarts,
@@ -157,6 +159,9 @@ func StatusFromRoles(rs ownedpods.Status) (v1alpha1.TrainingJobStatus, error) {
 		TerminalState:           rs.TerminalState,
 	}
 	var errs []error
+	if rs.InPlace != (plaingroup.InPlaceAttempts{}) {
+		errs = append(errs, fmt.Errorf("%w status: inPlace: %+v: a TrainingJob restarts by recreation and has no in-place attempts", ErrInvalid, rs.InPlace))
+	}
 	for i := range rs.Roles {
 		r := &rs.Roles[i]
 		bad := func(why string) {

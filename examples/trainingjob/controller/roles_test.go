@@ -206,15 +206,17 @@ func TestStatusFromRolesRefuses(t *testing.T) {
 		name      string
 		roles     []ownedpods.RoleStatus
 		wantField string
+		inPlace   plaingroup.InPlaceAttempts
 	}{
-		{"unknown role", []ownedpods.RoleStatus{role("workers"), role("head")}, `roles[1].name: "head"`},
-		{"launcher first", []ownedpods.RoleStatus{role("launcher"), role("workers")}, `roles[1].name: "workers": the workers come before the launcher`},
-		{"workers twice", []ownedpods.RoleStatus{role("workers"), role("workers")}, `roles[1].name: "workers": listed twice`},
-		{"launcher twice", []ownedpods.RoleStatus{role("workers"), role("launcher"), role("launcher")}, `roles[2].name: "launcher": listed twice`},
+		{"unknown role", []ownedpods.RoleStatus{role("workers"), role("head")}, `roles[1].name: "head"`, plaingroup.InPlaceAttempts{}},
+		{"launcher first", []ownedpods.RoleStatus{role("launcher"), role("workers")}, `roles[1].name: "workers": the workers come before the launcher`, plaingroup.InPlaceAttempts{}},
+		{"workers twice", []ownedpods.RoleStatus{role("workers"), role("workers")}, `roles[1].name: "workers": listed twice`, plaingroup.InPlaceAttempts{}},
+		{"launcher twice", []ownedpods.RoleStatus{role("workers"), role("launcher"), role("launcher")}, `roles[2].name: "launcher": listed twice`, plaingroup.InPlaceAttempts{}},
+		{"in-place attempts", []ownedpods.RoleStatus{role("workers")}, `inPlace: `, plaingroup.InPlaceAttempts{Current: ptr.To[int32](0)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := controller.StatusFromRoles(ownedpods.Status{Restarts: 1, Roles: tt.roles})
+			got, err := controller.StatusFromRoles(ownedpods.Status{Restarts: 1, Roles: tt.roles, InPlace: tt.inPlace})
 			if !errors.Is(err, controller.ErrInvalid) || !strings.Contains(err.Error(), tt.wantField) {
 				t.Fatalf("StatusFromRoles() error = %v, want ErrInvalid naming %s", err, tt.wantField)
 			}
