@@ -39,10 +39,12 @@ compat:
 # from the release of a running pod of an Indexed Job to its replacement, then
 # 100 to 10,000 Jobs of 1-10 pods created at once (5 workers; p50, p99 and all
 # Complete), then 1 launcher and 64 workers as one owner of roles and as child Jobs
-# (writes by kind and by controller, time to Complete).
+# (writes by kind and by controller, time to Complete), then a group of 10 to 1,000
+# units of 8 pods restarted after one failure, both shapes (time from the failure to
+# every pod of the new attempt running, writes by kind).
 latency:
 	go test -count=1 -timeout 60m -run 'TestLatencyTable$$|TestLatencyReleaseTable$$|TestLatencyManyJobs$$' ./reconcile/reconciletest -latency.table -v | grep '^|'
-	go test -count=1 -run 'TestRolesVsChildJobs$$' ./reconcile/reconciletest -latency.table -v | grep '^|'
+	go test -count=1 -timeout 60m -run 'TestRolesVsChildJobs$$|TestGroupRestart$$' ./reconcile/reconciletest -latency.table -v | grep '^|'
 
 bench:
 	@for m in $$(./hack/modules.sh); do (cd $$m && go test -run='^$$' -bench=. -benchmem ./...) || exit 1; done
