@@ -79,8 +79,8 @@ type Cache struct {
 	c *Cluster // its mu guards the fields below
 
 	// owners holds the cached owners of each Store.
-	owners  map[ownerSource]map[types.NamespacedName]object
-	pods    map[types.NamespacedName]*corev1.Pod
+	owners map[ownerSource]map[types.NamespacedName]object
+	pods   map[types.NamespacedName]*corev1.Pod
 	// byOwner indexes pods by their controller reference's UID (orphans under
 	// ""), so that an owner's list costs its own pods, not the cluster's.
 	byOwner map[types.UID]map[types.NamespacedName]*corev1.Pod

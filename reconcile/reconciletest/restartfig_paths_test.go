@@ -158,8 +158,8 @@ type restartGroup struct {
 	rv     int
 	// deleting counts the child Jobs being deleted (foreground).
 	deleting int
-	writes callCounts // creates, deletes and suspend patches of child Jobs, status
-	gc     callCounts // pod deletes; patches: a child Job's foreground finalizer
+	writes   callCounts // creates, deletes and suspend patches of child Jobs, status
+	gc       callCounts // pod deletes; patches: a child Job's foreground finalizer
 }
 
 // input is the childjobs.Input of one sync: the group as held, the cached Jobs.
