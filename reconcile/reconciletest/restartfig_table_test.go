@@ -117,6 +117,9 @@ func (r *restartResult) row(L time.Duration) string {
 		kinds = fmt.Sprintf("%d pod creates, %d finalizer removals%s, %d pod deletes, %d Job creates, %d Job deletes, %d status (%d group, %d Job), %d Job finalizer removals (GC)",
 			j.creates, j.patches, refused, j.deletes+r.gc.deletes, g.creates, g.deletes, g.status+j.status, g.status, j.status, r.gc.patches)
 		who = fmt.Sprintf("group controller %d, Job controller %d, garbage collector %d", g.total(), j.total(), r.gc.total())
+		if r.syncErrors > 0 {
+			who += fmt.Sprintf(" (%d syncs failed)", r.syncErrors)
+		}
 	}
 	return fmt.Sprintf("| %s | %d × %d | %d L | %.1f L | %.1f L | %d | %s | %s |",
 		r.path, r.units, restartPods, r.lag/L, r.startInL, r.restartInL, r.writes(), kinds, who)
