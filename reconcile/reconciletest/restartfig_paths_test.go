@@ -16,6 +16,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/jobkit/jobkit/finalizers"
 	"github.com/jobkit/jobkit/groups/childjobs"
 	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/owner"
@@ -59,7 +60,7 @@ func runRestartRoles(ctx context.Context, units int, L, lag time.Duration) (rest
 	ctx, cancel := context.WithTimeout(ctx, figLimit*L)
 	defer cancel()
 	q := newLatencyQueue()
-	lookup := owners.liveFacts
+	lookup := memoFacts(owners)
 	c.Cache().OnPodEvent(func(ev reconcile.PodEvent) {
 		res := r.ObservePodEvent(ev, lookup)
 		for _, k := range res.Sync {
@@ -97,6 +98,29 @@ func runRestartRoles(ctx context.Context, units int, L, lag time.Duration) (rest
 	res, err := restartFinish(f, w, "one owner of roles (SyncRoles)", units, lag, failErr)
 	res.owner = f.m.snapshot().minus(at)
 	return res, err
+}
+
+// memoFacts is owners.liveFacts (the owner as stored) computed once per
+// resourceVersion: the conversion of an owner of 1,000 roles copies their
+// statuses, and the figure looks the owner up at every pod event.
+func memoFacts(owners *Store[*Run]) func(namespace, name string) *finalizers.OrphanOwner {
+	var mu sync.Mutex
+	var rv string
+	var facts *finalizers.OrphanOwner
+	return func(namespace, name string) *finalizers.OrphanOwner {
+		owners.c.mu.Lock()
+		cur, ok := owners.objs[key(namespace, name)]
+		owners.c.mu.Unlock()
+		if !ok {
+			return nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if cur.GetResourceVersion() != rv {
+			rv, facts = cur.GetResourceVersion(), owners.liveFacts(namespace, name)
+		}
+		return facts
+	}
 }
 
 // failOnce runs fail on the run's goroutines, counted in f.wg, and returns a

@@ -84,7 +84,7 @@ func checkRestart(t *testing.T, path string, units int, lagInL time.Duration, re
 			t.Errorf("roles: writes %+v, want %d pod creates, %d finalizer removals, %d to %d pod deletes, at most 10 status",
 				o, pods, pods, pods, pods+restartPods)
 		}
-		if limit := 15 + 8*float64(lagInL); res.restartInL > limit {
+		if limit := 10 + 8*float64(lagInL) + 4*float64((pods+499)/500); res.restartInL > limit {
 			t.Errorf("roles: the restart took %.1f L, want at most %.0f L", res.restartInL, limit)
 		}
 		return
