@@ -34,7 +34,7 @@ func TestLatencyManyJobs(t *testing.T) {
 	case *latencyTable:
 		sizes = []int{100, 1000, 10000}
 	case testing.Short() || raceEnabled:
-		modes = []bool{false}
+		sizes, modes = []int{20}, []bool{false}
 	}
 	const L, pods, workers = 10 * time.Millisecond, 10, 5
 	if *latencyTable {
