@@ -42,12 +42,15 @@ compat:
 # Runs Jobs of 100 to 20,000 pods to completion against the in-memory cluster with
 # every API call taking a latency L (simulated time, testing/synctest) and prints the
 # time to Complete in units of L, the syncs and the API writes per pod, then the time
-# from the release of a running pod of an Indexed Job to its replacement, then 1
-# launcher and 64 workers as one owner of roles and as child Jobs (writes by kind and
-# by controller, time to Complete).
+# from the release of a running pod of an Indexed Job to its replacement, then
+# 100 to 10,000 Jobs of 1-10 pods created at once (5 workers; p50, p99 and all
+# Complete), then 1 launcher and 64 workers as one owner of roles and as child Jobs
+# (writes by kind and by controller, time to Complete), then a group of 10 to 1,000
+# units of 8 pods restarted after one failure, both shapes (time from the failure to
+# every pod of the new attempt running, writes by kind).
 latency:
-	go test -count=1 -run 'TestLatencyTable$$|TestLatencyReleaseTable$$' ./reconcile/reconciletest -latency.table -v | grep '^|'
-	go test -count=1 -run 'TestRolesVsChildJobs$$' ./reconcile/reconciletest -latency.table -v | grep '^|'
+	go test -count=1 -timeout 60m -run 'TestLatencyTable$$|TestLatencyReleaseTable$$|TestLatencyManyJobs$$' ./reconcile/reconciletest -latency.table -v | grep '^|'
+	go test -count=1 -timeout 60m -run 'TestRolesVsChildJobs$$|TestGroupRestart$$' ./reconcile/reconciletest -latency.table -v | grep '^|'
 
 bench:
 	@for m in $$(./hack/modules.sh); do (cd $$m && go test -run='^$$' -bench=. -benchmem ./...) || exit 1; done

@@ -79,8 +79,11 @@ type Cache struct {
 	c *Cluster // its mu guards the fields below
 
 	// owners holds the cached owners of each Store.
-	owners  map[ownerSource]map[types.NamespacedName]object
-	pods    map[types.NamespacedName]*corev1.Pod
+	owners map[ownerSource]map[types.NamespacedName]object
+	pods   map[types.NamespacedName]*corev1.Pod
+	// byOwner indexes pods by their controller reference's UID (orphans under
+	// ""), so that an owner's list costs its own pods, not the cluster's.
+	byOwner map[types.UID]map[types.NamespacedName]*corev1.Pod
 	pending []WatchEvent
 	seq     uint64
 	// duringList is what the next pod list delivers once it has its snapshot
@@ -100,6 +103,38 @@ func newCache(c *Cluster) *Cache {
 func (ca *Cache) clearLocked() {
 	ca.owners = map[ownerSource]map[types.NamespacedName]object{}
 	ca.pods = map[types.NamespacedName]*corev1.Pod{}
+	ca.byOwner = map[types.UID]map[types.NamespacedName]*corev1.Pod{}
+}
+
+// controllerUID is the UID of p's controller reference, "" for an orphan.
+func controllerUID(p *corev1.Pod) types.UID {
+	if ref := metav1.GetControllerOfNoCopy(p); ref != nil {
+		return ref.UID
+	}
+	return ""
+}
+
+// setPodLocked stores p under k (nil deletes), keeping byOwner in step.
+func (ca *Cache) setPodLocked(k types.NamespacedName, p *corev1.Pod) {
+	if old := ca.pods[k]; old != nil {
+		uid := controllerUID(old)
+		delete(ca.byOwner[uid], k)
+		if len(ca.byOwner[uid]) == 0 {
+			delete(ca.byOwner, uid)
+		}
+		delete(ca.pods, k)
+	}
+	if p == nil {
+		return
+	}
+	ca.pods[k] = p
+	uid := controllerUID(p)
+	m := ca.byOwner[uid]
+	if m == nil {
+		m = map[types.NamespacedName]*corev1.Pod{}
+		ca.byOwner[uid] = m
+	}
+	m[k] = p
 }
 
 func (ca *Cache) queueLocked(ev WatchEvent) {
@@ -244,10 +279,10 @@ func (ca *Cache) deliver(i int, notify bool) bool {
 		old := ca.pods[k]
 		switch ev.Type {
 		case watch.Deleted:
-			delete(ca.pods, k)
+			ca.setPodLocked(k, nil)
 			podEv = &reconcile.PodEvent{Type: reconcile.PodDeleted, Old: ev.Pod}
 		default:
-			ca.pods[k] = ev.Pod
+			ca.setPodLocked(k, ev.Pod)
 			if old == nil {
 				podEv = &reconcile.PodEvent{Type: reconcile.PodAdded, New: ev.Pod}
 			} else {

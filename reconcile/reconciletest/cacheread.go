@@ -39,14 +39,22 @@ func (ca *Cache) Pods(namespace string) []*corev1.Pod {
 }
 
 func (ca *Cache) podsLocked(namespace string, keep func(*corev1.Pod) bool) []*corev1.Pod {
+	return ca.sortedPodsLocked(namespace, keep, ca.pods)
+}
+
+// sortedPodsLocked returns the pods of the maps, of namespace (all when empty),
+// that keep keeps (all when nil), in creation order.
+func (ca *Cache) sortedPodsLocked(namespace string, keep func(*corev1.Pod) bool, from ...map[types.NamespacedName]*corev1.Pod) []*corev1.Pod {
 	type entry struct {
 		seq uint64
 		pod *corev1.Pod
 	}
-	entries := make([]entry, 0, len(ca.pods))
-	for k, p := range ca.pods {
-		if (namespace == "" || k.Namespace == namespace) && (keep == nil || keep(p)) {
-			entries = append(entries, entry{ca.c.order[p.UID], p})
+	var entries []entry
+	for _, m := range from {
+		for k, p := range m {
+			if (namespace == "" || k.Namespace == namespace) && (keep == nil || keep(p)) {
+				entries = append(entries, entry{ca.c.order[p.UID], p})
+			}
 		}
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.seq, b.seq) })
@@ -74,13 +82,17 @@ func (ca *Cache) podsOf(namespace string, uid types.UID, selector *metav1.LabelS
 		}
 	}
 	ca.c.mu.Lock()
-	pods := ca.podsLocked(namespace, func(p *corev1.Pod) bool {
+	from := []map[types.NamespacedName]*corev1.Pod{ca.byOwner[uid]}
+	if sel != nil && uid != "" {
+		from = append(from, ca.byOwner[""]) // the orphans
+	}
+	pods := ca.sortedPodsLocked(namespace, func(p *corev1.Pod) bool {
 		ref := metav1.GetControllerOfNoCopy(p)
 		if ref != nil {
 			return ref.UID == uid
 		}
 		return sel != nil && sel.Matches(labels.Set(p.Labels))
-	})
+	}, from...)
 	n := ca.duringList
 	ca.duringList = 0
 	ca.c.mu.Unlock()

@@ -4,8 +4,9 @@
 // reconcile.Client and reconcile.StatusWriter; an informer-like Cache fed by watch
 // events that the test delivers; a simulated Kubelet; fault injection; a Driver
 // that syncs an owner of any shape step by step until it is done; a Recorder of
-// events and metrics; RunLatency, which measures a Job's time to Complete in units
-// of a per-call latency; and RunClientConformance, which checks any
+// events and metrics; RunLatency, which measures the time to Complete of a Job, or
+// of many Jobs synced by several workers, in units of a per-call latency; and
+// RunClientConformance, which checks any
 // reconcile.Client against the API server's behaviour. It is for our tests, for
 // operator authors' tests and for a deterministic fault simulator built on it:
 // every simulation of this module runs on it (the fault simulator, RunLatency,
@@ -129,6 +130,8 @@
 // and Kubelet scripts run outside it, on the caller's goroutine. Write hooks
 // (OnWrite), faults' Match and interceptors run under it and must not call the
 // Cluster. Writes cost a deep copy of the object (patches a JSON round trip of the
-// pod's metadata); cached lists sort their result, O(n log n) in the pods of the
+// pod's metadata); cached lists sort their result: an owner's (OwnerPods) is
+// O(n log n) in the pods it controls (the Cache indexes pods by controller UID),
+// plus the orphans when it has a selector; Pods is O(n log n) in the pods of the
 // namespace.
 package reconciletest

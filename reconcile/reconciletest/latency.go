@@ -1,30 +1,37 @@
 package reconciletest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
-	"testing/synctest"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
-	"github.com/jobkit/jobkit/jobstatus"
-	"github.com/jobkit/jobkit/owner"
-	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
 
 // LatencyOptions configure RunLatency.
 type LatencyOptions struct {
-	// Pods is the Job's completions and parallelism (N). Required.
+	// Pods is the Job's completions and parallelism (N); with Jobs, the largest
+	// Job's. Required.
 	Pods int
-	// Indexed makes the Job Indexed; otherwise it is NonIndexed.
+	// Jobs, when positive, runs that many Jobs created at once instead of one:
+	// Job i (from 0) has 1 + i%Pods pods, so that Pods = 10 gives Jobs of 1 to 10
+	// pods. Zero runs one Job of Pods pods.
+	Jobs int
+	// Workers is how many keys are synced at once, as client-go's workqueue
+	// hands them out: a key to one worker at a time, a key queued again while it
+	// is synced is synced once more after. Zero means 5, the default of the
+	// kube-controller-manager's --concurrent-job-syncs. With one Job only one
+	// worker is ever busy.
+	Workers int
+	// Indexed makes the Jobs Indexed; otherwise they are NonIndexed.
 	Indexed bool
 	// Latency is L, the time every reconcile.Client call takes from the caller's
 	// point of view; the write happens at the end of it. Concurrent calls overlap.
@@ -44,33 +51,39 @@ type LatencyOptions struct {
 	// TimeoutsNotStored.
 	CreateTimeouts    int
 	TimeoutsNotStored bool
-	// Release, for an Indexed Job, is the scenario of issue 20: the pods run
+	// Release, for one Indexed Job, is the scenario of issue 20: the pods run
 	// without succeeding until every index has one; then the pod of index Pods/2
 	// is released mid-run (relabelled so that it no longer matches the Job's
 	// selector, as another actor would), and once its replacement is created every
 	// pod succeeds. LatencyResult.Replacement is the time from the release to
 	// that creation.
 	Release bool
-	// Trace, when set, receives a line per sync (its start in L, what it returned,
-	// the calls it made by kind), to see where a run spends its time.
+	// Trace, when set, receives a line per sync (its start in L, the key with
+	// several Jobs, what it returned, the calls made meanwhile by kind: those of
+	// concurrent syncs too), to see where a run spends its time.
 	Trace io.Writer
 }
 
 // LatencyResult is what RunLatency measured.
 type LatencyResult struct {
-	// Elapsed is the simulated time from the Job's creation until the status write
-	// that made it Complete returned.
+	// Elapsed is the simulated time from the creation of the Jobs until the
+	// status write that made the last of them Complete returned.
 	Elapsed time.Duration
 	// InL is Elapsed in units of the latency L.
 	InL float64
-	// Syncs counts the syncs of the Job, including skipped ones (stale cache,
-	// expectations); it stops counting when the Job is Complete.
+	// P50InL and P99InL are the percentiles (nearest rank) of the time each Job
+	// took from its creation to the return of the status write that made it
+	// Complete, in L; with one Job, both are InL.
+	P50InL, P99InL float64
+	// Syncs counts the syncs of the Jobs, including skipped ones (stale cache,
+	// expectations); a Job's stop counting when it is Complete.
 	Syncs int
-	// Writes counts every reconcile.Client call until the Job is Complete and no pod
-	// carries the tracking finalizer; by kind: Creates, Patches, Deletes,
+	// Writes counts every reconcile.Client call until every Job is Complete and no
+	// pod carries the tracking finalizer; by kind: Creates, Patches, Deletes,
 	// StatusWrites. Conflicts counts the calls answered 409.
 	Writes, Creates, Patches, Deletes, StatusWrites, Conflicts int
-	// WritesPerPod is Writes / Pods.
+	// Pods is the pods of all the Jobs; WritesPerPod is Writes / Pods.
+	Pods         int
 	WritesPerPod float64
 	// Replacement (LatencyOptions.Release) is the time from the release of the
 	// running pod to the creation of its index's replacement; ReplacementInL is it
@@ -85,33 +98,41 @@ func (r LatencyResult) String() string {
 		r.InL, r.Syncs, r.Writes, r.WritesPerPod, r.Creates, r.Patches, r.Deletes, r.StatusWrites, r.Conflicts)
 }
 
-// RunLatency runs a Job of opts.Pods pods to completion against a Cluster whose every
-// reconcile.Client call takes opts.Latency (an interceptor whose Outcome.Delay is L
-// for every call, and whose timeouts are the faults of CreateTimeouts), with a controller loop like client-go's
-// (one worker; a key queued again while it is synced is synced once more after; pod
-// events batched for the PodEventBatchPeriod; RequeueAfter honoured; errors retried
-// after 5ms doubling), and reports the time to Complete in units of L, the syncs and
-// the API writes. Pods succeed the moment they are created (in the release
-// scenario, LatencyOptions.Release, once the released index has its replacement).
-// A run that does not finish within LatencyOptions.Limit returns ErrStepLimit.
+// RunLatency runs a Job of opts.Pods pods, or opts.Jobs Jobs created at once, to
+// completion against a Cluster whose every reconcile.Client call takes
+// opts.Latency (an interceptor whose Outcome.Delay is L for every call, and whose
+// timeouts are the faults of CreateTimeouts), with a controller loop like
+// client-go's (opts.Workers workers; a key synced by one worker at a time, and
+// once more after when queued again meanwhile; pod events batched for the
+// PodEventBatchPeriod; RequeueAfter honoured; errors retried after 5ms doubling,
+// per key), and reports the time to Complete in units of L, the syncs and the API
+// writes. Pods succeed the moment they are created (in the release scenario,
+// LatencyOptions.Release, once the released index has its replacement). A run
+// that does not finish within LatencyOptions.Limit returns ErrStepLimit.
 //
 // RunLatency must run inside a testing/synctest bubble (synctest.Test): time there is
 // simulated, so a run of thousands of L takes as long as its computation, and the
 // overlap of concurrent calls is exact. Outside a bubble it would sleep for real.
 func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error) {
-	if opts.Pods <= 0 {
+	switch {
+	case opts.Pods <= 0:
 		return LatencyResult{}, fmt.Errorf("reconciletest: LatencyOptions.Pods = %d, must be positive", opts.Pods)
-	}
-	if opts.Release && !opts.Indexed {
+	case opts.Jobs < 0:
+		return LatencyResult{}, fmt.Errorf("reconciletest: LatencyOptions.Jobs = %d, must not be negative", opts.Jobs)
+	case opts.Workers < 0:
+		return LatencyResult{}, fmt.Errorf("reconciletest: LatencyOptions.Workers = %d, must not be negative", opts.Workers)
+	case opts.Release && !opts.Indexed:
 		return LatencyResult{}, fmt.Errorf("reconciletest: LatencyOptions.Release needs Indexed: a NonIndexed Job has no index to replace")
-	}
-	if opts.Latency <= 0 {
+	case opts.Release && opts.Jobs > 0:
+		return LatencyResult{}, fmt.Errorf("reconciletest: LatencyOptions.Release runs one Job: Jobs = %d, want 0", opts.Jobs)
+	case opts.Latency <= 0:
 		return LatencyResult{}, fmt.Errorf("reconciletest: LatencyOptions.Latency = %v, must be positive", opts.Latency)
 	}
 	limit := opts.Limit
 	if limit <= 0 {
 		limit = 100_000 * opts.Latency
 	}
+	workers := cmp.Or(opts.Workers, 5)
 	start := time.Now()
 	clk := clocktesting.NewFakeClock(start)
 	c := NewCluster(Options{Clock: clk, EventLatency: opts.EventLag})
@@ -129,95 +150,47 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 	if err != nil {
 		return LatencyResult{}, err
 	}
-	job := NewJob("default", "latency", int32(opts.Pods), int32(opts.Pods))
-	job.Spec.ManagedBy = ptr.To(cfg.Name)
-	if opts.Indexed {
-		job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
-	}
-	job, err = c.Jobs().Create(job)
+	names, pods, err := createLatencyJobs(c, opts, cfg.Name)
 	if err != nil {
 		return LatencyResult{}, err
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	q := newLatencyQueue()
+	lr := &latencyRun{opts: opts, c: c, r: r, m: m, q: newLatencyQueue(), start: start, jobs: len(names),
+		sem: make(chan struct{}, 1), failures: map[string]int{}, cancel: cancel}
 	cache := c.Cache()
 	cache.OnPodEvent(func(ev reconcile.PodEvent) {
 		res := r.ObservePodEvent(ev, c.Jobs().CachedOwner)
 		for _, k := range res.Sync {
-			q.add(k, res.Delay)
+			lr.q.add(k, res.Delay)
 		}
 	})
 	c.Jobs().OnEvent(func(ev reconcile.OwnerEvent) {
 		if m := r.ObserveOwnerEvent(ev); m.Sync {
-			q.add(m.Key, m.Delay)
+			lr.q.add(m.Key, m.Delay)
 		}
 	})
 	var wg sync.WaitGroup
 	startInformer(ctx, c, &wg)
-
-	var res LatencyResult
-	completeAt := time.Time{}
-	failures := 0
-	for {
-		k, ok := q.get(ctx)
-		if !ok {
-			break
-		}
-		// Let the informer deliver every event due at this instant first, so that a
-		// run does not depend on which goroutine the scheduler wakes first.
-		synctest.Wait()
-		clk.SetTime(time.Now())
-		cached := c.Jobs().Cached(job.Namespace, job.Name)
-		if cached == nil {
-			q.done(k)
-			continue
-		}
-		if completeAt.IsZero() {
-			res.Syncs++
-		}
-		before := m.snapshot()
-		syncStart := time.Now()
-		out, err := r.Sync(ctx, plan.JobWorkload(cached), cache.OwnerPods)
-		if opts.Trace != nil {
-			after := m.snapshot()
-			fmt.Fprintf(opts.Trace, "%7.1f L sync (%.1f L): creates %d, patches %d, deletes %d, status %d; requeue %v after %.1f L; err %v\n",
-				float64(syncStart.Sub(start))/float64(opts.Latency), float64(time.Since(syncStart))/float64(opts.Latency),
-				after.creates-before.creates, after.patches-before.patches, after.deletes-before.deletes, after.status-before.status,
-				out.Retry != "", float64(out.RequeueAfter)/float64(opts.Latency), err)
-		}
-		switch {
-		case err != nil && ctx.Err() != nil:
-		case err != nil:
-			failures++
-			q.addAfterDone(k, 5*time.Millisecond<<min(failures-1, 20))
-		default:
-			failures = 0
-			if out.RequeueAfter > 0 {
-				q.addAfterDone(k, out.RequeueAfter)
-			}
-		}
-		q.done(k)
-		stored, _ := c.Jobs().Get(job.Namespace, job.Name)
-		if completeAt.IsZero() && stored != nil && jobstatus.IsConditionTrue(stored.Status.Conditions, batchv1.JobComplete) {
-			completeAt = m.completedAt(start)
-		}
-		if !completeAt.IsZero() && noTrackedPods(c, stored) {
-			break
-		}
-		if ctx.Err() != nil || m.failed() != nil {
-			break
-		}
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lr.worker(ctx)
+		}()
 	}
-	cancel()
 	wg.Wait()
+	cancel()
 	if err := m.failed(); err != nil {
-		return res, err
+		return LatencyResult{}, err
 	}
-	if completeAt.IsZero() {
-		return res, fmt.Errorf("%w: RunLatency's limit, %v = %.0f L", ErrStepLimit, limit, float64(limit)/float64(opts.Latency))
+	times := m.completionTimes(names, start)
+	if len(times) < len(names) {
+		return LatencyResult{}, fmt.Errorf("%w: RunLatency's limit, %v = %.0f L: %d of %d Jobs Complete",
+			ErrStepLimit, limit, float64(limit)/float64(opts.Latency), len(times), len(names))
 	}
+	res := LatencyResult{Syncs: lr.syncs, Pods: pods}
 	m.fill(&res)
 	if opts.Release {
 		res.Replacement = m.replacement()
@@ -226,21 +199,40 @@ func RunLatency(ctx context.Context, opts LatencyOptions) (LatencyResult, error)
 		}
 		res.ReplacementInL = float64(res.Replacement) / float64(opts.Latency)
 	}
-	res.Elapsed = completeAt.Sub(start)
-	res.InL = float64(res.Elapsed) / float64(opts.Latency)
-	res.WritesPerPod = float64(res.Writes) / float64(opts.Pods)
+	inL := func(d time.Duration) float64 { return float64(d) / float64(opts.Latency) }
+	res.Elapsed = times[len(times)-1]
+	res.InL = inL(res.Elapsed)
+	res.P50InL, res.P99InL = inL(percentile(times, 50)), inL(percentile(times, 99))
+	res.WritesPerPod = float64(res.Writes) / float64(pods)
 	return res, nil
 }
 
-// noTrackedPods reports whether no pod of job carries the tracking finalizer.
-func noTrackedPods(c *Cluster, job *batchv1.Job) bool {
-	if job == nil {
-		return true
-	}
-	for _, p := range c.ListPods(job.Namespace) {
-		if ref := metav1.GetControllerOfNoCopy(p); ref != nil && ref.UID == job.UID && owner.BatchJob.HasFinalizer(p) {
-			return false
+// createLatencyJobs creates the Jobs of opts, managed by controller, and returns
+// their names and their pods in all.
+func createLatencyJobs(c *Cluster, opts LatencyOptions, controller string) ([]string, int, error) {
+	var names []string
+	pods := 0
+	for i := range max(opts.Jobs, 1) {
+		name, n := "latency", opts.Pods
+		if opts.Jobs > 0 {
+			name, n = fmt.Sprintf("latency-%05d", i), 1+i%opts.Pods
 		}
+		job := NewJob("default", name, int32(n), int32(n))
+		job.Spec.ManagedBy = ptr.To(controller)
+		if opts.Indexed {
+			job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+		}
+		if _, err := c.Jobs().Create(job); err != nil {
+			return nil, 0, err
+		}
+		names = append(names, name)
+		pods += n
 	}
-	return true
+	return names, pods, nil
+}
+
+// percentile returns the p-th percentile (nearest rank) of the sorted ds.
+func percentile(ds []time.Duration, p int) time.Duration {
+	i := (len(ds)*p + 99) / 100
+	return ds[max(i, 1)-1]
 }

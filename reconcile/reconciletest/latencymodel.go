@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -11,8 +12,11 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/jobkit/jobkit/jobstatus"
+	"github.com/jobkit/jobkit/owner"
 )
 
 // latencyModel is RunLatency's model of the API server, installed on its Cluster:
@@ -27,7 +31,10 @@ type latencyModel struct {
 	timeouts                          int
 	lose                              bool
 	creates, patches, deletes, status int
-	complete                          time.Time
+	// complete holds when each Job's status first said Complete, by name;
+	// tracked the pods that carry the Job tracking finalizer.
+	complete map[string]time.Time
+	tracked  map[types.UID]bool
 	// err is the first error of the kubelet, which ends the run.
 	err error
 
@@ -49,7 +56,7 @@ type latencyModel struct {
 // newLatencyModel installs the model of opts on c.
 func newLatencyModel(c *Cluster, opts LatencyOptions) *latencyModel {
 	m := &latencyModel{c: c, latency: opts.Latency, timeouts: opts.CreateTimeouts, lose: opts.TimeoutsNotStored,
-		pods: opts.Pods, releaseIndex: -1}
+		pods: opts.Pods, releaseIndex: -1, complete: map[string]time.Time{}, tracked: map[types.UID]bool{}}
 	if opts.Release {
 		m.releaseIndex = opts.Pods / 2
 	}
@@ -175,26 +182,59 @@ func (m *latencyModel) failed() error {
 	return m.err
 }
 
-// written notes when the Job's status first says Complete: the end of the run.
+// written notes when a Job's status first says Complete, and which pods carry
+// the tracking finalizer: the end of the run.
 func (m *latencyModel) written(ev WatchEvent) {
+	if p := ev.Pod; p != nil {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if ev.Type != watch.Deleted && owner.BatchJob.HasFinalizer(p) {
+			m.tracked[p.UID] = true
+		} else {
+			delete(m.tracked, p.UID)
+		}
+		return
+	}
 	job, ok := ev.Owner.(*batchv1.Job)
 	if !ok || !jobstatus.IsConditionTrue(job.Status.Conditions, batchv1.JobComplete) {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.complete.IsZero() {
-		m.complete = time.Now()
+	if _, ok := m.complete[job.Name]; !ok {
+		m.complete[job.Name] = time.Now()
 	}
 }
 
-func (m *latencyModel) completedAt(fallback time.Time) time.Time {
+// isComplete reports whether the Job named name has been Complete.
+func (m *latencyModel) isComplete(name string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.complete.IsZero() {
-		return fallback
+	_, ok := m.complete[name]
+	return ok
+}
+
+// finished reports whether jobs Jobs are Complete and no pod carries the
+// tracking finalizer.
+func (m *latencyModel) finished(jobs int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.complete) >= jobs && len(m.tracked) == 0
+}
+
+// completionTimes returns the time from start to each Complete Job of names,
+// sorted.
+func (m *latencyModel) completionTimes(names []string, start time.Time) []time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []time.Duration
+	for _, n := range names {
+		if at, ok := m.complete[n]; ok {
+			out = append(out, at.Sub(start))
+		}
 	}
-	return m.complete
+	slices.Sort(out)
+	return out
 }
 
 type callCounts struct{ creates, patches, deletes, status int }
@@ -251,76 +291,4 @@ func startInformer(ctx context.Context, c *Cluster, wg *sync.WaitGroup) {
 			}
 		}
 	}()
-}
-
-// latencyQueue is a one-worker work queue with delayed adds, with client-go's
-// semantics: a key is queued once (the earliest time wins); a key added while its
-// sync runs is synced again after.
-type latencyQueue struct {
-	mu         sync.Mutex
-	due        map[string]time.Time
-	processing map[string]bool
-	changed    chan struct{}
-}
-
-func newLatencyQueue() *latencyQueue {
-	return &latencyQueue{due: map[string]time.Time{}, processing: map[string]bool{}, changed: make(chan struct{}, 1)}
-}
-
-func (q *latencyQueue) add(key string, after time.Duration) {
-	q.mu.Lock()
-	at := time.Now().Add(after)
-	if cur, ok := q.due[key]; !ok || at.Before(cur) {
-		q.due[key] = at
-	}
-	q.mu.Unlock()
-	select {
-	case q.changed <- struct{}{}:
-	default:
-	}
-}
-
-// addAfterDone queues key after the sync that runs it; the same as add here, where
-// the one worker is the caller.
-func (q *latencyQueue) addAfterDone(key string, after time.Duration) { q.add(key, after) }
-
-func (q *latencyQueue) done(key string) {
-	q.mu.Lock()
-	delete(q.processing, key)
-	q.mu.Unlock()
-}
-
-// get waits for the earliest due key that is not being processed.
-func (q *latencyQueue) get(ctx context.Context) (string, bool) {
-	for {
-		q.mu.Lock()
-		now := time.Now()
-		var best string
-		var bestAt time.Time
-		for k, at := range q.due {
-			if q.processing[k] {
-				continue
-			}
-			if best == "" || at.Before(bestAt) {
-				best, bestAt = k, at
-			}
-		}
-		if best != "" && !bestAt.After(now) {
-			delete(q.due, best)
-			q.processing[best] = true
-			q.mu.Unlock()
-			return best, true
-		}
-		q.mu.Unlock()
-		var timer <-chan time.Time
-		if best != "" {
-			timer = time.After(bestAt.Sub(now))
-		}
-		select {
-		case <-ctx.Done():
-			return "", false
-		case <-q.changed:
-		case <-timer:
-		}
-	}
 }

@@ -240,14 +240,9 @@ func (f *figRun) quiet() bool {
 	}
 	horizon := time.Now().Add(figQuiet * f.L)
 	for _, q := range queues {
-		q.mu.Lock()
-		for _, at := range q.due {
-			if at.Before(horizon) {
-				q.mu.Unlock()
-				return false
-			}
+		if q.dueBefore(horizon) {
+			return false
 		}
-		q.mu.Unlock()
 	}
 	return true
 }
