@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -25,7 +26,9 @@ import (
 
 // ChildJobClient makes the calls of SyncChildJobs other than the status write:
 // on the group's child Jobs, its headless Service and the group itself.
-// Implementations return the errors of k8s.io/apimachinery/pkg/api/errors.
+// Implementations return the errors of k8s.io/apimachinery/pkg/api/errors and are
+// safe for concurrent use: the calls of one kind (the deletions, the creations...)
+// run at once, at most Config.FinalizerRemovalParallelism of them.
 type ChildJobClient interface {
 	// CreateJob creates job, which is named (child names are deterministic): a
 	// Job of that name yields AlreadyExists.
@@ -116,8 +119,10 @@ type groupExecution struct {
 	jobs   ChildJobClient
 	status childjobs.StatusWriter
 	action string
-	res    Result
-	errs   []error
+	// mu guards res and errs while the calls of one kind run at once.
+	mu   sync.Mutex
+	res  Result
+	errs []error
 }
 
 func (gx *groupExecution) ownerUID() types.UID           { return gx.in.UID }
@@ -194,26 +199,31 @@ func (gx *groupExecution) execute(in *childjobs.Input, p *childjobs.Plan, now ti
 		gx.res.StatusWrites++
 		gx.finished(in, p)
 	}
-	for _, d := range p.Delete {
+	// The calls of each kind run at once (at most FinalizerRemovalParallelism),
+	// the kinds in the order of childjobs.Plan: a restart of a thousand children
+	// costs a round trip or two per kind, not one per child.
+	r.parallel(len(p.Delete), func(i int) {
+		d := p.Delete[i]
 		err := gx.jobs.DeleteJob(gx.ctx, d.Job, d.Propagation)
 		switch {
 		case err == nil:
 			r.noteChildWrite(gx.key, "", d.Job.UID, now)
-			gx.res.Deleted++
+			gx.count(&gx.res.Deleted)
 		case !gone(err):
 			gx.fail(in, ReasonFailedDelete, fmt.Errorf("delete Job %s (%s): %w", d.Job.Name, d.Reason, err))
 		}
-	}
+	})
 	if p.Service != nil {
 		if err := gx.jobs.CreateService(gx.ctx, p.Service); err != nil && !apierrors.IsAlreadyExists(err) {
-			gx.errs = append(gx.errs, fmt.Errorf("create Service %s (%s): %w", p.Service.Name, p.ServiceReason, err))
+			gx.note(fmt.Errorf("create Service %s (%s): %w", p.Service.Name, p.ServiceReason, err))
 		}
 	}
-	for _, c := range p.Claims {
+	r.parallel(len(p.Claims), func(i int) {
+		c := p.Claims[i]
 		if err := gx.jobs.CreateClaim(gx.ctx, c); err != nil && !apierrors.IsAlreadyExists(err) {
 			gx.fail(in, ReasonFailedCreate, fmt.Errorf("create PersistentVolumeClaim %s: %w", c.Name, err))
 		}
-	}
+	})
 	if b := p.DisruptionBudget; b != nil {
 		if err := gx.jobs.CreateDisruptionBudget(gx.ctx, b); err != nil && !apierrors.IsAlreadyExists(err) {
 			gx.fail(in, ReasonFailedCreate, fmt.Errorf("create PodDisruptionBudget %s: %w", b.Name, err))
@@ -223,27 +233,30 @@ func (gx *groupExecution) execute(in *childjobs.Input, p *childjobs.Plan, now ti
 		list    []childjobs.JobAction
 		suspend bool
 	}{{p.Suspend, true}, {p.Resume, false}} {
-		for _, a := range s.list {
+		r.parallel(len(s.list), func(i int) {
+			a := s.list[i]
 			if err := gx.jobs.SuspendJob(gx.ctx, a.Job, s.suspend); err != nil && !gone(err) && !uidChanged(err) {
-				gx.errs = append(gx.errs, fmt.Errorf("set spec.suspend=%t on Job %s: %w", s.suspend, a.Job.Name, err))
+				gx.note(fmt.Errorf("set spec.suspend=%t on Job %s: %w", s.suspend, a.Job.Name, err))
 			}
-		}
+		})
 	}
-	for _, a := range p.Scale {
+	r.parallel(len(p.Scale), func(i int) {
+		a := p.Scale[i]
 		if err := gx.jobs.ScaleJob(gx.ctx, a.Job); err != nil && !gone(err) && !uidChanged(err) {
-			gx.errs = append(gx.errs, fmt.Errorf("resize Job %s (%s): %w", a.Job.Name, a.Reason, err))
+			gx.note(fmt.Errorf("resize Job %s (%s): %w", a.Job.Name, a.Reason, err))
 		}
-	}
-	for _, a := range p.Create {
+	})
+	r.parallel(len(p.Create), func(i int) {
+		a := p.Create[i]
 		err := gx.jobs.CreateJob(gx.ctx, a.Job)
 		switch {
 		case err == nil:
 			r.noteChildWrite(gx.key, a.Job.Name, "", now)
-			gx.res.Created++
+			gx.count(&gx.res.Created)
 		case !apierrors.IsAlreadyExists(err):
 			gx.fail(in, ReasonFailedCreate, fmt.Errorf("create Job %s (%s): %w", a.Job.Name, a.Reason, err))
 		}
-	}
+	})
 	for _, e := range p.Events {
 		ev.Eventf(in.Object, e.Type, e.Reason, "%s", e.Message)
 	}
@@ -252,8 +265,23 @@ func (gx *groupExecution) execute(in *childjobs.Input, p *childjobs.Plan, now ti
 
 // fail records a failed call on a child: its error, and a Warning event.
 func (gx *groupExecution) fail(in *childjobs.Input, reason string, err error) {
-	gx.errs = append(gx.errs, err)
+	gx.note(err)
 	gx.r.cfg.Events.Eventf(in.Object, corev1.EventTypeWarning, reason, "Error: %v", err)
+}
+
+// note records the error of a call; safe while the calls of one kind run at once.
+func (gx *groupExecution) note(err error) {
+	gx.mu.Lock()
+	defer gx.mu.Unlock()
+	gx.errs = append(gx.errs, err)
+}
+
+// count adds one to n, a counter of gx.res; safe while the calls of one kind run
+// at once.
+func (gx *groupExecution) count(n *int) {
+	gx.mu.Lock()
+	defer gx.mu.Unlock()
+	*n++
 }
 
 // finished counts the group in the metrics when the status just written finished

@@ -199,8 +199,13 @@ func (ex *execution) deletePod(d plan.Deletion) bool {
 
 // parallel runs fn(0..n-1) with at most FinalizerRemovalParallelism goroutines; with
 // a parallelism of 1 it runs them in order on the calling goroutine.
-func (ex *execution) parallel(n int, fn func(i int)) {
-	workers := min(ex.r.cfg.FinalizerRemovalParallelism, n)
+func (ex *execution) parallel(n int, fn func(i int)) { ex.r.parallel(n, fn) }
+
+// parallel runs fn(0..n-1) with at most FinalizerRemovalParallelism goroutines,
+// the bound of the API calls one sync runs at once; with a parallelism of 1 it runs
+// them in order on the calling goroutine.
+func (r *Reconciler) parallel(n int, fn func(i int)) {
+	workers := min(r.cfg.FinalizerRemovalParallelism, n)
 	if workers <= 1 {
 		for i := range n {
 			fn(i)
