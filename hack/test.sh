@@ -16,7 +16,10 @@
 # Indexed Job of 100 pods, the controller killed once halfway, exact counts; ~3
 # minutes more cold to build kwok, ~1.5 minutes warm; kube-controller-manager is not
 # needed). The smoke's cluster has a directory of its own and free ports, so that
-# concurrent runs never share one.
+# concurrent runs never share one. JobSet's own integration suite of its controller runs
+# against jobkit's JobSet controller on envtest, its quick part (hack/jobset-suite.sh
+# --quick: 34 of its 58 specs, read from the module cache; about 50 s warm, COLD_TIME
+# more to build JobSet's and Ginkgo's packages the first time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -72,6 +75,8 @@ for mod in $(hack/modules.sh); do
 	echo "== module $mod"
 	step "module $mod (gofmt, vet or go test)" module "$mod"
 done
+echo "== JobSet's integration suite against jobkit's JobSet controller, its quick part (make jobset-suite runs every spec)"
+step "JobSet's integration suite, quick (hack/jobset-suite.sh --quick)" hack/jobset-suite.sh --quick
 echo "== simulation: 300 seeds without -race (the race detector slows it tenfold; -race runs 10)"
 step "simulation, 300 seeds" env GOWORK=off go test -count=1 ./internal/sim -run 'TestSimulation$' -sim.seeds=300
 echo "== real control plane: one Job of 100 pods under jobkit-clientgo, killed once halfway (hack/cluster.sh; builds kwok when not cached)"
