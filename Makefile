@@ -5,7 +5,7 @@ SOAKFAULTS ?= 0.1
 SOAKSEEDS20 ?= 3000
 SOAKFAULTS20 ?= 0.2
 
-.PHONY: build-installer test bench fuzz fmt demo soak lint compat tidy release-check latency cluster-up cluster-down cluster-status bench-cluster cluster-smoke chaos image image-smoke
+.PHONY: build-installer jobset-suite test bench fuzz fmt demo soak lint compat tidy release-check latency cluster-up cluster-down cluster-status bench-cluster cluster-smoke chaos image image-smoke
 
 test:
 	FUZZTIME=$(FUZZTIME) ./hack/test.sh
@@ -20,6 +20,14 @@ demo:
 # and checked for drift by hack/generate.sh --check (docs/deploy.md).
 build-installer:
 	go run ./hack/deploy
+
+# JobSet's own integration suite of its controller (test/integration/controller of
+# sigs.k8s.io/jobset, read from the Go module cache, never copied) run against jobkit's
+# JobSet controller on envtest: every spec PASSED, FAILED or SKIPPED, with the reason of
+# each that fails or is skipped (hack/jobset-suite.sh; about 5 minutes). Ginkgo's
+# flags pass through JOBSETSUITEFLAGS, e.g. JOBSETSUITEFLAGS=-ginkgo.focus=InOrder.
+jobset-suite:
+	./hack/jobset-suite.sh $(JOBSETSUITEFLAGS)
 
 # go mod tidy -diff in every module and staticcheck (pinned in hack/tools/go.mod).
 lint:

@@ -45,6 +45,7 @@ table=(
 	"cmd/jobkit/explain lib"
 	"controllerruntime  lib"
 	"examples           cmd   examples/clientgo/cmd/jobkit-clientgo examples/controllerruntime/cmd/jobkit-controller-runtime examples/plank/cmd/plank examples/trainingjob/cmd/trainingjob-controller examples/jobset/cmd/jobset-controller examples/demo"
+	"examples/jobset/upstream dev"
 	"hack/benchcluster  dev"
 	"kueue              own"
 	"hack/tools         tools"

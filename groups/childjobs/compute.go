@@ -88,6 +88,15 @@ func Compute(in *Input) (Plan, error) {
 		}
 	} else {
 		startup := plaingroup.MayStart(s.spec.StartupOrder, roles, statuses)
+		creatable := startup.Allowed
+		if s.in.Suspend {
+			// As JobSet: a suspended group creates the children of every role
+			// whose dependencies are met, suspended, whatever the startup order
+			// (InOrder then resumes them role after role), and its InOrder
+			// conditions wait for the resume.
+			creatable = plaingroup.MayStart(plaingroup.AnyOrder, roles, statuses).Allowed
+			startup.Conditions = nil
+		}
 		for _, c := range startup.Conditions {
 			s.Set(c)
 		}
@@ -96,7 +105,7 @@ func Compute(in *Input) (Plan, error) {
 		s.service()
 		s.claims()
 		s.budget()
-		s.create(startup.Allowed)
+		s.create(creatable)
 	}
 	if c := plaingroup.RestartEnded(s.Conds, roles, statuses, s.in.Suspend); c != nil {
 		s.Set(*c)

@@ -616,3 +616,29 @@ func TestSuspendedWhileRestarting(t *testing.T) {
 	assert.Equal(t, "JobSetSuspended", c.Reason)
 	assert.Empty(t, p.Suspend, "children being deleted are not suspended")
 }
+
+// A suspended group under InOrder creates every role's children at once,
+// suspended, with no startup condition yet; resumed, it starts the roles one
+// after another (JobSet's "startupPolicy with InOrder; resume suspended
+// JobSet").
+func TestSuspendedInOrderCreatesEveryRole(t *testing.T) {
+	w := &world{t: t, in: leaderWorkers(2)}
+	w.in.Spec.StartupOrder = plaingroup.InOrder
+	w.in.Suspend = true
+	p := w.sync(t0)
+	assert.Equal(t, []string{"js-leader-0", "js-workers-0", "js-workers-1"}, names(jobsOf(p.Create)))
+	for _, a := range p.Create {
+		assert.True(t, *a.Job.Spec.Suspend, "%s is created suspended", a.Job.Name)
+	}
+	assert.Nil(t, condition(p.Status, "StartupPolicyInProgress"), "no startup condition while suspended")
+	assert.Nil(t, condition(p.Status, "StartupPolicyCompleted"), "no startup condition while suspended")
+
+	w.in.Suspend = false
+	p = w.sync(t0.Add(time.Second))
+	assert.Equal(t, []string{"js-leader-0"}, names(jobsOf(p.Resume)), "the leader is resumed first")
+	assert.Empty(t, p.Create)
+	assert.Equal(t, metav1.ConditionTrue, condition(p.Status, "StartupPolicyInProgress").Status)
+	w.ready("js-leader-0")
+	p = w.sync(t0.Add(2 * time.Second))
+	assert.Equal(t, []string{"js-workers-0", "js-workers-1"}, names(jobsOf(p.Resume)))
+}
