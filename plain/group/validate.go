@@ -130,15 +130,6 @@ func Validate(spec *Spec) Errors {
 	return validateClaims(errs, spec, name)
 }
 
-// podCount is the number of pod indexes of a child of r: completions when set,
-// else parallelism.
-func podCount(r *Role) int32 {
-	if r.Completions != nil {
-		return *r.Completions
-	}
-	return r.Parallelism
-}
-
 func validateRole(errs Errors, spec *Spec, name string, i int, roleAt map[string]int) Errors {
 	r := &spec.Roles[i]
 	if r.Name == "" {
