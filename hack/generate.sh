@@ -24,11 +24,13 @@ case "${1:-}" in
 esac
 
 # One line per API package: its module, the package directory inside that module,
-# and the directory inside that module that holds its CRDs.
+# the directory inside that module that holds its CRDs, and optionally the crd
+# generator's options (JobSet's embeds PersistentVolumeClaim templates, whose
+# metadata the schema must spell out or the API server prunes it).
 targets=(
 	"examples plank/api/v1alpha1 plank/config/crd"
 	"examples trainingjob/api/v1alpha1 trainingjob/config/crd"
-	"examples jobset/api/v1alpha2 jobset/config/crd"
+	"examples jobset/api/v1alpha2 jobset/config/crd crd:crdVersions=v1,generateEmbeddedObjectMeta=true"
 )
 
 # One line per controller package with +kubebuilder:rbac markers: its module, the
@@ -50,15 +52,16 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 stale=()
 for target in "${targets[@]}"; do
-	read -r module pkg crddir <<<"$target"
+	read -r module pkg crddir crdgen <<<"$target"
+	crdgen=${crdgen:-crd:crdVersions=v1}
 	if ! $check; then
-		(cd "$module" && controller_gen object paths="./$pkg" crd:crdVersions=v1 paths="./$pkg" output:crd:dir="$crddir")
+		(cd "$module" && controller_gen object paths="./$pkg" "$crdgen" paths="./$pkg" output:crd:dir="$crddir")
 		echo "generated $module/$pkg/zz_generated.deepcopy.go and $module/$crddir"
 		continue
 	fi
 	out="$tmp/$module/$pkg"
 	mkdir -p "$out/obj" "$out/crd"
-	(cd "$module" && controller_gen object paths="./$pkg" crd:crdVersions=v1 \
+	(cd "$module" && controller_gen object paths="./$pkg" "$crdgen" \
 		output:object:dir="$out/obj" output:crd:dir="$out/crd")
 	# A file is stale when its generated content differs or it is missing; a CRD
 	# that is no longer generated is stale too.

@@ -15,6 +15,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -283,4 +284,58 @@ func TestStatusRules(t *testing.T) {
 	}
 	js.Status.TerminalState = v1alpha2.Completed
 	envtesting.RequireInvalidWithin(t, k8s.Status().Update(ctx, js), "status.terminalState", "terminalState may not change once set")
+}
+
+// withClaim gives js a policy of one claim template named data, which every
+// role's container mounts, with an empty retention policy.
+func withClaim(js *v1alpha2.JobSet) {
+	js.Spec.VolumeClaimPolicies = []v1alpha2.VolumeClaimPolicy{{RetentionPolicy: &v1alpha2.VolumeRetentionPolicy{}, Templates: []corev1.PersistentVolumeClaim{{
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: map[string]string{"tier": "fast"}},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}}}}
+	for i := range js.Spec.ReplicatedJobs {
+		c := &js.Spec.ReplicatedJobs[i].Template.Spec.Template.Spec.Containers[0]
+		c.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	}
+}
+
+// Volume claim policies: the templates' metadata survives the API server (the
+// schema spells it out, so nothing is pruned), whenDeleted defaults to
+// Delete in a retention policy, a template with a namespace is refused, and the policies are
+// immutable, by the schema and by controller.ValidateUpdate alike.
+func TestVolumeClaimPolicies(t *testing.T) {
+	ctx := context.Background()
+	js := valid(testName(t))
+	withClaim(js)
+	if errs := controller.Validate(js); len(errs) > 0 {
+		t.Fatalf("controller.Validate() = %v", errs)
+	}
+	if err := k8s.Create(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	p := js.Spec.VolumeClaimPolicies[0]
+	if tm := p.Templates[0]; tm.Name != "data" || tm.Labels["tier"] != "fast" || tm.Spec.Resources.Requests.Storage().String() != "1Gi" {
+		t.Errorf("the stored template = %+v, want its name, labels and spec kept", tm)
+	}
+	if p.RetentionPolicy == nil || ptr.Deref(p.RetentionPolicy.WhenDeleted, "") != v1alpha2.RetentionPolicyDelete {
+		t.Errorf("retentionPolicy = %+v, want whenDeleted defaulted to Delete", p.RetentionPolicy)
+	}
+
+	old := js.DeepCopy()
+	js.Spec.VolumeClaimPolicies[0].Templates[0].Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("2Gi")
+	if errs := controller.ValidateUpdate(old, js); !refusedAt(errs, "spec.volumeClaimPolicies") {
+		t.Errorf("controller.ValidateUpdate(a larger claim) = %v, want an error at spec.volumeClaimPolicies", errs)
+	}
+	envtesting.RequireInvalidWithin(t, k8s.Update(ctx, js), "spec.volumeClaimPolicies", "Value is immutable")
+
+	bad := valid(testName(t) + "-ns")
+	withClaim(bad)
+	bad.Spec.VolumeClaimPolicies[0].Templates[0].Namespace = "elsewhere"
+	if errs := controller.Validate(bad); !refusedAt(errs, "spec.volumeClaimPolicies[0]") {
+		t.Errorf("controller.Validate(a namespaced template) = %v, want an error at spec.volumeClaimPolicies[0]", errs)
+	}
+	envtesting.RequireInvalidWithin(t, k8s.Create(ctx, bad), "spec.volumeClaimPolicies[0]", "namespace cannot be set for VolumeClaimPolicies templates")
 }

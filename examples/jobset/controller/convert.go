@@ -5,6 +5,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
@@ -77,8 +78,8 @@ func Default(js *v1alpha2.JobSet) {
 }
 
 // Spec converts a JobSet's spec onto plain/group's: the roles (name, group name,
-// replicas, dependsOn), the policies, the coordinator, the subdomain, the TTL and
-// managedBy. Parallelism and completions are left to childjobs.Compute, which reads
+// replicas, dependsOn), the policies, the coordinator, the subdomain, the TTL,
+// managedBy and the volume claims of spec.volumeClaimPolicies. Parallelism and completions are left to childjobs.Compute, which reads
 // them from the templates. js is not modified; no slice of it is shared.
 func Spec(js *v1alpha2.JobSet) plaingroup.Spec {
 	s := &js.Spec
@@ -122,6 +123,30 @@ func Spec(js *v1alpha2.JobSet) plaingroup.Spec {
 	if n := s.Network; n != nil {
 		out.Subdomain = n.Subdomain
 	}
+	for i, p := range s.VolumeClaimPolicies {
+		when := ""
+		if r := p.RetentionPolicy; r != nil && r.WhenDeleted != nil {
+			when = string(*r.WhenDeleted)
+		}
+		for k := range p.Templates {
+			t := &p.Templates[k]
+			out.VolumeClaims = append(out.VolumeClaims, plaingroup.VolumeClaim{
+				Name: t.Name, Namespace: t.Namespace, Policy: i, Template: k, WhenDeleted: when,
+			})
+		}
+	}
+	return out
+}
+
+// ClaimTemplates returns the persistent volume claim templates of a JobSet's
+// spec.volumeClaimPolicies, policy by policy, in the order of
+// plaingroup.Spec.VolumeClaims (Spec): childjobs.Input.ClaimTemplates. The
+// templates are shallow copies; nil when there are none.
+func ClaimTemplates(js *v1alpha2.JobSet) []corev1.PersistentVolumeClaim {
+	var out []corev1.PersistentVolumeClaim
+	for _, p := range js.Spec.VolumeClaimPolicies {
+		out = append(out, p.Templates...)
+	}
 	return out
 }
 
@@ -143,6 +168,7 @@ func Input(js *v1alpha2.JobSet, children []*batchv1.Job, serviceExists bool, con
 		Deleting:        js.DeletionTimestamp != nil,
 		Spec:            Spec(js),
 		Templates:       make([]batchv1.JobTemplateSpec, len(js.Spec.ReplicatedJobs)),
+		ClaimTemplates:  ClaimTemplates(js),
 		Suspend:         ptr.Deref(js.Spec.Suspend, false),
 		Status:          Status(&js.Status),
 		Children:        children,

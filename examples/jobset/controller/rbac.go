@@ -14,6 +14,10 @@ package controller
 // The headless Service of the pods' DNS names:
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create
 //
+// The persistent volume claims of spec.volumeClaimPolicies, created once per
+// group (a create answered AlreadyExists is done):
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=create
+//
 // Events recorded on the JobSet (an events.k8s.io/v1 recorder: create, and
 // patch for a repeated event):
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
