@@ -118,6 +118,11 @@ func TestInput(t *testing.T) {
 			ReplicatedJobs: []v1alpha2.ReplicatedJob{{Name: "a", Replicas: 1, Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](3)}}}},
 			Suspend:        ptr.To(true),
 			Network:        &v1alpha2.Network{EnableDNSHostnames: ptr.To(false), PublishNotReadyAddresses: ptr.To(false)},
+			VolumeClaimPolicies: []v1alpha2.VolumeClaimPolicy{
+				{Templates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}, {ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: "x"}}}},
+				{Templates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "out"}}},
+					RetentionPolicy: &v1alpha2.VolumeRetentionPolicy{WhenDeleted: ptr.To(v1alpha2.RetentionPolicyRetain)}},
+			},
 		},
 		Status: v1alpha2.JobSetStatus{Restarts: 2},
 	}
@@ -126,9 +131,13 @@ func TestInput(t *testing.T) {
 	want := &childjobs.Input{
 		Name: "js", Namespace: "ml", UID: "u", Generation: 4, Owner: controller.Kind, Deleting: true,
 		ResourceVersion: "9", Object: js, Annotations: js.Annotations,
-		Spec:      plaingroup.Spec{Name: "js", Roles: []plaingroup.Role{{Name: "a", Replicas: 1}}},
+		Spec: plaingroup.Spec{Name: "js", Roles: []plaingroup.Role{{Name: "a", Replicas: 1}}, VolumeClaims: []plaingroup.VolumeClaim{
+			{Name: "data"}, {Name: "cache", Namespace: "x", Template: 1}, {Name: "out", Policy: 1, WhenDeleted: "Retain"},
+		}},
 		Templates: []batchv1.JobTemplateSpec{js.Spec.ReplicatedJobs[0].Template},
-		Suspend:   true, EnableDNSHostnames: ptr.To(false), PublishNotReadyAddresses: ptr.To(false),
+		ClaimTemplates: []corev1.PersistentVolumeClaim{js.Spec.VolumeClaimPolicies[0].Templates[0], js.Spec.VolumeClaimPolicies[0].Templates[1],
+			js.Spec.VolumeClaimPolicies[1].Templates[0]},
+		Suspend: true, EnableDNSHostnames: ptr.To(false), PublishNotReadyAddresses: ptr.To(false),
 		Status:   childjobs.Status{Restarts: 2},
 		Children: []*batchv1.Job{child}, ServiceExists: true,
 		ControllerName: "example.com/js", ChildManagedBy: "example.com/jobs", Now: now,
