@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -52,6 +53,11 @@ func (o *ownerOf[T]) syncChildJobs(ctx context.Context, in *childjobs.Input) (re
 		return reconcile.Result{}, fmt.Errorf("read the Service of %s/%s: %w", in.Namespace, in.Name, err)
 	}
 	in.ServiceExists = err == nil
+	if o.planned {
+		if err := o.readPlanned(ctx, in); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
 	if p := in.Spec.FailurePolicy; o.inPlace && p != nil && p.RestartStrategy == plaingroup.InPlaceRestart {
 		var pods corev1.PodList
 		if err := o.cache.List(ctx, &pods, client.InNamespace(in.Namespace),
@@ -66,6 +72,32 @@ func (o *ownerOf[T]) syncChildJobs(ctx context.Context, in *childjobs.Input) (re
 	in.ChildManagedBy = cmp.Or(in.ChildManagedBy, o.childManagedBy)
 	a := childJobsAPI[T]{c: o.client, typ: o.typ}
 	return o.rec.SyncChildJobs(ctx, in, a, a)
+}
+
+// readPlanned fills in, for Options.ClaimsAndBudgets, which of the group's
+// volume claims and whether its disruption budget are in the cache: each is
+// read by its name (plaingroup.VolumeClaim.ClaimName, and the group's name).
+func (o *ownerOf[T]) readPlanned(ctx context.Context, in *childjobs.Input) error {
+	in.ExistingClaims = nil
+	for i := range in.ClaimTemplates {
+		name := (&plaingroup.VolumeClaim{Name: in.ClaimTemplates[i].Name}).ClaimName(in.Name)
+		err := o.cache.Get(ctx, types.NamespacedName{Namespace: in.Namespace, Name: name}, &corev1.PersistentVolumeClaim{})
+		switch {
+		case err == nil:
+			in.ExistingClaims = append(in.ExistingClaims, name)
+		case !apierrors.IsNotFound(err):
+			return fmt.Errorf("read the claim %s of %s/%s: %w", name, in.Namespace, in.Name, err)
+		}
+	}
+	if in.DisruptionBudget == nil {
+		return nil
+	}
+	err := o.cache.Get(ctx, types.NamespacedName{Namespace: in.Namespace, Name: in.Name}, &policyv1.PodDisruptionBudget{})
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("read the disruption budget of %s/%s: %w", in.Namespace, in.Name, err)
+	}
+	in.DisruptionBudgetExists = err == nil
+	return nil
 }
 
 // groupOfPod maps a pod to the group its jobset-name label names (in the
@@ -214,4 +246,25 @@ func (a childJobsAPI[T]) object(in *childjobs.Input) (T, error) {
 		return obj, fmt.Errorf("%w: childjobs.Input.Object is a %T, not a %T", reconcile.ErrInvalidArgument, in.Object, a.typ.New())
 	}
 	return obj, nil
+}
+
+// owns returns Owns with, for a Type of the child-Jobs shape, Jobs and Services
+// (and claims and budgets with ClaimsAndBudgets) first, and each type once.
+func (o *Options[T]) owns() []client.Object {
+	var all []client.Object
+	if o.Type.ChildJobs != nil {
+		all = append(all, &batchv1.Job{}, &corev1.Service{})
+		if o.ClaimsAndBudgets {
+			all = append(all, &corev1.PersistentVolumeClaim{}, &policyv1.PodDisruptionBudget{})
+		}
+	}
+	seen := map[reflect.Type]bool{}
+	var out []client.Object
+	for _, obj := range append(all, o.Owns...) {
+		if t := reflect.TypeOf(obj); !seen[t] {
+			seen[t] = true
+			out = append(out, obj)
+		}
+	}
+	return out
 }

@@ -351,6 +351,8 @@ func TestOptionsOfChildJobs(t *testing.T) {
 			wantOwner: "Task test.jobkit.dev/tracking", wantOwns: []string{"*v1.Job", "*v1.Service"}},
 		{name: "Service listed again, a ConfigMap", opts: Options[*testGroup]{Type: groupType, Owns: []client.Object{&corev1.Service{}, &corev1.ConfigMap{}}},
 			wantOwner: "Group jobkit.dev/owns-no-pods", wantOwns: []string{"*v1.Job", "*v1.Service", "*v1.ConfigMap"}},
+		{name: "claims and budgets", opts: Options[*testGroup]{Type: groupType, ClaimsAndBudgets: true},
+			wantOwner: "Group jobkit.dev/owns-no-pods", wantOwns: []string{"*v1.Job", "*v1.Service", "*v1.PersistentVolumeClaim", "*v1.PodDisruptionBudget"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -379,6 +381,10 @@ func TestOptionsOfChildJobs(t *testing.T) {
 	bad.ChildManagedBy, bad.InPlaceRestart = "", true
 	if err := bad.validateFields(); err == nil || !strings.Contains(err.Error(), "Options.InPlaceRestart") {
 		t.Errorf("validate(InPlaceRestart without ChildJobs) = %v, want an error naming Options.InPlaceRestart", err)
+	}
+	bad.InPlaceRestart, bad.ClaimsAndBudgets = false, true
+	if err := bad.validateFields(); err == nil || !strings.Contains(err.Error(), "Options.ClaimsAndBudgets") {
+		t.Errorf("validate(ClaimsAndBudgets without ChildJobs) = %v, want an error naming Options.ClaimsAndBudgets", err)
 	}
 }
 

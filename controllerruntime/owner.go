@@ -43,6 +43,8 @@ type ownerOf[T client.Object] struct {
 	childManagedBy string
 	// inPlace is Options.InPlaceRestart.
 	inPlace bool
+	// planned is Options.ClaimsAndBudgets.
+	planned bool
 	onSync  func(obj T, res reconcile.Result, err error)
 	log     logr.Logger
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 
@@ -108,6 +107,16 @@ type Options[T client.Object] struct {
 	// feature gate on. Off, a group under InPlaceRestart runs as under
 	// Recreate (no group is refused for it). Set only with Type.ChildJobs.
 	InPlaceRestart bool
+	// ClaimsAndBudgets, for a Type with the child-Jobs shape, caches the core/v1
+	// PersistentVolumeClaims and policy/v1 PodDisruptionBudgets of the
+	// namespaces watched (owning them, so that a deleted one queues its
+	// group) and tells each sync which of its group's claims
+	// (childjobs.Input.ExistingClaims) and whether its budget
+	// (childjobs.Input.DisruptionBudgetExists) exist: a running group then
+	// creates each once, where otherwise every sync sends their creations
+	// (answered AlreadyExists), as JobSet does. It needs list and watch on
+	// both. Set only with Type.ChildJobs.
+	ClaimsAndBudgets bool
 	// OnSync, when set, is called after each sync with what it returned. It runs on
 	// the worker and must be quick.
 	OnSync func(obj T, res reconcile.Result, err error)
@@ -287,6 +296,7 @@ func newController[T client.Object](c client.Client, live, cache client.Reader, 
 			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: name + "-orphan-pods"}),
 		childManagedBy: opts.ChildManagedBy,
 		inPlace:        opts.InPlaceRestart,
+		planned:        opts.ClaimsAndBudgets,
 		onSync:         opts.OnSync,
 		log:            cfg.Logger,
 	}}, nil
@@ -327,6 +337,9 @@ func (o *Options[T]) validateFields() error {
 	if o.InPlaceRestart && o.Type.ChildJobs == nil {
 		errs = append(errs, errors.New("Options.InPlaceRestart is set, Options.Type.ChildJobs is not: only groups of child Jobs restart in place"))
 	}
+	if o.ClaimsAndBudgets && o.Type.ChildJobs == nil {
+		errs = append(errs, errors.New("Options.ClaimsAndBudgets is set, Options.Type.ChildJobs is not: only groups of child Jobs create claims and budgets"))
+	}
 	if o.Config.Name == "" {
 		errs = append(errs, errors.New("Options.Config.Name is empty: name the controller (its spec.managedBy)"))
 	}
@@ -364,24 +377,6 @@ func (o *Options[T]) owner(scheme *runtime.Scheme) (owner.Kind, error) {
 	}
 	k.Finalizer = cmp.Or(k.Finalizer, noPodsFinalizer)
 	return k, nil
-}
-
-// owns returns Owns with, for a Type of the child-Jobs shape, Jobs and Services
-// first, and each type once.
-func (o *Options[T]) owns() []client.Object {
-	var all []client.Object
-	if o.Type.ChildJobs != nil {
-		all = append(all, &batchv1.Job{}, &corev1.Service{})
-	}
-	seen := map[reflect.Type]bool{}
-	var out []client.Object
-	for _, obj := range append(all, o.Owns...) {
-		if t := reflect.TypeOf(obj); !seen[t] {
-			seen[t] = true
-			out = append(out, obj)
-		}
-	}
-	return out
 }
 
 // apiBackoff returns APIBackoff with its defaults.

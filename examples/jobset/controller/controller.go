@@ -104,7 +104,9 @@ func Setup(mgr manager.Manager, opts Options) (*Controller, error) {
 	return c, nil
 }
 
-// options are controllerruntime's Options of opts.
+// options are controllerruntime's Options of opts. The JobSets' volume claims
+// are read from the cache (ClaimsAndBudgets), so a running JobSet creates
+// each once.
 func options(opts Options) jkcr.Options[*v1alpha2.JobSet] {
 	return jkcr.Options[*v1alpha2.JobSet]{
 		Type: JobSetType,
@@ -113,6 +115,7 @@ func options(opts Options) jkcr.Options[*v1alpha2.JobSet] {
 			Clock: opts.Clock, Events: opts.Events, Logger: opts.Logger},
 		ChildManagedBy:     opts.ChildManagedBy,
 		InPlaceRestart:     opts.InPlaceRestart,
+		ClaimsAndBudgets:   true,
 		Workers:            opts.Workers,
 		APIBackoff:         opts.APIBackoff,
 		SkipNameValidation: opts.SkipNameValidation,

@@ -14,9 +14,12 @@ package controller
 // The headless Service of the pods' DNS names:
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create
 //
-// The persistent volume claims of spec.volumeClaimPolicies, created once per
-// group (a create answered AlreadyExists is done):
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=create
+// The persistent volume claims of spec.volumeClaimPolicies, cached and
+// created once per group; and the PodDisruptionBudgets, cached with them
+// (controllerruntime.Options.ClaimsAndBudgets watches both; a JobSet has no
+// budget to create):
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
 //
 // Events recorded on the JobSet (an events.k8s.io/v1 recorder: create, and
 // patch for a repeated event):
