@@ -21,6 +21,10 @@ package controller
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
 //
+// With Options.InPlaceRestart, the pods labelled with a JobSet's name, cached
+// for the attempts their agents report:
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+//
 // Events recorded on the JobSet (an events.k8s.io/v1 recorder: create, and
 // patch for a repeated event):
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -89,6 +89,7 @@ type env struct {
 	jobSetWrites   *apiWrites
 	jobWrites      *apiWrites
 	startedKubelet atomic.Bool
+	inPlace        bool // the JobSet controller's Options.InPlaceRestart
 
 	mu      sync.Mutex
 	policy  func(*corev1.Pod) scenarios.Outcome
@@ -187,7 +188,7 @@ func (e *env) startJobSetController(writes *apiWrites) {
 		Options: ctrl.Options{Scheme: scheme},
 		Setup: func(mgr manager.Manager) error {
 			_, err := controller.Setup(mgr, controller.Options{
-				ManagedBy: e.jobSetManager, ChildManagedBy: e.jobManager, SkipNameValidation: true,
+				ManagedBy: e.jobSetManager, ChildManagedBy: e.jobManager, SkipNameValidation: true, InPlaceRestart: e.inPlace,
 			})
 			return err
 		},
