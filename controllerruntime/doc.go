@@ -81,7 +81,9 @@
 // Setup of reconcile.JobType, may run the children in the same manager), and
 // writes the status through the status subresource with the resourceVersion
 // precondition, converting the group as stored back with ChildJobs. The
-// controller owns Jobs and Services (their events queue the group at once). A
+// controller owns Jobs and Services (their events queue the group at once);
+// with Options.ClaimsAndBudgets it owns and caches the group's persistent
+// volume claims and disruption budget too, and tells the sync which exist. A
 // group whose spec plaingroup.Validate refuses is failed, as JobSet fails an
 // invalid JobSet: a Failed condition of reason "Invalid" + the kind
 // ("InvalidJobSet") with the errors, terminal state Failed, a Warning event;
