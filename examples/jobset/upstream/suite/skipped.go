@@ -14,8 +14,6 @@ type Skip struct {
 // Skipped are the specs of JobSet's suite left out, in the order they are
 // matched. examples/jobset/README.md lists them too.
 var Skipped = []Skip{
-	{Part: "VolumeClaimPolicies", Reason: "spec.volumeClaimPolicies: groups/childjobs does not create a JobSet's PersistentVolumeClaims yet, " +
-		"so the children's volumes name claims that do not exist and the API server refuses them"},
 	{Part: "resume a suspended jobset", Reason: "on resume JobSet merges the pod template's labels, annotations, nodeSelector, " +
 		"tolerations and schedulingGates, changed while suspended (by a queue such as Kueue), into the suspended children; " +
 		"jobkit's resume only clears spec.suspend"},
