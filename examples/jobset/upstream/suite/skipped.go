@@ -14,9 +14,6 @@ type Skip struct {
 // Skipped are the specs of JobSet's suite left out, in the order they are
 // matched. examples/jobset/README.md lists them too.
 var Skipped = []Skip{
-	{Part: "resume a suspended jobset", Reason: "on resume JobSet merges the pod template's labels, annotations, nodeSelector, " +
-		"tolerations and schedulingGates, changed while suspended (by a queue such as Kueue), into the suspended children; " +
-		"jobkit's resume only clears spec.suspend"},
 	{Part: "jobset with coordinator set", Reason: "the spec's coordinator names a role without completions, which JobSet's webhook refuses " +
 		"(the suite runs without it); jobkit's controller runs the webhook's checks at each sync and fails the JobSet (InvalidJobSet)"},
 	{Part: "invalid Job template should emit a warning event", Reason: "a failed child creation is a FailedCreate Warning event " +
