@@ -14,6 +14,11 @@ type Skip struct {
 // Skipped are the specs of JobSet's suite left out, in the order they are
 // matched. examples/jobset/README.md lists them too.
 var Skipped = []Skip{
+	{Part: "should create two PVC with Delete and Retain policies", Reason: "the spec races the controller: after deleting the first " +
+		"JobSet it waits for as many Jobs in the namespace as the second JobSet has, which the first JobSet's Job left behind " +
+		"(envtest has no garbage collector) already is, and then completes the Jobs it lists a few milliseconds later; it passes " +
+		"only when the second JobSet's Job is created within those milliseconds (after its status write and its claim), " +
+		"else that Job is never completed. jobkit creates the claims (the suspended spec passes)"},
 	{Part: "jobset with coordinator set", Reason: "the spec's coordinator names a role without completions, which JobSet's webhook refuses " +
 		"(the suite runs without it); jobkit's controller runs the webhook's checks at each sync and fails the JobSet (InvalidJobSet)"},
 	{Part: "invalid Job template should emit a warning event", Reason: "a failed child creation is a FailedCreate Warning event " +

@@ -53,7 +53,8 @@ func TestSkipReason(t *testing.T) {
 		wantSkip   bool
 	}{
 		{name: "coordinator of a role without completions", spec: "JobSet controller jobset with coordinator set should have the coordinator label", wantSkip: true},
-		{name: "volume claims, which now run", spec: "JobSet controller jobset with VolumeClaimPolicies should create two PVC"},
+		{name: "volume claims of a suspended JobSet, which run", spec: "JobSet controller suspended jobset with VolumeClaimPolicies should create PVCs"},
+		{name: "the racing volume claims spec", spec: "JobSet controller jobset with VolumeClaimPolicies should create two PVC with Delete and Retain policies", wantSkip: true},
 		{name: "a behaviour that passes", spec: "JobSet controller jobset should succeed after all jobs succeed"},
 	}
 	for _, tt := range tests {
