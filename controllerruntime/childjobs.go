@@ -178,8 +178,39 @@ func (a childJobsAPI[T]) DeleteJob(ctx context.Context, job *batchv1.Job, p meta
 
 // SuspendJob patches spec.suspend with the child's UID in the patch: the API
 // server refuses it on a newer Job of the same name (metadata.uid is immutable).
+// A resume's patch also carries the pod template's labels, annotations,
+// nodeSelector, tolerations and schedulingGates that job holds (the plan's
+// merge of the role's changes into the child's): the maps merge into the
+// stored ones, the lists replace theirs.
 func (a childJobsAPI[T]) SuspendJob(ctx context.Context, job *batchv1.Job, suspend bool) error {
 	patch := fmt.Appendf(nil, `{"metadata":{"uid":%q},"spec":{"suspend":%t}}`, job.UID, suspend)
+	if t := &job.Spec.Template; !suspend && (len(t.Labels)+len(t.Annotations)+len(t.Spec.NodeSelector)+len(t.Spec.Tolerations)+len(t.Spec.SchedulingGates) > 0) {
+		meta := map[string]any{}
+		if len(t.Labels) > 0 {
+			meta["labels"] = t.Labels
+		}
+		if len(t.Annotations) > 0 {
+			meta["annotations"] = t.Annotations
+		}
+		pod := map[string]any{}
+		if len(t.Spec.NodeSelector) > 0 {
+			pod["nodeSelector"] = t.Spec.NodeSelector
+		}
+		if len(t.Spec.Tolerations) > 0 {
+			pod["tolerations"] = t.Spec.Tolerations
+		}
+		if len(t.Spec.SchedulingGates) > 0 {
+			pod["schedulingGates"] = t.Spec.SchedulingGates
+		}
+		var err error
+		patch, err = json.Marshal(map[string]any{
+			"metadata": map[string]any{"uid": job.UID},
+			"spec":     map[string]any{"suspend": false, "template": map[string]any{"metadata": meta, "spec": pod}},
+		})
+		if err != nil {
+			return err
+		}
+	}
 	return a.c.Patch(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name}},
 		client.RawPatch(types.MergePatchType, patch))
 }

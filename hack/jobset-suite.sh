@@ -13,7 +13,7 @@
 #   hack/jobset-suite.sh --quick           the test command's part (hack/test.sh): every
 #                                          spec but the 19 that take 10 s or more (each holds
 #                                          a Consistently for the specs' full timeout of 10 s;
-#                                          the restarts stay covered by the quick ones), 34
+#                                          the restarts stay covered by the quick ones), 36
 #                                          specs in about 30 s
 #   hack/jobset-suite.sh -ginkgo.focus=X   go test's and Ginkgo's flags pass through
 set -euo pipefail

@@ -40,6 +40,9 @@ type ChildJobClient interface {
 	// SuspendJob sets (suspend true) or clears spec.suspend of job, on the Job
 	// of UID job.UID only: a merge patch that carries metadata.uid, which the API
 	// server refuses as Invalid on metadata.uid when the name holds another Job.
+	// A resume also writes job's pod template labels, annotations,
+	// nodeSelector, tolerations and schedulingGates (childjobs.Plan.Resume's
+	// merge of the role's changes made while suspended).
 	SuspendJob(ctx context.Context, job *batchv1.Job, suspend bool) error
 	// ScaleJob sets spec.parallelism and spec.completions of the Job of UID
 	// job.UID to job's (an elastic group's Indexed child resized), with the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -251,7 +252,19 @@ func (a *groupAPI) SuspendJob(_ context.Context, job *batchv1.Job, suspend bool)
 			field.ErrorList{field.Invalid(field.NewPath("metadata", "uid"), job.UID, "field is immutable")})
 	}
 	stored.Spec.Suspend = ptr.To(suspend)
+	if !suspend {
+		resumeTemplate(&stored.Spec.Template, &job.Spec.Template)
+	}
 	return nil
+}
+
+// resumeTemplate writes the pod template fields of a resume, as
+// reconcile.ChildJobClient.SuspendJob's contract says: labels, annotations,
+// nodeSelector, tolerations and schedulingGates.
+func resumeTemplate(dst, src *corev1.PodTemplateSpec) {
+	dst.Labels, dst.Annotations = maps.Clone(src.Labels), maps.Clone(src.Annotations)
+	dst.Spec.NodeSelector = maps.Clone(src.Spec.NodeSelector)
+	dst.Spec.Tolerations, dst.Spec.SchedulingGates = slices.Clone(src.Spec.Tolerations), slices.Clone(src.Spec.SchedulingGates)
 }
 
 func (a *groupAPI) CreateService(_ context.Context, svc *corev1.Service) error {

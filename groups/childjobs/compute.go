@@ -259,7 +259,7 @@ func (s *sync) suspension(allowed []bool) {
 	}
 	for _, i := range r.Resume {
 		if !s.facts[i].Deleting {
-			s.plan.Resume = append(s.plan.Resume, JobAction{Job: s.jobs[i], Reason: "the group runs and role " + s.facts[i].Role + " may start"})
+			s.plan.Resume = append(s.plan.Resume, JobAction{Job: s.resumed(i), Reason: "the group runs and role " + s.facts[i].Role + " may start"})
 		}
 	}
 	if s.Set(r.Condition) {

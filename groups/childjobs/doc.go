@@ -57,7 +57,10 @@
 // Job controller gives it; spec.managedBy when Input.ChildManagedBy is set;
 // and spec.suspend equal to the group's (a suspended group creates the
 // children of the roles that may start, suspended, and resumes them in the
-// startup order). No environment variable is added:
+// startup order, writing into each the role's pod template labels,
+// annotations, nodeSelector, tolerations and scheduling gates changed while it
+// was suspended, merged into the child's, as JobSet does). No environment
+// variable is added:
 // JobSet adds none (the Job controller sets JOB_COMPLETION_INDEX, and the
 // labels reach a pod through the downward API).
 //

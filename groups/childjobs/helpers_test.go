@@ -70,7 +70,12 @@ func (w *world) sync(now time.Time) childjobs.Plan {
 		a.Job.Spec.Suspend = ptr.To(true)
 	}
 	for _, a := range p.Resume {
-		a.Job.Spec.Suspend = ptr.To(false)
+		// A Resume item may be a copy carrying pod template changes: it
+		// replaces the child, as the write would.
+		j := a.Job.DeepCopy()
+		j.Spec.Suspend = ptr.To(false)
+		i := slices.IndexFunc(w.in.Children, func(c *batchv1.Job) bool { return c.Name == j.Name })
+		w.in.Children[i] = j
 	}
 	w.in.Children = append(w.in.Children, jobsOf(p.Create)...)
 	if p.Service != nil {

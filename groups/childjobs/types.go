@@ -183,7 +183,13 @@ type Plan struct {
 	// (Input.DisruptionBudget), complete.
 	DisruptionBudget *policyv1.PodDisruptionBudget
 	// Suspend and Resume list child Jobs (the Input's, not modified) whose
-	// spec.suspend must be set or cleared.
+	// spec.suspend must be set or cleared. A Resume item's Job also carries
+	// the pod template fields to write with it: when the role's pod template
+	// holds labels, annotations, nodeSelector keys, tolerations or scheduling
+	// gates the child's lacks (changed while the group was suspended, by a
+	// queue such as Kueue), it is a copy of the Input's Job with them merged
+	// in (the role's value wins a key both hold; the child's own keys and
+	// items stay), as JobSet does on resume.
 	Suspend, Resume []JobAction
 	// Scale lists the running child Jobs of an Indexed role whose size
 	// changed (an elastic group: plaingroup.Spec.Resized), each a copy of the

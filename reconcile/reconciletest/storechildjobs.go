@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -236,7 +238,16 @@ func (cl childJobClient[T]) SuspendJob(_ context.Context, job *batchv1.Job, susp
 	case cur.UID != job.UID:
 		return apierrors.NewInvalid(jobKind, job.Name, nil)
 	}
-	_, err = c.jobs.Update(job.Namespace, job.Name, func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(suspend) })
+	_, err = c.jobs.Update(job.Namespace, job.Name, func(j *batchv1.Job) {
+		j.Spec.Suspend = ptr.To(suspend)
+		if !suspend {
+			// A resume writes the pod template changes the plan carries.
+			t, from := &j.Spec.Template, &job.Spec.Template
+			t.Labels, t.Annotations = maps.Clone(from.Labels), maps.Clone(from.Annotations)
+			t.Spec.NodeSelector = maps.Clone(from.Spec.NodeSelector)
+			t.Spec.Tolerations, t.Spec.SchedulingGates = slices.Clone(from.Spec.Tolerations), slices.Clone(from.Spec.SchedulingGates)
+		}
+	})
 	return err
 }
 

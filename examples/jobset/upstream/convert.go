@@ -38,7 +38,8 @@ func Validate(js *jobset.JobSet) field.ErrorList { return Input(js).Validate() }
 
 // Spec converts a JobSet's spec onto plain/group's: the roles (name, group
 // name, replicas, dependsOn), the policies, the coordinator, the subdomain,
-// the TTL and managedBy. Parallelism and completions are left to
+// the volume claims (one per template of spec.volumeClaimPolicies, in
+// order), the TTL and managedBy. Parallelism and completions are left to
 // childjobs.Compute, which reads them from the templates. js is not modified;
 // no slice of it is shared.
 func Spec(js *jobset.JobSet) plaingroup.Spec {
@@ -84,11 +85,24 @@ func Spec(js *jobset.JobSet) plaingroup.Spec {
 	if n := s.Network; n != nil {
 		out.Subdomain = n.Subdomain
 	}
+	for i := range s.VolumeClaimPolicies {
+		p := &s.VolumeClaimPolicies[i]
+		var whenDeleted string
+		if p.RetentionPolicy != nil && p.RetentionPolicy.WhenDeleted != nil {
+			whenDeleted = string(*p.RetentionPolicy.WhenDeleted)
+		}
+		for j := range p.Templates {
+			t := &p.Templates[j]
+			out.VolumeClaims = append(out.VolumeClaims, plaingroup.VolumeClaim{
+				Name: t.Name, Namespace: t.Namespace, Policy: i, Template: j, WhenDeleted: whenDeleted,
+			})
+		}
+	}
 	return out
 }
 
 // Input converts a JobSet onto childjobs.Input, its Object js, with what the
-// JobSet alone says: the executor (reconcile.Reconciler.SyncChildJobs) fills
+// JobSet alone says (the claim templates of spec.volumeClaimPolicies too): the executor (reconcile.Reconciler.SyncChildJobs) fills
 // the children, the Service, the controller's names and the time of the sync.
 // JobSet's webhook defaults are applied (childjobs.Input.Default), so that a
 // JobSet stored without JobSet's webhook (a cluster where this controller
@@ -113,6 +127,9 @@ func Input(js *jobset.JobSet) *childjobs.Input {
 	}
 	for i := range js.Spec.ReplicatedJobs {
 		in.Templates[i] = js.Spec.ReplicatedJobs[i].Template
+	}
+	for _, p := range js.Spec.VolumeClaimPolicies {
+		in.ClaimTemplates = append(in.ClaimTemplates, p.Templates...)
 	}
 	if n := js.Spec.Network; n != nil {
 		in.EnableDNSHostnames, in.PublishNotReadyAddresses = n.EnableDNSHostnames, n.PublishNotReadyAddresses

@@ -23,7 +23,12 @@ import (
 func sample() *jobset.JobSet {
 	tmpl := func(pods int32) batchv1.JobTemplateSpec {
 		return batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Parallelism: ptr.To(pods), Completions: ptr.To(pods),
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}}}}}
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox",
+				VolumeMounts: []corev1.VolumeMount{{Name: "cache", MountPath: "/cache"}, {Name: "data", MountPath: "/data"}, {Name: "logs", MountPath: "/logs"}}}}}}}}
+	}
+	claim := func(name string) corev1.PersistentVolumeClaim {
+		return corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kind": name}},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}}}
 	}
 	return &jobset.JobSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train", UID: "u1", Generation: 3, ResourceVersion: "42"},
@@ -41,6 +46,11 @@ func sample() *jobset.JobSet {
 			ManagedBy:               ptr.To("example.com/mine"),
 			TTLSecondsAfterFinished: ptr.To[int32](60),
 			Suspend:                 ptr.To(true),
+			VolumeClaimPolicies: []jobset.VolumeClaimPolicy{
+				{Templates: []corev1.PersistentVolumeClaim{claim("cache")},
+					RetentionPolicy: &jobset.VolumeRetentionPolicy{WhenDeleted: ptr.To(jobset.RetentionPolicyRetain)}},
+				{Templates: []corev1.PersistentVolumeClaim{claim("data"), claim("logs")}},
+			},
 		},
 		Status: jobset.JobSetStatus{Restarts: 2, RestartsCountTowardsMax: 1, TerminalState: "",
 			Conditions:           []metav1.Condition{{Type: "Suspended", Status: metav1.ConditionTrue, Reason: "SuspendedJobs"}},
@@ -63,6 +73,11 @@ func TestSpec(t *testing.T) {
 		Subdomain:               "net",
 		TTLSecondsAfterFinished: ptr.To[int32](60),
 		ManagedBy:               "example.com/mine",
+		VolumeClaims: []plaingroup.VolumeClaim{
+			{Name: "cache", Policy: 0, Template: 0, WhenDeleted: "Retain"},
+			{Name: "data", Policy: 1, Template: 0},
+			{Name: "logs", Policy: 1, Template: 1},
+		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Spec() mismatch (-want +got):\n%s", diff)
@@ -91,6 +106,12 @@ func TestInputDefaultsWithoutModifying(t *testing.T) {
 		assert.Equal(t, corev1.RestartPolicyOnFailure, tmpl.Spec.Template.Spec.RestartPolicy, "template %d", i)
 	}
 	assert.Equal(t, "failurePolicyRule0", in.Spec.FailurePolicy.Rules[0].Name, "the webhook's rule name")
+	var claims []string
+	for _, c := range in.ClaimTemplates {
+		claims = append(claims, c.Name+"/"+c.Labels["kind"])
+	}
+	assert.Equal(t, []string{"cache/cache", "data/data", "logs/logs"}, claims, "the claim templates of every policy, in order")
+	assert.Equal(t, "Delete", in.Spec.VolumeClaims[1].WhenDeleted, "the webhook's retention")
 	assert.Empty(t, in.Validate())
 }
 
@@ -126,6 +147,10 @@ func TestValidate(t *testing.T) {
 			mutate: func(js *jobset.JobSet) { js.Spec.FailurePolicy.Rules[0].TargetReplicatedJobs = []string{"nobody"} }},
 		{name: "coordinator pod out of range", wantField: "spec.coordinator.podIndex",
 			mutate: func(js *jobset.JobSet) { js.Spec.Coordinator.PodIndex = 4 }},
+		{name: "claim template with a namespace", wantField: "spec.volumeClaimPolicies[1]",
+			mutate: func(js *jobset.JobSet) { js.Spec.VolumeClaimPolicies[1].Templates[0].Namespace = "other" }},
+		{name: "claim mounted by no role", wantField: "spec.replicatedJobs",
+			mutate: func(js *jobset.JobSet) { js.Spec.VolumeClaimPolicies[1].Templates[1].Name = "unmounted" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -52,7 +52,9 @@ func TestSkipReason(t *testing.T) {
 		name, spec string
 		wantSkip   bool
 	}{
-		{name: "volume claims", spec: "JobSet controller jobset with VolumeClaimPolicies should create two PVC", wantSkip: true},
+		{name: "coordinator of a role without completions", spec: "JobSet controller jobset with coordinator set should have the coordinator label", wantSkip: true},
+		{name: "volume claims of a suspended JobSet, which run", spec: "JobSet controller suspended jobset with VolumeClaimPolicies should create PVCs"},
+		{name: "the racing volume claims spec", spec: "JobSet controller jobset with VolumeClaimPolicies should create two PVC with Delete and Retain policies", wantSkip: true},
 		{name: "a behaviour that passes", spec: "JobSet controller jobset should succeed after all jobs succeed"},
 	}
 	for _, tt := range tests {
