@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -86,6 +87,24 @@ func (c *calls) add(s string) {
 	c.writes = append(c.writes, s)
 }
 
+// text returns the writes in order, with the writes of one kind (a run of the same
+// verb), which a sync makes at once, sorted by name.
+func (c *calls) text() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := slices.Clone(c.writes)
+	verb := func(w string) string { v, _, _ := strings.Cut(w, " "); return v }
+	for i := 0; i < len(out); {
+		j := i + 1
+		for j < len(out) && verb(out[j]) == verb(out[i]) {
+			j++
+		}
+		slices.Sort(out[i:j])
+		i = j
+	}
+	return strings.Join(out, "; ")
+}
+
 // newTestController returns a Controller whose cache holds cached and whose API
 // server holds stored, with funcs intercepting the writes, syncing at the time at.
 func newTestController(t *testing.T, at time.Time, cached, stored []client.Object, funcs interceptor.Funcs) (*Controller, client.Client, *events.FakeRecorder) {
@@ -137,7 +156,7 @@ func TestCreateAlreadyExistsIsDone(t *testing.T) {
 		t.Fatalf("Reconcile() = %+v, %v, want no requeue and no error", res, err)
 	}
 	want := "create js-w-0 AlreadyExists; create js-w-1 ok"
-	if s := strings.Join(got.writes, "; "); s != want {
+	if s := got.text(); s != want {
 		t.Errorf("creations = %s, want %s", s, want)
 	}
 	for _, e := range drain(rec) {
@@ -172,11 +191,15 @@ func TestDeleteCarriesTheUID(t *testing.T) {
 	if len(got.delete) != 2 {
 		t.Fatalf("deletions = %v, want the two children of attempt 0", got.writes)
 	}
+	// The deletions run at once: each child once, in any order.
+	want := map[types.UID]bool{kids[0].UID: true, kids[1].UID: true}
 	for i, o := range got.delete {
-		if o.Preconditions == nil || o.Preconditions.UID == nil || *o.Preconditions.UID != kids[i].UID ||
+		if o.Preconditions == nil || o.Preconditions.UID == nil || !want[*o.Preconditions.UID] ||
 			o.PropagationPolicy == nil || *o.PropagationPolicy != metav1.DeletePropagationForeground {
-			t.Errorf("deletion %d options = %+v, want foreground with UID %s", i, o, kids[i].UID)
+			t.Errorf("deletion %d options = %+v, want foreground with the UID of a child of attempt 0", i, o)
+			continue
 		}
+		delete(want, *o.Preconditions.UID)
 	}
 }
 
@@ -260,7 +283,7 @@ func TestInvalidJobSetTTL(t *testing.T) {
 			got.writes = nil
 			c, _, _ := newTestController(t, tt.at, []client.Object{failed.DeepCopy()}, []client.Object{failed.DeepCopy()}, deletes)
 			res, err := c.Reconcile(t.Context(), req)
-			if err != nil || res.RequeueAfter != tt.wantRequeue || strings.Join(got.writes, "; ") != tt.wantWrites {
+			if err != nil || res.RequeueAfter != tt.wantRequeue || got.text() != tt.wantWrites {
 				t.Errorf("Reconcile() = %+v, %v with writes %q, want a requeue after %s and writes %q", res, err, got.writes, tt.wantRequeue, tt.wantWrites)
 			}
 		})
