@@ -7,9 +7,12 @@
 #       Jobs, interleaved (--cases, --qps, --rounds, --kcm-content-type)
 #   hack/bench-cluster.sh chaos [chaos flags]    the chaos run: mixed Jobs under
 #       jobkit-clientgo, killed with SIGKILL again and again, kube-apiserver restarted
-#       once, then the checks (--seed, --jobs, --kills, --timeout)
+#       once, then the checks (--seed, --jobs, --kills, --timeout); then groups of
+#       mixed shapes (JobSets) under the example's JobSet controller and
+#       jobkit-clientgo, both killed the same way (--groups, --group-kills)
 #   hack/bench-cluster.sh --smoke                the test command's smoke: one Indexed
-#       Job of 100 pods, one kill of jobkit-clientgo halfway, exact counts (chaos --smoke)
+#       Job of 100 pods, one kill of jobkit-clientgo halfway, exact counts; then one
+#       group restarted once, each controller killed once (chaos --smoke)
 #
 # The chaos run and the smoke need no kube-controller-manager and do not build it.
 # The tables and reports go to stdout, the per-run logs to CLUSTER-DIR/logs.
@@ -45,7 +48,13 @@ mkdir -p "$tools"
 (cd examples && nice -n 10 go build -o "$tools/jobkit-clientgo" ./clientgo/cmd/jobkit-clientgo) || fail "building jobkit-clientgo"
 (cd hack/benchcluster && nice -n 10 go build -o "$tools/benchcluster" .) || fail "building hack/benchcluster"
 if [ "$mode" = chaos ]; then
+	# The groups' part: the example's JobSet controller (its upstream command serves
+	# both APIs, --api) and the JobSet CRDs, the example's and JobSet's own.
+	(cd examples/jobset/upstream && nice -n 10 go build -o "$tools/jobset-controller" ./cmd/jobset-controller) || fail "building the JobSet controller"
+	crds=$PWD/examples/jobset/config/crd/jobset.examples.jobkit.dev_jobsets.yaml
+	crds=$crds,$(hack/jobset-crd.sh)/jobset.x-k8s.io_jobsets.yaml || fail "finding JobSet's CRD (hack/jobset-crd.sh)"
 	"$tools/benchcluster" chaos --jobkit "$tools/jobkit-clientgo" --cluster-dir "$dir" \
+		--jobset "$tools/jobset-controller" --group-crds "$crds" \
 		--cluster-script "$PWD/hack/cluster.sh" "$@" || fail "benchcluster chaos $* (the lines above say which check; logs in $dir/logs)"
 	exit 0
 fi

@@ -216,27 +216,31 @@ func TestCheckFinishedJob(t *testing.T) {
 }
 
 func TestParseChaosFlags(t *testing.T) {
-	o, err := parseChaosFlags([]string{"--jobkit", "j", "--seed", "9", "--cluster-dir", "/d"}, io.Discard)
+	o, err := parseChaosFlags([]string{"--jobkit", "j", "--jobset", "s", "--seed", "9", "--cluster-dir", "/d"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.seed != 9 || o.jobs != 56 || o.kills != 24 || !o.restartAPI || o.kubeconfig != "/d/kubeconfig" || o.limits != (qps{QPS: 50, Burst: 100}) {
+	if o.seed != 9 || o.jobs != 56 || o.kills != 24 || o.groups != 16 || o.groupKills != 24 || !o.restartAPI || o.kubeconfig != "/d/kubeconfig" || o.limits != (qps{QPS: 50, Burst: 100}) {
 		t.Errorf("parseChaosFlags = %+v", o)
 	}
-	o, err = parseChaosFlags([]string{"--jobkit", "j", "--smoke"}, io.Discard)
-	if err != nil || o.jobs != 1 || o.kills != 1 || o.restartAPI || o.seed == 0 || o.timeout != 3*time.Minute {
+	o, err = parseChaosFlags([]string{"--jobkit", "j", "--jobset", "s", "--smoke"}, io.Discard)
+	if err != nil || o.jobs != 1 || o.kills != 1 || o.groups != 1 || o.groupKills != 2 || o.restartAPI || o.seed == 0 || o.timeout != 3*time.Minute {
 		t.Errorf("parseChaosFlags(--smoke) = %+v, %v", o, err)
 	}
-	if o, err := parseChaosFlags([]string{"--jobkit", "j", "--smoke", "--timeout", "1m"}, io.Discard); err != nil || o.timeout != time.Minute {
+	if o, err := parseChaosFlags([]string{"--jobkit", "j", "--groups", "0", "--smoke", "--timeout", "1m"}, io.Discard); err != nil || o.timeout != time.Minute {
 		t.Errorf("parseChaosFlags(--smoke --timeout 1m) timeout = %v, %v, want 1m", o.timeout, err)
 	}
 	for _, tt := range []struct{ args, wantErr string }{
 		{"", "--jobkit is required"},
-		{"--jobkit j --jobs 0", "--jobs=0"},
-		{"--jobkit j --kills -1", "--kills=-1"},
-		{"--jobkit j --min-gap 2s --max-gap 1s", "--min-gap=2s --max-gap=1s"},
-		{"--jobkit j --qps 0/1", `qps "0/1"`},
-		{"--jobkit j --timeout 0s", "--timeout=0s"},
+		{"--jobkit j --jobs 0 --groups 0", "--jobs=0"},
+		{"--jobkit j --jobs -1 --jobset s", "--jobs=-1"},
+		{"--jobkit j", "--jobset is required"},
+		{"--jobkit j --jobset s --groups -1", "--groups=-1"},
+		{"--jobkit j --jobset s --group-kills -2", "--group-kills=-2"},
+		{"--jobkit j --groups 0 --kills -1", "--kills=-1"},
+		{"--jobkit j --groups 0 --min-gap 2s --max-gap 1s", "--min-gap=2s --max-gap=1s"},
+		{"--jobkit j --groups 0 --qps 0/1", `qps "0/1"`},
+		{"--jobkit j --groups 0 --timeout 0s", "--timeout=0s"},
 	} {
 		if _, err := parseChaosFlags(strings.Fields(tt.args), io.Discard); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 			t.Errorf("parseChaosFlags(%s) error = %v, want one containing %q", tt.args, err, tt.wantErr)

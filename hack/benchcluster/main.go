@@ -142,7 +142,16 @@ func mainChaos(args []string) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ok, err := runChaos(ctx, o, os.Stdout)
+	ok, err := true, error(nil)
+	if o.jobs > 0 {
+		ok, err = runChaos(ctx, o, os.Stdout)
+	}
+	if err == nil && o.groups > 0 {
+		// The groups run after the Jobs, with controllers of their own.
+		var groupsOK bool
+		groupsOK, err = runGroupChaos(ctx, o, os.Stdout)
+		ok = ok && groupsOK
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchcluster chaos: FAIL: %v (seed %d)\n", err, o.seed)
 		os.Exit(1)

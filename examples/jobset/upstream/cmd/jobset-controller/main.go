@@ -10,6 +10,10 @@
 //	cd examples/jobset/upstream
 //	go run ./cmd/jobset-controller --api jobset.x-k8s.io --kubeconfig ~/.kube/config
 //
+// --in-place-restart watches the JobSets' pods and moves the in-place restart
+// barrier (controller.Options.InPlaceRestart) of those under restartStrategy
+// InPlaceRestart from the attempts their agents report.
+//
 // The other flags are the example command's: --kubeconfig, --managed-by,
 // --child-managed-by, --leader-elect, --leader-elect-namespace, --workers,
 // --metrics-bind-address, --metrics-secure, --metrics-cert-path,
@@ -64,6 +68,7 @@ func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("jobset-controller", flag.ContinueOnError)
 	apiName := fs.String("api", v1alpha2.GroupName, "the API group of the JobSets to sync: "+v1alpha2.GroupName+" (the example's own) or "+upstream.API+" (JobSet's)")
 	childManagedBy := fs.String("child-managed-by", "", "the spec.managedBy of the child Jobs created; empty leaves them to the kube-controller-manager")
+	inPlace := fs.Bool("in-place-restart", false, "watch the JobSets' pods and move the in-place restart barrier of those under restartStrategy InPlaceRestart from the attempts their agents report")
 	f, err := cmdflags.Register(fs, cmdflags.Defaults{
 		Objects: "JobSets", ManagedBy: plaingroup.ControllerName, Workers: 5, MetricsAddr: "0",
 	}).Parse(args)
@@ -104,7 +109,8 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := a.setup(mgr, controller.Options{ManagedBy: f.ManagedBy, ChildManagedBy: *childManagedBy, Workers: f.Workers, APIBackoff: f.APIBackoff}); err != nil {
+	if err := a.setup(mgr, controller.Options{ManagedBy: f.ManagedBy, ChildManagedBy: *childManagedBy,
+		Workers: f.Workers, APIBackoff: f.APIBackoff, InPlaceRestart: *inPlace}); err != nil {
 		return err
 	}
 	logger.Info("Starting the JobSet controller", "api", *apiName, "managedBy", f.ManagedBy, "childManagedBy", *childManagedBy, "workers", f.Workers, "leaderElect", f.LeaderElect)

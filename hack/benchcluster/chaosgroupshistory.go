@@ -1,0 +1,348 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
+)
+
+// childRecord is what the watch saw of one child Job of a group.
+type childRecord struct {
+	Group, Role, Name   string
+	Index               int
+	Attempt, JobAttempt int // restart-attempt and job-restart-attempt labels
+	CreatedRV           uint64
+	// SatisfiedRV is the first version with a ready or succeeded pod, or complete
+	// (what dependsOn waits for); CompleteRV the first complete one.
+	SatisfiedRV, CompleteRV uint64
+	Failed                  bool // a version with Failed True was seen
+}
+
+// groupCounters are a JobSet's counters as the watch saw them last.
+type groupCounters struct {
+	Restarts, TowardsMax int64
+	JobRestarts          map[string][]int64 // by role
+}
+
+// groupHistory records the child Jobs, the pods and the JobSets of the group run
+// from watch events; safe for concurrent use.
+type groupHistory struct {
+	mu       sync.Mutex
+	children map[types.UID]*childRecord
+	pods     map[string]map[types.UID]bool // by group: every pod seen
+	counters map[string]groupCounters      // by group
+	// backwards are the counters seen going down.
+	backwards []string
+}
+
+func newGroupHistory() *groupHistory {
+	return &groupHistory{children: map[types.UID]*childRecord{}, pods: map[string]map[types.UID]bool{}, counters: map[string]groupCounters{}}
+}
+
+func labelInt(l map[string]string, key string) int {
+	v, err := strconv.Atoi(l[key])
+	if err != nil {
+		return -1
+	}
+	return v
+}
+
+func (h *groupHistory) observeJob(typ watch.EventType, j *batchv1.Job) {
+	group := j.Labels[labelJobSetName]
+	if group == "" {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.children[j.UID]
+	if r == nil {
+		r = &childRecord{Group: group, Role: j.Labels[labelRoleName], Name: j.Name, Index: labelInt(j.Labels, labelJobIndex),
+			Attempt: labelInt(j.Labels, labelRestartAttempt), JobAttempt: max(labelInt(j.Labels, labelJobRestart), 0)}
+		if typ == watch.Added {
+			r.CreatedRV = parseRV(j.ResourceVersion)
+		}
+		h.children[j.UID] = r
+	}
+	rv := parseRV(j.ResourceVersion)
+	complete := false
+	for _, c := range j.Status.Conditions {
+		if c.Status == corev1.ConditionTrue {
+			r.Failed = r.Failed || c.Type == batchv1.JobFailed
+			complete = complete || c.Type == batchv1.JobComplete
+		}
+	}
+	if complete && r.CompleteRV == 0 {
+		r.CompleteRV = rv
+	}
+	if (complete || ptr.Deref(j.Status.Ready, 0) > 0 || j.Status.Succeeded > 0) && r.SatisfiedRV == 0 {
+		r.SatisfiedRV = rv
+	}
+}
+
+func (h *groupHistory) observePod(p *corev1.Pod) {
+	group := p.Labels[labelJobSetName]
+	if group == "" {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.pods[group] == nil {
+		h.pods[group] = map[types.UID]bool{}
+	}
+	h.pods[group][p.UID] = true
+}
+
+func (h *groupHistory) podCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, ps := range h.pods {
+		n += len(ps)
+	}
+	return n
+}
+
+// observeGroup records the counters of a JobSet and any that went down.
+func (h *groupHistory) observeGroup(u *unstructured.Unstructured) {
+	restarts, _, _ := unstructured.NestedInt64(u.Object, "status", "restarts")
+	towards, _, _ := unstructured.NestedInt64(u.Object, "status", "restartsCountTowardsMax")
+	now := groupCounters{Restarts: restarts, TowardsMax: towards, JobRestarts: jobRestartsOf(u)}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	was, seen := h.counters[u.GetName()]
+	h.counters[u.GetName()] = now
+	if !seen {
+		return
+	}
+	if now.Restarts < was.Restarts || now.TowardsMax < was.TowardsMax {
+		h.backwards = append(h.backwards, fmt.Sprintf("%s: restarts %d→%d, restartsCountTowardsMax %d→%d (resourceVersion %s)",
+			u.GetName(), was.Restarts, now.Restarts, was.TowardsMax, now.TowardsMax, u.GetResourceVersion()))
+	}
+	for role, old := range was.JobRestarts {
+		cur := now.JobRestarts[role]
+		for i, v := range old {
+			if i >= len(cur) || cur[i] < v {
+				h.backwards = append(h.backwards, fmt.Sprintf("%s: jobRestarts of %q went %v→%v (resourceVersion %s)", u.GetName(), role, old, cur, u.GetResourceVersion()))
+				break
+			}
+		}
+	}
+}
+
+// jobRestartsOf reads status.replicatedJobsStatus[].jobRestarts by role.
+func jobRestartsOf(u *unstructured.Unstructured) map[string][]int64 { return perRole(u, "jobRestarts") }
+
+// perRole reads status.replicatedJobsStatus[].FIELD, a list of counters, by role.
+func perRole(u *unstructured.Unstructured, field string) map[string][]int64 {
+	out := map[string][]int64{}
+	roles, _, _ := unstructured.NestedSlice(u.Object, "status", "replicatedJobsStatus")
+	for _, r := range roles {
+		m, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		name, _ := m["name"].(string)
+		list, _ := m[field].([]any)
+		for _, v := range list {
+			n, _ := v.(int64)
+			out[name] = append(out[name], n)
+		}
+	}
+	return out
+}
+
+// childrenOf returns the records of the group's children.
+func (h *groupHistory) childrenOf(group string) []childRecord {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []childRecord
+	for _, r := range h.children {
+		if r.Group == group {
+			out = append(out, *r)
+		}
+	}
+	slices.SortFunc(out, func(a, b childRecord) int { return int(a.CreatedRV) - int(b.CreatedRV) })
+	return out
+}
+
+// watchGroups starts the watches of the run's child Jobs, pods and JobSets that
+// feed the group history, with the chaos run's follow (resume, relist when too
+// old).
+func (g *groupChaos) watchGroups(ctx context.Context) error {
+	all := metav1.ListOptions{}
+	pods := g.cs.CoreV1().Pods(g.namespace)
+	jobs := g.cs.BatchV1().Jobs(g.namespace)
+	listPods := func(ctx context.Context) (string, error) {
+		l, err := pods.List(ctx, all)
+		if err == nil {
+			for i := range l.Items {
+				g.gh.observePod(&l.Items[i])
+			}
+		}
+		return resourceVersionOf(l, err)
+	}
+	listJobs := func(ctx context.Context) (string, error) {
+		l, err := jobs.List(ctx, all)
+		if err == nil {
+			for i := range l.Items {
+				g.gh.observeJob(watch.Modified, &l.Items[i])
+			}
+		}
+		return resourceVersionOf(l, err)
+	}
+	type feed struct {
+		kind  string
+		list  func(context.Context) (string, error)
+		watch func(context.Context, metav1.ListOptions) (watch.Interface, error)
+		obs   func(watch.EventType, runtime.Object) bool
+	}
+	feeds := []feed{
+		{"pods", listPods, pods.Watch, func(_ watch.EventType, o runtime.Object) bool {
+			p, ok := o.(*corev1.Pod)
+			if ok {
+				g.gh.observePod(p)
+			}
+			return ok
+		}},
+		{"Jobs", listJobs, jobs.Watch, func(t watch.EventType, o runtime.Object) bool {
+			j, ok := o.(*batchv1.Job)
+			if ok {
+				g.gh.observeJob(t, j)
+			}
+			return ok
+		}},
+	}
+	for _, gvr := range g.apis() {
+		r := g.jobSets(gvr)
+		feeds = append(feeds, feed{"JobSets " + r.group, func(ctx context.Context) (string, error) {
+			l, err := r.List(ctx, all)
+			if err != nil {
+				return "", err
+			}
+			for i := range l.Items {
+				g.gh.observeGroup(&l.Items[i])
+			}
+			return l.GetResourceVersion(), nil
+		}, r.Watch, func(_ watch.EventType, o runtime.Object) bool {
+			u, ok := o.(*unstructured.Unstructured)
+			if ok {
+				g.gh.observeGroup(u)
+			}
+			return ok
+		}})
+	}
+	for _, f := range feeds {
+		rv, err := f.list(ctx)
+		if err != nil {
+			return fmt.Errorf("list the %s: %w", f.kind, err)
+		}
+		watchAll := func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = ""
+			return f.watch(ctx, o)
+		}
+		go g.follow(ctx, f.kind, rv, watchAll, f.list, f.obs)
+	}
+	return nil
+}
+
+// dynamicNS is the JobSets of one API in the run's namespace.
+type dynamicNS struct {
+	dynamic.ResourceInterface
+	group string
+}
+
+func (g *groupChaos) jobSets(gvr schema.GroupVersionResource) dynamicNS {
+	return dynamicNS{g.dyn.Resource(gvr).Namespace(g.namespace), gvr.Group}
+}
+
+// apis are the APIs of the groups in the plan.
+func (g *groupChaos) apis() []schema.GroupVersionResource {
+	var out []schema.GroupVersionResource
+	for _, gvr := range []schema.GroupVersionResource{gvrExampleJobSets, gvrUpstreamJobSets} {
+		if slices.ContainsFunc(g.groups, func(cg chaosGroup) bool { return cg.gvr() == gvr }) {
+			out = append(out, gvr)
+		}
+	}
+	return out
+}
+
+// collectGarbage plays the garbage collector, which does not run here: a Job
+// being deleted in the foreground has its pods deleted and loses the
+// foregroundDeletion finalizer once they are gone; a pod whose Job is gone is
+// deleted.
+func (g *groupChaos) collectGarbage(ctx context.Context) {
+	pods, jobs := g.cs.CoreV1().Pods(g.namespace), g.cs.BatchV1().Jobs(g.namespace)
+	for sleepFor(ctx, 300*time.Millisecond) == nil {
+		pl, err := pods.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			continue
+		}
+		jl, err := jobs.List(ctx, metav1.ListOptions{}) // after the pods: a pod's Job created later is not in pl
+		if err != nil {
+			continue
+		}
+		owned := map[types.UID][]*corev1.Pod{}
+		for i := range pl.Items {
+			p := &pl.Items[i]
+			if ref := metav1.GetControllerOfNoCopy(p); ref != nil {
+				owned[ref.UID] = append(owned[ref.UID], p)
+			}
+		}
+		live := map[types.UID]bool{}
+		for i := range jl.Items {
+			j := &jl.Items[i]
+			live[j.UID] = true
+			if j.DeletionTimestamp == nil || !slices.Contains(j.Finalizers, metav1.FinalizerDeleteDependents) {
+				continue
+			}
+			for _, p := range owned[j.UID] {
+				if p.DeletionTimestamp == nil {
+					_ = pods.Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
+				}
+			}
+			if len(owned[j.UID]) == 0 {
+				left := slices.DeleteFunc(slices.Clone(j.Finalizers), func(f string) bool { return f == metav1.FinalizerDeleteDependents })
+				patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q,"finalizers":%s}}`, j.ResourceVersion, jsonList(left))
+				if _, err := jobs.Patch(ctx, j.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+					g.logf("garbage collector: remove foregroundDeletion from Job %s: %v", j.Name, err)
+				}
+			}
+		}
+		for uid, ps := range owned {
+			if live[uid] {
+				continue
+			}
+			for _, p := range ps {
+				if p.DeletionTimestamp == nil {
+					_ = pods.Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
+				}
+			}
+		}
+	}
+}
+
+func jsonList(s []string) string {
+	out := "["
+	for i, v := range s {
+		if i > 0 {
+			out += ","
+		}
+		out += strconv.Quote(v)
+	}
+	return out + "]"
+}
