@@ -13,7 +13,9 @@
 # kube-apiserver and etcd binaries for the integration tests when they are not cached
 # (hack/envtest-bins.sh, ~12 minutes cold), and a smoke of the real control plane
 # (hack/bench-cluster.sh --smoke: etcd, kube-apiserver, kwok and jobkit-clientgo, one
-# Indexed Job of 100 pods, the controller killed once halfway, exact counts; ~3
+# Indexed Job of 100 pods, the controller killed once halfway, exact counts; then one
+# JobSet restarted once under the example's JobSet controller, each controller
+# killed once; ~3
 # minutes more cold to build kwok, ~1.5 minutes warm; kube-controller-manager is not
 # needed). The smoke's cluster has a directory of its own and free ports, so that
 # concurrent runs never share one. The kueue module (kind own in hack/modules.sh) is tested

@@ -193,6 +193,11 @@ func child(role string, index, attempt, jobAttempt int, cond batchv1.JobConditio
 	return j
 }
 
+func withUID(j *batchv1.Job, uid types.UID) *batchv1.Job {
+	j.UID = uid
+	return j
+}
+
 func itoa(i int) string { return string(rune('0' + i)) }
 
 func TestCheckGroup(t *testing.T) {
@@ -219,6 +224,12 @@ func TestCheckGroup(t *testing.T) {
 		history: []*batchv1.Job{child("workers", 1, 0, 0, batchv1.JobFailed)},
 		left:    []*batchv1.Job{child("leader", 0, 1, 0, done), child("workers", 0, 2, 0, done), child("workers", 1, 2, 0, done)},
 		want:    []string{"restarts 2, restartsCountTowardsMax 2; the plan says 1 restarts, the history 1", "child leader-0-a1-j0 of attempt 1 left"},
+	}, {
+		name: "a child created twice",
+		g:    recreate, js: jobSet("Completed", "AllJobsCompleted", 1, 1, nil, nil),
+		history: []*batchv1.Job{child("workers", 1, 0, 0, batchv1.JobFailed), child("workers", 0, 1, 0, ""), withUID(child("workers", 0, 1, 0, ""), "again")},
+		left:    []*batchv1.Job{child("leader", 0, 1, 0, done), child("workers", 0, 1, 0, done), child("workers", 1, 1, 0, done)},
+		want:    []string{"two child Jobs of workers 0, attempt 1, job attempt 0"},
 	}, {
 		name: "past maxRestarts: failed",
 		g:    over, js: jobSet("Failed", "ReachedMaxRestarts", 2, 2, nil, nil),

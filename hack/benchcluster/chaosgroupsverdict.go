@@ -31,6 +31,15 @@ func (g *groupChaos) checkGroup(cg chaosGroup, u *unstructured.Unstructured, lef
 	jobRestarts := jobRestartsOf(u)
 	hist := g.gh.childrenOf(cg.Name)
 
+	// Nothing created twice: one child Job per role, index and attempts.
+	made := map[string]int{}
+	for _, r := range hist {
+		key := fmt.Sprintf("%s %d, attempt %d, job attempt %d", r.Role, r.Index, r.Attempt, r.JobAttempt)
+		if made[key]++; made[key] == 2 {
+			add("two child Jobs of %s", key)
+		}
+	}
+
 	// The failures the history shows: the group attempts, and the attempts of each
 	// worker child, with a failed child.
 	failedAttempts := map[int]bool{}

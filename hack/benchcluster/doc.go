@@ -71,4 +71,39 @@
 // Jobs and kill moments again (the interleaving with the processes is the machine's).
 // --smoke: one Indexed Job of 100 pods, one kill once half of its pods exist, no
 // restart of kube-apiserver, at 20/30 (the test command's smoke, make cluster-smoke).
+//
+// # Chaos for groups
+//
+//	benchcluster chaos ... --jobset BIN --group-crds FILE,FILE [--groups 16] [--group-kills 24]
+//
+// then runs --groups JobSets (a leader of one child and 1 to 4 workers, children
+// Indexed with backoffLimit 0), the shapes in turn: recreate and blocking (a worker
+// child fails at the group's first 1 to 3 attempts, under maxRestarts 2 with
+// Recreate or BlockingRecreate: 3 fails the group, ReachedMaxRestarts), restart-job
+// (a RestartJob rule on the workers, the worker failing 1 or 2 times), depends-on
+// (the workers depend on the leader, Ready or Complete), success-any (success policy
+// Any on the leader; the workers would run 10 minutes), suspend (suspended while
+// running, resumed), in-place (restartStrategy InPlaceRestart: the driver plays the
+// pods' agents as TestInPlaceRestartOnTheAPIServer does, moving the barrier to
+// attempt 1) and scale (the workers' replicas changed while running). BIN is
+// examples/jobset/upstream's jobset-controller, one process per API with
+// --child-managed-by jobkit-clientgo's and --in-place-restart: every shape but scale
+// on the example's API (jobset.examples.jobkit.dev: RestartJob and per-child
+// counters, which JobSet v0.11's API lacks), scale on JobSet's (jobset.x-k8s.io,
+// whose CRD lets replicas change; the example's refuses any change of
+// replicatedJobs). kwok fails the pods the plan says (kwok.jobkit.dev/fail-job-index
+// and fail-restarts in hack/cluster/kwok.yaml); the driver plays the garbage
+// collector (the pods of a Job deleted in the foreground, then its finalizer;
+// orphaned pods). jobkit-clientgo and the JobSet controllers are killed --group-kills
+// times, one drawn each time, and started again; kube-apiserver is restarted once.
+// At the end, for each group: exactly one finished condition, the one its plan asks
+// for, and terminalState the same; restarts and restartsCountTowardsMax (or, under
+// RestartJob, jobRestarts and jobRestartsCountTowardsMax) equal both the failures
+// kwok was told to cause and the failed children the watch saw, and never went down;
+// the children left are of the current attempts only, within the replicas, finished
+// (Complete in a completed group); dependsOn: no worker created before the leader
+// was ready or complete (by etcd revision); in place: the barrier at previous 0,
+// current 1, no child or pod replaced; no pod holds the tracking finalizer or is left
+// running. --smoke runs one recreate group (one failure, one restart) and kills each
+// of its two controllers once; --jobs 0 runs the groups alone.
 package main
