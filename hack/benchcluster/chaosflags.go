@@ -25,7 +25,7 @@ type chaosOptions struct {
 	limits        qps
 	timeout       time.Duration
 	smoke         bool
-	groupOptions
+	chaosGroupOptions
 }
 
 func parseChaosFlags(args []string, output io.Writer) (chaosOptions, error) {

@@ -271,7 +271,7 @@ func (g *groupChaos) scaleGroup(ctx context.Context, cg chaosGroup) {
 		return
 	}
 	if u, err := g.dyn.Resource(cg.gvr()).Namespace(g.namespace).Get(ctx, cg.Name, metav1.GetOptions{}); err == nil {
-		if typ, _, n := finishedCondition(u); n > 0 {
+		if typ, _, n := groupFinished(u); n > 0 {
 			g.finding("%s: %s before the scale: the plan's workers run too short for this machine", cg.Name, typ)
 			return
 		}

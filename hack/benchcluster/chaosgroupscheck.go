@@ -101,9 +101,9 @@ func (g *groupChaos) until(ctx context.Context, cg chaosGroup, what string, f fu
 	}
 }
 
-// finishedCondition returns the type and reason of the JobSet's Completed or
+// groupFinished returns the type and reason of the JobSet's Completed or
 // Failed condition that is True, and how many there are.
-func finishedCondition(u *unstructured.Unstructured) (typ, reason string, n int) {
+func groupFinished(u *unstructured.Unstructured) (typ, reason string, n int) {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
@@ -147,7 +147,7 @@ func (g *groupChaos) groupsPending(ctx context.Context) (string, error) {
 			return "", err
 		}
 		for i := range l.Items {
-			if _, _, n := finishedCondition(&l.Items[i]); n == 0 {
+			if _, _, n := groupFinished(&l.Items[i]); n == 0 {
 				unfinished++
 			}
 		}
@@ -213,7 +213,7 @@ func (g *groupChaos) checkGroups(ctx context.Context) ([]string, error) {
 			}
 		}
 		problems = append(problems, g.checkGroup(cg, u, left)...)
-		typ, reason, _ := finishedCondition(u)
+		typ, reason, _ := groupFinished(u)
 		restarts, _, _ := unstructured.NestedInt64(u.Object, "status", "restarts")
 		g.summary = append(g.summary, fmt.Sprintf("%-22s %-16s %s(%s) restarts=%d jobRestarts=%v, %d child Jobs and %d pods seen",
 			cg.Name, cg.gvr().Group, typ, reason, restarts, jobRestartsOf(u), len(g.gh.childrenOf(cg.Name)), g.gh.podsSeen(cg.Name)))

@@ -15,7 +15,7 @@ func (g *groupChaos) checkGroup(cg chaosGroup, u *unstructured.Unstructured, lef
 	add := func(format string, args ...any) {
 		problems = append(problems, cg.Name+": "+fmt.Sprintf(format, args...))
 	}
-	typ, reason, n := finishedCondition(u)
+	typ, reason, n := groupFinished(u)
 	wantTyp, wantReason := "Completed", ""
 	if cg.wantFailed() {
 		wantTyp, wantReason = "Failed", "ReachedMaxRestarts"
