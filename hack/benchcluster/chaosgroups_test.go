@@ -193,6 +193,18 @@ func child(role string, index, attempt, jobAttempt int, cond batchv1.JobConditio
 	return j
 }
 
+// failedPod is a pod of worker index of group g at the attempts, failed with
+// exit code code (kwok's 1, or 137 once deleted while running).
+func failedPod(index, attempt, jobAttempt int, code int32) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{UID: types.UID("p" + itoa(index) + itoa(attempt) + itoa(jobAttempt) + itoa(int(code%10))),
+			Labels: map[string]string{labelJobSetName: "g", labelRoleName: "workers", labelJobIndex: itoa(index),
+				labelRestartAttempt: itoa(attempt), labelJobRestart: itoa(jobAttempt)}},
+		Status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{
+			{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}}}},
+	}
+}
+
 func withUID(j *batchv1.Job, uid types.UID) *batchv1.Job {
 	j.UID = uid
 	return j
@@ -211,46 +223,62 @@ func TestCheckGroup(t *testing.T) {
 		g       chaosGroup
 		js      *unstructured.Unstructured
 		history []*batchv1.Job // in the order the watch saw them
+		failed  []*corev1.Pod  // the pods the watch saw failed
 		left    []*batchv1.Job
 		want    []string // substrings of the problems, in order; none: passes
 	}{{
 		name: "one restart, the new attempt completed",
 		g:    recreate, js: jobSet("Completed", "AllJobsCompleted", 1, 1, nil, nil),
-		history: []*batchv1.Job{child("workers", 1, 0, 0, batchv1.JobFailed)},
-		left:    []*batchv1.Job{child("leader", 0, 1, 0, done), child("workers", 0, 1, 0, done), child("workers", 1, 1, 0, done)},
+		failed: []*corev1.Pod{failedPod(1, 0, 0, 1)},
+		left:   []*batchv1.Job{child("leader", 0, 1, 0, done), child("workers", 0, 1, 0, done), child("workers", 1, 1, 0, done)},
 	}, {
 		name: "a child of the old attempt left, a restart counted twice",
 		g:    recreate, js: jobSet("Completed", "AllJobsCompleted", 2, 2, nil, nil),
-		history: []*batchv1.Job{child("workers", 1, 0, 0, batchv1.JobFailed)},
-		left:    []*batchv1.Job{child("leader", 0, 1, 0, done), child("workers", 0, 2, 0, done), child("workers", 1, 2, 0, done)},
-		want:    []string{"restarts 2, restartsCountTowardsMax 2; the plan says 1 restarts, the history 1", "child leader-0-a1-j0 of attempt 1 left"},
+		failed: []*corev1.Pod{failedPod(1, 0, 0, 1)},
+		left:   []*batchv1.Job{child("leader", 0, 1, 0, done), child("workers", 0, 2, 0, done), child("workers", 1, 2, 0, done)},
+		want:   []string{"restarts 2, restartsCountTowardsMax 2; the plan says 1 restarts, the history 1", "child leader-0-a1-j0 of attempt 1 left"},
 	}, {
 		name: "a child created twice",
 		g:    recreate, js: jobSet("Completed", "AllJobsCompleted", 1, 1, nil, nil),
 		history: []*batchv1.Job{child("workers", 1, 0, 0, batchv1.JobFailed), child("workers", 0, 1, 0, ""), withUID(child("workers", 0, 1, 0, ""), "again")},
+		failed:  []*corev1.Pod{failedPod(1, 0, 0, 1)},
 		left:    []*batchv1.Job{child("leader", 0, 1, 0, done), child("workers", 0, 1, 0, done), child("workers", 1, 1, 0, done)},
 		want:    []string{"two child Jobs of workers 0, attempt 1, job attempt 0"},
 	}, {
+		name:    "the children deleted at the end failed: no failure of the plan",
+		g:       chaosGroup{Name: "g", Shape: gSuccessAny, Workers: 2, Pods: 1},
+		js:      jobSet("Completed", "AllJobsCompleted", 0, 0, nil, nil),
+		history: []*batchv1.Job{child("leader", 0, 0, 0, done), child("workers", 0, 0, 0, batchv1.JobFailed), child("workers", 1, 0, 0, batchv1.JobFailed)},
+		failed:  []*corev1.Pod{failedPod(0, 0, 0, 137), failedPod(1, 0, 0, 137)},
+		left:    []*batchv1.Job{child("leader", 0, 0, 0, done)},
+	}, {
+		name:   "a pod of a group without failures failed",
+		g:      chaosGroup{Name: "g", Shape: gSuccessAny, Workers: 2, Pods: 1},
+		js:     jobSet("Completed", "AllJobsCompleted", 0, 0, nil, nil),
+		failed: []*corev1.Pod{failedPod(1, 0, 0, 1)},
+		left:   []*batchv1.Job{child("leader", 0, 0, 0, done)},
+		want:   []string{"pods failed by kwok in attempts [0]; want none"},
+	}, {
 		name: "past maxRestarts: failed",
 		g:    over, js: jobSet("Failed", "ReachedMaxRestarts", 2, 2, nil, nil),
-		history: []*batchv1.Job{child("workers", 1, 0, 0, batchv1.JobFailed), child("workers", 1, 1, 0, batchv1.JobFailed), child("workers", 1, 2, 0, batchv1.JobFailed)},
-		left:    []*batchv1.Job{child("leader", 0, 2, 0, done), child("workers", 0, 2, 0, done), child("workers", 1, 2, 0, batchv1.JobFailed)},
+		failed: []*corev1.Pod{failedPod(1, 0, 0, 1), failedPod(1, 1, 0, 1), failedPod(1, 2, 0, 1)},
+		left:   []*batchv1.Job{child("leader", 0, 2, 0, done), child("workers", 0, 2, 0, done), child("workers", 1, 2, 0, batchv1.JobFailed)},
 	}, {
 		name: "completed where it should have failed, a failure missing",
 		g:    over, js: jobSet("Completed", "AllJobsCompleted", 2, 2, nil, nil),
-		history: []*batchv1.Job{child("workers", 1, 0, 0, batchv1.JobFailed), child("workers", 1, 1, 0, batchv1.JobFailed)},
-		want:    []string{"finished Completed (AllJobsCompleted)", `terminalState "Completed"`, "the history shows failed children in 2 attempts [0 1], kwok failed 3", "the plan says 2 restarts, the history 1", "0 children of worker index 0", "0 children of worker index 1"},
+		failed: []*corev1.Pod{failedPod(1, 0, 0, 1), failedPod(1, 1, 0, 1)},
+		want:   []string{"finished Completed (AllJobsCompleted)", `terminalState "Completed"`, "the history shows pods failed by kwok in 2 attempts [0 1], the plan 3", "the plan says 2 restarts, the history 1", "0 children of worker index 0", "0 children of worker index 1"},
 	}, {
 		name: "RestartJob restarted the failed worker alone",
 		g:    restartJob, js: jobSet("Completed", "AllJobsCompleted", 0, 0, []any{int64(1), int64(0)}, []any{int64(1), int64(0)}),
-		history: []*batchv1.Job{child("workers", 0, 0, 0, batchv1.JobFailed)},
-		left:    []*batchv1.Job{child("leader", 0, 0, 0, done), child("workers", 0, 0, 1, done), child("workers", 1, 0, 0, done)},
+		failed: []*corev1.Pod{failedPod(0, 0, 0, 1)},
+		left:   []*batchv1.Job{child("leader", 0, 0, 0, done), child("workers", 0, 0, 1, done), child("workers", 1, 0, 0, done)},
 	}, {
 		name: "RestartJob: counter behind, the old child left, one unfinished",
 		g:    restartJob, js: jobSet("Completed", "AllJobsCompleted", 0, 0, []any{int64(0), int64(0)}, []any{int64(0), int64(0)}),
-		history: []*batchv1.Job{child("workers", 0, 0, 0, batchv1.JobFailed)},
-		left:    []*batchv1.Job{child("leader", 0, 0, 0, done), child("workers", 0, 0, 1, ""), child("workers", 1, 0, 0, done)},
-		want: []string{"jobRestarts[0] of the workers 0 (all [0 0]); kwok failed it 1 times, the history shows 1", "jobRestartsCountTowardsMax [0 0]; want 0, 0 and 1",
+		failed: []*corev1.Pod{failedPod(0, 0, 0, 1)},
+		left:   []*batchv1.Job{child("leader", 0, 0, 0, done), child("workers", 0, 0, 1, ""), child("workers", 1, 0, 0, done)},
+		want: []string{"jobRestarts[0] of the workers 0 (all [0 0]); the plan fails it 1 times, the history shows pods failed by kwok in 1", "jobRestartsCountTowardsMax [0 0]; want 0, 0 and 1",
 			"child workers-0-a0-j1 of job restart attempt 1 left, jobRestarts says 0", "workers-0-a0-j1 left unfinished", "workers-0-a0-j1 of the completed group is not Complete"},
 	}}
 	for _, tt := range tests {
@@ -259,6 +287,9 @@ func TestCheckGroup(t *testing.T) {
 			for i, j := range tt.history {
 				j.ResourceVersion = itoa(i + 1)
 				g.gh.observeJob(watch.Added, j)
+			}
+			for _, p := range tt.failed {
+				g.gh.observePod(p)
 			}
 			got := g.checkGroup(tt.g, tt.js, tt.left)
 			if len(got) != len(tt.want) {

@@ -30,7 +30,6 @@ type childRecord struct {
 	// SatisfiedRV is the first version with a ready or succeeded pod, or complete
 	// (what dependsOn waits for); CompleteRV the first complete one.
 	SatisfiedRV, CompleteRV uint64
-	Failed                  bool // a version with Failed True was seen
 }
 
 // groupCounters are a JobSet's counters as the watch saw them last.
@@ -46,12 +45,24 @@ type groupHistory struct {
 	children map[types.UID]*childRecord
 	pods     map[string]map[types.UID]bool // by group: every pod seen
 	counters map[string]groupCounters      // by group
+	// failures are the pods kwok failed (exit code chaosPlainFailCode), by group:
+	// the child (role, index, attempts) each failed. A pod deleted while running
+	// (its child deleted by a restart, a scale-down, the group's end) ends with 137
+	// and is no failure of the plan.
+	failures map[string]map[failure]bool
 	// backwards are the counters seen going down.
 	backwards []string
 }
 
 func newGroupHistory() *groupHistory {
-	return &groupHistory{children: map[types.UID]*childRecord{}, pods: map[string]map[types.UID]bool{}, counters: map[string]groupCounters{}}
+	return &groupHistory{children: map[types.UID]*childRecord{}, pods: map[string]map[types.UID]bool{},
+		counters: map[string]groupCounters{}, failures: map[string]map[failure]bool{}}
+}
+
+// failure is the child of a pod that kwok failed.
+type failure struct {
+	Role                       string
+	Index, Attempt, JobAttempt int
 }
 
 func labelInt(l map[string]string, key string) int {
@@ -79,13 +90,7 @@ func (h *groupHistory) observeJob(typ watch.EventType, j *batchv1.Job) {
 		h.children[j.UID] = r
 	}
 	rv := parseRV(j.ResourceVersion)
-	complete := false
-	for _, c := range j.Status.Conditions {
-		if c.Status == corev1.ConditionTrue {
-			r.Failed = r.Failed || c.Type == batchv1.JobFailed
-			complete = complete || c.Type == batchv1.JobComplete
-		}
-	}
+	complete := isComplete(j)
 	if complete && r.CompleteRV == 0 {
 		r.CompleteRV = rv
 	}
@@ -105,6 +110,29 @@ func (h *groupHistory) observePod(p *corev1.Pod) {
 		h.pods[group] = map[types.UID]bool{}
 	}
 	h.pods[group][p.UID] = true
+	if p.Status.Phase != corev1.PodFailed {
+		return
+	}
+	for _, c := range p.Status.ContainerStatuses {
+		if t := c.State.Terminated; t != nil && t.ExitCode == chaosPlainFailCode {
+			if h.failures[group] == nil {
+				h.failures[group] = map[failure]bool{}
+			}
+			h.failures[group][failure{Role: p.Labels[labelRoleName], Index: labelInt(p.Labels, labelJobIndex),
+				Attempt: labelInt(p.Labels, labelRestartAttempt), JobAttempt: max(labelInt(p.Labels, labelJobRestart), 0)}] = true
+		}
+	}
+}
+
+// failuresOf returns the children of the group whose pods kwok failed.
+func (h *groupHistory) failuresOf(group string) []failure {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []failure
+	for f := range h.failures[group] {
+		out = append(out, f)
+	}
+	return out
 }
 
 func (h *groupHistory) podCount() int {

@@ -41,27 +41,25 @@ func (g *groupChaos) checkGroup(cg chaosGroup, u *unstructured.Unstructured, lef
 	}
 
 	// The failures the history shows: the group attempts, and the attempts of each
-	// worker child, with a failed child.
+	// worker child, in which kwok failed a pod.
 	failedAttempts := map[int]bool{}
 	failedJobAttempts := map[int]map[int]bool{}
-	for _, r := range hist {
-		if !r.Failed {
+	for _, f := range g.gh.failuresOf(cg.Name) {
+		failedAttempts[f.Attempt] = true
+		if f.Role != "workers" {
 			continue
 		}
-		failedAttempts[r.Attempt] = true
-		if failedJobAttempts[r.Index] == nil {
-			failedJobAttempts[r.Index] = map[int]bool{}
+		if failedJobAttempts[f.Index] == nil {
+			failedJobAttempts[f.Index] = map[int]bool{}
 		}
-		if r.Role == "workers" {
-			failedJobAttempts[r.Index][r.JobAttempt] = true
-		}
+		failedJobAttempts[f.Index][f.JobAttempt] = true
 	}
 	switch {
 	case cg.restartsGroup():
 		caused := min(cg.FailRestarts, cg.MaxRestarts+1) // the attempts kwok failed
 		seen := int64(len(failedAttempts))
 		if seen != int64(caused) {
-			add("the history shows failed children in %d attempts %v, kwok failed %d (fail-restarts %d, maxRestarts %d)",
+			add("the history shows pods failed by kwok in %d attempts %v, the plan %d (fail-restarts %d, maxRestarts %d)",
 				seen, keys(failedAttempts), caused, cg.FailRestarts, cg.MaxRestarts)
 		}
 		if cg.wantFailed() {
@@ -82,7 +80,7 @@ func (g *groupChaos) checkGroup(cg chaosGroup, u *unstructured.Unstructured, lef
 			}
 			seen := int64(len(failedJobAttempts[int(i)]))
 			if have != want || have != seen {
-				add("jobRestarts[%d] of the workers %d (all %v); kwok failed it %d times, the history shows %d failed children", i, have, got, want, seen)
+				add("jobRestarts[%d] of the workers %d (all %v); the plan fails it %d times, the history shows pods failed by kwok in %d of its attempts", i, have, got, want, seen)
 			}
 		}
 		counted := perRole(u, "jobRestartsCountTowardsMax")["workers"]
@@ -92,7 +90,7 @@ func (g *groupChaos) checkGroup(cg chaosGroup, u *unstructured.Unstructured, lef
 		}
 	default:
 		if restarts != 0 || towards != 0 || len(failedAttempts) > 0 {
-			add("restarts %d, restartsCountTowardsMax %d, failed children in attempts %v; want none", restarts, towards, keys(failedAttempts))
+			add("restarts %d, restartsCountTowardsMax %d, pods failed by kwok in attempts %v; want none", restarts, towards, keys(failedAttempts))
 		}
 	}
 
