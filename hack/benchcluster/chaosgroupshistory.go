@@ -335,7 +335,8 @@ func (g *groupChaos) collectGarbage(ctx context.Context) {
 		for i := range jl.Items {
 			j := &jl.Items[i]
 			live[j.UID] = true
-			if j.DeletionTimestamp == nil || !slices.Contains(j.Finalizers, metav1.FinalizerDeleteDependents) {
+			// The garbage collector's own finalizer, not the Job controllers' tracking one.
+			if j.DeletionTimestamp == nil || slices.Index(j.Finalizers, metav1.FinalizerDeleteDependents) < 0 {
 				continue
 			}
 			for _, p := range owned[j.UID] {
