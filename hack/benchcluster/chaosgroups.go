@@ -294,16 +294,19 @@ func (g *groupChaos) finding(format string, args ...any) {
 
 // killGroups kills one of the controllers, drawn, o.groupKills times at drawn
 // moments, starting it again each time, and restarts kube-apiserver once halfway.
-// The smoke kills each controller once, in turn, once the group's first pods exist.
+// The smoke kills each controller once, in turn: jobkit-clientgo once two pods
+// exist, the JobSet controller once kwok has failed the worker.
 func (g *groupChaos) killGroups(ctx context.Context) error {
 	r := rand.New(rand.NewPCG(g.o.seed, 0x676b696c6c))
 	for k := 1; k <= g.o.groupKills; k++ {
 		i := r.IntN(len(g.procs))
 		if g.o.smoke {
+			// jobkit-clientgo once two pods exist; the JobSet controller once kwok has
+			// failed the worker: the kill lands in the restart.
 			i = (k - 1) % len(g.procs)
-			for g.gh.podCount() < k*2 {
-				if err := sleepFor(ctx, 50*time.Millisecond); err != nil {
-					return fmt.Errorf("waiting for %d pods before kill %d: %w", k*2, k, err)
+			for k == 1 && g.gh.podCount() < 2 || k > 1 && len(g.gh.failuresOf(g.groups[0].Name)) == 0 {
+				if err := sleepFor(ctx, 20*time.Millisecond); err != nil {
+					return fmt.Errorf("waiting for the moment of kill %d: %w", k, err)
 				}
 			}
 		} else if err := sleepFor(ctx, g.o.minGap+time.Duration(r.Int64N(int64(g.o.maxGap-g.o.minGap)+1))); err != nil {
