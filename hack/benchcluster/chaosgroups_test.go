@@ -335,3 +335,56 @@ func TestGroupCountersGoingDown(t *testing.T) {
 		t.Errorf("backwards = %q", h.backwards)
 	}
 }
+
+func TestCheckOrder(t *testing.T) {
+	blocking := chaosGroup{Name: "g", Shape: gBlocking}
+	a0 := childRecord{Name: "a0", Attempt: 0, CreatedRV: 2, GoneRV: 10}
+	b0 := childRecord{Name: "b0", Attempt: 0, CreatedRV: 3, GoneRV: 12}
+	a1 := childRecord{Name: "a1", Attempt: 1, CreatedRV: 13}
+	early := childRecord{Name: "early", Attempt: 1, CreatedRV: 11}
+	unseen := childRecord{Name: "unseen", Attempt: 0, CreatedRV: 4, GoneUnseen: true}
+	kept := childRecord{Name: "kept", Attempt: 0, CreatedRV: 5}
+	tests := []struct {
+		name     string
+		g        chaosGroup
+		hist     []childRecord
+		finished uint64
+		want     []string
+	}{
+		{"the next attempt after the old one is gone", blocking, []childRecord{a0, b0, a1}, 20, nil},
+		{"a child created after the finish", blocking, []childRecord{a0, b0, a1}, 12, []string{"child a1 created at revision 13, after the group finished at 12"}},
+		{"created before the old attempt was gone", blocking, []childRecord{a0, b0, early}, 0,
+			[]string{"child early of attempt 1 created at revision 11, child b0 of attempt 0 gone at 12"}},
+		{"an old child deleted while the watch was away is left out", blocking, []childRecord{a0, unseen, a1}, 0, nil},
+		{"an old child never seen gone", blocking, []childRecord{a0, kept, a1}, 0, []string{"child kept of attempt 0 gone at 0"}},
+		{"Recreate creates before the old attempt is gone", chaosGroup{Name: "g", Shape: gRecreate}, []childRecord{a0, b0, early}, 0, nil},
+	}
+	for _, tt := range tests {
+		got := checkOrder(tt.g, tt.hist, tt.finished)
+		if len(got) != len(tt.want) {
+			t.Errorf("%s: checkOrder = %q, want %q", tt.name, got, tt.want)
+			continue
+		}
+		for i := range got {
+			if !strings.Contains(got[i], tt.want[i]) {
+				t.Errorf("%s: problem %q, want one containing %q", tt.name, got[i], tt.want[i])
+			}
+		}
+	}
+}
+
+func TestResyncJobs(t *testing.T) {
+	h := newGroupHistory()
+	a, b := child("workers", 0, 0, 0, ""), child("workers", 1, 0, 0, "")
+	a.ResourceVersion, b.ResourceVersion = "5", "6"
+	h.observeJob(watch.Added, a)
+	h.observeJob(watch.Added, b)
+	h.resyncJobs([]batchv1.Job{*a})
+	got := map[string]bool{}
+	for _, r := range h.childrenOf("g") {
+		got[r.Name] = r.GoneUnseen
+	}
+	if want := map[string]bool{a.Name: false, b.Name: true}; !cmp.Equal(got, want) {
+		t.Errorf("gone unseen = %v, want %v", got, want)
+	}
+}

@@ -257,7 +257,7 @@ func (g *groupChaos) reportGroups(out io.Writer, problems []string) {
 		"no child Job of an old attempt (group or child) left, none beyond its role's replicas, none unfinished",
 		"dependsOn: no worker created before the leader was ready (Ready) or complete (Complete)",
 		"in place: the barrier moved to attempt 1, no child Job or pod replaced, no restart counted",
-		"no child Job created twice (one per role, index, group attempt and job attempt)",
+		"no child Job created twice (one per role, index, group attempt and job attempt), none after its group finished; BlockingRecreate: none before the old attempt was gone (by etcd revision)",
 		"no pod holds the tracking finalizer; no pod left running; the watches saw every event",
 	} {
 		fmt.Fprintln(out, "check: "+ch)

@@ -30,6 +30,8 @@ type childRecord struct {
 	// SatisfiedRV is the first version with a ready or succeeded pod, or complete
 	// (what dependsOn waits for); CompleteRV the first complete one.
 	SatisfiedRV, CompleteRV uint64
+	GoneRV                  uint64 // the revision of its deletion; 0 while none was seen
+	GoneUnseen              bool   // deleted while the watch was away (missing from a list)
 }
 
 // groupCounters are a JobSet's counters as the watch saw them last.
@@ -45,6 +47,7 @@ type groupHistory struct {
 	children map[types.UID]*childRecord
 	pods     map[string]map[types.UID]bool // by group: every pod seen
 	counters map[string]groupCounters      // by group
+	finished map[string]uint64             // by group: the first revision with a finished condition
 	// failures are the pods kwok failed (exit code chaosPlainFailCode), by group:
 	// the child (role, index, attempts) each failed. A pod deleted while running
 	// (its child deleted by a restart, a scale-down, the group's end) ends with 137
@@ -56,7 +59,7 @@ type groupHistory struct {
 
 func newGroupHistory() *groupHistory {
 	return &groupHistory{children: map[types.UID]*childRecord{}, pods: map[string]map[types.UID]bool{},
-		counters: map[string]groupCounters{}, failures: map[string]map[failure]bool{}}
+		counters: map[string]groupCounters{}, finished: map[string]uint64{}, failures: map[string]map[failure]bool{}}
 }
 
 // failure is the child of a pod that kwok failed.
@@ -90,12 +93,32 @@ func (h *groupHistory) observeJob(typ watch.EventType, j *batchv1.Job) {
 		h.children[j.UID] = r
 	}
 	rv := parseRV(j.ResourceVersion)
+	if typ == watch.Deleted {
+		r.GoneRV = rv
+	}
 	complete := isComplete(j)
 	if complete && r.CompleteRV == 0 {
 		r.CompleteRV = rv
 	}
 	if (complete || ptr.Deref(j.Status.Ready, 0) > 0 || j.Status.Succeeded > 0) && r.SatisfiedRV == 0 {
 		r.SatisfiedRV = rv
+	}
+}
+
+// resyncJobs takes in a fresh list of the Jobs after the watch lost its place: a
+// child missing from it was deleted while the watch was away.
+func (h *groupHistory) resyncJobs(jobs []batchv1.Job) {
+	listed := map[types.UID]bool{}
+	for i := range jobs {
+		listed[jobs[i].UID] = true
+		h.observeJob(watch.Modified, &jobs[i])
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for uid, r := range h.children {
+		if !listed[uid] && r.GoneRV == 0 {
+			r.GoneUnseen = true
+		}
 	}
 }
 
@@ -150,8 +173,12 @@ func (h *groupHistory) observeGroup(u *unstructured.Unstructured) {
 	restarts, _, _ := unstructured.NestedInt64(u.Object, "status", "restarts")
 	towards, _, _ := unstructured.NestedInt64(u.Object, "status", "restartsCountTowardsMax")
 	now := groupCounters{Restarts: restarts, TowardsMax: towards, JobRestarts: jobRestartsOf(u)}
+	_, _, finished := groupFinished(u)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if finished > 0 && h.finished[u.GetName()] == 0 {
+		h.finished[u.GetName()] = parseRV(u.GetResourceVersion())
+	}
 	was, seen := h.counters[u.GetName()]
 	h.counters[u.GetName()] = now
 	if !seen {
@@ -227,9 +254,7 @@ func (g *groupChaos) watchGroups(ctx context.Context) error {
 	listJobs := func(ctx context.Context) (string, error) {
 		l, err := jobs.List(ctx, all)
 		if err == nil {
-			for i := range l.Items {
-				g.gh.observeJob(watch.Modified, &l.Items[i])
-			}
+			g.gh.resyncJobs(l.Items)
 		}
 		return resourceVersionOf(l, err)
 	}

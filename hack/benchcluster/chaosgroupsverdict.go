@@ -129,6 +129,10 @@ func (g *groupChaos) checkGroup(cg chaosGroup, u *unstructured.Unstructured, lef
 			}
 		}
 	}
+	g.gh.mu.Lock()
+	finishedRV := g.gh.finished[cg.Name]
+	g.gh.mu.Unlock()
+	problems = append(problems, checkOrder(cg, hist, finishedRV)...)
 	switch cg.Shape {
 	case gDependsOn:
 		problems = append(problems, checkDependsOn(cg, hist)...)
@@ -139,6 +143,34 @@ func (g *groupChaos) checkGroup(cg chaosGroup, u *unstructured.Unstructured, lef
 		if prev != 0 || cur != 1 || len(hist) != int(1+cg.Workers) || pods != int(1+cg.Workers*cg.Pods) {
 			add("in place: previous %d, current %d, %d child Jobs and %d pods seen; want 0, 1, %d and %d (none replaced)",
 				prev, cur, len(hist), pods, 1+cg.Workers, 1+cg.Workers*cg.Pods)
+		}
+	}
+	return problems
+}
+
+// checkOrder: no child created once the group had finished (finishedRV, by etcd
+// revision; 0: not seen); under BlockingRecreate, every child of an attempt gone
+// before the first child of the next attempt was created (a child deleted while
+// the watch was away is left out: its revision is unknown).
+func checkOrder(cg chaosGroup, hist []childRecord, finishedRV uint64) []string {
+	var problems []string
+	for _, r := range hist {
+		if finishedRV > 0 && r.CreatedRV > finishedRV {
+			problems = append(problems, fmt.Sprintf("%s: child %s created at revision %d, after the group finished at %d", cg.Name, r.Name, r.CreatedRV, finishedRV))
+		}
+	}
+	if cg.Shape != gBlocking {
+		return problems
+	}
+	for _, r := range hist {
+		if r.CreatedRV == 0 || r.Attempt == 0 {
+			continue
+		}
+		for _, old := range hist {
+			if old.Attempt == r.Attempt-1 && !old.GoneUnseen && (old.GoneRV == 0 || old.GoneRV > r.CreatedRV) {
+				problems = append(problems, fmt.Sprintf("%s: child %s of attempt %d created at revision %d, child %s of attempt %d gone at %d (0: not seen gone; BlockingRecreate)",
+					cg.Name, r.Name, r.Attempt, r.CreatedRV, old.Name, old.Attempt, old.GoneRV))
+			}
 		}
 	}
 	return problems
