@@ -99,7 +99,10 @@
 // At the end, for each group: exactly one finished condition, the one its plan asks
 // for, and terminalState the same; restarts and restartsCountTowardsMax (or, under
 // RestartJob, jobRestarts and jobRestartsCountTowardsMax) equal both the failures
-// kwok was told to cause and the failed children the watch saw, and never went down;
+// kwok was told to cause and the pods kwok failed that the watch saw (a running pod
+// deleted ends with 137 and is none), and never went down; no child created twice,
+// none after the group finished, and under BlockingRecreate none before the old
+// attempt was gone (by etcd revision);
 // the children left are of the current attempts only, within the replicas, finished
 // (Complete in a completed group); dependsOn: no worker created before the leader
 // was ready or complete (by etcd revision); in place: the barrier at previous 0,
