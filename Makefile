@@ -106,7 +106,7 @@ cluster-smoke:
 
 # The chaos run: 56 Jobs of mixed shapes under jobkit-clientgo, killed with SIGKILL 24
 # times and restarted, kube-apiserver restarted once, then the checks against the
-# pods' history (about 3 minutes); then 16 JobSets of mixed shapes under the
+# pods' history (about 3 minutes); then 18 JobSets of mixed shapes under the
 # example's JobSet controller (both APIs) and jobkit-clientgo, killed 24 times,
 # kube-apiserver restarted once, and their checks (about 2 minutes more). A failing
 # run prints its seed: rerun it with CHAOSFLAGS="--seed N" (--jobs 0: the groups alone).

@@ -220,7 +220,7 @@ func TestParseChaosFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.seed != 9 || o.jobs != 56 || o.kills != 24 || o.groups != 16 || o.groupKills != 24 || !o.restartAPI || o.kubeconfig != "/d/kubeconfig" || o.limits != (qps{QPS: 50, Burst: 100}) {
+	if o.seed != 9 || o.jobs != 56 || o.kills != 24 || o.groups != 18 || o.groupKills != 24 || !o.restartAPI || o.kubeconfig != "/d/kubeconfig" || o.limits != (qps{QPS: 50, Burst: 100}) {
 		t.Errorf("parseChaosFlags = %+v", o)
 	}
 	o, err = parseChaosFlags([]string{"--jobkit", "j", "--jobset", "s", "--smoke"}, io.Discard)

@@ -17,11 +17,11 @@ import (
 )
 
 func TestGroupPlan(t *testing.T) {
-	a, b := groupPlan(7, 32, time.Minute), groupPlan(7, 32, time.Minute)
+	a, b := groupPlan(7, 36, time.Minute), groupPlan(7, 36, time.Minute)
 	if diff := cmp.Diff(a, b); diff != "" {
 		t.Fatalf("groupPlan(7) twice differs (-first +second):\n%s", diff)
 	}
-	if cmp.Equal(a, groupPlan(8, 32, time.Minute)) {
+	if cmp.Equal(a, groupPlan(8, 36, time.Minute)) {
 		t.Error("groupPlan(7) and groupPlan(8) are the same")
 	}
 	seen := map[groupShape]int{}
@@ -45,7 +45,7 @@ func TestGroupPlan(t *testing.T) {
 	}
 	for _, s := range groupShapes {
 		if seen[s] != 4 {
-			t.Errorf("shape %s: %d groups, want 4 of 32", s, seen[s])
+			t.Errorf("shape %s: %d groups, want 4 of 36", s, seen[s])
 		}
 	}
 }
@@ -62,10 +62,20 @@ func TestGroupExpectations(t *testing.T) {
 		{chaosGroup{Shape: gRestartJob, Workers: 2, FailRestarts: 2, MaxRestarts: 3}, false, 0, 2},
 		{chaosGroup{Shape: gScale, Workers: 4, ScaleTo: 1}, false, 0, 1},
 		{chaosGroup{Shape: gSuspend, Workers: 1}, false, 0, 1},
+		{chaosGroup{Shape: gFailGroup, Workers: 2, FailRestarts: 1, MaxRestarts: 2}, true, 0, 2},
 	}
 	for _, tt := range tests {
 		if f, r, w := tt.g.wantFailed(), tt.g.wantRestarts(), tt.g.wantWorkers(); f != tt.wantFailed || r != tt.wantRestarts || w != tt.wantWorkers {
 			t.Errorf("%s: failed %v, restarts %d, workers %d; want %v, %d, %d", tt.g.Shape, f, r, w, tt.wantFailed, tt.wantRestarts, tt.wantWorkers)
+		}
+	}
+	for g, want := range map[chaosGroup]string{
+		{Shape: gBlocking, FailRestarts: 3, MaxRestarts: 2}: "ReachedMaxRestarts",
+		{Shape: gFailGroup, FailRestarts: 1}:                "FailJobSetFailurePolicyAction",
+		{Shape: gRecreate, FailRestarts: 1, MaxRestarts: 2}: "",
+	} {
+		if got := g.wantReason(); got != want {
+			t.Errorf("%s with %d failures: reason %q, want %q", g.Shape, g.FailRestarts, got, want)
 		}
 	}
 }
@@ -258,6 +268,20 @@ func TestCheckGroup(t *testing.T) {
 		failed: []*corev1.Pod{failedPod(1, 0, 0, 1)},
 		left:   []*batchv1.Job{child("leader", 0, 0, 0, done)},
 		want:   []string{"pods failed by kwok in attempts [0]; want none"},
+	}, {
+		name:   "FailJobSet failed the group at once",
+		g:      chaosGroup{Name: "g", Shape: gFailGroup, Workers: 2, Pods: 1, FailIndex: 1, FailRestarts: 1, MaxRestarts: 2},
+		js:     jobSet("Failed", "FailJobSetFailurePolicyAction", 0, 0, nil, nil),
+		failed: []*corev1.Pod{failedPod(1, 0, 0, 1)},
+		left:   []*batchv1.Job{child("leader", 0, 0, 0, done), child("workers", 1, 0, 0, batchv1.JobFailed)},
+	}, {
+		name:   "FailJobSet: restarted instead",
+		g:      chaosGroup{Name: "g", Shape: gFailGroup, Workers: 2, Pods: 1, FailIndex: 1, FailRestarts: 1, MaxRestarts: 2},
+		js:     jobSet("Completed", "AllJobsCompleted", 1, 1, nil, nil),
+		failed: []*corev1.Pod{failedPod(1, 0, 0, 1)},
+		left:   []*batchv1.Job{child("leader", 0, 1, 0, done), child("workers", 0, 1, 0, done), child("workers", 1, 1, 0, done)},
+		want: []string{"finished Completed (AllJobsCompleted), 1 finished conditions; want one, Failed FailJobSetFailurePolicyAction",
+			`terminalState "Completed", want "Failed"`, "restarts 1, restartsCountTowardsMax 1, pods failed by kwok in attempts [0]; want 0, 0 and [0]"},
 	}, {
 		name: "past maxRestarts: failed",
 		g:    over, js: jobSet("Failed", "ReachedMaxRestarts", 2, 2, nil, nil),

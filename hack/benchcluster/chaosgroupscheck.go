@@ -252,7 +252,7 @@ func (g *groupChaos) reportGroups(out io.Writer, problems []string) {
 		fmt.Fprintln(out, "  "+l)
 	}
 	for _, ch := range []string{
-		"every group finished with the condition its plan asks for (Completed, or Failed with ReachedMaxRestarts past maxRestarts), terminalState the same",
+		"every group finished with the condition its plan asks for (Completed, or Failed with ReachedMaxRestarts past maxRestarts or FailJobSetFailurePolicyAction), terminalState the same",
 		"restarts, restartsCountTowardsMax and jobRestarts equal the failures caused (kwok's fail-restarts) and the failed children the history shows; no counter went down",
 		"no child Job of an old attempt (group or child) left, none beyond its role's replicas, none unfinished",
 		"dependsOn: no worker created before the leader was ready (Ready) or complete (Complete)",

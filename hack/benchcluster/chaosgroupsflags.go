@@ -21,7 +21,7 @@ func (o *chaosGroupOptions) registerGroupFlags(fs *flag.FlagSet) {
 		o.groupCRDs = strings.Split(s, ",")
 		return nil
 	})
-	fs.IntVar(&o.groups, "groups", 16, "JobSets in the groups' part, run after the Jobs' (0: none), the shapes in turn; the smoke runs 1")
+	fs.IntVar(&o.groups, "groups", 18, "JobSets in the groups' part, run after the Jobs' (0: none), the shapes in turn; the smoke runs 1")
 	fs.IntVar(&o.groupKills, "group-kills", 24, "SIGKILLs of the groups' part, each of a controller drawn (jobkit-clientgo or a JobSet controller); the smoke kills each once")
 }
 

@@ -54,9 +54,10 @@ const (
 	gSuspend    groupShape = "suspend"     // suspended while running, resumed
 	gInPlace    groupShape = "in-place"    // restartStrategy InPlaceRestart; the driver plays the agents
 	gScale      groupShape = "scale"       // the workers' replicas changed while running (JobSet's API)
+	gFailGroup  groupShape = "fail-group"  // a worker fails once; a FailJobSet rule fails the group at once
 )
 
-var groupShapes = []groupShape{gRecreate, gBlocking, gRestartJob, gDependsOn, gSuccessAny, gSuspend, gInPlace, gScale}
+var groupShapes = []groupShape{gRecreate, gBlocking, gRestartJob, gDependsOn, gSuccessAny, gSuspend, gInPlace, gScale, gFailGroup}
 
 // chaosGroup is one JobSet of the group chaos run: a leader role of one child and
 // a workers role, every child Indexed with backoffLimit 0 (a failed pod fails its
@@ -90,9 +91,22 @@ func (g chaosGroup) gvr() schema.GroupVersionResource {
 // restartsGroup says whether the group's failures restart the whole group.
 func (g chaosGroup) restartsGroup() bool { return g.Shape == gRecreate || g.Shape == gBlocking }
 
-// wantFailed says whether the group must end Failed (ReachedMaxRestarts): more
-// failures than restarts allowed.
-func (g chaosGroup) wantFailed() bool { return g.restartsGroup() && g.FailRestarts > g.MaxRestarts }
+// wantFailed says whether the group must end Failed: more failures than restarts
+// allowed (ReachedMaxRestarts), or a FailJobSet rule matched.
+func (g chaosGroup) wantFailed() bool {
+	return g.restartsGroup() && g.FailRestarts > g.MaxRestarts || g.Shape == gFailGroup
+}
+
+// wantReason is the reason of the Failed condition the group must end with.
+func (g chaosGroup) wantReason() string {
+	switch {
+	case g.Shape == gFailGroup:
+		return "FailJobSetFailurePolicyAction"
+	case g.wantFailed():
+		return "ReachedMaxRestarts"
+	}
+	return ""
+}
 
 // wantRestarts is status.restarts at the end.
 func (g chaosGroup) wantRestarts() int32 {
@@ -135,6 +149,8 @@ func groupPlan(seed uint64, n int, spread time.Duration) []chaosGroup {
 			g.ActAfter, g.ResumeAfter = dur(time.Second, 3*time.Second), dur(time.Second, 4*time.Second)
 		case gInPlace:
 			g.LeaderRunFor, g.WorkerRunFor = 45*time.Second, 45*time.Second // ended by the agents' dance, then run out
+		case gFailGroup:
+			g.FailIndex, g.FailRestarts = int32(r.IntN(int(g.Workers))), 1
 		case gScale:
 			g.Workers = int32(2 + r.IntN(3))
 			g.ScaleTo = int32(1 + r.IntN(5))
@@ -209,6 +225,9 @@ func (g chaosGroup) object(namespace, node string) (*unstructured.Unstructured, 
 	case gRestartJob:
 		spec["failurePolicy"] = map[string]any{"maxRestarts": g.MaxRestarts,
 			"rules": []map[string]any{{"name": "worker", "action": "RestartJob", "targetReplicatedJobs": []string{"workers"}}}}
+	case gFailGroup:
+		spec["failurePolicy"] = map[string]any{"maxRestarts": g.MaxRestarts,
+			"rules": []map[string]any{{"name": "worker", "action": "FailJobSet", "targetReplicatedJobs": []string{"workers"}}}}
 	case gSuccessAny:
 		spec["successPolicy"] = map[string]any{"operator": "Any", "targetReplicatedJobs": []string{"leader"}}
 	case gInPlace:

@@ -16,9 +16,9 @@ func (g *groupChaos) checkGroup(cg chaosGroup, u *unstructured.Unstructured, lef
 		problems = append(problems, cg.Name+": "+fmt.Sprintf(format, args...))
 	}
 	typ, reason, n := groupFinished(u)
-	wantTyp, wantReason := "Completed", ""
+	wantTyp, wantReason := "Completed", cg.wantReason()
 	if cg.wantFailed() {
-		wantTyp, wantReason = "Failed", "ReachedMaxRestarts"
+		wantTyp = "Failed"
 	}
 	if n != 1 || typ != wantTyp || (wantReason != "" && reason != wantReason) {
 		add("finished %s (%s), %d finished conditions; want one, %s %s", typ, reason, n, wantTyp, wantReason)
@@ -87,6 +87,10 @@ func (g *groupChaos) checkGroup(cg chaosGroup, u *unstructured.Unstructured, lef
 		if restarts != 0 || towards != 0 || int(cg.FailIndex) >= len(counted) || counted[cg.FailIndex] != int64(cg.FailRestarts) {
 			add("restarts %d, restartsCountTowardsMax %d, the workers' jobRestartsCountTowardsMax %v; want 0, 0 and %d at index %d",
 				restarts, towards, counted, cg.FailRestarts, cg.FailIndex)
+		}
+	case cg.Shape == gFailGroup:
+		if restarts != 0 || towards != 0 || len(failedAttempts) != 1 || !failedAttempts[0] {
+			add("restarts %d, restartsCountTowardsMax %d, pods failed by kwok in attempts %v; want 0, 0 and [0]", restarts, towards, keys(failedAttempts))
 		}
 	default:
 		if restarts != 0 || towards != 0 || len(failedAttempts) > 0 {

@@ -74,7 +74,7 @@
 //
 // # Chaos for groups
 //
-//	benchcluster chaos ... --jobset BIN --group-crds FILE,FILE [--groups 16] [--group-kills 24]
+//	benchcluster chaos ... --jobset BIN --group-crds FILE,FILE [--groups 18] [--group-kills 24]
 //
 // then runs --groups JobSets (a leader of one child and 1 to 4 workers, children
 // Indexed with backoffLimit 0), the shapes in turn: recreate and blocking (a worker
@@ -85,7 +85,8 @@
 // Any on the leader; the workers would run 10 minutes), suspend (suspended while
 // running, resumed), in-place (restartStrategy InPlaceRestart: the driver plays the
 // pods' agents as TestInPlaceRestartOnTheAPIServer does, moving the barrier to
-// attempt 1) and scale (the workers' replicas changed while running). BIN is
+// attempt 1), scale (the workers' replicas changed while running) and fail-group (a
+// worker fails once, a FailJobSet rule fails the group: FailJobSetFailurePolicyAction). BIN is
 // examples/jobset/upstream's jobset-controller, one process per API with
 // --child-managed-by jobkit-clientgo's and --in-place-restart: every shape but scale
 // on the example's API (jobset.examples.jobkit.dev: RestartJob and per-child
