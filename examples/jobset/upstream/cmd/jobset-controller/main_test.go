@@ -36,6 +36,8 @@ func TestRunErrors(t *testing.T) {
 		{name: "unknown flag", args: []string{"--no-such-flag"}, wantErr: "flag provided but not defined"},
 		{name: "child managed-by without a domain", args: []string{"--api=jobset.x-k8s.io", "--child-managed-by=controller"}, wantErr: `--child-managed-by="controller": must be empty or a domain-prefixed path`},
 		{name: "missing kubeconfig", args: []string{"--api=jobset.x-k8s.io", "--kubeconfig", "/nonexistent/kubeconfig"}, wantErr: "loading the cluster configuration"},
+		{name: "in-place restart takes no value", args: []string{"--in-place-restart=maybe"}, wantErr: `invalid boolean value "maybe" for -in-place-restart`},
+		{name: "in-place restart, missing kubeconfig", args: []string{"--in-place-restart", "--kubeconfig", "/nonexistent/kubeconfig"}, wantErr: "loading the cluster configuration"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
