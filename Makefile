@@ -99,8 +99,9 @@ bench-cluster:
 	./hack/bench-cluster.sh $(BENCHFLAGS)
 
 # The test command's smoke: one Indexed Job of 100 pods under jobkit-clientgo, killed
-# with SIGKILL once halfway and restarted, exact counts at the end, on a control plane
-# brought up and down for it (about 1.5 minutes once the binaries are built).
+# with SIGKILL once halfway and restarted, exact counts at the end, then one JobSet
+# restarted once with jobkit-clientgo and the JobSet controller each killed once, on a
+# control plane brought up and down for it (about 1.7 minutes once the binaries are built).
 cluster-smoke:
 	./hack/bench-cluster.sh --smoke
 

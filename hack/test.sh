@@ -16,7 +16,7 @@
 # Indexed Job of 100 pods, the controller killed once halfway, exact counts; then one
 # JobSet restarted once under the example's JobSet controller, each controller
 # killed once; ~3
-# minutes more cold to build kwok, ~1.5 minutes warm; kube-controller-manager is not
+# minutes more cold to build kwok, ~1.7 minutes warm; kube-controller-manager is not
 # needed). The smoke's cluster has a directory of its own and free ports, so that
 # concurrent runs never share one. The kueue module (kind own in hack/modules.sh) is tested
 # in its directory, through its own kueue/go.work at Kueue's versions: its envtest tests run
