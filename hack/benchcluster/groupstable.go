@@ -138,7 +138,7 @@ func writeGroupTables(w io.Writer, results []groupResult) bool {
 			case side != sideJobSet && !hasBase:
 				facts = "no JobSet run"
 			case side != sideJobSet && strings.Join(s.Facts, "\n") != strings.Join(base.Facts, "\n"):
-				facts = "DIFFER (see the log)"
+				facts = "DIFFER: " + factsDiff(base.Facts, s.Facts)
 				same = false
 			case side != sideJobSet:
 				facts = "equal"
@@ -191,4 +191,28 @@ func writeGroupTables(w io.Writer, results []groupResult) bool {
 		}
 	}
 	return same
+}
+
+// factsDiff names the facts of b that a lacks (+) and those of a that b lacks (-).
+func factsDiff(a, b []string) string {
+	in := func(xs []string, x string) bool {
+		for _, y := range xs {
+			if y == x {
+				return true
+			}
+		}
+		return false
+	}
+	var parts []string
+	for _, x := range a {
+		if !in(b, x) {
+			parts = append(parts, "JobSet: "+x)
+		}
+	}
+	for _, x := range b {
+		if !in(a, x) {
+			parts = append(parts, "jobkit: "+x)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
