@@ -244,7 +244,7 @@ func (g *groupBench) run(ctx context.Context, c groupCase, side string, seq int)
 			res.Requests[k] = v
 		}
 	}
-	res.Facts, err = g.settleFacts(ctx, c, side, name, pw)
+	res.Facts, err = g.settleFacts(ctx, c, side, name)
 	if err != nil {
 		res.Problems = append(res.Problems, err.Error())
 	}
@@ -275,10 +275,12 @@ func (g *groupBench) waitGroupFinished(ctx context.Context, w watch.Interface) (
 }
 
 // finishedCondition is the type of the group's true finished condition, empty
-// while none.
+// while none: JobSet's status.conditions, or a TrainingJob's (status.conditions
+// without a launcher, status.groupConditions with one).
 func finishedCondition(u *unstructured.Unstructured) string {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
+	group, _, _ := unstructured.NestedSlice(u.Object, "status", "groupConditions")
+	for _, c := range append(conds, group...) {
 		m, _ := c.(map[string]any)
 		t, _ := m["type"].(string)
 		if m["status"] == "True" && (t == "Completed" || t == "Complete" || t == "Failed") {

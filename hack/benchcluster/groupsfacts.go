@@ -109,7 +109,7 @@ func (pw *podWatch) summary() string {
 // settleFacts waits up to a minute for the group's status and children to settle
 // (the same facts twice, 2 s apart, and the case's finish or restart reached) and
 // returns them; an error when they did not.
-func (g *groupBench) settleFacts(ctx context.Context, c groupCase, side, name string, pw *podWatch) ([]string, error) {
+func (g *groupBench) settleFacts(ctx context.Context, c groupCase, side, name string) ([]string, error) {
 	var last []string
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -118,17 +118,17 @@ func (g *groupBench) settleFacts(ctx context.Context, c groupCase, side, name st
 			return nil, err
 		}
 		if reached && strings.Join(facts, "\n") == strings.Join(last, "\n") {
-			return append(facts, pw.summary()), nil
+			return facts, nil
 		}
 		if time.Now().After(deadline) {
-			return append(facts, pw.summary()), fmt.Errorf("status not settled after a minute: %v", facts)
+			return facts, fmt.Errorf("status not settled after a minute: %v", facts)
 		}
 		last = facts
 		time.Sleep(2 * time.Second)
 	}
 }
 
-// facts reads the group's status and children; reached tells whether the case's
+// facts reads the group's status, children and pods; reached tells whether the case's
 // end (finished, or for a restart: one restart, every child of attempt 1 active
 // with all its pods) shows.
 func (g *groupBench) facts(ctx context.Context, c groupCase, side, name string) (facts []string, reached bool, err error) {
@@ -153,6 +153,24 @@ func (g *groupBench) facts(ctx context.Context, c groupCase, side, name string) 
 	}
 	sort.Strings(cs)
 	facts = append(facts, "conditions: "+strings.Join(cs, " "))
+	if gcs, found, _ := unstructured.NestedSlice(st, "groupConditions"); found {
+		var gs []string
+		for _, x := range gcs {
+			m, _ := x.(map[string]any)
+			gs = append(gs, fmt.Sprintf("%v=%v(%v)", m["type"], m["status"], m["reason"]))
+		}
+		sort.Strings(gs)
+		facts[len(facts)-1] += "; groupConditions: " + strings.Join(gs, " ")
+	}
+	pods, err := g.cs.CoreV1().Pods(g.namespace).List(ctx, metav1.ListOptions{LabelSelector: groupLabel + "=" + c.Name})
+	if err != nil {
+		return nil, false, err
+	}
+	pw := &podWatch{pods: map[string]*corev1.Pod{}}
+	for i := range pods.Items {
+		pw.pods[pods.Items[i].Name] = &pods.Items[i]
+	}
+	facts = append(facts, pw.summary())
 	if side == sideOwner {
 		for _, f := range []string{"active", "succeeded", "failed"} {
 			v, _, _ := unstructured.NestedInt64(st, f)
@@ -192,7 +210,7 @@ func (g *groupBench) facts(ctx context.Context, c groupCase, side, name string) 
 	for k, v := range byKind {
 		facts = append(facts, fmt.Sprintf("%s x%d", k, v))
 	}
-	sort.Strings(facts[2:])
+	sort.Strings(facts[3:])
 	if c.Restart {
 		return facts, restarts == 1 && readyWorkers == int64(c.Jobs) && len(jobs.Items) == c.Jobs+btoi(c.Leader), nil
 	}

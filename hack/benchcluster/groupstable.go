@@ -18,6 +18,18 @@ func (r groupResult) writes() float64 {
 	return n
 }
 
+// writesNoEvents is writes without the events (which the Kubernetes event
+// recorder's spam filter thins out for kube-controller-manager).
+func (r groupResult) writesNoEvents() float64 {
+	var n float64
+	for k, v := range r.Requests {
+		if isWrite(k.Verb) && k.Resource != "events" {
+			n += v
+		}
+	}
+	return n
+}
+
 // procFigures is "name cpu/rss" for each process, sorted.
 func (r groupResult) procFigures() string {
 	var parts []string
@@ -47,10 +59,10 @@ func (r groupResult) line() string {
 
 // groupSummary is the median of each figure over the rounds of one case and side.
 type groupSummary struct {
-	Duration, Setup, Writes, CPU, RSS, API, GC float64
-	ProcCPU, ProcRSS                           map[string]float64
-	Requests                                   requests
-	Facts                                      []string
+	Duration, Setup, Writes, NoEvents, CPU, RSS, API, GC float64
+	ProcCPU, ProcRSS                                     map[string]float64
+	Requests                                             requests
+	Facts                                                []string
 }
 
 func summarizeGroups(rs []groupResult) groupSummary {
@@ -65,6 +77,7 @@ func summarizeGroups(rs []groupResult) groupSummary {
 	s.Duration = pick(func(r groupResult) float64 { return r.Duration.Seconds() })
 	s.Setup = pick(func(r groupResult) float64 { return r.Setup.Seconds() })
 	s.Writes = pick(groupResult.writes)
+	s.NoEvents = pick(groupResult.writesNoEvents)
 	s.CPU = pick(groupResult.controllerCPU)
 	s.RSS = pick(func(r groupResult) float64 { return mib(r.controllerRSS()) })
 	s.API = pick(func(r groupResult) float64 { return r.APIServerCPU })
@@ -102,8 +115,8 @@ func writeGroupTables(w io.Writer, results []groupResult) bool {
 		bySide[r.Case.Name][r.Side] = append(bySide[r.Case.Name][r.Side], r)
 	}
 	same := true
-	fmt.Fprintln(w, "| case | side | pods | rounds | time s | / JobSet | writes | / JobSet | controller CPU s (each) | / JobSet | peak RSS MiB (each) | / JobSet | kube-apiserver CPU s | GC CPU s | children, counters, conditions |")
-	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+	fmt.Fprintln(w, "| case | side | pods | rounds | time s | / JobSet | writes | / JobSet | without events | / JobSet | controller CPU s (each) | / JobSet | peak RSS MiB (each) | / JobSet | kube-apiserver CPU s | GC CPU s | children, counters, conditions |")
+	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
 	for _, c := range order {
 		sums := map[string]groupSummary{}
 		for side, rs := range bySide[c.Name] {
@@ -134,7 +147,7 @@ func writeGroupTables(w io.Writer, results []groupResult) bool {
 			facts := "JobSet's"
 			switch {
 			case side == sideOwner:
-				facts = "its own: " + strings.Join(s.Facts[:2], "; ")
+				facts = "its own: " + strings.Join(s.Facts, "; ")
 			case side != sideJobSet && !hasBase:
 				facts = "no JobSet run"
 			case side != sideJobSet && strings.Join(s.Facts, "\n") != strings.Join(base.Facts, "\n"):
@@ -147,8 +160,9 @@ func writeGroupTables(w io.Writer, results []groupResult) bool {
 			if c.Restart {
 				time += fmt.Sprintf(" (setup %.1f)", s.Setup)
 			}
-			fmt.Fprintf(w, "| %s | %s | %d | %d | %s | %s | %.0f | %s | %.1f (%s) | %s | %.0f (%s) | %s | %.1f | %.1f | %s |\n",
+			fmt.Fprintf(w, "| %s | %s | %d | %d | %s | %s | %.0f | %s | %.0f | %s | %.1f (%s) | %s | %.0f (%s) | %s | %.1f | %.1f | %s |\n",
 				c.Name, side, pods, len(bySide[c.Name][side]), time, r(s.Duration, base.Duration), s.Writes, r(s.Writes, base.Writes),
+				s.NoEvents, r(s.NoEvents, base.NoEvents),
 				s.CPU, strings.Join(each, ", "), r(s.CPU, base.CPU), s.RSS, strings.Join(rss, ", "), r(s.RSS, base.RSS), s.API, s.GC, facts)
 		}
 	}
