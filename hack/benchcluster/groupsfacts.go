@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
+
+	"github.com/jobkit/jobkit/jobstatus"
 )
 
 const jobIndexLabel = "jobset.sigs.k8s.io/job-index"
@@ -198,7 +199,7 @@ func (g *groupBench) facts(ctx context.Context, c groupCase, side, name string) 
 	byKind := map[string]int{}
 	for _, j := range jobs.Items {
 		cond := "running"
-		if t, ok := jobFinished(&j); ok {
+		if t, ok := jobstatus.Finished(&j.Status); ok {
 			cond = string(t)
 		}
 		k := fmt.Sprintf("child Jobs of attempt %s %s: succeeded=%d failed=%d active=%d", j.Labels[attemptLabel], cond, j.Status.Succeeded, j.Status.Failed, j.Status.Active)
@@ -222,16 +223,6 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// jobFinished is the type of the Job's true Complete or Failed condition.
-func jobFinished(j *batchv1.Job) (batchv1.JobConditionType, bool) {
-	for _, c := range j.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return c.Type, true
-		}
-	}
-	return "", false
 }
 
 // cleanupGroups deletes the groups benchmark's JobSets, TrainingJobs, Jobs, pods and
