@@ -1,7 +1,11 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 )
 
 func TestParseGroupFlags(t *testing.T) {
@@ -176,5 +181,54 @@ func TestFactsDiff(t *testing.T) {
 		if got := factsDiff(tt.a, tt.b); got != tt.want {
 			t.Errorf("factsDiff(%q, %q) = %q, want %q", tt.a, tt.b, got, tt.want)
 		}
+	}
+}
+
+func TestJobSetProcConfig(t *testing.T) {
+	dir := t.TempDir()
+	args, err := jobsetProc("jobset").Args("/k/kubeconfig", qps{QPS: 50, Burst: 100}, 31234, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(args, " ")
+	for _, want := range []string{"--config " + filepath.Join(dir, "config.yaml"), "--kubeconfig /k/kubeconfig", "--kube-api-qps 50", "--kube-api-burst 100"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("args %q lack %q", joined, want)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Kind                   string
+		LeaderElection         struct{ LeaderElect bool }
+		InternalCertManagement struct{ Enable bool }
+		Webhook                struct {
+			Host    string
+			Port    int
+			CertDir string
+		}
+		Metrics struct{ BindAddress string }
+		Health  struct{ HealthProbeBindAddress string }
+	}
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		t.Fatalf("config.yaml: %v\n%s", err, raw)
+	}
+	if cfg.Kind != "Configuration" || cfg.LeaderElection.LeaderElect || cfg.InternalCertManagement.Enable ||
+		cfg.Webhook.Host != "127.0.0.1" || cfg.Webhook.Port == 0 || cfg.Metrics.BindAddress != "0" ||
+		cfg.Health.HealthProbeBindAddress != "127.0.0.1:31234" {
+		t.Errorf("config.yaml:\n%s", raw)
+	}
+	pair, err := tls.LoadX509KeyPair(filepath.Join(cfg.Webhook.CertDir, "tls.crt"), filepath.Join(cfg.Webhook.CertDir, "tls.key"))
+	if err != nil {
+		t.Fatalf("the webhook certificate: %v", err)
+	}
+	cert, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cert.VerifyHostname("127.0.0.1"); err != nil {
+		t.Errorf("the webhook certificate does not name 127.0.0.1: %v", err)
 	}
 }
