@@ -8,7 +8,7 @@
 #
 # The binary is built with JobSet's own go.mod (JobSet's go.mod decides them): the
 # dependencies are the ones JobSet releases with, not this repository's. Cold build on 2
-# cores: about 4 minutes when quiet (controller-runtime, client-go, cert-controller).
+# cores: 11 minutes measured while other sessions compiled (load average 30): controller-runtime, client-go, cert-controller.
 #
 # How it runs beside the local control plane (hack/benchcluster/jobsetctl.go does so):
 # its configuration file (--config) turns off internalCertManagement (cert-controller,
@@ -31,7 +31,7 @@ flock 8
 # JobSet's main has no --version; --help exits 0 (or 2, from the flag package) once it
 # has loaded.
 if ! [ -x "$bin" ]; then
-	echo "jobset-bin: building JobSet's controller $version (about 4 minutes on 2 cores)" >&2
+	echo "jobset-bin: building JobSet's controller $version (about 11 minutes on 2 loaded cores)" >&2
 	start=$SECONDS
 	tmp=$(mktemp -d)
 	# A module of its own that requires JobSet's and builds its root package: `go
