@@ -6,9 +6,9 @@
 # (JOBKIT_CLUSTER_CACHE, default ~/.cache/jobkit/cluster), keyed by the version, with a
 # lock of its own so that it never waits for the kube-controller-manager build.
 #
-# The binary is built with JobSet's own go.mod (JobSet's go.mod decides them): the
-# dependencies are the ones JobSet releases with, not this repository's. Cold build on 2
-# cores: 11 minutes measured while other sessions compiled (load average 30): controller-runtime, client-go, cert-controller.
+# The binary's dependencies are the ones JobSet's go.mod asks for, not this
+# repository's. Cold build on 2 cores (controller-runtime, client-go, cert-controller):
+# 11 minutes measured while other sessions compiled (load average 30).
 #
 # How it runs beside the local control plane (hack/benchcluster/jobsetctl.go does so):
 # its configuration file (--config) turns off internalCertManagement (cert-controller,
