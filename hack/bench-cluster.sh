@@ -13,6 +13,12 @@
 #   hack/bench-cluster.sh --smoke                the test command's smoke: one Indexed
 #       Job of 100 pods, one kill of jobkit-clientgo halfway, exact counts; then one
 #       group restarted once, each controller killed once (chaos --smoke)
+#   hack/bench-cluster.sh groups [groups flags]  groups of roles: JobSet's controller
+#       (hack/cluster-bins.sh --jobset) with the kube-controller-manager's Job
+#       controller, jobkit's JobSet controller (examples/jobset/upstream, --api
+#       jobset.x-k8s.io) with jobkit-clientgo, and the TrainingJob controller as one
+#       owner of the roles' pods, on the same cases, interleaved (--cases, --sides,
+#       --qps, --rounds); JobSet's CRD from the module cache (hack/jobset-crd.sh)
 #
 # The chaos run and the smoke need no kube-controller-manager and do not build it.
 # The tables and reports go to stdout, the per-run logs to CLUSTER-DIR/logs.
@@ -24,6 +30,10 @@ mode=bench
 case "${1:-}" in
 chaos)
 	mode=chaos
+	shift
+	;;
+groups)
+	mode=groups
 	shift
 	;;
 --smoke)
@@ -59,5 +69,18 @@ if [ "$mode" = chaos ]; then
 	exit 0
 fi
 bin=$(hack/cluster-bins.sh) || fail "building kube-controller-manager (hack/cluster-bins.sh)"
+if [ "$mode" = groups ]; then
+	jobset=$(hack/cluster-bins.sh --jobset) || fail "building JobSet's controller (hack/cluster-bins.sh --jobset)"
+	crd=$(hack/jobset-crd.sh) || fail "finding JobSet's CRD (hack/jobset-crd.sh)"
+	(cd examples && nice -n 10 go build -o "$tools/trainingjob-controller" ./trainingjob/cmd/trainingjob-controller) ||
+		fail "building trainingjob-controller"
+	(cd examples/jobset/upstream && nice -n 10 go build -o "$tools/jobkit-jobset-controller" ./cmd/jobset-controller) ||
+		fail "building examples/jobset/upstream's jobset-controller"
+	"$tools/benchcluster" groups --kcm "$bin/kube-controller-manager" --jobkit "$tools/jobkit-clientgo" \
+		--jobset "$jobset" --jobkit-jobset "$tools/jobkit-jobset-controller" --trainingjob "$tools/trainingjob-controller" \
+		--crds "$crd/jobset.x-k8s.io_jobsets.yaml,$PWD/examples/trainingjob/config/crd/ml.examples.jobkit.dev_trainingjobs.yaml" \
+		--cluster-dir "$dir" "$@" || fail "benchcluster groups $* (the lines above say which check; logs in $dir/logs)"
+	exit 0
+fi
 "$tools/benchcluster" --kcm "$bin/kube-controller-manager" --jobkit "$tools/jobkit-clientgo" --cluster-dir "$dir" "$@" ||
 	fail "benchcluster $* (the lines above say which check; logs in $dir/logs)"

@@ -9,6 +9,12 @@
 #   hack/cluster-bins.sh             build when missing, print the directory
 #   hack/cluster-bins.sh --no-kcm    the same without kube-controller-manager (the
 #                                    control plane and the chaos run do not need it)
+#   hack/cluster-bins.sh --jobset    only JobSet's controller (the `main` of
+#                                    sigs.k8s.io/jobset at the version that
+#                                    examples/jobset/upstream/go.mod requires), built
+#                                    when missing; prints the path of the binary. It
+#                                    has a lock of its own: it never waits for the
+#                                    kube-controller-manager build.
 #   JOBKIT_CLUSTER_CACHE=dir ...     cache root (default ~/.cache/jobkit/cluster)
 #
 # Cold builds on 2 cores: kube-controller-manager about 10 minutes when quiet (13
@@ -29,8 +35,11 @@ kcm=1
 case "${1:-}" in
 "") ;;
 --no-kcm) kcm= ;;
+--jobset)
+	exec hack/jobset-bin.sh
+	;;
 *)
-	log "unknown argument $1 (want --no-kcm or nothing)"
+	log "unknown argument $1 (want --no-kcm, --jobset or nothing)"
 	exit 2
 	;;
 esac

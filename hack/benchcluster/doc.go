@@ -110,4 +110,33 @@
 // current 1, no child or pod replaced; no pod holds the tracking finalizer or is left
 // running. --smoke runs one recreate group (one failure, one restart) and kills each
 // of its two controllers once; --jobs 0 runs the groups alone.
+// # Groups
+//
+//	benchcluster groups --kcm BIN [--jobset BIN] [--jobkit BIN --jobkit-jobset BIN]
+//	                    [--trainingjob BIN] [--crds FILE,...] [--cluster-dir DIR]
+//	                    [--cases leader-64,group-100x10,restart-1000] [--sides jobset,jobkit,owner]
+//	                    [--qps 500/1000] [--rounds 1] [--timeout 15m]
+//
+// runs groups of roles under three sides, one at a time, interleaved: jobset
+// (JobSet's own controller, hack/cluster-bins.sh --jobset, with the kube-controller-
+// manager's Job controller), jobkit (examples/jobset/upstream's controller with --api
+// jobset.x-k8s.io, its child Jobs handed to jobkit-clientgo through spec.managedBy)
+// and owner (examples/trainingjob's controller: one owner of the roles' pods, no child
+// Jobs). A kube-controller-manager running only its garbage collector runs under every
+// side (both JobSet controllers delete an old attempt's child Jobs with foreground
+// propagation, which only the garbage collector finishes) and is measured apart.
+// JobSet's controller runs from a configuration file without cert-controller, its
+// webhook server on 127.0.0.1 with a self-signed certificate and no webhook
+// registered: the JobSets are written with every default JobSet's webhook would set.
+// Cases: leader-64 (a leader Job of one pod and a worker Job of 64, to completion; the
+// owner: 64 workers and a launcher), group-100x10 (100 child Jobs of 10 pods; the
+// owner: 1,000 workers), restart-1000 (100 child Jobs of 10 pods, maxRestarts 1,
+// backoffLimit 0: once every pod runs, the benchmark fails worker 0 of the first Job
+// as its kubelet would and measures the time until every pod of attempt 1 runs; the
+// owner: 1,000 workers and a launcher, maxRestarts 1), restart-4x5 (the same, small).
+// Each run measures the time, the sides' API writes by verb and resource, each
+// process's CPU seconds and peak RSS, kube-apiserver's CPU, then reads the group's
+// status, its child Jobs and its pods once they have settled; the table shows the
+// ratios to JobSet's side and whether jobkit's facts equal JobSet's (the command
+// fails when they differ).
 package main

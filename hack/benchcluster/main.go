@@ -109,6 +109,10 @@ func main() {
 		mainChaos(os.Args[2:])
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "groups" {
+		mainGroups(os.Args[2:])
+		return
+	}
 	o, err := parseFlags(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return
