@@ -282,7 +282,11 @@
 // active in its role status and no more per-index counters than replicas
 // (group-size). TestGroupShapes runs 40 seeds at fault rate 0.2 (each shape
 // covered); -sim.shapeseeds=N runs more. The node-selector strategy (nodes
-// labelled per child beforehand) is not simulated.
+// labelled per child beforehand) is not simulated, nor is a roles owner
+// resized: its model does not know an elastic role's shrink yet (it would
+// read the completed indexes dropped beyond the new size as a count going
+// back, and the pods removed there as finalizers lost unrecorded);
+// groups/ownedpods' TestRolePodCountChanged covers that resize.
 //
 // # Limits
 //
