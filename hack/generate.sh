@@ -26,7 +26,9 @@ esac
 # One line per API package: its module, the package directory inside that module,
 # the directory inside that module that holds its CRDs, and optionally the crd
 # generator's options (JobSet's embeds PersistentVolumeClaim templates, whose
-# metadata the schema must spell out or the API server prunes it).
+# metadata the schema must spell out or the API server prunes it). The JobSet
+# CRD is then given its child Job template's schema and update rules
+# (post_process below).
 targets=(
 	"examples plank/api/v1alpha1 plank/config/crd"
 	"examples trainingjob/api/v1alpha1 trainingjob/config/crd"
@@ -48,6 +50,15 @@ controller_gen() {
 	"$root/hack/tool.sh" controller-gen "$@"
 }
 
+# post_process gives the JobSet CRD in directory $2 of module $1 the shallow
+# schema of its schemaless child Job template and the rules that let exactly
+# JobSet's mutable template fields change (examples/internal/templateschema).
+post_process() {
+	local f="$2/jobset.examples.jobkit.dev_jobsets.yaml"
+	[ -e "$f" ] || return 0
+	(cd "$1" && go run ./internal/templateschema "$f")
+}
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 stale=()
@@ -56,6 +67,7 @@ for target in "${targets[@]}"; do
 	crdgen=${crdgen:-crd:crdVersions=v1}
 	if ! $check; then
 		(cd "$module" && controller_gen object paths="./$pkg" "$crdgen" paths="./$pkg" output:crd:dir="$crddir")
+		post_process "$module" "$root/$module/$crddir"
 		echo "generated $module/$pkg/zz_generated.deepcopy.go and $module/$crddir"
 		continue
 	fi
@@ -63,6 +75,7 @@ for target in "${targets[@]}"; do
 	mkdir -p "$out/obj" "$out/crd"
 	(cd "$module" && controller_gen object paths="./$pkg" "$crdgen" \
 		output:object:dir="$out/obj" output:crd:dir="$out/crd")
+	post_process "$module" "$out/crd"
 	# A file is stale when its generated content differs or it is missing; a CRD
 	# that is no longer generated is stale too.
 	pairs=("$out/obj/zz_generated.deepcopy.go" "$module/$pkg/zz_generated.deepcopy.go")

@@ -1,6 +1,9 @@
 package childjobs
 
 import (
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/jobkit/jobkit/internal/podutil"
@@ -27,7 +30,11 @@ func (s *sync) inPlace() plaingroup.InPlaceAttempts {
 }
 
 // podAttempts reads the group's pods: those labelled with its name, less those
-// whose jobset-uid label names another group.
+// whose jobset-uid label names another group. A pod is leaving (it holds no
+// barrier) when its labels put it in a child at or beyond its role's replicas,
+// when its completion index is at or beyond its role's parallelism (an
+// Indexed role resized down), or when it has succeeded in a child of an
+// earlier group restart (the new child runs its index again).
 func (s *sync) podAttempts() []plaingroup.PodAttempt {
 	out := make([]plaingroup.PodAttempt, 0, len(s.in.Pods))
 	for _, pod := range s.in.Pods {
@@ -38,7 +45,42 @@ func (s *sync) podAttempts() []plaingroup.PodAttempt {
 			continue
 		}
 		v, ok := pod.Annotations[plaingroup.AnnotationInPlaceRestartAttempt]
-		out = append(out, plaingroup.PodAttempt{Annotation: v, Annotated: ok, Failed: pod.Status.Phase == corev1.PodFailed, RestartCount: podutil.MaxRestartCount(pod)})
+		succeeded := pod.Status.Phase == corev1.PodSucceeded
+		out = append(out, plaingroup.PodAttempt{Annotation: v, Annotated: ok, Failed: pod.Status.Phase == corev1.PodFailed,
+			Succeeded: succeeded, Leaving: s.leaving(pod, succeeded), RestartCount: podutil.MaxRestartCount(pod)})
 	}
 	return out
+}
+
+// leaving reports whether pod is on its way out of the group's size (see
+// podAttempts), by its labels and completion index: a label it lacks or
+// cannot parse says nothing.
+func (s *sync) leaving(pod *corev1.Pod, succeeded bool) bool {
+	var role *plaingroup.Role
+	for i := range s.spec.Roles {
+		if s.spec.Roles[i].Name == pod.Labels[plaingroup.LabelRoleName] {
+			role = &s.spec.Roles[i]
+		}
+	}
+	if role == nil {
+		return false
+	}
+	if n, ok := intValue(pod.Labels, plaingroup.LabelJobIndex); ok && n >= role.Replicas {
+		return true
+	}
+	if n, ok := intValue(pod.Annotations, batchv1.JobCompletionIndexAnnotation); ok && !role.NonIndexed && n >= role.Parallelism {
+		return true
+	}
+	n, ok := intValue(pod.Labels, plaingroup.LabelRestartAttempt)
+	return succeeded && ok && n < s.Counters.Restarts
+}
+
+// intValue parses m[key] as a non-negative integer of 32 bits.
+func intValue(m map[string]string, key string) (int32, bool) {
+	v, ok := m[key]
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	return int32(n), err == nil && n >= 0
 }

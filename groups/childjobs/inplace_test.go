@@ -1,11 +1,13 @@
 package childjobs_test
 
 import (
+	"cmp"
 	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -20,6 +22,19 @@ func groupPod(attempt string) *corev1.Pod {
 	if attempt != "" {
 		p.Annotations = map[string]string{plaingroup.AnnotationInPlaceRestartAttempt: attempt}
 	}
+	return p
+}
+
+// rolePod is a pod of group js reporting attempt, labelled as JobSet labels
+// the pods of child index of role in the group's restart attempt restart,
+// with completion index completion, in phase phase ("" for Running).
+func rolePod(attempt, role string, index, restart, completion int, phase corev1.PodPhase) *corev1.Pod {
+	p := groupPod(attempt)
+	p.Labels[plaingroup.LabelRoleName] = role
+	p.Labels[plaingroup.LabelJobIndex] = strconv.Itoa(index)
+	p.Labels[plaingroup.LabelRestartAttempt] = strconv.Itoa(restart)
+	p.Annotations[batchv1.JobCompletionIndexAnnotation] = strconv.Itoa(completion)
+	p.Status.Phase = cmp.Or(phase, corev1.PodRunning)
 	return p
 }
 
@@ -43,6 +58,8 @@ func TestComputeInPlaceRestart(t *testing.T) {
 		wantPrev, wantCur   *int32
 		wantFailed, changed bool
 		wantWarning         bool
+		// resize changes the group's spec after its children exist.
+		resize func(*childjobs.Input)
 	}{
 		{name: "every pod on attempt 0: current 0", strategy: plaingroup.InPlaceRestart, pods: podsAt(0, 0, 0, 0, 0),
 			wantCur: ptr.To[int32](0), changed: true},
@@ -64,6 +81,37 @@ func TestComputeInPlaceRestart(t *testing.T) {
 				return p
 			}(), wantFailed: true, changed: true},
 		{name: "a bad annotation is a warning", strategy: plaingroup.InPlaceRestart, pods: append(podsAt(0, 0, 0, 0), groupPod("x")), wantWarning: true},
+		{name: "a pod that succeeded on the old attempt does not hold the barrier", strategy: plaingroup.InPlaceRestart,
+			previous: ptr.To[int32](0), current: ptr.To[int32](0),
+			pods: []*corev1.Pod{rolePod("1", "leader", 0, 0, 0, ""), rolePod("1", "workers", 0, 0, 0, ""), rolePod("0", "workers", 0, 0, 1, corev1.PodSucceeded),
+				rolePod("1", "workers", 1, 0, 0, ""), rolePod("1", "workers", 1, 0, 1, "")},
+			wantPrev: ptr.To[int32](0), wantCur: ptr.To[int32](1), changed: true},
+		{name: "pods of a child scaled away do not hold the barrier", strategy: plaingroup.InPlaceRestart,
+			previous: ptr.To[int32](0), current: ptr.To[int32](0),
+			resize: func(in *childjobs.Input) { in.Spec.Roles[1].Replicas = 1 },
+			pods: []*corev1.Pod{rolePod("1", "leader", 0, 0, 0, ""), rolePod("1", "workers", 0, 0, 0, ""), rolePod("1", "workers", 0, 0, 1, ""),
+				rolePod("0", "workers", 1, 0, 0, ""), rolePod("0", "workers", 1, 0, 1, "")},
+			wantPrev: ptr.To[int32](0), wantCur: ptr.To[int32](1), changed: true},
+		{name: "pods of completion indexes resized away do not hold the barrier", strategy: plaingroup.InPlaceRestart,
+			previous: ptr.To[int32](0), current: ptr.To[int32](0),
+			resize: func(in *childjobs.Input) {
+				in.Templates[1].Spec.Parallelism, in.Templates[1].Spec.Completions = ptr.To[int32](1), ptr.To[int32](1)
+			},
+			pods: []*corev1.Pod{rolePod("1", "leader", 0, 0, 0, ""), rolePod("1", "workers", 0, 0, 0, ""), rolePod("0", "workers", 0, 0, 1, ""),
+				rolePod("1", "workers", 1, 0, 0, ""), rolePod("0", "workers", 1, 0, 1, "")},
+			wantPrev: ptr.To[int32](0), wantCur: ptr.To[int32](1), changed: true},
+		{name: "a pod that succeeded in a child of an earlier group restart is not expected: its index runs again", strategy: plaingroup.InPlaceRestart,
+			previous: ptr.To[int32](0), current: ptr.To[int32](0),
+			resize: func(in *childjobs.Input) { in.Status.Restarts = 1 },
+			pods: []*corev1.Pod{rolePod("1", "leader", 0, 1, 0, ""), rolePod("1", "workers", 0, 1, 0, ""), rolePod("1", "workers", 0, 1, 1, ""),
+				rolePod("1", "workers", 1, 1, 0, ""), rolePod("0", "workers", 1, 0, 1, corev1.PodSucceeded)},
+			wantPrev: ptr.To[int32](0), wantCur: ptr.To[int32](0)},
+		{name: "pods still running in the new size hold the barrier", strategy: plaingroup.InPlaceRestart,
+			previous: ptr.To[int32](0), current: ptr.To[int32](0),
+			resize: func(in *childjobs.Input) { in.Spec.Roles[1].Replicas = 1 },
+			pods: []*corev1.Pod{rolePod("1", "leader", 0, 0, 0, ""), rolePod("1", "workers", 0, 0, 0, ""), rolePod("0", "workers", 0, 0, 1, ""),
+				rolePod("1", "workers", 1, 0, 0, "")},
+			wantPrev: ptr.To[int32](0), wantCur: ptr.To[int32](0)},
 		{name: "Recreate reads no pod", strategy: plaingroup.Recreate, pods: podsAt(3, 0, 0, 0, 0)},
 	}
 	for _, tc := range cases {
@@ -81,6 +129,9 @@ func TestComputeInPlaceRestart(t *testing.T) {
 			in.Status = first.Status
 			in.Status.PreviousInPlaceRestartAttempt, in.Status.CurrentInPlaceRestartAttempt = tc.previous, tc.current
 			in.Pods = tc.pods
+			if tc.resize != nil {
+				tc.resize(in)
+			}
 			p, err := childjobs.Compute(in)
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantPrev, p.Status.PreviousInPlaceRestartAttempt, "previous")

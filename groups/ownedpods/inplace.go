@@ -1,6 +1,8 @@
 package ownedpods
 
 import (
+	"strconv"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/jobkit/jobkit/internal/podutil"
@@ -12,7 +14,9 @@ import (
 // (plaingroup.InPlaceAttempts.Next), or fail the group (ReachedMaxRestarts).
 // It returns the attempts to write: the status's, unchanged otherwise. The
 // pods read are the roles' pods of their current attempt: a stray reports
-// nothing.
+// nothing, and so does a pod of an Indexed role whose completion index is at
+// or above the role's parallelism (the role resized down: its pod goes, and
+// holds no barrier). A succeeded pod reports nothing and is not expected.
 func (s *sync) inPlace() plaingroup.InPlaceAttempts {
 	a := s.in.Workload.Status.InPlace
 	p := s.spec.FailurePolicy
@@ -20,11 +24,16 @@ func (s *sync) inPlace() plaingroup.InPlaceAttempts {
 		return a
 	}
 	var pods []plaingroup.PodAttempt
+	key := s.in.Owner.IndexKey()
 	for i := range s.pods {
+		role := &s.spec.Roles[i]
 		for _, pod := range s.pods[i] {
 			v, ok := pod.Annotations[plaingroup.AnnotationInPlaceRestartAttempt]
+			index, err := strconv.ParseInt(pod.Annotations[key], 10, 32)
 			pods = append(pods, plaingroup.PodAttempt{Annotation: v, Annotated: ok,
-				Failed: pod.Status.Phase == corev1.PodFailed, RestartCount: podutil.MaxRestartCount(pod)})
+				Failed: pod.Status.Phase == corev1.PodFailed, Succeeded: pod.Status.Phase == corev1.PodSucceeded,
+				Leaving:      !role.NonIndexed && err == nil && index >= int64(role.Parallelism),
+				RestartCount: podutil.MaxRestartCount(pod)})
 		}
 	}
 	next, d, err := a.Next(s.spec.Roles, pods, p.MaxRestarts, s.Counters)

@@ -80,6 +80,8 @@ func TestComputeInPlaceRestart(t *testing.T) {
 		attempts          []string
 		restartCount      int32
 		stray             string // the attempt a pod of an earlier group attempt reports
+		lastSucceeded     bool   // the second worker (completion index 1) has succeeded
+		resize            bool   // the workers resized down to one pod
 		wantPrev, wantCur *int32
 		wantFailed        bool
 		wantWarning       string
@@ -94,6 +96,12 @@ func TestComputeInPlaceRestart(t *testing.T) {
 			wantPrev: at(0), wantCur: at(1)},
 		{name: "previous never goes back", was: plaingroup.InPlaceAttempts{Previous: at(2), Current: at(2)}, attempts: []string{"2", "2", "1"},
 			wantPrev: at(2), wantCur: at(2)},
+		{name: "a worker that succeeded on the old attempt does not hold the barrier", was: plaingroup.InPlaceAttempts{Previous: at(0), Current: at(0)},
+			attempts: []string{"1", "1", "0"}, lastSucceeded: true, wantPrev: at(0), wantCur: at(1)},
+		{name: "a worker resized away does not hold the barrier", was: plaingroup.InPlaceAttempts{Previous: at(0), Current: at(0)},
+			attempts: []string{"1", "1", "0"}, resize: true, wantPrev: at(0), wantCur: at(1)},
+		{name: "without either, that worker holds the barrier", was: plaingroup.InPlaceAttempts{Previous: at(0), Current: at(0)},
+			attempts: []string{"1", "1", "0"}, wantPrev: at(0), wantCur: at(0)},
 		{name: "a stray reports nothing", stray: "9", attempts: []string{"0", "0", "0"}, wantCur: at(0)},
 		{name: "an attempt beyond maxRestarts fails the group", attempts: []string{"0", "4", "0"}, wantFailed: true},
 		{name: "a container restarting too often fails the group", attempts: []string{"0", "0", "0"}, restartCount: 4, wantFailed: true},
@@ -112,6 +120,14 @@ func TestComputeInPlaceRestart(t *testing.T) {
 			for _, p := range c.pods {
 				p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main", RestartCount: tc.restartCount}}
 			}
+			last := c.role("worker")[1]
+			require.Equal(t, "1", last.Annotations[kind.IndexKey()])
+			if tc.lastSucceeded {
+				last.Status.Phase = corev1.PodSucceeded
+			}
+			if tc.resize {
+				c.w.Roles[1].Spec.Parallelism, c.w.Roles[1].Spec.Completions = ptr.To[int32](1), ptr.To[int32](1)
+			}
 			if tc.stray != "" {
 				c.create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "stray", Namespace: ns,
 					Labels:          map[string]string{plaingroup.LabelRoleName: "worker", plaingroup.LabelRestartAttempt: "7"},
@@ -124,6 +140,9 @@ func TestComputeInPlaceRestart(t *testing.T) {
 			assert.Equal(t, tc.was != p.Status.InPlace || tc.wantFailed, p.StatusChanged, "status changed")
 			assert.Zero(t, p.Status.Restarts, "restarts")
 			assert.Empty(t, p.Create, "creations")
+			if tc.resize || tc.lastSucceeded {
+				return // the role's plan removes or records that pod
+			}
 			failed := condition(p.Status.Conditions, plaingroup.ConditionFailed)
 			if tc.wantFailed {
 				require.NotNil(t, failed)

@@ -70,7 +70,7 @@ func runGroupChaos(ctx context.Context, o chaosOptions, out io.Writer) (ok bool,
 	g.ctrls = []controller{{Name: "jobkit", Bin: o.jobkit, ManagedBy: managedByJobkit}}
 	for _, gvr := range g.apis() {
 		g.ctrls = append(g.ctrls, controller{Name: "jobset-" + strings.Split(gvr.Group, ".")[1], Bin: o.jobset, ManagedBy: gvr.Group,
-			Extra: []string{"--api", gvr.Group, "--child-managed-by", managedByJobkit, "--in-place-restart"}})
+			Extra: []string{"--api", gvr.Group, "--child-managed-by", managedByJobkit, "--feature-gates=InPlaceRestart=true"}})
 	}
 	if err := os.MkdirAll(g.logDir, 0o755); err != nil {
 		return false, err

@@ -88,7 +88,7 @@
 // attempt 1), scale (the workers' replicas changed while running) and fail-group (a
 // worker fails once, a FailJobSet rule fails the group: FailJobSetFailurePolicyAction). BIN is
 // examples/jobset/upstream's jobset-controller, one process per API with
-// --child-managed-by jobkit-clientgo's and --in-place-restart: every shape but scale
+// --child-managed-by jobkit-clientgo's and --feature-gates=InPlaceRestart=true: every shape but scale
 // on the example's API (jobset.examples.jobkit.dev: RestartJob and per-child
 // counters, which JobSet v0.11's API lacks), scale on JobSet's (jobset.x-k8s.io,
 // whose CRD lets replicas change; the example's refuses any change of

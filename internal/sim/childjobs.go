@@ -110,7 +110,7 @@ var simGroupType = reconcile.Type[*simGroup]{
 		return &childjobs.Input{
 			Name: g.Name, Namespace: g.Namespace, UID: g.UID, Generation: g.Generation,
 			ResourceVersion: g.ResourceVersion, Object: g, Owner: GroupKind.GroupVersionKind(),
-			Deleting: g.DeletionTimestamp != nil, Spec: g.Spec, Templates: g.Templates, Status: g.Status,
+			Deleting: g.DeletionTimestamp != nil, Annotations: g.Annotations, Spec: g.Spec, Templates: g.Templates, Status: g.Status,
 		}, nil
 	},
 	SetChildJobsStatus: func(g *simGroup, st childjobs.Status) error { g.Status = st; return nil },
@@ -160,9 +160,12 @@ func RunChildJobs(cfg ChildJobsConfig) (*ChildJobsResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	shape := drawShape(cfg.Seed, group)
+	shape.violate = w.violate
 	var agents *inPlaceAgents
 	if ir := inPlaceGroupSeed(cfg.Seed); ir != nil {
 		agents = w.inPlaceGroup(group, ir, c, store)
+		agents.leaving = leavingPod(store)
 		desc = describeInPlace(group, workers)
 	}
 	if _, err := store.Create(group); err != nil {
@@ -170,6 +173,9 @@ func RunChildJobs(cfg ChildJobsConfig) (*ChildJobsResult, error) {
 	}
 	failing := true
 	c.Kubelet().SetScript(func(k *reconciletest.Kubelet, p *corev1.Pod) error {
+		if p.Status.Phase == corev1.PodPending && p.DeletionTimestamp == nil && !shape.schedule(c, p) {
+			return nil // no domain fits it yet
+		}
 		if agents != nil {
 			return agents.inPlaceKubelet(k, p, failing)
 		}
@@ -178,7 +184,7 @@ func RunChildJobs(cfg ChildJobsConfig) (*ChildJobsResult, error) {
 			return nil
 		case p.Status.Phase == corev1.PodPending:
 			return k.Run(p.Namespace, p.Name)
-		case p.Status.Phase != corev1.PodRunning:
+		case p.Status.Phase != corev1.PodRunning, failing && shape.hold():
 			return nil
 		case failing && rng.IntN(6) == 0:
 			return k.Fail(p.Namespace, p.Name, 1)
@@ -197,6 +203,7 @@ func RunChildJobs(cfg ChildJobsConfig) (*ChildJobsResult, error) {
 	d.DoneFunc = store.DoneFunc()
 	d.OnStep = func(reconciletest.StepResult) {
 		w.check(store)
+		shape.checkPlacement(c)
 		if agents != nil {
 			st, _ := agents.attempts()
 			agents.checkStatus(st)
@@ -204,12 +211,12 @@ func RunChildJobs(cfg ChildJobsConfig) (*ChildJobsResult, error) {
 				agents.step(0.6)
 			} else {
 				agents.step(1)
-				agents.finishAll(int(group.Spec.Roles[0].Replicas + group.Spec.Roles[1].Replicas*workers))
 			}
 		}
 	}
 	ctx := context.Background()
-	for range 10 + rng.IntN(30) {
+	for i := range 10 + rng.IntN(30) {
+		shape.resize(i, store)
 		if _, err := d.Step(ctx, "sim", "group"); err != nil {
 			return nil, err
 		}
@@ -227,6 +234,10 @@ func RunChildJobs(cfg ChildJobsConfig) (*ChildJobsResult, error) {
 	if len(w.violations) == 0 {
 		w.final(c, store)
 	}
+	if g, err := store.Get("sim", "group"); err == nil && len(w.violations) == 0 {
+		shape.checkSize(g, c.Jobs().List())
+	}
+	desc += shape.describe()
 	return &ChildJobsResult{Seed: cfg.Seed, FaultRate: cfg.FaultRate, Group: desc, Violations: w.violations,
 		Faults: w.faults, Syncs: w.syncs, Status: w.last}, nil
 }

@@ -58,9 +58,10 @@ func (w *childJobsWorld) inPlaceGroup(g *simGroup, r *rand.Rand, c *reconciletes
 
 // inPlaceKubelet is the kubelet of a group restarted in place, for one pod:
 // pods run and become ready; in the chaotic phase a worker's process fails
-// now and then (its containers restart in place) or a pod fails as a whole
-// (the Job replaces it). No pod succeeds on its own: the calm phase
-// succeeds every pod at once when all work on one attempt (finishAll).
+// now and then (its containers restart in place), a pod fails as a whole (the
+// Job replaces it), or a pod whose worker runs succeeds (its index is done,
+// even while the others restart in place); in the calm phase a pod succeeds
+// once its worker runs (its barrier lifted).
 func (a *inPlaceAgents) inPlaceKubelet(k *reconciletest.Kubelet, p *corev1.Pod, chaos bool) error {
 	switch {
 	case p.DeletionTimestamp != nil:
@@ -70,7 +71,12 @@ func (a *inPlaceAgents) inPlaceKubelet(k *reconciletest.Kubelet, p *corev1.Pod, 
 			return err
 		}
 		return k.SetReady(p.Namespace, p.Name, true)
-	case p.Status.Phase != corev1.PodRunning || !chaos:
+	case p.Status.Phase != corev1.PodRunning:
+		return nil
+	case !chaos:
+		if a.working(p) {
+			return k.Succeed(p.Namespace, p.Name)
+		}
 		return nil
 	}
 	switch a.rng.IntN(40) {
@@ -78,31 +84,12 @@ func (a *inPlaceAgents) inPlaceKubelet(k *reconciletest.Kubelet, p *corev1.Pod, 
 		a.crash(p)
 	case 1:
 		return k.Fail(p.Namespace, p.Name, 137)
+	case 2:
+		if a.working(p) {
+			return k.Succeed(p.Namespace, p.Name)
+		}
 	}
 	return nil
-}
-
-// finishAll succeeds every pod of the group once as many as the group
-// expects all work on one attempt: a pod that succeeded before the others
-// would keep reporting its attempt, and a later restart could never lift.
-func (a *inPlaceAgents) finishAll(expected int) {
-	var live []*corev1.Pod
-	for _, p := range a.pods() {
-		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
-			live = append(live, p)
-		}
-	}
-	if len(live) != expected {
-		return
-	}
-	for _, p := range live {
-		if !a.working(p) {
-			return
-		}
-	}
-	for _, p := range live {
-		_ = a.cluster.Kubelet().Succeed(p.Namespace, p.Name)
-	}
 }
 
 // describeInPlace is the group's description when restarted in place.

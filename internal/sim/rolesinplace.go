@@ -49,8 +49,12 @@ type inPlaceAgents struct {
 	pods     func() []*corev1.Pod
 	attempts func() (a plaingroup.InPlaceAttempts, ok bool)
 	violate  func(inv Invariant, format string, args ...any)
-	state    map[types.UID]*agentState
-	last     plaingroup.InPlaceAttempts // the status's attempts as last checked
+	// leaving, when set, says a pod is on its way out of the group's size (a
+	// child scaled away, an index resized away): it holds no barrier, and
+	// its worker may run on beside the new attempt until it is stopped.
+	leaving func(p *corev1.Pod) bool
+	state   map[types.UID]*agentState
+	last    plaingroup.InPlaceAttempts // the status's attempts as last checked
 }
 
 // agentState is one pod's agent: the container run it reported for (its
@@ -103,9 +107,9 @@ func inPlaceSeed(seed uint64) *rand.Rand {
 // kubelet moves one pod of an owner restarted in place at random (x): pending
 // pods run, running ones become ready; a ready pod's worker fails now and
 // then (its containers restart in place), or the pod fails as a whole (its
-// node lost) or is evicted; pods being deleted finish. No pod succeeds in the
-// chaotic phase: a pod that has succeeded keeps reporting its attempt, and
-// the barrier could lift no more.
+// node lost) or is evicted, and a worker whose barrier lifted succeeds now and
+// then (its index done, even while the others restart in place: it holds
+// their barrier no more); pods being deleted finish.
 func (a *inPlaceAgents) kubelet(p *corev1.Pod, x float64) {
 	k := a.cluster.Kubelet()
 	switch {
@@ -128,6 +132,8 @@ func (a *inPlaceAgents) kubelet(p *corev1.Pod, x float64) {
 		_ = k.Fail(p.Namespace, p.Name, 137)
 	case x < 0.025:
 		_ = k.Evict(p.Namespace, p.Name)
+	case x < 0.035 && p.Labels[plaingroup.LabelRoleName] == "worker" && a.working(p):
+		_ = k.Succeed(p.Namespace, p.Name)
 	}
 }
 
@@ -203,7 +209,8 @@ func (a *inPlaceAgents) checkBarrier(pods []*corev1.Pod) {
 	for _, p := range pods {
 		s := a.state[p.UID]
 		if s == nil || !s.working || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning ||
-			len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].RestartCount != s.restarts {
+			len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].RestartCount != s.restarts ||
+			(a.leaving != nil && a.leaving(p)) {
 			continue
 		}
 		switch {

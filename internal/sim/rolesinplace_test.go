@@ -25,12 +25,13 @@ func TestInPlaceChecks(t *testing.T) {
 	stopping := running("c", 0)
 	stopping.DeletionTimestamp = &metav1.Time{}
 	cases := []struct {
-		name   string
-		state  map[types.UID]*agentState
-		pods   []*corev1.Pod
-		last   plaingroup.InPlaceAttempts
-		status plaingroup.InPlaceAttempts
-		want   Invariant
+		name    string
+		state   map[types.UID]*agentState
+		pods    []*corev1.Pod
+		last    plaingroup.InPlaceAttempts
+		status  plaingroup.InPlaceAttempts
+		leaving string // the pod leaving the group's size
+		want    Invariant
 	}{
 		{name: "every worker on one attempt",
 			state: map[types.UID]*agentState{"a": {attempt: 1, working: true}, "b": {attempt: 1, working: true}},
@@ -44,6 +45,9 @@ func TestInPlaceChecks(t *testing.T) {
 		{name: "a pod being deleted works no more",
 			state: map[types.UID]*agentState{"c": {attempt: 1, working: true}, "b": {attempt: 2, working: true}},
 			pods:  []*corev1.Pod{stopping, running("b", 0)}},
+		{name: "a pod leaving the group's size works on beside the new attempt", leaving: "b",
+			state: map[types.UID]*agentState{"a": {attempt: 1, working: true}, "b": {attempt: 0, working: true}},
+			pods:  []*corev1.Pod{running("a", 0), running("b", 0)}},
 		{name: "a waiting pod beside a working one",
 			state: map[types.UID]*agentState{"a": {attempt: 1, working: true}, "b": {attempt: 2}},
 			pods:  []*corev1.Pod{running("a", 0), running("b", 0)}},
@@ -62,7 +66,8 @@ func TestInPlaceChecks(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rw := &rolesWorld{}
-			a := &inPlaceAgents{violate: rw.violate, state: tc.state, last: tc.last}
+			a := &inPlaceAgents{violate: rw.violate, state: tc.state, last: tc.last,
+				leaving: func(p *corev1.Pod) bool { return p.Name == tc.leaving }}
 			if tc.pods != nil {
 				a.checkBarrier(tc.pods)
 			} else {

@@ -152,9 +152,10 @@ func (rw *rolesWorld) complete() {
 				_ = k.Run(p.Namespace, p.Name)
 			case !podReady(p):
 				_ = k.SetReady(p.Namespace, p.Name, true)
-			case rw.agents != nil && calm < calmWorkers && !rw.agents.working(p):
+			case rw.agents != nil && !rw.agents.working(p):
 				// Restarted in place, a pod finishes its work only once its
-				// barrier lifted.
+				// barrier lifted (never otherwise: no index fails for good
+				// under the strategy, so the barrier must lift).
 			case p.Labels[plaingroup.LabelRoleName] == "launcher" || calm >= calmWorkers:
 				_ = k.Succeed(p.Namespace, p.Name)
 			}

@@ -41,7 +41,9 @@
 //     ([AnnotationInPlaceRestartAttempt]); [InPlaceAttempts.Next] moves the
 //     group's previous and current attempts (the barrier) and fails the group
 //     with ReachedMaxRestarts when a container restarts, or an attempt goes,
-//     beyond maxRestarts.
+//     beyond maxRestarts; unlike JobSet, a pod that has succeeded, or is
+//     leaving the group's size, holds no barrier ([PodAttempt.Succeeded],
+//     [PodAttempt.Leaving]).
 //   - Elastic groups: [Spec.Surplus] lists the children beyond a role's
 //     replicas (a role scaled down), highest index first, to delete and
 //     leave out of the other rules; [Spec.Resized] lists the running

@@ -156,8 +156,12 @@ func TestImmutable(t *testing.T) {
 		field  string
 		msg    string
 	}{
-		{"replicas", func(js *v1alpha2.JobSet) { js.Spec.ReplicatedJobs[1].Replicas = 3 }, "spec.replicatedJobs", "replicatedJobs is immutable"},
-		{"template", func(js *v1alpha2.JobSet) { js.Spec.ReplicatedJobs[1].Template.Spec.BackoffLimit = ptr.To[int32](3) }, "spec.replicatedJobs", "replicatedJobs is immutable"},
+		{"replicas", func(js *v1alpha2.JobSet) { js.Spec.ReplicatedJobs[1].Replicas = 3 }, "spec.replicatedJobs[1]", "field is immutable: replicas"},
+		{"template", func(js *v1alpha2.JobSet) { js.Spec.ReplicatedJobs[1].Template.Spec.BackoffLimit = ptr.To[int32](3) },
+			"spec.replicatedJobs[1].template.spec", "field is immutable: only parallelism and completions may change"},
+		{"a role added", func(js *v1alpha2.JobSet) {
+			js.Spec.ReplicatedJobs = append(js.Spec.ReplicatedJobs, v1alpha2.ReplicatedJob{Name: "more", Replicas: 1, Template: template()})
+		}, "spec.replicatedJobs", "field is immutable: the replicatedJobs"},
 		{"failure policy added", func(js *v1alpha2.JobSet) { js.Spec.FailurePolicy = &v1alpha2.FailurePolicy{MaxRestarts: 3} }, "spec.failurePolicy", "failurePolicy is immutable"},
 		{"managedBy added", func(js *v1alpha2.JobSet) { js.Spec.ManagedBy = ptr.To("example.com/x") }, "spec.managedBy", "managedBy is immutable"},
 	}

@@ -19,6 +19,7 @@ import (
 // +kubebuilder:printcolumn:name="Completed",type=string,JSONPath=`.status.conditions[?(@.type=="Completed")].status`
 // +kubebuilder:printcolumn:name="Suspended",type=string,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!(has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, (c.type == 'Completed' || c.type == 'Failed') && c.status == 'True')) || (self.spec.replicatedJobs.map(r, (has(r.template.spec) && has(r.template.spec.parallelism) ? r.template.spec.parallelism : -1)) == oldSelf.spec.replicatedJobs.map(r, (has(r.template.spec) && has(r.template.spec.parallelism) ? r.template.spec.parallelism : -1)) && self.spec.replicatedJobs.map(r, (has(r.template.spec) && has(r.template.spec.completions) ? r.template.spec.completions : -1)) == oldSelf.spec.replicatedJobs.map(r, (has(r.template.spec) && has(r.template.spec.completions) ? r.template.spec.completions : -1)))",fieldPath=".spec.replicatedJobs",message="Cannot mutate parallelism or completions when JobSet is in a terminal state (Completed or Failed)"
 type JobSet struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -33,7 +34,12 @@ type JobSet struct {
 }
 
 // JobSetSpec is the desired group. ReplicatedJobs, the policies, Network,
-// Coordinator and ManagedBy are immutable; Suspend and TTLSecondsAfterFinished may
+// Coordinator and ManagedBy are immutable, but for what JobSet's webhook lets
+// change: an Indexed role's parallelism and completions while the group has
+// not finished (elastic), and, while it is suspended, its pod templates'
+// labels, annotations, nodeSelector, tolerations and schedulingGates (rules
+// hack/generate.sh writes into the template's schema,
+// examples/internal/templateschema); Suspend and TTLSecondsAfterFinished may
 // change.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.startupPolicy) || self.startupPolicy.startupPolicyOrder != 'InOrder' || self.replicatedJobs.all(r, !has(r.dependsOn) || size(r.dependsOn) == 0)",message="startupPolicy InOrder and dependsOn cannot be combined"
@@ -42,13 +48,14 @@ type JobSet struct {
 // +kubebuilder:validation:XValidation:rule="has(self.successPolicy) == has(oldSelf.successPolicy)",fieldPath=".successPolicy",message="successPolicy is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.failurePolicy) == has(oldSelf.failurePolicy)",fieldPath=".failurePolicy",message="failurePolicy is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.coordinator) == has(oldSelf.coordinator)",fieldPath=".coordinator",message="coordinator is immutable"
+// +kubebuilder:validation:XValidation:rule="self.replicatedJobs.map(r, r.name) == oldSelf.replicatedJobs.map(r, r.name)",fieldPath=".replicatedJobs",message="field is immutable: the replicatedJobs and their order"
+// +kubebuilder:validation:XValidation:rule="(has(oldSelf.suspend) && oldSelf.suspend) || (has(self.suspend) && self.suspend) || (self.replicatedJobs.map(r, (has(r.template.spec) && has(r.template.spec.template) && has(r.template.spec.template.metadata) && has(r.template.spec.template.metadata.labels) ? r.template.spec.template.metadata.labels : {})) == oldSelf.replicatedJobs.map(r, (has(r.template.spec) && has(r.template.spec.template) && has(r.template.spec.template.metadata) && has(r.template.spec.template.metadata.labels) ? r.template.spec.template.metadata.labels : {})) && self.replicatedJobs.map(r, (has(r.template.spec) && has(r.template.spec.template) && has(r.template.spec.template.metadata) && has(r.template.spec.template.metadata.annotations) ? r.template.spec.template.metadata.annotations : {})) == oldSelf.replicatedJobs.map(r, (has(r.template.spec) && has(r.template.spec.template) && has(r.template.spec.template.metadata) && has(r.template.spec.template.metadata.annotations) ? r.template.spec.template.metadata.annotations : {})) && self.replicatedJobs.map(r, (has(r.template.spec) && has(r.template.spec.template) && has(r.template.spec.template.spec) && has(r.template.spec.template.spec.nodeSelector) ? r.template.spec.template.spec.nodeSelector : {})) == oldSelf.replicatedJobs.map(r, (has(r.template.spec) && has(r.template.spec.template) && has(r.template.spec.template.spec) && has(r.template.spec.template.spec.nodeSelector) ? r.template.spec.template.spec.nodeSelector : {})) && self.replicatedJobs.map(r, (has(r.template.spec) && has(r.template.spec.template) && has(r.template.spec.template.spec) && has(r.template.spec.template.spec.tolerations) ? r.template.spec.template.spec.tolerations : [])) == oldSelf.replicatedJobs.map(r, (has(r.template.spec) && has(r.template.spec.template) && has(r.template.spec.template.spec) && has(r.template.spec.template.spec.tolerations) ? r.template.spec.template.spec.tolerations : [])) && self.replicatedJobs.map(r, (has(r.template.spec) && has(r.template.spec.template) && has(r.template.spec.template.spec) && has(r.template.spec.template.spec.schedulingGates) ? r.template.spec.template.spec.schedulingGates : [])) == oldSelf.replicatedJobs.map(r, (has(r.template.spec) && has(r.template.spec.template) && has(r.template.spec.template.spec) && has(r.template.spec.template.spec.schedulingGates) ? r.template.spec.template.spec.schedulingGates : [])))",fieldPath=".replicatedJobs",message="field is immutable: the pod template's labels, annotations, nodeSelector, tolerations and schedulingGates may change only while the JobSet is suspended"
 type JobSetSpec struct {
 	// ReplicatedJobs are the roles, in order; names are unique.
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=50
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="replicatedJobs is immutable"
 	ReplicatedJobs []ReplicatedJob `json:"replicatedJobs"`
 
 	// Network sets up the pods' DNS names: a headless Service named Subdomain and
@@ -107,6 +114,8 @@ type JobSetSpec struct {
 }
 
 // ReplicatedJob is one role: Replicas child Jobs from one template.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.replicas) == has(oldSelf.replicas) && (!has(self.replicas) || self.replicas == oldSelf.replicas) && has(self.groupName) == has(oldSelf.groupName) && (!has(self.groupName) || self.groupName == oldSelf.groupName) && has(self.dependsOn) == has(oldSelf.dependsOn) && (!has(self.dependsOn) || self.dependsOn == oldSelf.dependsOn)",message="field is immutable: replicas, groupName and dependsOn"
 type ReplicatedJob struct {
 	// Name is the role's name, part of every child's name.
 	// +kubebuilder:validation:MinLength=1

@@ -11,7 +11,10 @@
 //	kubectl create -f examples/jobset/config/samples/jobset.yaml
 //
 // Flags: --kubeconfig, --managed-by, --child-managed-by, --leader-elect,
-// --leader-elect-namespace, --workers, --metrics-bind-address
+// --leader-elect-namespace, --workers, --feature-gates (JobSet's alpha
+// features: InPlaceRestart=true moves the in-place restart barrier, as
+// JobSet's controller does under that gate; off, the default, a JobSet under
+// restartStrategy InPlaceRestart runs as under Recreate), --metrics-bind-address
 // (controller-runtime's metrics; default "0", off), --metrics-secure (HTTPS with
 // authentication and authorization) and --metrics-cert-path (its certificate's
 // directory; default a self-signed one), --health-probe-bind-address
@@ -47,6 +50,9 @@ func main() { cmdflags.Main("jobset-controller", run) }
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("jobset-controller", flag.ContinueOnError)
 	childManagedBy := fs.String("child-managed-by", "", "the spec.managedBy of the child Jobs created; empty leaves them to the kube-controller-manager")
+	gates := cmdflags.NewFeatureGates(map[string]bool{gateInPlaceRestart: false})
+	fs.Var(gates, "feature-gates", "comma-separated Name=true|false of JobSet's alpha features, as JobSet's controller takes them: "+
+		gateInPlaceRestart+" (default false) watches the JobSets' pods and moves the in-place restart barrier of those under restartStrategy InPlaceRestart; off, they run as under Recreate")
 	f, err := cmdflags.Register(fs, cmdflags.Defaults{
 		Objects: "JobSets", ManagedBy: plaingroup.ControllerName, Workers: 5, MetricsAddr: "0",
 	}).Parse(args)
@@ -83,11 +89,21 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := controller.Setup(mgr, controller.Options{ManagedBy: f.ManagedBy, ChildManagedBy: *childManagedBy, Workers: f.Workers, APIBackoff: f.APIBackoff}); err != nil {
+	if _, err := controller.Setup(mgr, options(f, *childManagedBy, gates)); err != nil {
 		return err
 	}
-	logger.Info("Starting the JobSet controller", "managedBy", f.ManagedBy, "childManagedBy", *childManagedBy, "workers", f.Workers, "leaderElect", f.LeaderElect)
+	logger.Info("Starting the JobSet controller", "managedBy", f.ManagedBy, "childManagedBy", *childManagedBy, "workers", f.Workers, "leaderElect", f.LeaderElect, "featureGates", gates.String())
 	return mgr.Start(ctx)
+}
+
+// gateInPlaceRestart is JobSet's feature gate of the in-place restart
+// (KEP-467, alpha, off by default).
+const gateInPlaceRestart = "InPlaceRestart"
+
+// options are the controller's Options the flags say.
+func options(f cmdflags.Flags, childManagedBy string, gates *cmdflags.FeatureGates) controller.Options {
+	return controller.Options{ManagedBy: f.ManagedBy, ChildManagedBy: childManagedBy, Workers: f.Workers, APIBackoff: f.APIBackoff,
+		InPlaceRestart: gates.Enabled(gateInPlaceRestart)}
 }
 
 // checkManagedBy checks --child-managed-by as the API server checks a Job's

@@ -10,12 +10,9 @@
 //	cd examples/jobset/upstream
 //	go run ./cmd/jobset-controller --api jobset.x-k8s.io --kubeconfig ~/.kube/config
 //
-// --in-place-restart watches the JobSets' pods and moves the in-place restart
-// barrier (controller.Options.InPlaceRestart) of those under restartStrategy
-// InPlaceRestart from the attempts their agents report.
-//
 // The other flags are the example command's: --kubeconfig, --managed-by,
-// --child-managed-by, --leader-elect, --leader-elect-namespace, --workers,
+// --child-managed-by, --feature-gates (InPlaceRestart=true, JobSet's alpha
+// gate of the in-place restart), --leader-elect, --leader-elect-namespace, --workers,
 // --metrics-bind-address, --metrics-secure, --metrics-cert-path,
 // --health-probe-bind-address, --kube-api-qps, --kube-api-burst,
 // --logging-format and -v; --help lists them and exits 0. SIGINT and SIGTERM
@@ -68,7 +65,9 @@ func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("jobset-controller", flag.ContinueOnError)
 	apiName := fs.String("api", v1alpha2.GroupName, "the API group of the JobSets to sync: "+v1alpha2.GroupName+" (the example's own) or "+upstream.API+" (JobSet's)")
 	childManagedBy := fs.String("child-managed-by", "", "the spec.managedBy of the child Jobs created; empty leaves them to the kube-controller-manager")
-	inPlace := fs.Bool("in-place-restart", false, "watch the JobSets' pods and move the in-place restart barrier of those under restartStrategy InPlaceRestart from the attempts their agents report")
+	gates := cmdflags.NewFeatureGates(map[string]bool{gateInPlaceRestart: false})
+	fs.Var(gates, "feature-gates", "comma-separated Name=true|false of JobSet's alpha features, as JobSet's controller takes them: "+
+		gateInPlaceRestart+" (default false) watches the JobSets' pods and moves the in-place restart barrier of those under restartStrategy InPlaceRestart; off, they run as under Recreate")
 	f, err := cmdflags.Register(fs, cmdflags.Defaults{
 		Objects: "JobSets", ManagedBy: plaingroup.ControllerName, Workers: 5, MetricsAddr: "0",
 	}).Parse(args)
@@ -109,12 +108,21 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := a.setup(mgr, controller.Options{ManagedBy: f.ManagedBy, ChildManagedBy: *childManagedBy,
-		Workers: f.Workers, APIBackoff: f.APIBackoff, InPlaceRestart: *inPlace}); err != nil {
+	if err := a.setup(mgr, options(f, *childManagedBy, gates)); err != nil {
 		return err
 	}
-	logger.Info("Starting the JobSet controller", "api", *apiName, "managedBy", f.ManagedBy, "childManagedBy", *childManagedBy, "workers", f.Workers, "leaderElect", f.LeaderElect)
+	logger.Info("Starting the JobSet controller", "api", *apiName, "managedBy", f.ManagedBy, "childManagedBy", *childManagedBy, "workers", f.Workers, "leaderElect", f.LeaderElect, "featureGates", gates.String())
 	return mgr.Start(ctx)
+}
+
+// gateInPlaceRestart is JobSet's feature gate of the in-place restart
+// (KEP-467, alpha, off by default).
+const gateInPlaceRestart = "InPlaceRestart"
+
+// options are the controller's Options the flags say.
+func options(f cmdflags.Flags, childManagedBy string, gates *cmdflags.FeatureGates) controller.Options {
+	return controller.Options{ManagedBy: f.ManagedBy, ChildManagedBy: childManagedBy, Workers: f.Workers, APIBackoff: f.APIBackoff,
+		InPlaceRestart: gates.Enabled(gateInPlaceRestart)}
 }
 
 // checkManagedBy checks --child-managed-by as the API server checks a Job's

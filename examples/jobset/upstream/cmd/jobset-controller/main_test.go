@@ -35,9 +35,9 @@ func TestRunErrors(t *testing.T) {
 		{name: "unknown api", args: []string{"--api=batch"}, wantErr: `--api="batch": must be jobset.examples.jobkit.dev or jobset.x-k8s.io`},
 		{name: "unknown flag", args: []string{"--no-such-flag"}, wantErr: "flag provided but not defined"},
 		{name: "child managed-by without a domain", args: []string{"--api=jobset.x-k8s.io", "--child-managed-by=controller"}, wantErr: `--child-managed-by="controller": must be empty or a domain-prefixed path`},
+		{name: "an unknown feature gate", args: []string{"--feature-gates=ElasticJobSet=true"}, wantErr: "unrecognized feature gate: ElasticJobSet (known: InPlaceRestart)"},
+		{name: "a feature gate that is not a boolean", args: []string{"--feature-gates=InPlaceRestart=on"}, wantErr: "invalid value of InPlaceRestart=on"},
 		{name: "missing kubeconfig", args: []string{"--api=jobset.x-k8s.io", "--kubeconfig", "/nonexistent/kubeconfig"}, wantErr: "loading the cluster configuration"},
-		{name: "in-place restart takes no value", args: []string{"--in-place-restart=maybe"}, wantErr: `invalid boolean value "maybe" for -in-place-restart`},
-		{name: "in-place restart, missing kubeconfig", args: []string{"--in-place-restart", "--kubeconfig", "/nonexistent/kubeconfig"}, wantErr: "loading the cluster configuration"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,4 +158,28 @@ func TestRunServesJobSetsAPI(t *testing.T) {
 		t.Errorf("JobSet theirs, managed by another controller: status %+v, want none written", got.Status)
 	}
 	envtesting.RequireHTTPStatus(t, "http://"+probeAddr+"/readyz", http.StatusOK)
+}
+
+// --feature-gates=InPlaceRestart=true turns on the controller's in-place
+// restart (JobSet's alpha gate of the same name); it is off by default.
+func TestFeatureGateInPlaceRestart(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{args: nil},
+		{args: []string{"--feature-gates=InPlaceRestart=true"}, want: true},
+		{args: []string{"--feature-gates=InPlaceRestart=false"}},
+	} {
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		gates := cmdflags.NewFeatureGates(map[string]bool{gateInPlaceRestart: false})
+		fs.Var(gates, "feature-gates", "")
+		f, err := cmdflags.Register(fs, cmdflags.Defaults{Objects: "JobSets", ManagedBy: "example.com/x", Workers: 1}).Parse(tc.args)
+		if err != nil {
+			t.Fatalf("Parse(%q) = %v", tc.args, err)
+		}
+		if got := options(f, "", gates).InPlaceRestart; got != tc.want {
+			t.Errorf("options(%q).InPlaceRestart = %t, want %t", tc.args, got, tc.want)
+		}
+	}
 }
