@@ -117,17 +117,22 @@ var families = []family{
 		upstream: familyWrites{creates: 4, patches: 4, status: 1 + 1 + 2}},
 	{name: "complete Indexed", job: indexed, script: reconciletest.SucceedPods(),
 		upstream: familyWrites{creates: 4, patches: 4, status: 1 + 1 + 2}},
-	// Two pods fail and two succeed in the same step; the two replacements come
-	// after the backoff: created (active), ready, succeeded.
+	// Two pods fail and two succeed in the same step: no backoff (the failures
+	// come no later than the last success), so the two replacements are created
+	// in the sync that records them (their active count with the record); then
+	// ready, succeeded.
 	{name: "retries with backoff", script: reconciletest.FailFirst(2, 1),
-		upstream: familyWrites{creates: 6, patches: 6, status: 1 + 1 + 2 + 1 + 1 + 2}},
+		upstream: familyWrites{creates: 6, patches: 6, status: 1 + 1 + 2 + 1 + 2}},
 	{name: "backoffLimitPerIndex", job: func(j *batchv1.Job) {
 		indexed(j)
 		j.Spec.BackoffLimit = nil
 		j.Spec.BackoffLimitPerIndex = ptr.To[int32](1)
-		// As above, but the failed pods keep their finalizer until their index's
-		// replacement shows in the cache (its failure count moves to it): recorded at
-		// the sync after the replacements' creation, with their readiness.
+		// Two pods fail and two succeed in the same step; each failed index waits
+		// out its own backoff (10 s for a first failure), so its replacement comes
+		// later, in a sync of its own (active). The failed pods keep their
+		// finalizer until their index's replacement shows in the cache (its
+		// failure count moves to it): recorded at the next sync, with the
+		// replacements' readiness.
 	}, script: reconciletest.FailFirst(2, 1),
 		upstream: familyWrites{creates: 6, patches: 6, status: 1 + 1 + 2 + 1 + 2 + 2}},
 	// One pod fails with 42 while the others run: the Job fails, the other three
@@ -147,9 +152,9 @@ var families = []family{
 		upstream: familyWrites{creates: 4, patches: 4, status: 1 + 1 + 2}},
 	{name: "podFailurePolicy Ignore", job: func(j *batchv1.Job) {
 		j.Spec.PodFailurePolicy = onExit42(batchv1.PodFailurePolicyActionIgnore)
-		// The two failures are not counted; replaced at once, as retries otherwise.
+		// The two failures are not counted; replaced at once, as retries above.
 	}, script: reconciletest.FailFirst(2, familyExitCode),
-		upstream: familyWrites{creates: 6, patches: 6, status: 1 + 1 + 2 + 1 + 1 + 2}},
+		upstream: familyWrites{creates: 6, patches: 6, status: 1 + 1 + 2 + 1 + 2}},
 	// Index 0 succeeds while the others run: the Job meets its success policy and
 	// deletes them.
 	{name: "successPolicy", job: func(j *batchv1.Job) {
