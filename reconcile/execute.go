@@ -81,8 +81,9 @@ func (ex *execution) execute() (Result, error) {
 	}
 
 	// 5 (early). Creations that need nothing before them go out beside steps 2
-	// to 4 (see createsBeside): the sync then takes the longer of the two, and the
-	// next batch waits one event lag less.
+	// to 4 (see createsBeside): the sync then takes the longer of the two, and
+	// the events of the new pods, which the next batch waits for, come that much
+	// sooner.
 	if ex.createsBeside() {
 		var creating sync.WaitGroup
 		creating.Go(ex.createPods)
