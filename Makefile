@@ -55,9 +55,10 @@ compat:
 # Complete), then 1 launcher and 64 workers as one owner of roles and as child Jobs
 # (writes by kind and by controller, time to Complete), then a group of 10 to 1,000
 # units of 8 pods restarted after one failure, both shapes (time from the failure to
-# every pod of the new attempt running, writes by kind).
+# every pod of the new attempt running, writes by kind), then every lifecycle family's
+# writes beside the Job controller's for the same history.
 latency:
-	go test -count=1 -timeout 60m -run 'TestLatencyTable$$|TestLatencyReleaseTable$$|TestLatencyManyJobs$$' ./reconcile/reconciletest -latency.table -v | grep '^|'
+	go test -count=1 -timeout 60m -run 'TestLatencyTable$$|TestLatencyReleaseTable$$|TestLatencyManyJobs$$|TestFamilyWrites$$' ./reconcile/reconciletest -latency.table -v | grep '^|'
 	go test -count=1 -timeout 60m -run 'TestRolesVsChildJobs$$|TestGroupRestart$$' ./reconcile/reconciletest -latency.table -v | grep '^|'
 
 bench:

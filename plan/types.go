@@ -27,6 +27,10 @@ import (
 //  5. delete the pods of Delete (removing the finalizer first when asked), then create
 //     the pods of Create.
 //
+// Creating a pod counts nothing, so a plan with no Delete and no Conditions may
+// have its creations made beside steps 2 to 4 instead (package reconcile does, once
+// the Job has started).
+//
 // Status is what step 4 yields when every removal succeeds.
 type Plan struct {
 	// Skip is set when the Job is not to be handled at all (another controller owns

@@ -95,8 +95,11 @@ type Config struct {
 	// FinalizerRemovalParallelism bounds the API calls one sync runs at once: the
 	// finalizer removals, the deletions and each slow-start batch of creations. Zero
 	// means 500, every call of a group at once (each group is capped at 500 per sync);
-	// it must not exceed 500. Set less to spare a slow or rate-limited API server. 1 makes every sync issue its calls one at a
-	// time in plan order, which makes a run reproducible.
+	// it must not exceed 500. Set less to spare a slow or rate-limited API server.
+	// Above 1, a batch of creations may run beside the finalizer removals of the
+	// same sync (nothing deleted, no condition changed), so a sync has at most
+	// twice this many calls in flight. 1 makes every sync issue its calls one at
+	// a time in plan order, which makes a run reproducible.
 	FinalizerRemovalParallelism int
 	// StaleCacheRequeue is the RequeueAfter of a sync skipped because the cached Job
 	// is older than this reconciler's last status write and the Job it wrote is not

@@ -108,8 +108,9 @@
 // # Differences from upstream
 //
 // The controller names itself (Config.Name, required; only
-// "kubernetes.io/job-controller" also takes Jobs without spec.managedBy), creations
-// and deletions come after the status work of a sync, and every pod write that could
+// "kubernetes.io/job-controller" also takes Jobs without spec.managedBy), deletions
+// come after the status work of a sync, and creations too unless they can go out
+// beside it (nothing deleted, no condition changed), and every pod write that could
 // count a pod wrongly from a stale cache carries a precondition. The whole list, each
 // difference with its reason, is in docs/behaviour.md of the repository ("Differences
 // of reconcile").

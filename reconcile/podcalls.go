@@ -154,6 +154,32 @@ func (ex *execution) deletePods() {
 	ex.res.Deleted += int(deleted.Load())
 }
 
+// notBeingDeleted returns dels without the pods whose deletion this reconciler
+// sent, accepted, and whose event the cache has not shown yet (expected by UID):
+// a plan from that cache, which still shows them alive, would delete them again.
+// A group restart of several roles with a lagging informer deleted the pods of
+// the failed role twice: when it failed, then in the restart's stop.
+func (r *Reconciler) notBeingDeleted(key string, dels []plan.Deletion) []plan.Deletion {
+	if len(dels) == 0 {
+		return dels
+	}
+	if st := r.cfg.Expectations.Get(key); st.Deletions == 0 || st.Expired {
+		// Past the TTL the event is taken as lost: delete again.
+		return dels
+	}
+	pending := r.cfg.Expectations.PendingDeletionUIDs(key)
+	if pending.Len() == 0 {
+		return dels
+	}
+	out := make([]plan.Deletion, 0, len(dels))
+	for _, d := range dels {
+		if !pending.Has(d.Pod.UID) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 func (ex *execution) deletePod(d plan.Deletion) bool {
 	r, pod := ex.r, d.Pod
 	if d.RemoveFinalizerFirst && r.cfg.Owner.HasFinalizer(pod) {

@@ -147,7 +147,7 @@ func (rx *rolesExecution) decide(now time.Time) (res Result, err error) {
 		base:   func(c plan.Creation) string { return roleBase(w, c) },
 		reason: func(c plan.Creation) string { return roleCreationReason(w, c) },
 	}
-	rx.calls = podCalls{remove: p.RemoveFinalizers, del: p.Delete, create: p.Create}
+	rx.calls = podCalls{remove: p.RemoveFinalizers, del: r.notBeingDeleted(key, p.Delete), create: p.Create}
 	rx.log.V(4).Info("Plan", "satisfied", in.satisfied, "statusChanged", p.StatusChanged,
 		"removeFinalizers", len(p.RemoveFinalizers), "delete", len(p.Delete), "create", len(p.Create))
 	return rx.execute()

@@ -204,3 +204,43 @@ var latencyParallelism = flag.Int("latency.parallelism", 0, "FinalizerRemovalPar
 func latencyConfig() reconcile.Config {
 	return reconcile.Config{FinalizerRemovalParallelism: *latencyParallelism}
 }
+
+var latencyTrace = flag.Int("latency.trace", 0, "print the trace of a NonIndexed Job of this many pods with 3 L of event lag")
+
+// TestLatencyTrace runs a Job with 3 L of event lag with a Trace and checks that
+// every sync is on it, and that each sync that made no call says why; with
+// -latency.trace=N it prints the trace of a Job of N pods (docs/performance.md
+// reads where a 5,000-pod Job waits from it).
+func TestLatencyTrace(t *testing.T) {
+	n := 1000
+	if *latencyTrace > 0 {
+		n = *latencyTrace
+	}
+	synctest.Test(t, func(t *testing.T) {
+		const L = 10 * time.Millisecond
+		var b strings.Builder
+		res, err := reconciletest.RunLatency(context.Background(), reconciletest.LatencyOptions{Pods: n, Latency: L, EventLag: 3 * L, Trace: &b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+		if *latencyTrace > 0 {
+			fmt.Println(b.String())
+			fmt.Println(res)
+		}
+		// The trace goes on until the last tracking finalizer is gone, so it may
+		// hold syncs after Complete, which Syncs does not count.
+		if len(lines) < res.Syncs {
+			t.Errorf("%d trace lines, %d syncs", len(lines), res.Syncs)
+		}
+		for _, l := range lines {
+			idle := strings.Contains(l, "creates 0, patches 0, deletes 0, status 0")
+			if idle && strings.HasSuffix(l, "<nil> ") {
+				t.Errorf("a sync that made no call does not say why: %s", l)
+			}
+			if !strings.Contains(l, "cache: ") {
+				t.Errorf("a sync does not say what the cache showed: %s", l)
+			}
+		}
+	})
+}

@@ -8,6 +8,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+
 	"github.com/jobkit/jobkit/plan"
 	"github.com/jobkit/jobkit/reconcile"
 )
@@ -66,10 +68,14 @@ func (lr *latencyRun) worker(ctx context.Context) {
 			lr.mu.Unlock()
 		}
 		before := lr.m.snapshot()
+		var seen string
+		if lr.opts.Trace != nil {
+			seen = lr.seen(cached)
+		}
 		syncStart := time.Now()
 		out, err := lr.r.Sync(ctx, plan.JobWorkload(cached), c.Cache().OwnerPods)
 		if lr.opts.Trace != nil {
-			lr.trace(k, syncStart, before, out, err)
+			lr.trace(k, syncStart, before, seen, out, err)
 		}
 		lr.mu.Lock()
 		switch {
@@ -91,8 +97,30 @@ func (lr *latencyRun) worker(ctx context.Context) {
 	}
 }
 
+// seen describes what the sync of job starts from: the pods the cache shows
+// against those stored, and whether the cached Job is older than the stored one
+// (the sync then plans from the Job its last status write returned).
+func (lr *latencyRun) seen(job *batchv1.Job) string {
+	stored, err := lr.c.Jobs().Get(job.Namespace, job.Name)
+	behind := err == nil && stored.ResourceVersion != job.ResourceVersion
+	return fmt.Sprintf("cache: %d of %d pods, Job behind %v", len(lr.c.Cache().Pods(job.Namespace)), len(lr.c.ListPods(job.Namespace)), behind)
+}
+
+// why says what a sync that made no call waited for, from its Result.
+func why(out reconcile.Result) string {
+	switch p := out.Report.Plan; {
+	case out.Report.Skipped != "":
+		return "skipped: " + out.Report.Skipped
+	case p == nil:
+		return ""
+	case len(p.Create)+len(p.Delete)+len(p.RemoveFinalizers) == 0 && p.RecordStatus == nil && !p.StatusChanged:
+		return "nothing to do (creations in flight or nothing new)"
+	}
+	return ""
+}
+
 // trace writes the line of one sync to LatencyOptions.Trace.
-func (lr *latencyRun) trace(key string, syncStart time.Time, before callCounts, out reconcile.Result, err error) {
+func (lr *latencyRun) trace(key string, syncStart time.Time, before callCounts, seen string, out reconcile.Result, err error) {
 	L := float64(lr.opts.Latency)
 	after := lr.m.snapshot()
 	who := ""
@@ -101,8 +129,8 @@ func (lr *latencyRun) trace(key string, syncStart time.Time, before callCounts, 
 	}
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
-	fmt.Fprintf(lr.opts.Trace, "%7.1f L sync%s (%.1f L): creates %d, patches %d, deletes %d, status %d; requeue %v after %.1f L; err %v\n",
-		float64(syncStart.Sub(lr.start))/L, who, float64(time.Since(syncStart))/L,
+	fmt.Fprintf(lr.opts.Trace, "%7.1f L sync%s (%.1f L): %s; creates %d, patches %d, deletes %d, status %d; requeue %v after %.1f L; err %v %s\n",
+		float64(syncStart.Sub(lr.start))/L, who, float64(time.Since(syncStart))/L, seen,
 		after.creates-before.creates, after.patches-before.patches, after.deletes-before.deletes, after.status-before.status,
-		out.Retry != "", float64(out.RequeueAfter)/L, err)
+		out.Retry != "", float64(out.RequeueAfter)/L, err, why(out))
 }
