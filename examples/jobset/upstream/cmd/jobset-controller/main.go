@@ -17,6 +17,11 @@
 // --health-probe-bind-address, --kube-api-qps, --kube-api-burst,
 // --logging-format and -v; --help lists them and exits 0. SIGINT and SIGTERM
 // stop it cleanly.
+//
+// Its deploy files are ../../config (dist/jobset-upstream): config/default
+// in place of JobSet's controller, config/side-by-side beside it
+// (--managed-by=jobkit.dev/jobset-controller); the image is examples/Dockerfile's
+// with CMD=jobset/upstream/cmd/jobset-controller.
 package main
 
 import (
