@@ -44,6 +44,7 @@ rbac_targets=(
 	"examples trainingjob/controller trainingjob/config/rbac"
 	"examples jobset/controller jobset/config/rbac"
 	"examples plank/controller plank/config/rbac"
+	"examples/jobset/upstream . config/rbac"
 )
 
 controller_gen() {

@@ -6,7 +6,8 @@
 #                                    default CMD (jobkit-controller-runtime)
 #   hack/image.sh --check FILE       only check FILE's index and configs (below)
 #
-#   IMAGE_CMD=clientgo/cmd/jobkit-clientgo   another command of examples/Dockerfile
+#   IMAGE_CMD=clientgo/cmd/jobkit-clientgo   another command of examples/Dockerfile (the
+#                                            image is named by its documented -t)
 #   IMAGE_PLATFORMS=linux/amd64,linux/arm64  the architectures (the default)
 #   IMAGE_DIR=dir                            where the tarball goes (default bin/images,
 #                                            ignored by git)
@@ -52,7 +53,11 @@ entrypoint=$(sed -n 's/^ENTRYPOINT \["\([^"]*\)"\]$/\1/p' "$dockerfile" | tail -
 build=$(sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$dockerfile" | sed -n 's/.*\(cd examples && .*go build .*\)$/\1/p')
 [ -n "$cmd" ] && [ -n "$user" ] && [ -n "$entrypoint" ] && [ -n "$build" ] ||
 	fail "$dockerfile has no ARG CMD, USER, ENTRYPOINT [\"...\"] or 'cd examples && ... go build' line"
-name=$(basename "$cmd")
+# The image's name: the one the Dockerfile's documented `docker build` of CMD tags
+# (jobset/upstream/cmd/jobset-controller is jobkit/jobset-upstream), else the
+# command's own.
+name=$(sed -n "s|^#[[:space:]]*docker build -f examples/Dockerfile --build-arg CMD=$cmd -t [^/ ]*/\([^/: ]*\):[^ ]* \.\$|\1|p" "$dockerfile" | head -n1)
+name=${name:-$(basename "$cmd")}
 out_dir=${IMAGE_DIR:-$repo/bin/images}
 
 # check FILE: step 4.

@@ -110,3 +110,22 @@ func TestChartFiles(t *testing.T) {
 		})
 	}
 }
+
+// Every controller with variants is a controller of the list, and each variant
+// has a directory of its own (not default, whose file is install.yaml).
+func TestVariantsNameControllers(t *testing.T) {
+	names := map[string]bool{}
+	for _, c := range controllers {
+		names[c.name] = true
+	}
+	for name, vs := range variants {
+		if !names[name] {
+			t.Errorf("variants of %q: no such controller", name)
+		}
+		for _, v := range vs {
+			if v.dir == "" || v.dir == "default" || strings.Contains(v.dir, "/") || v.what == "" {
+				t.Errorf("%s: variant %+v: want a directory of config/ other than default, and what it changes", name, v)
+			}
+		}
+	}
+}

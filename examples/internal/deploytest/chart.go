@@ -16,7 +16,14 @@ import (
 // Installer is dist/NAME/install.yaml, the install manifest hack/deploy renders
 // from the controller's config/default, decoded.
 func Installer(name string) ([]*unstructured.Unstructured, error) {
-	path := filepath.Join(RepoRoot(), "dist", name, "install.yaml")
+	return InstallerFile(name, "install.yaml")
+}
+
+// InstallerFile is the install manifest dist/NAME/FILE, decoded:
+// install-VARIANT.yaml is the one hack/deploy renders from the controller's
+// config/VARIANT.
+func InstallerFile(name, file string) ([]*unstructured.Unstructured, error) {
+	path := filepath.Join(RepoRoot(), "dist", name, file)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

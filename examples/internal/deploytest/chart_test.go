@@ -15,7 +15,8 @@ import (
 )
 
 // TestInstallersAndCharts checks dist/NAME of each controller (hack/deploy)
-// against its kustomize base: install.yaml holds the objects of config/default;
+// against its kustomize base: install.yaml holds the objects of config/default,
+// install-VARIANT.yaml those of the overlay config/VARIANT;
 // the Helm chart renders them too, in the release's namespace and without the
 // Namespace object, with the image from the values, the CRD only with
 // crd.enable, and the NetworkPolicy (network-policy/) and the ServiceMonitor
@@ -29,6 +30,15 @@ func TestInstallersAndCharts(t *testing.T) {
 			inst, err := deploytest.Installer(c.name)
 			must(t, err, "")
 			mustEqual(t, b.Objects, inst, "dist/%s/install.yaml against kustomize build %s (run make build-installer)", c.name, c.base)
+			for _, v := range c.variants {
+				dir := filepath.Join(filepath.Dir(c.base), v)
+				objs, err := deploytest.Render(filepath.Join(examplesDir, dir))
+				must(t, err, "")
+				file := "install-" + v + ".yaml"
+				got, err := deploytest.InstallerFile(c.name, file)
+				must(t, err, "")
+				mustEqual(t, objs, got, "dist/%s/%s against kustomize build %s (run make build-installer)", c.name, file, dir)
+			}
 
 			const release = "a-release-namespace"
 			var want []*unstructured.Unstructured

@@ -28,6 +28,12 @@ var controllers = []struct {
 	// cmdflags: the command's flags are examples/internal/cmdflags' (plank has
 	// its own, of the same names).
 	cmdflags bool
+	// extra are the string flags the command adds to those (and their values
+	// the Deployment must pass); jobset-upstream's --api.
+	extra map[string]string
+	// variants are the overlays of config/default that hack/deploy writes to
+	// dist/NAME/install-VARIANT.yaml.
+	variants []string
 }{
 	{name: "jobkit-controller-runtime", cmd: "controllerruntime/cmd/jobkit-controller-runtime",
 		base: "controllerruntime/config/default", prefix: "jobkit-controller-runtime-", cmdflags: true},
@@ -39,6 +45,10 @@ var controllers = []struct {
 		base: "jobset/config/default", prefix: "jobset-", crd: "jobsets.jobset.examples.jobkit.dev", cmdflags: true},
 	{name: "plank", cmd: "plank/cmd/plank",
 		base: "plank/config/default", prefix: "plank-", crd: "runjobs.examples.jobkit.dev"},
+	// JobSet's own API: no CRD of its own (JobSet's release installs it).
+	{name: "jobset-upstream", cmd: "jobset/upstream/cmd/jobset-controller",
+		base: "jobset/upstream/config/default", prefix: "jobset-upstream-", cmdflags: true,
+		extra: map[string]string{"api": "jobset.x-k8s.io"}, variants: []string{"side-by-side"}},
 }
 
 // examplesDir is the examples module's directory.
@@ -119,10 +129,14 @@ func TestBases(t *testing.T) {
 			for _, a := range args {
 				check(t, !strings.Contains(a, "$("), "arg %q: an unexpanded variable", a)
 			}
-			f := commonFlags(t, args)
+			f, extra := commonFlags(t, args, c.extra)
+			equal(t, c.extra, extra, "the command's own flags in the Deployment's args")
 			if c.cmdflags {
 				fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 				fs.SetOutput(io.Discard)
+				for name := range c.extra {
+					fs.String(name, "", "")
+				}
 				_, err := cmdflags.Register(fs, cmdflags.Defaults{ManagedBy: "x", Workers: 1}).Parse(args)
 				must(t, err, "parsing the Deployment's args %q", args)
 			}
@@ -170,11 +184,17 @@ func TestBases(t *testing.T) {
 }
 
 // commonFlags parses the flags of args that every controller command has, by the
-// same names, and refuses any other: the Deployments pass no more.
-func commonFlags(t *testing.T, args []string) cmdflags.Flags {
+// same names, and the string flags named in extra, and refuses any other: the
+// Deployments pass no more. It returns the values of those of extra that args
+// set (nil when none).
+func commonFlags(t *testing.T, args []string, extra map[string]string) (cmdflags.Flags, map[string]string) {
 	t.Helper()
 	var f cmdflags.Flags
 	fs := flag.NewFlagSet("common", flag.ContinueOnError)
+	values := map[string]*string{}
+	for name := range extra {
+		values[name] = fs.String(name, "", "")
+	}
 	fs.SetOutput(io.Discard)
 	fs.BoolVar(&f.LeaderElect, "leader-elect", false, "")
 	fs.StringVar(&f.LeaseNamespace, "leader-elect-namespace", "", "")
@@ -183,7 +203,16 @@ func commonFlags(t *testing.T, args []string) cmdflags.Flags {
 	fs.StringVar(&f.MetricsCertDir, "metrics-cert-path", "", "")
 	fs.StringVar(&f.ProbeAddr, "health-probe-bind-address", "", "")
 	must(t, fs.Parse(args), "the Deployment's args %q", args)
-	return f
+	var set map[string]string
+	fs.Visit(func(fl *flag.Flag) {
+		if v, ok := values[fl.Name]; ok {
+			if set == nil {
+				set = map[string]string{}
+			}
+			set[fl.Name] = *v
+		}
+	})
+	return f, set
 }
 
 // countRules counts the (group, resource, verb) triples rules grant.

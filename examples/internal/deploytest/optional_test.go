@@ -61,7 +61,7 @@ func TestCertManagerAndTLSPatch(t *testing.T) {
 			m := &pod.Containers[0]
 			mustEqual(t, 1, len(m.VolumeMounts), "volume mounts")
 			equal(t, pod.Volumes[0].Name, m.VolumeMounts[0].Name, "the mounted volume")
-			f := commonFlags(t, deploytest.Args(m, svc.GetNamespace()))
+			f, _ := commonFlags(t, deploytest.Args(m, svc.GetNamespace()), c.extra)
 			equal(t, m.VolumeMounts[0].MountPath, f.MetricsCertDir, "--metrics-cert-path: the Secret's mount")
 			check(t, f.MetricsSecure, "no --metrics-secure")
 

@@ -17,6 +17,11 @@
 // --health-probe-bind-address, --kube-api-qps, --kube-api-burst,
 // --logging-format and -v; --help lists them and exits 0. SIGINT and SIGTERM
 // stop it cleanly.
+//
+// Its deploy files are ../../config (dist/jobset-upstream): config/default
+// in place of JobSet's controller, config/side-by-side beside it
+// (--managed-by=jobkit.dev/jobset-controller); the image is examples/Dockerfile's
+// with CMD=jobset/upstream/cmd/jobset-controller.
 package main
 
 import (
@@ -60,8 +65,20 @@ var apis = map[string]api{
 	}},
 }
 
-// run runs the command with args (without the program name) until ctx ends.
-func run(ctx context.Context, args []string) error {
+// command is what the flags of one run say.
+type command struct {
+	// apiName is --api, a the API it names.
+	apiName string
+	a       api
+	// flags are the flags every example command has (--managed-by included).
+	flags          cmdflags.Flags
+	childManagedBy string
+	gates          *cmdflags.FeatureGates
+}
+
+// parse reads args (without the program name) into a command, checking --api
+// and --child-managed-by.
+func parse(args []string) (command, error) {
 	fs := flag.NewFlagSet("jobset-controller", flag.ContinueOnError)
 	apiName := fs.String("api", v1alpha2.GroupName, "the API group of the JobSets to sync: "+v1alpha2.GroupName+" (the example's own) or "+upstream.API+" (JobSet's)")
 	childManagedBy := fs.String("child-managed-by", "", "the spec.managedBy of the child Jobs created; empty leaves them to the kube-controller-manager")
@@ -72,15 +89,25 @@ func run(ctx context.Context, args []string) error {
 		Objects: "JobSets", ManagedBy: plaingroup.ControllerName, Workers: 5, MetricsAddr: "0",
 	}).Parse(args)
 	if err != nil {
-		return err
+		return command{}, err
 	}
 	a, ok := apis[*apiName]
 	if !ok {
-		return fmt.Errorf("--api=%q: must be %s or %s", *apiName, v1alpha2.GroupName, upstream.API)
+		return command{}, fmt.Errorf("--api=%q: must be %s or %s", *apiName, v1alpha2.GroupName, upstream.API)
 	}
 	if err := checkManagedBy(*childManagedBy); err != nil {
+		return command{}, err
+	}
+	return command{apiName: *apiName, a: a, flags: f, childManagedBy: *childManagedBy, gates: gates}, nil
+}
+
+// run runs the command with args (without the program name) until ctx ends.
+func run(ctx context.Context, args []string) error {
+	c, err := parse(args)
+	if err != nil {
 		return err
 	}
+	f, a, gates := c.flags, c.a, c.gates
 	logger, err := f.Logger()
 	if err != nil {
 		return err
@@ -108,10 +135,10 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := a.setup(mgr, options(f, *childManagedBy, gates)); err != nil {
+	if err := a.setup(mgr, options(f, c.childManagedBy, gates)); err != nil {
 		return err
 	}
-	logger.Info("Starting the JobSet controller", "api", *apiName, "managedBy", f.ManagedBy, "childManagedBy", *childManagedBy, "workers", f.Workers, "leaderElect", f.LeaderElect, "featureGates", gates.String())
+	logger.Info("Starting the JobSet controller", "api", c.apiName, "managedBy", f.ManagedBy, "childManagedBy", c.childManagedBy, "workers", f.Workers, "leaderElect", f.LeaderElect, "featureGates", gates.String())
 	return mgr.Start(ctx)
 }
 
