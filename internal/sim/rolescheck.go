@@ -28,12 +28,18 @@ type rolesModel struct {
 	counted map[types.UID]string // pod → "succeeded" or "failed"
 	total   map[string][2]int32  // role → pods counted succeeded, failed
 	last    ownedpods.Status
+	// leaving holds the workers seen beyond the workers' size (an index at
+	// or above their completions) after a resize: scaled away, such a pod
+	// is removed without being recorded, as a Job's pods beyond a smaller
+	// completions are.
+	leaving map[types.UID]bool
+	sizes   map[string]int32 // role → its pod count as the owner last said (the workers only)
 	created int
 	clean   int // syncs since the last fault that may hide the controller's writes
 }
 
 func newRolesModel(rw *rolesWorld) *rolesModel {
-	m := &rolesModel{rw: rw, pods: map[types.UID]*corev1.Pod{}, counted: map[types.UID]string{}, total: map[string][2]int32{}}
+	m := &rolesModel{rw: rw, pods: map[types.UID]*corev1.Pod{}, counted: map[types.UID]string{}, total: map[string][2]int32{}, leaving: map[types.UID]bool{}}
 	if w, err := rw.owners.Get(rw.ns, rw.name); err == nil {
 		m.last = w.Status
 	}
@@ -57,6 +63,7 @@ func (m *rolesModel) observe(ev reconciletest.WatchEvent) {
 // beforeSync notes what the controller's cache shows before a sync.
 func (m *rolesModel) beforeSync() {
 	m.dropped = m.dropped[:0]
+	m.markLeaving()
 	m.cached = map[types.UID]bool{}
 	for _, p := range m.rw.cluster.Cache().Pods(m.rw.ns) {
 		if isTerminal(p) {
@@ -90,6 +97,7 @@ func (m *rolesModel) afterSync(calls []reconciletest.Call, clean bool) {
 		return
 	}
 	st := w.Status
+	m.markLeaving()
 	m.checkStatus(&m.last, &st)
 	m.checkRecordFirst(&st)
 	if clean {
@@ -197,13 +205,23 @@ func (m *rolesModel) succeededNow(rs ownedpods.RoleStatus, base *batchv1.JobStat
 }
 
 // newIndexes returns how many indexes role rs completed since base, each with a
-// succeeded pod of the role's attempt; none may go.
+// succeeded pod of the role's attempt; none may go but those an elastic
+// shrink dropped, which it takes out of base (its completed indexes and
+// succeeded counter).
 func (m *rolesModel) newIndexes(rs ownedpods.RoleStatus, base *batchv1.JobStatus) (int32, bool) {
 	was, err1 := indexes.Parse(base.CompletedIndexes, indexLimit)
 	now, err2 := indexes.Parse(rs.Job.CompletedIndexes, indexLimit)
 	if err1 != nil || err2 != nil {
 		m.rw.violate(InvCount, "role %s: completedIndexes %q→%q: %v %v", rs.Name, base.CompletedIndexes, rs.Job.CompletedIndexes, err1, err2)
 		return 0, false
+	}
+	if size, ok := m.size(rs.Name); ok {
+		// An elastic shrink drops the completed indexes beyond the new size,
+		// as a Job's does: they are no longer the role's, nor in the
+		// attempt's succeeded counter (the totals keep them).
+		kept := was.Trim(int(size))
+		base.Succeeded -= int32(was.Count() - kept.Count())
+		was = kept
 	}
 	if now.IntersectionCount(was) != was.Count() {
 		m.rw.violate(InvBackwards, "role %s: completedIndexes %q→%q", rs.Name, base.CompletedIndexes, rs.Job.CompletedIndexes)
@@ -268,6 +286,9 @@ func (m *rolesModel) checkRecordFirst(st *ownedpods.Status) {
 		if rs.Name == "" || p.Labels[plaingroup.LabelRestartAttempt] != strconv.Itoa(int(rs.Attempt)) {
 			continue // a stray: never counted
 		}
+		if m.leaving[uid] {
+			continue // scaled away: never counted
+		}
 		if _, ok := m.counted[uid]; ok || inLedger(&rs.Job, uid) {
 			continue
 		}
@@ -279,6 +300,32 @@ func (m *rolesModel) checkRecordFirst(st *ownedpods.Status) {
 		m.rw.violate(InvRecordFirst, "pod %s of role %s attempt %d lost its finalizer, finished, before it was recorded", p.Name, rs.Name, rs.Attempt)
 		return
 	}
+}
+
+// markLeaving notes the workers whose index is at or above the workers'
+// size as the owner now says it.
+func (m *rolesModel) markLeaving() {
+	w, err := m.rw.owners.Get(m.rw.ns, m.rw.name)
+	if err != nil {
+		return
+	}
+	size := ptr.Deref(w.Spec.Roles[0].Spec.Completions, 1)
+	m.sizes = map[string]int32{w.Spec.Roles[0].Name: size}
+	for uid, p := range m.pods {
+		if p.Labels[plaingroup.LabelRoleName] != w.Spec.Roles[0].Name {
+			continue
+		}
+		if x, err := strconv.Atoi(p.Annotations[batchv1.JobCompletionIndexAnnotation]); err == nil && int32(x) >= size {
+			m.leaving[uid] = true
+		}
+	}
+}
+
+// size returns the pod count of role name as the owner last said it, for
+// the workers (the role resized).
+func (m *rolesModel) size(name string) (int32, bool) {
+	n, ok := m.sizes[name]
+	return n, ok
 }
 
 // checkIndexes: long after any fault, no index of the workers has two live pods
