@@ -1,14 +1,12 @@
 package sim
 
 import (
-	"fmt"
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/groups/ownedpods"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
@@ -302,32 +300,6 @@ func (m *rolesModel) checkRecordFirst(st *ownedpods.Status) {
 	}
 }
 
-// markLeaving notes the workers whose index is at or above the workers'
-// size as the owner now says it.
-func (m *rolesModel) markLeaving() {
-	w, err := m.rw.owners.Get(m.rw.ns, m.rw.name)
-	if err != nil {
-		return
-	}
-	size := ptr.Deref(w.Spec.Roles[0].Spec.Completions, 1)
-	m.sizes = map[string]int32{w.Spec.Roles[0].Name: size}
-	for uid, p := range m.pods {
-		if p.Labels[plaingroup.LabelRoleName] != w.Spec.Roles[0].Name {
-			continue
-		}
-		if x, err := strconv.Atoi(p.Annotations[batchv1.JobCompletionIndexAnnotation]); err == nil && int32(x) >= size {
-			m.leaving[uid] = true
-		}
-	}
-}
-
-// size returns the pod count of role name as the owner last said it, for
-// the workers (the role resized).
-func (m *rolesModel) size(name string) (int32, bool) {
-	n, ok := m.sizes[name]
-	return n, ok
-}
-
 // checkIndexes: long after any fault, no index of the workers has two live pods
 // of one attempt.
 func (m *rolesModel) checkIndexes() {
@@ -402,33 +374,4 @@ func (m *rolesModel) checkEnd() {
 			rw.violate(InvRunningAfterFinish, "pod %s is %s after the owner finished %s", p.Name, p.Status.Phase, st.TerminalState)
 		}
 	}
-}
-
-// staleStatus checks the status of an owner that has finished and settled (no
-// pod of it runs or carries the finalizer) against its pods: each role shows
-// none active or ready and as many terminating as its pods of the attempt
-// being deleted. It returns what differs, or "" (also while the owner has not
-// finished or settled: its status may lag its pods until a sync sees them).
-func staleStatus(st *ownedpods.Status, pods []*corev1.Pod) string {
-	if st.TerminalState == "" {
-		return ""
-	}
-	terminating := map[string]int32{}
-	for _, p := range pods {
-		if RolesKind.HasFinalizer(p) || !isTerminal(p) && p.DeletionTimestamp == nil {
-			return ""
-		}
-		if !isTerminal(p) {
-			terminating[p.Labels[plaingroup.LabelRoleName]+"/"+p.Labels[plaingroup.LabelRestartAttempt]]++
-		}
-	}
-	for _, rs := range st.Roles {
-		j := &rs.Job
-		want := terminating[rs.Name+"/"+strconv.Itoa(int(rs.Attempt))]
-		if j.Active != 0 || ptr.Deref(j.Ready, 0) != 0 || ptr.Deref(j.Terminating, 0) != want {
-			return fmt.Sprintf("the owner finished %s and no pod of it runs, but role %s shows active %d, ready %d, terminating %d (%d pods being deleted)",
-				st.TerminalState, rs.Name, j.Active, ptr.Deref(j.Ready, 0), ptr.Deref(j.Terminating, 0), want)
-		}
-	}
-	return ""
 }

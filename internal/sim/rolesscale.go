@@ -3,9 +3,12 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/utils/ptr"
 
+	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/reconcile/reconciletest"
 )
 
@@ -64,4 +67,30 @@ func (x *rolesScale) describe() string {
 		return ""
 	}
 	return fmt.Sprintf(" resized %d times while running, to %d workers", x.applied, x.size)
+}
+
+// markLeaving notes the workers whose index is at or above the workers'
+// size as the owner now says it.
+func (m *rolesModel) markLeaving() {
+	w, err := m.rw.owners.Get(m.rw.ns, m.rw.name)
+	if err != nil {
+		return
+	}
+	size := ptr.Deref(w.Spec.Roles[0].Spec.Completions, 1)
+	m.sizes = map[string]int32{w.Spec.Roles[0].Name: size}
+	for uid, p := range m.pods {
+		if p.Labels[plaingroup.LabelRoleName] != w.Spec.Roles[0].Name {
+			continue
+		}
+		if x, err := strconv.Atoi(p.Annotations[batchv1.JobCompletionIndexAnnotation]); err == nil && int32(x) >= size {
+			m.leaving[uid] = true
+		}
+	}
+}
+
+// size returns the pod count of role name as the owner last said it, for
+// the workers (the role resized).
+func (m *rolesModel) size(name string) (int32, bool) {
+	n, ok := m.sizes[name]
+	return n, ok
 }
