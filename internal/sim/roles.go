@@ -113,6 +113,7 @@ func RunRoles(cfg RolesConfig) (*RolesResult, error) {
 	if rw.agents != nil {
 		rw.agents.cluster = rw.cluster
 	}
+	rw.scale = drawRolesScale(cfg.Seed)
 	rw.model = newRolesModel(rw)
 	steps := 30 + rng.IntN(50)
 	for range steps {
@@ -123,7 +124,7 @@ func RunRoles(cfg RolesConfig) (*RolesResult, error) {
 	}
 	rw.complete()
 	return &RolesResult{
-		Seed: cfg.Seed, FaultRate: cfg.FaultRate, Owner: rw.describe, Violations: rw.violations,
+		Seed: cfg.Seed, FaultRate: cfg.FaultRate, Owner: rw.describe + rw.scale.describe(), Violations: rw.violations,
 		Faults: rw.faults, Syncs: rw.syncs, Pods: rw.model.created, Status: rw.model.last,
 	}, nil
 }

@@ -28,7 +28,7 @@ func simulateRoles(t *testing.T, first uint64, n int, faultRate float64, report 
 	var mu sync.Mutex
 	var bad []*sim.RolesResult
 	syncs, pods, completed, failed, restarts := 0, 0, 0, 0, 0
-	inPlace, inPlaceRestarts := 0, 0
+	inPlace, inPlaceRestarts, resized := 0, 0, 0
 	faults := sim.Counts{}
 	seeds := make(chan uint64)
 	var wg sync.WaitGroup
@@ -43,6 +43,9 @@ func simulateRoles(t *testing.T, first uint64, n int, faultRate float64, report 
 					syncs, pods = syncs+res.Syncs, pods+res.Pods
 					faults.Add(res.Faults)
 					restarts += int(res.Status.Restarts)
+					if strings.Contains(res.Owner, "resized") {
+						resized++
+					}
 					if strings.Contains(res.Owner, "InPlaceRestart") {
 						inPlace++
 						if c := res.Status.InPlace.Current; c != nil {
@@ -68,8 +71,8 @@ func simulateRoles(t *testing.T, first uint64, n int, faultRate float64, report 
 	close(seeds)
 	wg.Wait()
 	sort.Slice(bad, func(i, j int) bool { return bad[i].Seed < bad[j].Seed })
-	summary := fmt.Sprintf("simulation of owners of two roles: %d seeds in %v, syncs %d, pods %d, completed %d, failed %d, group restarts %d; %d restarted in place, %d in-place restarts\n  faults injected (%d): %s\n  violations: %d",
-		n, time.Since(start).Round(time.Millisecond), syncs, pods, completed, failed, restarts, inPlace, inPlaceRestarts, faults.Total(), faults, len(bad))
+	summary := fmt.Sprintf("simulation of owners of two roles: %d seeds in %v, syncs %d, pods %d, completed %d, failed %d, group restarts %d; %d restarted in place, %d in-place restarts, %d resized\n  faults injected (%d): %s\n  violations: %d",
+		n, time.Since(start).Round(time.Millisecond), syncs, pods, completed, failed, restarts, inPlace, inPlaceRestarts, resized, faults.Total(), faults, len(bad))
 	if report {
 		fmt.Println(summary)
 	} else {

@@ -1,14 +1,12 @@
 package sim
 
 import (
-	"fmt"
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 
 	"github.com/jobkit/jobkit/groups/ownedpods"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
@@ -28,12 +26,18 @@ type rolesModel struct {
 	counted map[types.UID]string // pod → "succeeded" or "failed"
 	total   map[string][2]int32  // role → pods counted succeeded, failed
 	last    ownedpods.Status
+	// leaving holds the workers seen beyond the workers' size (an index at
+	// or above their completions) after a resize: scaled away, such a pod
+	// is removed without being recorded, as a Job's pods beyond a smaller
+	// completions are.
+	leaving map[types.UID]bool
+	sizes   map[string]int32 // role → its pod count as the owner last said (the workers only)
 	created int
 	clean   int // syncs since the last fault that may hide the controller's writes
 }
 
 func newRolesModel(rw *rolesWorld) *rolesModel {
-	m := &rolesModel{rw: rw, pods: map[types.UID]*corev1.Pod{}, counted: map[types.UID]string{}, total: map[string][2]int32{}}
+	m := &rolesModel{rw: rw, pods: map[types.UID]*corev1.Pod{}, counted: map[types.UID]string{}, total: map[string][2]int32{}, leaving: map[types.UID]bool{}}
 	if w, err := rw.owners.Get(rw.ns, rw.name); err == nil {
 		m.last = w.Status
 	}
@@ -57,6 +61,7 @@ func (m *rolesModel) observe(ev reconciletest.WatchEvent) {
 // beforeSync notes what the controller's cache shows before a sync.
 func (m *rolesModel) beforeSync() {
 	m.dropped = m.dropped[:0]
+	m.markLeaving()
 	m.cached = map[types.UID]bool{}
 	for _, p := range m.rw.cluster.Cache().Pods(m.rw.ns) {
 		if isTerminal(p) {
@@ -90,6 +95,7 @@ func (m *rolesModel) afterSync(calls []reconciletest.Call, clean bool) {
 		return
 	}
 	st := w.Status
+	m.markLeaving()
 	m.checkStatus(&m.last, &st)
 	m.checkRecordFirst(&st)
 	if clean {
@@ -197,13 +203,23 @@ func (m *rolesModel) succeededNow(rs ownedpods.RoleStatus, base *batchv1.JobStat
 }
 
 // newIndexes returns how many indexes role rs completed since base, each with a
-// succeeded pod of the role's attempt; none may go.
+// succeeded pod of the role's attempt; none may go but those an elastic
+// shrink dropped, which it takes out of base (its completed indexes and
+// succeeded counter).
 func (m *rolesModel) newIndexes(rs ownedpods.RoleStatus, base *batchv1.JobStatus) (int32, bool) {
 	was, err1 := indexes.Parse(base.CompletedIndexes, indexLimit)
 	now, err2 := indexes.Parse(rs.Job.CompletedIndexes, indexLimit)
 	if err1 != nil || err2 != nil {
 		m.rw.violate(InvCount, "role %s: completedIndexes %q→%q: %v %v", rs.Name, base.CompletedIndexes, rs.Job.CompletedIndexes, err1, err2)
 		return 0, false
+	}
+	if size, ok := m.size(rs.Name); ok {
+		// An elastic shrink drops the completed indexes beyond the new size,
+		// as a Job's does: they are no longer the role's, nor in the
+		// attempt's succeeded counter (the totals keep them).
+		kept := was.Trim(int(size))
+		base.Succeeded -= int32(was.Count() - kept.Count())
+		was = kept
 	}
 	if now.IntersectionCount(was) != was.Count() {
 		m.rw.violate(InvBackwards, "role %s: completedIndexes %q→%q", rs.Name, base.CompletedIndexes, rs.Job.CompletedIndexes)
@@ -267,6 +283,9 @@ func (m *rolesModel) checkRecordFirst(st *ownedpods.Status) {
 		rs := roleOf(st, p.Labels[plaingroup.LabelRoleName])
 		if rs.Name == "" || p.Labels[plaingroup.LabelRestartAttempt] != strconv.Itoa(int(rs.Attempt)) {
 			continue // a stray: never counted
+		}
+		if m.leaving[uid] {
+			continue // scaled away: never counted
 		}
 		if _, ok := m.counted[uid]; ok || inLedger(&rs.Job, uid) {
 			continue
@@ -355,33 +374,4 @@ func (m *rolesModel) checkEnd() {
 			rw.violate(InvRunningAfterFinish, "pod %s is %s after the owner finished %s", p.Name, p.Status.Phase, st.TerminalState)
 		}
 	}
-}
-
-// staleStatus checks the status of an owner that has finished and settled (no
-// pod of it runs or carries the finalizer) against its pods: each role shows
-// none active or ready and as many terminating as its pods of the attempt
-// being deleted. It returns what differs, or "" (also while the owner has not
-// finished or settled: its status may lag its pods until a sync sees them).
-func staleStatus(st *ownedpods.Status, pods []*corev1.Pod) string {
-	if st.TerminalState == "" {
-		return ""
-	}
-	terminating := map[string]int32{}
-	for _, p := range pods {
-		if RolesKind.HasFinalizer(p) || !isTerminal(p) && p.DeletionTimestamp == nil {
-			return ""
-		}
-		if !isTerminal(p) {
-			terminating[p.Labels[plaingroup.LabelRoleName]+"/"+p.Labels[plaingroup.LabelRestartAttempt]]++
-		}
-	}
-	for _, rs := range st.Roles {
-		j := &rs.Job
-		want := terminating[rs.Name+"/"+strconv.Itoa(int(rs.Attempt))]
-		if j.Active != 0 || ptr.Deref(j.Ready, 0) != 0 || ptr.Deref(j.Terminating, 0) != want {
-			return fmt.Sprintf("the owner finished %s and no pod of it runs, but role %s shows active %d, ready %d, terminating %d (%d pods being deleted)",
-				st.TerminalState, rs.Name, j.Active, ptr.Deref(j.Ready, 0), ptr.Deref(j.Terminating, 0), want)
-		}
-	}
-	return ""
 }

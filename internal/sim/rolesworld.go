@@ -22,6 +22,8 @@ type rolesWorld struct {
 	failGroup bool // the workers have a FailJobSet rule on exitFailGroup
 	// agents, for an owner restarted in place, play its pods' agents.
 	agents *inPlaceAgents
+	// scale is the size changes made on the running owner.
+	scale *rolesScale
 
 	cluster *reconciletest.Cluster
 	owners  *reconciletest.Store[*reconciletest.Run]
@@ -44,6 +46,7 @@ type rolesWorld struct {
 func (rw *rolesWorld) chaosStep() {
 	rw.step++
 	r := rw.rng
+	rw.scale.resize(rw.step, rw.owners, rw.ns, rw.name)
 	rw.deliver(r.Float64() < rw.rate*3)
 	if r.Float64() < rw.rate/12 {
 		rw.faults[FaultRestart]++

@@ -2,6 +2,7 @@ package group_test
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jobkit/jobkit/plain/group"
@@ -330,4 +331,23 @@ func ExampleSpec_Exclusive() {
 	// Output:
 	// workers topology.kubernetes.io/rack false
 	// evaluators cloud.google.com/gke-nodepool true
+}
+
+// A spec validated under JobSet's feature gates: with InPlaceRestart off,
+// the restart strategy of that name is refused as JobSet's webhook refuses
+// it; with no gates, it is accepted.
+func ExampleValidate_featureGates() {
+	spec := group.Spec{
+		Name:          "train",
+		Roles:         []group.Role{{Name: "workers", Replicas: 1, Parallelism: 2, Completions: ptr(int32(2)), BackoffLimit: ptr(int32(math.MaxInt32)), PodReplacementPolicy: "Failed"}},
+		FailurePolicy: &group.FailurePolicy{RestartStrategy: group.InPlaceRestart},
+	}
+	fmt.Println(len(group.Validate(&spec)))
+	spec.FeatureGates = map[string]bool{"InPlaceRestart": false}
+	for _, e := range group.Validate(&spec) {
+		fmt.Println(e.Field + ": " + e.Detail)
+	}
+	// Output:
+	// 0
+	// failurePolicy.restartStrategy: InPlaceRestart restart strategy cannot be set when InPlaceRestart feature gate is disabled
 }

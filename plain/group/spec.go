@@ -48,7 +48,30 @@ type Spec struct {
 	// spec field but the one fact of the status that [ValidateUpdate] reads,
 	// of the old spec, to refuse resizing a finished group.
 	Finished bool
+	// FeatureGates are the JobSet feature gates the spec is validated under,
+	// as JobSet's webhook checks its alpha fields (v0.12): a gate set false
+	// refuses its feature; a gate absent or true allows it, so a nil map
+	// checks none (the gates of jobkit's own kinds). [Validate] reads
+	// "InPlaceRestart" (failurePolicy.restartStrategy InPlaceRestart) and
+	// "RestartJob" (the rule actions RestartJob and
+	// RestartJobAndIgnoreMaxRestarts); [ValidateUpdate] reads
+	// "ElasticJobSet" (an Indexed role's parallelism and completions
+	// changed) from the new spec. Like Finished, not a spec field.
+	FeatureGates map[string]bool
 }
+
+// gateOff reports whether gate is set, and set false, in s.FeatureGates.
+func (s *Spec) gateOff(gate string) bool {
+	on, set := s.FeatureGates[gate]
+	return set && !on
+}
+
+// The names of JobSet's feature gates Spec.FeatureGates reads.
+const (
+	gateInPlaceRestart = "InPlaceRestart"
+	gateRestartJob     = "RestartJob"
+	gateElastic        = "ElasticJobSet"
+)
 
 // ControllerName is the managedBy value reserved for JobSet's own controller.
 const ControllerName = "jobset.sigs.k8s.io/jobset-controller"

@@ -36,8 +36,14 @@ const (
 // them (its elastic KEP leaves them to future work); the sync handles a
 // changed replicas all the same ([Spec.Surplus]), for an owner whose own rules
 // allow it.
+//
+// Under spec.FeatureGates, as JobSet's webhook with its gates: with the gate
+// "ElasticJobSet" off, an Indexed role's parallelism and completions are
+// immutable too ("field is immutable"). The gates Validate reads on create
+// are not checked again, as JobSet checks them on create only.
 func ValidateUpdate(old, spec *Spec) Errors {
-	errs := Validate(spec)
+	errs := validate(spec, gated{})
+	elastic := !spec.gateOff(gateElastic)
 	o, n := Default(*old), Default(*spec)
 	immutable := func(field string, a, b any, words string) {
 		if !reflect.DeepEqual(a, b) {
@@ -52,7 +58,7 @@ func ValidateUpdate(old, spec *Spec) Errors {
 			immutable(rolePath(i, ".name"), a.Name, b.Name, immutableWebhook)
 			immutable(rolePath(i, ".groupName"), a.GroupName, b.GroupName, immutableWebhook)
 			immutable(rolePath(i, ".replicas"), a.Replicas, b.Replicas, immutableWebhook)
-			if b.NonIndexed {
+			if b.NonIndexed || !elastic {
 				immutable(rolePath(i, ".template.spec.parallelism"), a.Parallelism, b.Parallelism, immutableWebhook)
 				immutable(rolePath(i, ".template.spec.completions"), a.Completions, b.Completions, immutableWebhook)
 			} else {

@@ -61,10 +61,22 @@ func (s *Spec) checkedName() string {
 // its label value; the TTL not negative; subdomain and managedBy; the volume
 // claims (no namespace, retention Delete or Retain, names unique DNS-1123
 // subdomains with claim names of at most 63 characters, each mounted by some
-// role, none a role's volume name). It is linear
+// role, none a role's volume name). Under Spec.FeatureGates, as JobSet's
+// webhook with its gates: restartStrategy InPlaceRestart with the gate
+// "InPlaceRestart" off is refused at failurePolicy.restartStrategy (and the
+// in-place template rules, which JobSet checks only with the gate on, are
+// not checked), and a RestartJob or RestartJobAndIgnoreMaxRestarts action
+// with the gate "RestartJob" off at the action of the first rule that has
+// one (and the 1024 replicas are not checked), each in JobSet's words. It is linear
 // in the number of roles and rules (quadratic only within one rule's short
 // lists) and compiles each pattern once.
 func Validate(spec *Spec) Errors {
+	return validate(spec, gated{inPlaceOff: spec.gateOff(gateInPlaceRestart), restartJobOff: spec.gateOff(gateRestartJob)})
+}
+
+// validate is Validate with the create-time gates that refuse their feature:
+// ValidateUpdate checks none, as JobSet's webhook checks them on create only.
+func validate(spec *Spec, gates gated) Errors {
 	var errs Errors
 	roleAt := map[string]int{}
 	name := spec.checkedName()
@@ -75,7 +87,7 @@ func Validate(spec *Spec) Errors {
 		errs = append(errs, &fielderr.Error{Type: fielderr.Required, Field: "replicatedJobs", Detail: "at least one replicatedJob is required"})
 	}
 	for i := range spec.Roles {
-		errs = validateRole(errs, spec, name, i, roleAt)
+		errs = validateRole(errs, spec, name, i, roleAt, gates)
 		if _, dup := roleAt[spec.Roles[i].Name]; dup {
 			errs = append(errs, &fielderr.Error{Type: fielderr.Duplicate, Field: rolePath(i, ".name"), BadValue: spec.Roles[i].Name})
 		} else {
@@ -106,7 +118,7 @@ func Validate(spec *Spec) Errors {
 		errs = append(errs, fieldcheck.NotSupportedValue("startupPolicy.startupPolicyOrder", spec.StartupOrder, validStartupOrders))
 	}
 	if p := spec.FailurePolicy; p != nil {
-		errs = validateFailurePolicy(errs, p, spec.Roles, roleAt)
+		errs = validateFailurePolicy(errs, p, spec.Roles, roleAt, gates)
 	}
 	if spec.Coordinator != nil {
 		errs = validateCoordinator(errs, spec, name, roleAt)
@@ -130,7 +142,7 @@ func Validate(spec *Spec) Errors {
 	return validateClaims(errs, spec, name)
 }
 
-func validateRole(errs Errors, spec *Spec, name string, i int, roleAt map[string]int) Errors {
+func validateRole(errs Errors, spec *Spec, name string, i int, roleAt map[string]int, gates gated) Errors {
 	r := &spec.Roles[i]
 	if r.Name == "" {
 		return append(errs, &fielderr.Error{Type: fielderr.Required, Field: rolePath(i, ".name")})
@@ -159,7 +171,7 @@ func validateRole(errs Errors, spec *Spec, name string, i int, roleAt map[string
 		// is reported instead.
 		errs = validateNames(errs, name, r, i)
 	}
-	if p := spec.FailurePolicy; p != nil && p.RestartStrategy == InPlaceRestart {
+	if p := spec.FailurePolicy; p != nil && p.RestartStrategy == InPlaceRestart && !gates.inPlaceOff {
 		errs = validateInPlace(errs, r, i)
 	}
 	if len(r.DependsOn) == 0 {

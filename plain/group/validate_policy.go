@@ -12,7 +12,11 @@ import (
 
 // validateFailurePolicy checks the failure policy p of a group of roles, whose
 // names are the keys of roleAt.
-func validateFailurePolicy(errs Errors, p *FailurePolicy, roles []Role, roleAt map[string]int) Errors {
+func validateFailurePolicy(errs Errors, p *FailurePolicy, roles []Role, roleAt map[string]int, gates gated) Errors {
+	if p.RestartStrategy == InPlaceRestart && gates.inPlaceOff {
+		errs = append(errs, invalid("failurePolicy.restartStrategy", p.RestartStrategy, inPlaceGateOff))
+	}
+	perChildGate := false
 	if p.MaxRestarts < 0 {
 		errs = append(errs, &fielderr.Error{Type: fielderr.Invalid, Field: "failurePolicy.maxRestarts", BadValue: p.MaxRestarts, Detail: "must be greater than or equal to 0", Origin: "minimum"})
 	}
@@ -43,7 +47,14 @@ func validateFailurePolicy(errs Errors, p *FailurePolicy, roles []Role, roleAt m
 		switch r.Action {
 		case FailJobSet, RestartJobSet, RestartJobSetAndIgnoreMaxRestarts:
 		case RestartJob, RestartJobAndIgnoreMaxRestarts:
-			errs = perChildRestarts(errs, i, r, roles, roleAt)
+			switch {
+			case !gates.restartJobOff:
+				errs = perChildRestarts(errs, i, r, roles, roleAt)
+			case !perChildGate:
+				// JobSet says it once, whatever the number of such rules.
+				errs = append(errs, invalid(rulePath(i)+".action", r.Action, restartJobGateOff))
+				perChildGate = true
+			}
 		case "":
 			errs = append(errs, &fielderr.Error{Type: fielderr.Required, Field: rulePath(i) + ".action"})
 		default:
@@ -73,6 +84,10 @@ func validateFailurePolicy(errs Errors, p *FailurePolicy, roles []Role, roleAt m
 	}
 	return errs
 }
+
+// gated says which of JobSet's create-time gates refuse their feature: each
+// is set in Spec.FeatureGates, and set false.
+type gated struct{ inPlaceOff, restartJobOff bool }
 
 // ruleNameAt is the name of rule i with the default applied.
 func ruleNameAt(p *FailurePolicy, i int) string {

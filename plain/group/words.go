@@ -45,6 +45,8 @@ const (
 	firstDependsOn      = "DependsOn can't be set for the first ReplicatedJob"
 	coordinatorIndexed  = "job for coordinator pod must be indexed completion mode, and completions number must be set"
 	ruleNameWords       = "a failure policy rule name must start with an alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_'"
+	inPlaceGateOff      = "InPlaceRestart restart strategy cannot be set when InPlaceRestart feature gate is disabled"
+	restartJobGateOff   = "RestartJob and RestartJobAndIgnoreMaxRestarts failure policy actions are not allowed when RestartJob feature gate is disabled"
 	domainPrefixedWords = `must be a domain-prefixed path (such as "acme.io/foo")`
 )
 

@@ -7,11 +7,13 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	jkcr "github.com/jobkit/jobkit/controllerruntime"
 	"github.com/jobkit/jobkit/examples/internal/crd"
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
+	"github.com/jobkit/jobkit/groups/childjobs"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
 	"github.com/jobkit/jobkit/reconcile"
@@ -52,10 +54,14 @@ type Options struct {
 	// so that the Job controller of that name (a jobkit one) runs them; empty
 	// leaves them to the kube-controller-manager.
 	ChildManagedBy string
-	// InPlaceRestart watches the JobSets' pods and moves the in-place restart
-	// barrier of those under restartStrategy InPlaceRestart from the attempts
-	// their agents report (controllerruntime.Options.InPlaceRestart); off, they
-	// run as under Recreate.
+	// InPlaceRestart is JobSet's feature gate InPlaceRestart: on, it watches
+	// the JobSets' pods and moves the in-place restart barrier of those under
+	// restartStrategy InPlaceRestart from the attempts their agents report
+	// (controllerruntime.Options.InPlaceRestart); off, a JobSet under
+	// InPlaceRestart is refused as JobSet's webhook refuses it with the gate
+	// off (plaingroup.Spec.FeatureGates): the controller fails it
+	// (Failed, reason ReasonInvalid), naming
+	// spec.failurePolicy.restartStrategy.
 	InPlaceRestart bool
 	// Workers is how many JobSets are synced at once; zero means 5.
 	Workers int
@@ -109,7 +115,7 @@ func Setup(mgr manager.Manager, opts Options) (*Controller, error) {
 // each once.
 func options(opts Options) jkcr.Options[*v1alpha2.JobSet] {
 	return jkcr.Options[*v1alpha2.JobSet]{
-		Type: JobSetType,
+		Type: Gated(JobSetType, opts),
 		Name: ControllerName,
 		Config: reconcile.Config{Name: cmp.Or(opts.ManagedBy, plaingroup.ControllerName),
 			Clock: opts.Clock, Events: opts.Events, Logger: opts.Logger},
@@ -120,4 +126,28 @@ func options(opts Options) jkcr.Options[*v1alpha2.JobSet] {
 		APIBackoff:         opts.APIBackoff,
 		SkipNameValidation: opts.SkipNameValidation,
 	}
+}
+
+// FeatureGates are JobSet's feature gates opts says, as the JobSets are
+// validated under them (plaingroup.Spec.FeatureGates): InPlaceRestart.
+func (opts Options) FeatureGates() map[string]bool {
+	return map[string]bool{string(plaingroup.InPlaceRestart): opts.InPlaceRestart}
+}
+
+// Gated returns t whose ChildJobs validates each group under
+// opts.FeatureGates, so that the controller fails a group using a feature
+// whose gate is off, as JobSet's webhook refuses it.
+func Gated[T client.Object](t reconcile.Type[T], opts Options) reconcile.Type[T] {
+	convert, gates := t.ChildJobs, opts.FeatureGates()
+	if convert == nil {
+		return t
+	}
+	t.ChildJobs = func(obj T) (*childjobs.Input, error) {
+		in, err := convert(obj)
+		if in != nil {
+			in.Spec.FeatureGates = gates
+		}
+		return in, err
+	}
+	return t
 }

@@ -3,6 +3,8 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -109,6 +112,13 @@ func (c *calls) text() string {
 // server holds stored, with funcs intercepting the writes, syncing at the time at.
 func newTestController(t *testing.T, at time.Time, cached, stored []client.Object, funcs interceptor.Funcs) (*Controller, client.Client, *events.FakeRecorder) {
 	t.Helper()
+	return newGatedController(t, Options{}, at, cached, stored, funcs)
+}
+
+// newGatedController is newTestController under opts (its clock, events and
+// logger replaced).
+func newGatedController(t *testing.T, opts Options, at time.Time, cached, stored []client.Object, funcs interceptor.Funcs) (*Controller, client.Client, *events.FakeRecorder) {
+	t.Helper()
 	s := testScheme(t)
 	cache := fake.NewClientBuilder().WithScheme(s).WithObjects(cached...).WithStatusSubresource(&v1alpha2.JobSet{}).
 		WithIndex(&batchv1.Job{}, JobOwnerIndex, jkcr.OwnerUID).Build()
@@ -118,7 +128,8 @@ func newTestController(t *testing.T, at time.Time, cached, stored []client.Objec
 	ev := reconcile.EventRecorderFunc(func(obj runtime.Object, eventtype, reason, messageFmt string, args ...any) {
 		rec.Eventf(obj, nil, eventtype, reason, ActionSync, messageFmt, args...)
 	})
-	c, err := jkcr.NewController(writer, cache, options(Options{Clock: clocktesting.NewFakePassiveClock(at), Events: ev, Logger: logr.Discard()}))
+	opts.Clock, opts.Events, opts.Logger = clocktesting.NewFakePassiveClock(at), ev, logr.Discard()
+	c, err := jkcr.NewController(writer, cache, options(opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,5 +327,51 @@ func TestInPlaceRestartOption(t *testing.T) {
 		if got := options(Options{InPlaceRestart: on}).InPlaceRestart; got != on {
 			t.Errorf("options(InPlaceRestart %t).InPlaceRestart = %t", on, got)
 		}
+	}
+}
+
+// A JobSet under restartStrategy InPlaceRestart is failed as invalid by a
+// controller whose InPlaceRestart gate is off, as JobSet's webhook refuses
+// it, naming the field in JobSet's words; with the gate on it runs.
+func TestInPlaceRestartGate(t *testing.T) {
+	js := testJobSet()
+	js.Spec.FailurePolicy.RestartStrategy = v1alpha2.InPlaceRestart
+	spec := &js.Spec.ReplicatedJobs[0].Template.Spec
+	spec.BackoffLimit, spec.PodReplacementPolicy = ptr.To[int32](math.MaxInt32), ptr.To(batchv1.Failed)
+	spec.Parallelism, spec.Completions = ptr.To[int32](2), ptr.To[int32](2)
+	req := crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ml", Name: "js"}}
+	for _, tt := range []struct {
+		gate       bool
+		wantFailed bool
+	}{{gate: false, wantFailed: true}, {gate: true}} {
+		t.Run(fmt.Sprintf("gate %t", tt.gate), func(t *testing.T) {
+			c, writer, rec := newGatedController(t, Options{InPlaceRestart: tt.gate}, now,
+				[]client.Object{js.DeepCopy()}, []client.Object{js.DeepCopy()}, interceptor.Funcs{})
+			if _, err := c.Reconcile(t.Context(), req); err != nil {
+				t.Fatalf("Reconcile() = %v", err)
+			}
+			got := &v1alpha2.JobSet{}
+			if err := writer.Get(t.Context(), req.NamespacedName, got); err != nil {
+				t.Fatal(err)
+			}
+			var jobs batchv1.JobList
+			if err := writer.List(t.Context(), &jobs); err != nil {
+				t.Fatal(err)
+			}
+			c0 := meta.FindStatusCondition(got.Status.Conditions, plaingroup.ConditionFailed)
+			if !tt.wantFailed {
+				if got.Status.TerminalState != "" || c0 != nil || len(jobs.Items) != 2 {
+					t.Fatalf("status = %+v with %d Jobs, want the JobSet running its 2 Jobs", got.Status, len(jobs.Items))
+				}
+				return
+			}
+			const want = "spec.failurePolicy.restartStrategy: Invalid value: \"InPlaceRestart\": InPlaceRestart restart strategy cannot be set when InPlaceRestart feature gate is disabled"
+			if got.Status.TerminalState != v1alpha2.Failed || c0 == nil || c0.Reason != ReasonInvalid || c0.Message != want || len(jobs.Items) != 0 {
+				t.Fatalf("status = %+v with %d Jobs, want Failed (%s: %s) and no Job", got.Status, len(jobs.Items), ReasonInvalid, want)
+			}
+			if evs := drain(rec); len(evs) != 1 || !strings.Contains(evs[0], want) {
+				t.Errorf("events = %q, want one saying %q", evs, want)
+			}
+		})
 	}
 }

@@ -40,8 +40,12 @@
 // sets spec.managedBy on the children, so that a jobkit Job controller
 // (examples/controllerruntime) runs them rather than the
 // kube-controller-manager; Options.Workers is the number of JobSets synced at
-// once. The metrics are controllerruntime's, jobset_controller_*, served by
-// the manager.
+// once. Options.InPlaceRestart is JobSet's feature gate of that name: on,
+// the pods of JobSets under restartStrategy InPlaceRestart are watched and
+// their barrier moves; off, such a JobSet is failed as invalid (ReasonInvalid),
+// as JobSet's webhook refuses it, because Setup validates each JobSet under
+// Options.FeatureGates (Gated). The metrics are controllerruntime's,
+// jobset_controller_*, served by the manager.
 //
 // # Cost
 //

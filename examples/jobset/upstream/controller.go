@@ -48,7 +48,7 @@ func Setup(mgr manager.Manager, opts controller.Options) (*Controller, error) {
 		return nil, fmt.Errorf("upstream: Setup: %w", err)
 	}
 	c, err := jkcr.Setup(mgr, jkcr.Options[*jobset.JobSet]{
-		Type: JobSetType,
+		Type: controller.Gated(JobSetType, opts),
 		Name: controller.ControllerName,
 		Config: reconcile.Config{Name: cmp.Or(opts.ManagedBy, plaingroup.ControllerName),
 			Clock: opts.Clock, Events: opts.Events, Logger: opts.Logger},

@@ -2,6 +2,7 @@ package upstream_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
+	"github.com/jobkit/jobkit/examples/jobset/controller"
 	"github.com/jobkit/jobkit/examples/jobset/upstream"
 	"github.com/jobkit/jobkit/groups/childjobs"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
@@ -197,4 +199,34 @@ func BenchmarkInput(b *testing.B) {
 			}
 		})
 	}
+}
+
+// controller.Gated validates JobSet's JobSets under the controller's
+// InPlaceRestart gate, as JobSet's webhook does: off, restartStrategy
+// InPlaceRestart is refused in JobSet's words; on, it is checked by the
+// in-place template rules and accepted.
+func TestGatedJobSetType(t *testing.T) {
+	js := sample()
+	js.Spec.FailurePolicy = &jobset.FailurePolicy{MaxRestarts: 2, RestartStrategy: jobset.InPlaceRestart}
+	for i := range js.Spec.ReplicatedJobs {
+		s := &js.Spec.ReplicatedJobs[i].Template.Spec
+		s.BackoffLimit, s.PodReplacementPolicy = ptr.To[int32](math.MaxInt32), ptr.To(batchv1.Failed)
+	}
+	for _, on := range []bool{false, true} {
+		typ := controller.Gated(upstream.JobSetType, controller.Options{InPlaceRestart: on})
+		in, err := typ.ChildJobs(js)
+		require.NoError(t, err)
+		errs := in.Validate()
+		if on {
+			assert.Empty(t, errs, "gate on")
+			continue
+		}
+		require.Len(t, errs, 1, "gate off: %v", errs)
+		assert.Equal(t, "spec.failurePolicy.restartStrategy", errs[0].Field)
+		assert.Equal(t, "InPlaceRestart restart strategy cannot be set when InPlaceRestart feature gate is disabled", errs[0].Detail)
+	}
+	// The ungated type validates nothing of the gates.
+	in, err := upstream.JobSetType.ChildJobs(js)
+	require.NoError(t, err)
+	assert.Empty(t, in.Validate())
 }

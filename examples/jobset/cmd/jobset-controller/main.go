@@ -14,7 +14,8 @@
 // --leader-elect-namespace, --workers, --feature-gates (JobSet's alpha
 // features: InPlaceRestart=true moves the in-place restart barrier, as
 // JobSet's controller does under that gate; off, the default, a JobSet under
-// restartStrategy InPlaceRestart runs as under Recreate), --metrics-bind-address
+// restartStrategy InPlaceRestart is failed as invalid, as JobSet's webhook
+// refuses it with the gate off), --metrics-bind-address
 // (controller-runtime's metrics; default "0", off), --metrics-secure (HTTPS with
 // authentication and authorization) and --metrics-cert-path (its certificate's
 // directory; default a self-signed one), --health-probe-bind-address
@@ -52,7 +53,7 @@ func run(ctx context.Context, args []string) error {
 	childManagedBy := fs.String("child-managed-by", "", "the spec.managedBy of the child Jobs created; empty leaves them to the kube-controller-manager")
 	gates := cmdflags.NewFeatureGates(map[string]bool{gateInPlaceRestart: false})
 	fs.Var(gates, "feature-gates", "comma-separated Name=true|false of JobSet's alpha features, as JobSet's controller takes them: "+
-		gateInPlaceRestart+" (default false) watches the JobSets' pods and moves the in-place restart barrier of those under restartStrategy InPlaceRestart; off, they run as under Recreate")
+		gateInPlaceRestart+" (default false) watches the JobSets' pods and moves the in-place restart barrier of those under restartStrategy InPlaceRestart; off, a JobSet under InPlaceRestart is failed (reason InvalidJobSet) as JobSet's webhook refuses it with the gate off")
 	f, err := cmdflags.Register(fs, cmdflags.Defaults{
 		Objects: "JobSets", ManagedBy: plaingroup.ControllerName, Workers: 5, MetricsAddr: "0",
 	}).Parse(args)

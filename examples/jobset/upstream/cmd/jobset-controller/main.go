@@ -84,7 +84,7 @@ func parse(args []string) (command, error) {
 	childManagedBy := fs.String("child-managed-by", "", "the spec.managedBy of the child Jobs created; empty leaves them to the kube-controller-manager")
 	gates := cmdflags.NewFeatureGates(map[string]bool{gateInPlaceRestart: false})
 	fs.Var(gates, "feature-gates", "comma-separated Name=true|false of JobSet's alpha features, as JobSet's controller takes them: "+
-		gateInPlaceRestart+" (default false) watches the JobSets' pods and moves the in-place restart barrier of those under restartStrategy InPlaceRestart; off, they run as under Recreate")
+		gateInPlaceRestart+" (default false) watches the JobSets' pods and moves the in-place restart barrier of those under restartStrategy InPlaceRestart; off, a JobSet under InPlaceRestart is failed (reason InvalidJobSet) as JobSet's webhook refuses it with the gate off")
 	f, err := cmdflags.Register(fs, cmdflags.Defaults{
 		Objects: "JobSets", ManagedBy: plaingroup.ControllerName, Workers: 5, MetricsAddr: "0",
 	}).Parse(args)

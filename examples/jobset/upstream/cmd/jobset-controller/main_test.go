@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -161,7 +162,8 @@ func TestRunServesJobSetsAPI(t *testing.T) {
 }
 
 // --feature-gates=InPlaceRestart=true turns on the controller's in-place
-// restart (JobSet's alpha gate of the same name); it is off by default.
+// restart (JobSet's alpha gate of the same name) and the JobSets are
+// validated under it; it is off by default.
 func TestFeatureGateInPlaceRestart(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -180,6 +182,11 @@ func TestFeatureGateInPlaceRestart(t *testing.T) {
 		}
 		if got := options(f, "", gates).InPlaceRestart; got != tc.want {
 			t.Errorf("options(%q).InPlaceRestart = %t, want %t", tc.args, got, tc.want)
+		}
+		// The JobSets are validated under the gate: off, one under
+		// InPlaceRestart is refused, as JobSet's webhook refuses it.
+		if got := options(f, "", gates).FeatureGates(); !maps.Equal(got, map[string]bool{"InPlaceRestart": tc.want}) {
+			t.Errorf("options(%q).FeatureGates() = %v, want InPlaceRestart %t", tc.args, got, tc.want)
 		}
 	}
 }
