@@ -8,6 +8,7 @@
 //	             [--cases nonindexed-100,indexed-100,...] [--qps 20/30,500/1000]
 //	             [--rounds 1] [--timeout 20m] [--smoke] [--profile DIR]
 //	             [--kcm-content-type T] [--jobkit-content-type T] [--jobkit-args=...]
+//	             [--controllers kcm,jobkit|kcm|jobkit]
 //
 // Each run starts the controller under test as a child process, waits until its caches
 // have synced, then takes the first snapshot, creates the Jobs (16 create calls at a
@@ -31,6 +32,8 @@
 //     it; kube-controller-manager serves /metrics on its secure port, which the
 //     benchmark allows without authorization).
 //
+// --controllers kcm or jobkit runs one of them alone (to finish a pair whose other
+// half ran before, when a run outlasted --timeout).
 // With several --rounds, the table shows the median of each figure over the rounds.
 // --profile DIR keeps Go CPU profiles (5 s chunks) and a heap profile of the
 // controller and of kube-apiserver for every run, and prints the controller's CPU by

@@ -188,3 +188,35 @@ func TestWriteScaleTable(t *testing.T) {
 		t.Errorf("line() = %q: no Job quantiles and watch events", line)
 	}
 }
+
+func TestParseFlagsControllers(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		wantOnly string
+		wantErr  string
+	}{
+		{args: []string{"--kcm", "k", "--jobkit", "j"}},
+		{args: []string{"--kcm", "k", "--jobkit", "j", "--controllers", "jobkit,kcm"}},
+		{args: []string{"--jobkit", "j", "--controllers", "jobkit"}, wantOnly: "jobkit"},
+		{args: []string{"--kcm", "k", "--controllers", "kcm"}, wantOnly: "kcm"},
+		{args: []string{"--jobkit", "j"}, wantErr: "--kcm and --jobkit are required"},
+		{args: []string{"--kcm", "k", "--controllers", "jobkit"}, wantErr: "--kcm and --jobkit are required"},
+		{args: []string{"--kcm", "k", "--jobkit", "j", "--controllers", "both"}, wantErr: `--controllers="both": want kcm,jobkit, kcm or jobkit`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			o, err := parseFlags(tc.args, &bytes.Buffer{})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("parseFlags error = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.only != tc.wantOnly {
+				t.Errorf("only = %q, want %q", o.only, tc.wantOnly)
+			}
+		})
+	}
+}
