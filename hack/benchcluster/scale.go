@@ -28,39 +28,18 @@ const createWorkers = 16
 func (b *bench) createJobs(ctx context.Context, c jobCase, managedBy string, seq int) (map[string]time.Time, error) {
 	jobs := b.cs.BatchV1().Jobs(b.namespace)
 	created := make(map[string]time.Time, c.Jobs)
-	var (
-		mu       sync.Mutex
-		firstErr error
-		wg       sync.WaitGroup
-	)
-	next := make(chan int)
-	for range min(createWorkers, c.Jobs) {
-		wg.Go(func() {
-			for i := range next {
-				j := c.job(i, b.namespace, managedBy, b.nodes[(seq+i)%len(b.nodes)])
-				_, err := jobs.Create(ctx, j, metav1.CreateOptions{})
-				at := time.Now()
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = fmt.Errorf("create Job %d of %s: %w", i, c.Name, err)
-				}
-				created[j.Name] = at
-				mu.Unlock()
-			}
-		})
-	}
-	for i := range c.Jobs {
-		mu.Lock()
-		failed := firstErr != nil
-		mu.Unlock()
-		if failed {
-			break
+	var mu sync.Mutex
+	err := inParallel(c.Jobs, createWorkers, func(i int) error {
+		j := c.job(i, b.namespace, managedBy, b.nodes[(seq+i)%len(b.nodes)])
+		if _, err := jobs.Create(ctx, j, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create Job %d of %s: %w", i, c.Name, err)
 		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return created, firstErr
+		mu.Lock()
+		created[j.Name] = time.Now()
+		mu.Unlock()
+		return nil
+	})
+	return created, err
 }
 
 // jobLatencies are the seconds from each Job's create call to its finished condition
@@ -191,4 +170,40 @@ func writeScaleTable(w io.Writer, order []string, sums map[string]map[string]sum
 		fmt.Fprintf(w, "| %s | %s | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f | %s | %s | %s |\n",
 			cs, q, a.P50, a.P99, b.P50, b.P99, a.Etcd, b.Etcd, a.Events, b.Events, prof, all, goalsLine(a, b))
 	}
+}
+
+// inParallel calls fn(0) ... fn(n-1), workers at a time, and returns the first
+// error; after an error no further call starts.
+func inParallel(n, workers int, fn func(i int) error) error {
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	next := make(chan int)
+	for range min(workers, n) {
+		wg.Go(func() {
+			for i := range next {
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range n {
+		mu.Lock()
+		failed := firstErr != nil
+		mu.Unlock()
+		if failed {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return firstErr
 }
