@@ -358,20 +358,32 @@ func cleanupLabel(ctx context.Context, cs kubernetes.Interface, namespace, key s
 	}); err != nil {
 		return err
 	}
-	// Deleting thousands of pods outlasts the request's 60 s; the server goes on, and
-	// the loop below waits for it.
-	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, sel); err != nil &&
-		!apierrors.IsServerTimeout(err) && !apierrors.IsTimeout(err) {
+	// Deleting thousands of pods outlasts the request's 60 s (a timeout, or on a
+	// loaded machine an HTTP/2 stream reset); the server goes on, and the loop below
+	// waits for it, asking again every 30 s while pods are left.
+	deleteAll := func() error {
+		err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, sel)
+		if err != nil && (apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || !isAPIStatus(err)) {
+			return nil
+		}
+		return err
+	}
+	if err := deleteAll(); err != nil {
 		return fmt.Errorf("delete the pods: %w", err)
 	}
 	// 20,000 pods take kube-apiserver minutes to delete on a loaded machine.
-	for range 9000 {
+	for i := range 9000 {
 		left, err := pods.List(ctx, metav1.ListOptions{LabelSelector: key, Limit: 1})
 		if err != nil {
 			return err
 		}
 		if len(left.Items) == 0 {
 			return nil
+		}
+		if i%300 == 299 {
+			if err := deleteAll(); err != nil {
+				return fmt.Errorf("delete the pods: %w", err)
+			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

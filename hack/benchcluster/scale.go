@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -206,4 +208,11 @@ func inParallel(n, workers int, fn func(i int) error) error {
 	close(next)
 	wg.Wait()
 	return firstErr
+}
+
+// isAPIStatus tells an answer of the API server (a Status: refused, not found, ...)
+// from a failure of the connection or the stream.
+func isAPIStatus(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status)
 }

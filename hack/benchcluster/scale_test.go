@@ -3,12 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
@@ -218,5 +223,38 @@ func TestParseFlagsControllers(t *testing.T) {
 				t.Errorf("only = %q, want %q", o.only, tc.wantOnly)
 			}
 		})
+	}
+}
+
+func TestIsAPIStatus(t *testing.T) {
+	if !isAPIStatus(apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("no"))) {
+		t.Error("isAPIStatus(Forbidden) = false, want true")
+	}
+	if isAPIStatus(fmt.Errorf("delete: %w", errors.New("stream error: stream ID 4111; INTERNAL_ERROR"))) {
+		t.Error("isAPIStatus(a stream reset) = true, want false")
+	}
+}
+
+func TestInParallel(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[int]bool{}
+	if err := inParallel(100, 7, func(i int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[i] = true
+		return nil
+	}); err != nil || len(seen) != 100 {
+		t.Fatalf("inParallel(100, 7) = %v, %d calls; want nil and 100", err, len(seen))
+	}
+	calls := 0
+	err := inParallel(1000, 1, func(i int) error {
+		calls++
+		if i == 3 {
+			return fmt.Errorf("call %d failed", i)
+		}
+		return nil
+	})
+	if err == nil || err.Error() != "call 3 failed" || calls > 5 {
+		t.Errorf("inParallel with a failure = %v after %d calls; want call 3's error and no more than 5 calls", err, calls)
 	}
 }
