@@ -35,6 +35,13 @@ type jobCase struct {
 	Failures bool
 }
 
+// The largest case: issue 37's 10,000 Jobs at once and 100,000 pods, in one Job or
+// over many (kwok's nodes take a million pods each, hack/cluster/kwok.yaml).
+const (
+	maxJobs = 10000
+	maxPods = 100000
+)
+
 // parseCase reads a case name: nonindexed-N, indexed-N, failures-N or small-JxN
 // (J Jobs of N pods each at once).
 func parseCase(name string) (jobCase, error) {
@@ -56,16 +63,19 @@ func parseCase(name string) (jobCase, error) {
 			return jobCase{}, fmt.Errorf("case %q: want small-JxN, J Jobs of N pods", name)
 		}
 		j, err := strconv.Atoi(jobs)
-		if err != nil || j < 1 || j > 1000 {
-			return jobCase{}, fmt.Errorf("case %q: Jobs %q: want an integer from 1 to 1000", name, jobs)
+		if err != nil || j < 1 || j > maxJobs {
+			return jobCase{}, fmt.Errorf("case %q: Jobs %q: want an integer from 1 to %d", name, jobs, maxJobs)
 		}
 		c.Jobs, count = j, n
 	default:
 		return jobCase{}, fmt.Errorf("case %q: kind %q: want nonindexed, indexed, failures or small", name, kind)
 	}
 	n, err := strconv.Atoi(count)
-	if err != nil || n < 1 || n > 100000 {
-		return jobCase{}, fmt.Errorf("case %q: pods %q: want an integer from 1 to 100000", name, count)
+	if err != nil || n < 1 || n > maxPods {
+		return jobCase{}, fmt.Errorf("case %q: pods %q: want an integer from 1 to %d", name, count, maxPods)
+	}
+	if c.Jobs*n > maxPods {
+		return jobCase{}, fmt.Errorf("case %q: %d Jobs of %d pods: want at most %d pods in all", name, c.Jobs, n, maxPods)
 	}
 	c.Completions = int32(n)
 	return c, nil

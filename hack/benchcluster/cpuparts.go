@@ -39,13 +39,25 @@ var cpuParts = []cpuPart{
 		`^k8s\.io/kubernetes/pkg/controller/job\.\(\*Controller\)\.(processNextWorkItem|processNextOrphanPod|manageJob|removeTrackingFinalizerFromPods)`,
 		`^github\.com/jobkit/jobkit/examples/clientgo\.\(\*Controller\)\.(processJob|processOrphan)$`,
 		`^github\.com/jobkit/jobkit/reconcile\.\(\*execution\)\.`)},
-	{Name: "informers (cache, event handlers)", Floor: true, Frames: frames(
+	{Name: handlerPart, Frames: frames(
+		`^k8s\.io/kubernetes/pkg/controller/job\.\(\*Controller\)\.(addPod|updatePod|deletePod|addJob|updateJob|deleteJob)$`,
+		`^github\.com/jobkit/jobkit/examples/clientgo\.\(\*Controller\)\.(onPod|onJob)$`)},
+	{Name: informerPart, Floor: true, Frames: frames(
 		`^k8s\.io/client-go/tools/cache\.`)},
 	{Name: "garbage collection", Floor: true, Frames: frames(
 		`^runtime\.(gcBgMarkWorker|bgsweep|bgscavenge)$`)},
 	{Name: "Go scheduler, network poller", Floor: true, Frames: frames(
 		`^runtime\.(schedule|findRunnable|mcall|park_m|netpoll|sysmon)$`)},
 }
+
+// The parts of the informers: the controllers' own event handlers (what they decide
+// for each watch event: expectations, which Jobs to queue) and the rest of client-go's
+// informer (the delta FIFO, the cache and its indexes, handing events to handlers),
+// which any client-go controller spends on the same events.
+const (
+	handlerPart  = "event handlers (the controller's own)"
+	informerPart = "informers (cache, dispatch)"
+)
 
 // otherPart collects the samples no part matched.
 const otherPart = "other"

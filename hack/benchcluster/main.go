@@ -38,6 +38,9 @@ type options struct {
 	profileDir string
 	// jobkitArgs are more flags for jobkit-clientgo (--jobkit-args).
 	jobkitArgs []string
+	// only, when set (--controllers), is the one controller to run ("kcm" or
+	// "jobkit"); empty: both, interleaved.
+	only string
 }
 
 const (
@@ -68,6 +71,7 @@ func parseFlags(args []string, output io.Writer) (options, error) {
 		return nil
 	})
 	fs.StringVar(&o.profileDir, "profile", "", "directory for each run's Go CPU profiles (chunks of 5 s, merged by `go tool pprof` when given them all) and heap profile, of both controllers and of kube-apiserver (RUN-CONTROLLER-apiserver-*)")
+	ctrls := fs.String("controllers", "kcm,jobkit", "the controllers to run: kcm,jobkit (both, interleaved), kcm or jobkit (one alone, e.g. to finish a pair whose other half ran before)")
 	fs.BoolVar(&o.smoke, "smoke", false, "one Job of 20 pods under each controller at 20/30 (overrides --cases and --qps)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -75,8 +79,15 @@ func parseFlags(args []string, output io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	if o.kcm == "" || o.jobkit == "" {
-		return o, errors.New("--kcm and --jobkit are required")
+	switch *ctrls {
+	case "kcm,jobkit", "jobkit,kcm":
+	case "kcm", "jobkit":
+		o.only = *ctrls
+	default:
+		return o, fmt.Errorf("--controllers=%q: want kcm,jobkit, kcm or jobkit", *ctrls)
+	}
+	if (o.kcm == "" && o.only != "jobkit") || (o.jobkit == "" && o.only != "kcm") {
+		return o, errors.New("--kcm and --jobkit are required (one of them with --controllers naming the other)")
 	}
 	if o.rounds < 1 {
 		return o, fmt.Errorf("--rounds=%d: must be at least 1", o.rounds)
@@ -238,6 +249,9 @@ func run(ctx context.Context, o options, out, log io.Writer) (ok bool, err error
 					order = []controller{ctrls[1], ctrls[0]}
 				}
 				for _, ctrl := range order {
+					if o.only != "" && ctrl.Name != o.only {
+						continue
+					}
 					res, err := b.run(ctx, ctrl, c, limits, seq)
 					seq++
 					if err != nil {

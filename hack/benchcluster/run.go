@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -64,6 +65,12 @@ type result struct {
 	// CPUParts is the controller's CPU profile by part (cpuParts), in seconds; nil
 	// without --profile.
 	CPUParts map[string]float64
+	// JobTimes are the seconds from each Job's create call to its finished
+	// condition, sorted (jobLatencies).
+	JobTimes []float64
+	// Events are the watch events of pods and Jobs over the run (watchEventsMetric):
+	// what each controller's informers received.
+	Events float64
 }
 
 // snapshot is the state of the counters at one moment.
@@ -72,6 +79,7 @@ type snapshot struct {
 	requests requests
 	cpu      float64
 	others   map[string]float64
+	events   map[string]float64 // watch events by resource (watchEventsMetric)
 }
 
 func (b *bench) snapshot(ctx context.Context, pid int) (snapshot, error) {
@@ -81,7 +89,14 @@ func (b *bench) snapshot(ctx context.Context, pid int) (snapshot, error) {
 		return s, fmt.Errorf("scrape kube-apiserver /metrics: %w", err)
 	}
 	defer raw.Close()
-	if s.requests, err = parseRequests(raw); err != nil {
+	text, err := io.ReadAll(raw)
+	if err != nil {
+		return s, fmt.Errorf("scrape kube-apiserver /metrics: %w", err)
+	}
+	if s.requests, err = parseRequests(bytes.NewReader(text)); err != nil {
+		return s, err
+	}
+	if s.events, err = parseCounterBy(bytes.NewReader(text), watchEventsMetric, "resource"); err != nil {
 		return s, err
 	}
 	if s.cpu, err = cpuSeconds(pid); err != nil {
@@ -140,16 +155,22 @@ func (b *bench) run(ctx context.Context, ctrl controller, c jobCase, limits qps,
 		}
 	}
 	start := time.Now()
-	for i := range c.Jobs {
-		if _, err := jobs.Create(ctx, c.job(i, b.namespace, ctrl.ManagedBy, b.nodes[(seq+i)%len(b.nodes)]), metav1.CreateOptions{}); err != nil {
-			return res, fmt.Errorf("create Job %d of %s: %w", i, c.Name, err)
-		}
+	created, err := b.createJobs(ctx, c, ctrl.ManagedBy, seq)
+	if err != nil {
+		return res, err
 	}
 	finished, err := b.waitFinished(ctx, w, c.Jobs)
 	if err != nil {
 		return res, err
 	}
-	res.Duration = finished.Sub(start)
+	var last time.Time
+	for _, at := range finished {
+		if at.After(last) {
+			last = at
+		}
+	}
+	res.Duration = last.Sub(start)
+	res.JobTimes = jobLatencies(created, finished, start)
 	time.Sleep(time.Second) // the last writes after the condition (events) land
 	if prof != nil {
 		files, err := prof.finish()
@@ -185,6 +206,7 @@ func (b *bench) run(ctx context.Context, ctrl controller, c jobCase, limits qps,
 	for name, v := range after.others {
 		res.OtherCPU[name] = v - before.others[name]
 	}
+	res.Events = watchEvents(after.events) - watchEvents(before.events)
 	res.Requests, res.OtherRequests = requests{}, requests{}
 	for k, v := range after.requests.sub(before.requests) {
 		if notController(k) {
@@ -203,31 +225,33 @@ func (b *bench) run(ctx context.Context, ctrl controller, c jobCase, limits qps,
 }
 
 // waitFinished waits until n Jobs of the watch have a finished condition and returns
-// when the last one was seen.
-func (b *bench) waitFinished(ctx context.Context, w watch.Interface, n int) (time.Time, error) {
-	done := map[string]bool{}
+// when each was first seen finished, by name.
+func (b *bench) waitFinished(ctx context.Context, w watch.Interface, n int) (map[string]time.Time, error) {
+	done := map[string]time.Time{}
 	timeout := time.After(b.timeout)
 	for {
 		select {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				return time.Time{}, fmt.Errorf("the watch of the Jobs ended with %d of %d finished", len(done), n)
+				return nil, fmt.Errorf("the watch of the Jobs ended with %d of %d finished", len(done), n)
 			}
 			if ev.Type == watch.Error {
-				return time.Time{}, fmt.Errorf("watch of the Jobs: %v", apierrors.FromObject(ev.Object))
+				return nil, fmt.Errorf("watch of the Jobs: %v", apierrors.FromObject(ev.Object))
 			}
 			j, ok := ev.Object.(*batchv1.Job)
 			if !ok || !isFinished(j) {
 				continue
 			}
-			done[j.Name] = true
+			if _, seen := done[j.Name]; !seen {
+				done[j.Name] = time.Now()
+			}
 			if len(done) == n {
-				return time.Now(), nil
+				return done, nil
 			}
 		case <-timeout:
-			return time.Time{}, fmt.Errorf("%d of %d Jobs finished after %v", len(done), n, b.timeout)
+			return nil, fmt.Errorf("%d of %d Jobs finished after %v", len(done), n, b.timeout)
 		case <-ctx.Done():
-			return time.Time{}, ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
 }
@@ -318,21 +342,37 @@ func cleanupLabel(ctx context.Context, cs kubernetes.Interface, namespace, key s
 	if err != nil {
 		return err
 	}
+	var held []string
 	for _, p := range list.Items {
 		if len(p.Finalizers) > 0 {
-			patch := []byte(`{"metadata":{"finalizers":null}}`)
-			if _, err := pods.Patch(ctx, p.Name, "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("remove the finalizers of pod %s: %w", p.Name, err)
-			}
+			held = append(held, p.Name)
 		}
 	}
-	// Deleting thousands of pods outlasts the request's 60 s; the server goes on, and
-	// the loop below waits for it.
-	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, sel); err != nil &&
-		!apierrors.IsServerTimeout(err) && !apierrors.IsTimeout(err) {
+	// 16 at a time: a run stopped early leaves 20,000 pods holding the finalizer.
+	if err := inParallel(len(held), createWorkers, func(i int) error {
+		patch := []byte(`{"metadata":{"finalizers":null}}`)
+		if _, err := pods.Patch(ctx, held[i], "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("remove the finalizers of pod %s: %w", held[i], err)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	// Deleting thousands of pods outlasts the request's 60 s (a timeout, or on a
+	// loaded machine an HTTP/2 stream reset); the server goes on, and the loop below
+	// waits for it, asking again every 30 s while pods are left.
+	deleteAll := func() error {
+		err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, sel)
+		if err != nil && (apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || !isAPIStatus(err)) {
+			return nil
+		}
+		return err
+	}
+	if err := deleteAll(); err != nil {
 		return fmt.Errorf("delete the pods: %w", err)
 	}
-	for range 3000 {
+	// 20,000 pods take kube-apiserver minutes to delete on a loaded machine.
+	for i := range 9000 {
 		left, err := pods.List(ctx, metav1.ListOptions{LabelSelector: key, Limit: 1})
 		if err != nil {
 			return err
@@ -340,7 +380,12 @@ func cleanupLabel(ctx context.Context, cs kubernetes.Interface, namespace, key s
 		if len(left.Items) == 0 {
 			return nil
 		}
+		if i%300 == 299 {
+			if err := deleteAll(); err != nil {
+				return fmt.Errorf("delete the pods: %w", err)
+			}
+		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return fmt.Errorf("pods labelled %s left after 5 minutes", key)
+	return fmt.Errorf("pods labelled %s left after 15 minutes", key)
 }

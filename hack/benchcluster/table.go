@@ -48,6 +48,10 @@ func (r result) line() string {
 	s := fmt.Sprintf("%-16s %-9s %-7s %7.1fs cpu=%.1fs rss=%.0fMiB syncs=%.0f apiserver=%.1fs kwok=%.1fs etcd=%.1fs %s",
 		r.Case.Name, r.Limits, r.Controller, r.Duration.Seconds(), r.CPU, mib(r.PeakRSS), r.Syncs,
 		r.OtherCPU["kube-apiserver"], r.OtherCPU["kwok"], r.OtherCPU["etcd"], strings.Join(keys, " "))
+	if r.Case.Jobs > 1 {
+		s += fmt.Sprintf(" jobs-p50=%.1fs jobs-p99=%.1fs", percentile(r.JobTimes, 0.5), percentile(r.JobTimes, 0.99))
+	}
+	s += fmt.Sprintf(" watch-events=%.0f", r.Events)
 	if len(others) > 0 {
 		s += "\n  writes of others: " + strings.Join(others, " ")
 	}
@@ -72,6 +76,9 @@ type summary struct {
 	Rounds                                        int
 	Duration, Writes, Reads, CPU, RSS, API, Syncs float64
 	Requests                                      requests
+	// P50 and P99 are the medians of the runs' quantiles of the Jobs' times, Etcd
+	// of etcd's CPU seconds, Events of the watch events (scale.go).
+	P50, P99, Etcd, Events float64
 	// CPUParts is the median of each part over the rounds that were profiled;
 	// nil when none was.
 	CPUParts map[string]float64
@@ -107,6 +114,10 @@ func summarize(rs []result) summary {
 	s.RSS = pick(func(r result) float64 { return mib(r.PeakRSS) })
 	s.API = pick(func(r result) float64 { return r.OtherCPU["kube-apiserver"] })
 	s.Syncs = pick(func(r result) float64 { return r.Syncs })
+	s.P50 = pick(func(r result) float64 { return percentile(r.JobTimes, 0.5) })
+	s.P99 = pick(func(r result) float64 { return percentile(r.JobTimes, 0.99) })
+	s.Etcd = pick(func(r result) float64 { return r.OtherCPU["etcd"] })
+	s.Events = pick(func(r result) float64 { return r.Events })
 	keys := map[requestKey]bool{}
 	for _, r := range rs {
 		for k := range r.Requests {
@@ -209,6 +220,12 @@ func writeTables(w io.Writer, results []result) {
 			fmt.Fprintln(w)
 		}
 	}
+	scaleOrder, scaleSums := []string{}, map[string]map[string]summary{}
+	for _, k := range order {
+		scaleOrder = append(scaleOrder, k.cs+" "+k.q)
+		scaleSums[k.cs+" "+k.q] = sums[k]
+	}
+	writeScaleTable(w, scaleOrder, scaleSums)
 	for _, k := range order {
 		writeParts(w, k.cs, k.q, sums[k]["kcm"].CPUParts, sums[k]["jobkit"].CPUParts)
 	}
