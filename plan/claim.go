@@ -15,6 +15,7 @@ type claimed struct {
 	// sync, a copy with the tracking finalizer when the orphan lacks it), in the
 	// order listed. Later phases only read them.
 	infos          []podInfo
+	cl             classified // what the pass collected for the later phases
 	adopt, release []PodAction
 	// restarts are the container restarts of the Pending and Running pods, under
 	// restartPolicy OnFailure (0 otherwise).
@@ -89,6 +90,7 @@ func claim(e *env, listed []*corev1.Pod) claimed {
 		if matches != nil {
 			pi.match = &matches[len(out.infos)-1]
 		}
+		out.cl.add(e, pi)
 	}
 	out.warnings.add(f.warnings)
 	out.restarts = f.restarts
