@@ -123,7 +123,7 @@ func policyMatch(fp *batchv1.PodFailurePolicy, pi *podInfo) podfailurepolicy.Res
 }
 
 // podCounts are the Job's pods by state, for status.active, ready and terminating.
-// They are derived once from the pods (classify) and once more from the plan's
+// They are derived once from the pods (classified.add) and once more from the plan's
 // deletions and creations (after).
 type podCounts struct {
 	active, ready, terminating int32
