@@ -107,10 +107,16 @@ func selectorMatcher(sel *metav1.LabelSelector, selector labels.Selector) func(m
 	if selector == nil || len(sel.MatchExpressions) > 0 || len(sel.MatchLabels) == 0 {
 		return func(l map[string]string) bool { return selector != nil && selector.Matches(labels.Set(l)) }
 	}
-	want := sel.MatchLabels // compiled without error: each key and value is valid
+	// Compiled without error: each key and value is valid. A slice, since ranging
+	// over a map costs more than the lookups.
+	type label struct{ key, value string }
+	want := make([]label, 0, len(sel.MatchLabels))
+	for k, v := range sel.MatchLabels {
+		want = append(want, label{k, v})
+	}
 	return func(l map[string]string) bool {
-		for k, v := range want {
-			if got, ok := l[k]; !ok || got != v {
+		for _, w := range want {
+			if got, ok := l[w.key]; !ok || got != w.value {
 				return false
 			}
 		}
