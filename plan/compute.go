@@ -69,7 +69,7 @@ func Compute(in Input) (*Plan, error) {
 	if v != nil {
 		act = deleteActiveForFinish(e.owner, cl.active, v)
 	} else if e.synced && !w.Deleting {
-		act = manage(e, manageInput{pods: &cl, counts: cl.observed, succeeded: ix.succeededCount, backoff: backoffRecord, indexes: ix})
+		act = manage(e, manageInput{cl: &cl, counts: cl.observed, succeeded: ix.succeededCount, backoff: backoffRecord, indexes: ix})
 		warn.add(act.warnings)
 		rq.earliest(act.requeue)
 		managed = true
@@ -84,7 +84,7 @@ func Compute(in Input) (*Plan, error) {
 			conds = suspendConditions(e, st)
 		}
 	}
-	led := ledger(e, ledgerInput{pods: &cl, indexes: ix, deletions: act.delete, verdict: v}, st)
+	led := ledger(e, ledgerInput{cl: &cl, indexes: ix, deletions: act.delete, verdict: v}, st)
 	warn.add(led.warnings)
 
 	p := &Plan{

@@ -24,7 +24,7 @@ func (c *manager) createIndexed(active []*podInfo, diff int) {
 	}
 	exclude := []plainindexes.Intervals{c.in.indexes.succeeded, plainindexes.FromIndexes(activeIx), c.in.indexes.failed}
 	if c.spec.onlyFailed {
-		exclude = append(exclude, plainindexes.FromIndexes(c.in.pods.terminatingIx))
+		exclude = append(exclude, plainindexes.FromIndexes(c.in.cl.terminatingIx))
 	}
 	candidates := plainindexes.FirstPending(completions, diff, exclude...)
 	c.digestIndexes(candidates)
@@ -144,7 +144,7 @@ func (c *manager) digestIndexes(ixs []int) {
 			want[ix/64] |= 1 << (ix % 64)
 		}
 	}
-	pods := c.in.pods.pods
+	pods := c.in.cl.pods
 	for i := range pods {
 		pi := &pods[i]
 		if ix := pi.index; pi.validIndex && ix < n && want[ix/64]&(1<<(ix%64)) != 0 {

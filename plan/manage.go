@@ -40,9 +40,9 @@ func deleteActiveForFinish(kind owner.Kind, active []*podInfo, v *verdict) actio
 
 // manageInput is what manage reads beyond the env.
 type manageInput struct {
-	pods      *classified
-	counts    podCounts // as observed in the cache
-	succeeded int32     // indexOutcomes.succeededCount
+	cl        *classified // the pods, as the pass classified them
+	counts    podCounts   // as observed in the cache
+	succeeded int32       // indexOutcomes.succeededCount
 	backoff   plainbackoff.Record
 	indexes   indexOutcomes
 }
@@ -65,7 +65,7 @@ func manage(e *env, in manageInput) actions {
 }
 
 func (c *manager) manage() {
-	active := c.in.pods.active
+	active := c.in.cl.active
 	if c.spec.suspended {
 		c.removeActive(c.removalOrder(active, len(active)), noun(c.owner)+" suspended")
 		return
