@@ -15,6 +15,7 @@ type claimed struct {
 	// sync, a copy with the tracking finalizer when the orphan lacks it), in the
 	// order listed. Later phases only read them.
 	infos          []podInfo
+	cl             classified // what the pass collected for the later phases
 	adopt, release []PodAction
 	// restarts are the container restarts of the Pending and Running pods, under
 	// restartPolicy OnFailure (0 otherwise).
@@ -43,12 +44,13 @@ func claim(e *env, listed []*corev1.Pod) claimed {
 			selector = s
 		}
 	}
+	matches := selectorMatcher(w.Spec.Selector, selector)
 	deleting := w.Deleting
 	// Never grown, so pointers into it stay valid.
 	out.infos = make([]podInfo, 0, len(listed))
-	var matches []podfailurepolicy.Result // policyMatch's memos, one allocation
+	var memos []podfailurepolicy.Result // policyMatch's memos, one allocation
 	if e.spec.failurePolicy != nil {
-		matches = make([]podfailurepolicy.Result, len(listed))
+		memos = make([]podfailurepolicy.Result, len(listed))
 	}
 	var f factReader
 	labelKey, indexKey := touchKeys(e)
@@ -63,7 +65,7 @@ func claim(e *env, listed []*corev1.Pod) claimed {
 		ref := metav1.GetControllerOfNoCopy(pod) // no copy: three allocations per pod saved
 		switch {
 		case ref != nil && ref.UID == w.UID:
-			if selector != nil && !selector.Matches(labels.Set(pod.Labels)) && pod.DeletionTimestamp == nil {
+			if selector != nil && !matches(pod.Labels) && pod.DeletionTimestamp == nil {
 				if !deleting { // as upstream, a Job being deleted releases nothing
 					out.release = append(out.release, PodAction{Pod: pod, Reason: "labels no longer match the selector"})
 				}
@@ -72,7 +74,7 @@ func claim(e *env, listed []*corev1.Pod) claimed {
 		case ref != nil:
 			continue // another controller's pod
 		default:
-			if selector == nil || deleting || pod.DeletionTimestamp != nil || !selector.Matches(labels.Set(pod.Labels)) {
+			if selector == nil || deleting || pod.DeletionTimestamp != nil || !matches(pod.Labels) {
 				continue
 			}
 			out.adopt = append(out.adopt, PodAction{Pod: pod, Reason: "orphan matching the selector"})
@@ -86,14 +88,40 @@ func claim(e *env, listed []*corev1.Pod) claimed {
 		out.infos = append(out.infos, podInfo{})
 		pi := &out.infos[len(out.infos)-1]
 		f.read(e, pod, pi)
-		if matches != nil {
-			pi.match = &matches[len(out.infos)-1]
+		if memos != nil {
+			pi.match = &memos[len(out.infos)-1]
 		}
+		out.cl.add(e, pi)
 	}
 	out.warnings.add(f.warnings)
 	out.restarts = f.restarts
 	out.touched = touched
 	return out
+}
+
+// selectorMatcher returns whether a pod's labels match selector, compiled from sel
+// (nil when sel is nil or did not compile). A selector of matchLabels only, the
+// shape of every Job's, is read with one lookup per label, where
+// labels.Selector.Matches makes two; any other goes to selector.
+func selectorMatcher(sel *metav1.LabelSelector, selector labels.Selector) func(map[string]string) bool {
+	if selector == nil || len(sel.MatchExpressions) > 0 || len(sel.MatchLabels) == 0 {
+		return func(l map[string]string) bool { return selector != nil && selector.Matches(labels.Set(l)) }
+	}
+	// Compiled without error: each key and value is valid. A slice, since ranging
+	// over a map costs more than the lookups.
+	type label struct{ key, value string }
+	want := make([]label, 0, len(sel.MatchLabels))
+	for k, v := range sel.MatchLabels {
+		want = append(want, label{k, v})
+	}
+	return func(l map[string]string) bool {
+		for _, w := range want {
+			if got, ok := l[w.key]; !ok || got != w.value {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 // touchBlock is how many pods claim loads ahead (touch) before it reads them: their
@@ -185,7 +213,13 @@ func touch(pods []*corev1.Pod, labelKey, indexKey string) uintptr {
 			sum += first(string(c[0].Type))
 		}
 		if c := p.Status.ContainerStatuses; len(c) > 0 && c[0].State.Terminated != nil {
-			sum += uintptr(c[0].State.Terminated.ExitCode)
+			// The exit code and the finish time (backoff.FinishTime) may lie on two
+			// cache lines.
+			t := c[0].State.Terminated
+			sum += uintptr(t.ExitCode)
+			if !t.FinishedAt.IsZero() {
+				sum++
+			}
 		}
 	}
 	if labelKey != "" || indexKey != "" {

@@ -123,7 +123,7 @@ func policyMatch(fp *batchv1.PodFailurePolicy, pi *podInfo) podfailurepolicy.Res
 }
 
 // podCounts are the Job's pods by state, for status.active, ready and terminating.
-// They are derived once from the pods (classify) and once more from the plan's
+// They are derived once from the pods (classified.add) and once more from the plan's
 // deletions and creations (after).
 type podCounts struct {
 	active, ready, terminating int32
@@ -139,69 +139,108 @@ func (c podCounts) after(a actions) podCounts {
 	return c
 }
 
-// classified is the outcome of classify.
+// classified is what the pass over the pods collects for the later phases (add, as
+// claim reads each pod's facts) and classify completes. The lists hold pointers
+// into claimed.infos, in the order the pods were listed, so that a phase walks only
+// the pods its rule can concern: most pods of a big Job are finished and counted,
+// and no phase after the pass reads them again.
 type classified struct {
-	pods []*podInfo // the Job's pods, in the order of claimed.pods
+	pods []podInfo // the facts of the Job's pods (claimed.infos)
+	// active are the active pods; tracked those carrying the tracking finalizer
+	// with no removal pending (podInfo.tracked).
+	active, tracked []*podInfo
+	// inLedger are the pods carrying the finalizer whose UID is in
+	// uncountedTerminatedPods as read.
+	inLedger []*corev1.Pod
+	// terminatingIx are the indexes of the terminating pods with one, for an
+	// Indexed Job under podReplacementPolicy Failed (nil otherwise).
+	terminatingIx []int
 	// newSucceeded and newFailed are the finished pods with the finalizer that the
 	// ledger does not list yet.
 	newSucceeded, newFailed []*podInfo
+	// backoffFailed are the failures of the backoff record rebuilt from the pods
+	// (podInfo.backoffFailure); lastSuccess is the latest finish of its successes
+	// (podInfo.backoffSuccess), when anySuccess.
+	backoffFailed []*podInfo
+	lastSuccess   time.Time
+	anySuccess    bool
 	// succeeded and failed are the counts once every finished pod is counted
 	// (failed: those that count toward backoffLimit).
 	succeeded, failed int32
 	observed          podCounts
 	restarts          int64 // claimed.restarts
+	// unfailed counts the pods in uncountedFailed whose state now says they are
+	// not failures; newFailedCounted the new failures that count toward
+	// backoffLimit (both for classify's totals).
+	unfailed         int
+	newFailedCounted int32
 }
 
-// classify counts the pods by state and finds the newly finished ones, from the
-// facts claim read. st is the status being built; classify only reads it.
-func classify(e *env, c claimed, st *batchv1.JobStatus) classified {
-	out := classified{restarts: c.restarts}
-	infos := c.infos
-	out.pods = make([]*podInfo, len(infos))
-	unfailed := 0 // pods in uncountedFailed whose state now says they are not failures
-	var newFailedCounted int32
+// add classifies one of the Job's pods by the facts claim read of it: its state
+// for the counts, the lists of the later phases, the newly finished pods, the
+// backoff record's successes and failures.
+func (out *classified) add(e *env, pi *podInfo) {
 	n := &out.observed
-	for i := range infos {
-		pi := &infos[i]
-		out.pods[i] = pi
-		if pi.active {
-			n.active++
-			if pi.ready {
-				n.ready++
-			}
-		}
-		if pi.terminating {
-			n.terminating++
-		}
-		if !pi.tracked {
-			continue
-		}
-		fp := e.spec.failurePolicy
-		if e.spec.indexed && !pi.validIndex {
-			// Never newly finished. One recorded as failed while its index was valid
-			// stays a failure, unless its state now says it is none (see ledger).
-			if pi.inUncountedFailed && notFailureNow(fp, pi) {
-				unfailed++
-			}
-			continue
-		}
-		switch {
-		case pi.succeeded && !pi.inUncountedSucceeded:
-			out.newSucceeded = append(out.newSucceeded, pi)
-			if pi.inUncountedFailed {
-				unfailed++ // recorded as failed, succeeded before its finalizer went
-			}
-		case pi.failed && !pi.inUncountedFailed:
-			out.newFailed = append(out.newFailed, pi)
-			if fp == nil || policyMatch(fp, pi).CountsTowardBackoff {
-				newFailedCounted++
-			}
-		case pi.failed && fp != nil && !policyMatch(fp, pi).CountsTowardBackoff:
-			unfailed++ // recorded as failed while running, then stopped with an ignored failure
+	if pi.active {
+		out.active = append(out.active, pi)
+		n.active++
+		if pi.ready {
+			n.ready++
 		}
 	}
+	if pi.terminating {
+		n.terminating++
+		if e.spec.indexed && e.spec.onlyFailed && pi.index >= 0 {
+			out.terminatingIx = append(out.terminatingIx, pi.index)
+		}
+	}
+	if pi.backoffSuccess && (!out.anySuccess || pi.finish.After(out.lastSuccess)) {
+		out.lastSuccess, out.anySuccess = pi.finish, true
+	}
+	if pi.backoffFailure {
+		out.backoffFailed = append(out.backoffFailed, pi)
+	}
+	if pi.inUncountedSucceeded || pi.inUncountedFailed {
+		out.inLedger = append(out.inLedger, pi.pod)
+	}
+	if !pi.tracked {
+		return
+	}
+	out.tracked = append(out.tracked, pi)
+	fp := e.spec.failurePolicy
+	if e.spec.indexed && !pi.validIndex {
+		// Never newly finished. One recorded as failed while its index was valid
+		// stays a failure, unless its state now says it is none (see ledger).
+		if pi.inUncountedFailed && notFailureNow(fp, pi) {
+			out.unfailed++
+		}
+		return
+	}
+	switch {
+	case pi.succeeded && !pi.inUncountedSucceeded:
+		out.newSucceeded = append(out.newSucceeded, pi)
+		if pi.inUncountedFailed {
+			out.unfailed++ // recorded as failed, succeeded before its finalizer went
+		}
+	case pi.failed && !pi.inUncountedFailed:
+		out.newFailed = append(out.newFailed, pi)
+		if fp == nil || policyMatch(fp, pi).CountsTowardBackoff {
+			out.newFailedCounted++
+		}
+	case pi.failed && fp != nil && !policyMatch(fp, pi).CountsTowardBackoff:
+		out.unfailed++ // recorded as failed while running, then stopped with an ignored failure
+	}
+}
+
+// classify completes what the pass collected (claimed.cl) with the counts once
+// every finished pod is counted. st is the status being built; classify only
+// reads it.
+func classify(e *env, c claimed, st *batchv1.JobStatus) classified {
+	out := c.cl
+	out.pods = c.infos
+	out.restarts = c.restarts
 	out.succeeded = sat(int64(st.Succeeded) + int64(len(out.newSucceeded)) + int64(e.uncountedSucceeded.Len()))
-	out.failed = sat(int64(st.Failed) + int64(newFailedCounted) + int64(e.uncountedFailed.Len()) - int64(unfailed))
+	out.failed = sat(int64(st.Failed) + int64(out.newFailedCounted) + int64(e.uncountedFailed.Len()) - int64(out.unfailed))
 	return out
 }
 
@@ -215,17 +254,20 @@ func notFailureNow(fp *batchv1.PodFailurePolicy, pi *podInfo) bool {
 
 // rebuildBackoff is the backoff record to keep: the caller's, advanced by the new
 // finishes, merged with one rebuilt from the pods (backoff.FromPodsFunc, from the
-// facts: podInfo.backoffSuccess and backoffFailure) so that a restart does not
-// forget earlier failures.
+// facts: the latest success and the failures the pass collected, see classified)
+// so that a restart does not forget earlier failures.
 func rebuildBackoff(cl classified, prev plainbackoff.Record) plainbackoff.Record {
 	finished := func(pods []*podInfo) func(int) (time.Time, bool) {
 		return func(i int) (time.Time, bool) { return pods[i].finish, true }
 	}
 	advanced := plainbackoff.AdvanceFunc(prev, len(cl.newSucceeded), finished(cl.newSucceeded), len(cl.newFailed), finished(cl.newFailed))
-	pods := cl.pods
+	nSucceeded := 0
+	if cl.anySuccess {
+		nSucceeded = 1 // the latest success is all AdvanceFunc reads of them
+	}
 	rebuilt := plainbackoff.AdvanceFunc(plainbackoff.Record{},
-		len(pods), func(i int) (time.Time, bool) { return pods[i].finish, pods[i].backoffSuccess },
-		len(pods), func(i int) (time.Time, bool) { return pods[i].finish, pods[i].backoffFailure })
+		nSucceeded, func(int) (time.Time, bool) { return cl.lastSuccess, true },
+		len(cl.backoffFailed), finished(cl.backoffFailed))
 	return plainbackoff.Merge(advanced, rebuilt)
 }
 

@@ -67,9 +67,9 @@ func Compute(in Input) (*Plan, error) {
 	var act actions
 	managed := false
 	if v != nil {
-		act = deleteActiveForFinish(e.owner, cl.pods, v)
+		act = deleteActiveForFinish(e.owner, cl.active, v)
 	} else if e.synced && !w.Deleting {
-		act = manage(e, manageInput{pods: cl.pods, counts: cl.observed, succeeded: ix.succeededCount, backoff: backoffRecord, indexes: ix})
+		act = manage(e, manageInput{cl: &cl, counts: cl.observed, succeeded: ix.succeededCount, backoff: backoffRecord, indexes: ix})
 		warn.add(act.warnings)
 		rq.earliest(act.requeue)
 		managed = true
@@ -84,7 +84,7 @@ func Compute(in Input) (*Plan, error) {
 			conds = suspendConditions(e, st)
 		}
 	}
-	led := ledger(e, ledgerInput{pods: cl.pods, indexes: ix, deletions: act.delete, verdict: v}, st)
+	led := ledger(e, ledgerInput{cl: &cl, indexes: ix, deletions: act.delete, verdict: v}, st)
 	warn.add(led.warnings)
 
 	p := &Plan{
@@ -101,7 +101,7 @@ func Compute(in Input) (*Plan, error) {
 		FailurePolicyActions: led.failurePolicyActions,
 		Warnings:             warn,
 	}
-	assembleStatus(e, statusInput{pods: cl.pods, counts: counts, verdict: v, limitReached: led.limitReached}, st, p)
+	assembleStatus(e, statusInput{tracked: cl.tracked, counts: counts, verdict: v, limitReached: led.limitReached}, st, p)
 	return p, nil
 }
 

@@ -24,13 +24,7 @@ func (c *manager) createIndexed(active []*podInfo, diff int) {
 	}
 	exclude := []plainindexes.Intervals{c.in.indexes.succeeded, plainindexes.FromIndexes(activeIx), c.in.indexes.failed}
 	if c.spec.onlyFailed {
-		var term []int
-		for _, pi := range c.in.pods {
-			if pi.terminating && pi.index >= 0 {
-				term = append(term, pi.index)
-			}
-		}
-		exclude = append(exclude, plainindexes.FromIndexes(term))
+		exclude = append(exclude, plainindexes.FromIndexes(c.in.cl.terminatingIx))
 	}
 	candidates := plainindexes.FirstPending(completions, diff, exclude...)
 	c.digestIndexes(candidates)
@@ -150,7 +144,9 @@ func (c *manager) digestIndexes(ixs []int) {
 			want[ix/64] |= 1 << (ix % 64)
 		}
 	}
-	for _, pi := range c.in.pods {
+	pods := c.in.cl.pods
+	for i := range pods {
+		pi := &pods[i]
 		if ix := pi.index; pi.validIndex && ix < n && want[ix/64]&(1<<(ix%64)) != 0 {
 			c.podsPerIndex[ix] += fnv64a(string(pi.pod.UID)) // order-free: a sum of the UIDs' hashes
 		}

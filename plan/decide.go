@@ -40,11 +40,12 @@ func decideVerdict(e *env, cl classified, st *batchv1.JobStatus) (*verdict, requ
 }
 
 // failJobMessage finds a failed pod matched by a FailJob rule.
-func failJobMessage(fp *batchv1.PodFailurePolicy, pods []*podInfo) (string, bool) {
+func failJobMessage(fp *batchv1.PodFailurePolicy, pods []podInfo) (string, bool) {
 	if fp == nil {
 		return "", false
 	}
-	for _, pi := range pods {
+	for i := range pods {
+		pi := &pods[i]
 		if !pi.failed {
 			continue
 		}

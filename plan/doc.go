@@ -101,9 +101,11 @@
 // # Phases
 //
 // Compute is a chain of phases, each a function of what the earlier ones returned
-// (one file each): claim (the Job's pods, adoption and release, and each pod's facts:
-// the one pass over the listed pods), classify (the counts and the newly finished
-// pods from the facts; the backoff record), decide and
+// (one file each): claim (the Job's pods, adoption and release, each pod's facts and
+// its class: the one pass over the listed pods, collecting what every later rule
+// reads: the counts, the active and tracked pods, the ledger's members, the newly
+// finished pods, the backoff record's finishes; no later phase walks every pod),
+// classify (the totals; the backoff record), decide and
 // decideIndexed (the verdict, the succeeded and failed indexes), manage (the
 // deletions or creations), ledger (what is recorded in uncountedTerminatedPods and
 // whose finalizers go) and assembleStatus (the statuses and Plan.Settlement). The

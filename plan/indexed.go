@@ -53,8 +53,8 @@ func decideIndexed(e *env, cl classified, st *batchv1.JobStatus, v *verdict) ind
 	// succeeded and failed, which the API server refuses. Seen together, the success
 	// wins.
 	ix := make([]int, 0, len(cl.newSucceeded))
-	for _, pi := range cl.pods {
-		if pi.tracked && pi.validIndex && pi.succeeded {
+	for _, pi := range cl.tracked {
+		if pi.validIndex && pi.succeeded {
 			ix = append(ix, pi.index)
 		}
 	}
@@ -65,10 +65,10 @@ func decideIndexed(e *env, cl classified, st *batchv1.JobStatus, v *verdict) ind
 	decided := func() bool { return v != nil || out.verdict != nil }
 	if sp.perIndex != nil {
 		var failedIx []int
-		for _, pi := range cl.pods {
+		for _, pi := range cl.tracked {
 			// Pods of a succeeded index are not matched against the policy:
 			// WithFailed would leave them out anyway.
-			if pi.tracked && pi.validIndex && !out.succeeded.Has(pi.index) && indexFailed(e, pi) {
+			if pi.validIndex && !out.succeeded.Has(pi.index) && indexFailed(e, pi) {
 				failedIx = append(failedIx, pi.index)
 			}
 		}
@@ -81,7 +81,7 @@ func decideIndexed(e *env, cl classified, st *batchv1.JobStatus, v *verdict) ind
 				out.verdict = &verdict{reason: batchv1.JobReasonFailedIndexes, message: message(e.owner, msgFailedIndexes)}
 			}
 		}
-		out.delayed = findDelayed(e.owner, cl.pods, out.succeeded, out.failed)
+		out.delayed = findDelayed(e.owner, &cl, out.succeeded, out.failed)
 	}
 	if n := intervalsBytes(out.succeeded) + intervalsBytes(out.failed); n > checkIndexBytes {
 		if room := statusRoom(e.wl); n > room {
@@ -160,16 +160,16 @@ func indexFailed(e *env, pi *podInfo) bool {
 
 // findDelayed picks, per index, the failed pod that keeps its finalizer until its
 // replacement exists, so that the replacement inherits its failure count.
-func findDelayed(kind owner.Kind, pods []*podInfo, succeeded, failed plainindexes.Intervals) map[int]*podInfo {
+func findDelayed(kind owner.Kind, cl *classified, succeeded, failed plainindexes.Intervals) map[int]*podInfo {
 	activeIx := sets.New[int]()
-	for _, pi := range pods {
-		if pi.active && pi.index >= 0 {
+	for _, pi := range cl.active {
+		if pi.index >= 0 {
 			activeIx.Insert(pi.index)
 		}
 	}
 	delayed := map[int]*podInfo{}
-	for _, pi := range pods {
-		if !pi.tracked || !pi.validIndex || !pi.failed {
+	for _, pi := range cl.tracked {
+		if !pi.validIndex || !pi.failed {
 			continue
 		}
 		ix := pi.index

@@ -16,7 +16,7 @@ import (
 
 // ledgerInput is what ledger reads beyond the env.
 type ledgerInput struct {
-	pods      []*podInfo
+	cl        *classified // the pods, as the pass classified them
 	indexes   indexOutcomes
 	deletions []Deletion
 	verdict   *verdict
@@ -38,13 +38,7 @@ func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 	var out ledgered
 	// Count first what no longer carries the finalizer: it frees room in the ledger.
 	// Of the pods that carry the finalizer, only those in the ledger matter.
-	var inLedger []*corev1.Pod
-	for _, pi := range in.pods {
-		if pi.inUncountedSucceeded || pi.inUncountedFailed {
-			inLedger = append(inLedger, pi.pod)
-		}
-	}
-	settled, err := finalizers.Settle(e.owner.Finalizer, st.UncountedTerminatedPods, inLedger, e.pending)
+	settled, err := finalizers.Settle(e.owner.Finalizer, st.UncountedTerminatedPods, in.cl.inLedger, e.pending)
 	if err != nil {
 		out.warnings.addf("%v", err)
 	}
@@ -66,8 +60,8 @@ func ledger(e *env, in ledgerInput, st *batchv1.JobStatus) ledgered {
 	}
 	var finished []finalizers.FinishedPod
 	var unrecord []types.UID
-	for _, pi := range in.pods {
-		if !pi.tracked || patchedByDelete[pi.pod] {
+	for _, pi := range in.cl.tracked {
+		if patchedByDelete[pi.pod] {
 			continue
 		}
 		pod := pi.pod

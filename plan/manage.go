@@ -23,16 +23,13 @@ type actions struct {
 	warnings     warnings
 }
 
-// deleteActiveForFinish deletes every active pod of a finishing Job, uncapped as
-// upstream (they are all counted in this sync, so they must all go); their finalizers
-// stay until they are counted.
-func deleteActiveForFinish(kind owner.Kind, pods []*podInfo, v *verdict) actions {
+// deleteActiveForFinish deletes every active pod of a finishing Job (active:
+// classified.active), uncapped as upstream (they are all counted in this sync, so
+// they must all go); their finalizers stay until they are counted.
+func deleteActiveForFinish(kind owner.Kind, active []*podInfo, v *verdict) actions {
 	var out actions
 	reason := noun(kind) + " finishing: " + v.reason
-	for _, pi := range pods {
-		if !pi.active {
-			continue
-		}
+	for _, pi := range active {
 		out.delete = append(out.delete, Deletion{Pod: pi.pod, Reason: reason})
 		if pi.ready {
 			out.deletedReady++
@@ -43,9 +40,9 @@ func deleteActiveForFinish(kind owner.Kind, pods []*podInfo, v *verdict) actions
 
 // manageInput is what manage reads beyond the env.
 type manageInput struct {
-	pods      []*podInfo
-	counts    podCounts // as observed in the cache
-	succeeded int32     // indexOutcomes.succeededCount
+	cl        *classified // the pods, as the pass classified them
+	counts    podCounts   // as observed in the cache
+	succeeded int32       // indexOutcomes.succeededCount
 	backoff   plainbackoff.Record
 	indexes   indexOutcomes
 }
@@ -68,12 +65,7 @@ func manage(e *env, in manageInput) actions {
 }
 
 func (c *manager) manage() {
-	var active []*podInfo
-	for _, pi := range c.in.pods {
-		if pi.active {
-			active = append(active, pi)
-		}
-	}
+	active := c.in.cl.active
 	if c.spec.suspended {
 		c.removeActive(c.removalOrder(active, len(active)), noun(c.owner)+" suspended")
 		return

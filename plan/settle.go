@@ -142,8 +142,8 @@ func carryingFinalizer(pods []*corev1.Pod, kind owner.Kind) iter.Seq[types.UID] 
 func mayBeHeld(e *env, in statusInput) iter.Seq[types.UID] {
 	all := in.verdict != nil || e.wl.Deleting
 	return func(yield func(types.UID) bool) {
-		for _, pi := range in.pods {
-			if pi.tracked && (all || pi.succeeded || pi.failed || pi.inUncountedSucceeded || pi.inUncountedFailed) && !yield(pi.pod.UID) {
+		for _, pi := range in.tracked {
+			if (all || pi.succeeded || pi.failed || pi.inUncountedSucceeded || pi.inUncountedFailed) && !yield(pi.pod.UID) {
 				return
 			}
 		}

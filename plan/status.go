@@ -27,7 +27,7 @@ func startStatus(w *Workload, sp spec, now time.Time) *batchv1.JobStatus {
 
 // statusInput is what assembleStatus reads beyond the env.
 type statusInput struct {
-	pods         []*podInfo // the Job's pods
+	tracked      []*podInfo // the Job's tracked pods (classified.tracked)
 	counts       podCounts  // once the plan's deletions and creations are done
 	verdict      *verdict
 	limitReached bool
