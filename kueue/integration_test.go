@@ -179,6 +179,10 @@ type options struct {
 	// duos adds jobkit's controller of Duos, owners of roles, and their
 	// Kueue integration.
 	duos bool
+	// gangs adds jobkit's controller of Gangs, groups of child Jobs, with
+	// jobkit's Job controller for their children, and their Kueue
+	// integration.
+	gangs bool
 	// webhook serves kueue.Setup's defaulting webhook, and labels the
 	// namespace so that its Tasks' creations go through it.
 	webhook bool
@@ -254,6 +258,9 @@ func start(t *testing.T, cpu string, opts ...option) *cluster {
 	}
 	if o.duos {
 		setupDuos(ctx, t, mgr)
+	}
+	if o.gangs {
+		setupGangs(ctx, t, mgr, o.batchJobs)
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
