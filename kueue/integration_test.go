@@ -131,11 +131,12 @@ const controllerName = "test.jobkit.dev/task-controller"
 // taskType is the Task's one description: jobkit's controller and the Kueue
 // integration both take it.
 var taskType = reconcile.Type[*reconciletest.Task]{
-	New:        func() *reconciletest.Task { return &reconciletest.Task{} },
-	Workload:   func(t *reconciletest.Task) (*plan.Workload, error) { return t.Workload(), nil },
-	SetStatus:  func(t *reconciletest.Task, s batchv1.JobStatus) { t.Status = s },
-	ManagedBy:  func(t *reconciletest.Task) *string { return t.Spec.ManagedBy },
-	SetSuspend: func(t *reconciletest.Task, suspend bool) { t.Spec.Suspend = &suspend },
+	New:          func() *reconciletest.Task { return &reconciletest.Task{} },
+	Workload:     func(t *reconciletest.Task) (*plan.Workload, error) { return t.Workload(), nil },
+	SetStatus:    func(t *reconciletest.Task, s batchv1.JobStatus) { t.Status = s },
+	ManagedBy:    func(t *reconciletest.Task) *string { return t.Spec.ManagedBy },
+	SetSuspend:   func(t *reconciletest.Task, suspend bool) { t.Spec.Suspend = &suspend },
+	SetManagedBy: func(t *reconciletest.Task, managedBy *string) { t.Spec.ManagedBy = managedBy },
 }
 
 // taskList is the list type of reconciletest.Task, which the manager's cache needs.
@@ -249,7 +250,7 @@ func start(t *testing.T, cpu string, opts ...option) *cluster {
 		Config: reconcile.Config{Name: controllerName, Owner: taskKind}, SkipNameValidation: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := kueue.Setup(ctx, mgr, taskType, kueue.Options{Webhook: o.webhook, Configuration: cfg,
+	if err := kueue.Setup(ctx, mgr, taskType, kueue.Options{Webhook: o.webhook, Configuration: cfg, ControllerName: controllerName,
 		Kueue: []jobframework.Option{jobframework.WithCache(cache)}}); err != nil {
 		t.Fatal(err)
 	}
