@@ -30,6 +30,18 @@ var JobSetType = reconcile.Type[*v1alpha2.JobSet]{
 		return nil
 	},
 	ManagedBy: func(js *v1alpha2.JobSet) *string { return js.Spec.ManagedBy },
+	// For integrations that start, stop and place JobSets from outside (the
+	// Kueue integration): spec.suspend, spec.managedBy, and the roles' Job
+	// templates inside the JobSet (Input's are copies).
+	SetSuspend:   func(js *v1alpha2.JobSet, suspend bool) { js.Spec.Suspend = &suspend },
+	SetManagedBy: func(js *v1alpha2.JobSet, managedBy *string) { js.Spec.ManagedBy = managedBy },
+	ChildJobTemplates: func(js *v1alpha2.JobSet) []*batchv1.JobTemplateSpec {
+		out := make([]*batchv1.JobTemplateSpec, len(js.Spec.ReplicatedJobs))
+		for i := range js.Spec.ReplicatedJobs {
+			out[i] = &js.Spec.ReplicatedJobs[i].Template
+		}
+		return out
+	},
 }
 
 // Validate checks a JobSet as JobSet's CRD schema and webhook do on create:
