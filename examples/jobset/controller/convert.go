@@ -55,8 +55,8 @@ func Validate(js *v1alpha2.JobSet) field.ErrorList {
 // ValidateUpdate checks a JobSet js that replaces old as JobSet's CRD schema
 // and webhook do on update: childjobs.Input.ValidateUpdate of both
 // conversions. A validating webhook would call it; this example's CRD holds
-// stricter immutability rules of its own (a role's template never changes,
-// suspended or not).
+// immutability rules of its own (a role's template changes only while the
+// JobSet is suspended, as a queue such as Kueue changes it).
 func ValidateUpdate(old, js *v1alpha2.JobSet) field.ErrorList {
 	return Input(js, nil, false, "", "", time.Time{}).ValidateUpdate(Input(old, nil, false, "", "", time.Time{}))
 }

@@ -34,7 +34,10 @@ type JobSet struct {
 
 // JobSetSpec is the desired group. ReplicatedJobs, the policies, Network,
 // Coordinator and ManagedBy are immutable; Suspend and TTLSecondsAfterFinished may
-// change.
+// change, and while the JobSet is suspended (before or after the update) so may
+// the replicated jobs' templates (a queue such as Kueue places a suspended
+// JobSet's pods: node selectors, tolerations, labels), not their names or
+// replicas.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.startupPolicy) || self.startupPolicy.startupPolicyOrder != 'InOrder' || self.replicatedJobs.all(r, !has(r.dependsOn) || size(r.dependsOn) == 0)",message="startupPolicy InOrder and dependsOn cannot be combined"
 // +kubebuilder:validation:XValidation:rule="!has(self.replicatedJobs[0].dependsOn) || size(self.replicatedJobs[0].dependsOn) == 0",fieldPath=".replicatedJobs",message="the first replicatedJob cannot have dependsOn"
@@ -42,13 +45,13 @@ type JobSet struct {
 // +kubebuilder:validation:XValidation:rule="has(self.successPolicy) == has(oldSelf.successPolicy)",fieldPath=".successPolicy",message="successPolicy is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.failurePolicy) == has(oldSelf.failurePolicy)",fieldPath=".failurePolicy",message="failurePolicy is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.coordinator) == has(oldSelf.coordinator)",fieldPath=".coordinator",message="coordinator is immutable"
+// +kubebuilder:validation:XValidation:rule="self.replicatedJobs == oldSelf.replicatedJobs || (((has(self.suspend) && self.suspend) || (has(oldSelf.suspend) && oldSelf.suspend)) && size(self.replicatedJobs) == size(oldSelf.replicatedJobs) && self.replicatedJobs.all(r, oldSelf.replicatedJobs.exists(o, o.name == r.name && o.replicas == r.replicas)))",fieldPath=".replicatedJobs",message="replicatedJobs is immutable while the JobSet is not suspended; while suspended only their templates may change"
 type JobSetSpec struct {
 	// ReplicatedJobs are the roles, in order; names are unique.
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=50
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="replicatedJobs is immutable"
 	ReplicatedJobs []ReplicatedJob `json:"replicatedJobs"`
 
 	// Network sets up the pods' DNS names: a headless Service named Subdomain and
