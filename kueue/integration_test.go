@@ -39,7 +39,6 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 	"sigs.k8s.io/kueue/pkg/controller/core"
 	"sigs.k8s.io/kueue/pkg/controller/core/indexer"
-	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/scheduler"
 	preemptexpectations "sigs.k8s.io/kueue/pkg/scheduler/preemption/expectations"
 
@@ -250,8 +249,7 @@ func start(t *testing.T, cpu string, opts ...option) *cluster {
 		Config: reconcile.Config{Name: controllerName, Owner: taskKind}, SkipNameValidation: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := kueue.Setup(ctx, mgr, taskType, kueue.Options{Webhook: o.webhook, Configuration: cfg, ControllerName: controllerName,
-		Kueue: []jobframework.Option{jobframework.WithCache(cache)}}); err != nil {
+	if err := kueue.Setup(ctx, mgr, taskType, kueue.Options{Webhook: o.webhook, Configuration: cfg, ControllerName: controllerName}); err != nil {
 		t.Fatal(err)
 	}
 	if o.batchJobs {

@@ -14,7 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
 	kueueapi "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+	"sigs.k8s.io/kueue/pkg/metrics"
 
 	"github.com/jobkit/jobkit/reconcile"
 )
@@ -90,6 +92,12 @@ func Setup[T client.Object](ctx context.Context, mgr manager.Manager, typ reconc
 	if err != nil {
 		return fmt.Errorf("kueue.Setup: %w", err)
 	}
+	// Kueue's reconciler reads its scheduler cache when a Workload's pods
+	// become ready under waitForPodsReady (for LocalQueue metrics); outside
+	// Kueue's manager there is none, so it gets an empty one with those
+	// metrics off (Options.Kueue may pass another: the later one wins).
+	noMetrics := schdcache.WithLocalQueueMetrics(&metrics.LocalQueueMetricsConfig{})
+	kopts = append([]jobframework.Option{jobframework.WithCache(schdcache.New(mgr.GetClient(), noMetrics))}, kopts...)
 	kopts = append(kopts, opts.Kueue...)
 	if err := kueueapi.AddToScheme(mgr.GetScheme()); err != nil {
 		return fmt.Errorf("kueue.Setup: adding Kueue's API to the scheme: %w", err)

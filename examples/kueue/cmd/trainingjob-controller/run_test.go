@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,13 +25,17 @@ import (
 	"github.com/jobkit/jobkit/examples/trainingjob/controller"
 )
 
-// TestRunQueuesTheSample runs the command with --kueue and the deploy's Kueue
+// TestRunQueuesTheSamples runs the command with --kueue and the deploy's Kueue
 // Configuration against a real API server where Kueue's own controllers and
-// scheduler run: the queued sample (eight workers, four at a time, one CPU
-// each) waits suspended for a ClusterQueue of 4 CPUs, is one Workload of a pod
-// set "main" of 4 pods, admitted, runs its pods with the flavour's node
-// selector and completes.
-func TestRunQueuesTheSample(t *testing.T) {
+// scheduler run (a ClusterQueue of 9 CPUs), and queues the two samples, every
+// container asking for one CPU (Kueue places only the pods that ask for a
+// resource of the flavour): each waits suspended, is one Workload (the
+// Job-shaped run: a pod set "main" of its 4 parallel pods; the run with a
+// launcher: a pod set per role, workers=4 and launcher=1), is admitted, runs
+// every pod with the flavour's node selector, and finishes (the Job-shaped run
+// Complete with its 8 workers succeeded). One run of the command serves both:
+// its controllers' names are the process's.
+func TestRunQueuesTheSamples(t *testing.T) {
 	crds, err := kueuetest.CRDs()
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +46,7 @@ func TestRunQueuesTheSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := kueuetest.Queues(t.Context(), e.Client, ns, ns, "4"); err != nil {
+	if err := kueuetest.Queues(t.Context(), e.Client, ns, ns, "9"); err != nil {
 		t.Fatal(err)
 	}
 	envtesting.Go(t, "Kueue", func(ctx context.Context) error {
@@ -54,50 +59,71 @@ func TestRunQueuesTheSample(t *testing.T) {
 	kubelet := scenarios.NewKubelet(e.Clientset, ns)
 	kubelet.SetPolicy(func(*corev1.Pod) scenarios.Outcome { return scenarios.Succeed() })
 	envtesting.Go(t, "the kubelet", func(ctx context.Context) error { kubelet.Run(ctx); return nil })
-
 	args := []string{"--kubeconfig=" + cmdtest.WriteKubeconfig(t, e.Config), "--health-probe-bind-address=" + cmdtest.FreeAddr(t),
 		"--kueue", "--kueue-config=" + filepath.Join("..", "..", "config", "kueue-config.yaml")}
 	envtesting.Go(t, "run()", func(ctx context.Context) error { return run(ctx, args) })
 
-	tj := &v1alpha1.TrainingJob{}
-	if err := envtesting.ReadYAML(filepath.Join("..", "..", "config", "samples", "trainingjob.yaml"), tj); err != nil {
-		t.Fatal(err)
+	samples := []struct {
+		path, wantSets string
+	}{
+		{filepath.Join("..", "..", "config", "samples", "trainingjob.yaml"), "[main=4]"},
+		{filepath.Join("..", "..", "..", "trainingjob", "config", "samples", "trainingjob-launcher.yaml"), "[workers=4 launcher=1]"},
 	}
-	tj.Namespace, tj.Labels[constants.QueueLabel] = ns, "lq"
-	if !ptr.Deref(tj.Spec.Suspend, false) {
-		t.Fatal("the queued sample is not created suspended")
-	}
-	if err := e.Client.Create(t.Context(), tj); err != nil {
-		t.Fatalf("creating the sample: %v", err)
-	}
-	var sets []string
-	envtesting.Poll{Timeout: 60 * time.Second, Every: 100 * time.Millisecond}.Eventually(t, "the sample admitted", func() (bool, string) {
-		ok, s, err := kueuetest.Admitted(t.Context(), e.Client, ns, "TrainingJob", tj.Name)
-		if err != nil {
+	oneCPU := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}
+	var tjs []*v1alpha1.TrainingJob
+	for _, sample := range samples {
+		tj := &v1alpha1.TrainingJob{}
+		if err := envtesting.ReadYAML(sample.path, tj); err != nil {
 			t.Fatal(err)
 		}
-		sets = s
-		return ok, fmt.Sprint(s)
-	})
-	if fmt.Sprint(sets) != "[main=4]" {
-		t.Errorf("the Workload's pod sets = %v, want [main=4]", sets)
-	}
-	got := &v1alpha1.TrainingJob{}
-	envtesting.Poll{Timeout: 60 * time.Second, Every: 50 * time.Millisecond}.Eventually(t, "the sample to finish", func() (bool, string) {
-		if err := e.Client.Get(t.Context(), client.ObjectKeyFromObject(tj), got); err != nil {
-			t.Fatal(err)
+		tj.Namespace, tj.Spec.Suspend = ns, ptr.To(true)
+		if tj.Labels == nil {
+			tj.Labels = map[string]string{}
 		}
-		return controller.Finished(got), fmt.Sprintf("%+v", got.Status)
-	})
-	if got.Status.Succeeded != 8 || got.Status.Conditions[len(got.Status.Conditions)-1].Type != "Complete" {
-		t.Errorf("final status = %+v, want Complete with 8 succeeded", got.Status)
+		tj.Labels[constants.QueueLabel] = "lq"
+		for i := range tj.Spec.Template.Spec.Containers {
+			tj.Spec.Template.Spec.Containers[i].Resources = oneCPU
+		}
+		if l := tj.Spec.Launcher; l != nil {
+			for i := range l.Template.Spec.Containers {
+				l.Template.Spec.Containers[i].Resources = oneCPU
+			}
+		}
+		if err := e.Client.Create(t.Context(), tj); err != nil {
+			t.Fatalf("creating the sample %s: %v", sample.path, err)
+		}
+		tjs = append(tjs, tj)
+	}
+	for i, tj := range tjs {
+		var sets []string
+		envtesting.Poll{Timeout: 60 * time.Second, Every: 100 * time.Millisecond}.Eventually(t, tj.Name+" admitted", func() (bool, string) {
+			ok, s, err := kueuetest.Admitted(t.Context(), e.Client, ns, "TrainingJob", tj.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sets = s
+			return ok, fmt.Sprint(s)
+		})
+		if fmt.Sprint(sets) != samples[i].wantSets {
+			t.Errorf("%s: the Workload's pod sets = %v, want %s", tj.Name, sets, samples[i].wantSets)
+		}
+		got := &v1alpha1.TrainingJob{}
+		envtesting.Poll{Timeout: 60 * time.Second, Every: 50 * time.Millisecond}.Eventually(t, tj.Name+" to finish", func() (bool, string) {
+			if err := e.Client.Get(t.Context(), client.ObjectKeyFromObject(tj), got); err != nil {
+				t.Fatal(err)
+			}
+			return controller.Finished(got), fmt.Sprintf("%+v", got.Status)
+		})
+		if i == 0 && (got.Status.Succeeded != 8 || got.Status.Conditions[len(got.Status.Conditions)-1].Type != "Complete") {
+			t.Errorf("%s: final status = %+v, want Complete with 8 succeeded", tj.Name, got.Status)
+		}
 	}
 	var pods corev1.PodList
 	if err := e.Client.List(t.Context(), &pods, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
-	if len(pods.Items) == 0 {
-		t.Fatal("no pod of the sample found")
+	if len(pods.Items) < 9 {
+		t.Fatalf("%d pods of the samples found, want at least 9 (8 workers, 4 more workers and a launcher)", len(pods.Items))
 	}
 	for _, p := range pods.Items {
 		if p.Spec.NodeSelector["pool"] != ns {
