@@ -2,6 +2,8 @@ package kueue
 
 import (
 	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/owner"
 )
 
 // ManagedBy returns the owner's spec.managedBy (Type.ManagedBy, or as the
@@ -36,13 +38,13 @@ func (j *Job[T]) SetManagedBy(managedBy *string) {
 }
 
 // CanDefaultManagedBy reports whether the owner may be handed to MultiKueue's
-// controller: the Type can set spec.managedBy, and it is unset or names
-// jobkit's controller for the kind (Options.ControllerName), whose owners
-// these are by default.
+// controller: the Type can set spec.managedBy, and it is unset or jobkit's
+// controller for the kind (Options.ControllerName) handles it
+// (reconcile.Type.Handles), these being its owners by default.
 func (j *Job[T]) CanDefaultManagedBy() bool {
-	if j.typ.SetManagedBy == nil {
-		return false
+	if j.typ.SetManagedBy != nil && j.ManagedBy() == nil {
+		return true
 	}
-	m := ptr.Deref(j.ManagedBy(), "")
-	return m == "" || (j.controller != "" && m == j.controller)
+	kind := owner.Kind{Group: j.gvk.Group, Version: j.gvk.Version, Kind: j.gvk.Kind}
+	return j.typ.SetManagedBy != nil && j.controller != "" && j.typ.Handles(j.obj, j.controller, kind)
 }
