@@ -67,7 +67,7 @@ func Run(ctx context.Context, cfg *rest.Config, done chan<- error) error {
 		return err
 	}
 	if name, err := core.SetupControllers(mgr, queues, cache, kcfg, nil, expect, nil); err != nil {
-		return fmt.Errorf("Kueue's controller %s: %w", name, err)
+		return fmt.Errorf("starting Kueue's controller %s: %w", name, err)
 	}
 	//lint:ignore SA1019 Kueue's scheduler records through the core/v1 recorder.
 	rec := mgr.GetEventRecorderFor(kueueconstants.AdmissionName)
