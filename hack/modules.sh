@@ -7,9 +7,9 @@
 # replace directive, so every module installs and imports from a module proxy as
 # published. Adding a module: a line in the table, its `use` line in go.work (and its
 # `replace` line there when another module requires it); `hack/modules.sh --check`
-# (run by hack/release-check.sh) says what is missing. A module of kind own (kueue:
-# Kueue v0.17 does not build at the Kubernetes release the examples pull go.work up
-# to) stays out of go.work: its own DIR/go.work uses it and the modules it requires,
+# (run by hack/release-check.sh) says what is missing. A module of kind own (kueue and
+# examples/kueue, the examples' commands with Kueue: Kueue v0.17 does not build at the
+# Kubernetes release go.work is pulled up to) stays out of go.work: its own DIR/go.work uses it and the modules it requires,
 # so that its directory builds, tests and lints at its go.mod's versions, its floor.
 #
 #   hack/modules.sh               the directory of every module that holds packages, the
@@ -48,6 +48,7 @@ table=(
 	"examples/jobset/upstream dev"
 	"hack/benchcluster  dev"
 	"kueue              own"
+	"examples/kueue     own"
 	"hack/tools         tools"
 )
 

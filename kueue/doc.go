@@ -15,9 +15,14 @@
 // framework sees it (a jobframework.GenericJob).
 //
 // Shapes: a Job-shaped owner is one pod set ("main"), an owner of roles one
-// pod set per role. Groups of child Jobs are not queued yet (ErrUnsupported),
-// nor are partial admission, MultiKueue (managedBy) and topology-aware
-// scheduling: docs/kueue.md lists what differs from Kueue's built-in
+// pod set per role, a group of child Jobs (JobSet's shape) one pod set per
+// replicated role of replicas x pods per child, the flavour merged into the
+// role templates that reconcile.Type.ChildJobTemplates points to inside the
+// owner (a Type with ChildJobs but without it is refused: ErrUnsupported).
+// Job implements jobframework.JobWithManagedBy (reconcile.Type.SetManagedBy),
+// and the webhook of Options.Webhook hands the owners of a MultiKueue
+// ClusterQueue to MultiKueue. Partial admission and topology-aware scheduling
+// are not offered: docs/kueue.md lists what differs from Kueue's built-in
 // integrations.
 //
 // Versions: this module requires Kueue v0.17 and builds with the

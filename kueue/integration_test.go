@@ -39,7 +39,6 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 	"sigs.k8s.io/kueue/pkg/controller/core"
 	"sigs.k8s.io/kueue/pkg/controller/core/indexer"
-	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/scheduler"
 	preemptexpectations "sigs.k8s.io/kueue/pkg/scheduler/preemption/expectations"
 
@@ -131,11 +130,12 @@ const controllerName = "test.jobkit.dev/task-controller"
 // taskType is the Task's one description: jobkit's controller and the Kueue
 // integration both take it.
 var taskType = reconcile.Type[*reconciletest.Task]{
-	New:        func() *reconciletest.Task { return &reconciletest.Task{} },
-	Workload:   func(t *reconciletest.Task) (*plan.Workload, error) { return t.Workload(), nil },
-	SetStatus:  func(t *reconciletest.Task, s batchv1.JobStatus) { t.Status = s },
-	ManagedBy:  func(t *reconciletest.Task) *string { return t.Spec.ManagedBy },
-	SetSuspend: func(t *reconciletest.Task, suspend bool) { t.Spec.Suspend = &suspend },
+	New:          func() *reconciletest.Task { return &reconciletest.Task{} },
+	Workload:     func(t *reconciletest.Task) (*plan.Workload, error) { return t.Workload(), nil },
+	SetStatus:    func(t *reconciletest.Task, s batchv1.JobStatus) { t.Status = s },
+	ManagedBy:    func(t *reconciletest.Task) *string { return t.Spec.ManagedBy },
+	SetSuspend:   func(t *reconciletest.Task, suspend bool) { t.Spec.Suspend = &suspend },
+	SetManagedBy: func(t *reconciletest.Task, managedBy *string) { t.Spec.ManagedBy = managedBy },
 }
 
 // taskList is the list type of reconciletest.Task, which the manager's cache needs.
@@ -179,9 +179,22 @@ type options struct {
 	// duos adds jobkit's controller of Duos, owners of roles, and their
 	// Kueue integration.
 	duos bool
+	// gangs adds jobkit's controller of Gangs, groups of child Jobs, with
+	// jobkit's Job controller for their children, and their Kueue
+	// integration.
+	gangs bool
 	// webhook serves kueue.Setup's defaulting webhook, and labels the
 	// namespace so that its Tasks' creations go through it.
 	webhook bool
+	// config, when set, is the API server of the test's control plane
+	// (restConfig otherwise), and namespace the name of its namespace
+	// (generated otherwise).
+	config    *rest.Config
+	namespace string
+	// check, when set, is the admission check of the ClusterQueue.
+	check string
+	// also, when set, adds more to the manager before it starts.
+	also func(context.Context, manager.Manager) error
 }
 
 type option func(*options)
@@ -215,7 +228,11 @@ func start(t *testing.T, cpu string, opts ...option) *cluster {
 		mopts.WebhookServer = webhook.NewServer(webhook.Options{
 			Host: webhooks.LocalServingHost, Port: webhooks.LocalServingPort, CertDir: webhooks.LocalServingCertDir})
 	}
-	mgr, err := manager.New(restConfig, mopts)
+	cfgAPI := restConfig
+	if o.config != nil {
+		cfgAPI = o.config
+	}
+	mgr, err := manager.New(cfgAPI, mopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,8 +262,7 @@ func start(t *testing.T, cpu string, opts ...option) *cluster {
 		Config: reconcile.Config{Name: controllerName, Owner: taskKind}, SkipNameValidation: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := kueue.Setup(ctx, mgr, taskType, kueue.Options{Webhook: o.webhook, Configuration: cfg,
-		Kueue: []jobframework.Option{jobframework.WithCache(cache)}}); err != nil {
+	if err := kueue.Setup(ctx, mgr, taskType, kueue.Options{Webhook: o.webhook, Configuration: cfg, ControllerName: controllerName}); err != nil {
 		t.Fatal(err)
 	}
 	if o.batchJobs {
@@ -254,6 +270,14 @@ func start(t *testing.T, cpu string, opts ...option) *cluster {
 	}
 	if o.duos {
 		setupDuos(ctx, t, mgr)
+	}
+	if o.also != nil {
+		if err := o.also(ctx, mgr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if o.gangs {
+		setupGangs(ctx, t, mgr, o.batchJobs)
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
@@ -263,12 +287,12 @@ func start(t *testing.T, cpu string, opts ...option) *cluster {
 			t.Errorf("manager: %v", err)
 		}
 	})
-	c, err := client.New(restConfig, client.Options{Scheme: s})
+	c, err := client.New(cfgAPI, client.Options{Scheme: s})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cl := &cluster{c: c, cq: strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "kueue-"}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "kueue-", Name: o.namespace}}
 	if o.webhook {
 		ns.Labels = map[string]string{webhookLabel: "on"}
 	}
@@ -276,13 +300,18 @@ func start(t *testing.T, cpu string, opts ...option) *cluster {
 	cl.namespace = ns.Name
 	cl.create(t, &kueueapi.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: cl.cq},
 		Spec: kueueapi.ResourceFlavorSpec{NodeLabels: map[string]string{"pool": cl.cq}}})
-	cl.create(t, &kueueapi.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cl.cq}, Spec: kueueapi.ClusterQueueSpec{
+	cq := &kueueapi.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cl.cq}, Spec: kueueapi.ClusterQueueSpec{
 		Preemption:        &kueueapi.ClusterQueuePreemption{WithinClusterQueue: kueueapi.PreemptionPolicyLowerPriority},
 		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns.Name}},
 		ResourceGroups: []kueueapi.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
 			Flavors: []kueueapi.FlavorQuotas{{Name: kueueapi.ResourceFlavorReference(cl.cq),
 				Resources: []kueueapi.ResourceQuota{{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse(cpu)}}}}}},
-	}})
+	}}
+	if o.check != "" {
+		cq.Spec.AdmissionChecksStrategy = &kueueapi.AdmissionChecksStrategy{AdmissionChecks: []kueueapi.AdmissionCheckStrategyRule{
+			{Name: kueueapi.AdmissionCheckReference(o.check)}}}
+	}
+	cl.create(t, cq)
 	cl.create(t, &kueueapi.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "lq"},
 		Spec: kueueapi.LocalQueueSpec{ClusterQueue: kueueapi.ClusterQueueReference(cl.cq)}})
 	cl.kubelet = runKubelet(ctx, c, ns.Name)
@@ -315,6 +344,19 @@ func (cl *cluster) get(t *testing.T, name string) *reconciletest.Task {
 	var task reconciletest.Task
 	if err := cl.c.Get(context.Background(), client.ObjectKey{Namespace: cl.namespace, Name: name}, &task); err != nil {
 		t.Fatalf("reading Task %s: %v", name, err)
+	}
+	return &task
+}
+
+// getOrNil returns the Task name, nil while there is none.
+func (cl *cluster) getOrNil(t *testing.T, name string) *reconciletest.Task {
+	t.Helper()
+	var task reconciletest.Task
+	if err := cl.c.Get(context.Background(), client.ObjectKey{Namespace: cl.namespace, Name: name}, &task); err != nil {
+		if client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
+		return nil
 	}
 	return &task
 }

@@ -14,7 +14,6 @@ import (
 	kueueapi "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/podset"
 
-	"github.com/jobkit/jobkit/groups/childjobs"
 	"github.com/jobkit/jobkit/groups/ownedpods"
 	"github.com/jobkit/jobkit/kueue"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
@@ -244,18 +243,35 @@ func TestRoles(t *testing.T) {
 	}
 }
 
-func TestChildJobsUnsupported(t *testing.T) {
-	groupType := reconcile.Type[*batchv1.Job]{
-		New:                func() *batchv1.Job { return &batchv1.Job{} },
-		ChildJobs:          func(*batchv1.Job) (*childjobs.Input, error) { return &childjobs.Input{}, nil },
-		SetChildJobsStatus: func(*batchv1.Job, childjobs.Status) error { return nil },
-		SetSuspend:         func(*batchv1.Job, bool) {},
+// A group of child Jobs without Type.ChildJobTemplates has nowhere to take
+// a flavour: Setup refuses it, and so does RunWithPodSetsInfo, naming the
+// field; templates that are copies are refused too.
+func TestChildJobsWithoutTemplates(t *testing.T) {
+	noTemplates := gangType
+	noTemplates.ChildJobTemplates = nil
+	if err := kueue.Setup(t.Context(), nil, noTemplates, kueue.Options{}); !errors.Is(err, kueue.ErrUnsupported) {
+		t.Errorf("Setup() of a child-Jobs kind without ChildJobTemplates = %v, want ErrUnsupported", err)
 	}
-	if _, err := kueue.NewJob(&groupType, jobGVK, testJob(nil, nil)).PodSets(t.Context()); !errors.Is(err, kueue.ErrUnsupported) {
-		t.Errorf("PodSets() of a child-Jobs group = %v, want ErrUnsupported", err)
+	g := testGang()
+	info := []podset.PodSetInfo{{Name: "workers"}, {Name: "driver"}}
+	if err := kueue.NewJob(&noTemplates, gangGVK, g).RunWithPodSetsInfo(t.Context(), info); !errors.Is(err, kueue.ErrUnsupported) ||
+		!strings.Contains(err.Error(), "Type.ChildJobTemplates") {
+		t.Errorf("RunWithPodSetsInfo() without ChildJobTemplates = %v, want ErrUnsupported naming Type.ChildJobTemplates", err)
 	}
-	if err := kueue.Setup(t.Context(), nil, groupType, kueue.Options{}); !errors.Is(err, kueue.ErrUnsupported) {
-		t.Errorf("Setup() of a child-Jobs kind = %v, want ErrUnsupported", err)
+	copies := gangType
+	copies.ChildJobTemplates = func(g *Gang) []*batchv1.JobTemplateSpec {
+		out := make([]*batchv1.JobTemplateSpec, len(g.Spec.Roles))
+		for i := range g.Spec.Roles {
+			c := g.Spec.Roles[i].Template
+			out[i] = &c
+		}
+		return out
+	}
+	if err := kueue.NewJob(&copies, gangGVK, g).RunWithPodSetsInfo(t.Context(), info); err == nil || !strings.Contains(err.Error(), "ChildJobTemplates()[0] is nil or a copy") {
+		t.Errorf("RunWithPodSetsInfo() with copied templates = %v, want an error naming ChildJobTemplates()[0]", err)
+	}
+	if !ptr.Deref(g.Spec.Suspend, false) {
+		t.Error("a refused RunWithPodSetsInfo unsuspended the Gang")
 	}
 }
 

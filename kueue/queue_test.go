@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
@@ -174,6 +176,47 @@ func TestWebhookSuspendsOnCreate(t *testing.T) {
 	})
 	cl.kubelet.finish("queued")
 	eventually(t, "the queued Task Complete", func() bool { return complete(cl.get(t, "queued")) })
+}
+
+// With the webhook, a queued owner whose LocalQueue's ClusterQueue has a
+// MultiKueue admission check is stored suspended and handed to MultiKueue's
+// controller (spec.managedBy kueue.x-k8s.io/multikueue), which jobkit's
+// controller leaves alone; one of an ordinary queue keeps jobkit's.
+func TestWebhookManagedByMultiKueue(t *testing.T) {
+	cl := start(t, "2", func(o *options) { o.webhook = true })
+	multi := cl.cq + "-multi"
+	cl.create(t, &kueueapi.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: multi},
+		Spec: kueueapi.AdmissionCheckSpec{ControllerName: kueueapi.MultiKueueControllerName}})
+	cl.create(t, &kueueapi.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: multi}, Spec: kueueapi.ClusterQueueSpec{
+		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: cl.namespace}},
+		AdmissionChecksStrategy: &kueueapi.AdmissionChecksStrategy{AdmissionChecks: []kueueapi.AdmissionCheckStrategyRule{
+			{Name: kueueapi.AdmissionCheckReference(multi)}}},
+		ResourceGroups: []kueueapi.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
+			Flavors: []kueueapi.FlavorQuotas{{Name: kueueapi.ResourceFlavorReference(cl.cq),
+				Resources: []kueueapi.ResourceQuota{{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse("2")}}}}}},
+	}})
+	cl.create(t, &kueueapi.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: cl.namespace, Name: "multi"},
+		Spec: kueueapi.LocalQueueSpec{ClusterQueue: kueueapi.ClusterQueueReference(multi)}})
+	remote := cl.task("remote", 1)
+	remote.Spec.Suspend = nil
+	remote.Labels[constants.QueueLabel] = "multi"
+	eventually(t, "the webhook server answering", func() bool { return cl.c.Create(context.Background(), remote) == nil })
+	if !ptr.Deref(remote.Spec.Suspend, false) || ptr.Deref(remote.Spec.ManagedBy, "") != kueueapi.MultiKueueControllerName {
+		t.Fatalf("Task of the MultiKueue queue stored with suspend %v, managedBy %v; want true, %s",
+			remote.Spec.Suspend, remote.Spec.ManagedBy, kueueapi.MultiKueueControllerName)
+	}
+	local := cl.task("local", 1)
+	local.Spec.Suspend = nil
+	cl.create(t, local)
+	if !ptr.Deref(local.Spec.Suspend, false) || ptr.Deref(local.Spec.ManagedBy, "") != controllerName {
+		t.Fatalf("Task of an ordinary queue stored with suspend %v, managedBy %v; want true, %s", local.Spec.Suspend, local.Spec.ManagedBy, controllerName)
+	}
+	eventually(t, "the local Task admitted and running", func() bool { return len(cl.kubelet.selectors("local")) == 1 })
+	cl.kubelet.finish("local")
+	eventually(t, "the local Task Complete", func() bool { return complete(cl.get(t, "local")) })
+	if task := cl.get(t, "remote"); task.Status.StartTime != nil || cl.pods(t, "remote") != 0 {
+		t.Errorf("Task remote, MultiKueue's: startTime %v, %d pods; want none: jobkit's controller leaves it alone", task.Status.StartTime, cl.pods(t, "remote"))
+	}
 }
 
 // Reclaimable pods: once two of a Task's three completions succeeded, only one

@@ -14,7 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
 	kueueapi "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+	"sigs.k8s.io/kueue/pkg/metrics"
 
 	"github.com/jobkit/jobkit/reconcile"
 )
@@ -46,6 +48,13 @@ type Options struct {
 	// unsuspended one runs until Kueue's reconciler first sees it and
 	// suspends it.
 	Webhook bool
+	// ControllerName is the name of jobkit's controller for the kind (the
+	// reconcile.Config.Name given to controllerruntime.Setup). An owner whose
+	// spec.managedBy is unset or names it may be handed to MultiKueue: with
+	// Webhook and Type.SetManagedBy, a queued owner created in a LocalQueue
+	// whose ClusterQueue has a MultiKueue admission check is stored with
+	// spec.managedBy kueue.x-k8s.io/multikueue (Job.CanDefaultManagedBy).
+	ControllerName string
 }
 
 // Setup makes the owners of kind T Kueue-managed in mgr, from typ, the same
@@ -63,8 +72,9 @@ type Options struct {
 // owner's spec.suspend says; Kueue's own manager, where the kind is listed in
 // integrations.externalFrameworks, admits the Workloads.
 //
-// typ must have SetSuspend; a Type whose owners are all groups of child Jobs
-// (ChildJobsOnly) is refused with ErrUnsupported. mgr's scheme must know T.
+// typ must have SetSuspend; a Type with ChildJobs (groups of child Jobs) must
+// have ChildJobTemplates, where the flavour is merged, or is refused with
+// ErrUnsupported. mgr's scheme must know T.
 func Setup[T client.Object](ctx context.Context, mgr manager.Manager, typ reconcile.Type[T], opts Options) error {
 	if err := typ.Validate(); err != nil {
 		return fmt.Errorf("kueue.Setup: %w", err)
@@ -72,8 +82,8 @@ func Setup[T client.Object](ctx context.Context, mgr manager.Manager, typ reconc
 	if typ.SetSuspend == nil {
 		return errors.New("kueue.Setup: Type.SetSuspend is not set: Kueue suspends and resumes owners through it")
 	}
-	if typ.ChildJobsOnly() {
-		return fmt.Errorf("kueue.Setup: %w: the Type's owners are all groups of child Jobs", ErrUnsupported)
+	if typ.ChildJobs != nil && typ.ChildJobTemplates == nil {
+		return fmt.Errorf("kueue.Setup: %w: Type.ChildJobs is set and Type.ChildJobTemplates is not: a group's flavour goes into its roles' templates", ErrUnsupported)
 	}
 	if mgr == nil {
 		return errors.New("kueue.Setup: the manager is nil")
@@ -82,6 +92,12 @@ func Setup[T client.Object](ctx context.Context, mgr manager.Manager, typ reconc
 	if err != nil {
 		return fmt.Errorf("kueue.Setup: %w", err)
 	}
+	// Kueue's reconciler reads its scheduler cache when a Workload's pods
+	// become ready under waitForPodsReady (for LocalQueue metrics); outside
+	// Kueue's manager there is none, so it gets an empty one with those
+	// metrics off (Options.Kueue may pass another: the later one wins).
+	noMetrics := schdcache.WithLocalQueueMetrics(&metrics.LocalQueueMetricsConfig{})
+	kopts = append([]jobframework.Option{jobframework.WithCache(schdcache.New(mgr.GetClient(), noMetrics))}, kopts...)
 	kopts = append(kopts, opts.Kueue...)
 	if err := kueueapi.AddToScheme(mgr.GetScheme()); err != nil {
 		return fmt.Errorf("kueue.Setup: adding Kueue's API to the scheme: %w", err)
@@ -91,7 +107,11 @@ func Setup[T client.Object](ctx context.Context, mgr manager.Manager, typ reconc
 		return fmt.Errorf("kueue.Setup: the owner kind: %w", err)
 	}
 	name := "kueue-" + strings.ToLower(gvk.Kind)
-	newJob := func() jobframework.GenericJob { return NewJob(&typ, gvk, typ.New()) }
+	newJob := func() jobframework.GenericJob {
+		j := NewJob(&typ, gvk, typ.New())
+		j.controller = opts.ControllerName
+		return j
+	}
 	if err := jobframework.SetupWorkloadOwnerIndex(ctx, mgr.GetFieldIndexer(), gvk); err != nil {
 		return fmt.Errorf("kueue.Setup: the Workload index by %s owner: %w", gvk.Kind, err)
 	}
@@ -107,7 +127,7 @@ func Setup[T client.Object](ctx context.Context, mgr manager.Manager, typ reconc
 		return fmt.Errorf("kueue.Setup: Kueue's reconciler: %w", err)
 	}
 	if opts.Webhook {
-		d := &suspender[T]{typ: &typ, gvk: gvk, c: mgr.GetClient(), opts: jobframework.ProcessOptions(kopts...)}
+		d := &suspender[T]{typ: &typ, gvk: gvk, c: mgr.GetClient(), opts: jobframework.ProcessOptions(kopts...), controller: opts.ControllerName}
 		if err := ctrl.NewWebhookManagedBy(mgr, typ.New()).WithDefaulter(d).Complete(); err != nil {
 			return fmt.Errorf("kueue.Setup: the defaulting webhook: %w", err)
 		}

@@ -79,6 +79,15 @@ type Type[T interface {
 	// as SetRolesStatus, for the owners ChildJobs converts, whose status is then
 	// converted back with ChildJobs. Required with ChildJobs, and only with it.
 	SetChildJobsStatus func(obj T, status childjobs.Status) error
+	// ChildJobTemplates, for a Type with ChildJobs, returns the Job templates
+	// of obj's roles as pointers into obj (spec.replicatedJobs[i].template),
+	// one per role of ChildJobs' Input, in its order: Input.Templates are
+	// copies for a sync, these are where an integration that changes the
+	// owner's spec writes (the Kueue integration merges the admitted
+	// flavour's node selectors and tolerations into them and restores them).
+	// The controller never calls it. Nil: no such integration can change a
+	// group's templates.
+	ChildJobTemplates func(obj T) []*batchv1.JobTemplateSpec
 	// SetSuspend sets obj's spec.suspend, whatever its shape: obj is a copy the
 	// caller owns, written back as an update of the spec. The controller never
 	// calls it (it reads suspend through the conversions); integrations that
@@ -86,6 +95,12 @@ type Type[T interface {
 	// (github.com/jobkit/jobkit/kueue) requires it. Nil: no such integration
 	// can stop an owner.
 	SetSuspend func(obj T, suspend bool)
+	// SetManagedBy sets obj's spec.managedBy (nil unsets it), on a copy the
+	// caller owns, as SetSuspend. The controller never calls it; the Kueue
+	// integration's webhook does, to hand an owner queued for MultiKueue to
+	// MultiKueue's controller. Nil: no integration changes who manages an
+	// owner.
+	SetManagedBy func(obj T, managedBy *string)
 }
 
 // JobType is the Type of batch/v1 Jobs: plan.JobWorkload is the conversion, the
@@ -93,11 +108,12 @@ type Type[T interface {
 // owner.BatchJob; like upstream, it adopts the orphan pods its Jobs' selectors
 // match.
 var JobType = Type[*batchv1.Job]{
-	New:        func() *batchv1.Job { return &batchv1.Job{} },
-	Workload:   func(job *batchv1.Job) (*plan.Workload, error) { return plan.JobWorkload(job), nil },
-	SetStatus:  func(job *batchv1.Job, status batchv1.JobStatus) { job.Status = status },
-	ManagedBy:  func(job *batchv1.Job) *string { return job.Spec.ManagedBy },
-	SetSuspend: func(job *batchv1.Job, suspend bool) { job.Spec.Suspend = &suspend },
+	New:          func() *batchv1.Job { return &batchv1.Job{} },
+	Workload:     func(job *batchv1.Job) (*plan.Workload, error) { return plan.JobWorkload(job), nil },
+	SetStatus:    func(job *batchv1.Job, status batchv1.JobStatus) { job.Status = status },
+	ManagedBy:    func(job *batchv1.Job) *string { return job.Spec.ManagedBy },
+	SetSuspend:   func(job *batchv1.Job, suspend bool) { job.Spec.Suspend = &suspend },
+	SetManagedBy: func(job *batchv1.Job, managedBy *string) { job.Spec.ManagedBy = managedBy },
 }
 
 // Validate names every missing or inconsistent function of t, each error
@@ -115,6 +131,9 @@ func (t *Type[T]) Validate() error {
 	}
 	if (t.ChildJobs == nil) != (t.SetChildJobsStatus == nil) {
 		errs = append(errs, fmt.Errorf("Type: ChildJobs set %v, SetChildJobsStatus set %v: set both or neither", t.ChildJobs != nil, t.SetChildJobsStatus != nil))
+	}
+	if t.ChildJobTemplates != nil && t.ChildJobs == nil {
+		errs = append(errs, errors.New("Type.ChildJobTemplates is set, Type.ChildJobs is not: only groups of child Jobs have Job templates"))
 	}
 	if t.Workload == nil && t.Roles == nil && t.ChildJobs == nil {
 		errs = append(errs, errors.New("Type: none of Workload, Roles and ChildJobs is set: set Workload and SetStatus for Job-shaped owners, Roles and SetRolesStatus for owners of several roles, ChildJobs and SetChildJobsStatus for groups of child Jobs, or several"))

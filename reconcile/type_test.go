@@ -104,6 +104,13 @@ func TestTypeValidate(t *testing.T) {
 		{name: "no shape", mutate: func(t *reconcile.Type[*batchv1.Job]) { t.Workload, t.SetStatus = nil, nil }, wantErr: "none of Workload, Roles and ChildJobs"},
 		{name: "ChildJobs without SetChildJobsStatus", mutate: func(t *reconcile.Type[*batchv1.Job]) { t.ChildJobs = childJobs }, wantErr: "ChildJobs set true, SetChildJobsStatus set false"},
 		{name: "SetChildJobsStatus without ChildJobs", mutate: func(t *reconcile.Type[*batchv1.Job]) { t.SetChildJobsStatus = setChildJobs }, wantErr: "ChildJobs set false, SetChildJobsStatus set true"},
+		{name: "ChildJobTemplates without ChildJobs", mutate: func(t *reconcile.Type[*batchv1.Job]) {
+			t.ChildJobTemplates = func(*batchv1.Job) []*batchv1.JobTemplateSpec { return nil }
+		}, wantErr: "Type.ChildJobTemplates is set, Type.ChildJobs is not"},
+		{name: "child-Jobs groups with their templates", mutate: func(t *reconcile.Type[*batchv1.Job]) {
+			t.ChildJobs, t.SetChildJobsStatus = childJobs, setChildJobs
+			t.ChildJobTemplates = func(*batchv1.Job) []*batchv1.JobTemplateSpec { return nil }
+		}},
 		{name: "child-Jobs groups only", mutate: func(t *reconcile.Type[*batchv1.Job]) {
 			t.Workload, t.SetStatus, t.ChildJobs, t.SetChildJobsStatus = nil, nil, childJobs, setChildJobs
 		}},

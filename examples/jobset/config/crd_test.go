@@ -194,6 +194,21 @@ func TestImmutable(t *testing.T) {
 	if err := k8s.Update(ctx, js); err != nil {
 		t.Errorf("updating suspend and ttlSecondsAfterFinished: %v", err)
 	}
+	// While suspended, a queue (Kueue) places the pods: the templates' scheduling
+	// fields may change, in the same update as the resume too; the roles'
+	// replicas may not.
+	tmpl := &js.Spec.ReplicatedJobs[1].Template.Spec.Template.Spec
+	tmpl.NodeSelector = map[string]string{"pool": "a"}
+	js.Spec.Suspend = ptr.To(false)
+	if err := k8s.Update(ctx, js); err != nil {
+		t.Errorf("updating a suspended JobSet's template with its resume: %v", err)
+	}
+	js.Spec.Suspend = ptr.To(true)
+	if err := k8s.Update(ctx, js); err != nil {
+		t.Fatalf("suspending: %v", err)
+	}
+	js.Spec.ReplicatedJobs[1].Replicas++
+	envtesting.RequireInvalidWithin(t, k8s.Update(ctx, js), "spec.replicatedJobs[1]", "field is immutable: replicas")
 }
 
 // refusedAt reports whether errs has an error at field or under it.

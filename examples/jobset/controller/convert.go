@@ -30,6 +30,18 @@ var JobSetType = reconcile.Type[*v1alpha2.JobSet]{
 		return nil
 	},
 	ManagedBy: func(js *v1alpha2.JobSet) *string { return js.Spec.ManagedBy },
+	// For integrations that start, stop and place JobSets from outside (the
+	// Kueue integration): spec.suspend, spec.managedBy, and the roles' Job
+	// templates inside the JobSet (Input's are copies).
+	SetSuspend:   func(js *v1alpha2.JobSet, suspend bool) { js.Spec.Suspend = &suspend },
+	SetManagedBy: func(js *v1alpha2.JobSet, managedBy *string) { js.Spec.ManagedBy = managedBy },
+	ChildJobTemplates: func(js *v1alpha2.JobSet) []*batchv1.JobTemplateSpec {
+		out := make([]*batchv1.JobTemplateSpec, len(js.Spec.ReplicatedJobs))
+		for i := range js.Spec.ReplicatedJobs {
+			out[i] = &js.Spec.ReplicatedJobs[i].Template
+		}
+		return out
+	},
 }
 
 // Validate checks a JobSet as JobSet's CRD schema and webhook do on create:
@@ -43,8 +55,8 @@ func Validate(js *v1alpha2.JobSet) field.ErrorList {
 // ValidateUpdate checks a JobSet js that replaces old as JobSet's CRD schema
 // and webhook do on update: childjobs.Input.ValidateUpdate of both
 // conversions. A validating webhook would call it; this example's CRD holds
-// stricter immutability rules of its own (a role's template never changes,
-// suspended or not).
+// immutability rules of its own (a role's template changes only while the
+// JobSet is suspended, as a queue such as Kueue changes it).
 func ValidateUpdate(old, js *v1alpha2.JobSet) field.ErrorList {
 	return Input(js, nil, false, "", "", time.Time{}).ValidateUpdate(Input(old, nil, false, "", "", time.Time{}))
 }

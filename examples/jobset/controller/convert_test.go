@@ -250,3 +250,28 @@ func BenchmarkInput(b *testing.B) {
 		_ = controller.Input(js, children, true, "", "", now)
 	}
 }
+
+// The Type's writes for outside integrations (Kueue's): ChildJobTemplates
+// points at the JobSet's own role templates, in the roles' order, so a merge
+// into them is a change of the JobSet; SetSuspend and SetManagedBy set the
+// spec.
+func TestJobSetTypeWrites(t *testing.T) {
+	js := &v1alpha2.JobSet{Spec: v1alpha2.JobSetSpec{ReplicatedJobs: []v1alpha2.ReplicatedJob{{Name: "a", Replicas: 1}, {Name: "b", Replicas: 2}}}}
+	tmpls := controller.JobSetType.ChildJobTemplates(js)
+	if len(tmpls) != 2 || tmpls[0] != &js.Spec.ReplicatedJobs[0].Template || tmpls[1] != &js.Spec.ReplicatedJobs[1].Template {
+		t.Fatalf("ChildJobTemplates = %v, want pointers to the two replicated jobs' templates in order", tmpls)
+	}
+	tmpls[1].Spec.Template.Spec.NodeSelector = map[string]string{"pool": "x"}
+	in, err := controller.JobSetType.ChildJobs(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Templates[1].Spec.Template.Spec.NodeSelector["pool"] != "x" {
+		t.Errorf("a merge through ChildJobTemplates did not reach the conversion: %v", in.Templates[1].Spec.Template.Spec.NodeSelector)
+	}
+	controller.JobSetType.SetSuspend(js, true)
+	controller.JobSetType.SetManagedBy(js, ptr.To("kueue.x-k8s.io/multikueue"))
+	if !ptr.Deref(js.Spec.Suspend, false) || ptr.Deref(js.Spec.ManagedBy, "") != "kueue.x-k8s.io/multikueue" {
+		t.Errorf("after SetSuspend and SetManagedBy: suspend %v, managedBy %v", js.Spec.Suspend, js.Spec.ManagedBy)
+	}
+}

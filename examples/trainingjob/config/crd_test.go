@@ -229,6 +229,9 @@ func TestSpecUpdates(t *testing.T) {
 		{"suspend may change", func(s *v1alpha1.TrainingJobSpec) { s.Suspend = ptr.To(true) }, "", ""},
 		{"workers", func(s *v1alpha1.TrainingJobSpec) { s.Workers = 5 }, "spec.workers", "workers is immutable"},
 		{"template", func(s *v1alpha1.TrainingJobSpec) { s.Template.Spec.Containers[0].Image = "other:2" }, "spec.template", "template is immutable"},
+		{"template while suspended (a queue places the pods)", func(s *v1alpha1.TrainingJobSpec) {
+			s.Suspend, s.Template.Spec.NodeSelector = ptr.To(true), map[string]string{"pool": "a"}
+		}, "", ""},
 		{"backoffLimitPerIndex changed", func(s *v1alpha1.TrainingJobSpec) { s.BackoffLimitPerIndex = ptr.To[int32](2) }, "spec.backoffLimitPerIndex", "is immutable"},
 		{"backoffLimitPerIndex removed (so defaulted to 0)", func(s *v1alpha1.TrainingJobSpec) { s.BackoffLimitPerIndex = nil }, "spec.backoffLimitPerIndex", "is immutable"},
 		{"managedBy added", func(s *v1alpha1.TrainingJobSpec) { s.ManagedBy = ptr.To("example.com/other") }, "spec.managedBy", "managedBy is immutable"},

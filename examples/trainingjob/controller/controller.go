@@ -36,7 +36,8 @@ var Type = reconcile.Type[*v1alpha1.TrainingJob]{
 		}
 		return err
 	},
-	SetSuspend: func(tj *v1alpha1.TrainingJob, suspend bool) { tj.Spec.Suspend = &suspend },
+	SetSuspend:   func(tj *v1alpha1.TrainingJob, suspend bool) { tj.Spec.Suspend = &suspend },
+	SetManagedBy: func(tj *v1alpha1.TrainingJob, managedBy *string) { tj.Spec.ManagedBy = managedBy },
 }
 
 // trainingJobs is the custom resource the controller needs.

@@ -55,6 +55,8 @@ type TrainingJob struct {
 // +kubebuilder:validation:XValidation:rule="has(self.launcher) == has(oldSelf.launcher)",fieldPath=".launcher",message="launcher is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.maxRestarts) == has(oldSelf.maxRestarts)",fieldPath=".maxRestarts",message="maxRestarts is immutable"
 // +kubebuilder:validation:XValidation:rule="!has(self.maxRestarts) || has(self.launcher)",fieldPath=".maxRestarts",message="maxRestarts needs a launcher"
+// +kubebuilder:validation:XValidation:rule="self.template == oldSelf.template || ((has(self.suspend) && self.suspend) || (has(oldSelf.suspend) && oldSelf.suspend))",fieldPath=".template",message="template is immutable while the run is not suspended"
+// +kubebuilder:validation:XValidation:rule="!has(self.launcher) || !has(oldSelf.launcher) || self.launcher == oldSelf.launcher || ((has(self.suspend) && self.suspend) || (has(oldSelf.suspend) && oldSelf.suspend))",fieldPath=".launcher",message="launcher is immutable while the run is not suspended"
 type TrainingJobSpec struct {
 	// Workers is the number of indexes, as a Job's completions: one pod per
 	// index succeeds for the run to complete (unless SuccessPolicy says fewer
@@ -143,14 +145,12 @@ type TrainingJobSpec struct {
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=object
 	// +kubebuilder:pruning:PreserveUnknownFields
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="template is immutable"
 	Template corev1.PodTemplateSpec `json:"template"`
 
 	// Launcher, when set, adds one launcher pod to the workers: it starts once
 	// every worker is Ready, the run succeeds when it succeeds, and a role that
 	// fails for good restarts the whole group (up to MaxRestarts times). Unset,
 	// the run is the workers alone, as it always was.
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="launcher is immutable"
 	// +optional
 	Launcher *Launcher `json:"launcher,omitempty"`
 
