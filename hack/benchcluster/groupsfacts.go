@@ -293,7 +293,7 @@ func (g *groupBench) cleanupGroups(ctx context.Context) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return fmt.Errorf("Jobs labelled %s left after a minute", groupLabel)
+	return fmt.Errorf("the Jobs labelled %s are left after a minute", groupLabel)
 }
 
 // crdResource is the API of CustomResourceDefinitions.
