@@ -19,6 +19,13 @@
 #       jobset.x-k8s.io) with jobkit-clientgo, and the TrainingJob controller as one
 #       owner of the roles' pods, on the same cases, interleaved (--cases, --sides,
 #       --qps, --rounds); JobSet's CRD from the module cache (hack/jobset-crd.sh)
+#   hack/bench-cluster.sh queued [queued flags]  owners queued by Kueue: 50 owners of
+#       20 pods through one ClusterQueue whose quota admits 10 at a time, under
+#       Kueue's manager (hack/cluster-bins.sh --kueue) with the kube-controller-
+#       manager's Job controller, with jobkit-clientgo (spec.managedBy), and as
+#       TrainingJobs under examples/kueue's trainingjob-controller --kueue,
+#       interleaved (--owners, --pods, --admitted, --sides, --qps, --rounds); Kueue's
+#       CRDs from the module cache
 #
 # The chaos run and the smoke need no kube-controller-manager and do not build it.
 # The tables and reports go to stdout, the per-run logs to CLUSTER-DIR/logs.
@@ -34,6 +41,10 @@ chaos)
 	;;
 groups)
 	mode=groups
+	shift
+	;;
+queued)
+	mode=queued
 	shift
 	;;
 --smoke)
@@ -80,6 +91,20 @@ if [ "$mode" = groups ]; then
 		--jobset "$jobset" --jobkit-jobset "$tools/jobkit-jobset-controller" --trainingjob "$tools/trainingjob-controller" \
 		--crds "$crd/jobset.x-k8s.io_jobsets.yaml,$PWD/examples/trainingjob/config/crd/ml.examples.jobkit.dev_trainingjobs.yaml" \
 		--cluster-dir "$dir" "$@" || fail "benchcluster groups $* (the lines above say which check; logs in $dir/logs)"
+	exit 0
+fi
+if [ "$mode" = queued ]; then
+	kueue=$(hack/cluster-bins.sh --kueue) || fail "building Kueue's manager (hack/cluster-bins.sh --kueue)"
+	version=$(awk '$1 == "sigs.k8s.io/kueue" { print $2 }' kueue/go.mod)
+	kdir=$(cd kueue && GOWORK=off go mod download -json "sigs.k8s.io/kueue@$version" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+	[ -d "$kdir/config/components/crd/bases" ] || fail "finding Kueue's CRDs in the module cache (sigs.k8s.io/kueue@$version)"
+	crds=$(printf '%s,' "$kdir"/config/components/crd/bases/*.yaml)
+	(cd examples/kueue && nice -n 10 go build -o "$tools/kueue-trainingjob-controller" ./cmd/trainingjob-controller) ||
+		fail "building examples/kueue's trainingjob-controller"
+	"$tools/benchcluster" queued --kcm "$bin/kube-controller-manager" --jobkit "$tools/jobkit-clientgo" \
+		--kueue "$kueue" --trainingjob "$tools/kueue-trainingjob-controller" \
+		--crds "$crds$PWD/examples/trainingjob/config/crd/ml.examples.jobkit.dev_trainingjobs.yaml" \
+		--cluster-dir "$dir" "$@" || fail "benchcluster queued $* (the lines above say which check; logs in $dir/logs)"
 	exit 0
 fi
 "$tools/benchcluster" --kcm "$bin/kube-controller-manager" --jobkit "$tools/jobkit-clientgo" --cluster-dir "$dir" "$@" ||

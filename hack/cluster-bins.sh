@@ -15,6 +15,10 @@
 #                                    when missing; prints the path of the binary. It
 #                                    has a lock of its own: it never waits for the
 #                                    kube-controller-manager build.
+#   hack/cluster-bins.sh --kueue     only Kueue's manager (sigs.k8s.io/kueue/cmd/kueue
+#                                    at the version kueue/go.mod requires), built by
+#                                    hack/kueue-bin.sh when missing, with a lock of its
+#                                    own; prints the path of the binary.
 #   JOBKIT_CLUSTER_CACHE=dir ...     cache root (default ~/.cache/jobkit/cluster)
 #
 # Cold builds on 2 cores: kube-controller-manager about 10 minutes when quiet (13
@@ -38,8 +42,11 @@ case "${1:-}" in
 --jobset)
 	exec hack/jobset-bin.sh
 	;;
+--kueue)
+	exec hack/kueue-bin.sh
+	;;
 *)
-	log "unknown argument $1 (want --no-kcm, --jobset or nothing)"
+	log "unknown argument $1 (want --no-kcm, --jobset, --kueue or nothing)"
 	exit 2
 	;;
 esac

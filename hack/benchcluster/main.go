@@ -120,6 +120,10 @@ func main() {
 		mainChaos(os.Args[2:])
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "queued" {
+		mainQueued(os.Args[2:])
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "groups" {
 		mainGroups(os.Args[2:])
 		return
