@@ -95,7 +95,10 @@ cluster-status:
 
 # The same Jobs under kube-controller-manager's Job controller and under
 # jobkit-clientgo on that control plane, interleaved; prints the tables. Pass
-# BENCHFLAGS="--cases indexed-5000 --qps 500/1000" to choose.
+# BENCHFLAGS="--cases indexed-5000 --qps 500/1000" to choose; BENCHFLAGS=queued runs
+# the queued case instead (50 owners of 20 pods through one Kueue ClusterQueue that
+# admits 10 at a time, Kueue's manager built by hack/cluster-bins.sh --kueue), and
+# BENCHFLAGS=groups the groups of roles.
 bench-cluster:
 	./hack/bench-cluster.sh $(BENCHFLAGS)
 

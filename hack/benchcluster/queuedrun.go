@@ -370,4 +370,3 @@ func workloadCondition(u *unstructured.Unstructured, typ string) bool {
 	}
 	return false
 }
-
