@@ -125,11 +125,26 @@ func mainQueued(args []string) {
 // of kueueConfig, its certificate self-signed in the run's directory as JobSet's
 // controller's is (jobsetProc): the manager does not start without one, and its
 // /readyz waits for the webhook server.
+//
+// With internal certificate management off, Kueue v0.17's main also loads a metrics
+// certificate from the fixed path /etc/kueue/metrics/certs (even with the metrics
+// server off) and exits without one. Rather than write into the machine's /etc, the
+// manager runs in a mount namespace of its own (unshare -m, which needs root) where an
+// overlay on /etc adds kueue/metrics/certs from the run's directory; the namespace and
+// its mount end with the process. unshare and sh exec into the manager: the process
+// measured is Kueue's.
 func kueueProc(bin string) groupProc {
-	return groupProc{Name: "kueue", Bin: bin, ReadyURL: "/readyz",
+	return groupProc{Name: "kueue", Bin: "unshare", ReadyURL: "/readyz",
 		Args: func(kubeconfig string, limits qps, probePort int, dir string) ([]string, error) {
 			certDir := filepath.Join(dir, "certs")
 			if err := selfSignedCert(certDir); err != nil {
+				return nil, err
+			}
+			upper, work := filepath.Join(dir, "etc-upper"), filepath.Join(dir, "etc-work")
+			if err := selfSignedCert(filepath.Join(upper, "kueue", "metrics", "certs")); err != nil {
+				return nil, err
+			}
+			if err := os.MkdirAll(work, 0o700); err != nil {
 				return nil, err
 			}
 			webhookPort, err := freePort()
@@ -140,7 +155,8 @@ func kueueProc(bin string) groupProc {
 			if err := os.WriteFile(path, []byte(kueueConfig(webhookPort, certDir, probePort, limits)), 0o644); err != nil {
 				return nil, err
 			}
-			return []string{"--config", path, "--kubeconfig", kubeconfig, "--zap-log-level", "info"}, nil
+			mount := fmt.Sprintf(`mount -t overlay overlay -o lowerdir=/etc,upperdir=%s,workdir=%s /etc && exec "$0" "$@"`, upper, work)
+			return []string{"-m", "sh", "-c", mount, bin, "--config", path, "--kubeconfig", kubeconfig, "--zap-log-level", "info"}, nil
 		}}
 }
 
@@ -216,9 +232,19 @@ func runQueued(ctx context.Context, o queuedOptions, out, log io.Writer) (bool, 
 	if err := q.createQueues(ctx); err != nil {
 		return false, err
 	}
-	proc := func(p groupProc) starter {
+	// Kueue's manager talks to kube-apiserver through versionProxy (queuedproxy.go).
+	vp, err := startVersionProxy(cfg)
+	if err != nil {
+		return false, err
+	}
+	defer vp.stop()
+	kueueKubeconfig, err := vp.kubeconfig(b.logDir)
+	if err != nil {
+		return false, err
+	}
+	proc := func(p groupProc, kubeconfig string) starter {
 		return starter{Name: p.Name, Measured: true, Start: func(ctx context.Context, run string) (*running, error) {
-			return p.start(ctx, o.kubeconfig, b.logDir, run, o.limits)
+			return p.start(ctx, kubeconfig, b.logDir, run, o.limits)
 		}}
 	}
 	jobCtrl := func(c controller) starter {
@@ -226,10 +252,10 @@ func runQueued(ctx context.Context, o queuedOptions, out, log io.Writer) (bool, 
 			return c.start(ctx, o.kubeconfig, b.logDir, run, o.limits)
 		}}
 	}
-	kueue := proc(kueueProc(o.kueue))
+	kueue := proc(kueueProc(o.kueue), kueueKubeconfig)
 	g.sides[queuedKCM] = []starter{kueue, jobCtrl(controller{Name: "kcm", Bin: o.kcm})}
 	g.sides[queuedJobkit] = []starter{kueue, jobCtrl(controller{Name: "jobkit", Bin: o.jobkit, ManagedBy: managedByJobkit})}
-	g.sides[queuedOwner] = []starter{kueue, proc(queuedTrainingJobProc(o.trainingJob))}
+	g.sides[queuedOwner] = []starter{kueue, proc(queuedTrainingJobProc(o.trainingJob), o.kubeconfig)}
 	fmt.Fprintf(log, "logs in %s\n", b.logDir)
 	var results []queuedResult
 	seq, ok := 0, true
