@@ -156,4 +156,33 @@
 // status, its child Jobs and its pods once they have settled; the table shows the
 // ratios to JobSet's side and whether jobkit's facts equal JobSet's (the command
 // fails when they differ).
+//
+// # Queued by Kueue
+//
+//	benchcluster queued --kueue BIN [--kcm BIN] [--jobkit BIN] [--trainingjob BIN]
+//	                    [--crds FILE,...] [--cluster-dir DIR] [--owners 50] [--pods 20]
+//	                    [--admitted 10] [--sides kcm,jobkit,owner] [--qps 500/1000]
+//	                    [--rounds 1] [--timeout 15m]
+//
+// queues --owners owners of --pods pods (one CPU each) through one ClusterQueue whose
+// CPU quota admits --admitted owners at a time (a ResourceFlavor, the ClusterQueue, a
+// LocalQueue), under Kueue's manager (hack/cluster-bins.sh --kueue) and three sides,
+// interleaved: kcm (batch/v1 Jobs under the kube-controller-manager's Job controller,
+// queued by Kueue's built-in Job integration), jobkit (the same Jobs under
+// jobkit-clientgo through spec.managedBy) and owner (TrainingJobs under
+// examples/kueue's trainingjob-controller --kueue, which runs Kueue's job reconciler
+// for the kind; Kueue's manager lists it as an external framework and only admits).
+// Kueue's manager runs from a configuration file without internal certificate
+// management, its webhook server on 127.0.0.1 with a self-signed certificate and no
+// webhook registered, so the owners are created as its webhook would leave them:
+// suspended, with the queue-name label. Its main reads a metrics certificate from
+// /etc/kueue/metrics/certs and parses the server's version, so it runs in a mount
+// namespace of its own with an overlay on /etc that adds the certificate (unshare -m:
+// root) and talks to kube-apiserver through a loopback proxy that reports the
+// unstamped version as vMAJOR.MINOR.0 (queuedproxy.go). Each run measures the time
+// until every owner finished, the admissions per second (each Workload's Admitted
+// condition seen through a watch), the most Workloads admitted at once, the writes by
+// verb and resource, the CPU seconds and peak RSS of Kueue's manager and of the side's
+// controller, kube-apiserver's CPU; it fails when an owner did not complete, a
+// Workload was not admitted, the quota was exceeded or a pod did not succeed.
 package main

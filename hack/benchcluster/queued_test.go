@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -274,5 +278,109 @@ func TestWriteQueuedTable(t *testing.T) {
 	}
 	if r.ours() != "jobkit" || (queuedResult{Side: queuedOwner}).ours() != "trainingjob" || (queuedResult{Side: queuedKCM}).ours() != "kcm" {
 		t.Error("ours() names the wrong process")
+	}
+}
+
+func TestReleaseVersion(t *testing.T) {
+	tests := []struct {
+		name, in, want, wantErr string
+	}{
+		{name: "unstamped", in: `{"major":"1","minor":"37","gitVersion":"v0.0.0-master+$Format:%H$"}`, want: "v1.37.0"},
+		{name: "minor with a plus", in: `{"major":"1","minor":"36+","gitVersion":"v0.0.0-master"}`, want: "v1.36.0"},
+		{name: "a release kept", in: `{"major":"1","minor":"37","gitVersion":"v1.37.2"}`, want: "v1.37.2"},
+		{name: "no major", in: `{"minor":"37","gitVersion":"v0.0.0-master"}`, wantErr: `major ""`},
+		{name: "not JSON", in: `<html>`, wantErr: "/version"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := releaseVersion([]byte(tt.in))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v map[string]any
+			if err := yaml.Unmarshal(out, &v); err != nil {
+				t.Fatal(err)
+			}
+			if v["gitVersion"] != tt.want || v["major"] == nil {
+				t.Errorf("releaseVersion = %s, want gitVersion %s and the rest kept", out, tt.want)
+			}
+		})
+	}
+}
+
+func TestKueueProcArgs(t *testing.T) {
+	dir := t.TempDir()
+	p := kueueProc("/cache/kueue-manager")
+	args, err := p.Args("/k/kubeconfig", qps{QPS: 500, Burst: 1000}, 8081, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Bin != "unshare" || args[0] != "-m" || args[1] != "sh" || args[4] != "/cache/kueue-manager" {
+		t.Fatalf("command = %s %v", p.Bin, args)
+	}
+	if !strings.Contains(args[3], "lowerdir=/etc,upperdir="+dir+"/etc-upper") || !strings.HasSuffix(args[3], `exec "$0" "$@"`) {
+		t.Errorf("mount script = %s", args[3])
+	}
+	if got := strings.Join(args[5:], " "); got != "--config "+dir+"/config.yaml --kubeconfig /k/kubeconfig --zap-log-level info" {
+		t.Errorf("manager args = %s", got)
+	}
+	for _, f := range []string{"certs/tls.crt", "certs/tls.key", "etc-upper/kueue/metrics/certs/tls.crt", "etc-upper/kueue/metrics/certs/tls.key", "config.yaml"} {
+		if _, err := os.Stat(dir + "/" + f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	tj, err := queuedTrainingJobProc("/t/trainingjob-controller").Args("/k/kubeconfig", qps{QPS: 500, Burst: 1000}, 8082, dir)
+	if err != nil || tj[len(tj)-1] != "--kueue" {
+		t.Errorf("trainingjob-controller args = %v, %v; want --kueue last", tj, err)
+	}
+}
+
+func TestVersionProxy(t *testing.T) {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/version":
+			io.WriteString(w, `{"major":"1","minor":"37","gitVersion":"v0.0.0-master+$Format:%H$"}`)
+		default:
+			w.Header().Set("X-Path", r.URL.Path)
+			io.WriteString(w, "as it is")
+		}
+	}))
+	defer api.Close()
+	p, err := startVersionProxy(&rest.Config{Host: api.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.stop()
+	get := func(path string) (string, http.Header) {
+		resp, err := http.Get(p.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b), resp.Header
+	}
+	if body, _ := get("/version"); !strings.Contains(body, `"gitVersion":"v1.37.0"`) {
+		t.Errorf("/version through the proxy = %s", body)
+	}
+	if body, h := get("/api/v1/pods"); body != "as it is" || h.Get("X-Path") != "/api/v1/pods" {
+		t.Errorf("/api/v1/pods through the proxy = %q (path %q)", body, h.Get("X-Path"))
+	}
+	path, err := p.kubeconfig(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(raw), "server: "+p.url) {
+		t.Errorf("kubeconfig = %s, %v", raw, err)
 	}
 }
