@@ -172,15 +172,21 @@ func TestAdmissionRate(t *testing.T) {
 	}
 }
 
-// workload is a Workload named name with the conditions true.
-func workload(name string, conds ...string) *unstructured.Unstructured {
+// workload is a Workload named name of pods pods, reclaimable of them reclaimable,
+// with the conditions true.
+func workload(name string, pods, reclaimable int64, conds ...string) *unstructured.Unstructured {
 	var cs []any
 	for _, c := range conds {
 		cs = append(cs, map[string]any{"type": c, "status": "True"})
 	}
 	cs = append(cs, map[string]any{"type": "PodsReady", "status": "False"})
+	status := map[string]any{"conditions": cs}
+	if reclaimable > 0 {
+		status["reclaimablePods"] = []any{map[string]any{"name": "main", "count": reclaimable}}
+	}
 	return &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": name},
-		"status": map[string]any{"conditions": cs}}}
+		"spec":   map[string]any{"podSets": []any{map[string]any{"name": "main", "count": pods}}},
+		"status": status}}
 }
 
 func TestAdmissionTracker(t *testing.T) {
@@ -189,20 +195,27 @@ func TestAdmissionTracker(t *testing.T) {
 	steps := []struct {
 		w        *unstructured.Unstructured
 		admitted int
-		peak     int
+		inUse    int64
+		peak     int64
 	}{
-		{workload("a"), 0, 0},
-		{workload("a", "QuotaReserved", "Admitted"), 1, 1},
-		{workload("b", "QuotaReserved", "Admitted"), 2, 2},
-		{workload("a", "QuotaReserved", "Admitted", "Finished"), 2, 2},
-		{workload("c", "QuotaReserved", "Admitted"), 3, 2},
-		{workload("c", "QuotaReserved", "Admitted"), 3, 2}, // seen again
-		{workload("d", "QuotaReserved", "Admitted"), 4, 3},
+		{workload("a", 20, 0), 0, 0, 0},
+		{workload("a", 20, 0, "QuotaReserved", "Admitted"), 1, 20, 20},
+		{workload("b", 20, 0, "QuotaReserved", "Admitted"), 2, 40, 40},
+		{workload("a", 20, 20, "QuotaReserved", "Admitted"), 2, 20, 40}, // a's pods succeeded: reclaimable
+		{workload("c", 20, 0, "QuotaReserved", "Admitted"), 3, 40, 40},  // admitted before a finished
+		{workload("a", 20, 20, "QuotaReserved", "Admitted", "Finished"), 3, 40, 40},
+		{workload("c", 20, 0, "QuotaReserved", "Admitted"), 3, 40, 40}, // seen again
+		{workload("d", 20, 0, "QuotaReserved", "Admitted"), 4, 60, 60},
+		{workload("b", 20, 5, "QuotaReserved", "Admitted"), 4, 55, 60},
 	}
 	for i, s := range steps {
 		tr.observe(s.w, t0.Add(time.Duration(i)*time.Second))
-		if len(tr.admitted) != s.admitted || tr.peak != s.peak {
-			t.Errorf("step %d: %d admitted, peak %d; want %d, %d", i, len(tr.admitted), tr.peak, s.admitted, s.peak)
+		var inUse int64
+		for _, n := range tr.inUse {
+			inUse += n
+		}
+		if len(tr.admitted) != s.admitted || inUse != s.inUse || tr.peak != s.peak {
+			t.Errorf("step %d: %d admitted, %d pods in use, peak %d; want %d, %d, %d", i, len(tr.admitted), inUse, tr.peak, s.admitted, s.inUse, s.peak)
 		}
 	}
 	if got := tr.admitted["c"]; !got.Equal(t0.Add(4 * time.Second)) {

@@ -30,10 +30,11 @@ type queuedResult struct {
 	// seen through a watch.
 	Duration time.Duration
 	// Admitted is the number of Workloads seen admitted; Rate their admissions per
-	// second (admissionRate); Peak the most admitted and not yet finished at once.
+	// second (admissionRate); PeakPods the most pods admitted at once (one CPU each:
+	// the quota in use, admissionTracker).
 	Admitted      int
 	Rate          float64
-	Peak          int
+	PeakPods      int64
 	Requests      requests
 	OtherRequests requests
 	CPU           map[string]float64 // by process: "kueue" and the side's controller
@@ -54,8 +55,8 @@ func (r queuedResult) ours() string {
 }
 
 func (r queuedResult) line() string {
-	return fmt.Sprintf("%s %s: %.1f s, %d admitted, %.2f admissions/s, peak %d admitted at once, CPU kueue %.1f s %s %.1f s, kube-apiserver %.1f s\n  writes: %s",
-		r.Case.Name(), r.Side, r.Duration.Seconds(), r.Admitted, r.Rate, r.Peak,
+	return fmt.Sprintf("%s %s: %.1f s, %d admitted, %.2f admissions/s, peak %d pods admitted at once, CPU kueue %.1f s %s %.1f s, kube-apiserver %.1f s\n  writes: %s",
+		r.Case.Name(), r.Side, r.Duration.Seconds(), r.Admitted, r.Rate, r.PeakPods,
 		r.CPU["kueue"], r.ours(), r.CPU[r.ours()], r.APIServerCPU, writesLine(r.Requests))
 }
 
@@ -212,7 +213,7 @@ func (q *queuedBench) run(ctx context.Context, side string, seq int) (queuedResu
 			res.Requests[k] = v
 		}
 	}
-	res.Admitted, res.Rate, res.Peak = len(t.admitted), admissionRate(start, t.admitted), t.peak
+	res.Admitted, res.Rate, res.PeakPods = len(t.admitted), admissionRate(start, t.admitted), t.peak
 	res.Problems = append(res.Problems, q.check(ctx, res, finished)...)
 	return res, nil
 }
@@ -272,8 +273,8 @@ func (q *queuedBench) check(ctx context.Context, res queuedResult, finished map[
 	if res.Admitted != q.c.Owners {
 		problems = append(problems, fmt.Sprintf("%d Workloads admitted, want %d", res.Admitted, q.c.Owners))
 	}
-	if res.Peak > q.c.Admitted {
-		problems = append(problems, fmt.Sprintf("%d Workloads admitted at once, the quota allows %d", res.Peak, q.c.Admitted))
+	if res.PeakPods > int64(q.c.quota()) {
+		problems = append(problems, fmt.Sprintf("%d pods admitted at once, the quota allows %d", res.PeakPods, q.c.quota()))
 	}
 	pods, err := q.cs.CoreV1().Pods(q.namespace).List(ctx, metav1.ListOptions{LabelSelector: queuedLabel})
 	if err != nil {
@@ -330,33 +331,53 @@ func queuedSideName(side string) string {
 }
 
 // admissionTracker follows the Workloads through a watch: when each was first seen
-// admitted, and the most admitted and not finished at once.
+// admitted, and the most pods admitted at once. A Workload holds quota for its pod
+// sets' pods from its admission until it finishes, less its reclaimable pods (Kueue
+// gives those back as the owner no longer needs them: a Job's pods that succeeded
+// beyond what it still needs), so the next owner may be admitted before the last one
+// finished.
 type admissionTracker struct {
 	admitted map[string]time.Time
-	running  map[string]bool
-	peak     int
+	inUse    map[string]int64 // pods by Workload
+	peak     int64
 }
 
 func newAdmissionTracker() *admissionTracker {
-	return &admissionTracker{admitted: map[string]time.Time{}, running: map[string]bool{}}
+	return &admissionTracker{admitted: map[string]time.Time{}, inUse: map[string]int64{}}
 }
 
 // observe takes Workload u as seen at now.
 func (t *admissionTracker) observe(u *unstructured.Unstructured, now time.Time) {
 	name := u.GetName()
-	if workloadCondition(u, "Admitted") {
-		if _, seen := t.admitted[name]; !seen {
-			t.admitted[name] = now
-		}
+	admitted := workloadCondition(u, "Admitted")
+	if _, seen := t.admitted[name]; admitted && !seen {
+		t.admitted[name] = now
 	}
-	t.running[name] = workloadCondition(u, "Admitted") && !workloadCondition(u, "Finished")
-	n := 0
-	for _, r := range t.running {
-		if r {
-			n++
-		}
+	t.inUse[name] = 0
+	if admitted && !workloadCondition(u, "Finished") {
+		t.inUse[name] = max(podSetsCount(u, "spec", "podSets")-podSetsCount(u, "status", "reclaimablePods"), 0)
+	}
+	var n int64
+	for _, pods := range t.inUse {
+		n += pods
 	}
 	t.peak = max(t.peak, n)
+}
+
+// podSetsCount sums the count of each item of the list at path in u.
+func podSetsCount(u *unstructured.Unstructured, path ...string) int64 {
+	items, _, _ := unstructured.NestedSlice(u.Object, path...)
+	var n int64
+	for _, it := range items {
+		m, _ := it.(map[string]any)
+		switch c := m["count"].(type) {
+		case int64:
+			n += c
+		case float64:
+			n += int64(c)
+		}
+	}
+	return n
 }
 
 // workloadCondition tells whether the Workload u has condition typ true.
