@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/jobkit/jobkit/jobstatus"
 )
 
 // queuedBench is what every run of the queued benchmark shares.
@@ -250,10 +252,8 @@ func ownerFinished(ev watch.Event) (string, string) {
 	}
 	switch o := ev.Object.(type) {
 	case *batchv1.Job:
-		for _, c := range o.Status.Conditions {
-			if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) {
-				return o.Name, string(c.Type)
-			}
+		if t, done := jobstatus.Finished(&o.Status); done {
+			return o.Name, string(t)
 		}
 	case *unstructured.Unstructured:
 		return o.GetName(), finishedCondition(o)
