@@ -275,15 +275,15 @@ func TestOwnerFinished(t *testing.T) {
 func TestWriteQueuedTable(t *testing.T) {
 	c := queuedCase{Owners: 50, Pods: 20, Admitted: 10}
 	r := queuedResult{Case: c, Side: queuedJobkit, Duration: 42 * time.Second, Rate: 1.25,
-		Requests: requests{{"POST", "pods", ""}: 1000, {"PUT", "workloads", "status"}: 150, {"PATCH", "jobs", ""}: 50, {"GET", "jobs", ""}: 7},
+		Requests: requests{{"POST", "pods", ""}: 1000, {"PUT", "workloads", "status"}: 150, {"PATCH", "jobs", ""}: 50, {"GET", "jobs", ""}: 7, {"POST", "events", ""}: 30},
 		CPU:      map[string]float64{"kueue": 3.5, "jobkit": 2.25}, RSS: map[string]int64{"kueue": 64 << 20, "jobkit": 32 << 20}, APIServerCPU: 9}
 	var buf bytes.Buffer
 	writeQueuedTable(&buf, []queuedResult{r})
 	out := buf.String()
 	for _, want := range []string{
 		"queued-50x20-q10: 50 owners of 20 pods, a ClusterQueue admitting 10 at a time",
-		"| jobkit-clientgo (spec.managedBy) + Kueue | 42.0 | 1.25 | 1200 | 7 | 3.5 | 2.2 | 64 | 32 | 9.0 |",
-		"- jobkit-clientgo (spec.managedBy) + Kueue writes: POST pods=1000 PUT workloads/status=150 PATCH jobs=50",
+		"| jobkit-clientgo (spec.managedBy) + Kueue | 42.0 | 1.25 | 1230 | 1200 | 3.5 | 2.2 | 64 | 32 | 9.0 |",
+		"- jobkit-clientgo (spec.managedBy) + Kueue writes: POST pods=1000 PUT workloads/status=150 PATCH jobs=50 POST events=30",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
