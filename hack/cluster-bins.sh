@@ -23,7 +23,8 @@
 #
 # Cold builds on 2 cores: kube-controller-manager about 10 minutes when quiet (13
 # CPU-minutes; 66 minutes measured while five other sessions compiled), kwok about 3
-# (35 under the same load), plus those of hack/envtest-bins.sh (about 12).
+# (35 under the same load), plus those of hack/envtest-bins.sh (about 12). Kueue's
+# manager (--kueue): about 7.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K8S_VERSION=${K8S_VERSION:-1.37.2}
