@@ -156,7 +156,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(cs, o.resyncPeriod, informers.WithTransform(clientgo.StripManagedFields))
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, o.resyncPeriod, informers.WithTransform(clientgo.TrimPods))
 	defer factory.Shutdown()
 	m := metrics.New(metrics.Subsystem(owner.BatchJob), metrics.JobResource)
 	registry := prometheus.NewRegistry()
