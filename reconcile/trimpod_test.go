@@ -69,8 +69,8 @@ func fatSpec() corev1.PodSpec {
 	container := func(name string) corev1.Container {
 		return corev1.Container{
 			Name: name, Image: "registry.example.com/ml/" + name + ":v1.2.3", Command: []string{"/bin/" + name}, Args: []string{"--epochs=10", "--lr=0.01"},
-			Env:                      []corev1.EnvVar{{Name: "DATA", Value: "/data"}, {Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
-			Resources:                res, VolumeMounts: mounts, TerminationMessagePath: "/dev/termination-log",
+			Env:       []corev1.EnvVar{{Name: "DATA", Value: "/data"}, {Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
+			Resources: res, VolumeMounts: mounts, TerminationMessagePath: "/dev/termination-log",
 			TerminationMessagePolicy: corev1.TerminationMessageReadFile, ImagePullPolicy: corev1.PullIfNotPresent,
 		}
 	}
