@@ -127,15 +127,19 @@ func (ex *execution) noteAdopted(cached, out *corev1.Pod) {
 
 // onlyClaimChanged reports whether after differs from before only in what an
 // adoption patch writes (owner references, finalizers) and in what any write changes
-// (resourceVersion, managedFields, which some caches strip).
+// (resourceVersion), among what the decisions read: both sides are compared as
+// TrimPod leaves them, since a cache may hold trimmed pods while the API server
+// answers with whole ones (and managedFields, which TrimPod drops too).
 func onlyClaimChanged(before, after *corev1.Pod) bool {
-	a, b := before.ObjectMeta, after.ObjectMeta // shallow copies: only fields are cleared
-	for _, m := range []*metav1.ObjectMeta{&a, &b} {
-		m.OwnerReferences, m.Finalizers, m.ResourceVersion, m.ManagedFields = nil, nil, "", nil
+	b, a := *before, *after // shallow copies: TrimPod only assigns their fields
+	TrimPod(&b)
+	TrimPod(&a)
+	for _, m := range []*metav1.ObjectMeta{&a.ObjectMeta, &b.ObjectMeta} {
+		m.OwnerReferences, m.Finalizers, m.ResourceVersion = nil, nil, ""
 	}
-	return equality.Semantic.DeepEqual(a, b) &&
-		equality.Semantic.DeepEqual(before.Spec, after.Spec) &&
-		equality.Semantic.DeepEqual(before.Status, after.Status)
+	return equality.Semantic.DeepEqual(a.ObjectMeta, b.ObjectMeta) &&
+		equality.Semantic.DeepEqual(a.Spec, b.Spec) &&
+		equality.Semantic.DeepEqual(a.Status, b.Status)
 }
 
 // writeVersion is the resourceVersion that a write to pod in this sync carries as its

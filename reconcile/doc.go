@@ -95,7 +95,10 @@
 // A sync is plan.Compute (O(n log n) in pods) plus one API call per action; the
 // stores are O(1) per call. Listing stays the caller's. MapPodEvent allocates only the
 // target slice and key (none for a resync). A steady SyncChildJobs costs
-// childjobs.Compute's and nothing more. See the benchmarks for figures.
+// childjobs.Compute's and nothing more. See the benchmarks for figures. The cache
+// is the caller's too, and most of a controller's memory at scale: TrimPod, as the
+// pod informer's transform, keeps of each pod only what the Reconciler reads
+// (BenchmarkCachedPodHeap: 22.7 KB a pod whole, 5.2 KB trimmed).
 //
 // # Concurrency
 //

@@ -124,12 +124,23 @@ func TestOnlyClaimChanged(t *testing.T) {
 		{name: "being deleted", after: with(func(p *corev1.Pod) { p.DeletionTimestamp = ptr.To(metav1.Now()) })},
 		{name: "bound meanwhile", after: with(func(p *corev1.Pod) { p.Spec.NodeName = "m" })},
 		{name: "annotated meanwhile", after: with(func(p *corev1.Pod) { p.Annotations = map[string]string{"k": "v"} })},
+		{name: "adoption answered whole, the cache trimmed (TrimPod)", want: true, after: with(func(p *corev1.Pod) {
+			p.OwnerReferences = []metav1.OwnerReference{{UID: "job", Controller: ptr.To(true)}}
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists}}
+			p.Spec.DNSPolicy, p.Spec.SchedulerName = corev1.DNSClusterFirst, "default-scheduler"
+			p.Spec.Volumes = []corev1.Volume{{Name: "data"}}
+			p.Status.PodIP, p.Status.QOSClass = "10.0.0.1", corev1.PodQOSBestEffort
+		})},
+		{name: "a container restarted meanwhile", after: with(func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main", RestartCount: 1}}
+		})},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			before := base.DeepCopy()
+			before, after := base.DeepCopy(), tc.after.DeepCopy()
 			assert.Equal(t, tc.want, onlyClaimChanged(base, tc.after), "onlyClaimChanged")
 			assert.Equal(t, before, base, "onlyClaimChanged modified its input")
+			assert.Equal(t, after, tc.after, "onlyClaimChanged modified the answer")
 		})
 	}
 }

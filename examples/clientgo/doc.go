@@ -4,7 +4,7 @@
 // controller of any cluster, which leaves such Jobs alone.
 //
 //	cs, err := clientgo.NewClientset(cfg) // or kubernetes.NewForConfig(cfg)
-//	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(clientgo.StripManagedFields))
+//	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(clientgo.TrimPods))
 //	ctrl, err := clientgo.New(cs, factory, reconcile.Config{Name: "example.com/jobs"}, clientgo.Options{})
 //	...
 //	err = ctrl.Run(ctx, 5)

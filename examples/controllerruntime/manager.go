@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -85,7 +87,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (manager.Manager, error) {
 		LeaderElectionReleaseOnCancel: true,
 		Metrics:                       metricsserver.Options{BindAddress: bind},
 		HealthProbeBindAddress:        o.HealthProbeBindAddress,
-		Cache:                         cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Cache:                         cacheOptions(),
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
 		Scheme:                        o.Scheme,
 	}
@@ -207,3 +209,28 @@ func (discardSink) Info(int, string, ...any)         {}
 func (discardSink) Error(error, string, ...any)      {}
 func (d discardSink) WithValues(...any) logr.LogSink { return d }
 func (d discardSink) WithName(string) logr.LogSink   { return d }
+
+// cacheOptions are the manager's cache options: every object is cached without its
+// managedFields, and a pod as reconcile.TrimPod leaves it (what the Reconciler
+// reads: metadata, the containers' names and restart policies, the node, the
+// phase, conditions and container states). At 20,000 pods the whole pods were
+// most of a controller's heap. Every pod write of the controller is a patch of its
+// own fields or a delete, so no trimmed pod is sent back; code of your own in the
+// same manager that reads more of a pod needs a manager without this transform.
+func cacheOptions() cache.Options {
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}: {Transform: trimPod},
+		},
+	}
+}
+
+// trimPod is the pod cache's transform: reconcile.TrimPod of each pod; anything
+// else (a tombstone) passes through.
+func trimPod(obj any) (any, error) {
+	if pod, ok := obj.(*corev1.Pod); ok {
+		return reconcile.TrimPod(pod), nil
+	}
+	return obj, nil
+}

@@ -55,7 +55,12 @@ var budgets = map[string]int{
 	// kind of error JobSet's elastic rules give for resizing a finished group;
 	// +1 for plain/group's VolumeClaim, a template of spec.volumeClaimPolicies
 	// (its rules are methods).
-	".":                  506,
+	//
+	// Issue 37 (peak RSS at 20,000 pods): +1 for reconcile.TrimPod, the one home
+	// of what the Reconciler reads of a pod, which both adapters' pod informer
+	// transforms apply; no existing name says it (cached pods were 77 of 85 MB
+	// of live heap).
+	".":                  507,
 	"controllerruntime":  36, // 33 names then
 	"cmd/jobkit/explain": 72, // 66 names then
 	"kueue":              8,  // issue 36: 5 names when the module appeared

@@ -156,7 +156,9 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(cs, o.resyncPeriod, informers.WithTransform(clientgo.StripManagedFields))
+	// The informers cache pods trimmed to what the Reconciler reads (clientgo.TrimPods):
+	// at 20,000 pods the whole pods were 77 of 85 MB of live heap.
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, o.resyncPeriod, informers.WithTransform(clientgo.TrimPods))
 	defer factory.Shutdown()
 	m := metrics.New(metrics.Subsystem(owner.BatchJob), metrics.JobResource)
 	registry := prometheus.NewRegistry()
