@@ -125,7 +125,7 @@ func fatPod(job *batchv1.Job, i int, index string, s podState) *corev1.Pod {
 			Name: name, Namespace: job.Namespace, UID: types.UID("uid-" + name), ResourceVersion: strconv.Itoa(1000 + i),
 			GenerateName: job.Name + "-", Labels: labels, CreationTimestamp: metav1.NewTime(created),
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate,
-				APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{},"f:containerStatuses":{},"f:hostIP":{},"f:phase":{},"f:podIP":{},"f:startTime":{}}}`)}}},
+				APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: fieldsV1(`{"f:status":{"f:conditions":{},"f:containerStatuses":{},"f:hostIP":{},"f:phase":{},"f:podIP":{},"f:startTime":{}}}`)}},
 		},
 		Spec: *job.Spec.Template.Spec.DeepCopy(),
 		Status: corev1.PodStatus{
@@ -362,4 +362,15 @@ func BenchmarkCachedPodHeap(b *testing.B) {
 			b.ReportMetric(perPod, "B/pod")
 		})
 	}
+}
+
+// fieldsV1 is a managed-fields set of raw JSON, made through UnmarshalJSON: every
+// apimachinery release from the core's floor on has it (the Raw field is deprecated
+// from v0.37, its replacement missing at the floor).
+func fieldsV1(raw string) *metav1.FieldsV1 {
+	f := &metav1.FieldsV1{}
+	if err := f.UnmarshalJSON([]byte(raw)); err != nil {
+		panic(err)
+	}
+	return f
 }
