@@ -14,8 +14,10 @@
 #
 #   hack/modules.sh               the directory of every module that holds packages, the
 #                                 root first (hack/tools only pins the tools: left out)
-#   hack/modules.sh --own         the modules of kind own: the release check imports
-#                                 each into an operator at that module's own floor
+#   hack/modules.sh --own         the modules of kind own
+#   hack/modules.sh --floor       the modules of kinds floorlib and own: the release
+#                                 check imports each into an operator at that module's
+#                                 own floor
 #   hack/modules.sh --importable  the modules an operator imports: the release check
 #                                 `go get`s each into an operator at the Kubernetes floor
 #   hack/modules.sh --commands    the package directory of every command a user installs
@@ -38,13 +40,23 @@ cd "$(dirname "$0")/.."
 #   dev    only for this repository (benchmarks)
 #   own    a library at versions of its own (its floor is above the core's): in no
 #          go.work but DIR/go.work, which uses DIR and the modules DIR requires
+#   floorlib  packages at a floor of their own, above the core's, in go.work (which
+#          builds and tests them at the newest release): the examples' libraries, at
+#          Kueue's floor because examples/kueue (own) requires them; no command
+#          lives there (a command's module is of kind cmd, at the newest release)
 #   tools  pins the tools the scripts run (hack/tool.sh), no packages; not in go.work
 table=(
 	".                  lib"
 	"cmd/jobkit         cmd   cmd/jobkit"
 	"cmd/jobkit/explain lib"
 	"controllerruntime  lib"
-	"examples           cmd   examples/clientgo/cmd/jobkit-clientgo examples/controllerruntime/cmd/jobkit-controller-runtime examples/plank/cmd/plank examples/trainingjob/cmd/trainingjob-controller examples/jobset/cmd/jobset-controller examples/demo"
+	"examples           floorlib"
+	"examples/clientgo/cmd          cmd   examples/clientgo/cmd/jobkit-clientgo"
+	"examples/controllerruntime/cmd cmd   examples/controllerruntime/cmd/jobkit-controller-runtime"
+	"examples/plank/cmd             cmd   examples/plank/cmd/plank"
+	"examples/trainingjob/cmd       cmd   examples/trainingjob/cmd/trainingjob-controller"
+	"examples/jobset/cmd            cmd   examples/jobset/cmd/jobset-controller"
+	"examples/demo                  cmd   examples/demo"
 	"examples/jobset/upstream dev"
 	"hack/benchcluster  dev"
 	"kueue              own"
@@ -102,7 +114,7 @@ check() {
 		/^use \(/ { b=1; next } b && /^\)/ { b=0; next }
 		b { print $1; next } /^use / { print $2 }' | sed 's#^\./##; s#^$#.#; s#/$##' | sort)
 	[ -n "$used" ] || used=.
-	want=$(rows lib cmd dev | sort)
+	want=$(rows lib cmd dev floorlib | sort)
 	if [ "$used" != "$want" ]; then
 		echo "modules: go.work's use lines and the table of hack/modules.sh differ (-table +go.work):" >&2
 		diff <(echo "$want") <(echo "$used") | grep '^[<>]' | sed 's/^</  -/; s/^>/  +/' >&2 || true
@@ -161,8 +173,30 @@ check() {
 	for dir in $(rows own); do
 		ownwork_check "$dir" || bad=1
 	done
+	cmdfloor_check || bad=1
 	[ "$bad" = 0 ] || exit 1
 	echo "modules: the table, go.work and the go.mod files agree"
+}
+
+# cmdfloor_check: every module of kind cmd requires k8s.io/api, apimachinery, client-go
+# and controller-runtime at the versions go.work selects, the newest release the
+# repository builds with. `go install <command>@version` ignores go.work: the command
+# is built with its own go.mod's versions, and a pod or Job it creates through older
+# API types silently loses the fields added since (issue 36: the commands sat in the
+# examples module when its go.mod went down to Kueue's floor, k8s.io v0.35).
+cmdfloor_check() {
+	local bad=0 dir p want have
+	for p in k8s.io/api k8s.io/apimachinery k8s.io/client-go sigs.k8s.io/controller-runtime; do
+		want=$(GOWORK=$PWD/go.work go list -m -f '{{.Version}}' "$p")
+		for dir in $(rows cmd); do
+			have=$(awk -v p="$p" '$1 == p { print $2 } $1 == "require" && $2 == p { print $3 }' "$dir/go.mod" | head -n1)
+			[ "$have" = "$want" ] || {
+				echo "modules: $dir (kind cmd) requires $p ${have:-not at all}, want $want (what go.work selects): installed alone, its commands would build with older API types" >&2
+				bad=1
+			}
+		done
+	done
+	return "$bad"
 }
 
 # localreqs DIR: "path version dir" of every module of the table that DIR's module
@@ -214,9 +248,10 @@ ownwork_check() {
 }
 
 case "${1:-}" in
-"") rows lib cmd dev own ;;
+"") rows lib cmd dev own floorlib ;;
 --importable) rows lib ;;
 --own) rows own ;;
+--floor) rows floorlib own ;;
 --all) rows ;;
 --commands)
 	for row in "${table[@]}"; do
@@ -227,7 +262,7 @@ case "${1:-}" in
 --replace)
 	[ -n "${2:-}" ] || fail "--replace needs the directory of the module to edit"
 	target=$(cd "$2" && pwd)
-	for dir in $(rows lib cmd dev own); do
+	for dir in $(rows lib cmd dev own floorlib); do
 		abs=$(cd "$dir" && pwd)
 		[ "$abs" != "$target" ] || continue
 		rel=$(realpath --relative-to="$target" "$abs")
@@ -266,5 +301,5 @@ case "${1:-}" in
 	[ -n "$v" ] || fail "no module requires another one"
 	echo "$v"
 	;;
-*) fail "unknown argument $1 (want --importable, --own, --commands, --all, --replace DIR, --version, --set-version V, --check or nothing)" ;;
+*) fail "unknown argument $1 (want --importable, --own, --floor, --commands, --all, --replace DIR, --version, --set-version V, --check or nothing)" ;;
 esac

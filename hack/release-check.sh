@@ -17,10 +17,11 @@
 #     hack/compat-examples.sh builds the examples at) `go get`s every module of
 #     hack/modules.sh --importable at VERSION; go list -m must still show the floor, and
 #     a program importing every public package of those modules must build.
-#  5. The same for each module of hack/modules.sh --own (kueue; examples/kueue, whose
-#     commands are built instead, having no public package), in an operator of its
-#     own pinned at that module's floor (the k8s.io/api, client-go and
-#     controller-runtime its go.mod requires: Kueue's, above the core's).
+#  5. The same for each module of hack/modules.sh --floor (kueue; examples, the
+#     examples' libraries; examples/kueue, whose commands are built instead, having no
+#     public package), in an operator of its own pinned at that module's floor (the
+#     k8s.io/api, client-go and controller-runtime its go.mod requires: Kueue's, above
+#     the core's).
 #
 #   hack/release-check.sh                     VERSION = what the modules require (v0.1.0)
 #   VERSION=v0.2.0 hack/release-check.sh      as the release commit of v0.2.0 would be
@@ -53,7 +54,7 @@ VERSION=$release-check.h$tree
 core=$(GOWORK=off go list -m)
 mapfile -t modules < <(hack/modules.sh)
 mapfile -t importable < <(hack/modules.sh --importable)
-mapfile -t own < <(hack/modules.sh --own)
+mapfile -t own < <(hack/modules.sh --floor)
 mapfile -t commands < <(hack/modules.sh --commands)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/jobkit-release-check.XXXXXX")
@@ -150,7 +151,7 @@ mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | sort -u)
 nice -n 10 go build -o /dev/null . || fail "the operator importing ${#pkgs[@]} public packages does not build at the floor (above)"
 log "the operator keeps $(echo $got) and builds with ${#pkgs[@]} packages of $(go list -m "${gets[@]%@*}" | tr '\n' ' ')"
 
-# Each module of kind own in an operator at its own floor.
+# Each module of kind own or floorlib in an operator at its own floor.
 for m in "${own[@]}"; do
 	gomod=$repo/$m/go.mod
 	req() { awk -v p="$1" '$1 == p { print $2 } $1 == "require" && $2 == p { print $3 }' "$gomod" | head -n1; }
