@@ -7,7 +7,9 @@
 #   hack/image.sh --check FILE       only check FILE's index and configs (below)
 #
 #   IMAGE_CMD=clientgo/cmd/jobkit-clientgo   another command of examples/Dockerfile (the
-#                                            image is named by its documented -t)
+#                                            image is named by its documented -t, built
+#                                            through its documented GOWORK if any:
+#                                            IMAGE_CMD=kueue/cmd/trainingjob-controller)
 #   IMAGE_PLATFORMS=linux/amd64,linux/arm64  the architectures (the default)
 #   IMAGE_DIR=dir                            where the tarball goes (default bin/images,
 #                                            ignored by git)
@@ -56,8 +58,14 @@ build=$(sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$dockerfile" | sed -n 's/.*\(cd e
 # The image's name: the one the Dockerfile's documented `docker build` of CMD tags
 # (jobset/upstream/cmd/jobset-controller is jobkit/jobset-upstream), else the
 # command's own.
-name=$(sed -n "s|^#[[:space:]]*docker build -f examples/Dockerfile --build-arg CMD=$cmd -t [^/ ]*/\([^/: ]*\):[^ ]* \.\$|\1|p" "$dockerfile" | head -n1)
+name=$(sed -n "s|^#[[:space:]]*docker build -f examples/Dockerfile --build-arg CMD=$cmd \(--build-arg GOWORK=[^ ]* \)\{0,1\}-t [^/ ]*/\([^/: ]*\):[^ ]* \.\$|\2|p" "$dockerfile" | head -n1)
 name=${name:-$(basename "$cmd")}
+# The workspace the build line's GOWORK names: the documented docker build's
+# --build-arg GOWORK of CMD (examples/kueue's commands build through
+# examples/kueue/go.work), its /src the repository here; else empty (the
+# repository's go.work).
+gowork=$(sed -n "s|^#[[:space:]]*docker build -f examples/Dockerfile --build-arg CMD=$cmd --build-arg GOWORK=/src/\([^ ]*\) -t .*|\1|p" "$dockerfile" | head -n1)
+gowork=${gowork:+$repo/$gowork}
 out_dir=${IMAGE_DIR:-$repo/bin/images}
 
 # check FILE: step 4.
@@ -153,7 +161,7 @@ for plat in "${plats[@]}"; do
 	t=$SECONDS
 	line=${build//\/out\/manager/$work/out/manager-$arch}
 	log "$plat: $line (CMD=$cmd)"
-	(CMD=$cmd TARGETOS=$os TARGETARCH=$arch nice -n 10 bash -c "$line") ||
+	(CMD=$cmd GOWORK=$gowork TARGETOS=$os TARGETARCH=$arch nice -n 10 bash -c "$line") ||
 		fail "go build for $plat (above)"
 	log "$plat: built in $((SECONDS - t)) s"
 done

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -112,8 +114,13 @@ func TestChartFiles(t *testing.T) {
 }
 
 // Every controller with variants is a controller of the list, and each variant
-// has a directory of its own (not default, whose file is install.yaml).
+// has a directory of its own (not default, whose file is install.yaml); a
+// variant outside the controller's config names a kustomization.
 func TestVariantsNameControllers(t *testing.T) {
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
 	names := map[string]bool{}
 	for _, c := range controllers {
 		names[c.name] = true
@@ -125,6 +132,11 @@ func TestVariantsNameControllers(t *testing.T) {
 		for _, v := range vs {
 			if v.dir == "" || v.dir == "default" || strings.Contains(v.dir, "/") || v.what == "" {
 				t.Errorf("%s: variant %+v: want a directory of config/ other than default, and what it changes", name, v)
+			}
+			if v.path != "" {
+				if _, err := os.Stat(filepath.Join(root, v.path, "kustomization.yaml")); err != nil {
+					t.Errorf("%s: variant %+v: its path holds no kustomization: %v", name, v, err)
+				}
 			}
 		}
 	}

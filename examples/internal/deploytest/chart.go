@@ -20,8 +20,8 @@ func Installer(name string) ([]*unstructured.Unstructured, error) {
 }
 
 // InstallerFile is the install manifest dist/NAME/FILE, decoded:
-// install-VARIANT.yaml is the one hack/deploy renders from the controller's
-// config/VARIANT.
+// install-VARIANT.yaml is the one hack/deploy renders from an overlay of the
+// controller's config/default.
 func InstallerFile(name, file string) ([]*unstructured.Unstructured, error) {
 	path := filepath.Join(RepoRoot(), "dist", name, file)
 	data, err := os.ReadFile(path)

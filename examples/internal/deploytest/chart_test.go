@@ -16,7 +16,7 @@ import (
 
 // TestInstallersAndCharts checks dist/NAME of each controller (hack/deploy)
 // against its kustomize base: install.yaml holds the objects of config/default,
-// install-VARIANT.yaml those of the overlay config/VARIANT;
+// install-VARIANT.yaml those of the overlay of that variant;
 // the Helm chart renders them too, in the release's namespace and without the
 // Namespace object, with the image from the values, the CRD only with
 // crd.enable, and the NetworkPolicy (network-policy/) and the ServiceMonitor
@@ -30,8 +30,7 @@ func TestInstallersAndCharts(t *testing.T) {
 			inst, err := deploytest.Installer(c.name)
 			must(t, err, "")
 			mustEqual(t, b.Objects, inst, "dist/%s/install.yaml against kustomize build %s (run make build-installer)", c.name, c.base)
-			for _, v := range c.variants {
-				dir := filepath.Join(filepath.Dir(c.base), v)
+			for v, dir := range c.variants {
 				objs, err := deploytest.Render(filepath.Join(examplesDir, dir))
 				must(t, err, "")
 				file := "install-" + v + ".yaml"

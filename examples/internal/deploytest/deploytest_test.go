@@ -32,23 +32,27 @@ var controllers = []struct {
 	// the Deployment must pass); jobset-upstream's --api.
 	extra map[string]string
 	// variants are the overlays of config/default that hack/deploy writes to
-	// dist/NAME/install-VARIANT.yaml.
-	variants []string
+	// dist/NAME/install-VARIANT.yaml: VARIANT -> the overlay's directory inside
+	// examples/.
+	variants map[string]string
 }{
 	{name: "jobkit-controller-runtime", cmd: "controllerruntime/cmd/jobkit-controller-runtime",
 		base: "controllerruntime/config/default", prefix: "jobkit-controller-runtime-", cmdflags: true},
 	{name: "jobkit-clientgo", cmd: "clientgo/cmd/jobkit-clientgo",
 		base: "clientgo/config/default", prefix: "jobkit-clientgo-", cmdflags: true},
+	// Their kueue variants run examples/kueue's commands (checked there).
 	{name: "trainingjob-controller", cmd: "trainingjob/cmd/trainingjob-controller",
-		base: "trainingjob/config/default", prefix: "trainingjob-", crd: "trainingjobs.ml.examples.jobkit.dev", cmdflags: true},
+		base: "trainingjob/config/default", prefix: "trainingjob-", crd: "trainingjobs.ml.examples.jobkit.dev", cmdflags: true,
+		variants: map[string]string{"kueue": "kueue/config/trainingjob"}},
 	{name: "jobset-controller", cmd: "jobset/cmd/jobset-controller",
-		base: "jobset/config/default", prefix: "jobset-", crd: "jobsets.jobset.examples.jobkit.dev", cmdflags: true},
+		base: "jobset/config/default", prefix: "jobset-", crd: "jobsets.jobset.examples.jobkit.dev", cmdflags: true,
+		variants: map[string]string{"kueue": "kueue/config/jobset"}},
 	{name: "plank", cmd: "plank/cmd/plank",
 		base: "plank/config/default", prefix: "plank-", crd: "runjobs.examples.jobkit.dev"},
 	// JobSet's own API: no CRD of its own (JobSet's release installs it).
 	{name: "jobset-upstream", cmd: "jobset/upstream/cmd/jobset-controller",
 		base: "jobset/upstream/config/default", prefix: "jobset-upstream-", cmdflags: true,
-		extra: map[string]string{"api": "jobset.x-k8s.io"}, variants: []string{"side-by-side"}},
+		extra: map[string]string{"api": "jobset.x-k8s.io"}, variants: map[string]string{"side-by-side": "jobset/upstream/config/side-by-side"}},
 }
 
 // examplesDir is the examples module's directory.

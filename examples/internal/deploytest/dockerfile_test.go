@@ -10,12 +10,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jobkit/jobkit/examples/internal/deploytest"
 )
 
 // dockerfile is what TestDockerfile reads of examples/Dockerfile.
 type dockerfile struct {
 	defaultCmd string            // ARG CMD=...
 	tags       map[string]string // CMD of each documented docker build -> its -t
+	goworks    map[string]string // CMD -> its documented --build-arg GOWORK, if any
 	env        []string          // the variables set before go build
 	build      []string          // go build's arguments, ${CMD} in place
 	user       string
@@ -23,7 +26,7 @@ type dockerfile struct {
 }
 
 var (
-	buildLine = regexp.MustCompile(`^#\s+docker build -f examples/Dockerfile --build-arg CMD=(\S+) -t (\S+) \.$`)
+	buildLine = regexp.MustCompile(`^#\s+docker build -f examples/Dockerfile --build-arg CMD=(\S+)(?: --build-arg GOWORK=(\S+))? -t (\S+) \.$`)
 	runBuild  = regexp.MustCompile(`cd examples && ((?:\w+=\S+ )*)go build (.+)$`)
 )
 
@@ -31,7 +34,7 @@ func readDockerfile(t *testing.T) dockerfile {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(examplesDir, "Dockerfile"))
 	must(t, err, "")
-	d := dockerfile{tags: map[string]string{}}
+	d := dockerfile{tags: map[string]string{}, goworks: map[string]string{}}
 	// Join the continuation lines of each instruction.
 	var instr []string
 	cur := ""
@@ -39,7 +42,7 @@ func readDockerfile(t *testing.T) dockerfile {
 	for sc.Scan() {
 		line := sc.Text()
 		if m := buildLine.FindStringSubmatch(line); m != nil {
-			d.tags[m[1]] = m[2]
+			d.tags[m[1]], d.goworks[m[1]] = m[3], m[2]
 		}
 		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
 			continue
@@ -70,8 +73,16 @@ func readDockerfile(t *testing.T) dockerfile {
 	return d
 }
 
-// TestDockerfile checks examples/Dockerfile against the controllers: a documented
-// build of each (tagged as its kustomize base's image), a static binary run as
+// kueueImages are the images of examples/kueue's commands, which its overlays
+// (dist/*/install-kueue.yaml) deploy; they build through examples/kueue/go.work.
+var kueueImages = []struct{ name, cmd string }{
+	{"kueue-trainingjob-controller", "kueue/cmd/trainingjob-controller"},
+	{"kueue-jobset-controller", "kueue/cmd/jobset-controller"},
+}
+
+// TestDockerfile checks examples/Dockerfile against the controllers and
+// kueueImages: a documented build of each (tagged as its kustomize base's
+// image; GOWORK naming examples/kueue/go.work for the latter), a static binary run as
 // the Deployments' user, and its go build command building each binary, which
 // answers --help. The command runs here without -trimpath and with the
 // environment's cgo setting, which would otherwise recompile every package (a cold
@@ -88,25 +99,43 @@ func TestDockerfile(t *testing.T) {
 	for _, v := range []string{"GOOS=${TARGETOS}", "GOARCH=${TARGETARCH}"} {
 		check(t, slices.Contains(d.env, v), "go build must be run with %s (have %q)", v, d.env)
 	}
-	// Here the target is this machine.
-	env := make([]string, len(d.env))
-	for i, v := range d.env {
-		env[i] = os.Expand(v, func(k string) string {
-			return map[string]string{"TARGETOS": runtime.GOOS, "TARGETARCH": runtime.GOARCH}[k]
-		})
+	check(t, slices.Contains(d.env, "GOWORK=${GOWORK}"), "go build must be run with GOWORK=${GOWORK}, the workspace of examples/kueue's commands (have %q)", d.env)
+	// Here the target is this machine, and the build stage's /src the repository.
+	expand := func(gowork string) []string {
+		env := make([]string, len(d.env))
+		for i, v := range d.env {
+			env[i] = os.Expand(v, func(k string) string {
+				return map[string]string{"TARGETOS": runtime.GOOS, "TARGETARCH": runtime.GOARCH, "GOWORK": gowork}[k]
+			})
+		}
+		return env
 	}
+	type image struct{ name, cmd, gowork string }
 	var cmds []string
+	var images []image
 	for _, c := range controllers {
 		cmds = append(cmds, c.cmd)
+		images = append(images, image{c.name, c.cmd, ""})
+	}
+	for _, c := range kueueImages {
+		images = append(images, image{c.name, c.cmd, "/src/examples/kueue/go.work"})
+	}
+	for _, c := range images {
 		equal(t, "jobkit/"+c.name+":latest", d.tags[c.cmd], "the documented docker build of %s", c.cmd)
+		equal(t, c.gowork, d.goworks[c.cmd], "the documented docker build's GOWORK of %s", c.cmd)
 	}
 	check(t, slices.Contains(cmds, d.defaultCmd), "ARG CMD's default %q is none of %q", d.defaultCmd, cmds)
 	if testing.Short() {
 		t.Skip("-short: not building the binaries")
 	}
 	out := t.TempDir()
-	for _, c := range controllers {
+	for _, c := range images {
 		t.Run(c.name, func(t *testing.T) {
+			gowork := ""
+			if c.gowork != "" {
+				gowork = filepath.Join(deploytest.RepoRoot(), strings.TrimPrefix(c.gowork, "/src/"))
+			}
+			env := expand(gowork)
 			args := []string{"build"}
 			for _, a := range d.build {
 				switch {
@@ -117,7 +146,9 @@ func TestDockerfile(t *testing.T) {
 				}
 				args = append(args, strings.ReplaceAll(a, "${CMD}", c.cmd))
 			}
-			run(t, exec.Command("go", args...))
+			build := exec.Command("go", args...)
+			build.Env = append(os.Environ(), "GOWORK="+gowork)
+			run(t, build)
 			run(t, exec.Command(filepath.Join(out, c.name), "--help"))
 
 			list := exec.Command("go", "list", "-e", "-deps", "-f", "{{if .Error}}{{.ImportPath}}: {{.Error}}{{end}}", "./"+c.cmd)

@@ -37,8 +37,9 @@ import (
 
 func main() { cmdflags.Main("jobset-controller", run) }
 
-// run runs the command with args (without the program name) until ctx ends.
-func run(ctx context.Context, args []string) error {
+// parse parses args (without the program name), checks --child-managed-by and
+// reads --kueue-config; it returns the flags and --child-managed-by.
+func parse(args []string) (cmdflags.Flags, *kueueflags.Flags, string, error) {
 	fs := flag.NewFlagSet("jobset-controller", flag.ContinueOnError)
 	childManagedBy := fs.String("child-managed-by", "", "the spec.managedBy of the child Jobs created; empty leaves them to the kube-controller-manager")
 	kf := kueueflags.Register(fs)
@@ -46,14 +47,21 @@ func run(ctx context.Context, args []string) error {
 		Objects: "JobSets", ManagedBy: plaingroup.ControllerName, Workers: 5, MetricsAddr: "0",
 	}).Parse(args)
 	if err != nil {
-		return err
+		return f, nil, "", err
 	}
 	if v := *childManagedBy; v != "" {
 		if domain, path, ok := strings.Cut(v, "/"); len(v) > 63 || !ok || domain == "" || path == "" {
-			return fmt.Errorf("--child-managed-by=%q: must be empty or a domain-prefixed path (example.com/name) of at most 63 characters", v)
+			return f, nil, "", fmt.Errorf("--child-managed-by=%q: must be empty or a domain-prefixed path (example.com/name) of at most 63 characters", v)
 		}
 	}
-	if _, err := kf.Config(); err != nil {
+	_, err = kf.Config()
+	return f, kf, *childManagedBy, err
+}
+
+// run runs the command with args (without the program name) until ctx ends.
+func run(ctx context.Context, args []string) error {
+	f, kf, childManagedBy, err := parse(args)
+	if err != nil {
 		return err
 	}
 	logger, err := f.Logger()
@@ -83,13 +91,13 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := controller.Setup(mgr, controller.Options{ManagedBy: f.ManagedBy, ChildManagedBy: *childManagedBy, Workers: f.Workers, APIBackoff: f.APIBackoff}); err != nil {
+	if _, err := controller.Setup(mgr, controller.Options{ManagedBy: f.ManagedBy, ChildManagedBy: childManagedBy, Workers: f.Workers, APIBackoff: f.APIBackoff}); err != nil {
 		return err
 	}
 	queued, err := kueueflags.Setup(ctx, kf, mgr, controller.JobSetType, f.ManagedBy)
 	if err != nil {
 		return err
 	}
-	logger.Info("Starting the JobSet controller", "managedBy", f.ManagedBy, "childManagedBy", *childManagedBy, "workers", f.Workers, "leaderElect", f.LeaderElect, "kueue", queued)
+	logger.Info("Starting the JobSet controller", "managedBy", f.ManagedBy, "childManagedBy", childManagedBy, "workers", f.Workers, "leaderElect", f.LeaderElect, "kueue", queued)
 	return mgr.Start(ctx)
 }

@@ -65,7 +65,7 @@ func TestRunQueuesTheSample(t *testing.T) {
 	t.Cleanup(func() { _ = jobs.Stop() })
 
 	args := []string{"--kubeconfig=" + cmdtest.WriteKubeconfig(t, e.Config), "--health-probe-bind-address=" + cmdtest.FreeAddr(t),
-		"--child-managed-by=" + jobController, "--kueue", "--kueue-config=" + filepath.Join("..", "..", "config", "kueue-config.yaml")}
+		"--child-managed-by=" + jobController, "--kueue", "--kueue-config=" + filepath.Join("..", "..", "config", "kueue", "kueue-config.yaml")}
 	envtesting.Go(t, "run()", func(ctx context.Context) error { return run(ctx, args) })
 
 	js := &v1alpha2.JobSet{}
@@ -122,7 +122,7 @@ func TestRunQueuesTheSample(t *testing.T) {
 
 // A Configuration without --kueue is refused before anything connects.
 func TestRunRefusesKueueConfigAlone(t *testing.T) {
-	err := run(t.Context(), []string{"--kueue-config=" + filepath.Join("..", "..", "config", "kueue-config.yaml")})
+	err := run(t.Context(), []string{"--kueue-config=" + filepath.Join("..", "..", "config", "kueue", "kueue-config.yaml")})
 	if err == nil || !strings.Contains(err.Error(), "--kueue-config is set without --kueue") {
 		t.Errorf("run() = %v, want the error of --kueue-config without --kueue", err)
 	}

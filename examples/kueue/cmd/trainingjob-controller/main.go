@@ -7,8 +7,8 @@
 // their quota back as they finish. It lives in this module because Kueue
 // v0.17 builds only with Kubernetes libraries below v0.37 (docs/kueue.md).
 //
-//	kubectl apply -f examples/trainingjob/config/crd/ -f examples/kueue/config/rbac.yaml
-//	go run ./cmd/trainingjob-controller --kubeconfig ~/.kube/config --kueue --kueue-config config/kueue-config.yaml
+//	kubectl apply -f examples/trainingjob/config/crd/ -f examples/kueue/config/kueue/rbac.yaml
+//	go run ./cmd/trainingjob-controller --kubeconfig ~/.kube/config --kueue --kueue-config config/kueue/kueue-config.yaml
 //	kubectl create -f config/samples/trainingjob.yaml
 //
 // Flags: those of examples/trainingjob's command (--kubeconfig, --managed-by,
@@ -38,17 +38,24 @@ import (
 
 func main() { cmdflags.Main("trainingjob-controller", run) }
 
-// run runs the command with args (without the program name) until ctx ends.
-func run(ctx context.Context, args []string) error {
+// parse parses args (without the program name) and reads --kueue-config.
+func parse(args []string) (cmdflags.Flags, *kueueflags.Flags, error) {
 	fs := flag.NewFlagSet("trainingjob-controller", flag.ContinueOnError)
 	kf := kueueflags.Register(fs)
 	f, err := cmdflags.Register(fs, cmdflags.Defaults{
 		Objects: "TrainingJobs", ManagedBy: controller.DefaultManagedBy, Workers: 5, MetricsAddr: "0",
 	}).Parse(args)
 	if err != nil {
-		return err
+		return f, nil, err
 	}
-	if _, err := kf.Config(); err != nil {
+	_, err = kf.Config()
+	return f, kf, err
+}
+
+// run runs the command with args (without the program name) until ctx ends.
+func run(ctx context.Context, args []string) error {
+	f, kf, err := parse(args)
+	if err != nil {
 		return err
 	}
 	logger, err := f.Logger()

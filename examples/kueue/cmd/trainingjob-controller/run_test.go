@@ -60,7 +60,7 @@ func TestRunQueuesTheSamples(t *testing.T) {
 	kubelet.SetPolicy(func(*corev1.Pod) scenarios.Outcome { return scenarios.Succeed() })
 	envtesting.Go(t, "the kubelet", func(ctx context.Context) error { kubelet.Run(ctx); return nil })
 	args := []string{"--kubeconfig=" + cmdtest.WriteKubeconfig(t, e.Config), "--health-probe-bind-address=" + cmdtest.FreeAddr(t),
-		"--kueue", "--kueue-config=" + filepath.Join("..", "..", "config", "kueue-config.yaml")}
+		"--kueue", "--kueue-config=" + filepath.Join("..", "..", "config", "kueue", "kueue-config.yaml")}
 	envtesting.Go(t, "run()", func(ctx context.Context) error { return run(ctx, args) })
 
 	samples := []struct {
@@ -140,8 +140,8 @@ func TestRunRefusesKueueFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "config without --kueue", args: []string{"--kueue-config=" + filepath.Join("..", "..", "config", "kueue-config.yaml")}, want: "--kueue-config is set without --kueue"},
-		{name: "not a Configuration", args: []string{"--kueue", "--kueue-config=" + filepath.Join("..", "..", "config", "rbac.yaml")}, want: "--kueue-config="},
+		{name: "config without --kueue", args: []string{"--kueue-config=" + filepath.Join("..", "..", "config", "kueue", "kueue-config.yaml")}, want: "--kueue-config is set without --kueue"},
+		{name: "not a Configuration", args: []string{"--kueue", "--kueue-config=" + filepath.Join("..", "..", "config", "kueue", "rbac.yaml")}, want: "--kueue-config="},
 		{name: "missing file", args: []string{"--kueue", "--kueue-config=nowhere.yaml"}, want: "--kueue-config: open nowhere.yaml"},
 	}
 	for _, tt := range tests {
