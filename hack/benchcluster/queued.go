@@ -132,8 +132,9 @@ func mainQueued(args []string) {
 // manager runs in a mount namespace of its own (unshare -m, which needs root) where an
 // overlay on /etc adds kueue/metrics/certs from the run's directory; the namespace and
 // its mount end with the process. unshare and sh exec into the manager: the process
-// measured is Kueue's.
-func kueueProc(bin string) groupProc {
+// measured is Kueue's. The path of the configuration file of each start goes to
+// *config, which queuedTrainingJobProc passes on.
+func kueueProc(bin string, config *string) groupProc {
 	return groupProc{Name: "kueue", Bin: "unshare", ReadyURL: "/readyz",
 		Args: func(kubeconfig string, limits qps, probePort int, dir string) ([]string, error) {
 			certDir := filepath.Join(dir, "certs")
@@ -155,6 +156,7 @@ func kueueProc(bin string) groupProc {
 			if err := os.WriteFile(path, []byte(kueueConfig(webhookPort, certDir, probePort, limits)), 0o644); err != nil {
 				return nil, err
 			}
+			*config = path
 			mount := fmt.Sprintf(`mount -t overlay overlay -o lowerdir=/etc,upperdir=%s,workdir=%s /etc && exec "$0" "$@"`, upper, work)
 			return []string{"-m", "sh", "-c", mount, bin, "--config", path, "--kubeconfig", kubeconfig, "--zap-log-level", "info"}, nil
 		}}
@@ -163,13 +165,19 @@ func kueueProc(bin string) groupProc {
 // queuedTrainingJobProc is examples/kueue's trainingjob-controller with --kueue: it
 // runs jobkit's TrainingJob controller and, in the same manager, Kueue's job
 // reconciler for the kind (kueue.Setup), which writes the TrainingJobs' Workloads and
-// unsuspends an owner once Kueue's manager admitted its Workload.
-func queuedTrainingJobProc(bin string) groupProc {
+// unsuspends an owner once Kueue's manager admitted its Workload. --kueue-config is
+// *config, the file Kueue's manager of the same run reads (kueueProc, started
+// before it): the reconciler follows the manager's settings, as a deployment's
+// does (examples/kueue/config/kueue mounts one file for both).
+func queuedTrainingJobProc(bin string, config *string) groupProc {
 	p := trainingJobProc(bin)
 	inner := p.Args
 	p.Args = func(kubeconfig string, limits qps, probePort int, dir string) ([]string, error) {
+		if *config == "" {
+			return nil, fmt.Errorf("no Kueue configuration: Kueue's manager starts before trainingjob-controller --kueue")
+		}
 		args, err := inner(kubeconfig, limits, probePort, dir)
-		return append(args, "--kueue"), err
+		return append(args, "--kueue", "--kueue-config="+*config), err
 	}
 	return p
 }
@@ -252,10 +260,11 @@ func runQueued(ctx context.Context, o queuedOptions, out, log io.Writer) (bool, 
 			return c.start(ctx, o.kubeconfig, b.logDir, run, o.limits)
 		}}
 	}
-	kueue := proc(kueueProc(o.kueue), kueueKubeconfig)
+	var kueueConfigFile string // the current run's, shared by Kueue's manager and the TrainingJob side
+	kueue := proc(kueueProc(o.kueue, &kueueConfigFile), kueueKubeconfig)
 	g.sides[queuedKCM] = []starter{kueue, jobCtrl(controller{Name: "kcm", Bin: o.kcm})}
 	g.sides[queuedJobkit] = []starter{kueue, jobCtrl(controller{Name: "jobkit", Bin: o.jobkit, ManagedBy: managedByJobkit})}
-	g.sides[queuedOwner] = []starter{kueue, proc(queuedTrainingJobProc(o.trainingJob), o.kubeconfig)}
+	g.sides[queuedOwner] = []starter{kueue, proc(queuedTrainingJobProc(o.trainingJob, &kueueConfigFile), o.kubeconfig)}
 	fmt.Fprintf(log, "logs in %s\n", b.logDir)
 	var results []queuedResult
 	seq, ok := 0, true

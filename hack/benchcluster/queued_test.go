@@ -329,7 +329,11 @@ func TestReleaseVersion(t *testing.T) {
 
 func TestKueueProcArgs(t *testing.T) {
 	dir := t.TempDir()
-	p := kueueProc("/cache/kueue-manager")
+	var config string
+	if _, err := queuedTrainingJobProc("/t/trainingjob-controller", &config).Args("/k/kubeconfig", qps{QPS: 500, Burst: 1000}, 8082, dir); err == nil {
+		t.Error("trainingjob-controller args without Kueue's manager started: want an error")
+	}
+	p := kueueProc("/cache/kueue-manager", &config)
 	args, err := p.Args("/k/kubeconfig", qps{QPS: 500, Burst: 1000}, 8081, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -348,9 +352,12 @@ func TestKueueProcArgs(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	tj, err := queuedTrainingJobProc("/t/trainingjob-controller").Args("/k/kubeconfig", qps{QPS: 500, Burst: 1000}, 8082, dir)
-	if err != nil || tj[len(tj)-1] != "--kueue" {
-		t.Errorf("trainingjob-controller args = %v, %v; want --kueue last", tj, err)
+	if config != dir+"/config.yaml" {
+		t.Errorf("the configuration's path = %q, want %s/config.yaml", config, dir)
+	}
+	tj, err := queuedTrainingJobProc("/t/trainingjob-controller", &config).Args("/k/kubeconfig", qps{QPS: 500, Burst: 1000}, 8082, dir)
+	if err != nil || len(tj) < 2 || strings.Join(tj[len(tj)-2:], " ") != "--kueue --kueue-config="+dir+"/config.yaml" {
+		t.Errorf("trainingjob-controller args = %v, %v; want --kueue --kueue-config=%s/config.yaml last", tj, err, dir)
 	}
 }
 
