@@ -138,7 +138,7 @@ $(diff <(echo "$pinned") <(echo "$got") | grep '^[<>]' | sed 's/^</-/; s/^>/+/')
 fi
 pkgs=()
 for g in "${gets[@]}"; do
-	mapfile -t -O ${#pkgs[@]} pkgs < <(go list -e -f '{{if and (not .Error) (ne .Name "main")}}{{.ImportPath}}{{end}}' "${g%@*}/..." |
+	mapfile -t -O ${#pkgs[@]} pkgs < <(go list -e -f '{{if and (not .Error) (ne .Name "main") .GoFiles}}{{.ImportPath}}{{end}}' "${g%@*}/..." |
 		grep -v -e '/internal$' -e '/internal/' || true)
 done
 mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | sort -u)
@@ -172,7 +172,7 @@ for m in "${own[@]}"; do
 	got=$(go list -m $(awk '{print $1}' <<<"$pinned"))
 	[ "$got" = "$pinned" ] || fail "go get moved $m's operator's versions (-want +got):
 $(diff <(echo "$pinned") <(echo "$got") | grep '^[<>]' | sed 's/^</-/; s/^>/+/')"
-	mapfile -t pkgs < <(go list -e -f '{{if and (not .Error) (ne .Name "main")}}{{.ImportPath}}{{end}}' "$core/$m/..." |
+	mapfile -t pkgs < <(go list -e -f '{{if and (not .Error) (ne .Name "main") .GoFiles}}{{.ImportPath}}{{end}}' "$core/$m/..." |
 		grep -v -e '/internal$' -e '/internal/' || true)
 	if [ ${#pkgs[@]} -eq 0 ]; then
 		# A module of commands only (examples/kueue): they build at its floor.
