@@ -26,6 +26,12 @@
 #       TrainingJobs under examples/kueue's trainingjob-controller --kueue,
 #       interleaved (--owners, --pods, --admitted, --sides, --qps, --rounds); Kueue's
 #       CRDs from the module cache
+#   hack/bench-cluster.sh families [families flags]  the lifecycle families of the
+#       latency model's TestFamilyWrites (a Job of 4 pods each: completion, retries,
+#       pod failure policy, success policy, suspension, deletion, a released pod, a
+#       deadline) under the kube-controller-manager's Job controller and under
+#       jobkit-clientgo, interleaved: their writes by kind (--families, --rounds,
+#       --smoke)
 #
 # The chaos run and the smoke need no kube-controller-manager and do not build it.
 # The tables and reports go to stdout, the per-run logs to CLUSTER-DIR/logs.
@@ -45,6 +51,10 @@ groups)
 	;;
 queued)
 	mode=queued
+	shift
+	;;
+families)
+	mode=families
 	shift
 	;;
 --smoke)
@@ -91,6 +101,11 @@ if [ "$mode" = groups ]; then
 		--jobset "$jobset" --jobkit-jobset "$tools/jobkit-jobset-controller" --trainingjob "$tools/trainingjob-controller" \
 		--crds "$crd/jobset.x-k8s.io_jobsets.yaml,$PWD/examples/trainingjob/config/crd/ml.examples.jobkit.dev_trainingjobs.yaml" \
 		--cluster-dir "$dir" "$@" || fail "benchcluster groups $* (the lines above say which check; logs in $dir/logs)"
+	exit 0
+fi
+if [ "$mode" = families ]; then
+	"$tools/benchcluster" families --kcm "$bin/kube-controller-manager" --jobkit "$tools/jobkit-clientgo" \
+		--cluster-dir "$dir" "$@" || fail "benchcluster families $* (the lines above say which family; logs in $dir/logs)"
 	exit 0
 fi
 if [ "$mode" = queued ]; then
