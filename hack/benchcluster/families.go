@@ -80,7 +80,7 @@ func parseFamilyFlags(args []string, output io.Writer) (familyOptions, error) {
 	if o.kubeconfig == "" {
 		o.kubeconfig = filepath.Join(o.clusterDir, "kubeconfig")
 	}
-	want := strings.Split(*list, ",")
+	want := strings.Split(strings.ToLower(*list), ",")
 	if *smoke {
 		want, o.rounds = smokeFamilies, 1
 	}
@@ -185,7 +185,7 @@ func classify(reqs requests) familyWrites {
 			w.Status += v
 		case k.Resource == "events":
 			w.Events += v
-		default:
+		case v != 0:
 			w.Other[k.String()] += v
 		}
 	}
@@ -231,6 +231,16 @@ func (b *bench) runFamily(ctx context.Context, ctrl controller, f familyCase, ro
 		return res, err
 	}
 	start := time.Now()
+	trace, err := b.traceStatus(ctx, name, start)
+	if err != nil {
+		return res, err
+	}
+	tracePath := filepath.Join(b.logDir, fmt.Sprintf("%s-%s.status", name, ctrl.Name))
+	defer func() {
+		if err := trace.finish(tracePath); err != nil {
+			fmt.Fprintf(b.log, "status trace: %v\n", err)
+		}
+	}()
 	obj := f.object(name, b.namespace, ctrl.ManagedBy, b.nodes[seq%len(b.nodes)])
 	created, err := b.cs.BatchV1().Jobs(b.namespace).Create(ctx, obj, metav1.CreateOptions{})
 	if err != nil {
