@@ -94,7 +94,7 @@ func onExit(action batchv1.PodFailurePolicyAction) *batchv1.PodFailurePolicy {
 	}}}
 }
 
-// families are TestFamilyWrites' twelve families with the same histories.
+// families are TestFamilyWrites' families with the same histories.
 var families = []familyCase{
 	{Name: "complete NonIndexed", steps: []familyStep{readyStep(4), finishStep("all succeed", succeedAll)}},
 	{Name: "complete Indexed", job: familyIndexed, steps: []familyStep{readyStep(4), finishStep("all succeed", succeedAll)}},
@@ -145,6 +145,21 @@ var families = []familyCase{
 			})
 		}},
 		finishStep("all succeed", succeedAll)}},
+	{Name: "parallelism change", steps: []familyStep{readyStep(4),
+		patchJobStep("parallelism 2", `{"spec":{"parallelism":2}}`),
+		{What: "two pods deleted and gone from the count: active 2, ready 2, terminating 0", Do: func(ctx context.Context, r *familyRun) error {
+			return r.waitJob(ctx, func(j *batchv1.Job, pods []corev1.Pod) bool {
+				deleting := 0
+				for _, p := range pods {
+					if p.DeletionTimestamp != nil {
+						deleting += held([]corev1.Pod{p})
+					}
+				}
+				return j.Status.Active == 2 && ptr.Deref(j.Status.Ready, 0) == 2 && ptr.Deref(j.Status.Terminating, 0) == 0 &&
+					countRunning(pods) == 2 && deleting == 0
+			})
+		}},
+		patchJobStep("parallelism 4", `{"spec":{"parallelism":4}}`), readyStep(4), finishStep("all succeed", succeedAll)}},
 	{Name: "activeDeadlineSeconds", failed: true, job: func(j *batchv1.Job) {
 		j.Spec.ActiveDeadlineSeconds = ptr.To[int64](5)
 	}, steps: []familyStep{readyStep(4)}},

@@ -187,7 +187,7 @@ var families = []family{
 		9: setScript(reconciletest.SucceedPods()),
 	}, upstream: familyWrites{creates: 8, patches: 8, deletes: 4, status: 1 + 1 + 1 + 1 + 1 + 1 + 2, events: 8 + 4 + 1 + 1 + 1}},
 	// Deleted while its pods run: the garbage collector deletes them, the
-	// controller removes their finalizers. The Job controller sent 4 to 6 finalizer
+	// controller removes their finalizers. The Job controller sent 4 to 7 finalizer
 	// removals in the runs: a deleted Job queues its selector's pods for the
 	// removal, and each pod deletion queues the pod again, found holding the
 	// finalizer by a cache that does not show the first removal yet (the patch
@@ -215,6 +215,15 @@ var families = []family{
 		},
 		7: setScript(reconciletest.SucceedPods()),
 	}, upstream: familyWrites{creates: 5, patches: 5, status: 1 + 1 + 1 + 1 + 1 + 1, events: 5 + 1}},
+	// Its parallelism lowered to 2 while its 4 pods run: two deleted (active 2,
+	// terminating 2), their finalizers removed once terminal, not counted failed
+	// (terminating 0); raised to 4 again: two new pods (active 4), ready; then all
+	// succeed.
+	{name: "parallelism change", script: holdPods, at: map[int]func(*testing.T, *reconciletest.Cluster){
+		4: updateJob(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](2) }),
+		8: updateJob(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](4) }),
+		12: setScript(reconciletest.SucceedPods()),
+	}, upstream: familyWrites{creates: 6, patches: 6, deletes: 2, status: 1 + 1 + 1 + 1 + 1 + 1 + 2, events: 6 + 2 + 1}},
 	// Its pods run past activeDeadlineSeconds: the Job fails (FailureTarget,
 	// terminating 4, the pods it deletes counted failed: uncounted, then failed
 	// 4); they are gone once terminal: terminating 0, then Failed. Was
