@@ -220,8 +220,8 @@ var families = []family{
 	// (terminating 0); raised to 4 again: two new pods (active 4), ready; then all
 	// succeed.
 	{name: "parallelism change", script: holdPods, at: map[int]func(*testing.T, *reconciletest.Cluster){
-		4: updateJob(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](2) }),
-		8: updateJob(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](4) }),
+		4:  updateJob(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](2) }),
+		8:  updateJob(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](4) }),
 		12: setScript(reconciletest.SucceedPods()),
 	}, upstream: familyWrites{creates: 6, patches: 6, deletes: 2, status: 1 + 1 + 1 + 1 + 1 + 1 + 2, events: 6 + 2 + 1}},
 	// Its pods run past activeDeadlineSeconds: the Job fails (FailureTarget,
