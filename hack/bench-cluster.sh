@@ -12,7 +12,10 @@
 #       jobkit-clientgo, both killed the same way (--groups, --group-kills)
 #   hack/bench-cluster.sh --smoke                the test command's smoke: one Indexed
 #       Job of 100 pods, one kill of jobkit-clientgo halfway, exact counts; then one
-#       group restarted once, each controller killed once (chaos --smoke)
+#       group restarted once, each controller killed once (chaos --smoke); then one
+#       lifecycle family (podFailurePolicy FailJob) under the kube-controller-
+#       manager and jobkit-clientgo, jobkit's writes no more of any kind (families
+#       --smoke)
 #   hack/bench-cluster.sh groups [groups flags]  groups of roles: JobSet's controller
 #       (hack/cluster-bins.sh --jobset) with the kube-controller-manager's Job
 #       controller, jobkit's JobSet controller (examples/jobset/upstream, --api
@@ -33,13 +36,15 @@
 #       jobkit-clientgo, interleaved: their writes by kind (--families, --rounds,
 #       --smoke)
 #
-# The chaos run and the smoke need no kube-controller-manager and do not build it.
+# The chaos run needs no kube-controller-manager and does not build it; the smoke's
+# families part does when it is not cached (hack/cluster-bins.sh).
 # The tables and reports go to stdout, the per-run logs to CLUSTER-DIR/logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${JOBKIT_CLUSTER_DIR:-${TMPDIR:-/tmp}/jobkit-cluster}
 export JOBKIT_CLUSTER_DIR=$dir
 mode=bench
+smoke=
 case "${1:-}" in
 chaos)
 	mode=chaos
@@ -59,6 +64,7 @@ families)
 	;;
 --smoke)
 	mode=chaos
+	smoke=1
 	shift
 	set -- --smoke "$@"
 	;;
@@ -87,6 +93,13 @@ if [ "$mode" = chaos ]; then
 	"$tools/benchcluster" chaos --jobkit "$tools/jobkit-clientgo" --cluster-dir "$dir" \
 		--jobset "$tools/jobset-controller" --group-crds "$crds" \
 		--cluster-script "$PWD/hack/cluster.sh" "$@" || fail "benchcluster chaos $* (the lines above say which check; logs in $dir/logs)"
+	if [ -n "$smoke" ]; then
+		# One lifecycle family under the kube-controller-manager and jobkit-clientgo:
+		# jobkit writes no more of any kind (benchcluster families --smoke).
+		bin=$(hack/cluster-bins.sh) || fail "building kube-controller-manager (hack/cluster-bins.sh)"
+		"$tools/benchcluster" families --smoke --kcm "$bin/kube-controller-manager" --jobkit "$tools/jobkit-clientgo" \
+			--cluster-dir "$dir" || fail "benchcluster families --smoke (the table above says which kind; logs in $dir/logs)"
+	fi
 	exit 0
 fi
 bin=$(hack/cluster-bins.sh) || fail "building kube-controller-manager (hack/cluster-bins.sh)"
