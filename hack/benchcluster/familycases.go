@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/jobkit/jobkit/owner"
 )
 
 // familyPods is the size of every family's Job: 4 pods at once, as in the latency
@@ -217,11 +219,9 @@ func countRunning(pods []corev1.Pod) int {
 // held counts the pods that hold the Job tracking finalizer.
 func held(pods []corev1.Pod) int {
 	n := 0
-	for _, p := range pods {
-		for _, f := range p.Finalizers {
-			if f == batchv1.JobTrackingFinalizer {
-				n++
-			}
+	for i := range pods {
+		if owner.BatchJob.HasFinalizer(&pods[i]) {
+			n++
 		}
 	}
 	return n
