@@ -97,15 +97,19 @@ cluster-status:
 # jobkit-clientgo on that control plane, interleaved; prints the tables. Pass
 # BENCHFLAGS="--cases indexed-5000 --qps 500/1000" to choose; BENCHFLAGS=queued runs
 # the queued case instead (50 owners of 20 pods through one Kueue ClusterQueue that
-# admits 10 at a time, Kueue's manager built by hack/cluster-bins.sh --kueue), and
-# BENCHFLAGS=groups the groups of roles.
+# admits 10 at a time, Kueue's manager built by hack/cluster-bins.sh --kueue),
+# BENCHFLAGS=groups the groups of roles, and BENCHFLAGS=families the lifecycle
+# families of the latency model's TestFamilyWrites, writes by kind (about 5 minutes;
+# BENCHFLAGS="families --rounds 2" for two rounds).
 bench-cluster:
 	./hack/bench-cluster.sh $(BENCHFLAGS)
 
 # The test command's smoke: one Indexed Job of 100 pods under jobkit-clientgo, killed
 # with SIGKILL once halfway and restarted, exact counts at the end, then one JobSet
-# restarted once with jobkit-clientgo and the JobSet controller each killed once, on a
-# control plane brought up and down for it (about 1.7 minutes once the binaries are built).
+# restarted once with jobkit-clientgo and the JobSet controller each killed once, then
+# one lifecycle family (podFailurePolicy FailJob) under kube-controller-manager and
+# jobkit-clientgo, jobkit's writes no more of any kind, on a control plane brought up
+# and down for it (about 2 minutes once the binaries are built).
 cluster-smoke:
 	./hack/bench-cluster.sh --smoke
 

@@ -12,7 +12,10 @@
 #       jobkit-clientgo, both killed the same way (--groups, --group-kills)
 #   hack/bench-cluster.sh --smoke                the test command's smoke: one Indexed
 #       Job of 100 pods, one kill of jobkit-clientgo halfway, exact counts; then one
-#       group restarted once, each controller killed once (chaos --smoke)
+#       group restarted once, each controller killed once (chaos --smoke); then one
+#       lifecycle family (podFailurePolicy FailJob) under the kube-controller-
+#       manager and jobkit-clientgo, jobkit's writes no more of any kind (families
+#       --smoke)
 #   hack/bench-cluster.sh groups [groups flags]  groups of roles: JobSet's controller
 #       (hack/cluster-bins.sh --jobset) with the kube-controller-manager's Job
 #       controller, jobkit's JobSet controller (examples/jobset/upstream, --api
@@ -26,14 +29,22 @@
 #       TrainingJobs under examples/kueue's trainingjob-controller --kueue,
 #       interleaved (--owners, --pods, --admitted, --sides, --qps, --rounds); Kueue's
 #       CRDs from the module cache
+#   hack/bench-cluster.sh families [families flags]  the lifecycle families of the
+#       latency model's TestFamilyWrites (a Job of 4 pods each: completion, retries,
+#       pod failure policy, success policy, suspension, deletion, a released pod, a
+#       deadline) under the kube-controller-manager's Job controller and under
+#       jobkit-clientgo, interleaved: their writes by kind (--families, --rounds,
+#       --smoke)
 #
-# The chaos run and the smoke need no kube-controller-manager and do not build it.
+# The chaos run needs no kube-controller-manager and does not build it; the smoke's
+# families part does when it is not cached (hack/cluster-bins.sh).
 # The tables and reports go to stdout, the per-run logs to CLUSTER-DIR/logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${JOBKIT_CLUSTER_DIR:-${TMPDIR:-/tmp}/jobkit-cluster}
 export JOBKIT_CLUSTER_DIR=$dir
 mode=bench
+smoke=
 case "${1:-}" in
 chaos)
 	mode=chaos
@@ -47,8 +58,13 @@ queued)
 	mode=queued
 	shift
 	;;
+families)
+	mode=families
+	shift
+	;;
 --smoke)
 	mode=chaos
+	smoke=1
 	shift
 	set -- --smoke "$@"
 	;;
@@ -77,6 +93,13 @@ if [ "$mode" = chaos ]; then
 	"$tools/benchcluster" chaos --jobkit "$tools/jobkit-clientgo" --cluster-dir "$dir" \
 		--jobset "$tools/jobset-controller" --group-crds "$crds" \
 		--cluster-script "$PWD/hack/cluster.sh" "$@" || fail "benchcluster chaos $* (the lines above say which check; logs in $dir/logs)"
+	if [ -n "$smoke" ]; then
+		# One lifecycle family under the kube-controller-manager and jobkit-clientgo:
+		# jobkit writes no more of any kind (benchcluster families --smoke).
+		bin=$(hack/cluster-bins.sh) || fail "building kube-controller-manager (hack/cluster-bins.sh)"
+		"$tools/benchcluster" families --smoke --kcm "$bin/kube-controller-manager" --jobkit "$tools/jobkit-clientgo" \
+			--cluster-dir "$dir" || fail "benchcluster families --smoke (the table above says which kind; logs in $dir/logs)"
+	fi
 	exit 0
 fi
 bin=$(hack/cluster-bins.sh) || fail "building kube-controller-manager (hack/cluster-bins.sh)"
@@ -91,6 +114,11 @@ if [ "$mode" = groups ]; then
 		--jobset "$jobset" --jobkit-jobset "$tools/jobkit-jobset-controller" --trainingjob "$tools/trainingjob-controller" \
 		--crds "$crd/jobset.x-k8s.io_jobsets.yaml,$PWD/examples/trainingjob/config/crd/ml.examples.jobkit.dev_trainingjobs.yaml" \
 		--cluster-dir "$dir" "$@" || fail "benchcluster groups $* (the lines above say which check; logs in $dir/logs)"
+	exit 0
+fi
+if [ "$mode" = families ]; then
+	"$tools/benchcluster" families --kcm "$bin/kube-controller-manager" --jobkit "$tools/jobkit-clientgo" \
+		--cluster-dir "$dir" "$@" || fail "benchcluster families $* (the lines above say which family; logs in $dir/logs)"
 	exit 0
 fi
 if [ "$mode" = queued ]; then

@@ -15,9 +15,10 @@
 # (hack/bench-cluster.sh --smoke: etcd, kube-apiserver, kwok and jobkit-clientgo, one
 # Indexed Job of 100 pods, the controller killed once halfway, exact counts; then one
 # JobSet restarted once under the example's JobSet controller, each controller
-# killed once; ~3
-# minutes more cold to build kwok, ~1.7 minutes warm; kube-controller-manager is not
-# needed). The smoke's cluster has a directory of its own and free ports, so that
+# killed once; then one lifecycle family, podFailurePolicy FailJob, under
+# kube-controller-manager and jobkit-clientgo, jobkit's writes no more of any kind,
+# about 20 s; ~3 minutes more cold to build kwok and ~10 for kube-controller-manager,
+# ~2 minutes warm). The smoke's cluster has a directory of its own and free ports, so that
 # concurrent runs never share one. The kueue module (kind own in hack/modules.sh) is tested
 # in its directory, through its own kueue/go.work at Kueue's versions: its envtest tests run
 # Kueue's controllers and scheduler (a cold -race build of Kueue's dependencies takes
@@ -86,7 +87,7 @@ echo "== JobSet's integration suite against jobkit's JobSet controller, its quic
 step "JobSet's integration suite, quick (hack/jobset-suite.sh --quick)" hack/jobset-suite.sh --quick
 echo "== simulation: 300 seeds without -race (the race detector slows it tenfold; -race runs 10)"
 step "simulation, 300 seeds" env GOWORK=off go test -count=1 ./internal/sim -run 'TestSimulation$' -sim.seeds=300
-echo "== real control plane: one Job of 100 pods under jobkit-clientgo, killed once halfway (hack/cluster.sh; builds kwok when not cached)"
+echo "== real control plane: one Job of 100 pods under jobkit-clientgo, killed once halfway; one group; one lifecycle family beside kube-controller-manager (hack/cluster.sh; builds kwok and kube-controller-manager when not cached)"
 smoke_dir=$(mktemp -d "${TMPDIR:-/tmp}/jobkit-smoke.XXXXXX")
 smoke() { JOBKIT_CLUSTER_DIR=$smoke_dir JOBKIT_CLUSTER_PORT=auto hack/bench-cluster.sh --smoke; }
 step "real control plane smoke (logs kept in $smoke_dir/logs)" smoke

@@ -157,8 +157,10 @@ func (ex *execution) deletePods() {
 // notBeingDeleted returns dels without the pods whose deletion this reconciler
 // sent, accepted, and whose event the cache has not shown yet (expected by UID):
 // a plan from that cache, which still shows them alive, would delete them again.
-// A group restart of several roles with a lagging informer deleted the pods of
-// the failed role twice: when it failed, then in the restart's stop.
+// Both Sync and SyncRoles plan through it: a group restart of several roles
+// with a lagging informer deleted the pods of the failed role twice (when it
+// failed, then in the restart's stop), and a failed child Job's syncs from such a
+// cache deleted its running pods up to four times each (issue 37).
 func (r *Reconciler) notBeingDeleted(key string, dels []plan.Deletion) []plan.Deletion {
 	if len(dels) == 0 {
 		return dels

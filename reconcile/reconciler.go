@@ -225,7 +225,7 @@ func (ex *execution) decide(now time.Time) (res Result, err error) {
 		base:   func(plan.Creation) string { return job.Name },
 		reason: func(plan.Creation) string { return jobCreationReason(job) },
 	}
-	ex.calls = podCalls{remove: p.RemoveFinalizers, del: p.Delete, create: p.Create}
+	ex.calls = podCalls{remove: p.RemoveFinalizers, del: r.notBeingDeleted(key, p.Delete), create: p.Create}
 	ex.log.V(4).Info("Plan", "satisfied", in.satisfied, "plan", p.String())
 	return ex.execute()
 }

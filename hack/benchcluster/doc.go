@@ -127,6 +127,33 @@
 // current 1, no child or pod replaced; no pod holds the tracking finalizer or is left
 // running. --smoke runs one recreate group (one failure, one restart) and kills each
 // of its two controllers once; --jobs 0 runs the groups alone.
+// # Lifecycle families
+//
+//	benchcluster families --kcm BIN --jobkit BIN [--cluster-dir DIR]
+//	                      [--families all|complete-nonindexed,...] [--rounds 1]
+//	                      [--timeout 1m] [--controllers kcm,jobkit] [--smoke]
+//
+// plays the histories of the latency model's TestFamilyWrites
+// (reconcile/reconciletest/families_test.go) on the control plane, a Job of 4 pods
+// each, under the kube-controller-manager and under jobkit-clientgo, interleaved, at
+// 500/1000 QPS: complete NonIndexed and Indexed, retries with backoff,
+// backoffLimitPerIndex, podFailurePolicy FailJob, FailIndex and Ignore, successPolicy,
+// suspend and resume, deletion while running, a released pod, a parallelism change,
+// activeDeadlineSeconds (familycases.go). kwok starts the pods (Running and ready at
+// once; their run-for is an hour) and stops the deleted ones; the benchmark ends the
+// others through pods/status as their kubelet would, patches, deletes or relabels
+// as the family says, and before each step waits for what the controller must have
+// done (a count in the Job's status, a pod released), so both controllers see the same
+// history. Once the Job is finished (or gone) and no pod holds the tracking
+// finalizer, it waits until the controller's writes have stopped for 2 s and counts
+// them from apiserver_request_total by kind (pod creates, pod patches, pod deletes,
+// Job status, events), without its own (a Job patched or deleted, a pod relabelled
+// or deleted as the garbage collector would). Every run keeps the Job's status as a
+// watch saw it change (DIR/logs/families-*/NAME-CONTROLLER.status). The table
+// says, family by family, whether jobkit wrote no more of any kind; the command fails
+// when it wrote more. --smoke: podFailurePolicy FailJob, one round (the test
+// command's smoke).
+//
 // # Groups
 //
 //	benchcluster groups --kcm BIN [--jobset BIN] [--jobkit BIN --jobkit-jobset BIN]

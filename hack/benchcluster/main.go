@@ -128,6 +128,10 @@ func main() {
 		mainGroups(os.Args[2:])
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "families" {
+		mainFamilies(os.Args[2:])
+		return
+	}
 	o, err := parseFlags(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return
@@ -180,49 +184,60 @@ func mainChaos(args []string) {
 	}
 }
 
-// run runs every case under both controllers and prints the tables; ok is false when
-// a check failed.
-func run(ctx context.Context, o options, out, log io.Writer) (ok bool, err error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+// newBench connects to the control plane of clusterDir through kubeconfig, finds its
+// processes (pid files) and kwok's nodes, and makes the benchmark's namespace, empty;
+// the per-run logs go to a directory of CLUSTER-DIR/logs named after prefix and now.
+func newBench(ctx context.Context, kubeconfig, clusterDir, prefix string, timeout time.Duration, log io.Writer) (*bench, *rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		return false, fmt.Errorf("load %s: %w", o.kubeconfig, err)
+		return nil, nil, fmt.Errorf("load %s: %w", kubeconfig, err)
 	}
 	cfg.QPS, cfg.Burst = 1000, 2000 // the benchmark's own calls must not wait
 	cfg.UserAgent = "benchcluster"
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return false, err
+		return nil, nil, err
 	}
-	b := &bench{cs: cs, kubeconfig: o.kubeconfig, namespace: "bench", timeout: o.timeout, log: log,
-		logDir: filepath.Join(o.clusterDir, "logs", "bench-"+time.Now().UTC().Format("20060102-150405")), others: map[string]int{}}
+	b := &bench{cs: cs, kubeconfig: kubeconfig, namespace: "bench", timeout: timeout, log: log,
+		logDir: filepath.Join(clusterDir, "logs", prefix+"-"+time.Now().UTC().Format("20060102-150405")), others: map[string]int{}}
 	if err := os.MkdirAll(b.logDir, 0o755); err != nil {
-		return false, err
+		return nil, nil, err
 	}
 	for _, name := range []string{"kube-apiserver", "kwok", "etcd"} {
-		raw, err := os.ReadFile(filepath.Join(o.clusterDir, "pids", name+".pid"))
+		raw, err := os.ReadFile(filepath.Join(clusterDir, "pids", name+".pid"))
 		if err != nil {
-			return false, fmt.Errorf("is the cluster up (hack/cluster.sh up)? %w", err)
+			return nil, nil, fmt.Errorf("is the cluster up (hack/cluster.sh up)? %w", err)
 		}
 		pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
 		if err != nil {
-			return false, fmt.Errorf("pid file of %s: %q: %w", name, raw, err)
+			return nil, nil, fmt.Errorf("pid file of %s: %q: %w", name, raw, err)
 		}
 		b.others[name] = pid
 	}
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "type=kwok"})
 	if err != nil {
-		return false, err
+		return nil, nil, err
 	}
 	for _, n := range nodes.Items {
 		b.nodes = append(b.nodes, n.Name)
 	}
 	if len(b.nodes) == 0 {
-		return false, errors.New("no node labelled type=kwok: is the cluster up (hack/cluster.sh up)?")
+		return nil, nil, errors.New("no node labelled type=kwok: is the cluster up (hack/cluster.sh up)?")
 	}
 	if err := ensureNamespace(ctx, cs, b.namespace); err != nil {
-		return false, err
+		return nil, nil, err
 	}
 	if err := b.cleanup(ctx); err != nil {
+		return nil, nil, err
+	}
+	return b, cfg, nil
+}
+
+// run runs every case under both controllers and prints the tables; ok is false when
+// a check failed.
+func run(ctx context.Context, o options, out, log io.Writer) (ok bool, err error) {
+	b, cfg, err := newBench(ctx, o.kubeconfig, o.clusterDir, "bench", o.timeout, log)
+	if err != nil {
 		return false, err
 	}
 	if o.profileDir != "" {

@@ -92,8 +92,13 @@ func checkRestart(t *testing.T, path string, units int, lagInL time.Duration, re
 	if g := res.owner; g.creates != units || g.deletes != units || g.patches != 0 {
 		t.Errorf("child Jobs: the group controller wrote %+v, want %d Job creates and %d Job deletes", g, units, units)
 	}
-	if res.jobs.creates != pods || res.gc.patches != units || res.jobs.deletes+res.gc.deletes < pods {
-		t.Errorf("child Jobs: the Job controller wrote %+v, the garbage collector %+v: want %d pod creates, %d pod deletes at least, %d Job finalizer removals",
+	// Every old pod is deleted once, by its Job controller (the failed child's
+	// running pods) or by the garbage collector (the others). With event lag too:
+	// the failed child's syncs from a cache that does not show its deletions yet
+	// do not send them again, they are expected by UID (issue 37; before, 21 more
+	// deletions at 3 L of lag, at every size).
+	if res.jobs.creates != pods || res.gc.patches != units || res.jobs.deletes+res.gc.deletes != pods {
+		t.Errorf("child Jobs: the Job controller wrote %+v, the garbage collector %+v: want %d pod creates, %d pod deletes, %d Job finalizer removals",
 			res.jobs, res.gc, pods, pods, units)
 	}
 	if limit := 4*float64(units) + 10*float64(1+lagInL); res.restartInL > limit {
