@@ -121,6 +121,11 @@ func TestVariantsNameControllers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := os.Stat(filepath.Join(root, "examples")); err != nil {
+		// hack/compat.sh tests a copy of the core without examples/; the main run
+		// checks the variants' paths.
+		t.Skip("the checkout has no examples/ (a copy of the core alone)")
+	}
 	names := map[string]bool{}
 	for _, c := range controllers {
 		names[c.name] = true
