@@ -28,7 +28,12 @@
 // standby replica too) at --health-probe-bind-address; "0" turns either off.
 // --kube-api-qps and --kube-api-burst bound its requests to the API server
 // (kube-controller-manager's defaults; client-go's own 5 and 10 would make a Job of
-// 5,000 pods take half an hour). --help lists every flag.
+// 5,000 pods take half an hour). --gc-percent sets the garbage collector's target
+// (50 by default, Go's own is 100: the heap grows by half the live heap between
+// collections, some CPU for less memory) and --memory-limit-mib a soft limit of the
+// Go runtime's memory (none by default: a limit below the live heap makes the
+// collector run without end); GOGC and GOMEMLIMIT, when set, win over both.
+// --help lists every flag.
 package main
 
 import (
