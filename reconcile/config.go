@@ -79,7 +79,9 @@ type Config struct {
 	// Job controller, whose syncs of 20,000 pods take seconds, batches as much by
 	// being slow. Events that observe a creation or a deletion, adoptable pods and
 	// spec changes keep PodEventBatchPeriod: the sync they wake has pods to create
-	// or delete. Zero means 5,000 (a Job of 20,000 pods batches for 4s at the 1s
+	// or delete; a finished or failed pod of a large owner that is to be replaced
+	// (completions above parallelism, a retry) is replaced up to the grown period
+	// later. Zero means 5,000 (a Job of 20,000 pods batches for 4s at the 1s
 	// default); a negative value keeps the period fixed, as upstream.
 	PodEventBatchPods int
 	// MaxCreatesPerSync, MaxDeletesPerSync and MaxUncounted cap a sync's pod
