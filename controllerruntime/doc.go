@@ -37,6 +37,30 @@
 // Leader election is the manager's: the controller and the orphan worker run only
 // while it holds the lease.
 //
+// # Caching pods
+//
+// Setup does not configure the manager's cache, which holds every pod of the
+// namespaces watched: at scale the cached pods are most of a controller's memory.
+// Create the manager with reconcile.TrimPod as the pods' transform, which keeps
+// only what the Reconciler reads (25.4 KB of heap a decoded running pod whole, 5.3 KB
+// trimmed), and without managedFields for the other objects:
+//
+//	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Cache: cache.Options{
+//		DefaultTransform: cache.TransformStripManagedFields(),
+//		ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Transform: func(obj any) (any, error) {
+//			if pod, ok := obj.(*corev1.Pod); ok {
+//				return reconcile.TrimPod(pod), nil
+//			}
+//			return obj, nil // a tombstone
+//		}}},
+//	}})
+//
+// Every pod write of the controller is a patch of its own fields or a delete, so
+// no trimmed pod is sent back; code of your own in the same manager that reads
+// more of a cached pod (its images, its environment) needs a manager without the
+// transform, or reads the pod from the API server. examples/controllerruntime's
+// manager caches pods so.
+//
 // # Differences from a textbook controller-runtime controller, and why
 //
 //   - No Owns(&corev1.Pod{}): its handler queues the owner at once, on an informer

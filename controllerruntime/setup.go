@@ -153,6 +153,10 @@ func (c *Controller[T]) Reconcile(ctx context.Context, req crreconcile.Request) 
 // finished (Reconciler.CleanOrphan). The controller and the worker run only while
 // mgr holds its leader lease when leader election is on. mgr's scheme must know T
 // and its list type.
+//
+// Setup does not configure mgr's cache: create mgr with reconcile.TrimPod as
+// the pods' transform (the package documentation, "Caching pods", shows how), or
+// the cached pods are most of the controller's memory at scale.
 func Setup[T client.Object](mgr manager.Manager, opts Options[T]) (*Controller[T], error) {
 	if err := opts.validate(mgr); err != nil {
 		return nil, fmt.Errorf("controllerruntime.Setup: %w", err)

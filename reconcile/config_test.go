@@ -67,6 +67,7 @@ func TestConfigWithDefaults(t *testing.T) {
 	assert.Equal(t, "x", cfg.Name)
 	assert.Equal(t, owner.BatchJob, cfg.Owner)
 	assert.Equal(t, time.Second, cfg.PodEventBatchPeriod)
+	assert.Equal(t, 5000, cfg.PodEventBatchPods)
 	assert.Equal(t, 500, cfg.FinalizerRemovalParallelism)
 	assert.Equal(t, 30*time.Second, cfg.UncertainCreationTimeout)
 	assert.Equal(t, 100*time.Millisecond, cfg.StaleCacheRequeue)
@@ -82,8 +83,9 @@ func TestConfigWithDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, cfg, again, "filling in a filled-in Config")
 
-	set, err := reconcile.Config{Name: "x", ExpectationsTTL: time.Second, ConflictRequeue: time.Minute, FinalizerRemovalParallelism: 1}.WithDefaults()
+	set, err := reconcile.Config{Name: "x", ExpectationsTTL: time.Second, ConflictRequeue: time.Minute, FinalizerRemovalParallelism: 1, PodEventBatchPods: -1}.WithDefaults()
 	require.NoError(t, err)
+	assert.Equal(t, -1, set.PodEventBatchPods, "negative PodEventBatchPods: a fixed period, kept")
 	assert.Equal(t, time.Second, set.Expectations.TTL())
 	assert.Equal(t, time.Minute, set.ConflictRequeue)
 	assert.Equal(t, 1, set.FinalizerRemovalParallelism)

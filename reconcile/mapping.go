@@ -241,6 +241,9 @@ type OwnerLookup func(namespace, name string) *finalizers.OrphanOwner
 // orphan cleanup if it carries the finalizer. A nil lookup trusts the UID the
 // Reconciler last synced under the key.
 //
+// Delay is Config.PodEventBatchPeriod, grown with the owner's size
+// (Config.PodEventBatchPods) when the event observes no creation or deletion.
+//
 // It also reports terminated_pods_tracking_finalizer_total to the Metrics. It is
 // safe for concurrent use.
 func (r *Reconciler) ObservePodEvent(ev PodEvent, lookup OwnerLookup) PodEventResult {
@@ -253,6 +256,7 @@ func (r *Reconciler) ObservePodEvent(ev PodEvent, lookup OwnerLookup) PodEventRe
 	if ev.Type == PodDeleted || pod == nil {
 		pod = ev.Old
 	}
+	counts := true // no synced target observes a creation or a deletion
 	for _, t := range m.Jobs {
 		live, finished := true, false
 		if lookup != nil {
@@ -272,10 +276,19 @@ func (r *Reconciler) ObservePodEvent(ev PodEvent, lookup OwnerLookup) PodEventRe
 		r.observe(t)
 		if !finished && (len(out.Sync) == 0 || out.Sync[len(out.Sync)-1] != t.Key) {
 			out.Sync = append(out.Sync, t.Key)
+			counts = counts && !t.CreationObserved && !t.DeletionObserved
 		}
 	}
 	if len(out.Sync) == 0 && !out.Adoptable {
 		out.Delay = 0
+	} else if counts && !out.Adoptable {
+		// Only counts change: the period grown with the owners' size, the
+		// shortest of them (Config.PodEventBatchPods).
+		for i, k := range out.Sync {
+			if d := r.batchPeriod(k); i == 0 || d < out.Delay {
+				out.Delay = d
+			}
+		}
 	}
 	return out
 }

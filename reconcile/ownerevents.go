@@ -47,7 +47,8 @@ type OwnerEventResult struct {
 //   - update with a new UID (the owner was deleted and recreated under its name):
 //     forget the old owner's state, sync at once, clean the old owner's orphans;
 //   - update of the spec (Generation changed): sync at once;
-//   - any other update: sync after Config.PodEventBatchPeriod; when the owner has
+//   - any other update: sync after Config.PodEventBatchPeriod, grown with the
+//     owner's size (Config.PodEventBatchPods); when the owner has
 //     just finished (a Complete or Failed condition True in New.Status and not in
 //     Old.Status), clean its orphans;
 //   - deletion (no New): forget the owner's state, clean its orphans, no sync.
@@ -76,7 +77,7 @@ func (r *Reconciler) ObserveOwnerEvent(ev OwnerEvent) OwnerEventResult {
 	default:
 		res.Key, res.Sync = workloadKey(cur), true
 		if old.Generation == cur.Generation {
-			res.Delay = r.cfg.PodEventBatchPeriod
+			res.Delay = r.batchPeriod(res.Key)
 		}
 		_, wasDone := jobstatus.Finished(&old.Status)
 		if _, done := jobstatus.Finished(&cur.Status); done && !wasDone {

@@ -256,6 +256,7 @@ func (r *Reconciler) readInputs(key string, list func() ([]*corev1.Pod, error), 
 	if err != nil {
 		return syncInputs{}, err
 	}
+	r.notePods(key, len(pods))
 	if exp.Deletions > 0 && r.pruneDeletions(key, pods) && !satisfied {
 		// Nothing else was outstanding when the expectations were checked, before
 		// the list: every pod created earlier is in it.

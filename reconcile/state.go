@@ -40,6 +40,9 @@ type keyState struct {
 	// children holds the child Jobs a SyncChildJobs created or deleted that the
 	// cache has not shown yet, or nil.
 	children *childWrites
+	// pods is how many pods the last sync listed: the size the batch period
+	// grows with (batchPeriod).
+	pods int
 }
 
 // lastWrite remembers the last status this reconciler wrote for an owner, to detect

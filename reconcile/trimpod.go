@@ -1,6 +1,12 @@
 package reconcile
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"unique"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
 
 // TrimPod keeps of pod only what the Reconciler's decisions and writes read, and
 // returns pod. It is the body of a pod informer transform (client-go's
@@ -29,6 +35,12 @@ import corev1 "k8s.io/api/core/v1"
 // reads the same cache (a Config hook, another controller sharing a
 // controller-runtime cache) must read no dropped field, or must not trim.
 //
+// The strings that pods repeat (the namespace, label and annotation keys, label
+// values such as the owner's name and UID, owner references, finalizers, the node,
+// container names, condition types and statuses) are replaced by one shared copy
+// each (package unique): a decoder allocates every string anew, and at 20,000 pods
+// of one Job those copies were about a seventh of the cached pods' heap.
+//
 // TrimPod assigns new values to pod's fields and never writes into the slices,
 // maps or pointers pod shares, so trimming a shallow copy leaves the original as it
 // was. A nil pod is returned as it is.
@@ -37,9 +49,10 @@ func TrimPod(pod *corev1.Pod) *corev1.Pod {
 		return nil
 	}
 	pod.ManagedFields = nil
+	pod.ObjectMeta = internMeta(&pod.ObjectMeta)
 	s := &pod.Spec
 	pod.Spec = corev1.PodSpec{
-		NodeName:                      s.NodeName,
+		NodeName:                      intern(s.NodeName),
 		Hostname:                      s.Hostname,
 		Subdomain:                     s.Subdomain,
 		RestartPolicy:                 s.RestartPolicy,
@@ -50,8 +63,8 @@ func TrimPod(pod *corev1.Pod) *corev1.Pod {
 	}
 	st := &pod.Status
 	pod.Status = corev1.PodStatus{
-		Phase:                 st.Phase,
-		Conditions:            st.Conditions,
+		Phase:                 corev1.PodPhase(intern(string(st.Phase))),
+		Conditions:            internConditions(st.Conditions),
 		Reason:                st.Reason,
 		Message:               st.Message,
 		StartTime:             st.StartTime,
@@ -68,7 +81,7 @@ func trimContainers(cs []corev1.Container) []corev1.Container {
 	}
 	out := make([]corev1.Container, len(cs))
 	for i := range cs {
-		out[i] = corev1.Container{Name: cs[i].Name, RestartPolicy: cs[i].RestartPolicy}
+		out[i] = corev1.Container{Name: intern(cs[i].Name), RestartPolicy: cs[i].RestartPolicy}
 	}
 	return out
 }
@@ -81,13 +94,74 @@ func trimStatuses(ss []corev1.ContainerStatus) []corev1.ContainerStatus {
 	for i := range ss {
 		s := &ss[i]
 		out[i] = corev1.ContainerStatus{
-			Name:                 s.Name,
+			Name:                 intern(s.Name),
 			State:                s.State,
 			LastTerminationState: s.LastTerminationState,
 			Ready:                s.Ready,
 			Started:              s.Started,
 			RestartCount:         s.RestartCount,
 		}
+	}
+	return out
+}
+
+// intern returns the one shared copy of s.
+func intern(s string) string {
+	if s == "" {
+		return s
+	}
+	return unique.Make(s).Value()
+}
+
+// internMeta returns m with its repeated strings interned, in new maps and slices.
+func internMeta(m *metav1.ObjectMeta) metav1.ObjectMeta {
+	out := *m
+	out.Namespace, out.GenerateName = intern(m.Namespace), intern(m.GenerateName)
+	out.Labels = internMap(m.Labels, true)
+	out.Annotations = internMap(m.Annotations, false) // values: often one pod's own
+	if m.OwnerReferences != nil {
+		out.OwnerReferences = make([]metav1.OwnerReference, len(m.OwnerReferences))
+		for i, r := range m.OwnerReferences {
+			r.APIVersion, r.Kind, r.Name, r.UID = intern(r.APIVersion), intern(r.Kind), intern(r.Name), types.UID(intern(string(r.UID)))
+			out.OwnerReferences[i] = r
+		}
+	}
+	if m.Finalizers != nil {
+		out.Finalizers = make([]string, len(m.Finalizers))
+		for i, f := range m.Finalizers {
+			out.Finalizers[i] = intern(f)
+		}
+	}
+	return out
+}
+
+// internMap returns a copy of m with its keys interned, and its values when
+// values is set.
+func internMap(m map[string]string, values bool) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if values {
+			v = intern(v)
+		}
+		out[intern(k)] = v
+	}
+	return out
+}
+
+// internConditions returns a copy of cs with the types, statuses and reasons
+// interned.
+func internConditions(cs []corev1.PodCondition) []corev1.PodCondition {
+	if cs == nil {
+		return nil
+	}
+	out := make([]corev1.PodCondition, len(cs))
+	for i, c := range cs {
+		c.Type, c.Status = corev1.PodConditionType(intern(string(c.Type))), corev1.ConditionStatus(intern(string(c.Status)))
+		c.Reason = intern(c.Reason)
+		out[i] = c
 	}
 	return out
 }

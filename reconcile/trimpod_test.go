@@ -1,6 +1,8 @@
 package reconcile_test
 
 import (
+	"unsafe"
+
 	"fmt"
 	"reflect"
 	"runtime"
@@ -329,12 +331,17 @@ func BenchmarkTrimPod(b *testing.B) {
 }
 
 // BenchmarkCachedPodHeap measures the heap N cached pods retain, as an informer
-// holds them: each decoded on its own (a deep copy of a running pod of a defaulted
-// Job), whole or trimmed by TrimPod as the transform does. It reports bytes per pod.
+// holds them: each decoded on its own from the protobuf of a running pod of a
+// defaulted Job (a decoder allocates every string anew), whole or trimmed by
+// TrimPod as the transform does. It reports bytes per pod.
 func BenchmarkCachedPodHeap(b *testing.B) {
 	const n = 2000
 	job := trimJob(batchv1.IndexedCompletion, n, n)
 	tmpl := fatPod(job, 1, "1", podState{phase: corev1.PodRunning, ready: true, node: true})
+	data, err := tmpl.Marshal()
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, bc := range []struct {
 		name string
 		trim bool
@@ -348,7 +355,10 @@ func BenchmarkCachedPodHeap(b *testing.B) {
 				runtime.ReadMemStats(&before)
 				cache := make([]*corev1.Pod, n)
 				for i := range cache {
-					p := tmpl.DeepCopy()
+					p := &corev1.Pod{}
+					if err := p.Unmarshal(data); err != nil {
+						b.Fatal(err)
+					}
 					if bc.trim {
 						p = reconcile.TrimPod(p)
 					}
@@ -373,4 +383,37 @@ func fieldsV1(raw string) *metav1.FieldsV1 {
 		panic(err)
 	}
 	return f
+}
+
+// Pods decoded one by one repeat their strings; TrimPod leaves one copy of each
+// that pods share (a label key and value, the owner reference, a finalizer, a
+// condition), and the pods' own strings (their names) their own.
+func TestTrimPodSharesRepeatedStrings(t *testing.T) {
+	job := trimJob(batchv1.IndexedCompletion, 4, 4)
+	a := reconcile.TrimPod(fatPod(job, 1, "1", podState{phase: corev1.PodRunning, ready: true, node: true}).DeepCopy())
+	b := reconcile.TrimPod(fatPod(job, 2, "2", podState{phase: corev1.PodRunning, ready: true, node: true}).DeepCopy())
+	same := func(what, x, y string) {
+		t.Helper()
+		if x != y || unsafe.StringData(x) != unsafe.StringData(y) {
+			t.Errorf("%s: %q and %q are not one shared copy", what, x, y)
+		}
+	}
+	same("label value", a.Labels[batchv1.JobNameLabel], b.Labels[batchv1.JobNameLabel])
+	for k := range a.Labels {
+		for k2 := range b.Labels {
+			if k == k2 {
+				same("label key", k, k2)
+			}
+		}
+	}
+	same("namespace", a.Namespace, b.Namespace)
+	same("owner UID", string(a.OwnerReferences[0].UID), string(b.OwnerReferences[0].UID))
+	same("owner kind", a.OwnerReferences[0].Kind, b.OwnerReferences[0].Kind)
+	same("finalizer", a.Finalizers[0], b.Finalizers[0])
+	same("container name", a.Spec.Containers[0].Name, b.Spec.Containers[0].Name)
+	same("condition type", string(a.Status.Conditions[0].Type), string(b.Status.Conditions[0].Type))
+	same("condition status", string(a.Status.Conditions[0].Status), string(b.Status.Conditions[0].Status))
+	if unsafe.StringData(a.Name) == unsafe.StringData(b.Name) {
+		t.Error("the pods' names share a copy")
+	}
 }

@@ -9,6 +9,7 @@
 //	                [--kube-api-content-type application/vnd.kubernetes.protobuf]
 //	                [--logging-format text|json] [-v N] [--profiling]
 //	                [--api-backoff-base 1s] [--api-backoff-max 1m]
+//	                [--gc-percent 50] [--memory-limit-mib 0]
 //
 // Without --kubeconfig it uses $KUBECONFIG, ~/.kube/config or the in-cluster
 // configuration. Create a Job with spec.managedBy set to the name to hand it over:
@@ -27,7 +28,12 @@
 // standby replica too) at --health-probe-bind-address; "0" turns either off.
 // --kube-api-qps and --kube-api-burst bound its requests to the API server
 // (kube-controller-manager's defaults; client-go's own 5 and 10 would make a Job of
-// 5,000 pods take half an hour). --help lists every flag.
+// 5,000 pods take half an hour). --gc-percent sets the garbage collector's target
+// (50 by default, Go's own is 100: the heap grows by half the live heap between
+// collections, some CPU for less memory) and --memory-limit-mib a soft limit of the
+// Go runtime's memory (none by default: a limit below the live heap makes the
+// collector run without end); GOGC and GOMEMLIMIT, when set, win over both.
+// --help lists every flag.
 package main
 
 import (
@@ -56,7 +62,6 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/jobkit/jobkit/controllerruntime/metrics"
-	"github.com/jobkit/jobkit/controllerruntime/securemetrics"
 	"github.com/jobkit/jobkit/examples/clientgo"
 	"github.com/jobkit/jobkit/examples/internal/cmdflags"
 	"github.com/jobkit/jobkit/examples/internal/telemetry"
@@ -75,6 +80,7 @@ type options struct {
 	retryPeriod   time.Duration
 	contentType   string
 	profiling     bool
+	gc            gcSettings
 }
 
 // The encodings --kube-api-content-type takes: protobuf (kube-controller-manager's
@@ -101,9 +107,14 @@ func parseFlags(args []string, output io.Writer) (options, error) {
 	fs.DurationVar(&o.resyncPeriod, "resync-period", 0, "informer resync period (0: none)")
 	fs.BoolVar(&o.profiling, "profiling", false, "serve Go's profiles under /debug/pprof/ at --metrics-bind-address (kube-controller-manager's flag; off here, the endpoint has no authentication)")
 	fs.StringVar(&o.contentType, "kube-api-content-type", contentTypeProtobuf, "encoding of the requests to the API server: "+contentTypeProtobuf+" or "+contentTypeJSON+" (kube-controller-manager's flag and default)")
+	fs.IntVar(&o.gc.percent, "gc-percent", defaultGCPercent, "the garbage collector's target, as GOGC (which wins when set): the heap grows by this percentage of the live heap before a collection; Go's default is 100, less trades CPU for memory")
+	fs.IntVar(&o.gc.memoryLimit, "memory-limit-mib", 0, "a soft limit of the Go runtime's memory in MiB, as GOMEMLIMIT (which wins when set): the collector runs more often near it; 0 means none")
 	f, err := set.Parse(args)
 	o.Flags = f
 	if err != nil {
+		return o, err
+	}
+	if err := o.gc.validate(); err != nil {
 		return o, err
 	}
 	if o.contentType != contentTypeProtobuf && o.contentType != contentTypeJSON {
@@ -140,6 +151,9 @@ func run(ctx context.Context, o options) error {
 	logger, err := o.Logger()
 	if err != nil {
 		return err
+	}
+	if set := o.gc.apply(os.Getenv); len(set) > 0 {
+		logger.Info("Garbage collector", set...)
 	}
 	cfg, err := o.Connect(ctx, "jobkit-clientgo", logger)
 	if err != nil {
@@ -291,15 +305,16 @@ func run(ctx context.Context, o options) error {
 // secureMetrics is controller-runtime's metrics server of its registry at addr:
 // HTTPS (the certificate of certDir, or a self-signed one when it is empty), and
 // only for clients the API server of cfg authenticates and authorizes to get
-// /metrics (securemetrics.Options).
+// /metrics (reviewFilter: TokenReview and SubjectAccessReview, as
+// controllerruntime/securemetrics, without k8s.io/apiserver).
 func secureMetrics(cfg *rest.Config, addr, certDir string) (metricsserver.Server, error) {
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-secure: %w", err)
 	}
-	opts := securemetrics.Options(addr)
-	opts.CertDir = certDir
-	srv, err := metricsserver.NewServer(opts, cfg, httpClient)
+	srv, err := metricsserver.NewServer(metricsserver.Options{
+		BindAddress: addr, SecureServing: true, CertDir: certDir, FilterProvider: reviewFilter,
+	}, cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-secure: %w", err)
 	}

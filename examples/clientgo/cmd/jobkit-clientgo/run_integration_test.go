@@ -5,14 +5,18 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	authnv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -149,8 +153,8 @@ func TestMain(m *testing.M) {
 }
 
 // With --metrics-secure, /metrics is served over HTTPS by controller-runtime's
-// metrics server and refuses a client the API server cannot authenticate; plain
-// HTTP serves nothing there.
+// metrics server to the clients the API server authenticates and authorizes
+// (reviewFilter); plain HTTP serves nothing there.
 func TestRunSecureMetrics(t *testing.T) {
 	cfg := apiServer(t)
 	metricsAddr := cmdtest.FreeAddr(t)
@@ -190,5 +194,43 @@ func TestRunSecureMetrics(t *testing.T) {
 		if resp.StatusCode == http.StatusOK {
 			t.Error("GET /metrics over plain HTTP = 200, want no plain HTTP")
 		}
+	}
+	// A service account bound to get /metrics is served; one without the binding
+	// is refused (TokenReview, then SubjectAccessReview, by the API server).
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	ctx2 := t.Context()
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx2, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "metrics-reader"},
+		Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx2, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "metrics-reader"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "metrics-reader"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "default", Name: "scraper"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	getWith := func(sa string) (int, string) {
+		t.Helper()
+		if _, err := cs.CoreV1().ServiceAccounts("default").Create(ctx2, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		tok, err := cs.CoreV1().ServiceAccounts("default").CreateToken(ctx2, sa, &authnv1.TokenRequest{}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest(http.MethodGet, "https://"+metricsAddr+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+tok.Status.Token)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := getWith("scraper"); code != http.StatusOK || !strings.Contains(body, "job_controller_") {
+		t.Errorf("GET /metrics with the token of a service account bound to get it = %d, want 200 with job_controller_*: %.200s", code, body)
+	}
+	if code, _ := getWith("stranger"); code != http.StatusForbidden {
+		t.Errorf("GET /metrics with the token of a service account without the binding = %d, want 403", code)
 	}
 }
