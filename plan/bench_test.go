@@ -283,18 +283,27 @@ func TestComputeAllocationsPerPod(t *testing.T) {
 		t.Skip("builds 11,000 pods")
 	}
 	for _, kind := range tbBenchKinds {
-		t.Run(kind.name, func(t *testing.T) {
-			allocs := func(n int) float64 {
-				in := kind.input(n)
-				in.Options.MaxCreatesPerSync = 10
-				return testing.AllocsPerRun(3, func() { _, _ = Compute(in) })
+		for _, facts := range []bool{false, true} {
+			name := kind.name
+			if facts {
+				name += "/facts" // every sync but the first finds every pod known
 			}
-			small, large := allocs(1000), allocs(10000)
-			t.Logf("allocations per plan: %.0f for 1,000 pods, %.0f for 10,000", small, large)
-			if large > small+100 {
-				t.Errorf("Compute allocates %.0f times for 10,000 pods and %.0f for 1,000: something allocates per pod", large, small)
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				allocs := func(n int) float64 {
+					in := kind.input(n)
+					in.Options.MaxCreatesPerSync = 10
+					if facts {
+						in.Facts = new(FactCache)
+					}
+					return testing.AllocsPerRun(3, func() { _, _ = Compute(in) })
+				}
+				small, large := allocs(1000), allocs(10000)
+				t.Logf("allocations per plan: %.0f for 1,000 pods, %.0f for 10,000", small, large)
+				if large > small+100 {
+					t.Errorf("Compute allocates %.0f times for 10,000 pods and %.0f for 1,000: something allocates per pod", large, small)
+				}
+			})
+		}
 	}
 }
 
