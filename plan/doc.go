@@ -198,7 +198,7 @@
 // reads its pods without it).
 //
 // A FactCache given in Input.Facts keeps the pass's facts of each pod from one sync
-// of an owner to the next, keyed by the pod's pointer (about 100 bytes a pod): a pod
+// of an owner to the next, keyed by the pod's pointer (64 to 128 bytes a pod): a pod
 // listed again is one probe of a hash table instead of the reads of its owner
 // references, labels, annotations, finalizers and status. It is for pods nobody
 // changes in place, such as an informer's (FactCache says the contract);

@@ -35,8 +35,8 @@ import (
 // once per Compute, and every fact is dropped when it changed. The cache holds
 // the facts of the pods of the last Compute only: a pod that is not listed again
 // is dropped at the end of the Compute that did not list it, so the cache keeps
-// no pod alive that the informer dropped, past the owner's next sync. It costs 80
-// to 160 bytes per pod (a hash table of 40-byte slots, a quarter to half full),
+// no pod alive that the informer dropped, past the owner's next sync. It costs 64
+// to 128 bytes per pod (a hash table of 32-byte slots, a quarter to half full),
 // made again smaller when the owner keeps under a quarter of its pods.
 //
 // A FactCache is safe for concurrent use: a Compute that finds it in use by
@@ -49,13 +49,13 @@ type FactCache struct {
 	// The facts of the pods of the last Compute, stamped with gen, the number of
 	// the Compute that last listed them.
 	table factTable
-	gen   uint32
+	gen   uint16 // wraps: after a Compute every fact has the stamp gen
 	// marked counts the facts stamped by the running Compute.
 	marked int
 	// seed hashes the UIDs; uids holds the hashes of the running Compute's sets
 	// of UIDs (uidSets).
 	seed maphash.Seed
-	uids map[uint32]struct{}
+	uids map[uint16]struct{}
 }
 
 // factKey is what podFacts depend on besides the pod.
@@ -95,12 +95,12 @@ func (c *FactCache) open(e *env, n int) (*FactCache, uidSets) {
 		c.table = factTable{}
 		c.seed = maphash.MakeSeed()
 	}
-	if c.table.n == 0 && 2*n > len(c.table.keys) {
+	if c.table.n == 0 && 2*n > len(c.table.slots) {
 		c.table.resize(2 * n) // the first Compute: no growth on the way
 	}
 	c.gen, c.marked = c.gen+1, 0
 	if c.uids == nil {
-		c.uids = map[uint32]struct{}{}
+		c.uids = map[uint16]struct{}{}
 	}
 	clear(c.uids)
 	for _, set := range [...]sets.Set[types.UID]{e.pending, e.uncountedSucceeded, e.uncountedFailed} {
@@ -112,7 +112,7 @@ func (c *FactCache) open(e *env, n int) (*FactCache, uidSets) {
 	return c, uids
 }
 
-func (c *FactCache) hashUID(uid types.UID) uint32 { return uint32(maphash.String(c.seed, string(uid))) }
+func (c *FactCache) hashUID(uid types.UID) uint16 { return uint16(maphash.String(c.seed, string(uid))) }
 
 // lookup returns the facts of pod known from an earlier Compute, marked as
 // listed in this one.
@@ -121,7 +121,7 @@ func (c *FactCache) lookup(pod *corev1.Pod) (podFacts, bool) {
 	if !ok {
 		return podFacts{}, false
 	}
-	pf := &c.table.facts[i]
+	pf := &c.table.slots[i].facts
 	if pf.stamp != c.gen {
 		pf.stamp = c.gen
 		c.marked++

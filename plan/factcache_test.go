@@ -337,15 +337,15 @@ func TestFactCacheReleasesPods(t *testing.T) {
 		tab := &in.Facts.table
 		require.Equal(t, n, tab.n, "pods held after a Compute of %d", n)
 		held := 0
-		for _, p := range tab.keys {
-			if p != nil {
+		for _, s := range tab.slots {
+			if s.pod != nil {
 				held++
 			}
 		}
 		require.Equal(t, n, held, "slots in use after a Compute of %d", n)
 		// At most 8 slots a pod, or the 2,048 of a table of 1,024 pods that is
 		// not shrunk.
-		require.LessOrEqual(t, len(tab.keys), max(2048, 8*n), "slots after a Compute of %d", n)
+		require.LessOrEqual(t, len(tab.slots), max(2048, 8*n), "slots after a Compute of %d", n)
 		for _, p := range tab.drop[:cap(tab.drop)] {
 			require.Nil(t, p, "keep's list holds a pod after a Compute of %d", n)
 		}
@@ -378,7 +378,7 @@ func TestFactTable(t *testing.T) {
 				want, held := model[q]
 				require.Equal(t, held, ok, "step %d: pod %p held", step, q)
 				if ok {
-					require.Equal(t, want, tab.facts[i].index, "step %d: facts of %p", step, q)
+					require.Equal(t, want, tab.slots[i].facts.index, "step %d: facts of %p", step, q)
 				}
 			}
 		}

@@ -16,9 +16,10 @@ import (
 // podFacts are what claim and factReader read of one pod: what the pod alone
 // decides, given the owner's UID, selector, kind and completion mode (factKey).
 // Everything else of a podInfo is derived from them and the sync (read). A
-// FactCache keeps them from one sync to the next: 32 bytes and no pointer, so the
-// garbage collector has nothing to scan in them and a write of them needs no
-// write barrier.
+// FactCache keeps them from one sync to the next: 24 bytes and no pointer, so
+// that a pod's pointer and its facts fill half a cache line, the garbage
+// collector has nothing to scan in the facts and a write of them needs no write
+// barrier.
 type podFacts struct {
 	// finish is backoff.FinishTime in Unix nanoseconds, when finishIn is not
 	// finishUnread; otherwise factReader.read reads it where a rule needs it.
@@ -27,9 +28,10 @@ type podFacts struct {
 	index    int32 // completion index; plainindexes.Unknown when none or bad
 	// uidHash is a hash of the UID (FactCache.hashUID), when has(factHashed): the
 	// UID of a pod of a FactCache is read only when its hash is among those of
-	// the sync's sets of UIDs.
-	uidHash  uint32
-	stamp    uint32 // the FactCache's generation that last listed the pod
+	// the sync's sets of UIDs (or collides with one, about one pod in 65,536 per
+	// UID in the sets).
+	uidHash  uint16
+	stamp    uint16 // the FactCache's generation that last listed the pod
 	ctrl     podController
 	finishIn finishZone
 	flags    factFlags
@@ -66,7 +68,7 @@ type uidSets struct {
 	any bool // some set is not empty
 	// hashes are the hashes of the sets' UIDs (FactCache.hashUID), with a
 	// FactCache; nil otherwise.
-	hashes map[uint32]struct{}
+	hashes map[uint16]struct{}
 }
 
 // has says whether the sets may hold the UID of the pod whose facts are pf.

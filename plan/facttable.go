@@ -8,26 +8,32 @@ import (
 )
 
 // factTable maps pods, by pointer, to their facts: an open-addressing hash table
-// with linear probing, at most half full. Its lookups are a few instructions
-// with one cache miss for the key and one for the facts beside it, which the
-// processor can overlap from one pod to the next (a Go map's lookup is a call
-// and a chain of dependent loads); its facts hold no pointer. The zero value is
+// with linear probing, at most half full, of 32-byte slots (a pod's pointer and
+// its facts, in one cache line). Its lookups are a few instructions with one
+// cache miss, which the processor can overlap from one pod to the next (a Go
+// map's lookup is a call and a chain of dependent loads). The zero value is
 // empty.
 type factTable struct {
-	keys  []*corev1.Pod // nil: a free slot
-	facts []podFacts    // the facts of keys[i]
-	n     int           // slots in use
-	shift uint8         // 64 - log2(len(keys))
+	slots []factSlot
+	n     int   // slots in use
+	shift uint8 // 64 - log2(len(keys))
 	// peak is the most pods held since the slots were made: kept when fewer
 	// pods come, unless far fewer.
 	peak int
 	drop []*corev1.Pod // keep's list, kept for the next call
 }
 
+// factSlot is a slot of a factTable: a pod and its facts, or free (pod nil).
+type factSlot struct {
+	pod   *corev1.Pod
+	facts podFacts
+}
+
 // home is the slot where a pod's probe starts: its address, hashed by a
 // multiplication (Fibonacci hashing), which spreads the addresses of objects
 // of one size evenly. The garbage collector does not move heap objects, and
-// keys holds the pod, so its address stays its own while it is in the table.
+// the slot holds the pod, so its address stays its own while it is in the
+// table.
 func (t *factTable) home(pod *corev1.Pod) int {
 	const golden = 0x9e3779b97f4a7c15
 	return int((uint64(reflect.ValueOf(pod).Pointer()) * golden) >> t.shift)
@@ -36,12 +42,12 @@ func (t *factTable) home(pod *corev1.Pod) int {
 // find returns the slot of pod and true, or the free slot where it would go and
 // false. The table has a free slot (it is never full).
 func (t *factTable) find(pod *corev1.Pod) (int, bool) {
-	if len(t.keys) == 0 {
+	if len(t.slots) == 0 {
 		return -1, false
 	}
-	mask := len(t.keys) - 1
+	mask := len(t.slots) - 1
 	for i := t.home(pod); ; i = (i + 1) & mask {
-		switch t.keys[i] {
+		switch t.slots[i].pod {
 		case pod:
 			return i, true
 		case nil:
@@ -52,11 +58,11 @@ func (t *factTable) find(pod *corev1.Pod) (int, bool) {
 
 // insert adds pod, which the table does not hold, with its facts.
 func (t *factTable) insert(pod *corev1.Pod, pf podFacts) {
-	if 2*(t.n+1) > len(t.keys) {
+	if 2*(t.n+1) > len(t.slots) {
 		t.resize(2 * (t.n + 1))
 	}
 	i, _ := t.find(pod)
-	t.keys[i], t.facts[i] = pod, pf
+	t.slots[i] = factSlot{pod, pf}
 	t.n++
 	t.peak = max(t.peak, t.n)
 }
@@ -64,15 +70,15 @@ func (t *factTable) insert(pod *corev1.Pod, pf podFacts) {
 // resize makes at least want slots (a power of two, at least 64) and moves the
 // entries there.
 func (t *factTable) resize(want int) {
-	keys, facts := t.keys, t.facts
+	old := t.slots
 	size := 1 << bits.Len(uint(max(64, want)-1))
-	t.keys, t.facts = make([]*corev1.Pod, size), make([]podFacts, size)
+	t.slots = make([]factSlot, size)
 	t.shift = uint8(64 - bits.TrailingZeros(uint(size)))
 	t.n, t.peak = 0, 0
-	for i, pod := range keys {
-		if pod != nil {
-			j, _ := t.find(pod)
-			t.keys[j], t.facts[j] = pod, facts[i]
+	for _, s := range old {
+		if s.pod != nil {
+			j, _ := t.find(s.pod)
+			t.slots[j] = s
 			t.n++
 		}
 	}
@@ -83,9 +89,9 @@ func (t *factTable) resize(want int) {
 // fewer slots when it holds far fewer pods than it did.
 func (t *factTable) keep(keep func(*podFacts) bool) {
 	drop := t.drop[:0]
-	for i, pod := range t.keys {
-		if pod != nil && !keep(&t.facts[i]) {
-			drop = append(drop, pod)
+	for i := range t.slots {
+		if s := &t.slots[i]; s.pod != nil && !keep(&s.facts) {
+			drop = append(drop, s.pod)
 		}
 	}
 	for _, pod := range drop {
@@ -105,15 +111,15 @@ func (t *factTable) remove(pod *corev1.Pod) {
 	if !ok {
 		return
 	}
-	mask := len(t.keys) - 1
-	for j := (i + 1) & mask; t.keys[j] != nil; j = (j + 1) & mask {
+	mask := len(t.slots) - 1
+	for j := (i + 1) & mask; t.slots[j].pod != nil; j = (j + 1) & mask {
 		// The entry at j may fill the hole at i unless its home lies cyclically
 		// in (i, j]: then a probe for it would stop at the hole.
-		if h := t.home(t.keys[j]); (j-h)&mask >= (j-i)&mask {
-			t.keys[i], t.facts[i] = t.keys[j], t.facts[j]
+		if h := t.home(t.slots[j].pod); (j-h)&mask >= (j-i)&mask {
+			t.slots[i] = t.slots[j]
 			i = j
 		}
 	}
-	t.keys[i], t.facts[i] = nil, podFacts{}
+	t.slots[i] = factSlot{}
 	t.n--
 }
