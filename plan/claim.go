@@ -59,6 +59,7 @@ func claim(e *env, listed []*corev1.Pod) claimed {
 	done := false // the loop ran to its end
 	if cache != nil {
 		defer func() { cache.close(done) }()
+		out.cl.reserve(cache.lens)
 	}
 	var facts [touchBlock]podFacts
 	var known [touchBlock]bool
@@ -130,6 +131,9 @@ func claim(e *env, listed []*corev1.Pod) claimed {
 		}
 	}
 	done = true
+	if cache != nil {
+		cache.lens = out.cl.lens()
+	}
 	out.warnings.add(f.warnings)
 	out.restarts = f.restarts
 	out.touched = touched

@@ -108,6 +108,25 @@ type classified struct {
 	newFailedCounted int32
 }
 
+// listLens are the lengths of the lists of a classified.
+type listLens struct{ active, tracked, backoffFailed, newSucceeded, newFailed int }
+
+func (out *classified) lens() listLens {
+	return listLens{len(out.active), len(out.tracked), len(out.backoffFailed), len(out.newSucceeded), len(out.newFailed)}
+}
+
+// reserve makes room in out's empty lists for a little more than n's lengths.
+func (out *classified) reserve(n listLens) {
+	room := func(k int) []*podInfo {
+		if k == 0 {
+			return nil
+		}
+		return make([]*podInfo, 0, k+k/16+8)
+	}
+	out.active, out.tracked, out.backoffFailed = room(n.active), room(n.tracked), room(n.backoffFailed)
+	out.newSucceeded, out.newFailed = room(n.newSucceeded), room(n.newFailed)
+}
+
 // add classifies one of the Job's pods by the facts claim read of it: its state
 // for the counts, the lists of the later phases, the newly finished pods, the
 // backoff record's successes and failures.

@@ -56,6 +56,9 @@ type FactCache struct {
 	// of UIDs (uidSets).
 	seed maphash.Seed
 	uids map[uint16]struct{}
+	// lens are the lengths of the last Compute's lists (classified), which the
+	// next one reserves: no list grows by copies in a steady sync.
+	lens listLens
 }
 
 // factKey is what podFacts depend on besides the pod.
