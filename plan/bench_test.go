@@ -122,17 +122,42 @@ func BenchmarkCompute(b *testing.B) {
 
 // BenchmarkComputeInformerLayout plans the same Jobs with their pods laid out as a
 // client-go cache holds them (tbInformerLayout): decoded one by one in event order,
-// among other Jobs' pods and events, and listed in the cache's order.
+// among other Jobs' pods and events, and listed in the cache's order. "read" reads
+// every pod (no FactCache); "facts" gives Compute a FactCache and, as a controller's
+// syncs would, lists two versions of the pods in turn, with 1% of them decoded
+// anew in the second (a new version of the pod: new pointer, same content), so
+// each sync finds 1% of its pods unknown.
 func BenchmarkComputeInformerLayout(b *testing.B) {
 	for _, kind := range tbBenchKinds {
 		for _, n := range []int{1000, 10000, 100000} {
 			b.Run(fmt.Sprintf("%s/n=%d", kind.name, n), func(b *testing.B) {
 				in, heap := tbInformerLayout(kind.input(n), uint64(n))
-				tbBenchCompute(b, in)
+				b.Run("read", func(b *testing.B) { tbBenchCompute(b, in) })
+				b.Run("facts", func(b *testing.B) {
+					in.Facts = new(FactCache)
+					tbBenchCompute(b, in, tbRenewed(in.Pods, 100, uint64(n)))
+				})
 				runtime.KeepAlive(heap)
 			})
 		}
 	}
+}
+
+// tbRenewed returns pods with one in every of them replaced by a copy decoded anew
+// from JSON, as an informer stores a new version of a pod (chosen by seed).
+func tbRenewed(pods []*corev1.Pod, every int, seed uint64) []*corev1.Pod {
+	rng := rand.New(rand.NewPCG(seed, 38))
+	out := slices.Clone(pods)
+	for i := range out {
+		if rng.IntN(every) == 0 {
+			data, err := json.Marshal(out[i])
+			if err != nil {
+				panic(err)
+			}
+			out[i] = tbDecodePod(data)
+		}
+	}
+	return out
 }
 
 // tbBenchCompute checks that in plans a Job mid-run without warnings, then measures
@@ -140,16 +165,22 @@ func BenchmarkComputeInformerLayout(b *testing.B) {
 // that ran the loop (Linux; the concurrent garbage collector's is not in it): on a
 // machine shared with other work, the time waiting for a core inflates ns/op but not
 // cpu-ns/op (the caches the other work evicts still do).
-func tbBenchCompute(b *testing.B, in Input) {
+//
+// With other lists of pods, the syncs list in.Pods and the others in turn.
+func tbBenchCompute(b *testing.B, in Input, others ...[]*corev1.Pod) {
 	b.Helper()
 	if p, err := Compute(in); err != nil || p.Skip != "" || len(p.Warnings) > 0 {
 		b.Fatalf("Compute: %v %q %q", err, p.Skip, p.Warnings)
 	}
+	lists := append([][]*corev1.Pod{in.Pods}, others...)
 	b.ReportAllocs()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	cpu := tbThreadCPU()
+	k := 0
 	for b.Loop() {
+		k++
+		in.Pods = lists[k%len(lists)]
 		_, _ = Compute(in)
 	}
 	if cpu := tbThreadCPU() - cpu; cpu > 0 {
@@ -252,18 +283,27 @@ func TestComputeAllocationsPerPod(t *testing.T) {
 		t.Skip("builds 11,000 pods")
 	}
 	for _, kind := range tbBenchKinds {
-		t.Run(kind.name, func(t *testing.T) {
-			allocs := func(n int) float64 {
-				in := kind.input(n)
-				in.Options.MaxCreatesPerSync = 10
-				return testing.AllocsPerRun(3, func() { _, _ = Compute(in) })
+		for _, facts := range []bool{false, true} {
+			name := kind.name
+			if facts {
+				name += "/facts" // every sync but the first finds every pod known
 			}
-			small, large := allocs(1000), allocs(10000)
-			t.Logf("allocations per plan: %.0f for 1,000 pods, %.0f for 10,000", small, large)
-			if large > small+100 {
-				t.Errorf("Compute allocates %.0f times for 10,000 pods and %.0f for 1,000: something allocates per pod", large, small)
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				allocs := func(n int) float64 {
+					in := kind.input(n)
+					in.Options.MaxCreatesPerSync = 10
+					if facts {
+						in.Facts = new(FactCache)
+					}
+					return testing.AllocsPerRun(3, func() { _, _ = Compute(in) })
+				}
+				small, large := allocs(1000), allocs(10000)
+				t.Logf("allocations per plan: %.0f for 1,000 pods, %.0f for 10,000", small, large)
+				if large > small+100 {
+					t.Errorf("Compute allocates %.0f times for 10,000 pods and %.0f for 1,000: something allocates per pod", large, small)
+				}
+			})
+		}
 	}
 }
 

@@ -55,43 +55,84 @@ func claim(e *env, listed []*corev1.Pod) claimed {
 	var f factReader
 	labelKey, indexKey := touchKeys(e)
 	touched := uintptr(0)
-	for k, pod := range listed {
-		if k%touchBlock == 0 {
-			touched += touch(listed[k:min(len(listed), k+touchBlock)], labelKey, indexKey)
-		}
-		if pod == nil {
-			continue
-		}
-		ref := metav1.GetControllerOfNoCopy(pod) // no copy: three allocations per pod saved
-		switch {
-		case ref != nil && ref.UID == w.UID:
-			if selector != nil && !matches(pod.Labels) && pod.DeletionTimestamp == nil {
-				if !deleting { // as upstream, a Job being deleted releases nothing
-					out.release = append(out.release, PodAction{Pod: pod, Reason: "labels no longer match the selector"})
+	cache, uids := e.facts.open(e, len(listed))
+	done := false // the loop ran to its end
+	if cache != nil {
+		defer func() { cache.close(done) }()
+		out.cl.reserve(cache.lens)
+	}
+	var facts [touchBlock]podFacts
+	var known [touchBlock]bool
+	var unknown [touchBlock]*corev1.Pod
+	for start := 0; start < len(listed); start += touchBlock {
+		block := listed[start:min(len(listed), start+touchBlock)]
+		if cache == nil {
+			touched += touch(block, labelKey, indexKey)
+		} else {
+			// The known pods are not read at all; the others are loaded ahead.
+			u := unknown[:0]
+			for i, pod := range block {
+				if pod == nil {
+					continue
 				}
-				continue
+				if facts[i], known[i] = cache.lookup(pod); !known[i] {
+					u = append(u, pod)
+				}
 			}
-		case ref != nil:
-			continue // another controller's pod
-		default:
-			if selector == nil || deleting || pod.DeletionTimestamp != nil || !matches(pod.Labels) {
-				continue
-			}
-			out.adopt = append(out.adopt, PodAction{Pod: pod, Reason: "orphan matching the selector"})
-			if !kind.HasFinalizer(pod) {
-				// Adoption adds the finalizer, so the pod is tracked from this sync on,
-				// as upstream does; a copy, since the listed pod is not ours to change.
-				pod = pod.DeepCopy()
-				finalizers.EnsureOnPod(&pod.ObjectMeta, kind.Finalizer)
+			if len(u) > 0 {
+				touched += touch(u, labelKey, indexKey)
 			}
 		}
-		out.infos = append(out.infos, podInfo{})
-		pi := &out.infos[len(out.infos)-1]
-		f.read(e, pod, pi)
-		if memos != nil {
-			pi.match = &memos[len(out.infos)-1]
+		for i, pod := range block {
+			if pod == nil {
+				continue
+			}
+			pf := &facts[i]
+			switch {
+			case cache == nil:
+				*pf = readFacts(e, pod, matches, false)
+			case !known[i]:
+				*pf = readFacts(e, pod, matches, true)
+				cache.add(pod, *pf)
+			}
+			switch pf.ctrl {
+			case ctrlOwner:
+				if selector != nil && !pf.has(factMatches) && !pf.has(factDeleting) {
+					if !deleting { // as upstream, a Job being deleted releases nothing
+						out.release = append(out.release, PodAction{Pod: pod, Reason: "labels no longer match the selector"})
+					}
+					continue
+				}
+			case ctrlOther:
+				continue // another controller's pod
+			default:
+				if selector == nil || deleting || pf.has(factDeleting) || !pf.has(factMatches) {
+					continue
+				}
+				out.adopt = append(out.adopt, PodAction{Pod: pod, Reason: "orphan matching the selector"})
+				if !pf.has(factFinalizer) {
+					// Adoption adds the finalizer, so the pod is tracked from this sync
+					// on, as upstream does; a copy, since the listed pod is not ours to
+					// change. Its facts are the pod's but for the finalizer.
+					pod = pod.DeepCopy()
+					finalizers.EnsureOnPod(&pod.ObjectMeta, kind.Finalizer)
+					adopted := *pf
+					adopted.set(factFinalizer, true)
+					pf = &adopted
+				}
+			}
+			out.infos = append(out.infos, podInfo{})
+			pi := &out.infos[len(out.infos)-1]
+			f.read(e, pod, pf, &uids, pi)
+			if memos != nil {
+				pi.match = &memos[len(out.infos)-1]
+			}
+			out.cl.add(e, pi)
 		}
-		out.cl.add(e, pi)
+	}
+	done = true
+	if cache != nil {
+		cache.lens = out.cl.lens()
 	}
 	out.warnings.add(f.warnings)
 	out.restarts = f.restarts
@@ -99,13 +140,16 @@ func claim(e *env, listed []*corev1.Pod) claimed {
 	return out
 }
 
-// selectorMatcher returns whether a pod's labels match selector, compiled from sel
-// (nil when sel is nil or did not compile). A selector of matchLabels only, the
+// selectorMatcher returns whether a pod's labels match selector, compiled from sel,
+// or nil when selector is nil (sel is nil or did not compile). A selector of matchLabels only, the
 // shape of every Job's, is read with one lookup per label, where
 // labels.Selector.Matches makes two; any other goes to selector.
 func selectorMatcher(sel *metav1.LabelSelector, selector labels.Selector) func(map[string]string) bool {
-	if selector == nil || len(sel.MatchExpressions) > 0 || len(sel.MatchLabels) == 0 {
-		return func(l map[string]string) bool { return selector != nil && selector.Matches(labels.Set(l)) }
+	if selector == nil {
+		return nil
+	}
+	if len(sel.MatchExpressions) > 0 || len(sel.MatchLabels) == 0 {
+		return func(l map[string]string) bool { return selector.Matches(labels.Set(l)) }
 	}
 	// Compiled without error: each key and value is valid. A slice, since ranging
 	// over a map costs more than the lookups.

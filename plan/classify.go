@@ -7,11 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/jobkit/jobkit/backoff"
-	"github.com/jobkit/jobkit/indexes"
-	"github.com/jobkit/jobkit/internal/podutil"
 	plainbackoff "github.com/jobkit/jobkit/plain/backoff"
-	plainindexes "github.com/jobkit/jobkit/plain/indexes"
 	"github.com/jobkit/jobkit/podfailurepolicy"
 )
 
@@ -44,70 +40,6 @@ type podInfo struct {
 	// inUncountedSucceeded and inUncountedFailed: the pod carries the finalizer and
 	// its UID is in uncountedTerminatedPods as read (env).
 	inUncountedSucceeded, inUncountedFailed bool
-}
-
-// factReader reads the facts of the pods, one at a time.
-type factReader struct {
-	badIndexes int // index warnings so far (at most 5 are reported)
-	warnings   warnings
-	// restarts sums the container restarts of Pending and Running pods, read only
-	// under restartPolicy OnFailure (pastBackoffLimitOnFailure).
-	restarts int64
-}
-
-// read fills in pi with the facts of pod.
-func (f *factReader) read(e *env, pod *corev1.Pod, pi *podInfo) {
-	pi.pod = pod
-	pi.index = plainindexes.Unknown
-	if e.spec.indexed {
-		ix, err := indexes.PodIndex(e.owner, pod)
-		if err == nil {
-			pi.index = ix
-			pi.validIndex = ix < int(deref(e.spec.completions))
-		} else if f.badIndexes < 5 {
-			f.badIndexes++
-			f.warnings.addf("%v", err)
-		}
-	}
-	pi.finalizer = e.owner.HasFinalizer(pod)
-	pi.tracked = pi.finalizer && !e.pending.Has(pod.UID)
-	if pi.finalizer {
-		// Lookups in empty sets read not the UID.
-		pi.inUncountedSucceeded = e.uncountedSucceeded.Has(pod.UID)
-		pi.inUncountedFailed = e.uncountedFailed.Has(pod.UID)
-	}
-	phase := pod.Status.Phase
-	pi.succeeded = phase == corev1.PodSucceeded
-	phaseFailed := phase == corev1.PodFailed
-	terminal := pi.succeeded || phaseFailed
-	deleting := pod.DeletionTimestamp != nil
-	pi.active = !terminal && !deleting
-	pi.terminating = !terminal && deleting
-	pi.ready = pi.active && podutil.IsReady(pod)
-	pi.failed = phaseFailed || (!e.spec.onlyFailed && deleting && !pi.succeeded)
-	// The pods the backoff record is rebuilt from (Indexed: with a valid index;
-	// pods without one are strays, they do not tell the Job's history).
-	if !e.spec.indexed || pi.validIndex {
-		pi.backoffSuccess = pi.succeeded
-		// A pod being deleted without the finalizer is mostly one this controller
-		// stopped (scale-down, suspend, a finishing Job), which is no failure: a
-		// resumed Job must not wait out a backoff for it. A counted failure deleted
-		// by someone else is left out too; it leaves the API at the end of its grace
-		// period anyway.
-		pi.backoffFailure = !pi.succeeded && !(deleting && !pi.finalizer) &&
-			(phaseFailed || (!e.spec.onlyFailed && deleting))
-	}
-	if pi.backoffSuccess || pi.backoffFailure || (pi.tracked && pi.failed) {
-		pi.finish = backoff.FinishTime(pod)
-	}
-	if e.spec.onFailure && (phase == corev1.PodRunning || phase == corev1.PodPending) {
-		for _, s := range pod.Status.InitContainerStatuses {
-			f.restarts += int64(s.RestartCount)
-		}
-		for _, s := range pod.Status.ContainerStatuses {
-			f.restarts += int64(s.RestartCount)
-		}
-	}
 }
 
 // policyMatch matches the pod failure policy fp once per pod: the result is kept in
@@ -174,6 +106,25 @@ type classified struct {
 	// backoffLimit (both for classify's totals).
 	unfailed         int
 	newFailedCounted int32
+}
+
+// listLens are the lengths of the lists of a classified.
+type listLens struct{ active, tracked, backoffFailed, newSucceeded, newFailed int }
+
+func (out *classified) lens() listLens {
+	return listLens{len(out.active), len(out.tracked), len(out.backoffFailed), len(out.newSucceeded), len(out.newFailed)}
+}
+
+// reserve makes room in out's empty lists for a little more than n's lengths.
+func (out *classified) reserve(n listLens) {
+	room := func(k int) []*podInfo {
+		if k == 0 {
+			return nil
+		}
+		return make([]*podInfo, 0, k+k/16+8)
+	}
+	out.active, out.tracked, out.backoffFailed = room(n.active), room(n.tracked), room(n.backoffFailed)
+	out.newSucceeded, out.newFailed = room(n.newSucceeded), room(n.newFailed)
 }
 
 // add classifies one of the Job's pods by the facts claim read of it: its state

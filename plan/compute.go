@@ -110,7 +110,7 @@ func Compute(in Input) (*Plan, error) {
 // and the pods classified. Compute and Workload.IndexOutcomes start here, so both
 // count the same pods.
 func begin(in Input, w *Workload, sp spec) (*env, claimed, *batchv1.JobStatus, classified) {
-	e := &env{wl: w, spec: sp, opts: in.Options, now: in.Now, synced: in.ExpectationsSatisfied, pending: in.PendingFinalizerRemovals, taken: in.TakenPodNames, owner: in.kind()}
+	e := &env{wl: w, spec: sp, opts: in.Options, now: in.Now, synced: in.ExpectationsSatisfied, pending: in.PendingFinalizerRemovals, taken: in.TakenPodNames, owner: in.kind(), facts: in.Facts}
 	if e.pending == nil {
 		e.pending = sets.New[types.UID]()
 	}
@@ -183,6 +183,7 @@ type env struct {
 	pending sets.Set[types.UID] // Input.PendingFinalizerRemovals, never nil
 	taken   sets.Set[string]    // Input.TakenPodNames, may be nil
 	owner   owner.Kind          // Input.Owner, defaulted
+	facts   *FactCache          // Input.Facts, may be nil
 	// uncountedSucceeded and uncountedFailed are the UIDs of the status's
 	// uncountedTerminatedPods as read (nil when it has none).
 	uncountedSucceeded, uncountedFailed sets.Set[types.UID]

@@ -16,13 +16,20 @@ import (
 // createIndexed picks the indexes to create, honouring per-index backoff.
 func (c *manager) createIndexed(active []*podInfo, diff int) {
 	completions := int(*c.spec.completions)
-	activeIx := make([]int, 0, len(active))
-	for _, pi := range active {
-		if pi.index >= 0 {
-			activeIx = append(activeIx, pi.index)
+	// The indexes of the active pods: those removalOrder kept, when it sorted
+	// them out and removed none (manage creates only then), are all of them below
+	// completions, which is all FirstPending looks at.
+	activeIx := c.activeIx
+	if !c.keptActive {
+		ixs := make([]int, 0, len(active))
+		for _, pi := range active {
+			if pi.index >= 0 {
+				ixs = append(ixs, pi.index)
+			}
 		}
+		activeIx = plainindexes.FromIndexes(ixs)
 	}
-	exclude := []plainindexes.Intervals{c.in.indexes.succeeded, plainindexes.FromIndexes(activeIx), c.in.indexes.failed}
+	exclude := []plainindexes.Intervals{c.in.indexes.succeeded, activeIx, c.in.indexes.failed}
 	if c.spec.onlyFailed {
 		exclude = append(exclude, plainindexes.FromIndexes(c.in.cl.terminatingIx))
 	}

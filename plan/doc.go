@@ -4,8 +4,9 @@
 // Job): given the owner, its pods, what the caller knows about work in flight and the
 // time, Compute returns a Plan saying which pods to adopt, release, create and
 // delete, whose tracking finalizers to remove, the status to write and when to look
-// again. It performs no I/O, reads no clock and modifies none of its inputs, so a
-// Plan can be compared with cmp.Diff in a test and printed in a log (Plan.String).
+// again. It performs no I/O, reads no clock and modifies none of its inputs (but
+// Input.Facts, a cache of what it read of the pods), so a Plan can be compared with
+// cmp.Diff in a test and printed in a log (Plan.String).
 // The owner's kind and tracking finalizer are Input.Owner; condition reasons are the
 // Job controller's whatever the kind, and messages are its words with the owner's
 // kind where it says "Job" ("TrainingJob was active longer than specified
@@ -192,7 +193,16 @@
 // later phases read those records and go back to a pod only when it finished with
 // the tracking finalizer, is in the ledger, is created, deleted or matched against
 // a pod failure policy. Allocations do not grow with the pods except for the pods a
-// sync creates. It is safe for concurrent use: it shares nothing between calls.
+// sync creates. It is safe for concurrent use: it shares nothing between calls but
+// the FactCache of Input.Facts, which it locks (a Compute that finds it in use
+// reads its pods without it).
+//
+// A FactCache given in Input.Facts keeps the pass's facts of each pod from one sync
+// of an owner to the next, keyed by the pod's pointer (64 to 128 bytes a pod): a pod
+// listed again is one probe of a hash table instead of the reads of its owner
+// references, labels, annotations, finalizers and status. It is for pods nobody
+// changes in place, such as an informer's (FactCache says the contract);
+// reconcile.Config.ImmutablePods keeps one per owner.
 //
 // Time is memory latency, not arithmetic: a pod in an informer's cache is scattered
 // among the other objects of the cache, so the pass over the pods is cache misses.

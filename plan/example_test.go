@@ -209,3 +209,35 @@ func ExampleSpec_WorstStatusSize() {
 	// 100000 completions: 597 KiB, fits: true
 	// 1000000 completions: 6749 KiB, fits: false
 }
+
+// A controller that lists pods from an informer's cache keeps one FactCache per
+// owner: each sync reads only the pods that are new objects since the last one.
+// A pod that changes is stored as a new object, never changed in place.
+func ExampleFactCache() {
+	job := exampleJob(batchv1.NonIndexedCompletion, 2, 2)
+	pods := []*corev1.Pod{
+		examplePod(job, "pi-a", corev1.PodRunning, ""),
+		examplePod(job, "pi-b", corev1.PodRunning, ""),
+	}
+	facts := new(plan.FactCache) // one per owner, kept between its syncs
+	sync := func() {
+		p, err := plan.Compute(plan.Input{
+			Workload: plan.JobWorkload(job), Pods: pods, Facts: facts,
+			ControllerName: batchv1.JobControllerName, ExpectationsSatisfied: true, Now: exampleNow,
+		})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("active %d, succeeded %d\n", p.Status.Active, p.Status.Succeeded)
+	}
+	sync()
+	// The informer stores pi-a's next version as a new object.
+	done := pods[0].DeepCopy()
+	done.Status.Phase = corev1.PodSucceeded
+	pods = []*corev1.Pod{done, pods[1]}
+	sync() // reads pi-a's new version; pi-b's facts are remembered
+	// Output:
+	// active 2, succeeded 0
+	// active 1, succeeded 1
+}

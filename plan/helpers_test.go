@@ -386,7 +386,23 @@ func tbCompute(t *testing.T, in Input) *Plan {
 			t.Errorf("a copy of the Job plans differently (-Job +copy):\n%s", diff)
 		}
 	}
+	tbSameWithFacts(t, in, p)
 	return p
+}
+
+// tbSameWithFacts checks that Compute plans in as p with a FactCache, both when
+// the FactCache knows none of the pods and when it knows them all (the second
+// sync of the same list).
+func tbSameWithFacts(t *testing.T, in Input, p *Plan) {
+	t.Helper()
+	in.Facts = new(FactCache)
+	for _, sync := range []string{"first", "second"} {
+		pf, err := Compute(in)
+		require.NoError(t, err, "Compute with a FactCache, %s sync", sync)
+		if diff := cmp.Diff(p, pf); diff != "" {
+			t.Errorf("the %s sync with a FactCache plans differently (-without +with):\n%s", sync, diff)
+		}
+	}
 }
 
 // tbCheckPlan checks what holds for every plan:

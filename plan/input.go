@@ -66,6 +66,11 @@ type Input struct {
 	// tracked, are this kind's. The zero value means owner.BatchJob. Ownership is by
 	// controller-reference UID (Workload.UID), whatever the kind.
 	Owner owner.Kind
+	// Facts, when set, remembers what Compute read of each pod for the next
+	// Compute of the same owner, which then reads only the pods it has not seen
+	// (new pointers). Only for pods that nobody changes in place, such as an
+	// informer's: see FactCache. Nil means every pod is read. Compute updates it.
+	Facts *FactCache
 }
 
 // workload returns in.Workload, or an error naming the field when it is nil.

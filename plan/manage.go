@@ -54,6 +54,11 @@ type manager struct {
 	out          actions
 	podsPerIndex []uint64           // built by digestIndexes: a digest of the UIDs of each index's pods
 	ident        *metav1.ObjectMeta // the owner as controller references name it, built once
+	// activeIx are the indexes of the active pods that removalOrder keeps, when
+	// it sorted them out (Indexed; keptActive), so that createIndexed does not
+	// sort them again.
+	activeIx   plainindexes.Intervals
+	keptActive bool
 }
 
 // manage decides the creations or deletions that bring the active pods to what the
@@ -126,6 +131,7 @@ func (c *manager) removalOrder(active []*podInfo, n int) []removal {
 			ix[i] = pi.index
 		}
 		res := plainindexes.Strays(ix, int(*c.spec.completions), func(i, j int) int { return podorder.Compare(active[i].pod, active[j].pod) })
+		c.activeIx, c.keptActive = res.Active, true
 		for _, s := range res.Remove {
 			out = append(out, removal{pi: active[s.Pos], reason: strayReason(s.Index, s.Reason)})
 		}

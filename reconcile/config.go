@@ -143,6 +143,18 @@ type Config struct {
 	// GET. Nil means no read.
 	ReadOwner OwnerReader
 
+	// ImmutablePods says that the pods the PodLister of Sync returns are never
+	// changed in place: a new version of a pod is a new object, as an informer's
+	// cache holds them (client-go's indexer hands out the objects it stores; so
+	// does reconciletest's Cache). The Reconciler then keeps a plan.FactCache per
+	// owner key, and a sync reads only the pods that are new objects since the
+	// owner's last sync: at 100,000 pods of an informer, a plan costs about half
+	// (docs/performance.md). Leave it false when the lister returns copies (a
+	// controller-runtime cache's List copies each pod: no pod would be known
+	// again) or pods that someone changes in place. It serves Sync; SyncRoles
+	// reads every pod at each sync.
+	ImmutablePods bool
+
 	// Clock gives the time of each sync and of the expectations New creates; nil
 	// means the real clock.
 	Clock clock.PassiveClock

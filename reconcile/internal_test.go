@@ -192,3 +192,20 @@ func TestKeyStateForgotten(t *testing.T) {
 		})
 	}
 }
+
+// TestFactsOf checks the plan.FactCache of a key: none unless ImmutablePods, one
+// per key kept between syncs, dropped with the key's state.
+func TestFactsOf(t *testing.T) {
+	off, err := New(Config{Name: "test"}, nil, nil)
+	assert.NoError(t, err)
+	assert.Nil(t, off.factsOf("ns/a"), "without ImmutablePods")
+
+	r, err := New(Config{Name: "test", ImmutablePods: true}, nil, nil)
+	assert.NoError(t, err)
+	a := r.factsOf("ns/a")
+	assert.NotNil(t, a)
+	assert.Same(t, a, r.factsOf("ns/a"), "the same key's, kept")
+	assert.NotSame(t, a, r.factsOf("ns/b"), "another key's")
+	r.Forget("ns/a")
+	assert.NotSame(t, a, r.factsOf("ns/a"), "after Forget, a new one")
+}

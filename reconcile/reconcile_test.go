@@ -947,3 +947,46 @@ func TestCleanOrphanLeavesAcceptedRemovalAlone(t *testing.T) {
 	assert.Equal(t, finalizers.OrphanDecision{Reason: finalizers.ReasonRemovalInFlight, Message: finalizers.ReasonRemovalInFlight}, d)
 	assert.Zero(t, e.count(reconciletest.OpPatchPod), "no second removal patch: %v", e.ops())
 }
+
+// TestImmutablePodsSameCalls runs Jobs to their end with and without
+// Config.ImmutablePods (a plan.FactCache per owner, fed by reconciletest's
+// Cache, which stores each pod version as a new object): the same calls reach
+// the cluster, in the same order, with the same patches.
+func TestImmutablePodsSameCalls(t *testing.T) {
+	tests := []struct {
+		name   string
+		job    func() *batchv1.Job
+		script func() func(*reconciletest.Kubelet, *corev1.Pod) error
+	}{
+		{"NonIndexed", func() *batchv1.Job { return job("plain", 8, 3) }, reconciletest.SucceedPods},
+		{"NonIndexed with failures", func() *batchv1.Job { return job("failing", 6, 3) }, func() func(*reconciletest.Kubelet, *corev1.Pod) error {
+			return reconciletest.FailFirst(3, 1)
+		}},
+		{"Indexed", func() *batchv1.Job { return indexedJob("indexed", 7, 3) }, reconciletest.SucceedPods},
+		{"Indexed with failures", func() *batchv1.Job { return indexedJob("ixfail", 5, 5) }, func() func(*reconciletest.Kubelet, *corev1.Pod) error {
+			return reconciletest.FailFirst(2, 1)
+		}},
+	}
+	type call struct{ Op, Name, Patch, Err string }
+	run := func(t *testing.T, immutable bool, j *batchv1.Job, script func(*reconciletest.Kubelet, *corev1.Pod) error) ([]call, batchv1.JobStatus) {
+		e := newEnv(t, func(c *reconcile.Config) { c.ImmutablePods = immutable })
+		e.create(t, j)
+		e.c.Kubelet().SetScript(script)
+		rr, err := e.d.Run(t.Context(), ns, j.Name, 200)
+		require.NoError(t, err)
+		var calls []call
+		for _, c := range e.c.Calls() {
+			calls = append(calls, call{Op: string(c.Op), Name: c.Name, Patch: string(c.Patch), Err: fmt.Sprint(c.Err)})
+		}
+		return calls, rr.Workload.Status
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			wantCalls, wantStatus := run(t, false, tc.job(), tc.script())
+			gotCalls, gotStatus := run(t, true, tc.job(), tc.script())
+			require.NotEmpty(t, wantCalls)
+			assert.Empty(t, cmp.Diff(wantCalls, gotCalls), "calls (-without +with ImmutablePods)")
+			assert.Empty(t, cmp.Diff(wantStatus, gotStatus), "final status (-without +with ImmutablePods)")
+		})
+	}
+}

@@ -198,6 +198,7 @@ func (ex *execution) decide(now time.Time) (res Result, err error) {
 		Now:                      now,
 		Options:                  r.cfg.planOptions(job.Backoff),
 		Owner:                    r.cfg.Owner,
+		Facts:                    r.factsOf(key),
 	})
 	if err != nil {
 		if errors.Is(err, plan.ErrInvalidJob) {

@@ -43,6 +43,9 @@ type keyState struct {
 	// pods is how many pods the last sync listed: the size the batch period
 	// grows with (batchPeriod).
 	pods int
+	// facts is what the plans of the owner read of its pods, kept for its next
+	// sync (Config.ImmutablePods), or nil.
+	facts *plan.FactCache
 }
 
 // lastWrite remembers the last status this reconciler wrote for an owner, to detect
@@ -74,9 +77,24 @@ func (r *Reconciler) stateLocked(key string) *keyState {
 	return s
 }
 
+// factsOf returns the plan.FactCache of key, made on first use, or nil unless
+// Config.ImmutablePods.
+func (r *Reconciler) factsOf(key string) *plan.FactCache {
+	if !r.cfg.ImmutablePods {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stateLocked(key)
+	if s.facts == nil {
+		s.facts = new(plan.FactCache)
+	}
+	return s.facts
+}
+
 // Forget drops everything the Reconciler keeps about the Job key: expectations,
-// finalizer removals in flight, the backoff record, the Job's UID and its last status
-// write. Call it when the Job is deleted or not found; Sync calls it itself when it
+// finalizer removals in flight, the backoff record, the Job's UID, its last status
+// write and what its plans read of its pods (Config.ImmutablePods). Call it when the Job is deleted or not found; Sync calls it itself when it
 // sees a new UID under a known key (the Job was recreated).
 func (r *Reconciler) Forget(key string) {
 	r.mu.Lock()

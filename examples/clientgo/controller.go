@@ -90,6 +90,7 @@ type handlerRegistration struct {
 // through the API (source component: the name). New adds the pod index
 // PodControllerUIDIndex and its event handlers to the informers, so the factory must
 // not have been started yet, unless an earlier Controller already added the index.
+// It sets cfg.ImmutablePods: the pods it lists are the informer's objects.
 func New(cs kubernetes.Interface, factory informers.SharedInformerFactory, cfg reconcile.Config, opts Options) (*Controller, error) {
 	if cs == nil || factory == nil {
 		return nil, errors.New("clientgo.New: the clientset and the informer factory are required")
@@ -129,6 +130,9 @@ func New(cs kubernetes.Interface, factory informers.SharedInformerFactory, cfg r
 			return cs.BatchV1().Jobs(namespace).Get(ctx, name, metav1.GetOptions{})
 		}, reconcile.JobType.Workload)
 	}
+	// Its pods are the informer's objects, which nobody changes in place: each
+	// owner's plan reads only the pods that changed since its last sync.
+	cfg.ImmutablePods = true
 	// Filled in here, so that the controller reads the clock the Reconciler uses.
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
