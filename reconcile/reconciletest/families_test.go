@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -120,119 +121,121 @@ func indexed(j *batchv1.Job) { j.Spec.CompletionMode = ptr.To(batchv1.IndexedCom
 // Job fails or meets its success policy keeps its finalizer until it is terminal.
 // Events: one per pod created or deleted and one per Job condition that
 // finishes, suspends or resumes it. Each family's sum reads in the order of its
-// writes.
-var families = []family{
-	{name: "complete NonIndexed", script: reconciletest.SucceedPods(),
-		upstream: familyWrites{creates: 4, patches: 4, status: 1 + 1 + 2, events: 4 + 1}},
-	// The successes are counted through completedIndexes at once, with
-	// SuccessCriteriaMet; Complete follows in a write of its own.
-	{name: "complete Indexed", job: indexed, script: reconciletest.SucceedPods(),
-		upstream: familyWrites{creates: 4, patches: 4, status: 1 + 1 + 1 + 1, events: 4 + 1}},
-	// Two pods fail and two succeed in the same step: no backoff (the failures
-	// come no later than the last success), so the two replacements are created
-	// in the sync that records them (their active count with the record); then
-	// ready, succeeded.
-	{name: "retries with backoff", script: reconciletest.FailFirst(2, 1),
-		upstream: familyWrites{creates: 6, patches: 6, status: 1 + 1 + 2 + 1 + 2, events: 6 + 1}},
-	{name: "backoffLimitPerIndex", job: func(j *batchv1.Job) {
-		indexed(j)
-		j.Spec.BackoffLimit = nil
-		j.Spec.BackoffLimitPerIndex = ptr.To[int32](1)
-		// Two pods fail and two succeed in the same step: the successes are
-		// counted at once (completedIndexes). Each failed index waits out its own
-		// backoff (10 s for a first failure), so its replacement comes later, in
-		// a write of its own (active). The failed pods keep their finalizer until
-		// their index's replacement shows in the cache (its failure count moves
-		// to it): recorded after that, with the replacements' readiness, in two
-		// writes (uncounted, then failed 2). Was 1 + 1 + 2 + 1 + 2 + 2 worked out
-		// from syncJob, which took the first successes for two writes.
-	}, script: reconciletest.FailFirst(2, 1),
-		upstream: familyWrites{creates: 6, patches: 6, status: 1 + 1 + 1 + 1 + 2 + 2, events: 6 + 1}},
-	// One pod fails with 42 while the others run: the Job fails (FailureTarget,
-	// terminating 3, uncounted; then failed 4), the other three are deleted while
-	// running and counted failed; then terminating 0, then Failed.
-	{name: "podFailurePolicy FailJob", failed: true, job: func(j *batchv1.Job) {
-		j.Spec.PodFailurePolicy = onExit42(batchv1.PodFailurePolicyActionFailJob)
-	}, script: failOne(familyExitCode),
-		upstream: familyWrites{creates: 4, patches: 4, deletes: 3, status: 1 + 1 + 2 + 1 + 1, events: 4 + 3 + 1}},
-	{name: "podFailurePolicy FailIndex", failed: true, job: func(j *batchv1.Job) {
-		indexed(j)
-		j.Spec.BackoffLimit = nil
-		j.Spec.BackoffLimitPerIndex = ptr.To[int32](1)
-		j.Spec.PodFailurePolicy = onExit42(batchv1.PodFailurePolicyActionFailIndex)
-		// One pod fails with 42 and three succeed in the same step: the index fails,
-		// the Job fails (FailedIndexes) in the sync that records them (FailureTarget,
-		// succeeded 3, the failure uncounted; then failed 1 and Failed).
-	}, script: reconciletest.FailFirst(1, familyExitCode),
-		upstream: familyWrites{creates: 4, patches: 4, status: 1 + 1 + 2, events: 4 + 1}},
-	{name: "podFailurePolicy Ignore", job: func(j *batchv1.Job) {
-		j.Spec.PodFailurePolicy = onExit42(batchv1.PodFailurePolicyActionIgnore)
-		// The two failures are not counted; replaced at once, as retries above.
-	}, script: reconciletest.FailFirst(2, familyExitCode),
-		upstream: familyWrites{creates: 6, patches: 6, status: 1 + 1 + 2 + 1 + 2, events: 6 + 1}},
-	// Index 0 succeeds while the others run: the Job meets its success policy
-	// (SuccessCriteriaMet, succeeded 1 through completedIndexes, terminating 3 in
-	// one write) and deletes them; then terminating 0, then Complete. Was
-	// 1 + 1 + 2 + 2 worked out from syncJob, which took the success for two writes.
-	{name: "successPolicy", job: func(j *batchv1.Job) {
-		indexed(j)
-		j.Spec.SuccessPolicy = &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{{SucceededIndexes: ptr.To("0")}}}
-	}, script: succeedIndex("0"),
-		upstream: familyWrites{creates: 4, patches: 4, deletes: 3, status: 1 + 1 + 1 + 1 + 1, events: 4 + 3 + 1}},
-	// Suspended while its pods run (the 4 deleted: Suspended, terminating 4; then
-	// terminating 0), resumed (4 new pods, startTime), ready, succeeded.
-	{name: "suspend and resume", script: holdPods, at: map[int]func(*testing.T, *reconciletest.Cluster){
-		4: updateJob(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) }),
-		7: updateJob(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(false) }),
-		9: setScript(reconciletest.SucceedPods()),
-	}, upstream: familyWrites{creates: 8, patches: 8, deletes: 4, status: 1 + 1 + 1 + 1 + 1 + 1 + 2, events: 8 + 4 + 1 + 1 + 1}},
-	// Deleted while its pods run: the garbage collector deletes them, the
-	// controller removes their finalizers. The Job controller sent 4 to 7 finalizer
-	// removals in the runs: a deleted Job queues its selector's pods for the
-	// removal, and each pod deletion queues the pod again, found holding the
-	// finalizer by a cache that does not show the first removal yet (the patch
-	// goes again and succeeds); the column takes its least, 4.
-	{name: "deletion while running", script: holdPods, gone: true, at: map[int]func(*testing.T, *reconciletest.Cluster){
-		4: func(t *testing.T, c *reconciletest.Cluster) {
-			if err := c.Jobs().Delete("default", "family"); err != nil {
-				t.Fatal(err)
-			}
-			c.CollectGarbage()
-		},
-	}, upstream: familyWrites{creates: 4, patches: 4, status: 1 + 1, events: 4}},
-	// The running pod of index 1 is relabelled out of the selector: released (the
-	// finalizer goes in the same patch), its index gets a new pod (ready 3), which
-	// turns ready (ready 4); then all succeed (counted at once, Complete apart).
-	{name: "released pod", job: indexed, script: holdPods, at: map[int]func(*testing.T, *reconciletest.Cluster){
-		4: func(t *testing.T, c *reconciletest.Cluster) {
-			for _, p := range c.ListPods("default") {
-				if p.Annotations[batchv1.JobCompletionIndexAnnotation] == "1" {
-					if _, err := c.PatchPodAs(p.Namespace, p.Name, []byte(`{"metadata":{"labels":{"batch.kubernetes.io/controller-uid":"released"}}}`)); err != nil {
-						t.Fatal(err)
+// writes. A run takes a table of its own: a kubelet's script keeps what it did.
+func families() []family {
+	return []family{
+		{name: "complete NonIndexed", script: reconciletest.SucceedPods(),
+			upstream: familyWrites{creates: 4, patches: 4, status: 1 + 1 + 2, events: 4 + 1}},
+		// The successes are counted through completedIndexes at once, with
+		// SuccessCriteriaMet; Complete follows in a write of its own.
+		{name: "complete Indexed", job: indexed, script: reconciletest.SucceedPods(),
+			upstream: familyWrites{creates: 4, patches: 4, status: 1 + 1 + 1 + 1, events: 4 + 1}},
+		// Two pods fail and two succeed in the same step: no backoff (the failures
+		// come no later than the last success), so the two replacements are created
+		// in the sync that records them (their active count with the record); then
+		// ready, succeeded.
+		{name: "retries with backoff", script: reconciletest.FailFirst(2, 1),
+			upstream: familyWrites{creates: 6, patches: 6, status: 1 + 1 + 2 + 1 + 2, events: 6 + 1}},
+		{name: "backoffLimitPerIndex", job: func(j *batchv1.Job) {
+			indexed(j)
+			j.Spec.BackoffLimit = nil
+			j.Spec.BackoffLimitPerIndex = ptr.To[int32](1)
+			// Two pods fail and two succeed in the same step: the successes are
+			// counted at once (completedIndexes). Each failed index waits out its own
+			// backoff (10 s for a first failure), so its replacement comes later, in
+			// a write of its own (active). The failed pods keep their finalizer until
+			// their index's replacement shows in the cache (its failure count moves
+			// to it): recorded after that, with the replacements' readiness, in two
+			// writes (uncounted, then failed 2). Was 1 + 1 + 2 + 1 + 2 + 2 worked out
+			// from syncJob, which took the first successes for two writes.
+		}, script: reconciletest.FailFirst(2, 1),
+			upstream: familyWrites{creates: 6, patches: 6, status: 1 + 1 + 1 + 1 + 2 + 2, events: 6 + 1}},
+		// One pod fails with 42 while the others run: the Job fails (FailureTarget,
+		// terminating 3, uncounted; then failed 4), the other three are deleted while
+		// running and counted failed; then terminating 0, then Failed.
+		{name: "podFailurePolicy FailJob", failed: true, job: func(j *batchv1.Job) {
+			j.Spec.PodFailurePolicy = onExit42(batchv1.PodFailurePolicyActionFailJob)
+		}, script: failOne(familyExitCode),
+			upstream: familyWrites{creates: 4, patches: 4, deletes: 3, status: 1 + 1 + 2 + 1 + 1, events: 4 + 3 + 1}},
+		{name: "podFailurePolicy FailIndex", failed: true, job: func(j *batchv1.Job) {
+			indexed(j)
+			j.Spec.BackoffLimit = nil
+			j.Spec.BackoffLimitPerIndex = ptr.To[int32](1)
+			j.Spec.PodFailurePolicy = onExit42(batchv1.PodFailurePolicyActionFailIndex)
+			// One pod fails with 42 and three succeed in the same step: the index fails,
+			// the Job fails (FailedIndexes) in the sync that records them (FailureTarget,
+			// succeeded 3, the failure uncounted; then failed 1 and Failed).
+		}, script: reconciletest.FailFirst(1, familyExitCode),
+			upstream: familyWrites{creates: 4, patches: 4, status: 1 + 1 + 2, events: 4 + 1}},
+		{name: "podFailurePolicy Ignore", job: func(j *batchv1.Job) {
+			j.Spec.PodFailurePolicy = onExit42(batchv1.PodFailurePolicyActionIgnore)
+			// The two failures are not counted; replaced at once, as retries above.
+		}, script: reconciletest.FailFirst(2, familyExitCode),
+			upstream: familyWrites{creates: 6, patches: 6, status: 1 + 1 + 2 + 1 + 2, events: 6 + 1}},
+		// Index 0 succeeds while the others run: the Job meets its success policy
+		// (SuccessCriteriaMet, succeeded 1 through completedIndexes, terminating 3 in
+		// one write) and deletes them; then terminating 0, then Complete. Was
+		// 1 + 1 + 2 + 2 worked out from syncJob, which took the success for two writes.
+		{name: "successPolicy", job: func(j *batchv1.Job) {
+			indexed(j)
+			j.Spec.SuccessPolicy = &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{{SucceededIndexes: ptr.To("0")}}}
+		}, script: succeedIndex("0"),
+			upstream: familyWrites{creates: 4, patches: 4, deletes: 3, status: 1 + 1 + 1 + 1 + 1, events: 4 + 3 + 1}},
+		// Suspended while its pods run (the 4 deleted: Suspended, terminating 4; then
+		// terminating 0), resumed (4 new pods, startTime), ready, succeeded.
+		{name: "suspend and resume", script: holdPods, at: map[int]func(*testing.T, *reconciletest.Cluster){
+			4: updateJob(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) }),
+			7: updateJob(func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(false) }),
+			9: setScript(reconciletest.SucceedPods()),
+		}, upstream: familyWrites{creates: 8, patches: 8, deletes: 4, status: 1 + 1 + 1 + 1 + 1 + 1 + 2, events: 8 + 4 + 1 + 1 + 1}},
+		// Deleted while its pods run: the garbage collector deletes them, the
+		// controller removes their finalizers. The Job controller sent 4 to 7 finalizer
+		// removals in the runs: a deleted Job queues its selector's pods for the
+		// removal, and each pod deletion queues the pod again, found holding the
+		// finalizer by a cache that does not show the first removal yet (the patch
+		// goes again and succeeds); the column takes its least, 4.
+		{name: "deletion while running", script: holdPods, gone: true, at: map[int]func(*testing.T, *reconciletest.Cluster){
+			4: func(t *testing.T, c *reconciletest.Cluster) {
+				if err := c.Jobs().Delete("default", "family"); err != nil {
+					t.Fatal(err)
+				}
+				c.CollectGarbage()
+			},
+		}, upstream: familyWrites{creates: 4, patches: 4, status: 1 + 1, events: 4}},
+		// The running pod of index 1 is relabelled out of the selector: released (the
+		// finalizer goes in the same patch), its index gets a new pod (ready 3), which
+		// turns ready (ready 4); then all succeed (counted at once, Complete apart).
+		{name: "released pod", job: indexed, script: holdPods, at: map[int]func(*testing.T, *reconciletest.Cluster){
+			4: func(t *testing.T, c *reconciletest.Cluster) {
+				for _, p := range c.ListPods("default") {
+					if p.Annotations[batchv1.JobCompletionIndexAnnotation] == "1" {
+						if _, err := c.PatchPodAs(p.Namespace, p.Name, []byte(`{"metadata":{"labels":{"batch.kubernetes.io/controller-uid":"released"}}}`)); err != nil {
+							t.Fatal(err)
+						}
 					}
 				}
-			}
-		},
-		7: setScript(reconciletest.SucceedPods()),
-	}, upstream: familyWrites{creates: 5, patches: 5, status: 1 + 1 + 1 + 1 + 1 + 1, events: 5 + 1}},
-	// Its parallelism lowered to 2 while its 4 pods run: two deleted (active 2,
-	// terminating 2), their finalizers removed once terminal, not counted failed
-	// (terminating 0); raised to 4 again: two new pods (active 4), ready; then all
-	// succeed.
-	{name: "parallelism change", script: holdPods, at: map[int]func(*testing.T, *reconciletest.Cluster){
-		4:  updateJob(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](2) }),
-		8:  updateJob(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](4) }),
-		12: setScript(reconciletest.SucceedPods()),
-	}, upstream: familyWrites{creates: 6, patches: 6, deletes: 2, status: 1 + 1 + 1 + 1 + 1 + 1 + 2, events: 6 + 2 + 1}},
-	// Its pods run past activeDeadlineSeconds: the Job fails (FailureTarget,
-	// terminating 4, the pods it deletes counted failed: uncounted, then failed
-	// 4); they are gone once terminal: terminating 0, then Failed. Was
-	// 1 + 1 + 1 + 2 worked out from syncJob, which took the deadline's record
-	// for one write.
-	{name: "activeDeadlineSeconds", failed: true, job: func(j *batchv1.Job) {
-		j.Spec.ActiveDeadlineSeconds = ptr.To[int64](5)
-	}, script: holdPods,
-		upstream: familyWrites{creates: 4, patches: 4, deletes: 4, status: 1 + 1 + 2 + 1 + 1, events: 4 + 4 + 1}},
+			},
+			7: setScript(reconciletest.SucceedPods()),
+		}, upstream: familyWrites{creates: 5, patches: 5, status: 1 + 1 + 1 + 1 + 1 + 1, events: 5 + 1}},
+		// Its parallelism lowered to 2 while its 4 pods run: two deleted (active 2,
+		// terminating 2), their finalizers removed once terminal, not counted failed
+		// (terminating 0); raised to 4 again: two new pods (active 4), ready; then all
+		// succeed.
+		{name: "parallelism change", script: holdPods, at: map[int]func(*testing.T, *reconciletest.Cluster){
+			4:  updateJob(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](2) }),
+			8:  updateJob(func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](4) }),
+			12: setScript(reconciletest.SucceedPods()),
+		}, upstream: familyWrites{creates: 6, patches: 6, deletes: 2, status: 1 + 1 + 1 + 1 + 1 + 1 + 2, events: 6 + 2 + 1}},
+		// Its pods run past activeDeadlineSeconds: the Job fails (FailureTarget,
+		// terminating 4, the pods it deletes counted failed: uncounted, then failed
+		// 4); they are gone once terminal: terminating 0, then Failed. Was
+		// 1 + 1 + 1 + 2 worked out from syncJob, which took the deadline's record
+		// for one write.
+		{name: "activeDeadlineSeconds", failed: true, job: func(j *batchv1.Job) {
+			j.Spec.ActiveDeadlineSeconds = ptr.To[int64](5)
+		}, script: holdPods,
+			upstream: familyWrites{creates: 4, patches: 4, deletes: 4, status: 1 + 1 + 2 + 1 + 1, events: 4 + 4 + 1}},
+	}
 }
 
 // TestFamilyWrites runs a Job of every lifecycle family on the Driver (one sync a
@@ -251,7 +254,7 @@ func TestFamilyWrites(t *testing.T) {
 		fmt.Println("| family | jobkit | Job controller 1.37 | jobkit's writes / its |")
 		fmt.Println("|---|---|---|---|")
 	}
-	for _, f := range families {
+	for _, f := range families() {
 		t.Run(strings.ReplaceAll(f.name, " ", "_"), func(t *testing.T) {
 			got := runFamily(t, f)
 			if *latencyTable {
@@ -276,8 +279,8 @@ func runFamily(t *testing.T, f family) familyWrites {
 	t.Helper()
 	const name = "family"
 	c := reconciletest.NewCluster(reconciletest.Options{Seed: 1})
-	events := 0
-	rec := reconcile.EventRecorderFunc(func(runtime.Object, string, string, string, ...any) { events++ })
+	var events atomic.Int64 // pod calls of one kind, and their events, run concurrently
+	rec := reconcile.EventRecorderFunc(func(runtime.Object, string, string, string, ...any) { events.Add(1) })
 	r, err := reconcile.New(reconcile.Config{Name: batchv1.JobControllerName, Clock: c.Clock(), Events: rec}, c, reconcile.JobStatusWriter(c))
 	if err != nil {
 		t.Fatal(err)
@@ -325,7 +328,7 @@ func runFamily(t *testing.T, f family) familyWrites {
 			t.Fatalf("%s: the Job ended with conditions %v, want %s", f.name, j.Status.Conditions, want)
 		}
 	}
-	w := familyWrites{events: events}
+	w := familyWrites{events: int(events.Load())}
 	for _, call := range c.Calls() {
 		switch call.Op {
 		case reconciletest.OpCreatePod:
