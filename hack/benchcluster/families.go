@@ -65,19 +65,11 @@ func parseFamilyFlags(args []string, output io.Writer) (familyOptions, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	switch *ctrls {
-	case "kcm,jobkit", "jobkit,kcm":
-	case "kcm", "jobkit":
-		o.only = *ctrls
-	default:
-		return o, fmt.Errorf("--controllers=%q: want kcm,jobkit, kcm or jobkit", *ctrls)
+	only, err := pairFlags(*ctrls, o.kcm, o.jobkit, o.rounds)
+	if err != nil {
+		return o, err
 	}
-	if (o.kcm == "" && o.only != "jobkit") || (o.jobkit == "" && o.only != "kcm") {
-		return o, errors.New("--kcm and --jobkit are required (one of them with --controllers naming the other)")
-	}
-	if o.rounds < 1 {
-		return o, fmt.Errorf("--rounds=%d: must be at least 1", o.rounds)
-	}
+	o.only = only
 	if o.kubeconfig == "" {
 		o.kubeconfig = filepath.Join(o.clusterDir, "kubeconfig")
 	}

@@ -79,19 +79,11 @@ func parseFlags(args []string, output io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	switch *ctrls {
-	case "kcm,jobkit", "jobkit,kcm":
-	case "kcm", "jobkit":
-		o.only = *ctrls
-	default:
-		return o, fmt.Errorf("--controllers=%q: want kcm,jobkit, kcm or jobkit", *ctrls)
+	only, err := pairFlags(*ctrls, o.kcm, o.jobkit, o.rounds)
+	if err != nil {
+		return o, err
 	}
-	if (o.kcm == "" && o.only != "jobkit") || (o.jobkit == "" && o.only != "kcm") {
-		return o, errors.New("--kcm and --jobkit are required (one of them with --controllers naming the other)")
-	}
-	if o.rounds < 1 {
-		return o, fmt.Errorf("--rounds=%d: must be at least 1", o.rounds)
-	}
+	o.only = only
 	if o.kubeconfig == "" {
 		o.kubeconfig = filepath.Join(o.clusterDir, "kubeconfig")
 	}
@@ -289,4 +281,24 @@ func run(ctx context.Context, o options, out, log io.Writer) (ok bool, err error
 	}
 	writeTables(out, results)
 	return ok, nil
+}
+
+// pairFlags checks the flags of a pair of controllers: --controllers (kcm,jobkit in
+// either order, or one of them alone, returned as only), the binaries it needs
+// (--kcm, --jobkit) and --rounds.
+func pairFlags(ctrls, kcm, jobkit string, rounds int) (only string, err error) {
+	switch ctrls {
+	case "kcm,jobkit", "jobkit,kcm":
+	case "kcm", "jobkit":
+		only = ctrls
+	default:
+		return "", fmt.Errorf("--controllers=%q: want kcm,jobkit, kcm or jobkit", ctrls)
+	}
+	if (kcm == "" && only != "jobkit") || (jobkit == "" && only != "kcm") {
+		return "", errors.New("--kcm and --jobkit are required (one of them with --controllers naming the other)")
+	}
+	if rounds < 1 {
+		return "", fmt.Errorf("--rounds=%d: must be at least 1", rounds)
+	}
+	return only, nil
 }
