@@ -171,12 +171,19 @@ func TestSetupRunsCustomOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Setup(mgr, Options[*reconciletest.Task]{
+	ctl, err := Setup(mgr, Options[*reconciletest.Task]{
 		Type:               taskType,
 		Config:             reconcile.Config{Name: ctrlName, Owner: customKind, PodEventBatchPeriod: 20 * time.Millisecond},
 		SkipNameValidation: true,
-	}); err != nil {
+	})
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The run below is planned from the informer's pods, with a plan.FactCache per
+	// owner; its results are those of reconcile's syncs without one (reconcile's
+	// TestImmutablePodsSameCalls).
+	if !ctl.o.cfg.ImmutablePods {
+		t.Fatal("Setup over an informer cache left Config.ImmutablePods false")
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -33,7 +34,10 @@ type ownerOf[T client.Object] struct {
 	cfg reconcile.Config // rec's, with the defaults filled in
 	// cache reads owners and pods without copies: the Reconciler never modifies
 	// its inputs.
-	cache   client.Reader
+	cache client.Reader
+	// pods is the store of the manager's pod informer, whose pods the syncs
+	// list (Config.ImmutablePods), or nil: they list copies from cache.
+	pods    toolscache.Indexer
 	client  client.Client // writes the status of roles owners
 	scheme  *runtime.Scheme
 	typ     reconcile.Type[T]
@@ -144,7 +148,7 @@ func (o *ownerOf[T]) observe(ctx context.Context, ev reconcile.OwnerEvent, q que
 // queueOrphans queues the cached pods controlled by w that carry the tracking
 // finalizer for the orphan worker, which decides.
 func (o *ownerOf[T]) queueOrphans(ctx context.Context, w *plan.Workload) {
-	pods, err := listOwned(ctx, o.cache, w)
+	pods, err := o.listOwned(ctx, w)
 	if err != nil {
 		o.log.Error(err, "Listing the pods of an owner for the orphan cleanup", "owner", reconcile.Key(w.Namespace, w.Name))
 		return

@@ -12,7 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -69,10 +71,85 @@ func indexOnce(mgr manager.Manager, obj client.Object) error {
 	return nil
 }
 
-// listOwned lists from the cache, without copies, the pods whose controller is w.
-func listOwned(ctx context.Context, cache client.Reader, w *plan.Workload) ([]*corev1.Pod, error) {
+// podsByOwnerIndex is the index of a pod informer's store that Setup adds: the
+// pods by namespace and controller UID ("<none>" for the orphans), so that a
+// sync lists an owner's pods as the informer's own objects.
+const podsByOwnerIndex = "jobkit.dev/namespace-controller-uid"
+
+func podsByOwner(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	return []string{podsByOwnerKey(pod.Namespace, OwnerUID(pod)[0])}, nil
+}
+
+func podsByOwnerKey(namespace, uid string) string { return namespace + "/" + uid }
+
+// podIndexMu serializes the check and addition of podsByOwnerIndex: two Setups of
+// one manager share its pod informer.
+var podIndexMu sync.Mutex
+
+// podIndexer returns the store of the pod informer of c, with podsByOwnerIndex
+// added once, or nil when c's pod informer does not expose the store it indexes
+// (a cache over several namespaces, a fake, a cache of one's own): listOwned then
+// lists copies.
+func podIndexer(ctx context.Context, c cache.Informers) (toolscache.Indexer, error) {
+	inf, err := c.GetInformer(ctx, &corev1.Pod{})
+	if err != nil {
+		return nil, err
+	}
+	src, ok := inf.(interface{ GetIndexer() toolscache.Indexer })
+	if !ok {
+		return nil, nil
+	}
+	podIndexMu.Lock()
+	defer podIndexMu.Unlock()
+	if !hasPodsByOwner(src.GetIndexer()) {
+		if err := inf.AddIndexers(toolscache.Indexers{podsByOwnerIndex: podsByOwner}); err != nil {
+			return nil, err
+		}
+	}
+	// A store that does not show the index added is not the informer's (a fake).
+	if idx := src.GetIndexer(); hasPodsByOwner(idx) {
+		return idx, nil
+	}
+	return nil, nil
+}
+
+func hasPodsByOwner(idx toolscache.Indexer) bool {
+	if idx == nil {
+		return false
+	}
+	_, ok := idx.GetIndexers()[podsByOwnerIndex]
+	return ok
+}
+
+// byOwner returns the pods of idx in namespace whose controller has uid, as idx
+// stores them.
+func byOwner(idx toolscache.Indexer, namespace, uid string) ([]*corev1.Pod, error) {
+	objs, err := idx.ByIndex(podsByOwnerIndex, podsByOwnerKey(namespace, uid))
+	if err != nil {
+		return nil, err
+	}
+	pods := make([]*corev1.Pod, 0, len(objs))
+	for _, obj := range objs {
+		if pod, ok := obj.(*corev1.Pod); ok {
+			pods = append(pods, pod)
+		}
+	}
+	return pods, nil
+}
+
+// listOwned lists the pods whose controller is w: the informer's own objects
+// when o has its store (Config.ImmutablePods is then set), and otherwise from the
+// cache without deep copies (each pod a struct copy of the cached one).
+func (o *ownerOf[T]) listOwned(ctx context.Context, w *plan.Workload) ([]*corev1.Pod, error) {
+	if o.pods != nil {
+		return byOwner(o.pods, w.Namespace, string(w.UID))
+	}
 	var list corev1.PodList
-	if err := cache.List(ctx, &list, client.InNamespace(w.Namespace),
+	if err := o.cache.List(ctx, &list, client.InNamespace(w.Namespace),
 		client.MatchingFields{OwnerUIDIndex: string(w.UID)}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
@@ -86,13 +163,25 @@ func listOwned(ctx context.Context, cache client.Reader, w *plan.Workload) ([]*c
 // listPods lists the pods controlled by w and, when w has a selector, the pods
 // without controller in its namespace that it matches: the ones it may adopt.
 func (o *ownerOf[T]) listPods(ctx context.Context, w *plan.Workload) ([]*corev1.Pod, error) {
-	pods, err := listOwned(ctx, o.cache, w)
+	pods, err := o.listOwned(ctx, w)
 	if err != nil || w.Spec.Selector == nil {
 		return pods, err
 	}
 	sel, err := metav1.LabelSelectorAsSelector(w.Spec.Selector)
 	if err != nil || sel.Empty() {
 		return pods, nil // the plan reports a bad selector; nothing is adopted
+	}
+	if o.pods != nil {
+		orphans, err := byOwner(o.pods, w.Namespace, noController)
+		if err != nil {
+			return nil, err
+		}
+		for _, pod := range orphans {
+			if sel.Matches(labels.Set(pod.Labels)) {
+				pods = append(pods, pod)
+			}
+		}
+		return pods, nil
 	}
 	var orphans corev1.PodList
 	if err := o.cache.List(ctx, &orphans, client.InNamespace(w.Namespace),

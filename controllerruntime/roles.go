@@ -17,7 +17,7 @@ import (
 // of Type.SetRolesStatus.
 func (o *ownerOf[T]) syncRoles(ctx context.Context, g *ownedpods.Workload) (reconcile.Result, error) {
 	list := func(g *ownedpods.Workload) ([]*corev1.Pod, error) {
-		return listOwned(ctx, o.cache, &plan.Workload{Namespace: g.Namespace, UID: g.UID})
+		return o.listOwned(ctx, &plan.Workload{Namespace: g.Namespace, UID: g.UID})
 	}
 	return o.rec.SyncRoles(ctx, g, list, rolesStatusWriter[T]{c: o.client, typ: o.typ})
 }

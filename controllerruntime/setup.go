@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -154,6 +155,12 @@ func (c *Controller[T]) Reconcile(ctx context.Context, req crreconcile.Request) 
 // mgr holds its leader lease when leader election is on. mgr's scheme must know T
 // and its list type.
 //
+// When mgr's pod informer exposes its store (controller-runtime's informer cache
+// of all namespaces or of one), Setup indexes it by namespace and controller UID,
+// the syncs list pods from it as the informer's own objects and
+// opts.Config.ImmutablePods is set; otherwise they list copies through the cache
+// and it is cleared (the package documentation, "What Setup registers").
+//
 // Setup does not configure mgr's cache: create mgr with reconcile.TrimPod as
 // the pods' transform (the package documentation, "Caching pods", shows how), or
 // the cached pods are most of the controller's memory at scale.
@@ -189,11 +196,17 @@ func Setup[T client.Object](mgr manager.Manager, opts Options[T]) (*Controller[T
 		}
 	}
 	opts.Config = cfg
-	c, err := newController(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), mgr.GetScheme(), opts)
+	pods := !opts.Type.ChildJobsOnly()
+	var store toolscache.Indexer
+	if pods {
+		if store, err = podIndexer(context.Background(), mgr.GetCache()); err != nil {
+			return nil, fmt.Errorf("controllerruntime.Setup: index pods by namespace and controller UID: %w", err)
+		}
+	}
+	c, err := newController(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), store, mgr.GetScheme(), opts)
 	if err != nil {
 		return nil, fmt.Errorf("controllerruntime.Setup: %w", err)
 	}
-	pods := !opts.Type.ChildJobsOnly()
 	if pods {
 		if err := indexOnce(mgr, &corev1.Pod{}); err != nil {
 			return nil, fmt.Errorf("controllerruntime.Setup: index pods by controller UID: %w", err)
@@ -245,7 +258,8 @@ func Setup[T client.Object](mgr manager.Manager, opts Options[T]) (*Controller[T
 // client: Reconcile reads owners, pods and child Jobs from cache, which must
 // index pods and Jobs by OwnerUIDIndex (fake.ClientBuilder.WithIndex with
 // OwnerUID), and writes through c, whose scheme must know T; Config.ReadOwner
-// defaults to a read through c. opts is checked as Setup checks it.
+// defaults to a read through c, and Config.ImmutablePods is cleared (cache's
+// List copies the pods). opts is checked as Setup checks it.
 func NewController[T client.Object](c client.Client, cache client.Reader, opts Options[T]) (*Controller[T], error) {
 	if c == nil || cache == nil {
 		return nil, errors.New("controllerruntime.NewController: client or cache is nil")
@@ -258,7 +272,7 @@ func NewController[T client.Object](c client.Client, cache client.Reader, opts O
 		return nil, fmt.Errorf("controllerruntime.NewController: %w", err)
 	}
 	opts.Config.Owner = owner
-	ctl, err := newController(c, c, cache, c.Scheme(), opts)
+	ctl, err := newController(c, c, cache, nil, c.Scheme(), opts)
 	if err != nil {
 		return nil, fmt.Errorf("controllerruntime.NewController: %w", err)
 	}
@@ -267,9 +281,12 @@ func NewController[T client.Object](c client.Client, cache client.Reader, opts O
 
 // newController builds the Controller of opts (whose Config.Owner is set),
 // writing through c, reading owners and pods live through live (ReadOwner, a
-// pod's GetPod) and from cache otherwise.
-func newController[T client.Object](c client.Client, live, cache client.Reader, scheme *runtime.Scheme, opts Options[T]) (*Controller[T], error) {
+// pod's GetPod) and from cache otherwise; the syncs list pods from the informer
+// store pods when it is not nil, with Config.ImmutablePods, and from cache
+// without it otherwise.
+func newController[T client.Object](c client.Client, live, cache client.Reader, pods toolscache.Indexer, scheme *runtime.Scheme, opts Options[T]) (*Controller[T], error) {
 	cfg := opts.Config
+	cfg.ImmutablePods = pods != nil
 	if cfg.ReadOwner == nil {
 		typ := opts.Type
 		cfg.ReadOwner = reconcile.ObjectOwnerReader(func(ctx context.Context, namespace, name string) (T, error) {
@@ -291,6 +308,7 @@ func newController[T client.Object](c client.Client, live, cache client.Reader, 
 		rec:     rec,
 		cfg:     cfg,
 		cache:   cache,
+		pods:    pods,
 		client:  c,
 		scheme:  scheme,
 		typ:     opts.Type,

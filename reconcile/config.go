@@ -151,7 +151,8 @@ type Config struct {
 	// owner's last sync: at 100,000 pods of an informer, a plan costs about half
 	// (docs/performance.md). Leave it false when the lister returns copies (a
 	// controller-runtime cache's List copies each pod: no pod would be known
-	// again) or pods that someone changes in place. It serves Sync; SyncRoles
+	// again; controllerruntime.Setup lists its pod informer's store instead and
+	// sets it) or pods that someone changes in place. It serves Sync; SyncRoles
 	// reads every pod at each sync.
 	ImmutablePods bool
 
