@@ -92,9 +92,12 @@ var podIndexMu sync.Mutex
 
 // podIndexer returns the store of the pod informer of c, with podsByOwnerIndex
 // added once, or nil when c's pod informer does not expose the store it indexes
-// (a cache over several namespaces, a fake, a cache of one's own): listOwned then
-// lists copies.
-func podIndexer(ctx context.Context, c cache.Informers) (toolscache.Indexer, error) {
+// (a cache over several namespaces, a fake, a cache of one's own; listOwned then
+// lists copies) or pods is false (a kind that owns no pods).
+func podIndexer(ctx context.Context, c cache.Informers, pods bool) (toolscache.Indexer, error) {
+	if !pods {
+		return nil, nil
+	}
 	inf, err := c.GetInformer(ctx, &corev1.Pod{})
 	if err != nil {
 		return nil, err

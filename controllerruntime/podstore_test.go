@@ -171,7 +171,7 @@ func TestSetupListsInformerPods(t *testing.T) {
 // none) the pods are listed as copies and Config.ImmutablePods is false, even when
 // Options.Config sets it.
 func TestPodListFallback(t *testing.T) {
-	idx, err := podIndexer(t.Context(), &informertest.FakeInformers{})
+	idx, err := podIndexer(t.Context(), &informertest.FakeInformers{}, true)
 	if err != nil || idx != nil {
 		t.Errorf("podIndexer over informers without a store = %v, %v; want nil, nil", idx, err)
 	}

@@ -155,11 +155,8 @@ func (c *Controller[T]) Reconcile(ctx context.Context, req crreconcile.Request) 
 // mgr holds its leader lease when leader election is on. mgr's scheme must know T
 // and its list type.
 //
-// When mgr's pod informer exposes its store (controller-runtime's informer cache
-// of all namespaces or of one), Setup indexes it by namespace and controller UID,
-// the syncs list pods from it as the informer's own objects and
-// opts.Config.ImmutablePods is set; otherwise they list copies through the cache
-// and it is cleared (the package documentation, "What Setup registers").
+// Pods are listed as the informer's own objects, with Config.ImmutablePods, when
+// mgr's cache exposes its store ("What Setup registers" in the package doc).
 //
 // Setup does not configure mgr's cache: create mgr with reconcile.TrimPod as
 // the pods' transform (the package documentation, "Caching pods", shows how), or
@@ -197,11 +194,9 @@ func Setup[T client.Object](mgr manager.Manager, opts Options[T]) (*Controller[T
 	}
 	opts.Config = cfg
 	pods := !opts.Type.ChildJobsOnly()
-	var store toolscache.Indexer
-	if pods {
-		if store, err = podIndexer(context.Background(), mgr.GetCache()); err != nil {
-			return nil, fmt.Errorf("controllerruntime.Setup: index pods by namespace and controller UID: %w", err)
-		}
+	store, err := podIndexer(context.Background(), mgr.GetCache(), pods)
+	if err != nil {
+		return nil, fmt.Errorf("controllerruntime.Setup: index pods by namespace and controller UID: %w", err)
 	}
 	c, err := newController(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), store, mgr.GetScheme(), opts)
 	if err != nil {
@@ -281,9 +276,7 @@ func NewController[T client.Object](c client.Client, cache client.Reader, opts O
 
 // newController builds the Controller of opts (whose Config.Owner is set),
 // writing through c, reading owners and pods live through live (ReadOwner, a
-// pod's GetPod) and from cache otherwise; the syncs list pods from the informer
-// store pods when it is not nil, with Config.ImmutablePods, and from cache
-// without it otherwise.
+// pod's GetPod), from store pods when not nil (Config.ImmutablePods), from cache.
 func newController[T client.Object](c client.Client, live, cache client.Reader, pods toolscache.Indexer, scheme *runtime.Scheme, opts Options[T]) (*Controller[T], error) {
 	cfg := opts.Config
 	cfg.ImmutablePods = pods != nil
