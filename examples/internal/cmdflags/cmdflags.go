@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -174,4 +175,17 @@ func ExitCode(name string, err error, signalled bool, out io.Writer) int {
 	}
 	fmt.Fprintln(out, name+":", err)
 	return 1
+}
+
+// CheckManagedBy checks the value v of the flag name as the API server checks a
+// Job's spec.managedBy: empty, or a domain-prefixed path of at most 63 characters.
+func CheckManagedBy(name, v string) error {
+	if v == "" {
+		return nil
+	}
+	domain, path, ok := strings.Cut(v, "/")
+	if len(v) > 63 || !ok || domain == "" || path == "" {
+		return fmt.Errorf("--%s=%q: must be empty or a domain-prefixed path (example.com/name) of at most 63 characters", name, v)
+	}
+	return nil
 }

@@ -103,3 +103,30 @@ current-context: x
 		t.Errorf("RESTConfig(missing file) error = %v, want one naming the configuration", err)
 	}
 }
+
+func TestCheckManagedBy(t *testing.T) {
+	long := "example.com/" + strings.Repeat("a", 52) // 64 characters
+	for _, tc := range []struct {
+		v       string
+		wantErr string
+	}{
+		{v: ""},
+		{v: "example.com/jobs"},
+		{v: long[:63]},
+		{v: long, wantErr: `--child-managed-by="` + long + `": must be empty or a domain-prefixed path`},
+		{v: "jobs", wantErr: `--child-managed-by="jobs": must be empty`},
+		{v: "/jobs", wantErr: `--child-managed-by="/jobs": must be empty`},
+		{v: "example.com/", wantErr: `--child-managed-by="example.com/": must be empty`},
+	} {
+		err := cmdflags.CheckManagedBy("child-managed-by", tc.v)
+		if tc.wantErr == "" {
+			if err != nil {
+				t.Errorf("CheckManagedBy(%q) = %v, want nil", tc.v, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("CheckManagedBy(%q) = %v, want an error containing %q", tc.v, err, tc.wantErr)
+		}
+	}
+}

@@ -29,17 +29,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
-	"strings"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/scheme"
-	crlog "sigs.k8s.io/controller-runtime/pkg/log"
-
-	"github.com/jobkit/jobkit/examples/controllerruntime"
 	"github.com/jobkit/jobkit/examples/internal/cmdflags"
+	"github.com/jobkit/jobkit/examples/internal/crcmd"
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
 	"github.com/jobkit/jobkit/examples/jobset/controller"
 	plaingroup "github.com/jobkit/jobkit/plain/group"
@@ -60,33 +53,10 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkManagedBy(*childManagedBy); err != nil {
+	if err := cmdflags.CheckManagedBy("child-managed-by", *childManagedBy); err != nil {
 		return err
 	}
-	logger, err := f.Logger()
-	if err != nil {
-		return err
-	}
-	crlog.SetLogger(logger)
-	cfg, err := f.Connect(ctx, "jobset-controller", logger)
-	if err != nil {
-		return err
-	}
-	s := runtime.NewScheme()
-	if err := errors.Join(scheme.AddToScheme(s), v1alpha2.AddToScheme(s)); err != nil {
-		return err
-	}
-	mgr, err := controllerruntime.NewManager(cfg, controllerruntime.ManagerOptions{
-		LeaderElection:          f.LeaderElect,
-		LeaderElectionNamespace: f.LeaseNamespace,
-		ManagedByName:           f.ManagedBy,
-		MetricsBindAddress:      f.MetricsAddr,
-		SecureMetrics:           f.MetricsSecure,
-		MetricsCertDir:          f.MetricsCertDir,
-		HealthProbeBindAddress:  f.ProbeAddr,
-		Logger:                  logger,
-		Scheme:                  s,
-	})
+	mgr, logger, err := crcmd.NewManager(ctx, f, "jobset-controller", v1alpha2.AddToScheme)
 	if err != nil {
 		return err
 	}
@@ -105,17 +75,4 @@ const gateInPlaceRestart = "InPlaceRestart"
 func options(f cmdflags.Flags, childManagedBy string, gates *cmdflags.FeatureGates) controller.Options {
 	return controller.Options{ManagedBy: f.ManagedBy, ChildManagedBy: childManagedBy, Workers: f.Workers, APIBackoff: f.APIBackoff,
 		InPlaceRestart: gates.Enabled(gateInPlaceRestart)}
-}
-
-// checkManagedBy checks --child-managed-by as the API server checks a Job's
-// spec.managedBy: empty, or a domain-prefixed path of at most 63 characters.
-func checkManagedBy(v string) error {
-	if v == "" {
-		return nil
-	}
-	domain, path, ok := strings.Cut(v, "/")
-	if len(v) > 63 || !ok || domain == "" || path == "" {
-		return fmt.Errorf("--child-managed-by=%q: must be empty or a domain-prefixed path (example.com/name) of at most 63 characters", v)
-	}
-	return nil
 }

@@ -18,17 +18,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
-	"strings"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/scheme"
-	crlog "sigs.k8s.io/controller-runtime/pkg/log"
-
-	"github.com/jobkit/jobkit/examples/controllerruntime"
 	"github.com/jobkit/jobkit/examples/internal/cmdflags"
+	"github.com/jobkit/jobkit/examples/internal/crcmd"
 	"github.com/jobkit/jobkit/examples/jobset/api/v1alpha2"
 	"github.com/jobkit/jobkit/examples/jobset/controller"
 	"github.com/jobkit/jobkit/examples/kueue/internal/kueueflags"
@@ -49,10 +42,8 @@ func parse(args []string) (cmdflags.Flags, *kueueflags.Flags, string, error) {
 	if err != nil {
 		return f, nil, "", err
 	}
-	if v := *childManagedBy; v != "" {
-		if domain, path, ok := strings.Cut(v, "/"); len(v) > 63 || !ok || domain == "" || path == "" {
-			return f, nil, "", fmt.Errorf("--child-managed-by=%q: must be empty or a domain-prefixed path (example.com/name) of at most 63 characters", v)
-		}
+	if err := cmdflags.CheckManagedBy("child-managed-by", *childManagedBy); err != nil {
+		return f, nil, "", err
 	}
 	_, err = kf.Config()
 	return f, kf, *childManagedBy, err
@@ -64,30 +55,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	logger, err := f.Logger()
-	if err != nil {
-		return err
-	}
-	crlog.SetLogger(logger)
-	cfg, err := f.Connect(ctx, "jobset-controller", logger)
-	if err != nil {
-		return err
-	}
-	s := runtime.NewScheme()
-	if err := errors.Join(scheme.AddToScheme(s), v1alpha2.AddToScheme(s)); err != nil {
-		return err
-	}
-	mgr, err := controllerruntime.NewManager(cfg, controllerruntime.ManagerOptions{
-		LeaderElection:          f.LeaderElect,
-		LeaderElectionNamespace: f.LeaseNamespace,
-		ManagedByName:           f.ManagedBy,
-		MetricsBindAddress:      f.MetricsAddr,
-		SecureMetrics:           f.MetricsSecure,
-		MetricsCertDir:          f.MetricsCertDir,
-		HealthProbeBindAddress:  f.ProbeAddr,
-		Logger:                  logger,
-		Scheme:                  s,
-	})
+	mgr, logger, err := crcmd.NewManager(ctx, f, "jobset-controller", v1alpha2.AddToScheme)
 	if err != nil {
 		return err
 	}

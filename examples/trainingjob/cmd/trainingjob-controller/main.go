@@ -24,16 +24,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/scheme"
-	crlog "sigs.k8s.io/controller-runtime/pkg/log"
-
 	jkcr "github.com/jobkit/jobkit/controllerruntime"
-	"github.com/jobkit/jobkit/examples/controllerruntime"
 	"github.com/jobkit/jobkit/examples/internal/cmdflags"
+	"github.com/jobkit/jobkit/examples/internal/crcmd"
 	"github.com/jobkit/jobkit/examples/trainingjob/api/v1alpha1"
 	"github.com/jobkit/jobkit/examples/trainingjob/controller"
 	"github.com/jobkit/jobkit/reconcile"
@@ -50,30 +45,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	logger, err := f.Logger()
-	if err != nil {
-		return err
-	}
-	crlog.SetLogger(logger)
-	cfg, err := f.Connect(ctx, "trainingjob-controller", logger)
-	if err != nil {
-		return err
-	}
-	s := runtime.NewScheme()
-	if err := errors.Join(scheme.AddToScheme(s), v1alpha1.AddToScheme(s)); err != nil {
-		return err
-	}
-	mgr, err := controllerruntime.NewManager(cfg, controllerruntime.ManagerOptions{
-		LeaderElection:          f.LeaderElect,
-		LeaderElectionNamespace: f.LeaseNamespace,
-		ManagedByName:           f.ManagedBy,
-		MetricsBindAddress:      f.MetricsAddr,
-		SecureMetrics:           f.MetricsSecure,
-		MetricsCertDir:          f.MetricsCertDir,
-		HealthProbeBindAddress:  f.ProbeAddr,
-		Logger:                  logger,
-		Scheme:                  s,
-	})
+	mgr, logger, err := crcmd.NewManager(ctx, f, "trainingjob-controller", v1alpha1.AddToScheme)
 	if err != nil {
 		return err
 	}

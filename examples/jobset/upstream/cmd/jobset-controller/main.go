@@ -29,7 +29,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -95,7 +94,7 @@ func parse(args []string) (command, error) {
 	if !ok {
 		return command{}, fmt.Errorf("--api=%q: must be %s or %s", *apiName, v1alpha2.GroupName, upstream.API)
 	}
-	if err := checkManagedBy(*childManagedBy); err != nil {
+	if err := cmdflags.CheckManagedBy("child-managed-by", *childManagedBy); err != nil {
 		return command{}, err
 	}
 	return command{apiName: *apiName, a: a, flags: f, childManagedBy: *childManagedBy, gates: gates}, nil
@@ -150,17 +149,4 @@ const gateInPlaceRestart = "InPlaceRestart"
 func options(f cmdflags.Flags, childManagedBy string, gates *cmdflags.FeatureGates) controller.Options {
 	return controller.Options{ManagedBy: f.ManagedBy, ChildManagedBy: childManagedBy, Workers: f.Workers, APIBackoff: f.APIBackoff,
 		InPlaceRestart: gates.Enabled(gateInPlaceRestart)}
-}
-
-// checkManagedBy checks --child-managed-by as the API server checks a Job's
-// spec.managedBy: empty, or a domain-prefixed path of at most 63 characters.
-func checkManagedBy(v string) error {
-	if v == "" {
-		return nil
-	}
-	domain, path, ok := strings.Cut(v, "/")
-	if len(v) > 63 || !ok || domain == "" || path == "" {
-		return fmt.Errorf("--child-managed-by=%q: must be empty or a domain-prefixed path (example.com/name) of at most 63 characters", v)
-	}
-	return nil
 }
